@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// streams are the process's standard streams, injected so commands can be
+// run in-process by tests.
+type streams struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// exitError carries a specific exit code (e.g. `fmt --check` exits 3, `plan
+// --detailed-exitcode` exits 2). A nil err means the command already said
+// everything it had to say.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// errSilent marks an error whose details the command has already printed
+// (for example rendered HCL diagnostics); run only sets the exit code.
+var errSilent = &exitError{code: 1}
+
+// run executes the convoy command line and returns the process exit code.
+func run(ctx context.Context, args []string, s streams) int {
+	root := newRootCmd(s)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(s.Err, "Error: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(s.Err, "Error: %v\n", err)
+	return 1
+}
+
+func newRootCmd(s streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "convoy",
+		Short: "Plan and apply whole Kubernetes environments of Helm-format releases",
+		Long: `convoy describes an environment — many Helm-format releases and their
+dependencies — in HCL, renders every chart natively, shows a plan against the
+stored release revisions and the live cluster, and applies the releases in
+dependency order with Helm's hooks, waits, atomic rollback and history.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(s.In)
+	root.SetOut(s.Out)
+	root.SetErr(s.Err)
+	root.AddCommand(
+		newVersionCmd(s),
+	)
+	return root
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// runConvoy runs the command line in-process and returns exit code, stdout, stderr.
+func runConvoy(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	return code, out.String(), errb.String()
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runConvoy(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "convoy ") || !strings.Contains(out, runtime.Version()) {
+		t.Fatalf("version: code %d, output %q", code, out)
+	}
+}
+
+func TestVersionJSON(t *testing.T) {
+	code, out, _ := runConvoy(t, "version", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var v struct {
+		Version, Commit, GoVersion string
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("version --json is not JSON: %v\n%s", err, out)
+	}
+	if v.Version == "" || v.Commit == "" || v.GoVersion != runtime.Version() {
+		t.Fatalf("incomplete version info: %+v", v)
+	}
+}
+
+func TestUnknownCommandFails(t *testing.T) {
+	code, out, errOut := runConvoy(t, "no-such-command")
+	if code != 1 || out != "" || !strings.Contains(errOut, `unknown command "no-such-command"`) {
+		t.Fatalf("code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+func TestCompletionIsBuiltIn(t *testing.T) {
+	code, out, _ := runConvoy(t, "completion", "bash")
+	if code != 0 || !strings.Contains(out, "__start_convoy") {
+		t.Fatalf("completion bash: code %d, %d bytes", code, len(out))
+	}
+}

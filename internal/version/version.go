@@ -1,0 +1,46 @@
+// Package version reports what build of convoy is running.
+package version
+
+import (
+	"runtime"
+	"runtime/debug"
+)
+
+// Set at link time by the Makefile (-X). They are written once by the linker
+// and never changed at run time.
+var (
+	version = "dev"
+	commit  = ""
+)
+
+// Info describes the running build.
+type Info struct {
+	Version   string `json:"version"`
+	Commit    string `json:"commit"`
+	GoVersion string `json:"goVersion"`
+	Platform  string `json:"platform"`
+}
+
+// Get returns the build information, falling back to the VCS data the Go
+// toolchain embeds when the linker did not set a commit.
+func Get() Info {
+	c := commit
+	if c == "" {
+		if bi, ok := debug.ReadBuildInfo(); ok {
+			for _, s := range bi.Settings {
+				if s.Key == "vcs.revision" {
+					c = s.Value
+				}
+			}
+		}
+	}
+	if c == "" {
+		c = "unknown"
+	}
+	return Info{
+		Version:   version,
+		Commit:    c,
+		GoVersion: runtime.Version(),
+		Platform:  runtime.GOOS + "/" + runtime.GOARCH,
+	}
+}
