@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Builds the tools convoy's tests and demo need, from the Go module proxy only,
+# into a cache outside the repository (one directory per tool and version, so a
+# changed pin builds anew and an unchanged one is never rebuilt):
+#
+#   $TOOLS/k8s-$K8S_VERSION/bin/{kube-apiserver,kube-controller-manager,kube-scheduler,etcd}
+#   $TOOLS/kwok-$KWOK_VERSION/bin/kwok
+#   $TOOLS/helm-$HELM_VERSION/bin/helm
+#
+# Usage: hack/build-tools.sh [k8s] [kwok] [helm]   (default: all)
+# Prints nothing but progress on stderr; safe to run concurrently (each tool is
+# built in a temporary directory and renamed into place).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tools.env
+source "$here/tools.env"
+TOOLS=${CONVOY_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/convoy/tools}
+mkdir -p "$TOOLS"
+
+log() { printf 'build-tools: %s\n' "$*" >&2; }
+
+# finish TMP DEST: marks a finished build and renames it into place, so a
+# half-built tool is never mistaken for a finished one.
+finish() {
+  local tmp=$1 dest=$2
+  touch "$tmp/.done"
+  rm -rf "$dest.old"
+  if [ -e "$dest" ]; then mv "$dest" "$dest.old"; fi
+  mv "$tmp" "$dest"
+  rm -rf "$dest.old"
+}
+
+build_k8s() {
+  local dest="$TOOLS/k8s-$K8S_VERSION"
+  [ -f "$dest/.done" ] && return 0
+  log "building kube-apiserver, kube-controller-manager, kube-scheduler, etcd $K8S_VERSION (several minutes, once per machine)"
+  local tmp minor
+  tmp=$(mktemp -d "$TOOLS/.k8s.XXXXXX")
+  minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
+  local pkg=k8s.io/component-base/version
+  local ldflags="-s -w -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+  (cd "$here/tools" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$tmp/bin/" \
+      k8s.io/kubernetes/cmd/kube-apiserver \
+      k8s.io/kubernetes/cmd/kube-controller-manager \
+      k8s.io/kubernetes/cmd/kube-scheduler \
+      ./etcd)
+  finish "$tmp" "$dest"
+  log "k8s $K8S_VERSION ready in $dest"
+}
+
+build_kwok() {
+  local dest="$TOOLS/kwok-$KWOK_VERSION"
+  [ -f "$dest/.done" ] && return 0
+  log "building kwok $KWOK_VERSION"
+  local tmp
+  tmp=$(mktemp -d "$TOOLS/.kwok.XXXXXX")
+  GOBIN="$tmp/bin" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  finish "$tmp" "$dest"
+  log "kwok $KWOK_VERSION ready in $dest"
+}
+
+build_helm() {
+  local dest="$TOOLS/helm-$HELM_VERSION"
+  [ -f "$dest/.done" ] && return 0
+  log "building helm $HELM_VERSION (the oracle for render parity and storage interop)"
+  local tmp
+  tmp=$(mktemp -d "$TOOLS/.helm.XXXXXX")
+  GOBIN="$tmp/bin" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
+  finish "$tmp" "$dest"
+  log "helm $HELM_VERSION ready in $dest"
+}
+
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(k8s kwok helm)
+for t in "${targets[@]}"; do
+  case $t in
+    k8s|kwok|helm) "build_$t" ;;
+    *) echo "build-tools: unknown tool $t (want k8s, kwok, helm)" >&2; exit 2 ;;
+  esac
+done
