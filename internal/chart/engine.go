@@ -1,0 +1,370 @@
+package chart
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+	"text/template"
+
+	"github.com/convoy-sh/convoy/internal/chart/common"
+	"github.com/convoy-sh/convoy/internal/chart/engine"
+)
+
+const (
+	// maxIncludeDepth is Helm's limit on nested include of one name.
+	maxIncludeDepth = 1000
+	warnStart       = "HELM_ERR_START"
+	warnEnd         = "HELM_ERR_END"
+)
+
+var warnRegex = regexp.MustCompile(warnStart + `((?s).*)` + warnEnd)
+
+func warnWrap(msg string) string { return warnStart + msg + warnEnd }
+
+// renderable is one template with the data it executes against.
+type renderable struct {
+	text     string
+	vals     map[string]any
+	basePath string
+}
+
+// collectTemplates walks the processed tree as Helm's recAllTpls does and
+// returns every template with its scoped values.
+func collectTemplates(root *node, top map[string]any) map[string]renderable {
+	out := map[string]renderable{}
+	collectNode(root, top, out)
+	return out
+}
+
+func collectNode(n *node, parentVals map[string]any, out map[string]renderable) map[string]any {
+	subcharts := map[string]any{}
+	meta := metadataMap(n.meta)
+	meta["IsRoot"] = n.isRoot()
+	next := map[string]any{
+		"Chart":        meta,
+		"Files":        engine.NewFiles(n.chart.filesMap()),
+		"Release":      parentVals["Release"],
+		"Capabilities": parentVals["Capabilities"],
+		"Values":       common.Values{},
+		"Subcharts":    subcharts,
+	}
+	if n.isRoot() {
+		next["Values"] = parentVals["Values"]
+	} else if pv, ok := asTable(parentVals["Values"]); ok {
+		if v, ok := asTable(pv[n.name()]); ok {
+			next["Values"] = v
+		}
+	}
+	for _, d := range n.deps {
+		subcharts[d.name()] = collectNode(d, next, out)
+	}
+	full := n.fullPath()
+	for _, t := range n.chart.Templates {
+		if t == nil {
+			continue
+		}
+		if n.isLibrary() && !strings.HasPrefix(path.Base(t.Name), "_") {
+			continue
+		}
+		out[path.Join(full, t.Name)] = renderable{text: string(t.Data), vals: next, basePath: path.Join(full, "templates")}
+	}
+	return next
+}
+
+// asTable is Helm's tableLookup: a map or common.Values as common.Values.
+func asTable(v any) (common.Values, bool) {
+	switch t := v.(type) {
+	case map[string]any:
+		return common.Values(t), true
+	case common.Values:
+		return t, true
+	}
+	return nil, false
+}
+
+// templateOrder is Helm's parse and execution order: deeper paths first,
+// then names in reverse lexical order. Later definitions of a named
+// template win, so this order is observable.
+func templateOrder(tpls map[string]renderable) []string {
+	keys := sortedKeys(tpls)
+	sort.SliceStable(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		ca, cb := strings.Count(a, "/"), strings.Count(b, "/")
+		if ca != cb {
+			return ca > cb
+		}
+		return a > b
+	})
+	return keys
+}
+
+// renderState is the per-render state of the include and tpl functions.
+type renderState struct {
+	included map[string]int
+	lookup   LookupFunc
+}
+
+func (s *renderState) includeFunc(t *template.Template) func(string, any) (string, error) {
+	return func(name string, data any) (string, error) {
+		if v := s.included[name]; v > maxIncludeDepth {
+			return "", fmt.Errorf("rendering template has a nested reference name: %s: %w", name, errors.New("unable to execute template"))
+		}
+		s.included[name]++
+		var b strings.Builder
+		err := t.ExecuteTemplate(&b, name, data)
+		s.included[name]--
+		return b.String(), err
+	}
+}
+
+func (s *renderState) tplFunc(parent *template.Template) func(string, any) (string, error) {
+	return func(text string, vals any) (string, error) {
+		t, err := parent.Clone()
+		if err != nil {
+			return "", fmt.Errorf("cannot clone template: %w", err)
+		}
+		t.Option("missingkey=zero")
+		t.Funcs(template.FuncMap{
+			"include": s.includeFunc(t),
+			"tpl":     s.tplFunc(t),
+		})
+		t, err = t.New(parent.Name()).Parse(text)
+		if err != nil {
+			return "", fmt.Errorf("cannot parse template %q: %w", text, err)
+		}
+		var b strings.Builder
+		if err := t.Execute(&b, vals); err != nil {
+			return "", fmt.Errorf("error during tpl function execution for %q: %w", text, err)
+		}
+		return strings.ReplaceAll(b.String(), "<no value>", ""), nil
+	}
+}
+
+func (s *renderState) funcs(t *template.Template) template.FuncMap {
+	f := baseFuncs()
+	f["include"] = s.includeFunc(t)
+	f["tpl"] = s.tplFunc(t)
+	f["required"] = func(msg string, val any) (any, error) {
+		if val == nil {
+			return val, errors.New(warnWrap(msg))
+		}
+		if str, ok := val.(string); ok && str == "" {
+			return val, errors.New(warnWrap(msg))
+		}
+		return val, nil
+	}
+	f["fail"] = func(msg string) (string, error) { return "", errors.New(warnWrap(msg)) }
+	lookup := s.lookup
+	if lookup == nil {
+		lookup = offlineLookup
+	}
+	f["lookup"] = lookup
+	return f
+}
+
+// executeTemplates parses and executes all templates, returning the output
+// of every non-partial template by name.
+func executeTemplates(tpls map[string]renderable, lookup LookupFunc) (out map[string]string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, &TemplateError{Message: fmt.Sprintf("rendering template failed: %v", r)}
+		}
+	}()
+	t := template.New("gotpl")
+	t.Option("missingkey=zero")
+	s := &renderState{included: map[string]int{}, lookup: lookup}
+	t.Funcs(s.funcs(t))
+	keys := templateOrder(tpls)
+	for _, name := range keys {
+		if _, err := t.New(name).Parse(tpls[name].text); err != nil {
+			return nil, parseError(name, err)
+		}
+	}
+	out = make(map[string]string, len(keys))
+	for _, name := range keys {
+		if strings.HasPrefix(path.Base(name), "_") {
+			continue
+		}
+		r := tpls[name]
+		r.vals["Template"] = map[string]any{"Name": name, "BasePath": r.basePath}
+		var b strings.Builder
+		if err := t.ExecuteTemplate(&b, name, r.vals); err != nil {
+			return nil, execError(name, err)
+		}
+		out[name] = strings.ReplaceAll(b.String(), "<no value>", "")
+	}
+	return out, nil
+}
+
+// TemplateError is a template parse or execution failure. Message is
+// Helm's text, which starts with the template file:line:col.
+type TemplateError struct {
+	Template string
+	Message  string
+	Err      error
+}
+
+func (e *TemplateError) Error() string { return e.Message }
+func (e *TemplateError) Unwrap() error { return e.Err }
+
+func parseError(name string, err error) error {
+	tokens := strings.Split(err.Error(), ": ")
+	if len(tokens) == 1 {
+		return &TemplateError{Template: name, Message: fmt.Sprintf("parse error in (%s): %v", name, err), Err: err}
+	}
+	return &TemplateError{Template: name, Message: fmt.Sprintf("parse error at (%s): %s", tokens[1], tokens[len(tokens)-1]), Err: err}
+}
+
+// execError reformats a text/template execution error as Helm does.
+func execError(name string, err error) error {
+	var ee template.ExecError
+	if !errors.As(err, &ee) {
+		return &TemplateError{Template: name, Message: err.Error(), Err: err}
+	}
+	tokens := strings.SplitN(err.Error(), ": ", 3)
+	if len(tokens) != 3 {
+		return &TemplateError{Template: name, Message: fmt.Sprintf("execution error in (%s): %v", name, err), Err: err}
+	}
+	if parts := warnRegex.FindStringSubmatch(tokens[2]); len(parts) >= 2 {
+		return &TemplateError{Template: name, Message: fmt.Sprintf("execution error at (%s): %s", tokens[1], parts[1]), Err: err}
+	}
+	var trace []traceable
+	for cur := err; cur != nil; cur = errors.Unwrap(cur) {
+		tr, ok := parseTraceable(cur.Error())
+		if !ok {
+			return &TemplateError{Template: name, Message: err.Error(), Err: err}
+		}
+		if len(trace) == 0 || trace[len(trace)-1] != tr {
+			trace = append(trace, tr)
+		}
+	}
+	var b strings.Builder
+	for _, tr := range trace {
+		b.WriteString(tr.String())
+	}
+	return &TemplateError{Template: name, Message: strings.TrimSpace(b.String()), Err: err}
+}
+
+// traceable is one level of a nested template execution error.
+type traceable struct {
+	location, message, function string
+}
+
+func (t traceable) String() string {
+	var b strings.Builder
+	if t.location != "" {
+		fmt.Fprintf(&b, "%s\n  ", t.location)
+	}
+	if t.function != "" {
+		fmt.Fprintf(&b, "%s\n    ", t.function)
+	}
+	if t.message != "" {
+		fmt.Fprintf(&b, "%s\n", t.message)
+	}
+	return b.String()
+}
+
+func parseTraceable(s string) (traceable, bool) {
+	rest, ok := strings.CutPrefix(s, "template: ")
+	if !ok {
+		return traceable{}, false
+	}
+	if strings.HasPrefix(rest, "no template ") {
+		return traceable{message: s}, true
+	}
+	if name, after, found := strings.Cut(rest, ": executing "); found {
+		if tr, ok := parseExecutingAt(name, after); ok {
+			return tr, true
+		}
+	}
+	if sep := strings.LastIndex(rest, ": "); sep != -1 {
+		msg := rest[sep+2:]
+		if cut := strings.Index(msg, " template:"); cut != -1 {
+			msg = msg[:cut]
+		}
+		return traceable{location: rest[:sep], message: msg}, true
+	}
+	return traceable{}, false
+}
+
+func parseExecutingAt(name, after string) (traceable, bool) {
+	if after == "" || after[0] != '"' {
+		return traceable{}, false
+	}
+	end := strings.IndexByte(after[1:], '"')
+	if end == -1 {
+		return traceable{}, false
+	}
+	end++
+	fn := after[1:end]
+	afterAt, ok := strings.CutPrefix(after[end+1:], " at <")
+	if !ok {
+		return traceable{}, false
+	}
+	loc, msg, found := strings.Cut(afterAt, ">: ")
+	if !found {
+		return traceable{}, false
+	}
+	if cut := strings.Index(msg, " template:"); cut != -1 {
+		msg = msg[:cut]
+	}
+	return traceable{location: name, message: msg, function: `executing "` + fn + `" at <` + loc + `>:`}, true
+}
+
+// metadataMap is .Chart: the metadata as a map keyed by Go field names,
+// as Helm builds it by reflection.
+func metadataMap(md *Metadata) map[string]any {
+	maintainers := make([]any, len(md.Maintainers))
+	for i, m := range md.Maintainers {
+		if m == nil {
+			continue
+		}
+		maintainers[i] = map[string]any{"Name": m.Name, "Email": m.Email, "URL": m.URL}
+	}
+	deps := make([]any, len(md.Dependencies))
+	for i, d := range md.Dependencies {
+		if d == nil {
+			continue
+		}
+		deps[i] = map[string]any{
+			"Name":         d.Name,
+			"Version":      d.Version,
+			"Repository":   d.Repository,
+			"Condition":    d.Condition,
+			"Tags":         stringsToAny(d.Tags),
+			"Enabled":      d.Enabled,
+			"ImportValues": append(make([]any, 0, len(d.ImportValues)), d.ImportValues...),
+			"Alias":        d.Alias,
+		}
+	}
+	return map[string]any{
+		"Name":         md.Name,
+		"Home":         md.Home,
+		"Sources":      stringsToAny(md.Sources),
+		"Version":      md.Version,
+		"Description":  md.Description,
+		"Keywords":     stringsToAny(md.Keywords),
+		"Maintainers":  maintainers,
+		"Icon":         md.Icon,
+		"APIVersion":   md.APIVersion,
+		"Condition":    md.Condition,
+		"Tags":         md.Tags,
+		"AppVersion":   md.AppVersion,
+		"Deprecated":   md.Deprecated,
+		"Annotations":  md.Annotations,
+		"KubeVersion":  md.KubeVersion,
+		"Dependencies": deps,
+		"Type":         md.Type,
+	}
+}
+
+func stringsToAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
