@@ -1,0 +1,323 @@
+package config
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+var fileSchema = &hcl.BodySchema{
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "stack", LabelNames: []string{"name"}},
+		{Type: "variable", LabelNames: []string{"name"}},
+		{Type: "locals"},
+		{Type: "cluster", LabelNames: []string{"name"}},
+		{Type: "repository", LabelNames: []string{"name"}},
+		{Type: "release", LabelNames: []string{"name"}},
+	},
+}
+
+// decodeFile decodes the top-level blocks of one file into c.
+func (c *Config) decodeFile(file *hcl.File) hcl.Diagnostics {
+	content, diags := file.Body.Content(fileSchema)
+	for _, block := range content.Blocks {
+		if block.Type != "locals" && len(block.Labels) != 1 {
+			continue // HCL has already reported the missing label
+		}
+		if block.Type != "locals" && block.Type != "stack" && !hclsyntax.ValidIdentifier(block.Labels[0]) {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid " + block.Type + " name",
+				Detail:   fmt.Sprintf("%q is not a valid name: names start with a letter or underscore and contain only letters, digits, underscores and dashes.", block.Labels[0]),
+				Subject:  block.LabelRanges[0].Ptr(),
+			})
+			continue
+		}
+		switch block.Type {
+		case "stack":
+			s, d := decodeStackBlock(block)
+			diags = append(diags, d...)
+			if c.Stack != nil {
+				diags = append(diags, duplicate("stack block", "", c.Stack.DeclRange, block.DefRange))
+				continue
+			}
+			c.Stack = s
+		case "variable":
+			v, d := decodeVariableBlock(block)
+			diags = append(diags, d...)
+			if prev, ok := c.Variables[v.Name]; ok {
+				diags = append(diags, duplicate("variable", v.Name, prev.DeclRange, block.DefRange))
+				continue
+			}
+			c.Variables[v.Name] = v
+		case "locals":
+			locals, d := decodeLocalsBlock(block)
+			diags = append(diags, d...)
+			for _, l := range locals {
+				if prev, ok := c.Locals[l.Name]; ok {
+					diags = append(diags, duplicate("local value", l.Name, prev.DeclRange, l.DeclRange))
+					continue
+				}
+				c.Locals[l.Name] = l
+			}
+		case "cluster":
+			cl, d := decodeClusterBlock(block)
+			diags = append(diags, d...)
+			if prev, ok := c.Clusters[cl.Name]; ok {
+				diags = append(diags, duplicate("cluster", cl.Name, prev.DeclRange, block.DefRange))
+				continue
+			}
+			c.Clusters[cl.Name] = cl
+		case "repository":
+			r, d := decodeRepositoryBlock(block)
+			diags = append(diags, d...)
+			if prev, ok := c.Repositories[r.Name]; ok {
+				diags = append(diags, duplicate("repository", r.Name, prev.DeclRange, block.DefRange))
+				continue
+			}
+			c.Repositories[r.Name] = r
+		case "release":
+			r, d := decodeReleaseBlock(block)
+			diags = append(diags, d...)
+			if prev, ok := c.Releases[r.Name]; ok {
+				diags = append(diags, duplicate("release", r.Name, prev.DeclRange, block.DefRange))
+				continue
+			}
+			c.Releases[r.Name] = r
+		}
+	}
+	return diags
+}
+
+func duplicate(kind, name string, prev, this hcl.Range) *hcl.Diagnostic {
+	summary := "Duplicate " + kind
+	detail := fmt.Sprintf("A %s was already declared at %s. Each stack may have only one.", kind, prev)
+	if name != "" {
+		summary = fmt.Sprintf("Duplicate %s %q", kind, name)
+		detail = fmt.Sprintf("A %s named %q was already declared at %s. Names must be unique within a stack.", kind, name, prev)
+	}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  summary,
+		Detail:   detail,
+		Subject:  this.Ptr(),
+	}
+}
+
+var stackBlockSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "default_namespace"},
+		{Name: "atomic"},
+	},
+}
+
+func decodeStackBlock(block *hcl.Block) (*StackBlock, hcl.Diagnostics) {
+	s := &StackBlock{Name: block.Labels[0], DeclRange: block.DefRange}
+	content, diags := block.Body.Content(stackBlockSchema)
+	s.DefaultNamespace = attrExpr(content, "default_namespace")
+	s.Atomic = attrExpr(content, "atomic")
+	return s, diags
+}
+
+var variableBlockSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "type"},
+		{Name: "default"},
+		{Name: "description"},
+		{Name: "sensitive"},
+	},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "validation"}},
+}
+
+var validationBlockSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "condition", Required: true},
+		{Name: "error_message", Required: true},
+	},
+}
+
+func decodeVariableBlock(block *hcl.Block) (*Variable, hcl.Diagnostics) {
+	v := &Variable{Name: block.Labels[0], DeclRange: block.DefRange}
+	content, diags := block.Body.Content(variableBlockSchema)
+	v.Type = attrExpr(content, "type")
+	v.Default = attrExpr(content, "default")
+	if a, ok := content.Attributes["description"]; ok {
+		diags = append(diags, gohcl.DecodeExpression(a.Expr, nil, &v.Description)...)
+	}
+	if a, ok := content.Attributes["sensitive"]; ok {
+		diags = append(diags, gohcl.DecodeExpression(a.Expr, nil, &v.Sensitive)...)
+	}
+	for _, b := range content.Blocks {
+		vc, d := b.Body.Content(validationBlockSchema)
+		diags = append(diags, d...)
+		if vc.Attributes["condition"] == nil || vc.Attributes["error_message"] == nil {
+			continue
+		}
+		v.Validations = append(v.Validations, &VariableValidation{
+			Condition:    vc.Attributes["condition"].Expr,
+			ErrorMessage: vc.Attributes["error_message"].Expr,
+			DeclRange:    b.DefRange,
+		})
+	}
+	return v, diags
+}
+
+func decodeLocalsBlock(block *hcl.Block) ([]*Local, hcl.Diagnostics) {
+	attrs, diags := block.Body.JustAttributes()
+	var locals []*Local
+	for _, name := range sortedKeys(attrs) {
+		a := attrs[name]
+		if !hclsyntax.ValidIdentifier(name) {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid local value name",
+				Detail:   fmt.Sprintf("%q is not a valid name.", name),
+				Subject:  a.NameRange.Ptr(),
+			})
+			continue
+		}
+		locals = append(locals, &Local{Name: name, Expr: a.Expr, DeclRange: a.Range})
+	}
+	return locals, diags
+}
+
+var clusterBlockSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "kubeconfig"},
+		{Name: "context"},
+	},
+}
+
+func decodeClusterBlock(block *hcl.Block) (*Cluster, hcl.Diagnostics) {
+	c := &Cluster{Name: block.Labels[0], DeclRange: block.DefRange}
+	content, diags := block.Body.Content(clusterBlockSchema)
+	c.Kubeconfig = attrExpr(content, "kubeconfig")
+	c.Context = attrExpr(content, "context")
+	return c, diags
+}
+
+var repositoryBlockSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "url", Required: true},
+		{Name: "username"},
+		{Name: "password"},
+	},
+}
+
+func decodeRepositoryBlock(block *hcl.Block) (*Repository, hcl.Diagnostics) {
+	r := &Repository{Name: block.Labels[0], DeclRange: block.DefRange}
+	content, diags := block.Body.Content(repositoryBlockSchema)
+	r.URL = attrExpr(content, "url")
+	r.Username = attrExpr(content, "username")
+	r.Password = attrExpr(content, "password")
+	return r, diags
+}
+
+var releaseBlockSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "count"},
+		{Name: "for_each"},
+		{Name: "name"},
+		{Name: "chart", Required: true},
+		{Name: "version"},
+		{Name: "namespace"},
+		{Name: "create_namespace"},
+		{Name: "values"},
+		{Name: "set"},
+		{Name: "set_sensitive"},
+		{Name: "wait"},
+		{Name: "wait_for_jobs"},
+		{Name: "timeout"},
+		{Name: "atomic"},
+		{Name: "cleanup_on_fail"},
+		{Name: "history_max"},
+		{Name: "disable_hooks"},
+		{Name: "take_ownership"},
+		{Name: "labels"},
+		{Name: "cluster"},
+		{Name: "depends_on"},
+	},
+}
+
+func decodeReleaseBlock(block *hcl.Block) (*Release, hcl.Diagnostics) {
+	r := &Release{Name: block.Labels[0], DeclRange: block.DefRange, TypeRange: block.DefRange}
+	content, diags := block.Body.Content(releaseBlockSchema)
+	r.Count = attrExpr(content, "count")
+	r.ForEach = attrExpr(content, "for_each")
+	if r.Count != nil && r.ForEach != nil {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  `Invalid combination of "count" and "for_each"`,
+			Detail:   `A release may have either "count" or "for_each", not both.`,
+			Subject:  r.ForEach.Range().Ptr(),
+		})
+	}
+	r.ReleaseName = attrExpr(content, "name")
+	r.Chart = attrExpr(content, "chart")
+	r.Version = attrExpr(content, "version")
+	r.Namespace = attrExpr(content, "namespace")
+	r.CreateNamespace = attrExpr(content, "create_namespace")
+	r.Values = attrExpr(content, "values")
+	r.Set = attrExpr(content, "set")
+	r.SetSensitive = attrExpr(content, "set_sensitive")
+	r.Wait = attrExpr(content, "wait")
+	r.WaitForJobs = attrExpr(content, "wait_for_jobs")
+	r.Timeout = attrExpr(content, "timeout")
+	r.Atomic = attrExpr(content, "atomic")
+	r.CleanupOnFail = attrExpr(content, "cleanup_on_fail")
+	r.HistoryMax = attrExpr(content, "history_max")
+	r.DisableHooks = attrExpr(content, "disable_hooks")
+	r.TakeOwnership = attrExpr(content, "take_ownership")
+	r.Labels = attrExpr(content, "labels")
+	r.Cluster = attrExpr(content, "cluster")
+	if a, ok := content.Attributes["depends_on"]; ok {
+		deps, d := decodeDependsOn(a.Expr)
+		diags = append(diags, d...)
+		r.DependsOn = deps
+	}
+	return r, diags
+}
+
+// decodeDependsOn reads depends_on = [release.a, release.b]: static
+// references only, never evaluated.
+func decodeDependsOn(expr hcl.Expression) ([]DependsOnEntry, hcl.Diagnostics) {
+	exprs, diags := hcl.ExprList(expr)
+	var out []DependsOnEntry
+	for _, e := range exprs {
+		trav, d := hcl.AbsTraversalForExpr(e)
+		if d.HasErrors() || len(trav) < 2 || len(trav) > 3 || trav.RootName() != "release" {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid depends_on reference",
+				Detail:   "Each element of depends_on must be a release reference such as release.db.",
+				Subject:  e.Range().Ptr(),
+			})
+			continue
+		}
+		name, ok := trav[1].(hcl.TraverseAttr)
+		if !ok {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid depends_on reference",
+				Detail:   "Each element of depends_on must be a release reference such as release.db.",
+				Subject:  e.Range().Ptr(),
+			})
+			continue
+		}
+		// release.api["eu"] depends on the whole release, like release.api.
+		out = append(out, DependsOnEntry{Release: ReleaseAddr{Name: name.Name}, Range: trav.SourceRange()})
+	}
+	return out, diags
+}
+
+func attrExpr(content *hcl.BodyContent, name string) hcl.Expression {
+	if content == nil {
+		return nil
+	}
+	if a, ok := content.Attributes[name]; ok {
+		return a.Expr
+	}
+	return nil
+}

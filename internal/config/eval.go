@@ -1,0 +1,434 @@
+package config
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/convoy-sh/convoy/internal/dag"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+)
+
+// EvalOptions are the inputs of an evaluation besides the configuration.
+type EvalOptions struct {
+	// VarFiles are --var-file paths, applied in order after the stack's
+	// *.auto.vars.hcl files.
+	VarFiles []string
+	// Vars are --var name=value pairs, the highest precedence.
+	Vars map[string]string
+	// Env is the process environment ("K=V"), read for CONVOY_VAR_* values.
+	// The library never reads os.Environ itself.
+	Env []string
+}
+
+// evaluator holds everything evaluated before releases. After Evaluate it
+// is never modified, so EvaluateRelease may be called concurrently.
+type evaluator struct {
+	cfg   *Config
+	funcs map[string]function.Function
+
+	vars   map[string]cty.Value
+	locals map[string]cty.Value
+
+	stackName        string
+	defaultNamespace string
+	atomic           bool
+
+	clusters     map[string]*ClusterSpec
+	clusterVals  map[string]cty.Value
+	repositories map[string]*RepositorySpec
+
+	// Per release block: its instance keys and each.value per key, its
+	// checked references, and the release-level dependency graph.
+	expansions map[string][]instanceKeyValue
+	refs       map[string][]*Reference
+	// badExprs are expressions with invalid references: reported once, then
+	// never evaluated (which would only repeat the error).
+	badExprs map[hcl.Expression]bool
+	releases *dag.Graph[ReleaseAddr]
+
+	// static holds the attributes known before apply of every instance
+	// evaluated so far (name, namespace, chart, version).
+	static map[ReleaseInstanceAddr]staticAttrs
+}
+
+type instanceKeyValue struct {
+	key   InstanceKey
+	value cty.Value // each.value; cty.NilVal for count and single instances
+}
+
+type staticAttrs struct {
+	name, namespace, chart, version string
+	ok                              bool // false when evaluating them failed
+}
+
+// Evaluate evaluates a loaded stack. It reports all errors at once; the
+// returned Stack is nil when there are errors.
+func Evaluate(ctx context.Context, cfg *Config, opts EvalOptions) (*Stack, hcl.Diagnostics) {
+	e := &evaluator{
+		cfg:          cfg,
+		funcs:        functions(cfg.Dir),
+		vars:         map[string]cty.Value{},
+		locals:       map[string]cty.Value{},
+		clusters:     map[string]*ClusterSpec{},
+		clusterVals:  map[string]cty.Value{},
+		repositories: map[string]*RepositorySpec{},
+		expansions:   map[string][]instanceKeyValue{},
+		refs:         map[string][]*Reference{},
+		badExprs:     map[hcl.Expression]bool{},
+		static:       map[ReleaseInstanceAddr]staticAttrs{},
+	}
+	diags := e.evalVariables(opts)
+	diags = append(diags, e.evalLocals()...)
+	diags = append(diags, e.evalStackBlock()...)
+	diags = append(diags, e.evalClusters()...)
+	diags = append(diags, e.evalRepositories()...)
+	if err := ctx.Err(); err != nil {
+		return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Evaluation canceled", Detail: err.Error()})
+	}
+
+	order, d := e.releaseOrder()
+	diags = append(diags, d...)
+	if d.HasErrors() {
+		return nil, diags
+	}
+	stack := &Stack{
+		Name:             e.stackName,
+		Dir:              cfg.Dir,
+		DefaultNamespace: e.defaultNamespace,
+		Atomic:           e.atomic,
+		Clusters:         e.clusters,
+		Repositories:     e.repositories,
+		ev:               e,
+	}
+	for _, name := range order {
+		if err := ctx.Err(); err != nil {
+			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Evaluation canceled", Detail: err.Error()})
+		}
+		rel := e.cfg.Releases[name]
+		diags = append(diags, e.expand(rel)...)
+		for _, kv := range e.expansions[name] {
+			ri, d := e.evalInstance(rel, kv, nil)
+			diags = append(diags, d...)
+			if ri != nil {
+				stack.Releases = append(stack.Releases, ri)
+			}
+		}
+	}
+	sortInstances(stack.Releases)
+	diags = append(diags, checkUniqueNames(stack.Releases)...)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return stack, diags
+}
+
+// EvaluateRelease re-evaluates one release instance with the attributes its
+// dependencies got when they were applied (revision, status, resources).
+// Attributes of dependencies missing from applied stay unknown.
+func (s *Stack) EvaluateRelease(addr ReleaseInstanceAddr, applied map[ReleaseInstanceAddr]AppliedRelease) (*ReleaseInstance, hcl.Diagnostics) {
+	e := s.ev
+	rel, ok := e.cfg.Releases[addr.Release.Name]
+	if !ok {
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Unknown release", Detail: fmt.Sprintf("The stack has no %s.", addr)}}
+	}
+	for _, kv := range e.expansions[rel.Name] {
+		if kv.key == addr.Key {
+			return e.evalInstance(rel, kv, applied)
+		}
+	}
+	return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Unknown release instance", Detail: fmt.Sprintf("The stack has no %s.", addr)}}
+}
+
+// baseVariables are the variables every expression may see.
+func (e *evaluator) baseVariables() map[string]cty.Value {
+	return map[string]cty.Value{
+		"var":   objectOrEmpty(e.vars),
+		"local": objectOrEmpty(e.locals),
+	}
+}
+
+func objectOrEmpty(m map[string]cty.Value) cty.Value {
+	if len(m) == 0 {
+		return cty.EmptyObjectVal
+	}
+	return cty.ObjectVal(m)
+}
+
+// evalExpr evaluates an expression whose references are limited to var and
+// local, after checking them. A nil expression gives a null value.
+func (e *evaluator) evalSimple(expr hcl.Expression, what string) (cty.Value, hcl.Diagnostics) {
+	if expr == nil {
+		return cty.NullVal(cty.DynamicPseudoType), nil
+	}
+	_, diags := e.cfg.references(expr, scope{what: what})
+	if diags.HasErrors() {
+		return cty.DynamicVal, diags
+	}
+	val, d := expr.Value(&hcl.EvalContext{Variables: e.baseVariables(), Functions: e.funcs})
+	return val, append(diags, d...)
+}
+
+// evalLocals evaluates locals in dependency order, reporting cycles.
+func (e *evaluator) evalLocals() hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	const (
+		unvisited = iota
+		visiting
+		done
+	)
+	state := map[string]int{}
+	var path []string
+	var visit func(name string) bool
+	visit = func(name string) bool {
+		switch state[name] {
+		case done:
+			return true
+		case visiting:
+			return false
+		}
+		state[name] = visiting
+		path = append(path, name)
+		defer func() { path = path[:len(path)-1] }()
+		l := e.cfg.Locals[name]
+		refs, d := e.cfg.references(l.Expr, scope{what: "a local value"})
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			e.locals[name] = cty.DynamicVal
+			state[name] = done
+			return true
+		}
+		for _, ref := range refs {
+			if ref.Kind != RefLocal {
+				continue
+			}
+			if state[ref.Name] == visiting {
+				cycle := []string{}
+				for i, n := range path {
+					if n == ref.Name {
+						cycle = append(cycle, path[i:]...)
+						break
+					}
+				}
+				cycle = append(cycle, ref.Name)
+				for i := range cycle {
+					cycle[i] = "local." + cycle[i]
+				}
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Cycle in local values",
+					Detail:   fmt.Sprintf("%s: a local value cannot depend on itself.", strings.Join(cycle, " → ")),
+					Subject:  ref.Range.Ptr(),
+				})
+				e.locals[name] = cty.DynamicVal
+				state[name] = done
+				return false
+			}
+			if !visit(ref.Name) {
+				e.locals[name] = cty.DynamicVal
+				state[name] = done
+				return false
+			}
+		}
+		val, d := l.Expr.Value(&hcl.EvalContext{Variables: e.baseVariables(), Functions: e.funcs})
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			val = cty.DynamicVal
+		}
+		e.locals[name] = val
+		state[name] = done
+		return true
+	}
+	// Give every local a placeholder so partially evaluated contexts are
+	// well-formed objects.
+	for name := range e.cfg.Locals {
+		e.locals[name] = cty.DynamicVal
+	}
+	for _, name := range sortedKeys(e.cfg.Locals) {
+		visit(name)
+	}
+	return diags
+}
+
+func (e *evaluator) evalStackBlock() hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	e.stackName = filepath.Base(e.cfg.Dir)
+	e.defaultNamespace = DefaultNamespace
+	sb := e.cfg.Stack
+	if sb == nil {
+		return nil
+	}
+	e.stackName = sb.Name
+	if sb.DefaultNamespace != nil {
+		val, d := e.evalSimple(sb.DefaultNamespace, "the stack block")
+		s, d2 := asString(val, sb.DefaultNamespace, "default_namespace")
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			diags = append(diags, d2...)
+			if s != "" {
+				diags = append(diags, checkDNSLabel(s, "default_namespace", sb.DefaultNamespace)...)
+				e.defaultNamespace = s
+			}
+		}
+	}
+	if sb.Atomic != nil {
+		val, d := e.evalSimple(sb.Atomic, "the stack block")
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			b, d := asBool(val, sb.Atomic, "atomic")
+			diags = append(diags, d...)
+			e.atomic = b
+		}
+	}
+	return diags
+}
+
+func (e *evaluator) evalClusters() hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, name := range sortedKeys(e.cfg.Clusters) {
+		c := e.cfg.Clusters[name]
+		spec := &ClusterSpec{Name: name, DeclRange: c.DeclRange}
+		for _, f := range []struct {
+			expr hcl.Expression
+			attr string
+			dst  *string
+		}{{c.Kubeconfig, "kubeconfig", &spec.Kubeconfig}, {c.Context, "context", &spec.Context}} {
+			if f.expr == nil {
+				continue
+			}
+			val, d := e.evalSimple(f.expr, "a cluster block")
+			diags = append(diags, d...)
+			if d.HasErrors() {
+				continue
+			}
+			s, d := asString(val, f.expr, f.attr)
+			diags = append(diags, d...)
+			*f.dst = s
+		}
+		e.clusters[name] = spec
+		e.clusterVals[name] = cty.ObjectVal(map[string]cty.Value{
+			"name":       cty.StringVal(name),
+			"kubeconfig": cty.StringVal(spec.Kubeconfig),
+			"context":    cty.StringVal(spec.Context),
+		})
+	}
+	return diags
+}
+
+func (e *evaluator) evalRepositories() hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, name := range sortedKeys(e.cfg.Repositories) {
+		r := e.cfg.Repositories[name]
+		spec := &RepositorySpec{Name: name, DeclRange: r.DeclRange, Password: cty.NullVal(cty.String)}
+		if r.URL != nil {
+			val, d := e.evalSimple(r.URL, "a repository block")
+			diags = append(diags, d...)
+			if !d.HasErrors() {
+				s, d := asString(val, r.URL, "url")
+				diags = append(diags, d...)
+				spec.URL = s
+				spec.OCI = strings.HasPrefix(s, "oci://")
+				if !d.HasErrors() && !spec.OCI && !strings.HasPrefix(s, "https://") && !strings.HasPrefix(s, "http://") {
+					diags = append(diags, &hcl.Diagnostic{
+						Severity: hcl.DiagError,
+						Summary:  "Invalid repository URL",
+						Detail:   "A chart repository URL starts with https://, http:// or oci://.",
+						Subject:  r.URL.Range().Ptr(),
+					})
+				}
+			}
+		}
+		if r.Username != nil {
+			val, d := e.evalSimple(r.Username, "a repository block")
+			diags = append(diags, d...)
+			if !d.HasErrors() {
+				s, d := asString(val, r.Username, "username")
+				diags = append(diags, d...)
+				spec.Username = s
+			}
+		}
+		if r.Password != nil {
+			val, d := e.evalSimple(r.Password, "a repository block")
+			diags = append(diags, d...)
+			if !d.HasErrors() {
+				pw, d := convertAttr(val, cty.String, r.Password, "password")
+				diags = append(diags, d...)
+				if !d.HasErrors() {
+					spec.Password = pw.Mark(Sensitive)
+				}
+			}
+		}
+		e.repositories[name] = spec
+	}
+	return diags
+}
+
+// releaseOrder checks the references of every release block, builds the
+// release-level graph and returns the release names in dependency order.
+func (e *evaluator) releaseOrder() ([]string, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	g := dag.New[ReleaseAddr]()
+	for _, name := range sortedKeys(e.cfg.Releases) {
+		rel := e.cfg.Releases[name]
+		g.Add(rel.Addr())
+		for _, expr := range []hcl.Expression{rel.Count, rel.ForEach} {
+			if _, d := e.cfg.references(expr, scope{what: "count or for_each"}); d.HasErrors() {
+				diags = append(diags, d...)
+				e.badExprs[expr] = true
+			}
+		}
+		sc := scope{
+			what:     "a release block",
+			each:     rel.ForEach != nil,
+			count:    rel.Count != nil,
+			clusters: true,
+			releases: true,
+			self:     rel.Name,
+		}
+		for _, expr := range rel.instanceExprs() {
+			refs, d := e.cfg.references(expr, sc)
+			diags = append(diags, d...)
+			if d.HasErrors() {
+				e.badExprs[expr] = true
+			}
+			e.refs[name] = append(e.refs[name], refs...)
+			for _, ref := range refs {
+				if ref.Kind == RefRelease {
+					g.Connect(rel.Addr(), ReleaseAddr{Name: ref.Name}, ref.Range)
+				}
+			}
+		}
+		for _, dep := range rel.DependsOn {
+			if _, ok := e.cfg.Releases[dep.Release.Name]; !ok {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Reference to undeclared release",
+					Detail:   fmt.Sprintf("There is no release named %q. Declare it with a release %q block.", dep.Release.Name, dep.Release.Name),
+					Subject:  dep.Range.Ptr(),
+				})
+				continue
+			}
+			if dep.Release.Name == rel.Name {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Self-referential release",
+					Detail:   fmt.Sprintf("release.%s cannot depend on itself.", rel.Name),
+					Subject:  dep.Range.Ptr(),
+				})
+				continue
+			}
+			g.Connect(rel.Addr(), dep.Release, dep.Range)
+		}
+	}
+	e.releases = g
+	order, d := g.TopologicalOrder()
+	diags = append(diags, d...)
+	names := make([]string, len(order))
+	for i, a := range order {
+		names[i] = a.Name
+	}
+	return names, diags
+}

@@ -1,0 +1,731 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	ctyyaml "github.com/zclconf/go-cty-yaml"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// MaxInstances bounds count and for_each, so that a typo such as
+// count = 1e9 is an error rather than an out-of-memory crash.
+const MaxInstances = 1000
+
+// expand evaluates count or for_each and records the instance keys.
+func (e *evaluator) expand(rel *Release) hcl.Diagnostics {
+	switch {
+	case rel.Count != nil:
+		if e.badExprs[rel.Count] {
+			return nil
+		}
+		val, diags := e.evalSimple(rel.Count, "count")
+		if diags.HasErrors() {
+			return diags
+		}
+		n, d := asInt(val, rel.Count, "count")
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			return diags
+		}
+		if n < 0 || n > MaxInstances {
+			return append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid count",
+				Detail:   fmt.Sprintf("count must be between 0 and %d, not %d.", MaxInstances, n),
+				Subject:  rel.Count.Range().Ptr(),
+			})
+		}
+		for i := range n {
+			e.expansions[rel.Name] = append(e.expansions[rel.Name], instanceKeyValue{key: IntKey(i)})
+		}
+		return diags
+	case rel.ForEach != nil:
+		if e.badExprs[rel.ForEach] {
+			return nil
+		}
+		val, diags := e.evalSimple(rel.ForEach, "for_each")
+		if diags.HasErrors() {
+			return diags
+		}
+		bad := func(detail string) hcl.Diagnostics {
+			return append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid for_each",
+				Detail:   detail,
+				Subject:  rel.ForEach.Range().Ptr(),
+			})
+		}
+		if val.IsMarked() {
+			return bad("for_each cannot use sensitive values: the keys appear in release addresses.")
+		}
+		if !val.IsWhollyKnown() {
+			return bad("for_each must be known before apply.")
+		}
+		if val.IsNull() {
+			return bad("for_each must be a map, an object or a set of strings, not null.")
+		}
+		ty := val.Type()
+		switch {
+		case ty.IsMapType() || ty.IsObjectType():
+		case ty.IsSetType() && ty.ElementType() == cty.String:
+		default:
+			return bad(fmt.Sprintf("for_each must be a map, an object or a set of strings, not %s. Convert a list with toset().", ty.FriendlyName()))
+		}
+		if val.LengthInt() > MaxInstances {
+			return bad(fmt.Sprintf("for_each may have at most %d elements.", MaxInstances))
+		}
+		for it := val.ElementIterator(); it.Next(); {
+			k, v := it.Element()
+			if k.IsNull() || v.IsNull() && ty.IsSetType() {
+				return bad("for_each keys cannot be null.")
+			}
+			if ty.IsSetType() {
+				k = v
+			}
+			e.expansions[rel.Name] = append(e.expansions[rel.Name], instanceKeyValue{key: StringKey(k.AsString()), value: v})
+		}
+		return diags
+	default:
+		e.expansions[rel.Name] = []instanceKeyValue{{key: NoKey}}
+		return nil
+	}
+}
+
+// releaseValue is what release.<name> evaluates to in expressions: an object
+// for a single instance, a tuple for count, an object keyed by for_each key.
+func (e *evaluator) releaseValue(name string, applied map[ReleaseInstanceAddr]AppliedRelease) cty.Value {
+	rel := e.cfg.Releases[name]
+	kvs, ok := e.expansions[name]
+	if !ok {
+		return cty.DynamicVal
+	}
+	inst := func(k InstanceKey) cty.Value {
+		addr := rel.Addr().Instance(k)
+		st, ok := e.static[addr]
+		if !ok || !st.ok {
+			return cty.DynamicVal
+		}
+		attrs := map[string]cty.Value{
+			"name":      cty.StringVal(st.name),
+			"namespace": cty.StringVal(st.namespace),
+			"chart":     cty.StringVal(st.chart),
+			"version":   cty.StringVal(st.version),
+			"revision":  cty.UnknownVal(cty.Number),
+			"status":    cty.UnknownVal(cty.String),
+			"resources": cty.DynamicVal,
+		}
+		if a, ok := applied[addr]; ok {
+			attrs["revision"] = cty.NumberIntVal(int64(a.Revision))
+			attrs["status"] = cty.StringVal(a.Status)
+			if a.Resources != cty.NilVal {
+				attrs["resources"] = a.Resources
+			}
+		}
+		return cty.ObjectVal(attrs)
+	}
+	switch {
+	case rel.Count != nil:
+		vals := make([]cty.Value, len(kvs))
+		for i, kv := range kvs {
+			vals[i] = inst(kv.key)
+		}
+		return cty.TupleVal(vals)
+	case rel.ForEach != nil:
+		vals := map[string]cty.Value{}
+		for _, kv := range kvs {
+			vals[kv.key.Str] = inst(kv.key)
+		}
+		return cty.ObjectVal(vals)
+	default:
+		return inst(NoKey)
+	}
+}
+
+// evalInstance evaluates one release instance. applied holds the
+// after-apply attributes of dependencies (nil during Evaluate, when static
+// attributes are also recorded for dependents).
+func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[ReleaseInstanceAddr]AppliedRelease) (*ReleaseInstance, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	addr := rel.Addr().Instance(kv.key)
+	vars := e.baseVariables()
+	switch kv.key.Kind {
+	case StringKeyKind:
+		vars["each"] = cty.ObjectVal(map[string]cty.Value{"key": kv.key.Value(), "value": kv.value})
+	case IntKeyKind:
+		vars["count"] = cty.ObjectVal(map[string]cty.Value{"index": kv.key.Value()})
+	}
+	vars["cluster"] = objectOrEmpty(e.clusterVals)
+	releases := map[string]cty.Value{}
+	for _, dep := range e.releases.DependenciesOf(rel.Addr()) {
+		releases[dep.Name] = e.releaseValue(dep.Name, applied)
+	}
+	vars["release"] = objectOrEmpty(releases)
+	ctx := &hcl.EvalContext{Variables: vars, Functions: e.funcs}
+
+	// eval returns the value of an attribute and whether it was set and
+	// evaluated without error.
+	eval := func(expr hcl.Expression) (cty.Value, bool) {
+		if expr == nil || e.badExprs[expr] {
+			return cty.NilVal, false
+		}
+		val, d := expr.Value(ctx)
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			return cty.NilVal, false
+		}
+		return val, true
+	}
+	str := func(expr hcl.Expression, attr string, def string) (string, bool) {
+		val, ok := eval(expr)
+		if !ok {
+			return def, expr == nil
+		}
+		s, d := asString(val, expr, attr)
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			return def, false
+		}
+		return s, true
+	}
+	boolean := func(expr hcl.Expression, attr string, def bool) bool {
+		val, ok := eval(expr)
+		if !ok {
+			return def
+		}
+		b, d := asBool(val, expr, attr)
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			return def
+		}
+		return b
+	}
+
+	ri := &ReleaseInstance{
+		Addr:      addr,
+		DeclRange: rel.DeclRange,
+		Known:     true,
+	}
+
+	// Attributes known before apply; dependents may refer to them.
+	defName := rel.Name
+	if kv.key.Kind == StringKeyKind {
+		defName = rel.Name + "-" + kv.key.Str
+	} else if kv.key.Kind == IntKeyKind {
+		defName = fmt.Sprintf("%s-%d", rel.Name, kv.key.Int)
+	}
+	var okName, okNS, okChart, okVersion bool
+	ri.Name, okName = str(rel.ReleaseName, "name", defName)
+	if okName {
+		if d := checkReleaseName(ri.Name, rel.ReleaseName, rel.DeclRange); d != nil {
+			diags = append(diags, d)
+			okName = false
+		}
+	}
+	ri.Namespace, okNS = str(rel.Namespace, "namespace", e.defaultNamespace)
+	if okNS && rel.Namespace != nil {
+		d := checkDNSLabel(ri.Namespace, "namespace", rel.Namespace)
+		diags = append(diags, d...)
+		okNS = !d.HasErrors()
+	}
+	ri.Chart, okChart = str(rel.Chart, "chart", "")
+	if okChart && rel.Chart != nil {
+		d := e.resolveChart(ri, rel.Chart)
+		diags = append(diags, d...)
+		okChart = !d.HasErrors()
+	}
+	ri.Version, okVersion = str(rel.Version, "version", "")
+	if okVersion && ri.Version != "" {
+		if _, err := semver.NewConstraint(ri.Version); err != nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid version constraint",
+				Detail:   fmt.Sprintf("%q is not a semantic version constraint (such as \"1.2.3\", \"^15.2.0\" or \">= 1.0, < 2\"): %s.", ri.Version, err),
+				Subject:  rel.Version.Range().Ptr(),
+			})
+			okVersion = false
+		}
+	}
+	if applied == nil {
+		e.static[addr] = staticAttrs{
+			name: ri.Name, namespace: ri.Namespace, chart: ri.Chart, version: ri.Version,
+			ok: okName && okNS && okChart && okVersion,
+		}
+	}
+
+	ri.CreateNamespace = boolean(rel.CreateNamespace, "create_namespace", false)
+	ri.Wait = boolean(rel.Wait, "wait", true)
+	ri.WaitForJobs = boolean(rel.WaitForJobs, "wait_for_jobs", false)
+	ri.Atomic = boolean(rel.Atomic, "atomic", false)
+	ri.CleanupOnFail = boolean(rel.CleanupOnFail, "cleanup_on_fail", false)
+	ri.DisableHooks = boolean(rel.DisableHooks, "disable_hooks", false)
+	ri.TakeOwnership = boolean(rel.TakeOwnership, "take_ownership", false)
+
+	ri.Timeout = DefaultTimeout
+	if s, ok := str(rel.Timeout, "timeout", ""); ok && rel.Timeout != nil {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid timeout",
+				Detail:   fmt.Sprintf("%q is not a positive duration such as \"90s\", \"5m\" or \"1h30m\".", s),
+				Subject:  rel.Timeout.Range().Ptr(),
+			})
+		} else {
+			ri.Timeout = d
+		}
+	}
+
+	ri.HistoryMax = DefaultHistoryMax
+	if val, ok := eval(rel.HistoryMax); ok {
+		n, d := asInt(val, rel.HistoryMax, "history_max")
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			if n < 0 {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Invalid history_max",
+					Detail:   "history_max must be 0 (unlimited) or a positive number of revisions to keep.",
+					Subject:  rel.HistoryMax.Range().Ptr(),
+				})
+			}
+			ri.HistoryMax = n
+		}
+	}
+
+	if val, ok := eval(rel.Labels); ok {
+		labels, d := asStringMap(val, rel.Labels, "labels")
+		diags = append(diags, d...)
+		ri.Labels = labels
+	}
+
+	if val, ok := eval(rel.Values); ok {
+		layers, known, d := valuesLayers(val, rel.Values)
+		diags = append(diags, d...)
+		ri.Values = layers
+		ri.Known = ri.Known && known
+	}
+	for _, s := range []struct {
+		expr      hcl.Expression
+		attr      string
+		dst       *map[string]cty.Value
+		sensitive bool
+	}{{rel.Set, "set", &ri.Set, false}, {rel.SetSensitive, "set_sensitive", &ri.SetSensitive, true}} {
+		val, ok := eval(s.expr)
+		if !ok {
+			continue
+		}
+		m, known, d := setMap(val, s.expr, s.attr, s.sensitive)
+		diags = append(diags, d...)
+		*s.dst = m
+		ri.Known = ri.Known && known
+	}
+
+	if rel.Cluster != nil && !e.badExprs[rel.Cluster] {
+		trav, d := hcl.AbsTraversalForExpr(rel.Cluster)
+		if d.HasErrors() || len(trav) != 2 || trav.RootName() != "cluster" {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid cluster reference",
+				Detail:   "cluster must be a reference to a cluster block, such as cluster.dev.",
+				Subject:  rel.Cluster.Range().Ptr(),
+			})
+		} else if a, ok := trav[1].(hcl.TraverseAttr); ok {
+			ri.Cluster = e.clusters[a.Name]
+		}
+	}
+
+	ri.DependsOn = e.dependencies(rel)
+	return ri, diags
+}
+
+// dependencies lists every instance rel depends on, through references and
+// depends_on, each once with the first range that created it.
+func (e *evaluator) dependencies(rel *Release) []Dependency {
+	seen := map[ReleaseInstanceAddr]bool{}
+	var out []Dependency
+	add := func(name string, rng hcl.Range) {
+		target, ok := e.cfg.Releases[name]
+		if !ok || name == rel.Name {
+			return
+		}
+		for _, kv := range e.expansions[name] {
+			a := target.Addr().Instance(kv.key)
+			if !seen[a] {
+				seen[a] = true
+				out = append(out, Dependency{Addr: a, Range: rng})
+			}
+		}
+	}
+	for _, d := range rel.DependsOn {
+		add(d.Release.Name, d.Range)
+	}
+	for _, ref := range e.refs[rel.Name] {
+		if ref.Kind == RefRelease {
+			add(ref.Name, ref.Range)
+		}
+	}
+	slices.SortFunc(out, func(a, b Dependency) int {
+		switch {
+		case a.Addr.Less(b.Addr):
+			return -1
+		case b.Addr.Less(a.Addr):
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// resolveChart classifies the chart reference and resolves its repository.
+func (e *evaluator) resolveChart(ri *ReleaseInstance, expr hcl.Expression) hcl.Diagnostics {
+	c := ri.Chart
+	bad := func(summary, detail string) hcl.Diagnostics {
+		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: expr.Range().Ptr()}}
+	}
+	switch {
+	case c == "":
+		return bad("Invalid chart", "chart cannot be empty.")
+	case len(c) > 6 && c[:6] == "oci://":
+		ri.ChartSource = ChartOCI
+		return nil
+	case isLocalChart(c):
+		ri.ChartSource = ChartLocal
+		if _, err := resolvePath(e.cfg.Dir, c); err != nil {
+			return bad("Invalid chart path", err.Error())
+		}
+		return nil
+	}
+	repo, name, ok := cutOnce(c, '/')
+	if !ok || repo == "" || name == "" {
+		return bad("Invalid chart", fmt.Sprintf("%q is not a chart reference. Use a path (./charts/app), repository/chart (with a repository block) or oci://registry/path/chart.", c))
+	}
+	spec, ok := e.repositories[repo]
+	if !ok {
+		return bad("Reference to undeclared repository", fmt.Sprintf("The chart %q names the repository %q, but the stack declares no repository of that name. Declare it with a repository %q block, or write a local path as ./%s.", c, repo, repo, c))
+	}
+	ri.ChartSource = ChartRepo
+	ri.Repository = spec
+	return nil
+}
+
+func isLocalChart(c string) bool {
+	return c == "." || c == ".." || c[0] == '/' || c[0] == '~' ||
+		len(c) > 1 && c[:2] == "./" || len(c) > 2 && c[:3] == "../" ||
+		len(c) > 4 && c[len(c)-4:] == ".tgz"
+}
+
+func cutOnce(s string, sep byte) (string, string, bool) {
+	i, n := -1, 0
+	for j := 0; j < len(s); j++ {
+		if s[j] == sep {
+			if i < 0 {
+				i = j
+			}
+			n++
+		}
+	}
+	if n != 1 {
+		return "", "", false
+	}
+	return s[:i], s[i+1:], true
+}
+
+// valuesLayers checks the values list: each element YAML text or an object.
+// known is false when some layer depends on values known only after apply.
+func valuesLayers(val cty.Value, expr hcl.Expression) (layers []ValuesLayer, known bool, diags hcl.Diagnostics) {
+	unmarked, _ := val.Unmark()
+	if !unmarked.IsKnown() {
+		return nil, false, nil
+	}
+	if unmarked.IsNull() {
+		return nil, true, nil
+	}
+	ty := unmarked.Type()
+	if !ty.IsListType() && !ty.IsTupleType() {
+		return nil, true, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Incorrect attribute value type",
+			Detail:   fmt.Sprintf("values must be a list of YAML strings and objects, not %s. Wrap a single layer in brackets: values = [...].", ty.FriendlyName()),
+			Subject:  expr.Range().Ptr(),
+		}}
+	}
+	// Element ranges, when the list is written literally.
+	var elemRanges []hcl.Range
+	if tup, ok := expr.(*hclsyntax.TupleConsExpr); ok {
+		for _, ex := range tup.Exprs {
+			elemRanges = append(elemRanges, ex.Range())
+		}
+	}
+	// Marks on the list itself apply to every layer.
+	_, listMarks := val.Unmark()
+	known = true
+	i := 0
+	for it := unmarked.ElementIterator(); it.Next(); i++ {
+		_, v := it.Element()
+		v = v.WithMarks(listMarks)
+		rng := expr.Range()
+		if i < len(elemRanges) {
+			rng = elemRanges[i]
+		}
+		uv, _ := v.Unmark()
+		t := uv.Type()
+		switch {
+		case t == cty.String:
+			if !uv.IsKnown() {
+				known = false
+			} else if uv.IsNull() {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid values layer", Detail: "A values layer cannot be null.", Subject: &rng})
+				continue
+			} else if d := checkYAMLValues(uv.AsString(), rng); d != nil {
+				diags = append(diags, d)
+				continue
+			}
+			layers = append(layers, ValuesLayer{Kind: ValuesYAML, Value: v, Range: rng})
+		case t.IsObjectType() || t.IsMapType() || t == cty.DynamicPseudoType:
+			if uv.IsKnown() && uv.IsNull() {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid values layer", Detail: "A values layer cannot be null.", Subject: &rng})
+				continue
+			}
+			if !v.IsWhollyKnown() {
+				known = false
+			}
+			layers = append(layers, ValuesLayer{Kind: ValuesObject, Value: v, Range: rng})
+		default:
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid values layer",
+				Detail:   fmt.Sprintf("Each values layer is YAML text (for example file(\"values.yaml\")) or an object, not %s.", t.FriendlyName()),
+				Subject:  &rng,
+			})
+		}
+	}
+	return layers, known, diags
+}
+
+// checkYAMLValues checks that YAML text is a mapping (or empty). The error
+// never quotes the text, which may be sensitive.
+func checkYAMLValues(text string, rng hcl.Range) *hcl.Diagnostic {
+	ty, err := ctyyaml.ImpliedType([]byte(text))
+	if err != nil {
+		return &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid YAML in values",
+			Detail:   fmt.Sprintf("The values layer is not valid YAML: %s.", err),
+			Subject:  &rng,
+		}
+	}
+	if !ty.IsObjectType() && !ty.IsMapType() && ty != cty.DynamicPseudoType {
+		return &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid YAML in values",
+			Detail:   fmt.Sprintf("Values YAML must be a mapping of keys to values, not %s.", ty.FriendlyName()),
+			Subject:  &rng,
+		}
+	}
+	return nil
+}
+
+// setMap reads set / set_sensitive: a map from Helm --set paths to values.
+func setMap(val cty.Value, expr hcl.Expression, attr string, sensitive bool) (map[string]cty.Value, bool, hcl.Diagnostics) {
+	uv, marks := val.Unmark()
+	if !uv.IsKnown() {
+		return nil, false, nil
+	}
+	if uv.IsNull() {
+		return nil, true, nil
+	}
+	ty := uv.Type()
+	if !ty.IsObjectType() && !ty.IsMapType() {
+		return nil, true, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Incorrect attribute value type",
+			Detail:   fmt.Sprintf("%s must be a map from value paths to values, such as { \"image.tag\" = \"1.2.3\" }, not %s.", attr, ty.FriendlyName()),
+			Subject:  expr.Range().Ptr(),
+		}}
+	}
+	out := map[string]cty.Value{}
+	known := true
+	for it := uv.ElementIterator(); it.Next(); {
+		k, v := it.Element()
+		v = v.WithMarks(marks)
+		if sensitive {
+			v = v.Mark(Sensitive)
+		}
+		if !v.IsWhollyKnown() {
+			known = false
+		}
+		out[k.AsString()] = v
+	}
+	return out, known, nil
+}
+
+// checkUniqueNames refuses two instances that would be the same Helm release
+// (same name and namespace on the same cluster).
+func checkUniqueNames(instances []*ReleaseInstance) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	type id struct{ cluster, namespace, name string }
+	seen := map[id]*ReleaseInstance{}
+	for _, ri := range instances {
+		cluster := ""
+		if ri.Cluster != nil {
+			cluster = ri.Cluster.Name
+		}
+		k := id{cluster, ri.Namespace, ri.Name}
+		if prev, ok := seen[k]; ok {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate Helm release name",
+				Detail: fmt.Sprintf("%s and %s would both be the Helm release %q in namespace %q. Give them different names (for example name = \"%s-${each.key}\").",
+					prev.Addr, ri.Addr, ri.Name, ri.Namespace, ri.Addr.Release.Name),
+				Subject: ri.DeclRange.Ptr(),
+			})
+			continue
+		}
+		seen[k] = ri
+	}
+	return diags
+}
+
+func sortInstances(rs []*ReleaseInstance) {
+	slices.SortFunc(rs, func(a, b *ReleaseInstance) int {
+		switch {
+		case a.Addr.Less(b.Addr):
+			return -1
+		case b.Addr.Less(a.Addr):
+			return 1
+		}
+		return 0
+	})
+}
+
+var (
+	releaseNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	dnsLabelRE    = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+)
+
+// checkReleaseName applies Helm's rules for release names.
+func checkReleaseName(name string, expr hcl.Expression, decl hcl.Range) *hcl.Diagnostic {
+	if len(name) <= 53 && releaseNameRE.MatchString(name) {
+		return nil
+	}
+	subject := decl
+	if expr != nil {
+		subject = expr.Range()
+	}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Invalid Helm release name",
+		Detail:   fmt.Sprintf("%q is not a valid Helm release name: at most 53 lowercase letters, digits, \"-\" and \".\", starting and ending with a letter or digit. Set name explicitly if the block label does not qualify.", name),
+		Subject:  &subject,
+	}
+}
+
+func checkDNSLabel(s, attr string, expr hcl.Expression) hcl.Diagnostics {
+	if len(s) <= 63 && dnsLabelRE.MatchString(s) {
+		return nil
+	}
+	return hcl.Diagnostics{{
+		Severity: hcl.DiagError,
+		Summary:  "Invalid " + attr,
+		Detail:   fmt.Sprintf("%q is not a valid Kubernetes namespace name: at most 63 lowercase letters, digits and \"-\", starting and ending with a letter or digit.", s),
+		Subject:  expr.Range().Ptr(),
+	}}
+}
+
+// convertAttr converts an attribute value to ty with a diagnostic that
+// names the attribute.
+func convertAttr(val cty.Value, ty cty.Type, expr hcl.Expression, attr string) (cty.Value, hcl.Diagnostics) {
+	conv, err := convert.Convert(val, ty)
+	if err != nil {
+		return cty.UnknownVal(ty), hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Incorrect attribute value type",
+			Detail:   fmt.Sprintf("Inappropriate value for attribute %q: %s required, got %s.", attr, ty.FriendlyNameForConstraint(), val.Type().FriendlyName()),
+			Subject:  expr.Range().Ptr(),
+		}}
+	}
+	return conv, nil
+}
+
+// known converts and requires a known, non-sensitive value: for attributes
+// that decide what the release is before anything is applied.
+func knownAttr(val cty.Value, ty cty.Type, expr hcl.Expression, attr string) (cty.Value, hcl.Diagnostics) {
+	conv, diags := convertAttr(val, ty, expr, attr)
+	if diags.HasErrors() {
+		return conv, diags
+	}
+	if conv.IsMarked() {
+		return cty.UnknownVal(ty), hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Sensitive value not allowed",
+			Detail:   fmt.Sprintf("%q cannot be sensitive: it is shown in plans and stored in release records. Use set_sensitive or values for secrets.", attr),
+			Subject:  expr.Range().Ptr(),
+		}}
+	}
+	if !conv.IsWhollyKnown() {
+		return cty.UnknownVal(ty), hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Value known only after apply",
+			Detail:   fmt.Sprintf("%q must be known before apply, but it depends on a release attribute (revision, status or resources) that is known only after apply.", attr),
+			Subject:  expr.Range().Ptr(),
+		}}
+	}
+	return conv, nil
+}
+
+func asString(val cty.Value, expr hcl.Expression, attr string) (string, hcl.Diagnostics) {
+	conv, diags := knownAttr(val, cty.String, expr, attr)
+	if diags.HasErrors() || conv.IsNull() {
+		return "", diags
+	}
+	return conv.AsString(), nil
+}
+
+func asBool(val cty.Value, expr hcl.Expression, attr string) (bool, hcl.Diagnostics) {
+	conv, diags := knownAttr(val, cty.Bool, expr, attr)
+	if diags.HasErrors() || conv.IsNull() {
+		return false, diags
+	}
+	return conv.True(), nil
+}
+
+func asInt(val cty.Value, expr hcl.Expression, attr string) (int, hcl.Diagnostics) {
+	conv, diags := knownAttr(val, cty.Number, expr, attr)
+	if diags.HasErrors() || conv.IsNull() {
+		return 0, diags
+	}
+	bf := conv.AsBigFloat()
+	i, acc := bf.Int64()
+	if !bf.IsInt() || acc != 0 || i > 1<<31 || i < -(1<<31) {
+		return 0, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Incorrect attribute value type",
+			Detail:   fmt.Sprintf("Inappropriate value for attribute %q: a whole number required.", attr),
+			Subject:  expr.Range().Ptr(),
+		}}
+	}
+	return int(i), nil
+}
+
+func asStringMap(val cty.Value, expr hcl.Expression, attr string) (map[string]string, hcl.Diagnostics) {
+	conv, diags := knownAttr(val, cty.Map(cty.String), expr, attr)
+	if diags.HasErrors() || conv.IsNull() {
+		return nil, diags
+	}
+	out := map[string]string{}
+	for it := conv.ElementIterator(); it.Next(); {
+		k, v := it.Element()
+		if v.IsNull() {
+			continue
+		}
+		out[k.AsString()] = v.AsString()
+	}
+	return out, nil
+}

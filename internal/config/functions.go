@@ -1,0 +1,276 @@
+package config
+
+import (
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/tryfunc"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	ctyyaml "github.com/zclconf/go-cty-yaml"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+	"github.com/zclconf/go-cty/cty/function/stdlib"
+)
+
+// functions returns the function table for expressions of a stack rooted at
+// dir. File functions resolve relative paths against dir and refuse paths
+// that leave it; absolute paths are taken as the user's explicit choice.
+func functions(dir string) map[string]function.Function {
+	fs := map[string]function.Function{
+		// strings
+		"chomp": stdlib.ChompFunc, "format": stdlib.FormatFunc, "formatlist": stdlib.FormatListFunc,
+		"indent": stdlib.IndentFunc, "join": stdlib.JoinFunc, "lower": stdlib.LowerFunc,
+		"regex": stdlib.RegexFunc, "regexall": stdlib.RegexAllFunc, "replace": stdlib.ReplaceFunc,
+		"split": stdlib.SplitFunc, "strrev": stdlib.ReverseFunc, "substr": stdlib.SubstrFunc,
+		"title": stdlib.TitleFunc, "trim": stdlib.TrimFunc, "trimprefix": stdlib.TrimPrefixFunc,
+		"trimsuffix": stdlib.TrimSuffixFunc, "trimspace": stdlib.TrimSpaceFunc, "upper": stdlib.UpperFunc,
+		"strlen":     stdlib.StrlenFunc,
+		"startswith": startsWithFunc, "endswith": endsWithFunc, "strcontains": strContainsFunc,
+		// collections
+		"chunklist": stdlib.ChunklistFunc, "coalesce": stdlib.CoalesceFunc, "coalescelist": stdlib.CoalesceListFunc,
+		"compact": stdlib.CompactFunc, "concat": stdlib.ConcatFunc, "contains": stdlib.ContainsFunc,
+		"distinct": stdlib.DistinctFunc, "element": stdlib.ElementFunc, "flatten": stdlib.FlattenFunc,
+		"index": stdlib.IndexFunc, "keys": stdlib.KeysFunc, "length": stdlib.LengthFunc,
+		"lookup": stdlib.LookupFunc, "merge": stdlib.MergeFunc, "range": stdlib.RangeFunc,
+		"reverse": stdlib.ReverseListFunc, "setintersection": stdlib.SetIntersectionFunc,
+		"setproduct": stdlib.SetProductFunc, "setsubtract": stdlib.SetSubtractFunc,
+		"setunion": stdlib.SetUnionFunc, "slice": stdlib.SliceFunc, "sort": stdlib.SortFunc,
+		"values": stdlib.ValuesFunc, "zipmap": stdlib.ZipmapFunc,
+		// numbers
+		"abs": stdlib.AbsoluteFunc, "ceil": stdlib.CeilFunc, "floor": stdlib.FloorFunc,
+		"log": stdlib.LogFunc, "max": stdlib.MaxFunc, "min": stdlib.MinFunc,
+		"parseint": stdlib.ParseIntFunc, "pow": stdlib.PowFunc, "signum": stdlib.SignumFunc,
+		// conversion and control
+		"tobool": stdlib.MakeToFunc(cty.Bool), "tonumber": stdlib.MakeToFunc(cty.Number),
+		"tostring": stdlib.MakeToFunc(cty.String), "tolist": stdlib.MakeToFunc(cty.List(cty.DynamicPseudoType)),
+		"toset": stdlib.MakeToFunc(cty.Set(cty.DynamicPseudoType)), "tomap": stdlib.MakeToFunc(cty.Map(cty.DynamicPseudoType)),
+		"try": tryfunc.TryFunc, "can": tryfunc.CanFunc,
+		// encoding
+		"jsonencode": stdlib.JSONEncodeFunc, "jsondecode": stdlib.JSONDecodeFunc,
+		"yamlencode": ctyyaml.YAMLEncodeFunc, "yamldecode": ctyyaml.YAMLDecodeFunc,
+		"csvdecode":    stdlib.CSVDecodeFunc,
+		"base64encode": base64EncodeFunc, "base64decode": base64DecodeFunc,
+		"urlencode": urlEncodeFunc,
+		// hashes
+		"md5":    hashFunc(func(b []byte) []byte { s := md5.Sum(b); return s[:] }),
+		"sha1":   hashFunc(func(b []byte) []byte { s := sha1.Sum(b); return s[:] }),
+		"sha256": hashFunc(func(b []byte) []byte { s := sha256.Sum256(b); return s[:] }),
+		"sha512": hashFunc(func(b []byte) []byte { s := sha512.Sum512(b); return s[:] }),
+		"base64sha256": base64HashFunc(func(b []byte) []byte { s := sha256.Sum256(b); return s[:] }),
+		// dates (formatdate only: timestamp() would make plans unstable)
+		"formatdate": stdlib.FormatDateFunc,
+		// files
+		"file":       fileFunc(dir),
+		"fileexists": fileExistsFunc(dir),
+	}
+	fs["templatefile"] = templateFileFunc(dir, fs)
+	return fs
+}
+
+var startsWithFunc = stringPredicate("prefix", strings.HasPrefix)
+var endsWithFunc = stringPredicate("suffix", strings.HasSuffix)
+var strContainsFunc = stringPredicate("substr", strings.Contains)
+
+func stringPredicate(arg string, f func(s, x string) bool) function.Function {
+	return function.New(&function.Spec{
+		Params: []function.Parameter{{Name: "str", Type: cty.String}, {Name: arg, Type: cty.String}},
+		Type:   function.StaticReturnType(cty.Bool),
+		RefineResult: func(b *cty.RefinementBuilder) *cty.RefinementBuilder {
+			return b.NotNull()
+		},
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			return cty.BoolVal(f(args[0].AsString(), args[1].AsString())), nil
+		},
+	})
+}
+
+func stringFunc(f func(s string) (string, error)) function.Function {
+	return function.New(&function.Spec{
+		Params: []function.Parameter{{Name: "str", Type: cty.String}},
+		Type:   function.StaticReturnType(cty.String),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			s, err := f(args[0].AsString())
+			if err != nil {
+				return cty.UnknownVal(cty.String), err
+			}
+			return cty.StringVal(s), nil
+		},
+	})
+}
+
+var base64EncodeFunc = stringFunc(func(s string) (string, error) {
+	return base64.StdEncoding.EncodeToString([]byte(s)), nil
+})
+
+var base64DecodeFunc = stringFunc(func(s string) (string, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return "", fmt.Errorf("invalid base64: %w", err)
+	}
+	if !utf8.Valid(b) {
+		return "", fmt.Errorf("the decoded bytes are not valid UTF-8")
+	}
+	return string(b), nil
+})
+
+var urlEncodeFunc = stringFunc(func(s string) (string, error) { return url.QueryEscape(s), nil })
+
+func hashFunc(h func([]byte) []byte) function.Function {
+	return stringFunc(func(s string) (string, error) { return hex.EncodeToString(h([]byte(s))), nil })
+}
+
+func base64HashFunc(h func([]byte) []byte) function.Function {
+	return stringFunc(func(s string) (string, error) { return base64.StdEncoding.EncodeToString(h([]byte(s))), nil })
+}
+
+// resolvePath resolves p against the stack directory and refuses relative
+// paths that escape it.
+func resolvePath(dir, p string) (string, error) {
+	if p == "" {
+		return "", fmt.Errorf("empty path")
+	}
+	if strings.HasPrefix(p, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(home, p[2:]), nil
+	}
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p), nil
+	}
+	full := filepath.Join(dir, p)
+	rel, err := filepath.Rel(dir, full)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%q is outside the stack directory; use an absolute path to read files elsewhere", p)
+	}
+	return full, nil
+}
+
+func readStackFile(dir, p string) (string, error) {
+	path, err := resolvePath(dir, p)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("cannot read %s: %w", p, err)
+	}
+	if st.IsDir() {
+		return "", fmt.Errorf("%s is a directory", p)
+	}
+	if st.Size() > MaxFileSize {
+		return "", fmt.Errorf("%s is %d bytes; files read by the stack may be at most %d bytes", p, st.Size(), MaxFileSize)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("cannot read %s: %w", p, err)
+	}
+	if !utf8.Valid(b) {
+		return "", fmt.Errorf("%s is not valid UTF-8 text", p)
+	}
+	return string(b), nil
+}
+
+func fileFunc(dir string) function.Function {
+	return function.New(&function.Spec{
+		Params: []function.Parameter{{Name: "path", Type: cty.String}},
+		Type:   function.StaticReturnType(cty.String),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			s, err := readStackFile(dir, args[0].AsString())
+			if err != nil {
+				return cty.UnknownVal(cty.String), err
+			}
+			return cty.StringVal(s), nil
+		},
+	})
+}
+
+func fileExistsFunc(dir string) function.Function {
+	return function.New(&function.Spec{
+		Params: []function.Parameter{{Name: "path", Type: cty.String}},
+		Type:   function.StaticReturnType(cty.Bool),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			path, err := resolvePath(dir, args[0].AsString())
+			if err != nil {
+				return cty.UnknownVal(cty.Bool), err
+			}
+			st, err := os.Stat(path)
+			if err != nil {
+				if os.IsNotExist(err) {
+					return cty.False, nil
+				}
+				return cty.UnknownVal(cty.Bool), err
+			}
+			return cty.BoolVal(st.Mode().IsRegular()), nil
+		},
+	})
+}
+
+// templateFileFunc renders a template file with the given variables. The
+// template sees the stack's functions except templatefile itself, so a
+// template cannot recurse.
+func templateFileFunc(dir string, funcs map[string]function.Function) function.Function {
+	return function.New(&function.Spec{
+		Params: []function.Parameter{
+			{Name: "path", Type: cty.String},
+			{Name: "vars", Type: cty.DynamicPseudoType},
+		},
+		Type: function.StaticReturnType(cty.DynamicPseudoType),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			p := args[0].AsString()
+			src, err := readStackFile(dir, p)
+			if err != nil {
+				return cty.DynamicVal, err
+			}
+			vars := args[1]
+			if !vars.Type().IsObjectType() && !vars.Type().IsMapType() {
+				return cty.DynamicVal, function.NewArgErrorf(1, "template variables must be an object or map")
+			}
+			if !vars.IsWhollyKnown() {
+				return cty.DynamicVal, nil
+			}
+			if diags := checkNesting(p, []byte(src), hcl.InitialPos); diags.HasErrors() {
+				return cty.DynamicVal, fmt.Errorf("%s: %s", p, diags.Error())
+			}
+			expr, diags := hclsyntax.ParseTemplate([]byte(src), p, hcl.InitialPos)
+			if diags.HasErrors() {
+				return cty.DynamicVal, fmt.Errorf("%s: %s", p, diags.Error())
+			}
+			varMap := map[string]cty.Value{}
+			if !vars.IsNull() {
+				for it := vars.ElementIterator(); it.Next(); {
+					k, v := it.Element()
+					varMap[k.AsString()] = v
+				}
+			}
+			for _, trav := range expr.Variables() {
+				if _, ok := varMap[trav.RootName()]; !ok {
+					return cty.DynamicVal, fmt.Errorf("%s: the template refers to %q, which is not in the template variables", trav.SourceRange(), trav.RootName())
+				}
+			}
+			inner := make(map[string]function.Function, len(funcs))
+			for k, f := range funcs {
+				if k != "templatefile" {
+					inner[k] = f
+				}
+			}
+			val, diags := expr.Value(&hcl.EvalContext{Variables: varMap, Functions: inner})
+			if diags.HasErrors() {
+				return cty.DynamicVal, fmt.Errorf("%s", diags.Error())
+			}
+			return val, nil
+		},
+	})
+}

@@ -1,0 +1,220 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// Limits on a single stack file. HCL's parser and evaluator recurse once per
+// nesting level, so unbounded input could exhaust the stack (a fatal error in
+// Go, not a recoverable panic); these limits turn hostile input into a
+// diagnostic long before that.
+const (
+	MaxFileSize    = 4 << 20 // bytes
+	MaxNestingDepth = 256    // brackets, braces, parentheses, templates, unary operator runs
+)
+
+// LoadDir reads every *.hcl file in dir, except *.vars.hcl files (variable
+// values, see EvalOptions), and decodes them into a Config. Files are read in
+// name order so that diagnostics come out in a stable order.
+func LoadDir(dir string) (*Config, hcl.Diagnostics) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Cannot read stack directory",
+			Detail:   err.Error(),
+		}}
+	}
+	sources := map[string][]byte{}
+	var diags hcl.Diagnostics
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !isStackFile(name) {
+			continue
+		}
+		src, d := readLimited(filepath.Join(dir, name))
+		diags = append(diags, d...)
+		if src != nil {
+			sources[name] = src
+		}
+	}
+	cfg, d := LoadSources(dir, sources)
+	return cfg, append(diags, d...)
+}
+
+// isStackFile says whether a file name is part of the stack configuration.
+func isStackFile(name string) bool {
+	return strings.HasSuffix(name, ".hcl") && !strings.HasSuffix(name, ".vars.hcl") && !strings.HasPrefix(name, ".")
+}
+
+// LoadSources decodes in-memory stack files. Names are file names relative to
+// dir; dir is where file() and friends resolve paths and is recorded in the
+// Config. LoadDir is LoadSources over the directory's files.
+func LoadSources(dir string, sources map[string][]byte) (*Config, hcl.Diagnostics) {
+	cfg := &Config{
+		Dir:          dir,
+		Files:        map[string]*hcl.File{},
+		Variables:    map[string]*Variable{},
+		Locals:       map[string]*Local{},
+		Clusters:     map[string]*Cluster{},
+		Repositories: map[string]*Repository{},
+		Releases:     map[string]*Release{},
+	}
+	var diags hcl.Diagnostics
+	for _, name := range sortedKeys(sources) {
+		filename := filepath.Join(dir, name)
+		file, d := parseFile(filename, sources[name])
+		diags = append(diags, d...)
+		if file == nil {
+			continue
+		}
+		cfg.Files[filename] = file
+		diags = append(diags, cfg.decodeFile(file)...)
+	}
+	return cfg, diags
+}
+
+// readLimited reads a file, refusing files larger than MaxFileSize.
+func readLimited(path string) ([]byte, hcl.Diagnostics) {
+	st, err := os.Stat(path)
+	if err == nil && st.Size() > MaxFileSize {
+		return nil, hcl.Diagnostics{tooLarge(path, st.Size())}
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Cannot read file",
+			Detail:   err.Error(),
+		}}
+	}
+	return src, nil
+}
+
+func tooLarge(path string, size int64) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "File too large",
+		Detail:   fmt.Sprintf("%s is %d bytes; stack files may be at most %d bytes.", path, size, MaxFileSize),
+		Subject:  &hcl.Range{Filename: path, Start: hcl.InitialPos, End: hcl.InitialPos},
+	}
+}
+
+// parseFile checks src against the limits above and parses it as native HCL
+// syntax. The returned file is nil when src was refused before parsing.
+func parseFile(filename string, src []byte) (*hcl.File, hcl.Diagnostics) {
+	if diags := checkSource(filename, src); diags.HasErrors() {
+		return nil, diags
+	}
+	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	if diags.HasErrors() {
+		// A partial body from a file with syntax errors would only add
+		// follow-on errors; report the syntax errors alone.
+		if file != nil {
+			return &hcl.File{Body: hcl.EmptyBody(), Bytes: file.Bytes}, diags
+		}
+		return nil, diags
+	}
+	return file, diags
+}
+
+// checkSource refuses sources that are too large, not UTF-8, or nested too
+// deeply for the recursive parser.
+func checkSource(filename string, src []byte) hcl.Diagnostics {
+	if len(src) > MaxFileSize {
+		return hcl.Diagnostics{tooLarge(filename, int64(len(src)))}
+	}
+	if !utf8.Valid(src) {
+		pos := firstInvalidUTF8(src)
+		return hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid character encoding",
+			Detail:   "Stack files must be UTF-8 encoded.",
+			Subject:  &hcl.Range{Filename: filename, Start: pos, End: hcl.Pos{Line: pos.Line, Column: pos.Column + 1, Byte: pos.Byte + 1}},
+		}}
+	}
+	return checkNesting(filename, src, hcl.InitialPos)
+}
+
+// checkNesting lexes src (the lexer is not recursive) and refuses input whose
+// nesting exceeds MaxNestingDepth.
+func checkNesting(filename string, src []byte, start hcl.Pos) hcl.Diagnostics {
+	toks, _ := hclsyntax.LexConfig(src, filename, start)
+	return checkTokenNesting(toks)
+}
+
+func checkTokenNesting(toks hclsyntax.Tokens) hcl.Diagnostics {
+	depth, unary := 0, 0
+	var prev hclsyntax.TokenType
+	for _, t := range toks {
+		switch t.Type {
+		case hclsyntax.TokenOBrace, hclsyntax.TokenOBrack, hclsyntax.TokenOParen,
+			hclsyntax.TokenOQuote, hclsyntax.TokenOHeredoc,
+			hclsyntax.TokenTemplateInterp, hclsyntax.TokenTemplateControl:
+			depth++
+		case hclsyntax.TokenCBrace, hclsyntax.TokenCBrack, hclsyntax.TokenCParen,
+			hclsyntax.TokenCQuote, hclsyntax.TokenCHeredoc, hclsyntax.TokenTemplateSeqEnd:
+			if depth > 0 {
+				depth--
+			}
+		}
+		// Runs of operators (`!!!!x`, `- - - x`, `a ? b : c ? d : ...`)
+		// recurse in the parser just like brackets do.
+		switch t.Type {
+		case hclsyntax.TokenBang, hclsyntax.TokenMinus, hclsyntax.TokenQuestion:
+			if prev == t.Type || prev == hclsyntax.TokenColon || t.Type == hclsyntax.TokenQuestion {
+				unary++
+			}
+		case hclsyntax.TokenNewline:
+			unary = 0
+		}
+		prev = t.Type
+		if depth+unary > MaxNestingDepth {
+			rng := t.Range
+			return hcl.Diagnostics{{
+				Severity: hcl.DiagError,
+				Summary:  "Nesting too deep",
+				Detail:   fmt.Sprintf("Expressions and blocks may be nested at most %d levels deep.", MaxNestingDepth),
+				Subject:  &rng,
+			}}
+		}
+	}
+	return nil
+}
+
+func firstInvalidUTF8(src []byte) hcl.Pos {
+	pos := hcl.InitialPos
+	for i := 0; i < len(src); {
+		r, size := utf8.DecodeRune(src[i:])
+		if r == utf8.RuneError && size <= 1 {
+			pos.Byte = i
+			return pos
+		}
+		if r == '\n' {
+			pos.Line++
+			pos.Column = 1
+		} else {
+			pos.Column++
+		}
+		i += size
+	}
+	return pos
+}
+
+// sortedFileNames returns names in order, for deterministic iteration.
+func sortedFileNames(m map[string]*hcl.File) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,174 @@
+package config
+
+import (
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Stack is an evaluated stack: the inert data that rendering, planning and
+// applying work from. Create it with Evaluate.
+type Stack struct {
+	Name string
+	// Dir is the stack directory; local chart paths are relative to it.
+	Dir              string
+	DefaultNamespace string
+	// Atomic makes the whole apply atomic: a failure rolls back every release
+	// changed in this run.
+	Atomic bool
+
+	Clusters     map[string]*ClusterSpec
+	Repositories map[string]*RepositorySpec
+	// Releases are the expanded release instances in address order.
+	Releases []*ReleaseInstance
+
+	ev *evaluator // for EvaluateRelease
+}
+
+// Release returns the instance with the given address, or nil.
+func (s *Stack) Release(addr ReleaseInstanceAddr) *ReleaseInstance {
+	for _, r := range s.Releases {
+		if r.Addr == addr {
+			return r
+		}
+	}
+	return nil
+}
+
+// ClusterSpec is an evaluated cluster block. Empty fields mean the default:
+// $KUBECONFIG (or ~/.kube/config) and its current context.
+type ClusterSpec struct {
+	Name       string
+	Kubeconfig string
+	Context    string
+	DeclRange  hcl.Range
+}
+
+// RepositorySpec is an evaluated chart repository.
+type RepositorySpec struct {
+	Name     string
+	URL      string
+	OCI      bool      // URL starts with oci://
+	Username string
+	Password cty.Value // possibly sensitive; cty.NullVal(cty.String) when unset
+	DeclRange hcl.Range
+}
+
+// ChartSource says where a release's chart comes from.
+type ChartSource uint8
+
+const (
+	ChartLocal ChartSource = iota + 1 // a directory or .tgz, relative to the stack directory
+	ChartRepo                         // "repo/name" from a repository block
+	ChartOCI                          // "oci://registry/path/name"
+)
+
+func (c ChartSource) String() string {
+	switch c {
+	case ChartLocal:
+		return "local"
+	case ChartRepo:
+		return "repository"
+	case ChartOCI:
+		return "oci"
+	}
+	return "unknown"
+}
+
+// ValuesLayerKind is how a values layer was written.
+type ValuesLayerKind uint8
+
+const (
+	ValuesYAML   ValuesLayerKind = iota + 1 // a string: YAML text, e.g. file("values.yaml")
+	ValuesObject                            // an HCL object
+)
+
+func (k ValuesLayerKind) String() string {
+	if k == ValuesYAML {
+		return "yaml"
+	}
+	return "object"
+}
+
+// ValuesLayer is one element of a release's values list. Layers are merged in
+// order by the chart engine, later layers winning.
+type ValuesLayer struct {
+	Kind ValuesLayerKind
+	// Value is a cty.String for ValuesYAML and an object or map for
+	// ValuesObject. Marks (sensitive) are preserved; it may contain unknown
+	// values that depend on other releases' apply results.
+	Value cty.Value
+	Range hcl.Range
+}
+
+// Dependency is an edge to another release instance, with the source range
+// of the reference (or depends_on entry) that created it.
+type Dependency struct {
+	Addr  ReleaseInstanceAddr
+	Range hcl.Range
+}
+
+// ReleaseInstance is one evaluated release: a release block without count
+// or for_each, or one of its instances.
+type ReleaseInstance struct {
+	Addr            ReleaseInstanceAddr
+	Name            string // Helm release name
+	Namespace       string
+	CreateNamespace bool
+
+	// Chart is the chart as written: a path, "repo/name" or "oci://...".
+	Chart       string
+	ChartSource ChartSource
+	// Repository is the repository a "repo/name" chart comes from, else nil.
+	Repository *RepositorySpec
+	// Version is a semver constraint ("" means latest / the local chart).
+	Version string
+
+	Values []ValuesLayer
+	// Set and SetSensitive map Helm --set paths to values. Every value in
+	// SetSensitive is marked sensitive.
+	Set          map[string]cty.Value
+	SetSensitive map[string]cty.Value
+
+	Wait          bool
+	WaitForJobs   bool
+	Timeout       time.Duration
+	Atomic        bool
+	CleanupOnFail bool
+	HistoryMax    int
+	DisableHooks  bool
+	TakeOwnership bool
+	Labels        map[string]string
+
+	// Cluster is the cluster block this release targets, nil for the default.
+	Cluster *ClusterSpec
+
+	// DependsOn lists the instances this one depends on, from depends_on and
+	// from references in its expressions, in address order without repeats.
+	DependsOn []Dependency
+
+	// Known is false when some value (values, set) depends on attributes of
+	// other releases known only after apply. Re-evaluate with
+	// Stack.EvaluateRelease once they are.
+	Known bool
+
+	DeclRange hcl.Range
+}
+
+// Defaults used when a release does not say.
+const (
+	DefaultTimeout    = 5 * time.Minute
+	DefaultHistoryMax = 10
+	DefaultNamespace  = "default"
+)
+
+// AppliedRelease carries the attributes of an applied release instance that
+// are only known after apply, for re-evaluating its dependents.
+type AppliedRelease struct {
+	Revision int
+	Status   string
+	// Resources is a list of objects describing what the release created
+	// (shape chosen by the release engine); cty.NilVal leaves it unknown.
+	Resources cty.Value
+}
