@@ -1,0 +1,44 @@
+# convoy's build, test and local-cluster entry points. Tool versions are
+# pinned in hack/tools.env; the tools are built from the Go module proxy into
+# a cache outside the repository (hack/build-tools.sh).
+include hack/tools.env
+
+TOOLS_DIR := $(or $(CONVOY_TOOLS_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/convoy/tools)
+export CONVOY_TOOLS_DIR := $(TOOLS_DIR)
+export CONVOY_KUBE_BIN_DIR := $(TOOLS_DIR)/k8s-$(K8S_VERSION)/bin
+export CONVOY_KWOK_BIN := $(TOOLS_DIR)/kwok-$(KWOK_VERSION)/bin/kwok
+export CONVOY_HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)/bin/helm
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X github.com/convoy-sh/convoy/internal/version.version=$(VERSION) \
+           -X github.com/convoy-sh/convoy/internal/version.commit=$(COMMIT)
+
+DEVCLUSTER_STATE := .devcluster
+
+.PHONY: build tools test lint devcluster-up devcluster-down bin/devcluster
+
+build:
+	go build -ldflags '$(LDFLAGS)' -o bin/convoy ./cmd/convoy
+
+bin/devcluster:
+	go build -o bin/devcluster ./hack/devcluster
+
+# Builds what is missing: the control plane, kwok, and the helm oracle.
+tools:
+	hack/build-tools.sh k8s kwok helm
+
+# Unit and integration tests against a devcluster of their own.
+test: tools bin/devcluster
+	hack/test.sh
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	go vet ./...
+
+devcluster-up: tools bin/devcluster
+	bin/devcluster up --state $(DEVCLUSTER_STATE)
+	@echo "export KUBECONFIG=$(CURDIR)/$(DEVCLUSTER_STATE)/kubeconfig"
+
+devcluster-down: bin/devcluster
+	bin/devcluster down --state $(DEVCLUSTER_STATE)

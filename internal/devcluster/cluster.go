@@ -1,0 +1,444 @@
+package devcluster
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Failure-simulation labels, honoured by the cluster's fake kubelet. Later
+// tests and examples rely on these exact strings.
+const (
+	// LabelNeverReady on a pod ("true") keeps it Running but never Ready.
+	LabelNeverReady = "devcluster.convoy.dev/never-ready"
+	// LabelFail on a pod ("true") makes it end Failed (exit code 1).
+	LabelFail = "devcluster.convoy.dev/fail"
+
+	// NodeAnnotation marks the nodes kwok manages.
+	NodeAnnotation = "kwok.x-k8s.io/node"
+
+	serviceCIDR      = "10.96.0.0/16"
+	serviceClusterIP = "10.96.0.1"
+	defaultNodes     = 3
+	stopGrace        = 10 * time.Second
+)
+
+//go:embed stages/stages.yaml
+var stagesYAML []byte
+
+// Options configure Start. The zero value (plus Tools) starts three nodes in
+// a fresh temporary directory.
+type Options struct {
+	Tools Tools
+	// Nodes is the number of fake nodes; 0 means 3.
+	Nodes int
+	// KubeconfigPath, if set, receives a copy of the admin kubeconfig; Stop
+	// removes it.
+	KubeconfigPath string
+	// StartTimeout bounds the whole start; 0 means two minutes.
+	StartTimeout time.Duration
+}
+
+// Cluster is a running local control plane.
+type Cluster struct {
+	dir            string
+	kubeconfig     string
+	extraConfig    string
+	restConfig     *rest.Config
+	launcher       *launcher
+	procs          []*process
+	stopOnce       sync.Once
+	componentPorts map[string]int
+}
+
+// Kubeconfig is the path of the admin kubeconfig.
+func (c *Cluster) Kubeconfig() string { return c.kubeconfig }
+
+// RESTConfig returns a copy of the admin client configuration.
+func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.restConfig) }
+
+// Dir is the cluster's private directory (certificates, etcd data, logs).
+func (c *Cluster) Dir() string { return c.dir }
+
+// Pids lists the process ids of the cluster's components, which are also
+// their process group ids.
+func (c *Cluster) Pids() map[string]int {
+	m := make(map[string]int, len(c.procs))
+	for _, p := range c.procs {
+		m[p.name] = p.Pid()
+	}
+	return m
+}
+
+// Start brings up etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler and kwok with opts.Nodes fake nodes, and returns once the
+// nodes are Ready and schedulable. On error nothing it started is left.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	if err := opts.Tools.check(); err != nil {
+		return nil, err
+	}
+	if opts.Nodes == 0 {
+		opts.Nodes = defaultNodes
+	}
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 2 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
+	defer cancel()
+
+	dir, err := os.MkdirTemp("", "convoy-devcluster-")
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{dir: dir, launcher: newLauncher(), extraConfig: opts.KubeconfigPath}
+	if err := c.start(ctx, opts); err != nil {
+		c.Stop()
+		return nil, fmt.Errorf("devcluster: %w", err)
+	}
+	return c, nil
+}
+
+func (c *Cluster) start(ctx context.Context, opts Options) error {
+	if err := os.MkdirAll(filepath.Join(c.dir, "logs"), 0o700); err != nil {
+		return err
+	}
+	p, err := newPKI(c.dir)
+	if err != nil {
+		return fmt.Errorf("generate certificates: %w", err)
+	}
+	ports, err := freePorts(3)
+	if err != nil {
+		return err
+	}
+	etcdClient, etcdPeer, apiPort := ports[0], ports[1], ports[2]
+	c.componentPorts = map[string]int{"etcd": etcdClient, "etcd-peer": etcdPeer, "kube-apiserver": apiPort}
+	bin := func(name string) string { return filepath.Join(opts.Tools.KubeBinDir, name) }
+
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdClient)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(etcdPeer)
+	etcd, err := c.run("etcd", bin("etcd"),
+		"--name=devcluster",
+		"--data-dir="+filepath.Join(c.dir, "etcd"),
+		"--listen-client-urls="+etcdURL,
+		"--advertise-client-urls="+etcdURL,
+		"--listen-peer-urls="+peerURL,
+		"--initial-advertise-peer-urls="+peerURL,
+		"--initial-cluster=devcluster="+peerURL,
+		"--unsafe-no-fsync",
+		"--log-level=warn",
+	)
+	if err != nil {
+		return err
+	}
+	plain := &http.Client{Timeout: 2 * time.Second}
+	if err := c.waitHTTP(ctx, etcd, plain, etcdURL+"/health", ""); err != nil {
+		return err
+	}
+
+	apiURL := "https://127.0.0.1:" + strconv.Itoa(apiPort)
+	api, err := c.run("kube-apiserver", bin("kube-apiserver"),
+		"--etcd-servers="+etcdURL,
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(apiPort),
+		"--tls-cert-file="+p.servingCert,
+		"--tls-private-key-file="+p.servKey,
+		"--client-ca-file="+p.caCert,
+		"--token-auth-file="+p.tokenFile,
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file="+p.saPub,
+		"--service-account-signing-key-file="+p.saKey,
+		"--service-cluster-ip-range="+serviceCIDR,
+		"--authorization-mode=RBAC",
+		"--allow-privileged=true",
+		"--cert-dir="+filepath.Join(c.dir, "apiserver-certs"),
+		"--profiling=false",
+	)
+	if err != nil {
+		return err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(p.caPEM)
+	secure := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	if err := c.waitHTTP(ctx, api, secure, apiURL+"/readyz", p.adminToken); err != nil {
+		return err
+	}
+
+	c.kubeconfig = filepath.Join(c.dir, "kubeconfig")
+	if err := writeKubeconfig(c.kubeconfig, apiURL, p); err != nil {
+		return err
+	}
+	if c.extraConfig != "" {
+		if err := writeKubeconfig(c.extraConfig, apiURL, p); err != nil {
+			return err
+		}
+	}
+	c.restConfig = &rest.Config{
+		Host:            apiURL,
+		BearerToken:     p.adminToken,
+		TLSClientConfig: rest.TLSClientConfig{CAData: p.caPEM},
+		QPS:             100,
+		Burst:           200,
+	}
+
+	if _, err := c.run("kube-controller-manager", bin("kube-controller-manager"),
+		"--kubeconfig="+c.kubeconfig,
+		"--leader-elect=false",
+		"--secure-port=0",
+		"--service-account-private-key-file="+p.saKey,
+		"--root-ca-file="+p.caCert,
+		"--cluster-signing-cert-file="+p.caCert,
+		"--cluster-signing-key-file="+p.caKey,
+		"--use-service-account-credentials=false",
+		"--kube-api-qps=100",
+		"--kube-api-burst=200",
+	); err != nil {
+		return err
+	}
+	if _, err := c.run("kube-scheduler", bin("kube-scheduler"),
+		"--kubeconfig="+c.kubeconfig,
+		"--leader-elect=false",
+		"--secure-port=0",
+	); err != nil {
+		return err
+	}
+
+	client, err := kubernetes.NewForConfig(c.restConfig)
+	if err != nil {
+		return err
+	}
+	for i := range opts.Nodes {
+		if err := createNode(ctx, client, fmt.Sprintf("kwok-node-%d", i)); err != nil {
+			return err
+		}
+	}
+	stages := filepath.Join(c.dir, "stages.yaml")
+	if err := os.WriteFile(stages, stagesYAML, 0o600); err != nil {
+		return err
+	}
+	if _, err := c.run("kwok", opts.Tools.Kwok,
+		"--kubeconfig="+c.kubeconfig,
+		"--config="+stages,
+		"--manage-all-nodes=false",
+		"--manage-nodes-with-annotation-selector="+NodeAnnotation+"=fake",
+		"--cidr=10.244.0.1/16",
+		"--node-ip=10.240.0.1",
+		// Heartbeats go through node leases; without them the node-lifecycle
+		// controller would mark the nodes NotReady after its grace period.
+		"--node-lease-duration-seconds=40",
+	); err != nil {
+		return err
+	}
+	return c.waitSchedulable(ctx, client, opts.Nodes)
+}
+
+// run starts one component and records it for Stop.
+func (c *Cluster) run(name, bin string, args ...string) (*process, error) {
+	p, err := c.launcher.start(name, bin, args, filepath.Join(c.dir, "logs", name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	c.procs = append(c.procs, p)
+	return p, nil
+}
+
+// Stop ends every process the cluster started, newest first, and removes
+// its directory and kubeconfig copy. It is safe to call more than once.
+func (c *Cluster) Stop() {
+	c.stopOnce.Do(func() {
+		for i := len(c.procs) - 1; i >= 0; i-- {
+			c.procs[i].stop(stopGrace)
+		}
+		c.launcher.close()
+		if c.extraConfig != "" {
+			_ = os.Remove(c.extraConfig)
+		}
+		_ = os.RemoveAll(c.dir)
+	})
+}
+
+// Err reports a component that is no longer running, if any.
+func (c *Cluster) Err() error {
+	for _, p := range c.procs {
+		if !p.running() {
+			return p.exitError()
+		}
+	}
+	return nil
+}
+
+// waitHTTP polls url until it answers 200, the process exits, or ctx ends.
+// Start-up readiness has nothing to watch yet, so polling is the only way.
+func (c *Cluster) waitHTTP(ctx context.Context, p *process, client *http.Client, url, token string) error {
+	var last string
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err == nil {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = fmt.Sprintf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
+		} else {
+			last = err.Error()
+		}
+		if !p.running() {
+			return p.exitError()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready at %s (last answer: %s); last output:\n%s", p.name, url, last, p.logTail(15))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// waitSchedulable waits until n nodes are Ready without the not-ready taint
+// (which the node-lifecycle controller clears) and the default namespace's
+// service account exists, i.e. pods can be created and scheduled.
+func (c *Cluster) waitSchedulable(ctx context.Context, client kubernetes.Interface, n int) error {
+	var state string
+	for {
+		if err := c.Err(); err != nil {
+			return err
+		}
+		ready, st, err := nodesSchedulable(ctx, client, n)
+		state = st
+		if err == nil && ready {
+			_, err = client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+			if err == nil {
+				return nil
+			}
+			state = "default service account not created yet"
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("nodes not schedulable: %s", state)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func nodesSchedulable(ctx context.Context, client kubernetes.Interface, n int) (bool, string, error) {
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false, err.Error(), err
+	}
+	ok := 0
+	var waiting []string
+	for _, node := range nodes.Items {
+		if nodeSchedulable(&node) {
+			ok++
+		} else {
+			waiting = append(waiting, node.Name)
+		}
+	}
+	return ok >= n, fmt.Sprintf("%d/%d nodes ready and untainted (waiting: %s)", ok, n, strings.Join(waiting, ", ")), nil
+}
+
+func nodeSchedulable(node *corev1.Node) bool {
+	ready := false
+	for _, cond := range node.Status.Conditions {
+		if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+			ready = true
+		}
+	}
+	for _, t := range node.Spec.Taints {
+		if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
+			return false
+		}
+	}
+	return ready
+}
+
+func createNode(ctx context.Context, client kubernetes.Interface, name string) error {
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("32"),
+		corev1.ResourceMemory: resource.MustParse("256Gi"),
+		corev1.ResourcePods:   resource.MustParse("250"),
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Annotations: map[string]string{NodeAnnotation: "fake"},
+			Labels: map[string]string{
+				"kubernetes.io/hostname": name,
+				"kubernetes.io/os":       "linux",
+				"kubernetes.io/arch":     "amd64",
+				"type":                   "kwok",
+			},
+		},
+		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+	}
+	_, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("v1 Node %s: %w", name, err)
+	}
+	return nil
+}
+
+func writeKubeconfig(path, server string, p *pki) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["devcluster"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: p.caPEM}
+	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: p.adminToken}
+	cfg.Contexts["devcluster"] = &clientcmdapi.Context{Cluster: "devcluster", AuthInfo: "admin", Namespace: "default"}
+	cfg.CurrentContext = "devcluster"
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return clientcmd.WriteToFile(*cfg, path)
+}
+
+// freePorts reserves n distinct free loopback ports. They are released just
+// before the components bind them; a clash with another process in that
+// window fails the start with the component's "address already in use".
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("reserve a port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// ErrNotRunning is returned by operations on a stopped cluster.
+var ErrNotRunning = errors.New("devcluster is not running")

@@ -1,0 +1,404 @@
+package devcluster_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/devcluster"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+)
+
+var cluster = devtest.New()
+
+func TestMain(m *testing.M) {
+	if os.Getenv("DEVCLUSTER_TEST_CHILD") != "" {
+		os.Exit(childStartsCluster())
+	}
+	os.Exit(cluster.Run(m))
+}
+
+func TestServerVersion(t *testing.T) {
+	v, err := cluster.Client().Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.GitVersion != "v1.36.3" || v.Major != "1" || v.Minor != "36" {
+		t.Fatalf("server reports %s (major %q minor %q), want v1.36.3", v.GitVersion, v.Major, v.Minor)
+	}
+}
+
+func labels(extra map[string]string) map[string]string {
+	m := map[string]string{"app": "web"}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return m
+}
+
+func deployment(name string, replicas int32, podLabels map[string]string) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx:1.27"}}},
+			},
+		},
+	}
+}
+
+func job(name string, podLabels map[string]string) *batchv1.Job {
+	backoff := int32(0)
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: batchv1.JobSpec{
+			BackoffLimit: &backoff,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers:    []corev1.Container{{Name: "migrate", Image: "busybox:1.36"}},
+				},
+			},
+		},
+	}
+}
+
+func available(d *appsv1.Deployment) bool {
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
+			return d.Status.AvailableReplicas == *d.Spec.Replicas
+		}
+	}
+	return false
+}
+
+func TestDeploymentBecomesAvailable(t *testing.T) {
+	ns := cluster.Namespace(t)
+	client := cluster.Client()
+	ctx := context.Background()
+	if _, err := client.AppsV1().Deployments(ns).Create(ctx, deployment("web", 2, labels(nil)), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var last *appsv1.Deployment
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		d, err := client.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		last = d
+		return available(d), nil
+	})
+	if err != nil {
+		t.Fatalf("2-replica Deployment not Available within 30s: %v; status %+v", err, last.Status)
+	}
+}
+
+func TestNeverReadyDeploymentStaysUnavailable(t *testing.T) {
+	ns := cluster.Namespace(t)
+	client := cluster.Client()
+	ctx := context.Background()
+	d := deployment("stuck", 2, labels(map[string]string{devcluster.LabelNeverReady: "true"}))
+	if _, err := client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The pods must really exist and run (otherwise "unavailable" proves
+	// nothing), yet never turn Ready.
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		return running == 2, nil
+	})
+	if err != nil {
+		t.Fatalf("never-ready pods did not reach Running: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		got, err := client.AppsV1().Deployments(ns).Get(ctx, "stuck", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if available(got) || got.Status.ReadyReplicas > 0 {
+			t.Fatalf("never-ready Deployment became ready: %+v", got.Status)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && (c.Status != corev1.ConditionFalse || c.Reason != "ContainersNotReady") {
+				t.Errorf("pod %s Ready condition %s/%s, want False/ContainersNotReady", p.Name, c.Status, c.Reason)
+			}
+		}
+	}
+}
+
+func waitJob(t *testing.T, client kubernetes.Interface, ns, name string, want batchv1.JobConditionType) {
+	t.Helper()
+	ctx := context.Background()
+	var last *batchv1.Job
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		j, err := client.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		last = j
+		for _, c := range j.Status.Conditions {
+			if c.Status != corev1.ConditionTrue {
+				continue
+			}
+			if c.Type == want {
+				return true, nil
+			}
+			if c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed {
+				return false, fmt.Errorf("job ended %s (%s), want %s", c.Type, c.Message, want)
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("Job %s: %v; status %+v", name, err, last.Status)
+	}
+}
+
+func TestJobCompletes(t *testing.T) {
+	ns := cluster.Namespace(t)
+	if _, err := cluster.Client().BatchV1().Jobs(ns).Create(context.Background(), job("migrate", nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitJob(t, cluster.Client(), ns, "migrate", batchv1.JobComplete)
+}
+
+func TestFailingJobFails(t *testing.T) {
+	ns := cluster.Namespace(t)
+	j := job("migrate", map[string]string{devcluster.LabelFail: "true"})
+	if _, err := cluster.Client().BatchV1().Jobs(ns).Create(context.Background(), j, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitJob(t, cluster.Client(), ns, "migrate", batchv1.JobFailed)
+	pods, err := cluster.Client().CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) == 0 || pods.Items[0].Status.Phase != corev1.PodFailed ||
+		pods.Items[0].Status.ContainerStatuses[0].State.Terminated == nil ||
+		pods.Items[0].Status.ContainerStatuses[0].State.Terminated.ExitCode != 1 {
+		t.Fatalf("failing job's pod is not Failed with exit code 1: %+v", pods.Items)
+	}
+}
+
+// TestTwoClustersSideBySide starts two more clusters at once: both work,
+// neither sees the other's objects, and after Stop no process of either is
+// left, not even in their process groups.
+func TestTwoClustersSideBySide(t *testing.T) {
+	tools, err := devcluster.LocateTools(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var clusters [2]*devcluster.Cluster
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i := range clusters {
+		wg.Go(func() {
+			clusters[i], errs[i] = devcluster.Start(ctx, devcluster.Options{Tools: tools, Nodes: 1})
+		})
+	}
+	wg.Wait()
+	for i, c := range clusters {
+		if errs[i] != nil {
+			for _, c := range clusters {
+				if c != nil {
+					c.Stop()
+				}
+			}
+			t.Fatalf("cluster %d: %v", i, errs[i])
+		}
+		defer c.Stop()
+	}
+	if clusters[0].RESTConfig().Host == clusters[1].RESTConfig().Host {
+		t.Fatalf("both clusters serve at %s", clusters[0].RESTConfig().Host)
+	}
+	var clients [2]kubernetes.Interface
+	for i, c := range clusters {
+		clients[i] = kubernetes.NewForConfigOrDie(c.RESTConfig())
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "only-in-first"}, Data: map[string]string{"k": "v"}}
+	if _, err := clients[0].CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clients[1].CoreV1().ConfigMaps("default").Get(ctx, "only-in-first", metav1.GetOptions{}); err == nil {
+		t.Fatal("second cluster sees the first cluster's ConfigMap: they share storage")
+	}
+
+	var pids []int
+	for _, c := range clusters {
+		for _, pid := range c.Pids() {
+			pids = append(pids, pid)
+		}
+	}
+	if len(pids) != 10 {
+		t.Fatalf("want 5 components per cluster, got pids %v", pids)
+	}
+	dirs := []string{clusters[0].Dir(), clusters[1].Dir()}
+	for _, c := range clusters {
+		c.Stop()
+	}
+	assertGone(t, pids, 0)
+	for _, d := range dirs {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("cluster directory %s left behind", d)
+		}
+	}
+}
+
+// TestChildrenDieWithParent kills (SIGKILL, no cleanup) a process that
+// started a cluster; every component must die with it.
+func TestChildrenDieWithParent(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "DEVCLUSTER_TEST_CHILD=1")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var report childReport
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err == nil {
+		err = json.Unmarshal([]byte(line), &report)
+	}
+	if err != nil || report.Error != "" {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("child did not start a cluster: %v %s", err, report.Error)
+	}
+	defer os.RemoveAll(report.Dir)
+	var pids []int
+	for _, pid := range report.Pids {
+		pids = append(pids, pid)
+	}
+	if len(pids) != 5 {
+		t.Fatalf("child reports pids %v", report.Pids)
+	}
+	for _, pid := range pids {
+		if syscall.Kill(pid, 0) != nil {
+			t.Fatalf("component %d not running before the parent is killed", pid)
+		}
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	assertGone(t, pids, 15*time.Second)
+}
+
+type childReport struct {
+	Pids  map[string]int `json:"pids"`
+	Dir   string         `json:"dir"`
+	Error string         `json:"error"`
+}
+
+func childStartsCluster() int {
+	tools, err := devcluster.LocateTools(os.Getenv)
+	var c *devcluster.Cluster
+	if err == nil {
+		c, err = devcluster.Start(context.Background(), devcluster.Options{Tools: tools, Nodes: 1})
+	}
+	r := childReport{}
+	if err != nil {
+		r.Error = err.Error()
+	} else {
+		r.Pids, r.Dir = c.Pids(), c.Dir()
+	}
+	b, _ := json.Marshal(r)
+	fmt.Println(string(b))
+	if err != nil {
+		return 1
+	}
+	select {} // wait to be killed
+}
+
+// assertGone fails unless every pid and every member of its process group
+// has exited within timeout. Zombies of already-reaped children don't exist:
+// the cluster waits for each process it starts.
+func assertGone(t *testing.T, pids []int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var alive []string
+		for _, pid := range pids {
+			if syscall.Kill(pid, 0) == nil {
+				alive = append(alive, strconv.Itoa(pid))
+			}
+			for _, member := range groupMembers(pid) {
+				alive = append(alive, fmt.Sprintf("%d (group %d)", member, pid))
+			}
+		}
+		if len(alive) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left after teardown: %s", strings.Join(alive, ", "))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// groupMembers lists live processes whose process group is pgid.
+func groupMembers(pgid int) []int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var members []int
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		// Fields after the command name, which is in parentheses and may
+		// itself contain spaces: state ppid pgrp ...
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 3 || f[0] == "Z" {
+			continue
+		}
+		if g, _ := strconv.Atoi(f[2]); g == pgid {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+			members = append(members, pid)
+		}
+	}
+	return members
+}

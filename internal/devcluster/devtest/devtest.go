@@ -1,0 +1,132 @@
+// Package devtest gives integration tests a real cluster: one devcluster per
+// test binary (or the one `make test` started, named by CONVOY_TEST_KUBECONFIG)
+// and a fresh namespace per test.
+//
+//	var cluster = devtest.New()
+//
+//	func TestMain(m *testing.M) { os.Exit(cluster.Run(m)) }
+//
+//	func TestX(t *testing.T) {
+//		ns := cluster.Namespace(t)
+//		client := cluster.Client()
+//		...
+//	}
+package devtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/devcluster"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// EnvKubeconfig names the kubeconfig of an already running devcluster that
+// tests should share instead of starting their own (make test sets it).
+const EnvKubeconfig = "CONVOY_TEST_KUBECONFIG"
+
+// Env is the cluster of one test binary.
+type Env struct {
+	kubeconfig string
+	config     *rest.Config
+	client     kubernetes.Interface
+	cluster    *devcluster.Cluster // nil when shared
+}
+
+// New returns an Env to be started by Run in TestMain.
+func New() *Env { return &Env{} }
+
+// Run connects to (or starts) the cluster, runs the tests, and stops a
+// cluster it started. It returns the exit code for os.Exit.
+func (e *Env) Run(m *testing.M) int {
+	if err := e.start(); err != nil {
+		fmt.Fprintf(os.Stderr, "devtest: %v\n", err)
+		return 1
+	}
+	code := m.Run()
+	if e.cluster != nil {
+		e.cluster.Stop()
+	}
+	return code
+}
+
+func (e *Env) start() error {
+	if path := os.Getenv(EnvKubeconfig); path != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", path)
+		if err != nil {
+			return fmt.Errorf("%s=%s: %w", EnvKubeconfig, path, err)
+		}
+		cfg.QPS, cfg.Burst = 100, 200
+		e.kubeconfig, e.config = path, cfg
+	} else {
+		tools, err := devcluster.LocateTools(os.Getenv)
+		if err != nil {
+			return err
+		}
+		c, err := devcluster.Start(context.Background(), devcluster.Options{Tools: tools})
+		if err != nil {
+			return err
+		}
+		e.cluster, e.kubeconfig, e.config = c, c.Kubeconfig(), c.RESTConfig()
+	}
+	client, err := kubernetes.NewForConfig(e.config)
+	if err != nil {
+		return err
+	}
+	e.client = client
+	return nil
+}
+
+// Kubeconfig is the path of the admin kubeconfig.
+func (e *Env) Kubeconfig() string { return e.kubeconfig }
+
+// RESTConfig returns a copy of the admin client configuration.
+func (e *Env) RESTConfig() *rest.Config { return rest.CopyConfig(e.config) }
+
+// Client is a typed admin client.
+func (e *Env) Client() kubernetes.Interface { return e.client }
+
+var unsafeChars = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// Namespace creates a namespace for t alone, waits until pods can be created
+// in it (its default service account exists), and deletes it when t ends.
+func (e *Env) Namespace(t testing.TB) string {
+	t.Helper()
+	base := strings.Trim(unsafeChars.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
+	if len(base) > 40 {
+		base = strings.TrimRight(base[:40], "-")
+	}
+	suffix := make([]byte, 3)
+	_, _ = rand.Read(suffix)
+	name := "t-" + base + "-" + hex.EncodeToString(suffix)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"convoy.dev/test": "true"}}}
+	if _, err := e.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create namespace %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		_ = e.client.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, err := e.client.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("namespace %s: default service account never appeared: %v", name, err)
+	}
+	return name
+}

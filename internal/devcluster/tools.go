@@ -1,0 +1,109 @@
+package devcluster
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Tools locates the binaries a cluster runs.
+type Tools struct {
+	KubeBinDir string // holds etcd, kube-apiserver, kube-controller-manager, kube-scheduler
+	Kwok       string // the kwok binary
+}
+
+var kubeBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"}
+
+// check reports every missing binary at once.
+func (t Tools) check() error {
+	var missing []string
+	for _, b := range kubeBinaries {
+		if _, err := os.Stat(filepath.Join(t.KubeBinDir, b)); err != nil {
+			missing = append(missing, filepath.Join(t.KubeBinDir, b))
+		}
+	}
+	if _, err := os.Stat(t.Kwok); err != nil {
+		missing = append(missing, t.Kwok)
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("devcluster tools not built (missing %s): run `make tools` (hack/build-tools.sh)", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// LocateTools finds the tool binaries. getenv is injected (os.Getenv in
+// production). CONVOY_KUBE_BIN_DIR and CONVOY_KWOK_BIN name them directly (the
+// Makefile sets both); otherwise the pinned versions are read from
+// hack/tools.env in the enclosing convoy checkout and looked up in the tools
+// cache, exactly where hack/build-tools.sh puts them.
+func LocateTools(getenv func(string) string) (Tools, error) {
+	t := Tools{KubeBinDir: getenv("CONVOY_KUBE_BIN_DIR"), Kwok: getenv("CONVOY_KWOK_BIN")}
+	if t.KubeBinDir == "" || t.Kwok == "" {
+		versions, err := readToolVersions()
+		if err != nil {
+			return Tools{}, err
+		}
+		cache, err := toolsCacheDir(getenv)
+		if err != nil {
+			return Tools{}, err
+		}
+		if t.KubeBinDir == "" {
+			t.KubeBinDir = filepath.Join(cache, "k8s-"+versions["K8S_VERSION"], "bin")
+		}
+		if t.Kwok == "" {
+			t.Kwok = filepath.Join(cache, "kwok-"+versions["KWOK_VERSION"], "bin", "kwok")
+		}
+	}
+	return t, t.check()
+}
+
+// toolsCacheDir mirrors hack/build-tools.sh.
+func toolsCacheDir(getenv func(string) string) (string, error) {
+	if d := getenv("CONVOY_TOOLS_DIR"); d != "" {
+		return d, nil
+	}
+	if d := getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "convoy", "tools"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		return "", errors.New("cannot find the tools cache: neither CONVOY_TOOLS_DIR, XDG_CACHE_HOME nor HOME is set")
+	}
+	return filepath.Join(home, ".cache", "convoy", "tools"), nil
+}
+
+// readToolVersions parses hack/tools.env of the checkout containing the
+// working directory.
+func readToolVersions() (map[string]string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		path := filepath.Join(dir, "hack", "tools.env")
+		f, err := os.Open(path)
+		if err == nil {
+			defer f.Close()
+			versions := map[string]string{}
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				line := strings.TrimSpace(sc.Text())
+				if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") {
+					versions[k] = v
+				}
+			}
+			if versions["K8S_VERSION"] == "" || versions["KWOK_VERSION"] == "" {
+				return nil, fmt.Errorf("%s does not pin K8S_VERSION and KWOK_VERSION", path)
+			}
+			return versions, sc.Err()
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil, errors.New("cannot locate the devcluster tools: set CONVOY_KUBE_BIN_DIR and CONVOY_KWOK_BIN, or run from a convoy checkout (hack/tools.env)")
+		}
+		dir = parent
+	}
+}
