@@ -143,11 +143,24 @@ func (s *Stack) EvaluateRelease(addr ReleaseInstanceAddr, applied map[ReleaseIns
 	return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Unknown release instance", Detail: fmt.Sprintf("The stack has no %s.", addr)}}
 }
 
-// baseVariables are the variables every expression may see.
-func (e *evaluator) baseVariables() map[string]cty.Value {
+// scopeVariables builds the var and local objects for an expression with
+// the given references. Only the referenced names are included: an
+// expression can reach values only through its traversals, and building the
+// full objects for every expression would cost quadratic time in large
+// stacks.
+func (e *evaluator) scopeVariables(refs []*Reference) map[string]cty.Value {
+	vars, locals := map[string]cty.Value{}, map[string]cty.Value{}
+	for _, ref := range refs {
+		switch ref.Kind {
+		case RefVar:
+			vars[ref.Name] = e.vars[ref.Name]
+		case RefLocal:
+			locals[ref.Name] = e.locals[ref.Name]
+		}
+	}
 	return map[string]cty.Value{
-		"var":   objectOrEmpty(e.vars),
-		"local": objectOrEmpty(e.locals),
+		"var":   objectOrEmpty(vars),
+		"local": objectOrEmpty(locals),
 	}
 }
 
@@ -164,11 +177,11 @@ func (e *evaluator) evalSimple(expr hcl.Expression, what string) (cty.Value, hcl
 	if expr == nil {
 		return cty.NullVal(cty.DynamicPseudoType), nil
 	}
-	_, diags := e.cfg.references(expr, scope{what: what})
+	refs, diags := e.cfg.references(expr, scope{what: what})
 	if diags.HasErrors() {
 		return cty.DynamicVal, diags
 	}
-	val, d := expr.Value(&hcl.EvalContext{Variables: e.baseVariables(), Functions: e.funcs})
+	val, d := expr.Value(&hcl.EvalContext{Variables: e.scopeVariables(refs), Functions: e.funcs})
 	return val, append(diags, d...)
 }
 
@@ -233,7 +246,7 @@ func (e *evaluator) evalLocals() hcl.Diagnostics {
 				return false
 			}
 		}
-		val, d := l.Expr.Value(&hcl.EvalContext{Variables: e.baseVariables(), Functions: e.funcs})
+		val, d := l.Expr.Value(&hcl.EvalContext{Variables: e.scopeVariables(refs), Functions: e.funcs})
 		diags = append(diags, d...)
 		if d.HasErrors() {
 			val = cty.DynamicVal
@@ -241,11 +254,6 @@ func (e *evaluator) evalLocals() hcl.Diagnostics {
 		e.locals[name] = val
 		state[name] = done
 		return true
-	}
-	// Give every local a placeholder so partially evaluated contexts are
-	// well-formed objects.
-	for name := range e.cfg.Locals {
-		e.locals[name] = cty.DynamicVal
 	}
 	for _, name := range sortedKeys(e.cfg.Locals) {
 		visit(name)

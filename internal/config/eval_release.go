@@ -154,7 +154,7 @@ func (e *evaluator) releaseValue(name string, applied map[ReleaseInstanceAddr]Ap
 func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[ReleaseInstanceAddr]AppliedRelease) (*ReleaseInstance, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	addr := rel.Addr().Instance(kv.key)
-	vars := e.baseVariables()
+	vars := e.scopeVariables(e.refs[rel.Name])
 	switch kv.key.Kind {
 	case StringKeyKind:
 		vars["each"] = cty.ObjectVal(map[string]cty.Value{"key": kv.key.Value(), "value": kv.value})
@@ -582,8 +582,8 @@ func checkUniqueNames(instances []*ReleaseInstance) hcl.Diagnostics {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Duplicate Helm release name",
-				Detail: fmt.Sprintf("%s and %s would both be the Helm release %q in namespace %q. Give them different names (for example name = \"%s-${each.key}\").",
-					prev.Addr, ri.Addr, ri.Name, ri.Namespace, ri.Addr.Release.Name),
+				Detail: fmt.Sprintf("%s and %s would both be the Helm release %q in namespace %q. Give them different names with the name attribute.",
+					prev.Addr, ri.Addr, ri.Name, ri.Namespace),
 				Subject: ri.DeclRange.Ptr(),
 			})
 			continue
@@ -703,7 +703,15 @@ func asInt(val cty.Value, expr hcl.Expression, attr string) (int, hcl.Diagnostic
 	}
 	bf := conv.AsBigFloat()
 	i, acc := bf.Int64()
-	if !bf.IsInt() || acc != 0 || i > 1<<31 || i < -(1<<31) {
+	if bf.IsInt() && (acc != 0 || i > 1<<31 || i < -(1<<31)) {
+		return 0, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Incorrect attribute value type",
+			Detail:   fmt.Sprintf("Inappropriate value for attribute %q: the number is too large.", attr),
+			Subject:  expr.Range().Ptr(),
+		}}
+	}
+	if !bf.IsInt() {
 		return 0, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Incorrect attribute value type",

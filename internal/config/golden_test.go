@@ -57,12 +57,12 @@ func modelJSON(t *testing.T, s *Stack) []byte {
 		Decl            string                 `json:"decl"`
 	}
 	type model struct {
-		Name             string                  `json:"name"`
-		DefaultNamespace string                  `json:"default_namespace"`
-		Atomic           bool                    `json:"atomic"`
-		Clusters         map[string]*ClusterSpec `json:"clusters,omitempty"`
-		Repositories     map[string]interface{}  `json:"repositories,omitempty"`
-		Releases         []release               `json:"releases"`
+		Name             string                 `json:"name"`
+		DefaultNamespace string                 `json:"default_namespace"`
+		Atomic           bool                   `json:"atomic"`
+		Clusters         map[string]interface{} `json:"clusters,omitempty"`
+		Repositories     map[string]interface{} `json:"repositories,omitempty"`
+		Releases         []release              `json:"releases"`
 	}
 	m := model{Name: s.Name, DefaultNamespace: s.DefaultNamespace, Atomic: s.Atomic, Repositories: map[string]interface{}{}}
 	if len(s.Clusters) > 0 {

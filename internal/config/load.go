@@ -152,32 +152,37 @@ func checkNesting(filename string, src []byte, start hcl.Pos) hcl.Diagnostics {
 }
 
 func checkTokenNesting(toks hclsyntax.Tokens) hcl.Diagnostics {
-	depth, unary := 0, 0
+	// openers is the stack of open brackets; chain counts operator runs
+	// (`!!!!x`, `- - - x`, `a ? b : c ? d : ...`), which recurse in the
+	// parser just like brackets do. A newline ends a chain unless it is
+	// inside parentheses or brackets, where expressions continue over lines.
+	var openers []hclsyntax.TokenType
+	chain := 0
 	var prev hclsyntax.TokenType
 	for _, t := range toks {
 		switch t.Type {
 		case hclsyntax.TokenOBrace, hclsyntax.TokenOBrack, hclsyntax.TokenOParen,
 			hclsyntax.TokenOQuote, hclsyntax.TokenOHeredoc,
 			hclsyntax.TokenTemplateInterp, hclsyntax.TokenTemplateControl:
-			depth++
+			openers = append(openers, t.Type)
 		case hclsyntax.TokenCBrace, hclsyntax.TokenCBrack, hclsyntax.TokenCParen,
 			hclsyntax.TokenCQuote, hclsyntax.TokenCHeredoc, hclsyntax.TokenTemplateSeqEnd:
-			if depth > 0 {
-				depth--
+			if len(openers) > 0 {
+				openers = openers[:len(openers)-1]
 			}
-		}
-		// Runs of operators (`!!!!x`, `- - - x`, `a ? b : c ? d : ...`)
-		// recurse in the parser just like brackets do.
-		switch t.Type {
-		case hclsyntax.TokenBang, hclsyntax.TokenMinus, hclsyntax.TokenQuestion:
-			if prev == t.Type || prev == hclsyntax.TokenColon || t.Type == hclsyntax.TokenQuestion {
-				unary++
+		case hclsyntax.TokenBang, hclsyntax.TokenMinus:
+			if prev == t.Type {
+				chain++
 			}
+		case hclsyntax.TokenQuestion:
+			chain++
 		case hclsyntax.TokenNewline:
-			unary = 0
+			if n := len(openers); n == 0 || (openers[n-1] != hclsyntax.TokenOParen && openers[n-1] != hclsyntax.TokenOBrack) {
+				chain = 0
+			}
 		}
 		prev = t.Type
-		if depth+unary > MaxNestingDepth {
+		if len(openers)+chain > MaxNestingDepth {
 			rng := t.Range
 			return hcl.Diagnostics{{
 				Severity: hcl.DiagError,

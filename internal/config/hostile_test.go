@@ -1,0 +1,94 @@
+package config
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestHostileInput feeds input that could crash or hang a recursive parser
+// or evaluator. Each must come back as diagnostics (or a valid result)
+// quickly, never a panic or a fatal stack overflow.
+func TestHostileInput(t *testing.T) {
+	rep := strings.Repeat
+	tests := []struct {
+		name    string
+		src     string
+		summary string // expected error summary; "" when any outcome but a crash is fine
+	}{
+		{"brackets", "locals {\n x = " + rep("[", 100000) + rep("]", 100000) + "\n}\n", "Nesting too deep"},
+		{"parens", "locals {\n x = " + rep("(", 100000) + "1" + rep(")", 100000) + "\n}\n", "Nesting too deep"},
+		{"objects", "locals {\n x = " + rep("{a=", 100000) + "1" + rep("}", 100000) + "\n}\n", "Nesting too deep"},
+		{"blocks", rep("release \"x\" {\n", 10000) + rep("}\n", 10000), "Nesting too deep"},
+		{"templates", "locals {\n x = " + rep(`"${`, 20000) + "1" + rep(`}"`, 20000) + "\n}\n", "Nesting too deep"},
+		{"not", "locals {\n x = " + rep("!", 200000) + "true\n}\n", "Nesting too deep"},
+		{"negation", "locals {\n x = " + rep("- ", 200000) + "1\n}\n", "Nesting too deep"},
+		{"conditional chain", "locals {\n x = " + rep("true ? 1 : ", 100000) + "2\n}\n", "Nesting too deep"},
+		{"conditional chain over lines", "locals {\n x = (\n" + rep("true ? 1 :\n", 100000) + "2)\n}\n", "Nesting too deep"},
+		{"long sum", "locals {\n x = " + rep("1 + ", 200000) + "1\n}\n", ""},
+		{"long traversal", "locals {\n x = var.a" + rep(".b", 200000) + "\n}\n", ""},
+		{"long index chain", "locals {\n x = var.a" + rep("[0]", 200000) + "\n}\n", ""},
+		{"huge file", "# " + rep("x", MaxFileSize) + "\n", "File too large"},
+		{"invalid utf-8", "locals {\n x = \"\xc3\x28\"\n}\n", "Invalid character encoding"},
+		{"nul bytes", "locals {\x00\x00 x = 1 }\n", ""},
+		{"many locals", "locals {\n" + rep("x = 1\n", 1) + func() string {
+			var b strings.Builder
+			for i := range 20000 {
+				b.WriteString("l")
+				b.WriteString(strings.Repeat("a", i%7+1))
+				b.WriteString(string(rune('a' + i%26)))
+				b.WriteString(" = 1\n")
+			}
+			return b.String()
+		}() + "}\n", ""},
+		{"huge count", "release \"x\" {\n chart = \"./c\"\n count = 100000\n}\n", "Invalid count"},
+		{"enormous count", "release \"x\" {\n chart = \"./c\"\n count = 1e12\n}\n", "Incorrect attribute value type"},
+		{"huge range", "locals {\n x = length(range(1e8))\n}\n", ""},
+		{"local chain", func() string {
+			var b strings.Builder
+			b.WriteString("locals {\n a0 = 1\n")
+			for i := 1; i < 5000; i++ {
+				b.WriteString(" a" + itoa(i) + " = local.a" + itoa(i-1) + "\n")
+			}
+			return b.String() + "}\n"
+		}(), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			cfg, diags := LoadSources(t.TempDir(), map[string][]byte{"main.hcl": []byte(tt.src)})
+			if !diags.HasErrors() {
+				_, d := Evaluate(context.Background(), cfg, EvalOptions{})
+				diags = append(diags, d...)
+			}
+			if took := time.Since(start); took > 20*time.Second {
+				t.Errorf("took %s", took)
+			}
+			if tt.summary == "" {
+				return
+			}
+			for _, d := range diags {
+				if d.Summary == tt.summary {
+					return
+				}
+			}
+			t.Errorf("want a %q diagnostic, got %v", tt.summary, diags)
+		})
+	}
+}
+
+func itoa(i int) string {
+	return strings.TrimSpace(strings.Repeat(" ", 0) + func() string { return fmtInt(i) }())
+}
+
+func fmtInt(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; i > 0; i /= 10 {
+		b = append([]byte{byte('0' + i%10)}, b...)
+	}
+	return string(b)
+}

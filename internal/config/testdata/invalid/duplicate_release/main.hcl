@@ -1,0 +1,7 @@
+release "web" {
+  chart = "./charts/web"
+}
+
+release "web" {
+  chart = "./charts/other"
+}

@@ -1,0 +1,3 @@
+release "web" {
+  chart = "./charts/ÿş"
+}

@@ -1,0 +1,4 @@
+release "a" {
+  chart = "./charts/a"
+  name  = "${release.a.namespace}-a"
+}

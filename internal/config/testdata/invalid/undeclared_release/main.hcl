@@ -1,0 +1,4 @@
+release "web" {
+  chart  = "./charts/web"
+  values = [{ db = release.postgres.name }]
+}

@@ -1,0 +1,5 @@
+stack "s" {}
+
+resource "helm" "x" {
+  chart = "./c"
+}

@@ -1,0 +1,5 @@
+release "web" {
+  chart       = "./charts/web"
+  wait        = "sometimes"
+  history_max = "ten"
+}
