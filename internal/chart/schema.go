@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -120,8 +121,28 @@ func validateOne(c *Chart, values map[string]any) (err error) {
 		values = map[string]any{}
 	}
 	if err := s.Validate(values); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			sortCauses(ve)
+		}
 		msg := strings.TrimPrefix(err.Error(), "jsonschema validation failed with '"+schemaURL+"#'\n")
 		return errors.New(msg + "\n")
 	}
 	return nil
+}
+
+// sortCauses orders nested validation errors by instance path, then schema
+// location. Helm prints them in map iteration order, which changes from run
+// to run; convoy's output must be stable.
+func sortCauses(ve *jsonschema.ValidationError) {
+	sort.SliceStable(ve.Causes, func(i, j int) bool {
+		a, b := ve.Causes[i], ve.Causes[j]
+		if pa, pb := strings.Join(a.InstanceLocation, "/"), strings.Join(b.InstanceLocation, "/"); pa != pb {
+			return pa < pb
+		}
+		return a.SchemaURL < b.SchemaURL
+	})
+	for _, c := range ve.Causes {
+		sortCauses(c)
+	}
 }
