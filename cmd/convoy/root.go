@@ -73,6 +73,9 @@ dependency order with Helm's hooks, waits, atomic rollback and history.`,
 	root.SetErr(s.Err)
 	root.AddCommand(
 		newVersionCmd(s),
+		newValidateCmd(s),
+		newGraphCmd(s),
+		newFmtCmd(s),
 	)
 	return root
 }

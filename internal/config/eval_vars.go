@@ -262,4 +262,3 @@ func readVarFile(path string) (map[string]varValue, hcl.Diagnostics) {
 	}
 	return out, diags
 }
-

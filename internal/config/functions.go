@@ -63,10 +63,10 @@ func functions(dir string) map[string]function.Function {
 		"base64encode": base64EncodeFunc, "base64decode": base64DecodeFunc,
 		"urlencode": urlEncodeFunc,
 		// hashes
-		"md5":    hashFunc(func(b []byte) []byte { s := md5.Sum(b); return s[:] }),
-		"sha1":   hashFunc(func(b []byte) []byte { s := sha1.Sum(b); return s[:] }),
-		"sha256": hashFunc(func(b []byte) []byte { s := sha256.Sum256(b); return s[:] }),
-		"sha512": hashFunc(func(b []byte) []byte { s := sha512.Sum512(b); return s[:] }),
+		"md5":          hashFunc(func(b []byte) []byte { s := md5.Sum(b); return s[:] }),
+		"sha1":         hashFunc(func(b []byte) []byte { s := sha1.Sum(b); return s[:] }),
+		"sha256":       hashFunc(func(b []byte) []byte { s := sha256.Sum256(b); return s[:] }),
+		"sha512":       hashFunc(func(b []byte) []byte { s := sha512.Sum512(b); return s[:] }),
 		"base64sha256": base64HashFunc(func(b []byte) []byte { s := sha256.Sum256(b); return s[:] }),
 		// dates (formatdate only: timestamp() would make plans unstable)
 		"formatdate": stdlib.FormatDateFunc,

@@ -17,8 +17,8 @@ import (
 // Go, not a recoverable panic); these limits turn hostile input into a
 // diagnostic long before that.
 const (
-	MaxFileSize    = 4 << 20 // bytes
-	MaxNestingDepth = 256    // brackets, braces, parentheses, templates, unary operator runs
+	MaxFileSize     = 4 << 20 // bytes
+	MaxNestingDepth = 256     // brackets, braces, parentheses, templates, unary operator runs
 )
 
 // LoadDir reads every *.hcl file in dir, except *.vars.hcl files (variable

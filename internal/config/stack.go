@@ -47,11 +47,11 @@ type ClusterSpec struct {
 
 // RepositorySpec is an evaluated chart repository.
 type RepositorySpec struct {
-	Name     string
-	URL      string
-	OCI      bool      // URL starts with oci://
-	Username string
-	Password cty.Value // possibly sensitive; cty.NullVal(cty.String) when unset
+	Name      string
+	URL       string
+	OCI       bool // URL starts with oci://
+	Username  string
+	Password  cty.Value // possibly sensitive; cty.NullVal(cty.String) when unset
 	DeclRange hcl.Range
 }
 

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+)
+
+// diagWidth is the width diagnostics' details are wrapped to.
+const diagWidth = 100
+
+// writeDiagnostics renders diagnostics with hcl's text writer: the source
+// line with the offending range underlined. Files are taken from known and,
+// for diagnostics in other files (variable files), read from disk. Colour is
+// used only when w is a terminal and NO_COLOR is unset.
+func writeDiagnostics(w io.Writer, diags hcl.Diagnostics, known map[string]*hcl.File) error {
+	files := map[string]*hcl.File{}
+	for k, v := range known {
+		files[k] = v
+	}
+	p := hclparse.NewParser()
+	for _, d := range diags {
+		for _, rng := range []*hcl.Range{d.Subject, d.Context} {
+			if rng == nil || rng.Filename == "" {
+				continue
+			}
+			if _, ok := files[rng.Filename]; ok {
+				continue
+			}
+			// Only the bytes are needed for snippets; parse errors do not matter.
+			if src, err := os.ReadFile(rng.Filename); err == nil && len(src) <= 4<<20 {
+				f, _ := p.ParseHCL(src, rng.Filename)
+				if f == nil {
+					f = &hcl.File{}
+				}
+				f.Bytes = src
+				files[rng.Filename] = f
+			}
+		}
+	}
+	return hcl.NewDiagnosticTextWriter(w, files, diagWidth, useColor(w)).WriteDiagnostics(diags)
+}
+
+// useColor says whether to colour output written to w.
+func useColor(w io.Writer) bool {
+	if _, ok := os.LookupEnv("NO_COLOR"); ok {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// jsonDiagnostic is the machine-readable form of a diagnostic.
+type jsonDiagnostic struct {
+	Severity string     `json:"severity"`
+	Summary  string     `json:"summary"`
+	Detail   string     `json:"detail,omitempty"`
+	Range    *jsonRange `json:"range,omitempty"`
+}
+
+type jsonRange struct {
+	Filename string  `json:"filename"`
+	Start    jsonPos `json:"start"`
+	End      jsonPos `json:"end"`
+}
+
+type jsonPos struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
+	Byte   int `json:"byte"`
+}
+
+func toJSONDiagnostics(diags hcl.Diagnostics) []jsonDiagnostic {
+	out := make([]jsonDiagnostic, 0, len(diags))
+	for _, d := range diags {
+		jd := jsonDiagnostic{Severity: "error", Summary: d.Summary, Detail: d.Detail}
+		if d.Severity == hcl.DiagWarning {
+			jd.Severity = "warning"
+		}
+		if d.Subject != nil {
+			jd.Range = &jsonRange{
+				Filename: d.Subject.Filename,
+				Start:    jsonPos{d.Subject.Start.Line, d.Subject.Start.Column, d.Subject.Start.Byte},
+				End:      jsonPos{d.Subject.End.Line, d.Subject.End.Column, d.Subject.End.Byte},
+			}
+		}
+		out = append(out, jd)
+	}
+	return out
+}
+
+func writeJSON(w io.Writer, v interface{}) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/spf13/cobra"
+)
+
+type validateOptions struct {
+	Stack stackFlags
+	JSON  bool
+}
+
+func newValidateCmd(s streams) *cobra.Command {
+	var o validateOptions
+	cmd := &cobra.Command{
+		Use:   "validate",
+		Short: "Check a stack's configuration without contacting any cluster",
+		Long: `Validate loads and evaluates the stack: syntax, block and attribute names,
+types, references, variables and their validation rules, and the release
+dependency graph. It exits 0 when the stack is valid and 1 otherwise.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.Run(cmd.Context(), s)
+		},
+	}
+	addStackFlags(cmd.Flags(), &o.Stack)
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the result and diagnostics as JSON on stdout")
+	return cmd
+}
+
+// validateResult is the --json output.
+type validateResult struct {
+	Valid        bool             `json:"valid"`
+	ErrorCount   int              `json:"error_count"`
+	WarningCount int              `json:"warning_count"`
+	Diagnostics  []jsonDiagnostic `json:"diagnostics"`
+}
+
+func (o validateOptions) Run(ctx context.Context, s streams) error {
+	ls, diags := o.Stack.loadStack(ctx)
+	if ls.Stack != nil {
+		_, d := ls.Stack.Graph()
+		diags = append(diags, d...)
+	}
+	valid := !diags.HasErrors()
+	if o.JSON {
+		res := validateResult{Valid: valid, Diagnostics: toJSONDiagnostics(diags)}
+		for _, d := range diags {
+			if d.Severity == hcl.DiagError {
+				res.ErrorCount++
+			} else {
+				res.WarningCount++
+			}
+		}
+		if err := writeJSON(s.Out, res); err != nil {
+			return err
+		}
+		if !valid {
+			return errSilent
+		}
+		return nil
+	}
+	var files map[string]*hcl.File
+	if ls.Config != nil {
+		files = ls.Config.Files
+	}
+	if len(diags) > 0 {
+		if err := writeDiagnostics(s.Err, diags, files); err != nil {
+			return err
+		}
+	}
+	if !valid {
+		return errSilent
+	}
+	n := 0
+	if ls.Config != nil {
+		n = len(ls.Config.Releases)
+	}
+	_, err := fmt.Fprintf(s.Out, "The stack %q is valid: %d release blocks, %d release instances.\n", ls.Stack.Name, n, len(ls.Stack.Releases))
+	return err
+}
