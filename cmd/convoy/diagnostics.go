@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
@@ -41,7 +45,70 @@ func writeDiagnostics(w io.Writer, diags hcl.Diagnostics, known map[string]*hcl.
 			}
 		}
 	}
-	return hcl.NewDiagnosticTextWriter(w, files, diagWidth, useColor(w)).WriteDiagnostics(diags)
+	color := useColor(w)
+	for _, d := range diags {
+		var buf bytes.Buffer
+		if err := hcl.NewDiagnosticTextWriter(&buf, files, diagWidth, color).WriteDiagnostic(d); err != nil {
+			return err
+		}
+		out := buf.Bytes()
+		if !color {
+			// Without colour, hcl's writer does not mark the offending
+			// range; underline it with carets instead.
+			out = addCarets(out, d, files)
+		}
+		if _, err := w.Write(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addCarets inserts a line of carets under the subject's first source line
+// in a rendered diagnostic.
+func addCarets(rendered []byte, d *hcl.Diagnostic, files map[string]*hcl.File) []byte {
+	if d.Subject == nil {
+		return rendered
+	}
+	f := files[d.Subject.Filename]
+	if f == nil || f.Bytes == nil {
+		return rendered
+	}
+	src := f.Bytes
+	start, end := d.Subject.Start.Byte, d.Subject.End.Byte
+	if start < 0 || start > len(src) || end < start {
+		return rendered
+	}
+	lineStart := bytes.LastIndexByte(src[:start], '\n') + 1
+	lineEnd := len(src)
+	if i := bytes.IndexByte(src[start:], '\n'); i >= 0 {
+		lineEnd = start + i
+	}
+	end = min(end, lineEnd)
+	var caret strings.Builder
+	for _, r := range string(src[lineStart:start]) {
+		if r == '\t' {
+			caret.WriteByte('\t')
+		} else {
+			caret.WriteByte(' ')
+		}
+	}
+	caret.WriteString(strings.Repeat("^", max(1, utf8.RuneCount(src[start:end]))))
+
+	prefix := []byte(fmt.Sprintf("%4d: ", d.Subject.Start.Line))
+	lines := bytes.SplitAfter(rendered, []byte("\n"))
+	var out bytes.Buffer
+	done := false
+	for _, l := range lines {
+		out.Write(l)
+		if !done && bytes.HasPrefix(l, prefix) {
+			out.WriteString(strings.Repeat(" ", len(prefix)))
+			out.WriteString(strings.TrimRight(caret.String(), " "))
+			out.WriteByte('\n')
+			done = true
+		}
+	}
+	return out.Bytes()
 }
 
 // useColor says whether to colour output written to w.
