@@ -1,0 +1,173 @@
+// Package resolve turns an evaluated release instance (internal/config) into
+// what the chart engine and the release engine take: a loaded chart and the
+// user-supplied values, built exactly as `helm template -f ... --set ...`
+// would build them. Charts are loaded once per distinct source and shared.
+package resolve
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Release is a release instance ready to render.
+type Release struct {
+	Instance *config.ReleaseInstance
+	Chart    *chart.Chart
+	// Values are the user-supplied values: layers merged in order, then the
+	// set and set_sensitive paths.
+	Values map[string]any
+	// Sensitive reports whether any value came from a sensitive expression.
+	Sensitive bool
+}
+
+// Charts loads charts once per path and shares them; safe for concurrent use.
+type Charts struct {
+	mu     sync.Mutex
+	charts map[string]*chartEntry
+}
+
+type chartEntry struct {
+	once sync.Once
+	ch   *chart.Chart
+	err  error
+}
+
+// NewCharts returns an empty chart cache.
+func NewCharts() *Charts { return &Charts{charts: map[string]*chartEntry{}} }
+
+// Load returns the chart of a release instance of a stack in dir.
+func (c *Charts) Load(dir string, r *config.ReleaseInstance) (*chart.Chart, error) {
+	if r.ChartSource != config.ChartLocal {
+		return nil, fmt.Errorf("%s: chart %q comes from a %s; only local charts (a directory or .tgz) are supported so far", r.Addr, r.Chart, r.ChartSource)
+	}
+	path := r.Chart
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	path = filepath.Clean(path)
+	c.mu.Lock()
+	e := c.charts[path]
+	if e == nil {
+		e = &chartEntry{}
+		c.charts[path] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() { e.ch, e.err = chart.Load(path) })
+	if e.err != nil {
+		return nil, fmt.Errorf("%s: load chart %s: %w", r.Addr, r.Chart, e.err)
+	}
+	return e.ch, nil
+}
+
+// ErrUnknown is returned for a release whose values depend on attributes of
+// other releases that are known only after they are applied.
+var ErrUnknown = config.ErrUnknownValue
+
+// Resolve loads the chart and builds the values of r.
+func Resolve(charts *Charts, dir string, r *config.ReleaseInstance) (*Release, error) {
+	ch, err := charts.Load(dir, r)
+	if err != nil {
+		return nil, err
+	}
+	values, sensitive, err := Values(r)
+	if err != nil {
+		return nil, err
+	}
+	return &Release{Instance: r, Chart: ch, Values: values, Sensitive: sensitive}, nil
+}
+
+// Values builds the user-supplied values of r: each values layer (YAML text
+// parsed as Helm parses a -f file; HCL objects converted), merged in order,
+// then set and set_sensitive applied with Helm's --set path syntax (sorted
+// by path, so the result does not depend on map order).
+func Values(r *config.ReleaseInstance) (map[string]any, bool, error) {
+	var layers []map[string]any
+	anySensitive := false
+	for i, l := range r.Values {
+		var (
+			m         map[string]any
+			sensitive bool
+			err       error
+		)
+		if l.Kind == config.ValuesYAML {
+			m, sensitive, err = yamlLayer(l.Value)
+		} else {
+			m, sensitive, err = l.Go()
+		}
+		if err != nil {
+			if errors.Is(err, config.ErrUnknownValue) {
+				return nil, false, fmt.Errorf("%s: values[%d]: %w", r.Addr, i, err)
+			}
+			return nil, false, fmt.Errorf("%s: values[%d] (%s): %w", r.Addr, i, l.Range, err)
+		}
+		anySensitive = anySensitive || sensitive
+		layers = append(layers, m)
+	}
+	values, err := chart.UserValues(layers, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, set := range []map[string]cty.Value{r.Set, r.SetSensitive} {
+		for _, path := range slices.Sorted(maps.Keys(set)) {
+			sensitive, err := applySet(values, path, set[path])
+			if err != nil {
+				return nil, false, fmt.Errorf("%s: set %q: %w", r.Addr, path, err)
+			}
+			anySensitive = anySensitive || sensitive
+		}
+	}
+	return values, anySensitive, nil
+}
+
+func yamlLayer(v cty.Value) (map[string]any, bool, error) {
+	text, marks := v.Unmark()
+	if !text.IsKnown() {
+		return nil, false, config.ErrUnknownValue
+	}
+	if text.IsNull() {
+		return map[string]any{}, false, nil
+	}
+	m, err := chart.ParseValues([]byte(text.AsString()))
+	if err != nil {
+		return nil, false, err
+	}
+	return m, len(marks) > 0, nil
+}
+
+// applySet sets one Helm --set path to a typed value: strings are set as
+// --set-string would (never re-typed), numbers and booleans as --set.
+func applySet(into map[string]any, path string, v cty.Value) (bool, error) {
+	g, sensitive, err := config.GoValue(v)
+	if err != nil {
+		return sensitive, err
+	}
+	switch t := g.(type) {
+	case nil:
+		return sensitive, chart.ParseSet(path+"=null", into)
+	case string:
+		return sensitive, chart.ParseSetString(path+"="+escapeSetValue(t), into)
+	case bool:
+		return sensitive, chart.ParseSet(path+"="+strconv.FormatBool(t), into)
+	case int64:
+		return sensitive, chart.ParseSet(path+"="+strconv.FormatInt(t, 10), into)
+	case float64:
+		return sensitive, chart.ParseSet(path+"="+strconv.FormatFloat(t, 'f', -1, 64), into)
+	default:
+		return sensitive, fmt.Errorf("value is a %T; set takes strings, numbers, booleans or null (use values for structures)", g)
+	}
+}
+
+// escapeSetValue protects the characters --set treats specially in a value.
+func escapeSetValue(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `,`, `\,`).Replace(s)
+}
