@@ -34,6 +34,7 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 	types := map[string]cty.Type{}
 	defaults := map[string]*typeexpr.Defaults{}
 	given := map[string]varValue{}
+	failed := map[string]bool{} // a value was given but could not be read
 
 	for _, name := range sortedKeys(cfg.Variables) {
 		v := cfg.Variables[name]
@@ -82,7 +83,9 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 	}
 
 	raw := func(name, s, where string) (varValue, hcl.Diagnostics) {
-		if ty := types[name]; ty == cty.String || ty == cty.DynamicPseudoType {
+		// Primitive values are taken as strings and converted to the type
+		// later; only collections and objects are parsed as HCL.
+		if ty := types[name]; ty.IsPrimitiveType() || ty == cty.DynamicPseudoType {
 			return varValue{val: cty.StringVal(s), where: where}, nil
 		}
 		fname := fmt.Sprintf("<value for var.%s>", name)
@@ -110,7 +113,9 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 		}
 		vv, d := raw(name, v, k)
 		diags = append(diags, d...)
-		if !d.HasErrors() {
+		if d.HasErrors() {
+			failed[name] = true
+		} else {
 			given[name] = vv
 		}
 	}
@@ -126,7 +131,9 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 		}
 		vv, d := raw(name, opts.Vars[name], "--var")
 		diags = append(diags, d...)
-		if !d.HasErrors() {
+		if d.HasErrors() {
+			failed[name] = true
+		} else {
 			given[name] = vv
 		}
 	}
@@ -134,6 +141,10 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 	for _, name := range sortedKeys(cfg.Variables) {
 		v := cfg.Variables[name]
 		vv, ok := given[name]
+		if !ok && failed[name] {
+			e.vars[name] = cty.DynamicVal
+			continue
+		}
 		if !ok {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
