@@ -12,7 +12,7 @@ import (
 // node is a test vertex ordered by name.
 type node string
 
-func (n node) String() string    { return "release." + string(n) }
+func (n node) String() string   { return "release." + string(n) }
 func (n node) Less(o node) bool { return n < o }
 
 // rng fakes the source range of the reference from one node to another.
