@@ -76,6 +76,7 @@ dependency order with Helm's hooks, waits, atomic rollback and history.`,
 		newValidateCmd(s),
 		newGraphCmd(s),
 		newFmtCmd(s),
+		newRenderCmd(s),
 	)
 	return root
 }
