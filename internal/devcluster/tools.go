@@ -107,3 +107,24 @@ func readToolVersions() (map[string]string, error) {
 		dir = parent
 	}
 }
+
+// LocateHelm finds the helm oracle: CONVOY_HELM, else the tools cache at the
+// version pinned in hack/tools.env (built by hack/build-tools.sh helm).
+func LocateHelm(getenv func(string) string) (string, error) {
+	path := getenv("CONVOY_HELM")
+	if path == "" {
+		versions, err := readToolVersions()
+		if err != nil {
+			return "", err
+		}
+		cache, err := toolsCacheDir(getenv)
+		if err != nil {
+			return "", err
+		}
+		path = filepath.Join(cache, "helm-"+versions["HELM_VERSION"], "bin", "helm")
+	}
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("helm oracle not built (%s): run `make tools` (hack/build-tools.sh helm)", path)
+	}
+	return path, nil
+}

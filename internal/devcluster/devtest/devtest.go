@@ -14,11 +14,13 @@
 package devtest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -129,4 +131,25 @@ func (e *Env) Namespace(t testing.TB) string {
 		t.Fatalf("namespace %s: default service account never appeared: %v", name, err)
 	}
 	return name
+}
+
+// Helm runs the helm oracle against the cluster with an isolated helm
+// home and returns its stdout; a failure's error carries stderr. A missing
+// oracle fails the test.
+func (e *Env) Helm(t testing.TB, args ...string) (string, error) {
+	t.Helper()
+	bin, err := devcluster.LocateHelm(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	cmd := exec.Command(bin, append([]string{"--kubeconfig", e.kubeconfig}, args...)...)
+	cmd.Env = append(os.Environ(),
+		"HELM_CONFIG_HOME="+home+"/config", "HELM_CACHE_HOME="+home+"/cache", "HELM_DATA_HOME="+home+"/data")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("helm %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String(), nil
 }
