@@ -341,21 +341,27 @@ func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[
 		}
 	}
 
-	ri.DependsOn = e.dependencies(rel)
+	ri.DependsOn = e.dependencies(rel, kv.key)
 	return ri, diags
 }
 
-// dependencies lists every instance rel depends on, through references and
-// depends_on, each once with the first range that created it.
-func (e *evaluator) dependencies(rel *Release) []Dependency {
+// dependencies lists every instance the instance with key self depends on,
+// through references and depends_on, each once with the first range that
+// created it. A reference to a release depends on all its instances, except
+// release.NAME["key"] (that instance) and release.NAME[each.key] or
+// release.NAME[count.index] (the instance with the same key, if any).
+func (e *evaluator) dependencies(rel *Release, self InstanceKey) []Dependency {
 	seen := map[ReleaseInstanceAddr]bool{}
 	var out []Dependency
-	add := func(name string, rng hcl.Range) {
+	add := func(name string, only *InstanceKey, rng hcl.Range) {
 		target, ok := e.cfg.Releases[name]
 		if !ok || name == rel.Name {
 			return
 		}
 		for _, kv := range e.expansions[name] {
+			if only != nil && kv.key != *only {
+				continue
+			}
 			a := target.Addr().Instance(kv.key)
 			if !seen[a] {
 				seen[a] = true
@@ -364,12 +370,17 @@ func (e *evaluator) dependencies(rel *Release) []Dependency {
 		}
 	}
 	for _, d := range rel.DependsOn {
-		add(d.Release.Name, d.Range)
+		add(d.Release.Name, nil, d.Range)
 	}
 	for _, ref := range e.refs[rel.Name] {
-		if ref.Kind == RefRelease {
-			add(ref.Name, ref.Range)
+		if ref.Kind != RefRelease {
+			continue
 		}
+		only := ref.Key
+		if ref.SameKey {
+			only = &self
+		}
+		add(ref.Name, only, ref.Range)
 	}
 	slices.SortFunc(out, func(a, b Dependency) int {
 		switch {

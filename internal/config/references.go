@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // RefKind is what a reference's root name refers to.
@@ -45,6 +46,12 @@ type Reference struct {
 	Name string
 	// Range covers the whole traversal, for diagnostics.
 	Range hcl.Range
+	// For release references: Key is set when the reference names one
+	// instance with a literal key (release.api["eu"]); SameKey when it is
+	// indexed by the referring instance's own key (release.api[each.key],
+	// release.w[count.index]). Otherwise it refers to all instances.
+	Key     *InstanceKey
+	SameKey bool
 }
 
 // parseReference types one traversal. Unknown roots and malformed
@@ -82,6 +89,13 @@ func parseReference(trav hcl.Traversal) (*Reference, hcl.Diagnostics) {
 		}}
 	}
 	ref := &Reference{Kind: kind, Name: attr.Name, Range: rng}
+	if kind == RefRelease && len(trav) > 2 {
+		if idx, ok := trav[2].(hcl.TraverseIndex); ok {
+			if k, ok := keyFromValue(idx.Key); ok {
+				ref.Key = &k
+			}
+		}
+	}
 	switch kind {
 	case RefEach:
 		if attr.Name != "key" && attr.Name != "value" {
@@ -123,12 +137,14 @@ func (c *Config) references(expr hcl.Expression, sc scope) ([]*Reference, hcl.Di
 	}
 	var refs []*Reference
 	var diags hcl.Diagnostics
+	sameKey := sameKeyIndexes(expr)
 	for _, trav := range expr.Variables() {
 		ref, d := parseReference(trav)
 		diags = append(diags, d...)
 		if ref == nil {
 			continue
 		}
+		ref.SameKey = ref.Kind == RefRelease && ref.Key == nil && sameKey[ref.Range]
 		if d := c.checkReference(ref, sc); d != nil {
 			diags = append(diags, d)
 			continue
@@ -201,4 +217,42 @@ func (c *Config) checkReference(ref *Reference, sc scope) *hcl.Diagnostic {
 		}
 	}
 	return nil
+}
+
+// sameKeyIndexes finds release references indexed by the instance's own key,
+// release.NAME[each.key] or release.NAME[count.index], and returns the
+// ranges of their release.NAME traversals. Such a reference depends on one
+// instance only, which lets per-key chains (web[k] → api[k]) run in
+// parallel.
+func sameKeyIndexes(expr hcl.Expression) map[hcl.Range]bool {
+	out := map[hcl.Range]bool{}
+	node, ok := expr.(hclsyntax.Node)
+	if !ok {
+		return out
+	}
+	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+		ix, ok := n.(*hclsyntax.IndexExpr)
+		if !ok {
+			return nil
+		}
+		coll, ok := ix.Collection.(*hclsyntax.ScopeTraversalExpr)
+		if !ok || len(coll.Traversal) != 2 || coll.Traversal.RootName() != "release" {
+			return nil
+		}
+		key, ok := ix.Key.(*hclsyntax.ScopeTraversalExpr)
+		if !ok || len(key.Traversal) != 2 {
+			return nil
+		}
+		attr, ok := key.Traversal[1].(hcl.TraverseAttr)
+		if !ok {
+			return nil
+		}
+		switch {
+		case key.Traversal.RootName() == "each" && attr.Name == "key",
+			key.Traversal.RootName() == "count" && attr.Name == "index":
+			out[coll.Traversal.SourceRange()] = true
+		}
+		return nil
+	})
+	return out
 }
