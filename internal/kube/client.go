@@ -1,0 +1,109 @@
+package kube
+
+import (
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+)
+
+// Defaults for Options. client-go's own defaults (5 QPS, burst 10) would make
+// the client, not the cluster, the bottleneck of a whole-environment apply.
+const (
+	DefaultQPS          float32 = 100
+	DefaultBurst                = 200
+	DefaultFieldManager         = "convoy"
+)
+
+// Options configures a Client. Zero fields take the defaults above.
+type Options struct {
+	QPS          float32
+	Burst        int
+	FieldManager string
+}
+
+// Client talks to one cluster. It is safe for concurrent use.
+type Client struct {
+	dynamic      dynamic.Interface
+	typed        kubernetes.Interface
+	mapper       *restmapper.DeferredDiscoveryRESTMapper
+	fieldManager string
+}
+
+// New builds a Client from cfg, which it does not modify.
+func New(cfg *rest.Config, opts Options) (*Client, error) {
+	if cfg == nil {
+		return nil, errors.New("kube: no REST config")
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = DefaultQPS, DefaultBurst
+	if opts.QPS > 0 {
+		cfg.QPS = opts.QPS
+	}
+	if opts.Burst > 0 {
+		cfg.Burst = opts.Burst
+	}
+	if cfg.Burst < int(cfg.QPS) {
+		cfg.Burst = int(cfg.QPS)
+	}
+	fieldManager := opts.FieldManager
+	if fieldManager == "" {
+		fieldManager = DefaultFieldManager
+	}
+
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kube: dynamic client: %w", err)
+	}
+	typed, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kube: client: %w", err)
+	}
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kube: discovery client: %w", err)
+	}
+	return &Client{
+		dynamic:      dyn,
+		typed:        typed,
+		mapper:       restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
+		fieldManager: fieldManager,
+	}, nil
+}
+
+// FieldManager is the server-side apply field manager of this client.
+func (c *Client) FieldManager() string { return c.fieldManager }
+
+// RESTMapper is the client's discovery-backed mapper (reset after CRDs are
+// installed).
+func (c *Client) RESTMapper() meta.RESTMapper { return c.mapper }
+
+// IsNamespaced reports whether objects of gvk live in a namespace.
+func (c *Client) IsNamespaced(gvk schema.GroupVersionKind) (bool, error) {
+	m, err := c.mapping(gvk)
+	if err != nil {
+		return false, err
+	}
+	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
+}
+
+// mapping resolves gvk, re-reading discovery once when the kind is unknown:
+// its CRD may have been installed since the cache was filled.
+func (c *Client) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		c.mapper.Reset()
+		m, err = c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}

@@ -1,0 +1,107 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/statusreaders"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/watcher"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// InstallCRDs creates the CRDs that do not exist yet and leaves existing
+// ones alone: like Helm, a chart's crds/ directory is installed, never
+// upgraded. It then waits, by watch, until all of them are Established and
+// their kinds are served by discovery, so that the objects using them can be
+// parsed and applied with this same Client.
+func (c *Client) InstallCRDs(ctx context.Context, crds []*unstructured.Unstructured) error {
+	refs := make([]Ref, 0, len(crds))
+	for _, crd := range crds {
+		ref := RefOf(crd)
+		ref.Namespace = "" // cluster-scoped, whatever the manifest says
+		if ref.Group != crdResource.Group || ref.Version != crdResource.Version || ref.Kind != "CustomResourceDefinition" {
+			return objectErrorf(ref, "not an apiextensions.k8s.io/v1 CustomResourceDefinition")
+		}
+		_, err := c.dynamic.Resource(crdResource).Create(ctx, crd, metav1.CreateOptions{FieldManager: c.fieldManager})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return objectError(ref, fmt.Errorf("create: %w", err))
+		}
+		refs = append(refs, ref)
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	if err := c.waitEstablished(ctx, refs); err != nil {
+		return err
+	}
+	c.mapper.Reset()
+	return c.waitServed(ctx, crds)
+}
+
+// waitEstablished waits with kstatus's CRD rules: Established, or failed
+// when the names are not accepted.
+func (c *Client) waitEstablished(ctx context.Context, refs []Ref) error {
+	sw := watcher.NewDefaultStatusWatcher(c.dynamic, c.mapper)
+	sw.ResyncPeriod = resyncPeriod
+	sw.StatusReader = statusreaders.NewDefaultStatusReader(c.mapper)
+	seen, err := watchStatus(ctx, sw, refs)
+	if err != nil {
+		return err
+	}
+	var objs []ObjectStatus
+	for _, ref := range refs {
+		rs := seen[objMeta(ref)]
+		switch {
+		case rs == nil:
+			objs = append(objs, ObjectStatus{Ref: ref, State: StateNotFound})
+		case rs.Status == status.FailedStatus:
+			objs = append(objs, ObjectStatus{Ref: ref, State: StateFailed, Message: statusMessage(rs)})
+		case rs.Status != status.CurrentStatus:
+			objs = append(objs, ObjectStatus{Ref: ref, State: StateNotReady, Message: statusMessage(rs)})
+		}
+	}
+	if len(objs) == 0 {
+		return nil
+	}
+	return &NotReadyError{Objects: objs, Cause: ctx.Err()}
+}
+
+// waitServed bridges the short gap between a CRD being Established and
+// discovery listing its kinds, re-reading discovery until each served
+// version resolves.
+func (c *Client) waitServed(ctx context.Context, crds []*unstructured.Unstructured) error {
+	for _, crd := range crds {
+		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+		versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+		for _, v := range versions {
+			version, _ := v.(map[string]any)
+			name, _ := version["name"].(string)
+			if served, _ := version["served"].(bool); !served || name == "" {
+				continue
+			}
+			gk := schema.GroupKind{Group: group, Kind: kind}
+			err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+				_, err := c.mapper.RESTMapping(gk, name)
+				if meta.IsNoMatchError(err) {
+					c.mapper.Reset()
+					return false, nil
+				}
+				return err == nil, err
+			})
+			if err != nil {
+				return objectError(RefOf(crd), fmt.Errorf("%s/%s %s not served by discovery: %w", group, name, kind, err))
+			}
+		}
+	}
+	return nil
+}

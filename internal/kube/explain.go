@@ -1,0 +1,279 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/event"
+	"github.com/fluxcd/cli-utils/pkg/object"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+const (
+	// explainTimeout bounds the reads that explain a failed wait. They
+	// happen after ctx may have run out, so they get a budget of their own.
+	explainTimeout = 5 * time.Second
+	// maxPods and maxEvents keep one object's line readable.
+	maxPods   = 3
+	maxEvents = 2
+)
+
+// workloads own pods through spec.selector.
+var workloads = []schema.GroupKind{
+	{Group: "apps", Kind: "Deployment"},
+	{Group: "apps", Kind: "ReplicaSet"},
+	{Group: "apps", Kind: "StatefulSet"},
+	{Group: "apps", Kind: "DaemonSet"},
+	{Group: "batch", Kind: "Job"},
+}
+
+// explain fills in the Details of objs: the problems of their pods and
+// recent Warning events. Reads that fail leave the details out; the wait
+// result stands on its own.
+func (c *Client) explain(ctx context.Context, objs []ObjectStatus, seen map[object.ObjMetadata]*event.ResourceStatus) {
+	// ctx has often just expired (that is why we are here); keep its values,
+	// not its deadline.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), explainTimeout)
+	defer cancel()
+	warnings := map[string]warningIndex{}
+	for i := range objs {
+		rs := seen[objMeta(objs[i].Ref)]
+		if rs == nil || rs.Resource == nil {
+			continue
+		}
+		ns := rs.Resource.GetNamespace()
+		if _, ok := warnings[ns]; !ok && ns != "" {
+			warnings[ns] = c.warnings(ctx, ns)
+		}
+		objs[i].Details = c.details(ctx, rs.Resource, warnings[ns])
+	}
+}
+
+func (c *Client) details(ctx context.Context, u *unstructured.Unstructured, warnings warningIndex) []string {
+	var out []string
+	for _, pod := range c.problemPods(ctx, u) {
+		for _, p := range podProblems(&pod) {
+			out = append(out, "pod "+pod.Name+": "+p)
+		}
+		for _, e := range warnings.about("Pod", pod.Name) {
+			out = append(out, "pod "+pod.Name+": "+e)
+		}
+	}
+	out = append(out, warnings.about(u.GetKind(), u.GetName())...)
+	if u.GroupVersionKind().GroupKind() == (schema.GroupKind{Group: "apps", Kind: "Deployment"}) {
+		// A Deployment's pod creation failures (quota, admission) are
+		// reported on its ReplicaSets.
+		out = append(out, warnings.aboutPrefix("ReplicaSet", u.GetName()+"-")...)
+	}
+	return out
+}
+
+// problemPods are the pods of u (u itself if a Pod) that have a problem,
+// at most maxPods of them.
+func (c *Client) problemPods(ctx context.Context, u *unstructured.Unstructured) []corev1.Pod {
+	var pods []corev1.Pod
+	gk := u.GroupVersionKind().GroupKind()
+	switch {
+	case gk == schema.GroupKind{Kind: "Pod"}:
+		var pod corev1.Pod
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pod) != nil {
+			return nil
+		}
+		pods = []corev1.Pod{pod}
+	case slices.Contains(workloads, gk):
+		sel, found, _ := unstructured.NestedMap(u.Object, "spec", "selector")
+		if !found {
+			return nil
+		}
+		var ls metav1.LabelSelector
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(sel, &ls) != nil {
+			return nil
+		}
+		selector, err := metav1.LabelSelectorAsSelector(&ls)
+		if err != nil || selector.Empty() {
+			return nil
+		}
+		list, err := c.typed.CoreV1().Pods(u.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+		if err != nil {
+			return nil
+		}
+		pods = list.Items
+	}
+	var out []corev1.Pod
+	for _, pod := range pods {
+		if len(podProblems(&pod)) > 0 {
+			out = append(out, pod)
+		}
+	}
+	slices.SortFunc(out, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	if len(out) > maxPods {
+		out = out[:maxPods]
+	}
+	return out
+}
+
+// podProblems says why a pod is not ready or failed, most specific first:
+// container states, then scheduling and phase. A ready or succeeded pod
+// has none.
+func podProblems(pod *corev1.Pod) []string {
+	if pod.Status.Phase == corev1.PodSucceeded || pod.DeletionTimestamp != nil {
+		return nil
+	}
+	ready, readyReason := false, ""
+	var scheduled *corev1.PodCondition
+	for i, cond := range pod.Status.Conditions {
+		switch cond.Type {
+		case corev1.PodReady:
+			ready, readyReason = cond.Status == corev1.ConditionTrue, cond.Reason
+		case corev1.PodScheduled:
+			if cond.Status == corev1.ConditionFalse {
+				scheduled = &pod.Status.Conditions[i]
+			}
+		}
+	}
+	if ready && pod.Status.Phase == corev1.PodRunning {
+		return nil
+	}
+
+	var out []string
+	for _, cs := range pod.Status.InitContainerStatuses {
+		if p := containerProblem("init container "+cs.Name, cs, true, readyReason); p != "" {
+			out = append(out, p)
+		}
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if p := containerProblem("container "+cs.Name, cs, false, readyReason); p != "" {
+			out = append(out, p)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	switch {
+	case scheduled != nil:
+		return []string{"not scheduled: " + reasonMessage(scheduled.Reason, scheduled.Message)}
+	case pod.Status.Phase == corev1.PodFailed:
+		return []string{"failed: " + reasonMessage(pod.Status.Reason, pod.Status.Message)}
+	case pod.Status.Phase == corev1.PodPending || pod.Status.Phase == "":
+		return []string{"pending"}
+	case readyReason != "":
+		return []string{"not ready (" + readyReason + ")"}
+	}
+	return []string{"not ready"}
+}
+
+func containerProblem(name string, cs corev1.ContainerStatus, init bool, readyReason string) string {
+	switch st := cs.State; {
+	case st.Waiting != nil:
+		p := name + ": waiting: " + reasonMessage(st.Waiting.Reason, st.Waiting.Message)
+		if last := cs.LastTerminationState.Terminated; last != nil {
+			p += fmt.Sprintf(" (last terminated: %s, exit code %d)", orDefault(last.Reason, "unknown"), last.ExitCode)
+		}
+		return p
+	case st.Terminated != nil && st.Terminated.ExitCode != 0:
+		p := fmt.Sprintf("%s: terminated: %s (exit code %d)", name, orDefault(st.Terminated.Reason, "unknown"), st.Terminated.ExitCode)
+		if st.Terminated.Message != "" {
+			p += ": " + clip(st.Terminated.Message)
+		}
+		return p
+	case st.Running != nil && init:
+		return name + ": running"
+	case st.Running != nil && !cs.Ready:
+		if readyReason != "" {
+			return name + ": not ready (" + readyReason + ")"
+		}
+		return name + ": not ready"
+	}
+	return ""
+}
+
+func reasonMessage(reason, message string) string {
+	switch {
+	case reason == "" && message == "":
+		return "no reason given"
+	case message == "":
+		return reason
+	case reason == "":
+		return clip(message)
+	}
+	return reason + ": " + clip(message)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// clip keeps one line of a message that could be a whole stack trace.
+func clip(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// warningIndex holds a namespace's Warning events, newest first.
+type warningIndex []corev1.Event
+
+func (c *Client) warnings(ctx context.Context, ns string) warningIndex {
+	list, err := c.typed.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "type=Warning", Limit: 500})
+	if err != nil {
+		return nil
+	}
+	events := list.Items
+	slices.SortStableFunc(events, func(a, b corev1.Event) int { return eventTime(b).Compare(eventTime(a)) })
+	return events
+}
+
+func (w warningIndex) about(kind, name string) []string {
+	return w.match(func(ref corev1.ObjectReference) bool { return ref.Kind == kind && ref.Name == name })
+}
+
+func (w warningIndex) aboutPrefix(kind, prefix string) []string {
+	return w.match(func(ref corev1.ObjectReference) bool {
+		return ref.Kind == kind && strings.HasPrefix(ref.Name, prefix)
+	})
+}
+
+// match returns up to maxEvents events about the matching objects, one per
+// reason.
+func (w warningIndex) match(f func(corev1.ObjectReference) bool) []string {
+	var out []string
+	reasons := map[string]bool{}
+	for _, e := range w {
+		if len(out) == maxEvents {
+			break
+		}
+		if !f(e.InvolvedObject) || reasons[e.Reason] {
+			continue
+		}
+		reasons[e.Reason] = true
+		out = append(out, "event "+reasonMessage(e.Reason, e.Message))
+	}
+	return out
+}
+
+func eventTime(e corev1.Event) time.Time {
+	switch {
+	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
+		return e.Series.LastObservedTime.Time
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}

@@ -1,0 +1,38 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// EnsureNamespace creates the namespace with labels when it does not exist
+// (Helm's --create-namespace). An existing namespace is left as it is, labels
+// included: it may belong to someone else. One that is being deleted is an
+// error, since nothing could be created in it.
+func (c *Client) EnsureNamespace(ctx context.Context, name string, labels map[string]string) error {
+	ref := Ref{Version: "v1", Kind: "Namespace", Name: name}
+	ns, err := c.typed.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if err == nil {
+		if ns.Status.Phase == corev1.NamespaceTerminating {
+			return objectErrorf(ref, "namespace is terminating")
+		}
+		return nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return objectError(ref, err)
+	}
+	ns = &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: maps.Clone(labels)}}
+	_, err = c.typed.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{FieldManager: c.fieldManager})
+	if apierrors.IsAlreadyExists(err) {
+		return nil // created concurrently: the outcome asked for
+	}
+	if err != nil {
+		return objectError(ref, fmt.Errorf("create: %w", err))
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package kube
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// Parse splits a multi-document manifest into objects, in order. Empty
+// documents (only comments or whitespace) are skipped and v1 Lists are
+// flattened. Namespaced objects without a namespace get defaultNamespace;
+// cluster-scoped objects lose any namespace they were given (the API server
+// would reject it and their identity has none). Scope comes from the
+// RESTMapper, so every kind must be known to the cluster: install CRDs first.
+//
+// Errors name the document by position and by its "# Source:" comment when
+// Helm's renderer wrote one, and the object when it could be decoded.
+func (c *Client) Parse(manifest string, defaultNamespace string) ([]*unstructured.Unstructured, error) {
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(manifest)))
+	var objs []*unstructured.Unstructured
+	for n := 1; ; n++ {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("manifest document %d: %w", n, err)
+		}
+		found, err := decodeDocument(doc)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", docName(n, doc), err)
+		}
+		for _, u := range found {
+			if err := c.scope(u, defaultNamespace); err != nil {
+				return nil, fmt.Errorf("%s: %w", docName(n, doc), err)
+			}
+			objs = append(objs, u)
+		}
+	}
+}
+
+// decodeDocument turns one YAML document into zero or more objects.
+func decodeDocument(doc []byte) ([]*unstructured.Unstructured, error) {
+	data, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return nil, err
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || string(data) == "null" {
+		return nil, nil
+	}
+	var head struct {
+		APIVersion any `json:"apiVersion"`
+		Kind       any `json:"kind"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, errors.New("not a Kubernetes object (expected a mapping)")
+	}
+	if s, ok := head.APIVersion.(string); !ok || s == "" {
+		return nil, errors.New("apiVersion is missing or not a string")
+	}
+	if s, ok := head.Kind.(string); !ok || s == "" {
+		return nil, errors.New("kind is missing or not a string")
+	}
+	decoded, err := runtime.Decode(unstructured.UnstructuredJSONScheme, data)
+	if err != nil {
+		return nil, err
+	}
+	var objs []*unstructured.Unstructured
+	switch o := decoded.(type) {
+	case *unstructured.Unstructured:
+		objs = append(objs, o)
+	case *unstructured.UnstructuredList:
+		for i := range o.Items {
+			objs = append(objs, &o.Items[i])
+		}
+	default:
+		return nil, fmt.Errorf("unexpected object type %T", decoded)
+	}
+	for _, u := range objs {
+		if u.GetName() == "" {
+			return nil, objectErrorf(RefOf(u), "metadata.name is required (server-side apply cannot use generateName)")
+		}
+	}
+	return objs, nil
+}
+
+// scope sets or clears u's namespace according to its kind's scope.
+func (c *Client) scope(u *unstructured.Unstructured, defaultNamespace string) error {
+	namespaced, err := c.IsNamespaced(u.GroupVersionKind())
+	if err != nil {
+		return objectError(RefOf(u), err)
+	}
+	switch {
+	case namespaced && u.GetNamespace() == "":
+		u.SetNamespace(defaultNamespace)
+	case !namespaced && u.GetNamespace() != "":
+		u.SetNamespace("")
+	}
+	return nil
+}
+
+// docName names a document for errors, with the template Helm rendered it
+// from when the "# Source:" comment is there.
+func docName(n int, doc []byte) string {
+	for line := range strings.SplitSeq(string(doc), "\n") {
+		if src, ok := strings.CutPrefix(strings.TrimSpace(line), "# Source: "); ok {
+			return fmt.Sprintf("manifest document %d (%s)", n, strings.TrimSpace(src))
+		}
+	}
+	return fmt.Sprintf("manifest document %d", n)
+}

@@ -1,0 +1,192 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/event"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/statusreaders"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/watcher"
+	"github.com/fluxcd/cli-utils/pkg/object"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// WaitOptions configures Wait.
+type WaitOptions struct {
+	// WaitForJobs waits for Jobs to complete. Without it a Job is ready
+	// once it exists, as in Helm.
+	WaitForJobs bool
+}
+
+// resyncPeriod re-lists what the watches may have missed; the watches do
+// the real work.
+const resyncPeriod = 3 * time.Minute
+
+// Wait blocks until every object is ready by kstatus's rules (with
+// LoadBalancer Services needing an ingress address, failed Pods and Jobs
+// failing, paused Deployments skipped), or returns a *NotReadyError as soon as
+// one fails or when ctx ends, listing each object not ready with its reason
+// and the reasons of its failing pods. The deadline of ctx is the timeout.
+func (c *Client) Wait(ctx context.Context, refs []Ref, opts WaitOptions) error {
+	var targets []Ref
+	for _, ref := range uniqueRefs(refs) {
+		if ref.Group == "batch" && ref.Kind == "Job" && !opts.WaitForJobs {
+			continue
+		}
+		targets = append(targets, ref)
+	}
+	if len(targets) == 0 {
+		return nil
+	}
+	sw := watcher.NewDefaultStatusWatcher(c.dynamic, c.mapper)
+	sw.ResyncPeriod = resyncPeriod
+	sw.StatusReader = statusReader{inner: statusreaders.NewDefaultStatusReader(c.mapper), waitForJobs: opts.WaitForJobs}
+
+	seen, err := watchStatus(ctx, sw, targets)
+	if err != nil {
+		return err
+	}
+
+	var failed, notReady []ObjectStatus
+	for _, ref := range targets {
+		rs := seen[objMeta(ref)]
+		switch {
+		case rs == nil || rs.Status == status.NotFoundStatus:
+			notReady = append(notReady, ObjectStatus{Ref: ref, State: StateNotFound})
+		case rs.Status == status.FailedStatus:
+			failed = append(failed, ObjectStatus{Ref: ref, State: StateFailed, Message: summary(rs)})
+		case rs.Status != status.CurrentStatus:
+			notReady = append(notReady, ObjectStatus{Ref: ref, State: StateNotReady, Message: summary(rs)})
+		}
+	}
+	// Failing fast leaves the others unfinished, not broken: name only the
+	// failures then.
+	objs, cause := failed, error(nil)
+	if len(failed) == 0 {
+		objs, cause = notReady, ctx.Err()
+	}
+	if len(objs) == 0 {
+		return nil
+	}
+	c.explain(ctx, objs, seen)
+	return &NotReadyError{Objects: objs, Cause: cause}
+}
+
+// watchStatus follows the status of refs until all are Current, one is
+// Failed, or ctx ends, and returns the last status seen of each (absent:
+// never seen).
+func watchStatus(ctx context.Context, sw *watcher.DefaultStatusWatcher, refs []Ref) (map[object.ObjMetadata]*event.ResourceStatus, error) {
+	ids := make(object.ObjMetadataSet, len(refs))
+	for i, ref := range refs {
+		ids[i] = objMeta(ref)
+	}
+	watchCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	events := sw.Watch(watchCtx, ids, watcher.Options{RESTScopeStrategy: watcher.RESTScopeNamespace})
+	defer func() {
+		stop()
+		for range events { // let the informers shut down
+		}
+	}()
+
+	seen := make(map[object.ObjMetadata]*event.ResourceStatus, len(ids))
+	for e := range events {
+		switch e.Type {
+		case event.ErrorEvent:
+			if ctx.Err() != nil {
+				return seen, nil
+			}
+			return nil, fmt.Errorf("watching status: %w", e.Error)
+		case event.ResourceUpdateEvent:
+			if e.Resource != nil {
+				seen[e.Resource.Identifier] = e.Resource
+			}
+		}
+		if settled(ids, seen) {
+			return seen, nil
+		}
+	}
+	return seen, nil
+}
+
+// settled: every object is Current, or one has Failed.
+func settled(ids object.ObjMetadataSet, seen map[object.ObjMetadata]*event.ResourceStatus) bool {
+	all := true
+	for _, id := range ids {
+		rs := seen[id]
+		switch {
+		case rs == nil:
+			all = false
+		case rs.Status == status.FailedStatus:
+			return true
+		case rs.Status != status.CurrentStatus:
+			all = false
+		}
+	}
+	return all
+}
+
+func objMeta(ref Ref) object.ObjMetadata {
+	return object.ObjMetadata{
+		GroupKind: schema.GroupKind{Group: ref.Group, Kind: ref.Kind},
+		Namespace: ref.Namespace,
+		Name:      ref.Name,
+	}
+}
+
+func uniqueRefs(refs []Ref) []Ref {
+	seen := make(map[Ref]bool, len(refs))
+	out := make([]Ref, 0, len(refs))
+	for _, r := range refs {
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// summary is the object's own not-ready reason. For workloads a replica
+// count says more than kstatus's condition reasons.
+func summary(rs *event.ResourceStatus) string {
+	if rs.Status == status.FailedStatus || rs.Resource == nil || rs.Resource.GetDeletionTimestamp() != nil {
+		return statusMessage(rs)
+	}
+	obj := rs.Resource.UnstructuredContent()
+	count := func(path string, def int) int { return status.GetIntField(obj, path, def) }
+	var have, want int
+	var what string
+	switch rs.Resource.GroupVersionKind().GroupKind() {
+	case schema.GroupKind{Group: "apps", Kind: "Deployment"}, schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}:
+		have, want, what = count(".status.availableReplicas", 0), count(".spec.replicas", 1), "replicas available"
+	case schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
+		have, want, what = count(".status.readyReplicas", 0), count(".spec.replicas", 1), "replicas ready"
+	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
+		have, want, what = count(".status.numberAvailable", 0), count(".status.desiredNumberScheduled", 0), "pods available"
+	default:
+		return statusMessage(rs)
+	}
+	if have >= want || !observed(rs.Resource) {
+		return statusMessage(rs) // rollout or controller lag: kstatus says which
+	}
+	return fmt.Sprintf("%d/%d %s", have, want, what)
+}
+
+func observed(u *unstructured.Unstructured) bool {
+	gen := u.GetGeneration()
+	og, found, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	return !found || og >= gen
+}
+
+func statusMessage(rs *event.ResourceStatus) string {
+	switch {
+	case rs.Error != nil:
+		return rs.Error.Error()
+	case rs.Message != "":
+		return rs.Message
+	}
+	return rs.Status.String()
+}
