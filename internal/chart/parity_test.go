@@ -261,3 +261,36 @@ func sortedLines(s string) string {
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
 }
+
+// TestParitySetExpressions runs every line of testdata/set-expressions.txt
+// as --set flags through helm and convoy (chart testdata/charts/dump, which
+// prints the values with their types) and requires identical output or
+// identical error text.
+func TestParitySetExpressions(t *testing.T) {
+	helm := helmBinary(t)
+	data, err := os.ReadFile("testdata/set-expressions.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		t.Run(line, func(t *testing.T) {
+			c := parityCase{Name: line, Chart: "dump", Set: strings.Split(line, " ;; ")}
+			chart := chartPath(t, c)
+			want := runHelm(t, helm, c, chart)
+			got, err := renderCase(c, chart)
+			switch {
+			case want.errMsg != "":
+				if err == nil || err.Error() != want.errMsg {
+					t.Fatalf("helm error %q, convoy %v", want.errMsg, err)
+				}
+			case err != nil:
+				t.Fatalf("helm succeeded, convoy failed: %v", err)
+			case got != want.stdout:
+				t.Fatalf("output differs:\n%s", lineDiff(want.stdout, got))
+			}
+		})
+	}
+}
