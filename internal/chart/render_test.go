@@ -1,0 +1,161 @@
+package chart
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestRenderStructure(t *testing.T) {
+	ch, err := Load("testdata/charts/hooks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Render(ch, RenderOptions{ReleaseName: "r", Namespace: "ns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*Hook{}
+	for _, h := range r.Hooks {
+		byName[h.Name] = h
+	}
+	tests := []struct {
+		name     string
+		kind     string
+		events   []HookEvent
+		weight   int
+		policies []HookDeletePolicy
+	}{
+		{"r-pre-install", "Job", []HookEvent{HookPreInstall}, -5, []HookDeletePolicy{HookBeforeHookCreation}},
+		{"r-post-install", "Pod", []HookEvent{HookPostInstall}, 10, []HookDeletePolicy{HookSucceeded, HookFailed}},
+		{"r-post-delete", "Secret", []HookEvent{HookPostDelete}, 3, []HookDeletePolicy{HookSucceeded}},
+		{"r-pre-upgrade", "ServiceAccount", []HookEvent{HookPreUpgrade}, -1, []HookDeletePolicy{HookFailed, HookBeforeHookCreation}},
+		{"r-post-upgrade", "Job", []HookEvent{HookPostUpgrade}, 0, []HookDeletePolicy{}},
+		{"r-pre-rollback", "Pod", []HookEvent{HookPreRollback}, 7, []HookDeletePolicy{HookSucceeded}},
+		{"multi-event", "ConfigMap", []HookEvent{HookPreInstall, HookPreUpgrade, HookPostInstall}, -10, []HookDeletePolicy{}},
+		{"legacy-test-success", "Pod", []HookEvent{HookTest}, 0, []HookDeletePolicy{}},
+	}
+	for _, tc := range tests {
+		h := byName[tc.name]
+		if h == nil {
+			t.Errorf("hook %s missing", tc.name)
+			continue
+		}
+		if h.Kind != tc.kind || h.Weight != tc.weight || !reflect.DeepEqual(h.Events, tc.events) || !reflect.DeepEqual(h.DeletePolicies, tc.policies) {
+			t.Errorf("hook %s = kind %s weight %d events %v policies %v", tc.name, h.Kind, h.Weight, h.Events, h.DeletePolicies)
+		}
+	}
+	if _, ok := byName["unknown-hook-is-dropped"]; ok {
+		t.Error("a hook with an unknown event was kept")
+	}
+	var names []string
+	for _, m := range r.Manifests {
+		names = append(names, m.Kind+"/"+m.Name)
+	}
+	if want := []string{"ConfigMap/annotated-but-not-a-hook", "ConfigMap/plain"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("manifests %v, want %v", names, want)
+	}
+	var order []string
+	for _, h := range HooksFor(r.Hooks, HookPreInstall) {
+		order = append(order, h.Name)
+	}
+	if want := []string{"multi-event", "r-pre-install"}; !reflect.DeepEqual(order, want) {
+		t.Errorf("pre-install order %v, want %v", order, want)
+	}
+}
+
+func TestRenderNotesCRDsAndValues(t *testing.T) {
+	ch, err := Load("testdata/charts/umbrella")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Render(ch, RenderOptions{ReleaseName: "r", Namespace: "ns", UserValues: map[string]any{"backend": map[string]any{"db": map[string]any{"enabled": false}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Notes != "umbrella notes for r; env=prod\n" {
+		t.Errorf("notes %q", r.Notes)
+	}
+	var crds []string
+	for _, c := range r.CRDs {
+		crds = append(crds, c.Name)
+	}
+	want := []string{
+		"umbrella/crds/widgets.yaml",
+		"umbrella/charts/backend/crds/gadgets.yaml",
+		"umbrella/charts/backend-replica/crds/gadgets.yaml",
+		"umbrella/charts/backend-replica/charts/db/crds/tables.yaml",
+	}
+	if !reflect.DeepEqual(crds, want) {
+		t.Errorf("CRDs %v, want %v", crds, want)
+	}
+	if r.Values["appName"] != "umbrella-app" {
+		t.Errorf("values: %v", r.Values["appName"])
+	}
+	for _, m := range r.Manifests {
+		if m.Kind == "Deployment" && m.APIVersion != "apps/v1" {
+			t.Errorf("%s: apiVersion %q", m.Name, m.APIVersion)
+		}
+	}
+}
+
+func TestRenderLookupIsInjectable(t *testing.T) {
+	ch := &Chart{
+		Metadata:  &Metadata{APIVersion: "v2", Name: "l", Version: "1.0.0"},
+		Templates: []*File{{Name: "templates/cm.yaml", Data: []byte(`{{ $s := lookup "v1" "Secret" .Release.Namespace "db" }}data: {{ dig "data" "password" "none" $s }}`)}},
+	}
+	var calls []string
+	lookup := func(apiVersion, kind, ns, name string) (map[string]any, error) {
+		calls = append(calls, strings.Join([]string{apiVersion, kind, ns, name}, "|"))
+		return map[string]any{"data": map[string]any{"password": "c2VjcmV0"}}, nil
+	}
+	r, err := Render(ch, RenderOptions{ReleaseName: "r", Namespace: "ns", Lookup: lookup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Manifests) != 1 || r.Manifests[0].Content != "data: c2VjcmV0" {
+		t.Fatalf("manifests %+v", r.Manifests)
+	}
+	if !reflect.DeepEqual(calls, []string{"v1|Secret|ns|db"}) {
+		t.Errorf("lookup calls %v", calls)
+	}
+	off, err := Render(ch, RenderOptions{ReleaseName: "r", Namespace: "ns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off.Manifests[0].Content != "data: none" {
+		t.Errorf("offline lookup rendered %q", off.Manifests[0].Content)
+	}
+}
+
+func TestRenderErrorsAreTyped(t *testing.T) {
+	load := func(name string) *Chart {
+		t.Helper()
+		ch, err := Load("testdata/charts/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ch
+	}
+	_, err := Render(load("errors"), RenderOptions{ReleaseName: "r", UserValues: map[string]any{"mode": "fail"}})
+	te, ok := err.(*TemplateError)
+	if !ok || te.Template != "errors/templates/cm.yaml" || !strings.Contains(te.Message, "errors/templates/cm.yaml:14:13") {
+		t.Errorf("fail: %#v", err)
+	}
+	_, err = Render(load("schema"), RenderOptions{ReleaseName: "r", UserValues: map[string]any{"port": int64(0)}})
+	if _, ok := err.(*SchemaError); !ok || !strings.Contains(err.Error(), "at '/port'") {
+		t.Errorf("schema: %#v", err)
+	}
+	_, err = Render(load("missing-dep"), RenderOptions{ReleaseName: "r"})
+	if md, ok := err.(*MissingDependenciesError); !ok || !reflect.DeepEqual(md.Names, []string{"not-vendored", "also-missing"}) {
+		t.Errorf("missing dep: %#v", err)
+	}
+	_, err = Render(load("lib-only"), RenderOptions{ReleaseName: "r"})
+	if _, ok := err.(*NotInstallableError); !ok {
+		t.Errorf("library: %#v", err)
+	}
+	_, err = Render(load("kube-constraint"), RenderOptions{ReleaseName: "r"})
+	if _, ok := err.(*KubeVersionError); !ok {
+		t.Errorf("kube version: %#v", err)
+	}
+}
