@@ -54,6 +54,12 @@ type Rendered struct {
 	CRDs []*File
 	// Values are the final values templates saw (.Values of the top chart).
 	Values map[string]any
+	// Chart is the chart as Helm records it in a release: the loaded chart
+	// after dependency processing (disabled subcharts dropped, aliases
+	// applied, import-values merged into Values, dependency entries
+	// normalised). Marshalled with encoding/json it matches the "chart"
+	// object of Helm's release JSON.
+	Chart *Chart
 	// Warnings are the non-fatal messages Helm logs (coalescing conflicts,
 	// non-bool conditions, missing import tables), in a stable order.
 	Warnings []string
@@ -197,6 +203,7 @@ func Render(ch *Chart, opts RenderOptions) (*Rendered, error) {
 		return nil, err
 	}
 	out.CRDs = treeCRDs(tree)
+	out.Chart = tree.processedChart(nil)
 	return out, nil
 }
 
@@ -228,4 +235,29 @@ func treeCRDs(n *node) []*File {
 		out = append(out, treeCRDs(d)...)
 	}
 	return out
+}
+
+// processedChart turns the working tree back into a Chart. Templates,
+// files and raw data are shared with the loaded chart (never modified).
+func (n *node) processedChart(parent *Chart) *Chart {
+	src := n.chart
+	c := &Chart{
+		Raw:           src.Raw,
+		Metadata:      n.meta,
+		Lock:          src.Lock,
+		Templates:     src.Templates,
+		Values:        n.values,
+		Schema:        src.Schema,
+		SchemaModTime: src.SchemaModTime,
+		Files:         src.Files,
+		ModTime:       src.ModTime,
+		RawValues:     src.RawValues,
+		parent:        parent,
+		schemaCache:   src.schemaCache,
+		files:         src.files,
+	}
+	for _, d := range n.deps {
+		c.dependencies = append(c.dependencies, d.processedChart(c))
+	}
+	return c
 }
