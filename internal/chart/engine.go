@@ -168,9 +168,12 @@ func (s *renderState) funcs(t *template.Template) template.FuncMap {
 // executeTemplates parses and executes all templates, returning the output
 // of every non-partial template by name.
 func executeTemplates(tpls map[string]renderable, lookup LookupFunc) (out map[string]string, err error) {
+	// current is the template being parsed or executed, for panics: the
+	// message stays Helm's, the error still names the template.
+	var current string
 	defer func() {
 		if r := recover(); r != nil {
-			out, err = nil, &TemplateError{Message: fmt.Sprintf("rendering template failed: %v", r)}
+			out, err = nil, &TemplateError{Template: current, Message: fmt.Sprintf("rendering template failed: %v", r)}
 		}
 	}()
 	t := template.New("gotpl")
@@ -179,6 +182,7 @@ func executeTemplates(tpls map[string]renderable, lookup LookupFunc) (out map[st
 	t.Funcs(s.funcs(t))
 	keys := templateOrder(tpls)
 	for _, name := range keys {
+		current = name
 		if _, err := t.New(name).Parse(tpls[name].text); err != nil {
 			return nil, parseError(name, err)
 		}
@@ -188,6 +192,7 @@ func executeTemplates(tpls map[string]renderable, lookup LookupFunc) (out map[st
 		if strings.HasPrefix(path.Base(name), "_") {
 			continue
 		}
+		current = name
 		r := tpls[name]
 		r.vals["Template"] = map[string]any{"Name": name, "BasePath": r.basePath}
 		var b strings.Builder

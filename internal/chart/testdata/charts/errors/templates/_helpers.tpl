@@ -7,3 +7,10 @@ value: {{ .Values.nope.deeper }}
 {{- define "errors.needs" -}}
 {{ required "needed inside include" .Values.needed }}
 {{- end }}
+{{- define "errors.countdown" -}}
+{{- if gt (int .) 0 -}}
+{{ include "errors.countdown" (sub (int .) 1) }}
+{{- else -}}
+bottom
+{{- end -}}
+{{- end }}
