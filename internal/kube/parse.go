@@ -88,7 +88,7 @@ func decodeDocument(doc []byte) ([]*unstructured.Unstructured, error) {
 	}
 	for _, u := range objs {
 		if u.GetName() == "" {
-			return nil, objectErrorf(RefOf(u), "metadata.name is required (server-side apply cannot use generateName)")
+			return nil, fmt.Errorf("%s %s: metadata.name is required (server-side apply cannot use generateName)", u.GetAPIVersion(), u.GetKind())
 		}
 	}
 	return objs, nil

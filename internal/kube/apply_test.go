@@ -1,0 +1,237 @@
+package kube_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/kube"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func testContext(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func configMap(data string) string {
+	return `
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+data:
+  ` + data + "\n"
+}
+
+func TestApplyActions(t *testing.T) {
+	ns := cluster.Namespace(t)
+	ctx := testContext(t, 30*time.Second)
+	c := newClient(t)
+
+	steps := []struct {
+		name     string
+		manifest string
+		want     []kube.Action
+	}{
+		{"create", configMap("color: blue") + "---" + deployment("web", 1), []kube.Action{kube.ActionCreated, kube.ActionCreated}},
+		{"reapply", configMap("color: blue") + "---" + deployment("web", 1), []kube.Action{kube.ActionUnchanged, kube.ActionUnchanged}},
+		{"change one", configMap("color: red") + "---" + deployment("web", 1), []kube.Action{kube.ActionConfigured, kube.ActionUnchanged}},
+	}
+	for _, step := range steps {
+		results, err := c.Apply(ctx, parse(t, c, ns, step.manifest), kube.ApplyOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if len(results) != len(step.want) {
+			t.Fatalf("%s: %d results, want %d", step.name, len(results), len(step.want))
+		}
+		for i, r := range results {
+			if r.Action != step.want[i] {
+				t.Errorf("%s: %s: action %s, want %s", step.name, r.Ref, r.Action, step.want[i])
+			}
+			if r.Live == nil || r.Live.GetUID() == "" {
+				t.Errorf("%s: %s: no live object", step.name, r.Ref)
+			}
+		}
+	}
+
+	live, err := c.Get(ctx, kube.Ref{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "settings"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := unstructured.NestedString(live.Object, "data", "color"); got != "red" {
+		t.Errorf("color = %q, want red", got)
+	}
+	managers := []string{}
+	for _, mf := range live.GetManagedFields() {
+		managers = append(managers, mf.Manager+"/"+string(mf.Operation))
+	}
+	if strings.Join(managers, ",") != "convoy/Apply" {
+		t.Errorf("managed fields = %v, want convoy/Apply only", managers)
+	}
+}
+
+func TestApplyConflict(t *testing.T) {
+	ns := cluster.Namespace(t)
+	ctx := testContext(t, 30*time.Second)
+	mine := newClient(t)
+	theirs, err := kube.New(cluster.RESTConfig(), kube.Options{FieldManager: "someone-else"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := theirs.Apply(ctx, parse(t, theirs, ns, configMap("color: blue")), kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = mine.Apply(ctx, parse(t, mine, ns, configMap("color: red")), kube.ApplyOptions{})
+	want := "v1 ConfigMap " + ns + "/settings: "
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !apierrors.IsConflict(err) {
+		t.Fatalf("error = %v, want a conflict starting with %q", err, want)
+	}
+	if !strings.Contains(err.Error(), `conflict with "someone-else"`) {
+		t.Errorf("error does not name the other manager: %v", err)
+	}
+	var oe *kube.ObjectError
+	if !errors.As(err, &oe) || oe.Ref.Name != "settings" {
+		t.Errorf("error is not an *ObjectError for the ConfigMap: %#v", err)
+	}
+
+	results, err := mine.Apply(ctx, parse(t, mine, ns, configMap("color: red")), kube.ApplyOptions{Force: true})
+	if err != nil {
+		t.Fatalf("forced apply: %v", err)
+	}
+	if results[0].Action != kube.ActionConfigured {
+		t.Errorf("forced apply action = %s, want configured", results[0].Action)
+	}
+	if got, _, _ := unstructured.NestedString(results[0].Live.Object, "data", "color"); got != "red" {
+		t.Errorf("color after forced apply = %q, want red", got)
+	}
+}
+
+func TestApplyDryRun(t *testing.T) {
+	ns := cluster.Namespace(t)
+	ctx := testContext(t, 30*time.Second)
+	c := newClient(t)
+	dry := kube.ApplyOptions{DryRun: kube.DryRunServer}
+	ref := kube.Ref{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "settings"}
+
+	results, err := c.Apply(ctx, parse(t, c, ns, configMap("color: blue")), dry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if results[0].Action != kube.ActionCreated {
+		t.Errorf("dry-run create action = %s", results[0].Action)
+	}
+	if got, _, _ := unstructured.NestedString(results[0].Live.Object, "data", "color"); got != "blue" {
+		t.Errorf("dry-run result color = %q, want blue", got)
+	}
+	if _, err := c.Get(ctx, ref); !apierrors.IsNotFound(err) {
+		t.Fatalf("after dry-run create, Get error = %v, want NotFound", err)
+	}
+
+	if _, err := c.Apply(ctx, parse(t, c, ns, configMap("color: blue")), kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		data string
+		want kube.Action
+	}{{"color: blue", kube.ActionUnchanged}, {"color: green", kube.ActionConfigured}} {
+		results, err = c.Apply(ctx, parse(t, c, ns, configMap(tt.data)), dry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if results[0].Action != tt.want {
+			t.Errorf("dry-run %q: action %s, want %s", tt.data, results[0].Action, tt.want)
+		}
+	}
+	live, err := c.Get(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := unstructured.NestedString(live.Object, "data", "color"); got != "blue" {
+		t.Errorf("dry-run changed the stored object: color = %q", got)
+	}
+}
+
+func TestApplyInvalid(t *testing.T) {
+	ns := cluster.Namespace(t)
+	ctx := testContext(t, 30*time.Second)
+	c := newClient(t)
+	tests := []struct {
+		name     string
+		manifest string
+		ref      string
+		want     string
+	}{
+		{
+			name:     "wrong field type",
+			manifest: strings.Replace(deployment("web", 1), "replicas: 1", `replicas: "two"`, 1),
+			ref:      "apps/v1 Deployment " + ns + "/web: ",
+			want:     ".spec.replicas",
+		},
+		{
+			name:     "fails validation",
+			manifest: strings.Replace(deployment("web", 1), "replicas: 1", `replicas: -1`, 1),
+			ref:      "apps/v1 Deployment " + ns + "/web: ",
+			want:     "spec.replicas: Invalid value: -1",
+		},
+		{
+			name:     "unknown field",
+			manifest: configMap("a: b") + "color: blue\n",
+			ref:      "v1 ConfigMap " + ns + "/settings: ",
+			want:     "color",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := parse(t, c, ns, configMap("first: ok")+"---"+tt.manifest)
+			objs[0].SetName("first")
+			results, err := c.Apply(ctx, objs, kube.ApplyOptions{})
+			if err == nil || !strings.HasPrefix(err.Error(), tt.ref) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error = %v, want %q…%q", err, tt.ref, tt.want)
+			}
+			t.Log(err)
+			if len(results) != 1 || results[0].Ref.Name != "first" {
+				t.Errorf("results before the failure = %v, want the first ConfigMap", results)
+			}
+		})
+	}
+}
+
+func TestApplyNamespacedWithoutNamespace(t *testing.T) {
+	ctx := testContext(t, 30*time.Second)
+	c := newClient(t)
+	objs := parse(t, c, "", configMap("a: b"))
+	_, err := c.Apply(ctx, objs, kube.ApplyOptions{})
+	if err == nil || err.Error() != "v1 ConfigMap settings: namespaced ConfigMap has no namespace" {
+		t.Fatalf("error = %v", err)
+	}
+}
+
+func TestEnsureNamespace(t *testing.T) {
+	ctx := testContext(t, 30*time.Second)
+	c := newClient(t)
+	name := "t-ensure-" + strings.ToLower(strings.ReplaceAll(time.Now().Format("150405.000"), ".", ""))
+	t.Cleanup(func() {
+		_ = cluster.Client().CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	for range 2 { // the second call finds it and leaves it alone
+		if err := c.EnsureNamespace(ctx, name, map[string]string{"name": name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ns, err := cluster.Client().CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns.Labels["name"] != name {
+		t.Errorf("labels = %v", ns.Labels)
+	}
+}
