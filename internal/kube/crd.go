@@ -27,10 +27,10 @@ func (c *Client) InstallCRDs(ctx context.Context, crds []*unstructured.Unstructu
 	refs := make([]Ref, 0, len(crds))
 	for _, crd := range crds {
 		ref := RefOf(crd)
-		ref.Namespace = "" // cluster-scoped, whatever the manifest says
 		if ref.Group != crdResource.Group || ref.Version != crdResource.Version || ref.Kind != "CustomResourceDefinition" {
 			return objectErrorf(ref, "not an apiextensions.k8s.io/v1 CustomResourceDefinition")
 		}
+		ref.Namespace = "" // cluster-scoped, whatever the manifest says
 		_, err := c.dynamic.Resource(crdResource).Create(ctx, crd, metav1.CreateOptions{FieldManager: c.fieldManager})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return objectError(ref, fmt.Errorf("create: %w", err))

@@ -52,7 +52,11 @@ func (c *Client) explain(ctx context.Context, objs []ObjectStatus, seen map[obje
 		if _, ok := warnings[ns]; !ok && ns != "" {
 			warnings[ns] = c.warnings(ctx, ns)
 		}
-		objs[i].Details = c.details(ctx, rs.Resource, warnings[ns])
+		for _, d := range c.details(ctx, rs.Resource, warnings[ns]) {
+			if d != "event "+objs[i].Message { // the Job controller says it twice
+				objs[i].Details = append(objs[i].Details, d)
+			}
+		}
 	}
 }
 

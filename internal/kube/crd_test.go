@@ -1,0 +1,121 @@
+package kube_test
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/kube"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// widgetCRD is a CRD in a group of its own per test, since CRDs are
+// cluster-scoped and the cluster may be shared.
+func widgetCRD(t *testing.T) (manifest, group string) {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	group = "t" + hex.EncodeToString(b) + ".convoy.dev"
+	return strings.ReplaceAll(`
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.GROUP
+spec:
+  group: GROUP
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+`, "GROUP", group), group
+}
+
+func TestInstallCRDs(t *testing.T) {
+	ns := cluster.Namespace(t)
+	ctx := testContext(t, 60*time.Second)
+	c := newClient(t)
+	crdManifest, group := widgetCRD(t)
+	t.Cleanup(func() {
+		_, _ = c.Delete(t.Context(), []kube.Ref{{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: "widgets." + group}}, kube.DeleteOptions{})
+	})
+	widget := "apiVersion: " + group + "/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: 3\n"
+
+	// The client's discovery cache is warm and does not know the kind yet.
+	if _, err := c.Parse(widget, ns); err == nil {
+		t.Fatal("Widget parsed before its CRD exists")
+	}
+
+	crds := parse(t, c, ns, crdManifest)
+	if err := c.InstallCRDs(ctx, crds); err != nil {
+		t.Fatal(err)
+	}
+	crd, err := c.Get(ctx, kube.RefOf(crds[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasCondition(crd, "Established") {
+		t.Errorf("CRD not Established after InstallCRDs: %v", crd.Object["status"])
+	}
+
+	objs := parse(t, c, ns, widget)
+	if objs[0].GetNamespace() != ns {
+		t.Errorf("Widget namespace = %q, want %q (namespaced by its CRD)", objs[0].GetNamespace(), ns)
+	}
+	results, err := c.Apply(ctx, objs, kube.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if results[0].Action != kube.ActionCreated || results[0].Ref.String() != group+"/v1 Widget "+ns+"/w" {
+		t.Errorf("result = %v %s", results[0].Ref, results[0].Action)
+	}
+	if err := c.Wait(ctx, refs(objs), kube.WaitOptions{}); err != nil {
+		t.Errorf("wait for a custom resource without conditions: %v", err)
+	}
+
+	// crds/ is installed, never upgraded: a changed CRD is left as it was.
+	changed := parse(t, c, ns, strings.Replace(crdManifest, "size: {type: integer}", "size: {type: string}", 1))
+	if err := c.InstallCRDs(ctx, changed); err != nil {
+		t.Fatal(err)
+	}
+	crd, err = c.Get(ctx, kube.RefOf(crds[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	typ, _, _ := unstructured.NestedString(versions[0].(map[string]any), "schema", "openAPIV3Schema", "properties", "spec", "properties", "size", "type")
+	if typ != "integer" {
+		t.Errorf("existing CRD was changed: size type = %q", typ)
+	}
+}
+
+func TestInstallCRDsRejectsOtherKinds(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := newClient(t)
+	err := c.InstallCRDs(testContext(t, 10*time.Second), parse(t, c, ns, configMap("a: b")))
+	want := "v1 ConfigMap " + ns + "/settings: not an apiextensions.k8s.io/v1 CustomResourceDefinition"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error = %v, want %q", err, want)
+	}
+}
+
+func hasCondition(u *unstructured.Unstructured, typ string) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == typ && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,154 @@
+package kube_test
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/kube"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func TestWaitReady(t *testing.T) {
+	ns := cluster.Namespace(t)
+	ctx := testContext(t, 60*time.Second)
+	c := newClient(t)
+	objs := parse(t, c, ns, deployment("web", 2)+"---"+configMap("a: b")+"---"+job("migrate"))
+	if _, err := c.Apply(ctx, objs, kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []kube.WaitOptions{{}, {WaitForJobs: true}} {
+		if err := c.Wait(ctx, refs(objs), opts); err != nil {
+			t.Fatalf("wait %+v: %v", opts, err)
+		}
+	}
+	dep, err := c.Get(ctx, refs(objs)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _, _ := unstructured.NestedInt64(dep.Object, "status", "availableReplicas"); n != 2 {
+		t.Errorf("Wait returned with %d available replicas", n)
+	}
+}
+
+func TestWaitNeverReady(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := newClient(t)
+	objs := parse(t, c, ns, configMap("a: b")+"---"+deployment("web", 2, neverReady))
+	if _, err := c.Apply(testContext(t, 30*time.Second), objs, kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	err := c.Wait(testContext(t, 3*time.Second), refs(objs), kube.WaitOptions{})
+	if elapsed := time.Since(start); elapsed < 3*time.Second || elapsed > 15*time.Second {
+		t.Errorf("Wait returned after %s, want the 3s timeout", elapsed)
+	}
+	var nre *kube.NotReadyError
+	if !errors.As(err, &nre) {
+		t.Fatalf("error = %v (%T), want *NotReadyError", err, err)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error does not unwrap to DeadlineExceeded")
+	}
+	t.Log(err)
+	if len(nre.Objects) != 1 || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("want exactly the Deployment on one line, got:\n%v", err)
+	}
+	line := regexp.MustCompile(`^apps/v1 Deployment ` + ns + `/web: not ready: 0/2 replicas available; ` +
+		`pod web-[a-z0-9]+-[a-z0-9]+: container web: not ready \(ContainersNotReady\); ` +
+		`pod web-[a-z0-9]+-[a-z0-9]+: container web: not ready \(ContainersNotReady\)`)
+	if !line.MatchString(err.Error()) {
+		t.Errorf("error line does not match %s", line)
+	}
+}
+
+func TestWaitFailingJob(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := newClient(t)
+	objs := parse(t, c, ns, deployment("web", 1, neverReady)+"---"+job("migrate", fail))
+	if _, err := c.Apply(testContext(t, 30*time.Second), objs, kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Without WaitForJobs the Job is ready once it exists; the Deployment
+	// is what times out.
+	err := c.Wait(testContext(t, 2*time.Second), refs(objs), kube.WaitOptions{})
+	if err == nil || strings.Contains(err.Error(), "Job") || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("without WaitForJobs: error = %v, want a timeout naming only the Deployment", err)
+	}
+
+	start := time.Now()
+	err = c.Wait(testContext(t, 60*time.Second), refs(objs), kube.WaitOptions{WaitForJobs: true})
+	if elapsed := time.Since(start); elapsed > 30*time.Second {
+		t.Errorf("failing Job took %s: not failed fast", elapsed)
+	}
+	var nre *kube.NotReadyError
+	if !errors.As(err, &nre) {
+		t.Fatalf("error = %v, want *NotReadyError", err)
+	}
+	t.Log(err)
+	if errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a failed Job is not a timeout")
+	}
+	if len(nre.Objects) != 1 || nre.Objects[0].State != kube.StateFailed {
+		t.Fatalf("objects = %+v, want the failed Job only", nre.Objects)
+	}
+	line := regexp.MustCompile(`^batch/v1 Job ` + ns + `/migrate: failed: BackoffLimitExceeded: Job has reached the specified backoff limit; ` +
+		`pod migrate-[a-z0-9]+: container main: terminated: Error \(exit code 1\): simulated failure \(devcluster.convoy.dev/fail\)`)
+	if !line.MatchString(err.Error()) {
+		t.Errorf("error does not match %s", line)
+	}
+}
+
+func TestWaitMissingObject(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := newClient(t)
+	ref := kube.Ref{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "absent"}
+	err := c.Wait(testContext(t, time.Second), []kube.Ref{ref}, kube.WaitOptions{})
+	if err == nil || err.Error() != "v1 ConfigMap "+ns+"/absent: not found" {
+		t.Fatalf("error = %v", err)
+	}
+}
+
+func TestWaitLoadBalancer(t *testing.T) {
+	ns := cluster.Namespace(t)
+	ctx := testContext(t, 30*time.Second)
+	c := newClient(t)
+	objs := parse(t, c, ns, `
+apiVersion: v1
+kind: Service
+metadata:
+  name: front
+spec:
+  type: LoadBalancer
+  selector: {app: front}
+  ports: [{port: 80}]
+`)
+	if _, err := c.Apply(ctx, objs, kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Wait(testContext(t, 2*time.Second), refs(objs), kube.WaitOptions{})
+	want := "v1 Service " + ns + "/front: not ready: load balancer has no ingress address yet"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error = %v, want %q", err, want)
+	}
+
+	// What a cloud controller would do.
+	svc, err := cluster.Client().CoreV1().Services(ns).Get(ctx, "front", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.10"}}
+	if _, err := cluster.Client().CoreV1().Services(ns).UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(ctx, refs(objs), kube.WaitOptions{}); err != nil {
+		t.Fatalf("with an ingress address: %v", err)
+	}
+}
