@@ -16,6 +16,11 @@ import (
 const (
 	// maxIncludeDepth is Helm's limit on nested include of one name.
 	maxIncludeDepth = 1000
+	// maxNestingDepth bounds include and tpl nesting across all names.
+	// Helm has no such bound: a cycle through many names or a tpl that
+	// renders itself exhausts the goroutine stack and kills the process.
+	// Convoy renders many releases in one process, so it fails the render.
+	maxNestingDepth = 2000
 	warnStart       = "HELM_ERR_START"
 	warnEnd         = "HELM_ERR_END"
 )
@@ -104,7 +109,18 @@ func templateOrder(tpls map[string]renderable) []string {
 // renderState is the per-render state of the include and tpl functions.
 type renderState struct {
 	included map[string]int
+	depth    int
 	lookup   LookupFunc
+}
+
+var errNestingTooDeep = errors.New("unable to execute template")
+
+func (s *renderState) enter(what string) error {
+	if s.depth >= maxNestingDepth {
+		return fmt.Errorf("rendering template has more than %d nested include or tpl calls at %s: %w", maxNestingDepth, what, errNestingTooDeep)
+	}
+	s.depth++
+	return nil
 }
 
 func (s *renderState) includeFunc(t *template.Template) func(string, any) (string, error) {
@@ -112,6 +128,10 @@ func (s *renderState) includeFunc(t *template.Template) func(string, any) (strin
 		if v := s.included[name]; v > maxIncludeDepth {
 			return "", fmt.Errorf("rendering template has a nested reference name: %s: %w", name, errors.New("unable to execute template"))
 		}
+		if err := s.enter(name); err != nil {
+			return "", err
+		}
+		defer func() { s.depth-- }()
 		s.included[name]++
 		var b strings.Builder
 		err := t.ExecuteTemplate(&b, name, data)
@@ -122,6 +142,10 @@ func (s *renderState) includeFunc(t *template.Template) func(string, any) (strin
 
 func (s *renderState) tplFunc(parent *template.Template) func(string, any) (string, error) {
 	return func(text string, vals any) (string, error) {
+		if err := s.enter("tpl"); err != nil {
+			return "", err
+		}
+		defer func() { s.depth-- }()
 		t, err := parent.Clone()
 		if err != nil {
 			return "", fmt.Errorf("cannot clone template: %w", err)

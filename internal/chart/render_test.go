@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -157,5 +158,34 @@ func TestRenderErrorsAreTyped(t *testing.T) {
 	_, err = Render(load("kube-constraint"), RenderOptions{ReleaseName: "r"})
 	if _, ok := err.(*KubeVersionError); !ok {
 		t.Errorf("kube version: %#v", err)
+	}
+}
+
+// TestRenderBoundsNesting checks that self-rendering tpl and long include
+// cycles through many names fail the render instead of exhausting the
+// stack (which would kill a process rendering many releases).
+func TestRenderBoundsNesting(t *testing.T) {
+	var cycle strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&cycle, `{{ define "n%d" }}{{ include "n%d" . }}{{ end }}`, i, (i+1)%20)
+	}
+	tests := []struct {
+		name, tpl string
+		values    map[string]any
+	}{
+		{"tpl renders itself", `{{ tpl .Values.self . }}`, map[string]any{"self": "{{ tpl .Values.self . }}"}},
+		{"include cycle through many names", cycle.String() + `{{ include "n0" . }}`, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ch := &Chart{
+				Metadata:  &Metadata{APIVersion: "v2", Name: "deep", Version: "1.0.0"},
+				Templates: []*File{{Name: "templates/x.yaml", Data: []byte(tc.tpl)}},
+			}
+			_, err := Render(ch, RenderOptions{ReleaseName: "r", UserValues: tc.values})
+			if err == nil || !strings.Contains(err.Error(), "nested") {
+				t.Fatalf("got %v", err)
+			}
+		})
 	}
 }
