@@ -1,0 +1,132 @@
+package release
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/kube"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// HookError is a hook that failed; the release fails with it.
+type HookError struct {
+	Event chart.HookEvent
+	Hook  string // the hook's path (template file)
+	Ref   kube.Ref
+	Err   error
+}
+
+func (e *HookError) Error() string {
+	return fmt.Sprintf("%s hook %s (%s) failed: %v", e.Event, e.Hook, e.Ref, e.Err)
+}
+
+func (e *HookError) Unwrap() error { return e.Err }
+
+// hookOrder is Helm's: weight, then name.
+func hookOrder(a, b *Hook) int {
+	if c := cmp.Compare(a.Weight, b.Weight); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Name, b.Name)
+}
+
+func hasPolicy(h *Hook, p chart.HookDeletePolicy) bool {
+	if len(h.DeletePolicies) == 0 {
+		return p == chart.HookBeforeHookCreation // Helm's default
+	}
+	return slices.Contains(h.DeletePolicies, p)
+}
+
+// runHooks executes the release's hooks for event in weight/name order: each
+// is (re)created and, for Jobs and Pods, waited to completion within
+// timeout. The hooks' LastRun fields are updated in rel. On failure, the
+// failed hook is deleted if it asks for hook-failed, and earlier hooks of
+// the event that ask for hook-succeeded are deleted, as Helm does.
+func (e *Engine) runHooks(ctx context.Context, rel *Release, event chart.HookEvent, timeout time.Duration) error {
+	var hooks []*Hook
+	for _, h := range rel.Hooks {
+		if slices.Contains(h.Events, event) {
+			hooks = append(hooks, h)
+		}
+	}
+	slices.SortStableFunc(hooks, hookOrder)
+	for i, h := range hooks {
+		objs, err := e.kube.Parse(h.Manifest, rel.Namespace)
+		if err != nil {
+			return &HookError{Event: event, Hook: h.Path, Err: err}
+		}
+		if hasPolicy(h, chart.HookBeforeHookCreation) {
+			if err := e.deleteAndWait(ctx, refs(objs), timeout); err != nil {
+				return &HookError{Event: event, Hook: h.Path, Err: err}
+			}
+		}
+		e.logf(rel.Name, "running %s hook %s", event, h.Path)
+		h.LastRun = HookExecution{StartedAt: time.Now(), Phase: HookPhaseRunning}
+		err = e.execHook(ctx, objs, timeout)
+		h.LastRun.CompletedAt = time.Now()
+		if err != nil {
+			h.LastRun.Phase = HookPhaseFailed
+			if hasPolicy(h, chart.HookFailed) {
+				_, _ = e.kube.Delete(ctx, refs(objs), kube.DeleteOptions{Propagation: kube.PropagationBackground})
+			}
+			e.deleteSucceededHooks(ctx, rel.Namespace, hooks[:i])
+			ref := kube.Ref{}
+			if len(objs) > 0 {
+				ref = kube.RefOf(objs[0])
+			}
+			return &HookError{Event: event, Hook: h.Path, Ref: ref, Err: err}
+		}
+		h.LastRun.Phase = HookPhaseSucceeded
+	}
+	e.deleteSucceededHooks(ctx, rel.Namespace, hooks)
+	return nil
+}
+
+// execHook creates a hook's objects and waits for Jobs and Pods to finish.
+func (e *Engine) execHook(ctx context.Context, objs []*unstructured.Unstructured, timeout time.Duration) error {
+	if _, err := e.kube.Apply(ctx, objs, kube.ApplyOptions{Force: true}); err != nil {
+		return err
+	}
+	var wait []kube.Ref
+	for _, o := range objs {
+		if k := o.GetKind(); k == "Job" || k == "Pod" {
+			wait = append(wait, kube.RefOf(o))
+		}
+	}
+	if len(wait) == 0 {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return e.kube.Wait(wctx, wait, kube.WaitOptions{WaitForJobs: true})
+}
+
+// deleteSucceededHooks removes, newest first, the hooks asking for
+// hook-succeeded. A failure to delete is not the release's failure.
+func (e *Engine) deleteSucceededHooks(ctx context.Context, namespace string, hooks []*Hook) {
+	for _, h := range slices.Backward(hooks) {
+		if !hasPolicy(h, chart.HookSucceeded) {
+			continue
+		}
+		objs, err := e.kube.Parse(h.Manifest, namespace)
+		if err != nil {
+			continue
+		}
+		_, _ = e.kube.Delete(ctx, refs(objs), kube.DeleteOptions{Propagation: kube.PropagationBackground})
+	}
+}
+
+// deleteAndWait deletes objects and waits until they are gone.
+func (e *Engine) deleteAndWait(ctx context.Context, rs []kube.Ref, timeout time.Duration) error {
+	deleted, err := e.kube.Delete(ctx, rs, kube.DeleteOptions{Propagation: kube.PropagationBackground})
+	if err != nil || len(deleted) == 0 {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return e.kube.WaitForDelete(wctx, deleted)
+}

@@ -1,0 +1,134 @@
+package release
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/convoy-sh/convoy/internal/kube"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Helm's ownership metadata, set on every object a release applies so that
+// helm (and convoy) recognise which release owns it.
+const (
+	annoReleaseName      = "meta.helm.sh/release-name"
+	annoReleaseNamespace = "meta.helm.sh/release-namespace"
+	labelManagedBy       = "app.kubernetes.io/managed-by"
+	annoResourcePolicy   = "helm.sh/resource-policy"
+)
+
+// identity is an object's identity across API versions.
+type identity struct{ group, kind, namespace, name string }
+
+func idOf(r kube.Ref) identity { return identity{r.Group, r.Kind, r.Namespace, r.Name} }
+
+// parseRecordManifest parses a stored release manifest (all documents).
+func (e *Engine) parseRecordManifest(manifest, namespace string) ([]*unstructured.Unstructured, error) {
+	if manifest == "" {
+		return nil, nil
+	}
+	return e.kube.Parse(manifest, namespace)
+}
+
+// setOwnership marks objects as owned by the release, as helm does.
+func setOwnership(objs []*unstructured.Unstructured, name, namespace string) {
+	for _, o := range objs {
+		l := o.GetLabels()
+		if l == nil {
+			l = map[string]string{}
+		}
+		l[labelManagedBy] = "Helm"
+		o.SetLabels(l)
+		a := o.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		a[annoReleaseName] = name
+		a[annoReleaseNamespace] = namespace
+		o.SetAnnotations(a)
+	}
+}
+
+// OwnershipError reports an existing object that another owner (or nobody)
+// manages; adopting it needs take_ownership.
+type OwnershipError struct {
+	Ref    kube.Ref
+	Reason string
+}
+
+func (e *OwnershipError) Error() string {
+	return fmt.Sprintf("%s exists and cannot be imported into the current release: %s (set take_ownership = true to adopt it)", e.Ref, e.Reason)
+}
+
+// checkOwnership fails for objects about to be created by this release that
+// already exist and are not owned by it. skip lists identities the release
+// already owned (from its previous revision).
+func (e *Engine) checkOwnership(ctx context.Context, objs []*unstructured.Unstructured, name, namespace string, skip map[identity]bool) error {
+	for _, o := range objs {
+		ref := kube.RefOf(o)
+		if skip[idOf(ref)] {
+			continue
+		}
+		live, err := e.kube.Get(ctx, ref)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		a := live.GetAnnotations()
+		switch {
+		case a[annoReleaseName] != name:
+			return &OwnershipError{Ref: ref, Reason: fmt.Sprintf("annotation %s is %q, not %q", annoReleaseName, a[annoReleaseName], name)}
+		case a[annoReleaseNamespace] != namespace:
+			return &OwnershipError{Ref: ref, Reason: fmt.Sprintf("annotation %s is %q, not %q", annoReleaseNamespace, a[annoReleaseNamespace], namespace)}
+		}
+	}
+	return nil
+}
+
+func identities(objs []*unstructured.Unstructured) map[identity]bool {
+	m := make(map[identity]bool, len(objs))
+	for _, o := range objs {
+		m[idOf(kube.RefOf(o))] = true
+	}
+	return m
+}
+
+// removed lists the objects of old that are not in current and may be
+// deleted (not annotated helm.sh/resource-policy: keep), in reverse order.
+func removed(old, current []*unstructured.Unstructured) []kube.Ref {
+	keep := identities(current)
+	var out []kube.Ref
+	for _, o := range slices.Backward(old) {
+		ref := kube.RefOf(o)
+		if keep[idOf(ref)] || o.GetAnnotations()[annoResourcePolicy] == "keep" {
+			continue
+		}
+		out = append(out, ref)
+	}
+	return out
+}
+
+// deletable lists objs in reverse install order, without those annotated
+// helm.sh/resource-policy: keep (uninstall).
+func deletable(objs []*unstructured.Unstructured) (del []kube.Ref, kept []kube.Ref) {
+	for _, o := range slices.Backward(objs) {
+		if o.GetAnnotations()[annoResourcePolicy] == "keep" {
+			kept = append(kept, kube.RefOf(o))
+			continue
+		}
+		del = append(del, kube.RefOf(o))
+	}
+	return del, kept
+}
+
+func refs(objs []*unstructured.Unstructured) []kube.Ref {
+	out := make([]kube.Ref, len(objs))
+	for i, o := range objs {
+		out[i] = kube.RefOf(o)
+	}
+	return out
+}

@@ -1,0 +1,214 @@
+package release
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/chart"
+)
+
+// Status is a release record's state, with Helm's names.
+type Status string
+
+// Helm's release statuses.
+const (
+	StatusUnknown         Status = "unknown"
+	StatusDeployed        Status = "deployed"
+	StatusUninstalled     Status = "uninstalled"
+	StatusSuperseded      Status = "superseded"
+	StatusFailed          Status = "failed"
+	StatusUninstalling    Status = "uninstalling"
+	StatusPendingInstall  Status = "pending-install"
+	StatusPendingUpgrade  Status = "pending-upgrade"
+	StatusPendingRollback Status = "pending-rollback"
+)
+
+// IsPending reports whether an operation holds the release (or crashed
+// while holding it).
+func (s Status) IsPending() bool {
+	return s == StatusPendingInstall || s == StatusPendingUpgrade || s == StatusPendingRollback || s == StatusUninstalling
+}
+
+// ApplyMethodSSA marks records whose resources were applied server-side.
+const ApplyMethodSSA = "ssa"
+
+// Release is one revision of a release, in Helm's v1 record format: the
+// JSON field names (and order) match helm.sh/helm/v4/pkg/release/v1.Release.
+type Release struct {
+	Name        string         `json:"name,omitempty"`
+	Info        *Info          `json:"info,omitempty"`
+	Chart       *chart.Chart   `json:"chart,omitempty"`
+	Config      map[string]any `json:"config,omitempty"`
+	Manifest    string         `json:"manifest,omitempty"`
+	Hooks       []*Hook        `json:"hooks,omitempty"`
+	Version     int            `json:"version,omitempty"`
+	Namespace   string         `json:"namespace,omitempty"`
+	ApplyMethod string         `json:"apply_method,omitempty"`
+
+	// Labels are the record object's labels other than the system labels
+	// (name, owner, status, version, createdAt, modifiedAt). Not in the
+	// payload, as in Helm.
+	Labels map[string]string `json:"-"`
+	// createdAt is the record's createdAt label, kept across updates.
+	createdAt string
+}
+
+// Info is the release's status block.
+type Info struct {
+	FirstDeployed    time.Time `json:"first_deployed,omitzero"`
+	LastDeployed     time.Time `json:"last_deployed,omitzero"`
+	Deleted          time.Time `json:"deleted,omitzero"`
+	Description      string    `json:"description,omitempty"`
+	Status           Status    `json:"status,omitempty"`
+	RollbackRevision int       `json:"rollback_revision,omitempty"`
+	Notes            string    `json:"notes,omitempty"`
+}
+
+// UnmarshalJSON accepts the empty strings older Helm versions wrote for
+// unset times.
+func (i *Info) UnmarshalJSON(data []byte) error {
+	type plain Info
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	for _, k := range []string{"first_deployed", "last_deployed", "deleted"} {
+		if string(raw[k]) == `""` {
+			delete(raw, k)
+		}
+	}
+	cleaned, err := json.Marshal(raw)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(cleaned, (*plain)(i))
+}
+
+// Hook is a hook as recorded in a release, with its last execution.
+type Hook struct {
+	Name              string                   `json:"name,omitempty"`
+	Kind              string                   `json:"kind,omitempty"`
+	Path              string                   `json:"path,omitempty"`
+	Manifest          string                   `json:"manifest,omitempty"`
+	Events            []chart.HookEvent        `json:"events,omitempty"`
+	LastRun           HookExecution            `json:"last_run"`
+	Weight            int                      `json:"weight,omitempty"`
+	DeletePolicies    []chart.HookDeletePolicy `json:"delete_policies,omitempty"`
+	OutputLogPolicies []string                 `json:"output_log_policies,omitempty"`
+}
+
+// HookPhase is the outcome of a hook's last run.
+type HookPhase string
+
+// Hook phases, as Helm's.
+const (
+	HookPhaseUnknown   HookPhase = "Unknown"
+	HookPhaseRunning   HookPhase = "Running"
+	HookPhaseSucceeded HookPhase = "Succeeded"
+	HookPhaseFailed    HookPhase = "Failed"
+)
+
+// HookExecution records when a hook last ran and how it ended.
+type HookExecution struct {
+	StartedAt   time.Time `json:"started_at,omitzero"`
+	CompletedAt time.Time `json:"completed_at,omitzero"`
+	Phase       HookPhase `json:"phase"`
+}
+
+// UnmarshalJSON accepts the empty strings older Helm versions wrote.
+func (h *HookExecution) UnmarshalJSON(data []byte) error {
+	type plain HookExecution
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	for _, k := range []string{"started_at", "completed_at"} {
+		if string(raw[k]) == `""` {
+			delete(raw, k)
+		}
+	}
+	cleaned, err := json.Marshal(raw)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(cleaned, (*plain)(h))
+}
+
+// hooksFromChart converts rendered hooks into record hooks (not yet run).
+func hooksFromChart(hs []*chart.Hook) []*Hook {
+	out := make([]*Hook, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, &Hook{
+			Name: h.Name, Kind: h.Kind, Path: h.Path, Manifest: h.Manifest,
+			Events: h.Events, Weight: h.Weight, DeletePolicies: h.DeletePolicies,
+			OutputLogPolicies: h.OutputLogPolicies,
+		})
+	}
+	return out
+}
+
+// recordKey is the storage object name: sh.helm.release.v1.NAME.vREVISION.
+func recordKey(name string, revision int) string {
+	return fmt.Sprintf("sh.helm.release.v1.%s.v%d", name, revision)
+}
+
+var gzipMagic = []byte{0x1f, 0x8b, 0x08}
+
+// encode is Helm's payload: base64(gzip(JSON)).
+func encode(r *Release) (string, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	w, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return "", err
+	}
+	if _, err := w.Write(b); err != nil {
+		return "", err
+	}
+	if err := w.Close(); err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+}
+
+// maxRecordSize bounds a decompressed record (Kubernetes objects are at
+// most ~1.5 MiB compressed; a record that inflates past this is hostile).
+const maxRecordSize = 256 << 20
+
+// decode reads a payload written by Helm or convoy (gzip optional, as Helm).
+func decode(data string) (*Release, error) {
+	b, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return nil, fmt.Errorf("decode release payload: %w", err)
+	}
+	if len(b) > 3 && bytes.Equal(b[:3], gzipMagic) {
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return nil, fmt.Errorf("decode release payload: %w", err)
+		}
+		defer zr.Close()
+		b, err = io.ReadAll(io.LimitReader(zr, maxRecordSize+1))
+		if err != nil {
+			return nil, fmt.Errorf("decode release payload: %w", err)
+		}
+		if len(b) > maxRecordSize {
+			return nil, fmt.Errorf("decode release payload: larger than %d bytes uncompressed", maxRecordSize)
+		}
+	}
+	var r Release
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("decode release payload: %w", err)
+	}
+	if r.Info == nil {
+		r.Info = &Info{}
+	}
+	return &r, nil
+}

@@ -1,0 +1,177 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/kube"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// RollbackRequest rolls a release back to an earlier revision.
+type RollbackRequest struct {
+	Name, Namespace string
+	// Revision to restore; 0 means the one before the newest.
+	Revision       int
+	Wait           WaitMode
+	Timeout        time.Duration
+	DisableHooks   bool
+	ForceConflicts bool
+	CleanupOnFail  bool
+	HistoryMax     int
+}
+
+// Rollback restores an earlier revision's chart, values and manifest as a
+// new revision (like `helm rollback`): the restored objects are applied,
+// objects only the current revision had are deleted, rollback hooks run.
+func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, error) {
+	store := e.Storage(req.Namespace)
+	history, err := store.History(ctx, req.Name)
+	if err != nil {
+		return nil, err
+	}
+	if len(history) == 0 {
+		return nil, fmt.Errorf("release %s in namespace %s: %w", req.Name, req.Namespace, ErrReleaseNotFound)
+	}
+	last := history[len(history)-1]
+	if last.Info.Status.IsPending() {
+		return nil, pendingError(last)
+	}
+	want := req.Revision
+	if want == 0 {
+		want = last.Version - 1
+	}
+	i := slices.IndexFunc(history, func(r *Release) bool { return r.Version == want })
+	if i < 0 {
+		return nil, fmt.Errorf("release %s has no revision %d to roll back to: %w", req.Name, want, ErrReleaseNotFound)
+	}
+	target := history[i]
+	var current *Release
+	for _, r := range history {
+		if r.Info.Status == StatusDeployed {
+			current = r
+		}
+	}
+
+	objs, err := e.parseRecordManifest(target.Manifest, req.Namespace)
+	if err != nil {
+		return nil, fmt.Errorf("revision %d of %s: %w", target.Version, req.Name, err)
+	}
+	var previous = objs[:0:0]
+	if base := cmpOr(current, last); base.Info.Status != StatusUninstalled {
+		if previous, err = e.parseRecordManifest(base.Manifest, req.Namespace); err != nil {
+			return nil, fmt.Errorf("revision %d of %s: %w", base.Version, req.Name, err)
+		}
+	}
+	setOwnership(objs, req.Name, req.Namespace)
+
+	now := time.Now()
+	rel := &Release{
+		Name:      req.Name,
+		Namespace: req.Namespace,
+		Chart:     target.Chart,
+		Config:    target.Config,
+		Manifest:  target.Manifest,
+		Hooks:     cloneHooks(target.Hooks),
+		Version:   last.Version + 1,
+		Info: &Info{
+			FirstDeployed:    history[0].Info.FirstDeployed,
+			LastDeployed:     now,
+			Status:           StatusPendingRollback,
+			Description:      fmt.Sprintf("Rollback to %d", target.Version),
+			Notes:            target.Info.Notes,
+			RollbackRevision: target.Version,
+		},
+		ApplyMethod: ApplyMethodSSA,
+		Labels:      maps.Clone(last.Labels),
+	}
+	if err := store.Create(ctx, rel); err != nil {
+		return nil, err
+	}
+	e.logf(req.Name, "rolling back to revision %d as revision %d", target.Version, rel.Version)
+
+	created, runErr := e.performRollback(ctx, rel, objs, previous, req)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if current != nil {
+		current.Info.Status = StatusSuperseded
+		if err := store.Update(rctx, current); err != nil {
+			return rel, errors.Join(runErr, err)
+		}
+	}
+	if runErr != nil {
+		rel.Info.Status = StatusFailed
+		rel.Info.Description = fmt.Sprintf("Rollback %q failed: %v", req.Name, runErr)
+		if err := store.Update(rctx, rel); err != nil {
+			return rel, fmt.Errorf("%w (and recording the failure failed: %v)", runErr, err)
+		}
+		if req.CleanupOnFail && len(created) > 0 {
+			if _, err := e.kube.Delete(rctx, created, kube.DeleteOptions{Propagation: kube.PropagationBackground}); err != nil {
+				return rel, fmt.Errorf("%w; cleanup on fail also failed: %v", runErr, err)
+			}
+		}
+		return rel, runErr
+	}
+	rel.Info.Status = StatusDeployed
+	if err := store.Update(rctx, rel); err != nil {
+		return rel, err
+	}
+	e.logf(req.Name, "revision %d deployed (rollback to %d)", rel.Version, target.Version)
+	return rel, store.Prune(rctx, req.Name, req.HistoryMax)
+}
+
+func (e *Engine) performRollback(ctx context.Context, rel *Release, objs, previous []*unstructured.Unstructured, req RollbackRequest) ([]kube.Ref, error) {
+	timeout := req.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	if !req.DisableHooks {
+		if err := e.runHooks(ctx, rel, chart.HookPreRollback, timeout); err != nil {
+			return nil, fmt.Errorf("failed %s: %w", chart.HookPreRollback, err)
+		}
+	}
+	results, err := e.apply(ctx, rel.Name, objs, nil, kube.ApplyOptions{Force: req.ForceConflicts})
+	var created []kube.Ref
+	for _, r := range results {
+		if r.Action == kube.ActionCreated {
+			created = append(created, r.Ref)
+		}
+	}
+	if err != nil {
+		return created, err
+	}
+	if gone := removed(previous, objs); len(gone) > 0 {
+		if _, err := e.kube.Delete(ctx, gone, kube.DeleteOptions{Propagation: kube.PropagationBackground}); err != nil {
+			return created, err
+		}
+	}
+	if req.Wait != WaitNone {
+		wctx, cancel := context.WithTimeout(ctx, timeout)
+		err := e.kube.Wait(wctx, refs(objs), kube.WaitOptions{WaitForJobs: req.Wait == WaitReadyAndJobs})
+		cancel()
+		if err != nil {
+			return created, err
+		}
+	}
+	if !req.DisableHooks {
+		if err := e.runHooks(ctx, rel, chart.HookPostRollback, timeout); err != nil {
+			return created, fmt.Errorf("failed %s: %w", chart.HookPostRollback, err)
+		}
+	}
+	return created, nil
+}
+
+func cloneHooks(hs []*Hook) []*Hook {
+	out := make([]*Hook, len(hs))
+	for i, h := range hs {
+		c := *h
+		c.LastRun = HookExecution{}
+		out[i] = &c
+	}
+	return out
+}

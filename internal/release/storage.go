@@ -1,0 +1,263 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Storage errors.
+var (
+	ErrReleaseNotFound = errors.New("release: not found")
+	ErrReleaseExists   = errors.New("release: already exists")
+	ErrNoDeployed      = errors.New("release: no deployed revision")
+)
+
+// systemLabels are the labels the storage owns on every record object.
+var systemLabels = []string{"name", "owner", "status", "version", "createdAt", "modifiedAt"}
+
+// Driver stores release records. Drivers do no interpretation: keys are
+// record names and selectors are label equality matches.
+type Driver interface {
+	Name() string
+	Get(ctx context.Context, key string) (*Release, error)
+	// List returns the records whose labels carry every selector pair.
+	List(ctx context.Context, selector map[string]string) ([]*Release, error)
+	Create(ctx context.Context, key string, r *Release) error
+	Update(ctx context.Context, key string, r *Release) error
+	Delete(ctx context.Context, key string) error
+}
+
+// recordLabels computes the labels of a record object: the release's custom
+// labels, then the system labels (which always win).
+func recordLabels(r *Release, now time.Time, update bool) map[string]string {
+	l := make(map[string]string, len(r.Labels)+6)
+	for k, v := range r.Labels {
+		if !slices.Contains(systemLabels, k) {
+			l[k] = v
+		}
+	}
+	l["name"] = r.Name
+	l["owner"] = "helm"
+	l["status"] = string(r.Info.Status)
+	l["version"] = strconv.Itoa(r.Version)
+	ts := strconv.FormatInt(now.Unix(), 10)
+	if update {
+		if r.createdAt != "" {
+			l["createdAt"] = r.createdAt
+		}
+		l["modifiedAt"] = ts
+	} else {
+		l["createdAt"] = ts
+	}
+	return l
+}
+
+// fromObjectLabels fills the release's labels from its record object.
+func (r *Release) fromObjectLabels(labels map[string]string) {
+	r.Labels = map[string]string{}
+	for k, v := range labels {
+		if !slices.Contains(systemLabels, k) {
+			r.Labels[k] = v
+		}
+	}
+	r.createdAt = labels["createdAt"]
+}
+
+// Storage is the release history of one namespace (or of all namespaces,
+// for listing) on top of a Driver.
+type Storage struct {
+	Driver Driver
+}
+
+// Get returns one revision.
+func (s *Storage) Get(ctx context.Context, name string, revision int) (*Release, error) {
+	r, err := s.Driver.Get(ctx, recordKey(name, revision))
+	if errors.Is(err, ErrReleaseNotFound) {
+		return nil, fmt.Errorf("release %s revision %d: %w", name, revision, ErrReleaseNotFound)
+	}
+	return r, err
+}
+
+// History returns every revision of a release, oldest first.
+func (s *Storage) History(ctx context.Context, name string) ([]*Release, error) {
+	rs, err := s.Driver.List(ctx, map[string]string{"name": name, "owner": "helm"})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(rs, func(a, b *Release) int { return a.Version - b.Version })
+	return rs, nil
+}
+
+// Last returns the newest revision, whatever its status.
+func (s *Storage) Last(ctx context.Context, name string) (*Release, error) {
+	h, err := s.History(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if len(h) == 0 {
+		return nil, fmt.Errorf("release %s: %w", name, ErrReleaseNotFound)
+	}
+	return h[len(h)-1], nil
+}
+
+// Deployed returns the newest deployed revision.
+func (s *Storage) Deployed(ctx context.Context, name string) (*Release, error) {
+	h, err := s.History(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Info.Status == StatusDeployed {
+			return h[i], nil
+		}
+	}
+	return nil, fmt.Errorf("release %s: %w", name, ErrNoDeployed)
+}
+
+// Create writes a new revision; ErrReleaseExists if that revision exists
+// (another process got there first).
+func (s *Storage) Create(ctx context.Context, r *Release) error {
+	return s.Driver.Create(ctx, recordKey(r.Name, r.Version), r)
+}
+
+// Update rewrites an existing revision (its status, description, hooks).
+func (s *Storage) Update(ctx context.Context, r *Release) error {
+	return s.Driver.Update(ctx, recordKey(r.Name, r.Version), r)
+}
+
+// Delete removes one revision's record.
+func (s *Storage) Delete(ctx context.Context, name string, revision int) error {
+	return s.Driver.Delete(ctx, recordKey(name, revision))
+}
+
+// Prune deletes the oldest revisions so at most max remain, never the
+// newest deployed one (as Helm's --history-max). max <= 0 keeps everything.
+func (s *Storage) Prune(ctx context.Context, name string, max int) error {
+	if max <= 0 {
+		return nil
+	}
+	h, err := s.History(ctx, name)
+	if err != nil || len(h) <= max {
+		return err
+	}
+	keep := -1
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Info.Status == StatusDeployed {
+			keep = h[i].Version
+			break
+		}
+	}
+	excess := len(h) - max
+	for _, r := range h {
+		if excess == 0 {
+			break
+		}
+		if r.Version == keep {
+			continue
+		}
+		if err := s.Delete(ctx, name, r.Version); err != nil && !errors.Is(err, ErrReleaseNotFound) {
+			return fmt.Errorf("prune release %s revision %d: %w", name, r.Version, err)
+		}
+		excess--
+	}
+	return nil
+}
+
+// Memory is an in-memory Driver for unit tests.
+type Memory struct {
+	records map[string]memRecord
+}
+
+type memRecord struct {
+	payload string
+	labels  map[string]string
+}
+
+// NewMemory returns an empty in-memory driver.
+func NewMemory() *Memory { return &Memory{records: map[string]memRecord{}} }
+
+// Name implements Driver.
+func (m *Memory) Name() string { return "memory" }
+
+func (m *Memory) decode(rec memRecord) (*Release, error) {
+	r, err := decode(rec.payload)
+	if err != nil {
+		return nil, err
+	}
+	r.fromObjectLabels(rec.labels)
+	return r, nil
+}
+
+// Get implements Driver.
+func (m *Memory) Get(_ context.Context, key string) (*Release, error) {
+	rec, ok := m.records[key]
+	if !ok {
+		return nil, ErrReleaseNotFound
+	}
+	return m.decode(rec)
+}
+
+// List implements Driver.
+func (m *Memory) List(_ context.Context, selector map[string]string) ([]*Release, error) {
+	var out []*Release
+	for _, key := range slices.Sorted(maps.Keys(m.records)) {
+		rec := m.records[key]
+		if !matches(rec.labels, selector) {
+			continue
+		}
+		r, err := m.decode(rec)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func matches(labels, selector map[string]string) bool {
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *Memory) put(key string, r *Release, update bool) error {
+	payload, err := encode(r)
+	if err != nil {
+		return err
+	}
+	m.records[key] = memRecord{payload: payload, labels: recordLabels(r, time.Now(), update)}
+	return nil
+}
+
+// Create implements Driver.
+func (m *Memory) Create(_ context.Context, key string, r *Release) error {
+	if _, ok := m.records[key]; ok {
+		return ErrReleaseExists
+	}
+	return m.put(key, r, false)
+}
+
+// Update implements Driver.
+func (m *Memory) Update(_ context.Context, key string, r *Release) error {
+	if _, ok := m.records[key]; !ok {
+		return ErrReleaseNotFound
+	}
+	return m.put(key, r, true)
+}
+
+// Delete implements Driver.
+func (m *Memory) Delete(_ context.Context, key string) error {
+	if _, ok := m.records[key]; !ok {
+		return ErrReleaseNotFound
+	}
+	delete(m.records, key)
+	return nil
+}

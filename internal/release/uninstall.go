@@ -1,0 +1,146 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/kube"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// UninstallRequest removes a release.
+type UninstallRequest struct {
+	Name, Namespace string
+	// KeepHistory leaves the records, the newest marked uninstalled.
+	KeepHistory  bool
+	DisableHooks bool
+	// Wait waits until the deleted objects are gone.
+	Wait    bool
+	Timeout time.Duration
+}
+
+// UninstallResult says what an uninstall left behind on purpose.
+type UninstallResult struct {
+	Release *Release
+	// Kept are objects annotated helm.sh/resource-policy: keep.
+	Kept []kube.Ref
+}
+
+// Uninstall runs the pre-delete hooks, deletes the release's objects in
+// reverse install order, runs the post-delete hooks, and removes the
+// records (or marks the newest uninstalled with KeepHistory).
+func (e *Engine) Uninstall(ctx context.Context, req UninstallRequest) (*UninstallResult, error) {
+	store := e.Storage(req.Namespace)
+	history, err := store.History(ctx, req.Name)
+	if err != nil {
+		return nil, err
+	}
+	if len(history) == 0 {
+		return nil, fmt.Errorf("release %s in namespace %s: %w", req.Name, req.Namespace, ErrReleaseNotFound)
+	}
+	timeout := req.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	last := history[len(history)-1]
+	switch {
+	case last.Info.Status == StatusUninstalled:
+		if req.KeepHistory {
+			return &UninstallResult{Release: last}, nil
+		}
+		return &UninstallResult{Release: last}, purge(ctx, store, history)
+	case last.Info.Status.IsPending():
+		return nil, pendingError(last)
+	}
+
+	objs, err := e.parseRecordManifest(last.Manifest, req.Namespace)
+	if err != nil {
+		return nil, fmt.Errorf("revision %d of %s: %w", last.Version, req.Name, err)
+	}
+	last.Info.Status = StatusUninstalling
+	last.Info.Deleted = time.Now()
+	last.Info.Description = "Deletion in progress (or silently failed)"
+	if err := store.Update(ctx, last); err != nil {
+		return nil, err
+	}
+	e.logf(req.Name, "uninstalling revision %d", last.Version)
+
+	kept, runErr := e.performUninstall(ctx, last, objs, req.DisableHooks, req.Wait, timeout)
+	res := &UninstallResult{Release: last, Kept: kept}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if runErr != nil {
+		last.Info.Status = StatusFailed
+		last.Info.Description = fmt.Sprintf("Uninstallation failed: %v", runErr)
+		if err := store.Update(rctx, last); err != nil {
+			return res, errors.Join(runErr, err)
+		}
+		return res, runErr
+	}
+	if !req.KeepHistory {
+		return res, purge(rctx, store, history)
+	}
+	last.Info.Status = StatusUninstalled
+	last.Info.Description = "Uninstallation complete"
+	return res, store.Update(rctx, last)
+}
+
+func (e *Engine) performUninstall(ctx context.Context, rel *Release, objs []*unstructured.Unstructured, disableHooks, wait bool, timeout time.Duration) ([]kube.Ref, error) {
+	if !disableHooks {
+		if err := e.runHooks(ctx, rel, chart.HookPreDelete, timeout); err != nil {
+			return nil, fmt.Errorf("failed %s: %w", chart.HookPreDelete, err)
+		}
+	}
+	del, kept := deletable(objs)
+	deleted, err := e.kube.Delete(ctx, del, kube.DeleteOptions{Propagation: kube.PropagationBackground})
+	if err != nil {
+		return kept, err
+	}
+	if wait && len(deleted) > 0 {
+		wctx, cancel := context.WithTimeout(ctx, timeout)
+		err := e.kube.WaitForDelete(wctx, deleted)
+		cancel()
+		if err != nil {
+			return kept, err
+		}
+	}
+	if !disableHooks {
+		if err := e.runHooks(ctx, rel, chart.HookPostDelete, timeout); err != nil {
+			return kept, fmt.Errorf("failed %s: %w", chart.HookPostDelete, err)
+		}
+	}
+	return kept, nil
+}
+
+func purge(ctx context.Context, store *Storage, history []*Release) error {
+	for _, r := range history {
+		if err := store.Delete(ctx, r.Name, r.Version); err != nil && !errors.Is(err, ErrReleaseNotFound) {
+			return err
+		}
+	}
+	return nil
+}
+
+// Recover resolves a release left pending by a crashed operation: the
+// pending revision is marked failed, saying what was interrupted and when,
+// so the next deploy can proceed. It refuses a release that is not pending.
+func (e *Engine) Recover(ctx context.Context, name, namespace string) (*Release, error) {
+	store := e.Storage(namespace)
+	last, err := store.Last(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if !last.Info.Status.IsPending() {
+		return nil, fmt.Errorf("release %s revision %d is %s, not pending: nothing to recover", name, last.Version, last.Info.Status)
+	}
+	was := last.Info.Status
+	last.Info.Status = StatusFailed
+	last.Info.Description = fmt.Sprintf("Recovered by convoy: %s of revision %d was interrupted (started %s)", was, last.Version, last.Info.LastDeployed.Format(time.RFC3339))
+	if err := store.Update(ctx, last); err != nil {
+		return nil, err
+	}
+	return last, nil
+}
