@@ -76,6 +76,12 @@ dependency order with Helm's hooks, waits, atomic rollback and history.`,
 		newValidateCmd(s),
 		newGraphCmd(s),
 		newFmtCmd(s),
+		newApplyCmd(s),
+		newDestroyCmd(s),
+		newStatusCmd(s),
+		newHistoryCmd(s),
+		newRollbackCmd(s),
+		newRecoverCmd(s),
 		newRenderCmd(s),
 	)
 	return root

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
+	"github.com/convoy-sh/convoy/internal/release"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+var cluster = devtest.New()
+
+func TestMain(m *testing.M) { os.Exit(cluster.Run(m)) }
+
+// appChart is the release engine's test chart; values toggle failures.
+func appChart(t *testing.T) string {
+	p, err := filepath.Abs(filepath.Join("..", "..", "internal", "release", "testdata", "charts", "app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// writeStack writes a stack directory with the given HCL.
+func writeStack(t *testing.T, hcl string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "shop")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func threeTier(chart, ns, message string) string {
+	return fmt.Sprintf(`
+stack "shop" {
+  default_namespace = %[2]q
+}
+release "db" {
+  chart  = %[1]q
+  values = [{ message = "db-%[3]s" }]
+  wait   = true
+}
+release "api" {
+  chart      = %[1]q
+  depends_on = [release.db]
+  values     = [{ message = "api-%[3]s" }]
+  wait       = true
+}
+release "web" {
+  chart  = %[1]q
+  values = [{ message = "web-%[3]s", db = release.api.name }]
+  wait   = true
+}
+`, chart, ns, message)
+}
+
+func statusOf(t *testing.T, ns, name string) []*release.Release {
+	t.Helper()
+	e, err := release.NewEngine(context.Background(), cluster.RESTConfig(), release.EngineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := e.Storage(ns).History(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func revisions(h []*release.Release) string {
+	var s []string
+	for _, r := range h {
+		s = append(s, fmt.Sprintf("%d:%s", r.Version, r.Info.Status))
+	}
+	return strings.Join(s, " ")
+}
+
+func TestApplyStatusHistoryRollbackDestroy(t *testing.T) {
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	dir := writeStack(t, threeTier(appChart(t), ns, "v1"))
+
+	code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve")
+	if code != 0 {
+		t.Fatalf("apply exit %d\n%s\n%s", code, out, errOut)
+	}
+	var deployedAt []int64
+	for _, name := range []string{"db", "api", "web"} {
+		h := statusOf(t, ns, name)
+		if revisions(h) != "1:deployed" {
+			t.Fatalf("%s: %s", name, revisions(h))
+		}
+		if h[0].Labels[stackLabel] != "shop" {
+			t.Fatalf("%s record lacks the stack label: %v", name, h[0].Labels)
+		}
+		deployedAt = append(deployedAt, h[0].Info.LastDeployed.UnixNano())
+	}
+	if !(deployedAt[0] < deployedAt[1] && deployedAt[1] < deployedAt[2]) {
+		t.Fatalf("releases not applied in dependency order db → api → web: %v", deployedAt)
+	}
+
+	code, out, _ = runConvoy(t, "status", "-C", dir, "--kubeconfig", kc)
+	if code != 0 || len(regexp.MustCompile(`(?m)^(db|api|web)\s+`+ns+`\s+1\s+deployed\s+app-0.1.0\s+1.0`).FindAllString(out, -1)) != 3 {
+		t.Fatalf("status exit %d:\n%s", code, out)
+	}
+
+	// A changed value upgrades: revision 2, revision 1 superseded.
+	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(threeTier(appChart(t), ns, "v2")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve"); code != 0 {
+		t.Fatalf("second apply exit %d\n%s\n%s", code, out, errOut)
+	}
+	if got := revisions(statusOf(t, ns, "api")); got != "1:superseded 2:deployed" {
+		t.Fatalf("api after upgrade: %s", got)
+	}
+	code, out, _ = runConvoy(t, "history", "api", "-C", dir, "--kubeconfig", kc)
+	if code != 0 || !strings.Contains(out, "superseded") || !strings.Contains(out, "Upgrade complete") {
+		t.Fatalf("history exit %d:\n%s", code, out)
+	}
+
+	code, out, errOut = runConvoy(t, "rollback", "api", "1", "-C", dir, "--kubeconfig", kc)
+	if code != 0 || !strings.Contains(out, "revision 3") {
+		t.Fatalf("rollback exit %d:\n%s\n%s", code, out, errOut)
+	}
+	cm, err := cluster.Client().CoreV1().ConfigMaps(ns).Get(context.Background(), "api-config", metav1.GetOptions{})
+	if err != nil || cm.Data["message"] != "api-v1" {
+		t.Fatalf("rollback not live: %v %v", cm.Data, err)
+	}
+
+	// A release removed from the files is uninstalled by the next apply.
+	stack := threeTier(appChart(t), ns, "v2")
+	stack = stack[:strings.Index(stack, `release "web"`)]
+	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(stack), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve")
+	if code != 0 || !regexp.MustCompile(`(?m)^web\s+` + ns + `\s+uninstall`).MatchString(out) {
+		t.Fatalf("apply after removing web: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if h := statusOf(t, ns, "web"); len(h) != 0 {
+		t.Fatalf("web still has records: %s", revisions(h))
+	}
+
+	code, out, errOut = runConvoy(t, "destroy", "-C", dir, "--kubeconfig", kc, "--auto-approve")
+	if code != 0 {
+		t.Fatalf("destroy exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, name := range []string{"db", "api"} {
+		if h := statusOf(t, ns, name); len(h) != 0 {
+			t.Fatalf("%s still has records after destroy: %s", name, revisions(h))
+		}
+	}
+	assertNoConfigMaps(t, cluster.Client(), ns)
+}
+
+func assertNoConfigMaps(t *testing.T, c kubernetes.Interface, ns string) {
+	t.Helper()
+	list, err := c.CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range list.Items {
+		if cm.Name != "kube-root-ca.crt" {
+			t.Errorf("ConfigMap %s left after destroy", cm.Name)
+		}
+	}
+}
+
+func TestApplyRefusesWithoutAutoApproveOffTerminal(t *testing.T) {
+	dir := writeStack(t, threeTier(appChart(t), "unused", "v1"))
+	code, _, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", cluster.Kubeconfig())
+	if code != 1 || !strings.Contains(errOut, "--auto-approve") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestFailedReleaseSkipsDependentsOnly(t *testing.T) {
+	ns := cluster.Namespace(t)
+	chart := appChart(t)
+	dir := writeStack(t, fmt.Sprintf(`
+stack "shop" {
+  default_namespace = %[2]q
+}
+release "db" {
+  chart = %[1]q
+}
+release "api" {
+  chart      = %[1]q
+  depends_on = [release.db]
+  values     = [{ neverReady = true }]
+  wait       = true
+  timeout    = "3s"
+}
+release "web" {
+  chart      = %[1]q
+  depends_on = [release.api]
+}
+release "docs" {
+  chart = %[1]q
+}
+`, chart, ns))
+	code, out, _ := runConvoy(t, "apply", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--auto-approve")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, out)
+	}
+	for _, want := range []string{
+		`(?m)^db\s+` + ns + `\s+install\s+1\s+deployed`,
+		`(?m)^docs\s+` + ns + `\s+install\s+1\s+deployed`,
+		`(?m)^api\s+` + ns + `\s+install\s+1\s+failed`,
+		`(?m)^web\s+` + ns + `\s+skipped\s+-\s+dependency release.api failed`,
+		`ContainersNotReady`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("report lacks %s:\n%s", want, out)
+		}
+	}
+	if h := statusOf(t, ns, "web"); len(h) != 0 {
+		t.Fatalf("skipped release was installed: %s", revisions(h))
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// clusterFlags choose the default cluster (for releases without a cluster
+// block) and tune the client.
+type clusterFlags struct {
+	Kubeconfig    string
+	Context       string
+	QPS           float32
+	Burst         int
+	StorageDriver string
+}
+
+func addClusterFlags(fs *pflag.FlagSet, f *clusterFlags) {
+	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "kubeconfig for releases without a cluster block (default $KUBECONFIG or ~/.kube/config)")
+	fs.StringVar(&f.Context, "context", "", "kubeconfig context for releases without a cluster block (default: current context)")
+	fs.Float32Var(&f.QPS, "kube-qps", 100, "queries per second to the Kubernetes API")
+	fs.IntVar(&f.Burst, "kube-burst", 200, "burst of queries to the Kubernetes API")
+	fs.StringVar(&f.StorageDriver, "storage-driver", "secret", "where release records live: secret or configmap (as Helm's HELM_DRIVER)")
+}
+
+// restConfig builds the client configuration for a cluster block (nil: the
+// default cluster from the flags and environment).
+func (f clusterFlags) restConfig(spec *config.ClusterSpec) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	overrides := &clientcmd.ConfigOverrides{}
+	path, ctxName := f.Kubeconfig, f.Context
+	if spec != nil {
+		if spec.Kubeconfig != "" {
+			path = spec.Kubeconfig
+		}
+		if spec.Context != "" {
+			ctxName = spec.Context
+		}
+	}
+	if path != "" {
+		rules.ExplicitPath = expandHome(path)
+	}
+	overrides.CurrentContext = ctxName
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if err != nil {
+		where := "the default cluster"
+		if spec != nil {
+			where = fmt.Sprintf("cluster %q (%s)", spec.Name, spec.DeclRange)
+		}
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	cfg.QPS, cfg.Burst = f.QPS, f.Burst
+	return cfg, nil
+}
+
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, strings.TrimPrefix(p, "~"))
+		}
+	}
+	return p
+}
+
+// engines connects lazily, once per cluster, and shares the engines.
+type engines struct {
+	flags clusterFlags
+	log   io.Writer
+	mu    sync.Mutex
+	byKey map[string]*release.Engine
+}
+
+func newEngines(flags clusterFlags, log io.Writer) *engines {
+	return &engines{flags: flags, log: log, byKey: map[string]*release.Engine{}}
+}
+
+func (e *engines) forCluster(ctx context.Context, spec *config.ClusterSpec) (*release.Engine, error) {
+	key := ""
+	if spec != nil {
+		key = spec.Name
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if eng := e.byKey[key]; eng != nil {
+		return eng, nil
+	}
+	driver, err := release.ParseStorageDriver(e.flags.StorageDriver)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := e.flags.restConfig(spec)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := release.NewEngine(ctx, cfg, release.EngineOptions{
+		Kube:   kube.Options{QPS: e.flags.QPS, Burst: e.flags.Burst},
+		Driver: driver,
+		Log:    e.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.byKey[key] = eng
+	return eng, nil
+}
