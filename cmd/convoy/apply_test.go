@@ -146,7 +146,7 @@ func TestApplyStatusHistoryRollbackDestroy(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut = runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve")
-	if code != 0 || !regexp.MustCompile(`(?m)^web\s+` + ns + `\s+uninstall`).MatchString(out) {
+	if code != 0 || !regexp.MustCompile(`(?m)^web\s+`+ns+`\s+uninstall`).MatchString(out) {
 		t.Fatalf("apply after removing web: exit %d\n%s\n%s", code, out, errOut)
 	}
 	if h := statusOf(t, ns, "web"); len(h) != 0 {
