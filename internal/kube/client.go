@@ -22,7 +22,8 @@ const (
 	DefaultFieldManager         = "convoy"
 )
 
-// Options configures a Client. Zero fields take the defaults above.
+// Options configures a Client. Zero fields take the defaults above; they
+// map to convoy's --kube-qps and --kube-burst.
 type Options struct {
 	QPS          float32
 	Burst        int
@@ -43,14 +44,16 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 		return nil, errors.New("kube: no REST config")
 	}
 	cfg = rest.CopyConfig(cfg)
+	// Options decide the rate limits, not whatever the config carried.
+	cfg.RateLimiter = nil
 	cfg.QPS, cfg.Burst = DefaultQPS, DefaultBurst
-	if opts.QPS > 0 {
-		cfg.QPS = opts.QPS
+	if opts.QPS != 0 {
+		cfg.QPS = opts.QPS // negative: unlimited, as in client-go
 	}
 	if opts.Burst > 0 {
 		cfg.Burst = opts.Burst
 	}
-	if cfg.Burst < int(cfg.QPS) {
+	if cfg.QPS > 0 && cfg.Burst < int(cfg.QPS) {
 		cfg.Burst = int(cfg.QPS)
 	}
 	fieldManager := opts.FieldManager

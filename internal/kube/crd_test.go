@@ -1,6 +1,7 @@
 package kube_test
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"strings"
@@ -47,7 +48,7 @@ func TestInstallCRDs(t *testing.T) {
 	c := newClient(t)
 	crdManifest, group := widgetCRD(t)
 	t.Cleanup(func() {
-		_, _ = c.Delete(t.Context(), []kube.Ref{{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: "widgets." + group}}, kube.DeleteOptions{})
+		_, _ = c.Delete(context.Background(), []kube.Ref{{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: "widgets." + group}}, kube.DeleteOptions{})
 	})
 	widget := "apiVersion: " + group + "/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: 3\n"
 

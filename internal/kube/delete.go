@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -64,7 +65,7 @@ type DeleteOptions struct {
 }
 
 // Delete deletes refs in order and returns those it deleted; objects already
-// gone are skipped without error. It goes on past failures, so that as much
+// gone, or whose kind no longer exists, are skipped without error. It goes on past failures, so that as much
 // as possible is removed, and returns them joined, one per object. With
 // opts.Wait it then waits until the deleted objects are gone.
 func (c *Client) Delete(ctx context.Context, refs []Ref, opts DeleteOptions) ([]Ref, error) {
@@ -76,6 +77,9 @@ func (c *Client) Delete(ctx context.Context, refs []Ref, opts DeleteOptions) ([]
 	var errs []error
 	for _, ref := range refs {
 		res, err := c.resourceFor(ref)
+		if meta.IsNoMatchError(err) {
+			continue // its CRD is gone, and with it every object of the kind
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -129,6 +133,9 @@ func (c *Client) WaitForDelete(ctx context.Context, refs []Ref) error {
 // last seen if ctx ended first, nil once it is gone.
 func (c *Client) waitGone(ctx context.Context, ref Ref) (*unstructured.Unstructured, error) {
 	res, err := c.resourceFor(ref)
+	if meta.IsNoMatchError(err) {
+		return nil, nil // the kind is gone, so is the object
+	}
 	if err != nil {
 		return nil, err
 	}

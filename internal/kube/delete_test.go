@@ -3,7 +3,6 @@ package kube_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +64,7 @@ func TestDelete(t *testing.T) {
 }
 
 func TestWaitForDeleteFinalizer(t *testing.T) {
+	t.Parallel()
 	ns := cluster.Namespace(t)
 	ctx := testContext(t, 30*time.Second)
 	c := newClient(t)
@@ -107,14 +107,15 @@ metadata:
 func TestDeleteErrorsNameObjects(t *testing.T) {
 	ns := cluster.Namespace(t)
 	c := newClient(t)
-	bad := kube.Ref{Group: "example.invalid", Version: "v1", Kind: "Nothing", Namespace: ns, Name: "x"}
+	gone := kube.Ref{Group: "example.invalid", Version: "v1", Kind: "Nothing", Namespace: ns, Name: "x"}
+	bad := kube.Ref{Version: "v1", Kind: "Secret", Name: "no-namespace"}
 	cm := parse(t, c, ns, configMap("a: b"))
 	ctx := testContext(t, 30*time.Second)
 	if _, err := c.Apply(ctx, cm, kube.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	deleted, err := c.Delete(ctx, []kube.Ref{bad, kube.RefOf(cm[0])}, kube.DeleteOptions{})
-	if err == nil || !strings.HasPrefix(err.Error(), "example.invalid/v1 Nothing "+ns+"/x: ") {
+	deleted, err := c.Delete(ctx, []kube.Ref{gone, bad, kube.RefOf(cm[0])}, kube.DeleteOptions{})
+	if err == nil || err.Error() != "v1 Secret no-namespace: namespaced Secret has no namespace" {
 		t.Fatalf("error = %v", err)
 	}
 	if len(deleted) != 1 || deleted[0] != kube.RefOf(cm[0]) {

@@ -15,6 +15,7 @@ import (
 )
 
 func TestWaitReady(t *testing.T) {
+	t.Parallel()
 	ns := cluster.Namespace(t)
 	ctx := testContext(t, 60*time.Second)
 	c := newClient(t)
@@ -37,6 +38,7 @@ func TestWaitReady(t *testing.T) {
 }
 
 func TestWaitNeverReady(t *testing.T) {
+	t.Parallel()
 	ns := cluster.Namespace(t)
 	c := newClient(t)
 	objs := parse(t, c, ns, configMap("a: b")+"---"+deployment("web", 2, neverReady))
@@ -69,6 +71,7 @@ func TestWaitNeverReady(t *testing.T) {
 }
 
 func TestWaitFailingJob(t *testing.T) {
+	t.Parallel()
 	ns := cluster.Namespace(t)
 	c := newClient(t)
 	objs := parse(t, c, ns, deployment("web", 1, neverReady)+"---"+job("migrate", fail))
@@ -107,6 +110,7 @@ func TestWaitFailingJob(t *testing.T) {
 }
 
 func TestWaitMissingObject(t *testing.T) {
+	t.Parallel()
 	ns := cluster.Namespace(t)
 	c := newClient(t)
 	ref := kube.Ref{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "absent"}
@@ -117,6 +121,7 @@ func TestWaitMissingObject(t *testing.T) {
 }
 
 func TestWaitLoadBalancer(t *testing.T) {
+	t.Parallel()
 	ns := cluster.Namespace(t)
 	ctx := testContext(t, 30*time.Second)
 	c := newClient(t)
