@@ -39,8 +39,9 @@ func (s sources) inTemplate(err error) error {
 
 // apply server-side applies objs in order. A field conflict only with
 // release tools (helm) on an object this release owns is resolved by
-// forcing that object; any other conflict fails unless force is set.
-func (e *Engine) apply(ctx context.Context, rel string, objs []*unstructured.Unstructured, src sources, opts kube.ApplyOptions) ([]kube.Result, error) {
+// forcing that object, and so is any conflict on an object being adopted
+// (take_ownership); any other conflict fails unless opts.Force is set.
+func (e *Engine) apply(ctx context.Context, rel string, objs []*unstructured.Unstructured, src sources, adopt map[identity]bool, opts kube.ApplyOptions) ([]kube.Result, error) {
 	var results []kube.Result
 	for len(objs) > 0 {
 		got, err := e.kube.Apply(ctx, objs, opts)
@@ -49,11 +50,18 @@ func (e *Engine) apply(ctx context.Context, rel string, objs []*unstructured.Uns
 			return results, nil
 		}
 		failed := len(got)
-		if opts.Force || failed >= len(objs) || !onlyReleaseToolConflicts(err) {
+		if opts.Force || failed >= len(objs) || !apierrors.IsConflict(err) {
 			return results, src.inTemplate(err)
 		}
 		ref := kube.RefOf(objs[failed])
-		e.logf(rel, "taking over fields of %s from field manager helm", ref)
+		switch {
+		case adopt[idOf(ref)]:
+			e.logf(rel, "adopting %s: taking over its fields (take_ownership)", ref)
+		case onlyReleaseToolConflicts(err):
+			e.logf(rel, "taking over fields of %s from field manager helm", ref)
+		default:
+			return results, src.inTemplate(err)
+		}
 		forced := opts
 		forced.Force = true
 		one, err := e.kube.Apply(ctx, objs[failed:failed+1], forced)

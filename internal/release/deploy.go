@@ -130,6 +130,13 @@ func (e *Engine) Deploy(ctx context.Context, req *Request) (*Release, error) {
 	if err != nil {
 		return nil, err
 	}
+	// As Helm: crds/ are installed (never upgraded) before anything else,
+	// so the release's objects of those kinds can be built.
+	if isInstall && len(rendered.CRDs) > 0 {
+		if err := e.installCRDs(ctx, req.Name, rendered.CRDs); err != nil {
+			return nil, err
+		}
+	}
 	objs, src, err := e.buildManifests(rendered.Manifests, req.Namespace)
 	if err != nil {
 		return nil, err
@@ -151,12 +158,18 @@ func (e *Engine) Deploy(ctx context.Context, req *Request) (*Release, error) {
 	}
 	// Validate against the server before recording anything: an invalid
 	// object must leave neither a revision nor a change behind.
-	if !req.TakeOwnership {
-		if err := e.checkOwnership(ctx, objs, req.Name, req.Namespace, identities(previous)); err != nil {
-			return nil, err
+	// Objects the release did not own before may be adopted only with
+	// take_ownership.
+	adopt := map[identity]bool{}
+	if req.TakeOwnership {
+		owned := identities(previous)
+		for id := range identities(objs) {
+			adopt[id] = !owned[id]
 		}
+	} else if err := e.checkOwnership(ctx, objs, req.Name, req.Namespace, identities(previous)); err != nil {
+		return nil, err
 	}
-	if err := e.dryRun(ctx, rendered, objs, src, req); err != nil {
+	if _, err := e.apply(ctx, req.Name, objs, src, adopt, kube.ApplyOptions{DryRun: kube.DryRunServer, Force: req.ForceConflicts}); err != nil {
 		return nil, err
 	}
 
@@ -192,7 +205,7 @@ func (e *Engine) Deploy(ctx context.Context, req *Request) (*Release, error) {
 		return nil, err
 	}
 
-	created, runErr := e.perform(ctx, rel, rendered, objs, src, previous, isInstall, req)
+	created, runErr := e.perform(ctx, rel, objs, src, adopt, previous, isInstall, req)
 	if runErr == nil {
 		return rel, e.finishDeployed(ctx, store, rel, deployed, req, isInstall)
 	}
@@ -206,37 +219,25 @@ func cmpOr(a, b *Release) *Release {
 	return b
 }
 
-// dryRun submits every object to the server in dry-run mode (CRDs of this
-// chart are not installed yet, so objects of its own custom kinds are
-// validated at apply time instead).
-func (e *Engine) dryRun(ctx context.Context, rendered *chart.Rendered, objs []*unstructured.Unstructured, src sources, req *Request) error {
-	if len(rendered.CRDs) > 0 {
-		return nil
+func (e *Engine) installCRDs(ctx context.Context, name string, files []*chart.File) error {
+	var crds []*unstructured.Unstructured
+	for _, f := range files {
+		got, err := e.kube.Parse(string(f.Data), "")
+		if err != nil {
+			return fmt.Errorf("CRD file %s: %w", f.Name, err)
+		}
+		crds = append(crds, got...)
 	}
-	_, err := e.apply(ctx, req.Name, objs, src, kube.ApplyOptions{DryRun: kube.DryRunServer, Force: req.ForceConflicts})
-	return err
+	e.logf(name, "installing %d CRDs", len(crds))
+	return e.kube.InstallCRDs(ctx, crds)
 }
 
 // perform runs the cluster-side steps of a deploy. It returns the objects
 // this deploy created (for cleanup_on_fail).
-func (e *Engine) perform(ctx context.Context, rel *Release, rendered *chart.Rendered, objs []*unstructured.Unstructured, src sources, previous []*unstructured.Unstructured, isInstall bool, req *Request) ([]kube.Ref, error) {
+func (e *Engine) perform(ctx context.Context, rel *Release, objs []*unstructured.Unstructured, src sources, adopt map[identity]bool, previous []*unstructured.Unstructured, isInstall bool, req *Request) ([]kube.Ref, error) {
 	pre, post := chart.HookPreUpgrade, chart.HookPostUpgrade
 	if isInstall {
 		pre, post = chart.HookPreInstall, chart.HookPostInstall
-		if len(rendered.CRDs) > 0 {
-			var crds []*unstructured.Unstructured
-			for _, f := range rendered.CRDs {
-				got, err := e.kube.Parse(string(f.Data), "")
-				if err != nil {
-					return nil, fmt.Errorf("CRD file %s: %w", f.Name, err)
-				}
-				crds = append(crds, got...)
-			}
-			e.logf(rel.Name, "installing %d CRDs", len(crds))
-			if err := e.kube.InstallCRDs(ctx, crds); err != nil {
-				return nil, err
-			}
-		}
 	}
 	if !req.DisableHooks {
 		if err := e.runHooks(ctx, rel, pre, req.timeout()); err != nil {
@@ -244,7 +245,7 @@ func (e *Engine) perform(ctx context.Context, rel *Release, rendered *chart.Rend
 		}
 	}
 	e.logf(rel.Name, "applying %d objects", len(objs))
-	results, err := e.apply(ctx, rel.Name, objs, src, kube.ApplyOptions{Force: req.ForceConflicts})
+	results, err := e.apply(ctx, rel.Name, objs, src, adopt, kube.ApplyOptions{Force: req.ForceConflicts})
 	var created []kube.Ref
 	for _, r := range results {
 		if r.Action == kube.ActionCreated {

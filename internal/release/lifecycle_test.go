@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,12 +16,14 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
+	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -498,5 +501,66 @@ func TestUpgradeDeletesRemovedResourcesButKeepsResourcePolicyKeep(t *testing.T) 
 	}
 	if _, ok := configMapData(t, ns, "web-kept"); !ok {
 		t.Fatal("upgrade deleted an object annotated helm.sh/resource-policy: keep")
+	}
+}
+
+func TestInvalidYAMLNamesTemplateAndLine(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e, _ := newEngine(t)
+	_, err := e.Deploy(context.Background(), appRequest(t, ns, "yaml", map[string]any{"brokenYAML": true}))
+	if err == nil || !strings.Contains(err.Error(), "app/templates/broken-yaml.yaml") || !regexp.MustCompile(`line \d+`).MatchString(err.Error()) {
+		t.Fatalf("want an error naming the template file and line, got %v", err)
+	}
+	if h := history(t, e, ns, "yaml"); len(h) != 0 {
+		t.Fatalf("a revision was recorded: %s", statuses(h))
+	}
+}
+
+func TestExistingObjectsAreAdoptedOnlyWithTakeOwnership(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e, _ := newEngine(t)
+	ctx := context.Background()
+	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web-config", Namespace: ns}, Data: map[string]string{"message": "hand-made"}}
+	if _, err := cluster.Client().CoreV1().ConfigMaps(ns).Create(ctx, foreign, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.Deploy(ctx, appRequest(t, ns, "web", nil))
+	var oe *release.OwnershipError
+	if !errors.As(err, &oe) || oe.Ref.String() != "v1 ConfigMap "+ns+"/web-config" {
+		t.Fatalf("want an OwnershipError for the ConfigMap, got %v", err)
+	}
+	if h := history(t, e, ns, "web"); len(h) != 0 {
+		t.Fatalf("a revision was recorded: %s", statuses(h))
+	}
+	if d, _ := configMapData(t, ns, "web-config"); d["message"] != "hand-made" {
+		t.Fatalf("the existing object was changed: %v", d)
+	}
+	req := appRequest(t, ns, "web", nil)
+	req.TakeOwnership = true
+	if _, err := e.Deploy(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	cm, err := cluster.Client().CoreV1().ConfigMaps(ns).Get(ctx, "web-config", metav1.GetOptions{})
+	if err != nil || cm.Data["message"] != "hello" || cm.Annotations["meta.helm.sh/release-name"] != "web" || cm.Labels["app.kubernetes.io/managed-by"] != "Helm" {
+		t.Fatalf("not adopted: %+v %v", cm, err)
+	}
+}
+
+func TestCRDsAreInstalledBeforeTheirCustomResources(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e, _ := newEngine(t)
+	rel, err := e.Deploy(context.Background(), &release.Request{Name: "cr", Namespace: ns, Chart: loadChart(t, "crd"), Wait: release.WaitReady, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(rel.Manifest, "CustomResourceDefinition") {
+		t.Fatal("the CRD from crds/ is in the release manifest; Helm keeps it out")
+	}
+	got, err := e.Kube().Get(context.Background(), kube.Ref{Group: "test.convoy.dev", Version: "v1", Kind: "Widget", Namespace: ns, Name: "cr-widget"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size, _, _ := unstructured.NestedInt64(got.Object, "spec", "size"); size != 3 {
+		t.Fatalf("widget spec %v", got.Object["spec"])
 	}
 }

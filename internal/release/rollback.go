@@ -135,7 +135,7 @@ func (e *Engine) performRollback(ctx context.Context, rel *Release, objs, previo
 			return nil, fmt.Errorf("failed %s: %w", chart.HookPreRollback, err)
 		}
 	}
-	results, err := e.apply(ctx, rel.Name, objs, nil, kube.ApplyOptions{Force: req.ForceConflicts})
+	results, err := e.apply(ctx, rel.Name, objs, nil, nil, kube.ApplyOptions{Force: req.ForceConflicts})
 	var created []kube.Ref
 	for _, r := range results {
 		if r.Action == kube.ActionCreated {
