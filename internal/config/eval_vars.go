@@ -65,8 +65,11 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 	}
 	files = append(files, opts.VarFiles...)
 	for _, f := range files {
-		vals, d := readVarFile(f)
+		vals, bad, d := readVarFile(f)
 		diags = append(diags, d...)
+		for name := range bad {
+			failed[name] = true
+		}
 		for _, name := range sortedKeys(vals) {
 			vv := vals[name]
 			if _, ok := cfg.Variables[name]; !ok {
@@ -251,25 +254,28 @@ func (e *evaluator) checkValidations(v *Variable, val cty.Value, vv varValue) hc
 }
 
 // readVarFile reads a *.vars.hcl file: attributes with constant values.
-func readVarFile(path string) (map[string]varValue, hcl.Diagnostics) {
+// bad lists the names whose values could not be evaluated.
+func readVarFile(path string) (vals map[string]varValue, bad map[string]bool, diags hcl.Diagnostics) {
 	src, diags := readLimited(path)
 	if diags.HasErrors() {
-		return nil, diags
+		return nil, nil, diags
 	}
 	file, diags := parseFile(path, src)
 	if file == nil || diags.HasErrors() {
-		return nil, diags
+		return nil, nil, diags
 	}
 	attrs, d := file.Body.JustAttributes()
 	diags = append(diags, d...)
-	out := map[string]varValue{}
-	for name, a := range attrs {
+	vals, bad = map[string]varValue{}, map[string]bool{}
+	for _, name := range sortedKeys(attrs) {
+		a := attrs[name]
 		val, d := a.Expr.Value(nil)
 		diags = append(diags, d...)
 		if d.HasErrors() {
+			bad[name] = true
 			continue
 		}
-		out[name] = varValue{val: val, rng: a.Expr.Range().Ptr(), where: path}
+		vals[name] = varValue{val: val, rng: a.Expr.Range().Ptr(), where: path}
 	}
-	return out, diags
+	return vals, bad, diags
 }

@@ -74,6 +74,11 @@ func functions(dir string) map[string]function.Function {
 		"file":       fileFunc(dir),
 		"fileexists": fileExistsFunc(dir),
 	}
+	fs["yamldecode"] = guard(fs["yamldecode"], limitYAMLInput)
+	fs["setproduct"] = guard(fs["setproduct"], limitProduct)
+	fs["format"] = guard(fs["format"], limitFormatWidth)
+	fs["formatlist"] = guard(fs["formatlist"], limitFormatWidth)
+	fs["indent"] = guard(fs["indent"], limitIndent)
 	fs["templatefile"] = templateFileFunc(dir, fs)
 	return fs
 }

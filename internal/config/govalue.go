@@ -53,6 +53,9 @@ func (l ValuesLayer) Go() (values map[string]interface{}, sensitive bool, err er
 		if err != nil {
 			return nil, false, fmt.Errorf("values YAML: %w", err)
 		}
+		if err := limitNodes(decoded); err != nil {
+			return nil, false, fmt.Errorf("values YAML: %w", err)
+		}
 		v = decoded.WithMarks(marks)
 	}
 	out, sensitive, err := GoValue(v)

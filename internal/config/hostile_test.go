@@ -44,6 +44,11 @@ func TestHostileInput(t *testing.T) {
 		}() + "}\n", ""},
 		{"huge count", "release \"x\" {\n chart = \"./c\"\n count = 100000\n}\n", "Invalid count"},
 		{"enormous count", "release \"x\" {\n chart = \"./c\"\n count = 1e12\n}\n", "Incorrect attribute value type"},
+		{"yaml alias bomb", "locals {\n x = yamldecode(\"" + yamlBomb(12) + "\")\n}\n", "Error in function call"},
+		{"yaml alias bomb in values", "release \"r\" {\n chart = \"./c\"\n values = [\"" + yamlBomb(20) + "\"]\n}\n", ""},
+		{"cartesian product", "locals {\n x = setproduct(range(1000), range(1000), range(1000))\n}\n", "Error in function call"},
+		{"format width", "locals {\n x = format(\"%0999999999d\", 1)\n}\n", "Error in function call"},
+		{"indent", "locals {\n x = indent(999999999, \"a\\nb\")\n}\n", "Error in function call"},
 		{"huge range", "locals {\n x = length(range(1e8))\n}\n", ""},
 		{"local chain", func() string {
 			var b strings.Builder
@@ -78,6 +83,17 @@ func TestHostileInput(t *testing.T) {
 	}
 }
 
+// yamlBomb is a YAML document whose aliases expand to 9^levels values.
+func yamlBomb(levels int) string {
+	var b strings.Builder
+	b.WriteString("l0: &l0 [1,1,1,1,1,1,1,1,1]\\n")
+	for i := 1; i < levels; i++ {
+		p := "*l" + itoa(i-1)
+		b.WriteString("l" + itoa(i) + ": &l" + itoa(i) + " [" + strings.Repeat(p+",", 8) + p + "]\\n")
+	}
+	return b.String()
+}
+
 func itoa(i int) string {
 	return strings.TrimSpace(strings.Repeat(" ", 0) + func() string { return fmtInt(i) }())
 }
@@ -91,4 +107,26 @@ func fmtInt(i int) string {
 		b = append([]byte{byte('0' + i%10)}, b...)
 	}
 	return string(b)
+}
+
+// TestValuesLayerAliasBomb checks that a values file whose YAML aliases
+// expand exponentially is refused when converted for the chart engine.
+func TestValuesLayerAliasBomb(t *testing.T) {
+	cfg, diags := LoadSources(t.TempDir(), map[string][]byte{"main.hcl": []byte(
+		"release \"r\" {\n chart = \"./c\"\n values = [\"" + yamlBomb(20) + "\"]\n}\n")})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	stack, diags := Evaluate(context.Background(), cfg, EvalOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	start := time.Now()
+	_, _, err := stack.Releases[0].Values[0].Go()
+	if err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Fatalf("err = %v", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("took %s", took)
+	}
 }
