@@ -16,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+func crdResource() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+}
 
 // InstallCRDs creates the CRDs that do not exist yet and leaves existing
 // ones alone: like Helm, a chart's crds/ directory is installed, never
@@ -27,11 +29,11 @@ func (c *Client) InstallCRDs(ctx context.Context, crds []*unstructured.Unstructu
 	refs := make([]Ref, 0, len(crds))
 	for _, crd := range crds {
 		ref := RefOf(crd)
-		if ref.Group != crdResource.Group || ref.Version != crdResource.Version || ref.Kind != "CustomResourceDefinition" {
+		if ref.GroupVersionKind() != (schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}) {
 			return objectErrorf(ref, "not an apiextensions.k8s.io/v1 CustomResourceDefinition")
 		}
 		ref.Namespace = "" // cluster-scoped, whatever the manifest says
-		_, err := c.dynamic.Resource(crdResource).Create(ctx, crd, metav1.CreateOptions{FieldManager: c.fieldManager})
+		_, err := c.dynamic.Resource(crdResource()).Create(ctx, crd, metav1.CreateOptions{FieldManager: c.fieldManager})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return objectError(ref, fmt.Errorf("create: %w", err))
 		}

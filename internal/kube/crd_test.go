@@ -39,6 +39,7 @@ spec:
             type: object
             properties:
               size: {type: integer}
+          status: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `, "GROUP", group), group
 }
 
@@ -82,6 +83,23 @@ func TestInstallCRDs(t *testing.T) {
 	}
 	if err := c.Wait(ctx, refs(objs), kube.WaitOptions{}); err != nil {
 		t.Errorf("wait for a custom resource without conditions: %v", err)
+	}
+
+	// Custom resources are judged by their standard conditions. This CRD
+	// has no status subresource, so the manifest can carry the status a
+	// controller would write.
+	pending := parse(t, c, ns, widget+`status:
+  conditions:
+  - {type: Ready, status: "False", reason: Provisioning, message: waiting for a backend}
+`)
+	pending[0].SetName("pending")
+	if _, err := c.Apply(ctx, pending, kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = c.Wait(testContext(t, time.Second), refs(pending), kube.WaitOptions{})
+	want := group + "/v1 Widget " + ns + "/pending: not ready: waiting for a backend"
+	if err == nil || err.Error() != want {
+		t.Errorf("wait for a Widget that is not Ready: %v, want %q", err, want)
 	}
 
 	// crds/ is installed, never upgraded: a changed CRD is left as it was.

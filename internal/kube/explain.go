@@ -25,13 +25,17 @@ const (
 	maxEvents = 2
 )
 
-// workloads own pods through spec.selector.
-var workloads = []schema.GroupKind{
-	{Group: "apps", Kind: "Deployment"},
-	{Group: "apps", Kind: "ReplicaSet"},
-	{Group: "apps", Kind: "StatefulSet"},
-	{Group: "apps", Kind: "DaemonSet"},
-	{Group: "batch", Kind: "Job"},
+// isWorkload: gk owns pods through spec.selector.
+func isWorkload(gk schema.GroupKind) bool {
+	switch gk {
+	case schema.GroupKind{Group: "apps", Kind: "Deployment"},
+		schema.GroupKind{Group: "apps", Kind: "ReplicaSet"},
+		schema.GroupKind{Group: "apps", Kind: "StatefulSet"},
+		schema.GroupKind{Group: "apps", Kind: "DaemonSet"},
+		schema.GroupKind{Group: "batch", Kind: "Job"}:
+		return true
+	}
+	return false
 }
 
 // explain fills in the Details of objs: the problems of their pods and
@@ -91,7 +95,7 @@ func (c *Client) problemPods(ctx context.Context, u *unstructured.Unstructured) 
 			return nil
 		}
 		pods = []corev1.Pod{pod}
-	case slices.Contains(workloads, gk):
+	case isWorkload(gk):
 		sel, found, _ := unstructured.NestedMap(u.Object, "spec", "selector")
 		if !found {
 			return nil
