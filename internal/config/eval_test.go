@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -306,6 +307,9 @@ func TestFileFunctions(t *testing.T) {
 		{`base64decode(base64encode("hé"))`, "hé"},
 		{`sha256("x")`, "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"},
 		{`try(jsondecode("{"), "fallback")`, "fallback"},
+		{`tostring(length({ a = 1, b = 2 }))`, "2"},
+		{`tostring(length("héllo"))`, "5"},
+		{`tostring(length(["a"]))`, "1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.expr, func(t *testing.T) {
@@ -372,5 +376,78 @@ func TestGoValueNumbers(t *testing.T) {
 	_, _, err = GoValue(cty.ObjectVal(map[string]cty.Value{"a": cty.ObjectVal(map[string]cty.Value{"b": cty.UnknownVal(cty.String)})}))
 	if err == nil || !strings.Contains(err.Error(), "a.b") {
 		t.Errorf("unknown value error should name the path: %v", err)
+	}
+}
+
+func TestResolveTargets(t *testing.T) {
+	s := mustEvaluate(t, map[string]string{"main.hcl": `
+release "db" {
+  chart = "./c"
+}
+release "api" {
+  for_each = toset(["eu", "us"])
+  chart    = "./c"
+}
+release "w" {
+  count = 11
+  chart = "./c"
+}`}, EvalOptions{})
+	tests := []struct {
+		targets []string
+		want    string
+		err     string
+	}{
+		{[]string{"release.api"}, `[release.api["eu"] release.api["us"]]`, ""},
+		{[]string{`release.api["us"]`, "db", "release.db"}, `[release.api["us"] release.db]`, ""},
+		{[]string{"w[10]", "w[2]"}, `[release.w[2] release.w[10]]`, ""},
+		{[]string{`release.api["asia"]`}, `[]`, `The target release.api["asia"] matches no release instance`},
+		{[]string{"var.x"}, `[]`, "is not a release address"},
+	}
+	for _, tt := range tests {
+		got, diags := s.ResolveTargets(tt.targets)
+		if fmt.Sprint(got) != tt.want {
+			t.Errorf("ResolveTargets(%q) = %v, want %s", tt.targets, got, tt.want)
+		}
+		if (tt.err == "") != !diags.HasErrors() || (tt.err != "" && !strings.Contains(diags.Error(), tt.err)) {
+			t.Errorf("ResolveTargets(%q) diagnostics %v, want %q", tt.targets, diags, tt.err)
+		}
+	}
+}
+
+// TestSameKeyDependencies checks that release.x[each.key] and
+// release.x[count.index] depend on one instance, not all of them.
+func TestSameKeyDependencies(t *testing.T) {
+	s := mustEvaluate(t, map[string]string{"main.hcl": `
+release "api" {
+  for_each = toset(["eu", "us"])
+  chart    = "./c"
+}
+release "web" {
+  for_each = toset(["eu", "us"])
+  chart    = "./c"
+  set      = { api = release.api[each.key].name }
+}
+release "worker" {
+  count = 2
+  chart = "./c"
+}
+release "sidecar" {
+  count = 2
+  chart = "./c"
+  set   = { w = release.worker[count.index].name, all = length(release.api) }
+}`}, EvalOptions{})
+	deps := func(addr string) string {
+		a, _ := ParseReleaseInstanceAddr(addr)
+		var out []string
+		for _, d := range s.Release(a).DependsOn {
+			out = append(out, d.Addr.String())
+		}
+		return strings.Join(out, " ")
+	}
+	if got := deps(`release.web["us"]`); got != `release.api["us"]` {
+		t.Errorf(`web["us"] depends on %s`, got)
+	}
+	if got := deps(`release.sidecar[1]`); got != `release.api["eu"] release.api["us"] release.worker[1]` {
+		t.Errorf(`sidecar[1] depends on %s`, got)
 	}
 }

@@ -41,7 +41,7 @@ func functions(dir string) map[string]function.Function {
 		"chunklist": stdlib.ChunklistFunc, "coalesce": stdlib.CoalesceFunc, "coalescelist": stdlib.CoalesceListFunc,
 		"compact": stdlib.CompactFunc, "concat": stdlib.ConcatFunc, "contains": stdlib.ContainsFunc,
 		"distinct": stdlib.DistinctFunc, "element": stdlib.ElementFunc, "flatten": stdlib.FlattenFunc,
-		"index": stdlib.IndexFunc, "keys": stdlib.KeysFunc, "length": stdlib.LengthFunc,
+		"index": stdlib.IndexFunc, "keys": stdlib.KeysFunc, "length": lengthFunc,
 		"lookup": stdlib.LookupFunc, "merge": stdlib.MergeFunc, "range": stdlib.RangeFunc,
 		"reverse": stdlib.ReverseListFunc, "setintersection": stdlib.SetIntersectionFunc,
 		"setproduct": stdlib.SetProductFunc, "setsubtract": stdlib.SetSubtractFunc,
@@ -82,6 +82,37 @@ func functions(dir string) map[string]function.Function {
 	fs["templatefile"] = templateFileFunc(dir, fs)
 	return fs
 }
+
+// lengthFunc is Terraform's length: elements of a collection or tuple,
+// attributes of an object, characters of a string.
+var lengthFunc = function.New(&function.Spec{
+	Params: []function.Parameter{{
+		Name: "value", Type: cty.DynamicPseudoType, AllowDynamicType: true, AllowUnknown: true, AllowMarked: true,
+	}},
+	Type: function.StaticReturnType(cty.Number),
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		v, marks := args[0].Unmark()
+		ty := v.Type()
+		switch {
+		case ty == cty.DynamicPseudoType:
+			return cty.UnknownVal(cty.Number).WithMarks(marks), nil
+		case ty.IsObjectType():
+			return cty.NumberIntVal(int64(len(ty.AttributeTypes()))).WithMarks(marks), nil
+		case ty.IsTupleType():
+			return cty.NumberIntVal(int64(len(ty.TupleElementTypes()))).WithMarks(marks), nil
+		case !v.IsKnown():
+			return cty.UnknownVal(cty.Number).WithMarks(marks), nil
+		case v.IsNull():
+			return cty.UnknownVal(cty.Number), fmt.Errorf("argument must not be null")
+		case ty == cty.String:
+			n, err := stdlib.Strlen(v)
+			return n.WithMarks(marks), err
+		case ty.IsCollectionType():
+			return v.Length().WithMarks(marks), nil
+		}
+		return cty.UnknownVal(cty.Number), fmt.Errorf("argument must be a string, a collection or an object, not %s", ty.FriendlyName())
+	},
+})
 
 var startsWithFunc = stringPredicate("prefix", strings.HasPrefix)
 var endsWithFunc = stringPredicate("suffix", strings.HasSuffix)

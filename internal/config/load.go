@@ -46,6 +46,13 @@ func LoadDir(dir string) (*Config, hcl.Diagnostics) {
 			sources[name] = src
 		}
 	}
+	if len(sources) == 0 && !diags.HasErrors() {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "No stack files",
+			Detail:   fmt.Sprintf("The directory %s has no .hcl files (other than .vars.hcl files). Use -C to point at a stack directory.", dir),
+		})
+	}
 	cfg, d := LoadSources(dir, sources)
 	return cfg, append(diags, d...)
 }

@@ -1,0 +1,56 @@
+package config
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// ResolveTargets turns --target arguments into instance addresses, in
+// address order without repeats. "release.api" (or "api") selects every
+// instance of the release; `release.api["eu"]` one instance. Targets that
+// match nothing are errors.
+func (s *Stack) ResolveTargets(targets []string) ([]ReleaseInstanceAddr, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	seen := map[ReleaseInstanceAddr]bool{}
+	var out []ReleaseInstanceAddr
+	for _, t := range targets {
+		addr, d := ParseReleaseInstanceAddr(t)
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			continue
+		}
+		matched := false
+		for _, ri := range s.Releases {
+			if ri.Addr.Release != addr.Release {
+				continue
+			}
+			// Without a key, the target names the whole release.
+			if addr.Key != NoKey && ri.Addr.Key != addr.Key {
+				continue
+			}
+			matched = true
+			if !seen[ri.Addr] {
+				seen[ri.Addr] = true
+				out = append(out, ri.Addr)
+			}
+		}
+		if !matched {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "No such release",
+				Detail:   fmt.Sprintf("The target %s matches no release instance of the stack.", addr),
+			})
+		}
+	}
+	sortAddrs(out)
+	return out, diags
+}
+
+func sortAddrs(as []ReleaseInstanceAddr) {
+	for i := 1; i < len(as); i++ {
+		for j := i; j > 0 && as[j].Less(as[j-1]); j-- {
+			as[j], as[j-1] = as[j-1], as[j]
+		}
+	}
+}
