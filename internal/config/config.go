@@ -117,7 +117,8 @@ type DependsOnEntry struct {
 	Range   hcl.Range
 }
 
-// attrs lists the expressions evaluated per instance, for reference analysis.
+// instanceExprs lists the expressions evaluated per instance, for reference
+// analysis.
 func (r *Release) instanceExprs() []hcl.Expression {
 	all := []hcl.Expression{
 		r.ReleaseName, r.Chart, r.Version, r.Namespace, r.CreateNamespace,

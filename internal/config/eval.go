@@ -171,7 +171,7 @@ func objectOrEmpty(m map[string]cty.Value) cty.Value {
 	return cty.ObjectVal(m)
 }
 
-// evalExpr evaluates an expression whose references are limited to var and
+// evalSimple evaluates an expression whose references are limited to var and
 // local, after checking them. A nil expression gives a null value.
 func (e *evaluator) evalSimple(expr hcl.Expression, what string) (cty.Value, hcl.Diagnostics) {
 	if expr == nil {
@@ -377,15 +377,48 @@ func (e *evaluator) evalRepositories() hcl.Diagnostics {
 // releaseOrder checks the references of every release block, builds the
 // release-level graph and returns the release names in dependency order.
 func (e *evaluator) releaseOrder() ([]string, hcl.Diagnostics) {
-	var diags hcl.Diagnostics
-	g := dag.New[ReleaseAddr]()
-	for _, name := range sortedKeys(e.cfg.Releases) {
-		rel := e.cfg.Releases[name]
-		g.Add(rel.Addr())
+	a := e.cfg.analyzeReleases()
+	e.refs, e.badExprs, e.releases = a.refs, a.badExprs, a.graph
+	order, d := a.graph.TopologicalOrder()
+	diags := append(a.diags, d...)
+	names := make([]string, len(order))
+	for i, addr := range order {
+		names[i] = addr.Name
+	}
+	return names, diags
+}
+
+// ReleaseGraph is the release-level dependency graph of the source
+// configuration, built from references and depends_on without evaluating
+// anything: one vertex per release block, whatever its count or for_each.
+// The diagnostics include invalid references and cycles.
+func (c *Config) ReleaseGraph() (*dag.Graph[ReleaseAddr], hcl.Diagnostics) {
+	a := c.analyzeReleases()
+	return a.graph, append(a.diags, a.graph.Validate()...)
+}
+
+type releaseAnalysis struct {
+	graph    *dag.Graph[ReleaseAddr]
+	refs     map[string][]*Reference
+	badExprs map[hcl.Expression]bool
+	diags    hcl.Diagnostics
+}
+
+// analyzeReleases checks the references of every release block and builds
+// the release-level graph.
+func (c *Config) analyzeReleases() releaseAnalysis {
+	a := releaseAnalysis{
+		graph:    dag.New[ReleaseAddr](),
+		refs:     map[string][]*Reference{},
+		badExprs: map[hcl.Expression]bool{},
+	}
+	for _, name := range sortedKeys(c.Releases) {
+		rel := c.Releases[name]
+		a.graph.Add(rel.Addr())
 		for _, expr := range []hcl.Expression{rel.Count, rel.ForEach} {
-			if _, d := e.cfg.references(expr, scope{what: "count or for_each"}); d.HasErrors() {
-				diags = append(diags, d...)
-				e.badExprs[expr] = true
+			if _, d := c.references(expr, scope{what: "count or for_each"}); d.HasErrors() {
+				a.diags = append(a.diags, d...)
+				a.badExprs[expr] = true
 			}
 		}
 		sc := scope{
@@ -397,21 +430,21 @@ func (e *evaluator) releaseOrder() ([]string, hcl.Diagnostics) {
 			self:     rel.Name,
 		}
 		for _, expr := range rel.instanceExprs() {
-			refs, d := e.cfg.references(expr, sc)
-			diags = append(diags, d...)
+			refs, d := c.references(expr, sc)
+			a.diags = append(a.diags, d...)
 			if d.HasErrors() {
-				e.badExprs[expr] = true
+				a.badExprs[expr] = true
 			}
-			e.refs[name] = append(e.refs[name], refs...)
+			a.refs[name] = append(a.refs[name], refs...)
 			for _, ref := range refs {
 				if ref.Kind == RefRelease {
-					g.Connect(rel.Addr(), ReleaseAddr{Name: ref.Name}, ref.Range)
+					a.graph.Connect(rel.Addr(), ReleaseAddr{Name: ref.Name}, ref.Range)
 				}
 			}
 		}
 		for _, dep := range rel.DependsOn {
-			if _, ok := e.cfg.Releases[dep.Release.Name]; !ok {
-				diags = append(diags, &hcl.Diagnostic{
+			if _, ok := c.Releases[dep.Release.Name]; !ok {
+				a.diags = append(a.diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Reference to undeclared release",
 					Detail:   fmt.Sprintf("There is no release named %q. Declare it with a release %q block.", dep.Release.Name, dep.Release.Name),
@@ -420,7 +453,7 @@ func (e *evaluator) releaseOrder() ([]string, hcl.Diagnostics) {
 				continue
 			}
 			if dep.Release.Name == rel.Name {
-				diags = append(diags, &hcl.Diagnostic{
+				a.diags = append(a.diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Self-referential release",
 					Detail:   fmt.Sprintf("release.%s cannot depend on itself.", rel.Name),
@@ -428,15 +461,8 @@ func (e *evaluator) releaseOrder() ([]string, hcl.Diagnostics) {
 				})
 				continue
 			}
-			g.Connect(rel.Addr(), dep.Release, dep.Range)
+			a.graph.Connect(rel.Addr(), dep.Release, dep.Range)
 		}
 	}
-	e.releases = g
-	order, d := g.TopologicalOrder()
-	diags = append(diags, d...)
-	names := make([]string, len(order))
-	for i, a := range order {
-		names[i] = a.Name
-	}
-	return names, diags
+	return a
 }

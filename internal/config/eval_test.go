@@ -451,3 +451,24 @@ release "sidecar" {
 		t.Errorf(`sidecar[1] depends on %s`, got)
 	}
 }
+
+// TestReleaseGraphFromSource checks the release-level graph built without
+// evaluation: it needs no variable values, and reports cycles.
+func TestReleaseGraphFromSource(t *testing.T) {
+	cfg, diags := LoadDir("testdata/valid/shop")
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	g, diags := cfg.ReleaseGraph()
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	order, _ := g.TopologicalOrder()
+	if fmt.Sprint(order) != "[release.db release.monitor release.api release.worker]" {
+		t.Errorf("order %v", order)
+	}
+	cfg, _ = LoadDir("testdata/invalid/cycle")
+	if _, diags := cfg.ReleaseGraph(); !diags.HasErrors() || !strings.Contains(diags[0].Detail, "release.a → release.b → release.c → release.a") {
+		t.Errorf("cycle not reported: %v", diags)
+	}
+}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -48,9 +49,13 @@ func (s *Stack) ResolveTargets(targets []string) ([]ReleaseInstanceAddr, hcl.Dia
 }
 
 func sortAddrs(as []ReleaseInstanceAddr) {
-	for i := 1; i < len(as); i++ {
-		for j := i; j > 0 && as[j].Less(as[j-1]); j-- {
-			as[j], as[j-1] = as[j-1], as[j]
+	slices.SortFunc(as, func(a, b ReleaseInstanceAddr) int {
+		switch {
+		case a.Less(b):
+			return -1
+		case b.Less(a):
+			return 1
 		}
-	}
+		return 0
+	})
 }
