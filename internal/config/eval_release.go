@@ -407,10 +407,9 @@ func (e *evaluator) resolveChart(ri *ReleaseInstance, expr hcl.Expression) hcl.D
 		ri.ChartSource = ChartOCI
 		return nil
 	case isLocalChart(c):
+		// Unlike file(), charts may live outside the stack directory
+		// (../../charts/api in a monorepo); the chart engine reads them.
 		ri.ChartSource = ChartLocal
-		if _, err := resolvePath(e.cfg.Dir, c); err != nil {
-			return bad("Invalid chart path", err.Error())
-		}
 		return nil
 	}
 	repo, name, ok := cutOnce(c, '/')

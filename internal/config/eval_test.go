@@ -472,3 +472,26 @@ func TestReleaseGraphFromSource(t *testing.T) {
 		t.Errorf("cycle not reported: %v", diags)
 	}
 }
+
+func TestLocalChartPath(t *testing.T) {
+	s := mustEvaluate(t, map[string]string{"main.hcl": `
+release "a" {
+  chart = "./charts/a"
+}
+release "b" {
+  chart = "../../shared/b-1.0.0.tgz"
+}
+release "c" {
+  chart = "oci://r.example.com/c"
+}`}, EvalOptions{})
+	for _, tt := range []struct{ rel, want string }{
+		{"a", filepath.Join(s.Dir, "charts/a")},
+		{"b", filepath.Join(s.Dir, "../../shared/b-1.0.0.tgz")},
+		{"c", ""},
+	} {
+		got, err := s.LocalChartPath(s.Release(ReleaseInstanceAddr{Release: ReleaseAddr{Name: tt.rel}}))
+		if err != nil || got != tt.want {
+			t.Errorf("%s: %q, %v; want %q", tt.rel, got, err, tt.want)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -34,6 +37,27 @@ func (s *Stack) Release(addr ReleaseInstanceAddr) *ReleaseInstance {
 		}
 	}
 	return nil
+}
+
+// LocalChartPath returns the absolute path of a local chart (a directory or
+// .tgz): relative paths are resolved against the stack directory, ~/ against
+// the home directory. It returns "" for charts that are not local.
+func (s *Stack) LocalChartPath(ri *ReleaseInstance) (string, error) {
+	if ri.ChartSource != ChartLocal {
+		return "", nil
+	}
+	c := ri.Chart
+	if strings.HasPrefix(c, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(home, c[2:]), nil
+	}
+	if filepath.IsAbs(c) {
+		return filepath.Clean(c), nil
+	}
+	return filepath.Abs(filepath.Join(s.Dir, c))
 }
 
 // ClusterSpec is an evaluated cluster block. Empty fields mean the default:
