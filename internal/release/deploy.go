@@ -62,111 +62,160 @@ func (r *Request) timeout() time.Duration {
 	return DefaultTimeout
 }
 
-// Render renders the request as the next revision would: what Deploy
-// applies, without touching the cluster (plan and `convoy render` use it).
-func (e *Engine) Render(ctx context.Context, req *Request) (*chart.Rendered, int, error) {
-	last, err := e.Storage(req.Namespace).Last(ctx, req.Name)
-	if err != nil && !errors.Is(err, ErrReleaseNotFound) {
-		return nil, 0, err
-	}
-	action, revision := chart.ActionInstall, 1
-	if last != nil {
-		revision = last.Version + 1
-		if last.Info.Status != StatusUninstalled {
-			action = chart.ActionUpgrade
-		}
-	}
-	out, err := chart.Render(req.Chart, chart.RenderOptions{
-		ReleaseName:  req.Name,
-		Namespace:    req.Namespace,
-		Revision:     revision,
-		Action:       action,
-		Capabilities: e.caps,
-		UserValues:   req.Values,
-	})
-	return out, revision, err
+// Prepared is a release rendered and built against what the cluster holds
+// now, not yet applied: what plan shows and what Execute applies.
+type Prepared struct {
+	Request *Request
+	// History is the release's records as observed, oldest first.
+	History []*Release
+	// Last and Deployed are the newest and the newest deployed record (nil
+	// when there is none).
+	Last, Deployed *Release
+	Revision       int
+	IsInstall      bool
+	Rendered       *chart.Rendered
+	// Objects are the release's objects with Helm's ownership metadata, in
+	// install order. Nil when they can only be built after the chart's CRDs
+	// are installed (NeedsCRDs).
+	Objects   []*unstructured.Unstructured
+	NeedsCRDs bool
+	// Previous are the objects of the revision this one replaces.
+	Previous []*unstructured.Unstructured
+	sources  sources
 }
 
-// Deploy installs the release, or upgrades it when a revision exists:
-// render → validate → record pending → pre-hooks → apply → wait →
-// post-hooks → record deployed (previous deployed → superseded). It returns
-// the final record, which says what happened also when err is not nil.
-func (e *Engine) Deploy(ctx context.Context, req *Request) (*Release, error) {
-	store := e.Storage(req.Namespace)
-	history, err := store.History(ctx, req.Name)
+// Prepare observes the release's records, renders the next revision with
+// the cluster's capabilities and live lookups, and builds its objects. It
+// changes nothing.
+func (e *Engine) Prepare(ctx context.Context, req *Request) (*Prepared, error) {
+	p, err := e.observe(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	var last, deployed *Release
-	for _, r := range history {
-		last = r
-		if r.Info.Status == StatusDeployed {
-			deployed = r
-		}
-	}
-	if last != nil && last.Info.Status.IsPending() {
-		return nil, pendingError(last)
-	}
-	// An uninstalled release kept with its history is installed anew.
-	isInstall := last == nil || (last.Info.Status == StatusUninstalled && deployed == nil)
-	revision := 1
-	if last != nil {
-		revision = last.Version + 1
-	}
 	action := chart.ActionUpgrade
-	if isInstall {
+	if p.IsInstall {
 		action = chart.ActionInstall
 	}
-
-	e.logf(req.Name, "rendering revision %d", revision)
 	rendered, err := chart.Render(req.Chart, chart.RenderOptions{
 		ReleaseName:  req.Name,
 		Namespace:    req.Namespace,
-		Revision:     revision,
+		Revision:     p.Revision,
 		Action:       action,
 		Capabilities: e.caps,
 		UserValues:   req.Values,
+		Lookup:       e.kube.Lookup(ctx),
 	})
 	if err != nil {
 		return nil, err
 	}
-	// As Helm: crds/ are installed (never upgraded) before anything else,
-	// so the release's objects of those kinds can be built.
-	if isInstall && len(rendered.CRDs) > 0 {
-		if err := e.installCRDs(ctx, req.Name, rendered.CRDs); err != nil {
-			return nil, err
-		}
-	}
-	objs, src, err := e.buildManifests(rendered.Manifests, req.Namespace)
+	return p, e.build(p, rendered)
+}
+
+// PrepareRendered is Prepare for output rendered earlier (a saved plan): the
+// records are observed anew, nothing is re-rendered.
+func (e *Engine) PrepareRendered(ctx context.Context, req *Request, rendered *chart.Rendered) (*Prepared, error) {
+	p, err := e.observe(ctx, req)
 	if err != nil {
 		return nil, err
 	}
+	return p, e.build(p, rendered)
+}
+
+// observe reads the release's history and decides install or upgrade.
+func (e *Engine) observe(ctx context.Context, req *Request) (*Prepared, error) {
+	history, err := e.Storage(req.Namespace).History(ctx, req.Name)
+	if err != nil {
+		return nil, err
+	}
+	p := &Prepared{Request: req, History: history, Revision: 1}
+	for _, r := range history {
+		p.Last = r
+		if r.Info.Status == StatusDeployed {
+			p.Deployed = r
+		}
+	}
+	if p.Last != nil && p.Last.Info.Status.IsPending() {
+		return nil, pendingError(p.Last)
+	}
+	// An uninstalled release kept with its history is installed anew.
+	p.IsInstall = p.Last == nil || (p.Last.Info.Status == StatusUninstalled && p.Deployed == nil)
+	if p.Last != nil {
+		p.Revision = p.Last.Version + 1
+	}
 	// The objects the release owned before: the deployed revision's, or,
 	// after a failed upgrade, the last revision's.
-	var previous []*unstructured.Unstructured
-	if base := cmpOr(deployed, last); base != nil && base.Info.Status != StatusUninstalled {
-		if previous, err = e.parseRecordManifest(base.Manifest, req.Namespace); err != nil {
+	if base := cmpOr(p.Deployed, p.Last); base != nil && base.Info.Status != StatusUninstalled {
+		if p.Previous, err = e.parseRecordManifest(base.Manifest, req.Namespace); err != nil {
 			return nil, fmt.Errorf("previous revision %d of %s: %w", base.Version, req.Name, err)
 		}
 	}
-	setOwnership(objs, req.Name, req.Namespace)
+	return p, nil
+}
 
+// build parses the rendered objects. Objects of kinds the chart's own crds/
+// define cannot be built before those are installed: Execute builds them.
+func (e *Engine) build(p *Prepared, rendered *chart.Rendered) error {
+	p.Rendered = rendered
+	objs, src, err := e.buildManifests(rendered.Manifests, p.Request.Namespace)
+	if err != nil {
+		if p.IsInstall && len(rendered.CRDs) > 0 {
+			p.NeedsCRDs = true
+			return nil
+		}
+		return err
+	}
+	setOwnership(objs, p.Request.Name, p.Request.Namespace)
+	p.Objects, p.sources = objs, src
+	return nil
+}
+
+// Deploy installs the release, or upgrades it when a revision exists:
+// Prepare, then Execute.
+func (e *Engine) Deploy(ctx context.Context, req *Request) (*Release, error) {
+	p, err := e.Prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return e.Execute(ctx, p)
+}
+
+// Execute applies a prepared release: validate → record pending →
+// pre-hooks → apply → wait → post-hooks → record deployed (the previous
+// deployed revision superseded). It returns the final record, which says
+// what happened also when err is not nil. A release whose records changed
+// since Prepare fails (another operation got there first).
+func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
+	req := p.Request
+	store := e.Storage(req.Namespace)
+	e.logf(req.Name, "preparing revision %d", p.Revision)
+	// As Helm: crds/ are installed (never upgraded) before anything else.
+	if p.IsInstall && len(p.Rendered.CRDs) > 0 {
+		if err := e.installCRDs(ctx, req.Name, p.Rendered.CRDs); err != nil {
+			return nil, err
+		}
+		if p.NeedsCRDs {
+			if err := e.build(p, p.Rendered); err != nil {
+				return nil, err
+			}
+			p.NeedsCRDs = false
+		}
+	}
+	objs, src := p.Objects, p.sources
 	if req.CreateNamespace {
 		if err := e.kube.EnsureNamespace(ctx, req.Namespace, nil); err != nil {
 			return nil, err
 		}
 	}
 	// Validate against the server before recording anything: an invalid
-	// object must leave neither a revision nor a change behind.
-	// Objects the release did not own before may be adopted only with
-	// take_ownership.
+	// object must leave neither a revision nor a change behind. Objects the
+	// release did not own before may be adopted only with take_ownership.
 	adopt := map[identity]bool{}
 	if req.TakeOwnership {
-		owned := identities(previous)
+		owned := identities(p.Previous)
 		for id := range identities(objs) {
 			adopt[id] = !owned[id]
 		}
-	} else if err := e.checkOwnership(ctx, objs, req.Name, req.Namespace, identities(previous)); err != nil {
+	} else if err := e.checkOwnership(ctx, objs, req.Name, req.Namespace, identities(p.Previous)); err != nil {
 		return nil, err
 	}
 	if _, err := e.apply(ctx, req.Name, objs, src, adopt, kube.ApplyOptions{DryRun: kube.DryRunServer, Force: req.ForceConflicts}); err != nil {
@@ -177,39 +226,41 @@ func (e *Engine) Deploy(ctx context.Context, req *Request) (*Release, error) {
 	rel := &Release{
 		Name:      req.Name,
 		Namespace: req.Namespace,
-		Chart:     rendered.Chart,
+		Chart:     p.Rendered.Chart,
 		Config:    req.Values,
-		Manifest:  rendered.Manifest(false),
-		Hooks:     hooksFromChart(rendered.Hooks),
-		Version:   revision,
+		Manifest:  p.Rendered.Manifest(false),
+		Hooks:     hooksFromChart(p.Rendered.Hooks),
+		Version:   p.Revision,
 		Info: &Info{
 			FirstDeployed: now,
 			LastDeployed:  now,
 			Status:        StatusPendingInstall,
 			Description:   "Initial install underway",
-			Notes:         rendered.Notes,
+			Notes:         p.Rendered.Notes,
 		},
 		ApplyMethod: ApplyMethodSSA,
 		Labels:      maps.Clone(req.Labels),
 	}
-	if !isInstall {
+	if !p.IsInstall {
 		rel.Info.Status, rel.Info.Description = StatusPendingUpgrade, "Preparing upgrade"
-		if first := history[0]; !first.Info.FirstDeployed.IsZero() {
+		if first := p.History[0]; !first.Info.FirstDeployed.IsZero() {
 			rel.Info.FirstDeployed = first.Info.FirstDeployed
 		}
 	}
+	// Creating revision N fails if anyone created it since Prepare: the
+	// per-release lock.
 	if err := store.Create(ctx, rel); err != nil {
 		if errors.Is(err, ErrReleaseExists) {
-			return nil, fmt.Errorf("release %s revision %d was just created by another operation: %w", req.Name, revision, err)
+			return nil, fmt.Errorf("release %s revision %d was created by another operation since this one was prepared: %w", req.Name, p.Revision, err)
 		}
 		return nil, err
 	}
 
-	created, runErr := e.perform(ctx, rel, objs, src, adopt, previous, isInstall, req)
+	created, runErr := e.perform(ctx, rel, objs, src, adopt, p.Previous, p.IsInstall, req)
 	if runErr == nil {
-		return rel, e.finishDeployed(ctx, store, rel, deployed, req, isInstall)
+		return rel, e.finishDeployed(ctx, store, rel, p.Deployed, req, p.IsInstall)
 	}
-	return e.failDeploy(ctx, store, rel, deployed, created, req, isInstall, runErr)
+	return e.failDeploy(ctx, store, rel, p.Deployed, created, req, p.IsInstall, runErr)
 }
 
 func cmpOr(a, b *Release) *Release {

@@ -564,3 +564,29 @@ func TestCRDsAreInstalledBeforeTheirCustomResources(t *testing.T) {
 		t.Fatalf("widget spec %v", got.Object["spec"])
 	}
 }
+
+func TestLookupReadsTheLiveCluster(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e, _ := newEngine(t)
+	ctx := context.Background()
+	src := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "source", Namespace: ns}, Data: map[string]string{"value": "from-the-cluster"}}
+	if _, err := cluster.Client().CoreV1().ConfigMaps(ns).Create(ctx, src, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Deploy(ctx, appRequest(t, ns, "web", map[string]any{"lookupFrom": "source"})); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := configMapData(t, ns, "web-looked-up")
+	if d["found"] != "from-the-cluster" {
+		t.Fatalf("lookup of an existing object rendered %q", d["found"])
+	}
+	if n, _ := strconv.Atoi(d["namespaces"]); n < 4 {
+		t.Fatalf("lookup list of namespaces rendered %q", d["namespaces"])
+	}
+	if _, err := e.Deploy(ctx, appRequest(t, ns, "web", map[string]any{"lookupFrom": "missing"})); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := configMapData(t, ns, "web-looked-up"); d["found"] != "nothing" {
+		t.Fatalf("lookup of a missing object rendered %q", d["found"])
+	}
+}

@@ -1,0 +1,54 @@
+package kube
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Lookup returns the implementation of the chart template function
+// `lookup apiVersion kind namespace name` against the live cluster, with
+// Helm's semantics: one object as a map (empty if it does not exist), or,
+// with an empty name, the list {"items": [...]} (across all namespaces when
+// namespace is empty).
+func (c *Client) Lookup(ctx context.Context) func(apiVersion, kind, namespace, name string) (map[string]any, error) {
+	return func(apiVersion, kind, namespace, name string) (map[string]any, error) {
+		gv, err := schema.ParseGroupVersion(apiVersion)
+		if err != nil {
+			return nil, err
+		}
+		m, err := c.mapping(gv.WithKind(kind))
+		if err != nil {
+			return nil, err
+		}
+		res := c.dynamic.Resource(m.Resource)
+		if m.Scope.Name() == meta.RESTScopeNameNamespace && namespace != "" {
+			nsRes := res.Namespace(namespace)
+			if name != "" {
+				u, err := nsRes.Get(ctx, name, metav1.GetOptions{})
+				return lookupResult(u.UnstructuredContent, err)
+			}
+			l, err := nsRes.List(ctx, metav1.ListOptions{})
+			return lookupResult(l.UnstructuredContent, err)
+		}
+		if name != "" {
+			u, err := res.Get(ctx, name, metav1.GetOptions{})
+			return lookupResult(u.UnstructuredContent, err)
+		}
+		l, err := res.List(ctx, metav1.ListOptions{})
+		return lookupResult(l.UnstructuredContent, err)
+	}
+}
+
+func lookupResult(content func() map[string]any, err error) (map[string]any, error) {
+	if apierrors.IsNotFound(err) {
+		return map[string]any{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return content(), nil
+}
