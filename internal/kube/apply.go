@@ -1,8 +1,12 @@
 package kube
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -100,31 +104,127 @@ func (c *Client) applyOne(ctx context.Context, obj *unstructured.Unstructured, o
 	if err != nil {
 		return Result{}, objectError(ref, err)
 	}
-	return Result{Ref: ref, Action: actionOf(before, live, opts.DryRun), Live: live}, nil
+	return Result{Ref: ref, Action: actionOf(before, live, c.fieldManager), Live: live}, nil
 }
 
-// actionOf compares the object before and after the apply. A real apply
-// that changed nothing keeps the resourceVersion (the API server skips
-// no-op writes); a dry run never gets a new one, so its result is compared
-// field by field, ignoring the bookkeeping a dry run may touch.
-func actionOf(before, after *unstructured.Unstructured, dryRun DryRun) Action {
-	switch {
-	case before == nil:
+// actionOf tells whether the apply changed the object. Comparing whole
+// objects cannot tell: controllers write to them (status, the Deployment
+// revision annotation) between our read and our apply, and a dry run keeps
+// the resourceVersion. What this apply can change is exactly the fields the
+// field manager owns, so those are compared: the set of them, and their
+// values before and after.
+func actionOf(before, after *unstructured.Unstructured, manager string) Action {
+	if before == nil {
 		return ActionCreated
-	case dryRun == DryRunNone && before.GetResourceVersion() == after.GetResourceVersion():
-		return ActionUnchanged
-	case dryRun == DryRunNone:
+	}
+	fieldsBefore, fieldsAfter := ownedFields(before, manager), ownedFields(after, manager)
+	if fieldsAfter == nil || !equality.Semantic.DeepEqual(fieldsBefore, fieldsAfter) {
 		return ActionConfigured
 	}
-	a, b := before.DeepCopy(), after.DeepCopy()
-	for _, u := range []*unstructured.Unstructured{a, b} {
-		u.SetManagedFields(nil)
-		u.SetResourceVersion("")
+	if !equality.Semantic.DeepEqual(pick(before.Object, fieldsAfter), pick(after.Object, fieldsAfter)) {
+		return ActionConfigured
 	}
-	if equality.Semantic.DeepEqual(a.Object, b.Object) {
-		return ActionUnchanged
+	return ActionUnchanged
+}
+
+// ownedFields is the field set (managedFields' fieldsV1) that manager owns
+// by apply on the main resource, or nil.
+func ownedFields(u *unstructured.Unstructured, manager string) map[string]any {
+	for _, mf := range u.GetManagedFields() {
+		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.Subresource != "" || mf.FieldsV1 == nil {
+			continue
+		}
+		var fields map[string]any
+		if json.Unmarshal(mf.FieldsV1.Raw, &fields) != nil {
+			return nil
+		}
+		return fields
 	}
-	return ActionConfigured
+	return nil
+}
+
+// pick returns the parts of value that fields (a fieldsV1 set) name, keyed as
+// in the set: "f:name" for map fields, "k:{...}", "v:..." and "i:n" for list
+// elements. A field without children is taken whole.
+func pick(value any, fields map[string]any) any {
+	if len(fields) == 0 {
+		return value
+	}
+	out := make(map[string]any, len(fields))
+	for key, sub := range fields {
+		if key == "." {
+			continue
+		}
+		child, ok := member(value, key)
+		if !ok {
+			out[key] = absent{}
+			continue
+		}
+		subFields, _ := sub.(map[string]any)
+		out[key] = pick(child, subFields)
+	}
+	return out
+}
+
+// absent marks a named field that is not in the object.
+type absent struct{}
+
+// member finds one field-set key in value.
+func member(value any, key string) (any, bool) {
+	prefix, arg, ok := strings.Cut(key, ":")
+	if !ok {
+		return nil, false
+	}
+	switch prefix {
+	case "f":
+		m, _ := value.(map[string]any)
+		v, found := m[arg]
+		return v, found
+	case "i":
+		list, _ := value.([]any)
+		i, err := strconv.Atoi(arg)
+		if err != nil || i < 0 || i >= len(list) {
+			return nil, false
+		}
+		return list[i], true
+	case "k":
+		var keys map[string]any
+		if json.Unmarshal([]byte(arg), &keys) != nil {
+			return nil, false
+		}
+		list, _ := value.([]any)
+		for _, item := range list {
+			m, _ := item.(map[string]any)
+			if m != nil && matchKeys(m, keys) {
+				return item, true
+			}
+		}
+	case "v":
+		list, _ := value.([]any)
+		for _, item := range list {
+			if sameJSON(item, json.RawMessage(arg)) {
+				return item, true
+			}
+		}
+	}
+	return nil, false
+}
+
+func matchKeys(item, keys map[string]any) bool {
+	for k, want := range keys {
+		if !sameJSON(item[k], want) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameJSON compares values as JSON: field sets decode 80 as float64, objects
+// hold int64.
+func sameJSON(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
 // resourceFor is the dynamic client for ref's kind, namespaced or not as its
