@@ -12,7 +12,7 @@ import (
 	"strings"
 )
 
-// Limits bound what a chart may expand to. The zero value means DefaultLimits.
+// Limits bound what a chart may expand to. Zero fields take the defaults.
 type Limits struct {
 	// MaxBytes is the total decompressed size of a chart, subcharts included.
 	MaxBytes int64
@@ -22,9 +22,13 @@ type Limits struct {
 	MaxFiles int
 }
 
-// DefaultLimits are Helm's 100 MiB per chart, plus a file-count bound Helm
-// does not have (a hostile archive of millions of empty files).
-var DefaultLimits = Limits{MaxBytes: 100 << 20, MaxFileBytes: 100 << 20, MaxFiles: 20000}
+// Default limits: Helm's 100 MiB per chart (files included), plus a
+// file-count bound Helm does not have (an archive of millions of empty files).
+const (
+	DefaultMaxBytes     = 100 << 20
+	DefaultMaxFileBytes = 100 << 20
+	DefaultMaxFiles     = 20000
+)
 
 // budget is what is left of Limits while loading one chart tree.
 type budget struct {
@@ -35,13 +39,13 @@ type budget struct {
 
 func newBudget(l Limits) *budget {
 	if l.MaxBytes <= 0 {
-		l.MaxBytes = DefaultLimits.MaxBytes
+		l.MaxBytes = DefaultMaxBytes
 	}
 	if l.MaxFileBytes <= 0 {
-		l.MaxFileBytes = DefaultLimits.MaxFileBytes
+		l.MaxFileBytes = DefaultMaxFileBytes
 	}
 	if l.MaxFiles <= 0 {
-		l.MaxFiles = DefaultLimits.MaxFiles
+		l.MaxFiles = DefaultMaxFiles
 	}
 	return &budget{limits: l, bytesLeft: l.MaxBytes, filesLeft: l.MaxFiles}
 }
