@@ -1,0 +1,212 @@
+// Package plan computes what applying a stack would change, as inert data:
+// one ReleaseChange per release with a typed Action, and per object a typed
+// ObjectAction with a precomputed field-level Diff against the live cluster
+// (server-side-apply dry runs) and the drift of the live objects from what
+// convoy last applied. Renderers (text, JSON, markdown) only walk that data.
+// A plan can be saved to a file with what it observed, so that applying it
+// later refuses when the cluster or the configuration moved on (Verify).
+package plan
+
+import (
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/release"
+)
+
+// FormatVersion is the version of the plan file and of the --json schema
+// (docs/plan-json.md). It changes when a field changes meaning or goes away.
+const FormatVersion = 1
+
+// StackLabel marks release records with the stack that owns them; releases
+// carrying it but absent from the stack files are uninstalled.
+const StackLabel = "convoy.dev/stack"
+
+// Action is what applying does to a release.
+type Action string
+
+// Release actions.
+const (
+	ActionInstall   Action = "install"
+	ActionUpgrade   Action = "upgrade"
+	ActionUninstall Action = "uninstall"
+	ActionNoOp      Action = "no-op"
+)
+
+// ObjectAction is what applying does to one Kubernetes object.
+type ObjectAction string
+
+// Object actions.
+const (
+	ObjectCreate  ObjectAction = "create"
+	ObjectUpdate  ObjectAction = "update"
+	ObjectDelete  ObjectAction = "delete"
+	ObjectReplace ObjectAction = "replace" // an immutable field changes: delete, then create
+	ObjectNoOp    ObjectAction = "no-op"
+)
+
+// Plan is the computed plan of a stack. Releases are in topological order,
+// uninstalls of releases removed from the stack last.
+type Plan struct {
+	FormatVersion int
+	Stack         string
+	// ConfigHash identifies the stack files and variable values the plan
+	// was computed from (ConfigHash function).
+	ConfigHash string
+	CreatedAt  time.Time
+	// Targets are the --target addresses the plan was limited to (none: the
+	// whole stack); IncludeDeps says whether their dependencies were added.
+	Targets     []string `json:",omitempty"`
+	IncludeDeps bool     `json:",omitempty"`
+	Releases    []*ReleaseChange
+}
+
+// ReleaseChange is the plan of one release.
+type ReleaseChange struct {
+	// Addr is the release instance address (`release.api["eu"]`), or
+	// "removed:<namespace>/<name>" for a release removed from the stack.
+	Addr      string
+	Name      string
+	Namespace string
+	// Cluster is the cluster block name; "" is the default cluster.
+	Cluster string
+	Action  Action
+	// DependsOn are the addresses of the releases this one depends on.
+	DependsOn []string `json:",omitempty"`
+	// KnownAfterApply: the release's values depend on attributes of other
+	// releases known only after they are applied; it is rendered at apply
+	// time and Objects, Values and Saved are empty.
+	KnownAfterApply bool `json:",omitempty"`
+
+	Chart ChartChange
+	// Values is the diff of the user-supplied values against the last
+	// deployed revision's (sensitive values masked); nil when equal.
+	Values *Diff `json:",omitempty"`
+	// Hooks are the hooks applying runs, in order.
+	Hooks []HookRun `json:",omitempty"`
+	// Objects are the object changes, no-ops included, in apply order
+	// (deletions last).
+	Objects []*ObjectChange `json:",omitempty"`
+	// Drift lists live objects that differ from what convoy last applied.
+	Drift []*ObjectDrift `json:",omitempty"`
+	// Warnings are things apply may trip over (field-manager conflicts,
+	// objects owned by someone else, chart warnings).
+	Warnings []string `json:",omitempty"`
+
+	Observed Observed
+	// Saved is what apply executes without re-rendering; nil when
+	// KnownAfterApply and for uninstalls.
+	Saved *SavedRelease `json:",omitempty"`
+	// Sensitive are the exact strings of values marked sensitive: every
+	// occurrence is masked in every output.
+	Sensitive []string `json:",omitempty"`
+}
+
+// ChartRef names a chart version.
+type ChartRef struct {
+	Name       string
+	Version    string
+	AppVersion string `json:",omitempty"`
+}
+
+// ChartChange is the chart before (last deployed revision; nil on install)
+// and after (nil on uninstall or when known after apply).
+type ChartChange struct {
+	Before *ChartRef `json:",omitempty"`
+	After  *ChartRef `json:",omitempty"`
+}
+
+// Changed reports whether the chart name or version changes.
+func (c ChartChange) Changed() bool {
+	if c.Before == nil || c.After == nil {
+		return c.Before != c.After
+	}
+	return c.Before.Name != c.After.Name || c.Before.Version != c.After.Version
+}
+
+// HookRun is a hook that applying will run.
+type HookRun struct {
+	Name   string
+	Kind   string
+	Path   string
+	Events []string
+	Weight int `json:",omitempty"`
+}
+
+// ObjectChange is the change of one object: the diff between the live
+// object and the server's dry-run result of applying the new one.
+type ObjectChange struct {
+	// Ref is the object's identity: "apps/v1 Deployment ns/name".
+	Ref        string
+	APIVersion string
+	Kind       string
+	Namespace  string `json:",omitempty"`
+	Name       string
+	Action     ObjectAction
+	// Template is the chart template that rendered it.
+	Template string `json:",omitempty"`
+	// Diff is the field-level change (nil for no-op and delete).
+	Diff *Diff `json:",omitempty"`
+	// Reason explains a replace (the immutable field) or a kept object.
+	Reason string `json:",omitempty"`
+}
+
+// ObjectDrift is a live object that differs from what convoy last applied
+// (someone scaled or edited it).
+type ObjectDrift struct {
+	Ref string
+	// Missing: the object was deleted from the cluster.
+	Missing bool `json:",omitempty"`
+	// Diff goes from what convoy last applied (Before) to live (After).
+	Diff *Diff `json:",omitempty"`
+	// Corrected says whether applying the plan restores every drifted field.
+	Corrected bool
+	// Note explains how apply deals with it (a field-manager conflict).
+	Note string `json:",omitempty"`
+}
+
+// Observed is what the plan saw, for Verify.
+type Observed struct {
+	// LastRevision and LastStatus are the release's newest record (0 and ""
+	// when there is none).
+	LastRevision int
+	LastStatus   string
+	// ObjectVersions maps each affected object (kube.Ref.String()) to its
+	// resourceVersion; "" means the object did not exist.
+	ObjectVersions map[string]string `json:",omitempty"`
+	// ObjectHashes maps the same objects to a hash of their content without
+	// status and server bookkeeping, so that a controller writing status
+	// does not make a plan stale.
+	ObjectHashes map[string]string `json:",omitempty"`
+}
+
+// SavedRelease is what apply executes for a release without re-rendering.
+type SavedRelease struct {
+	// Rendered is the chart's output, including the processed chart
+	// recorded in the release.
+	Rendered *chart.Rendered
+	// Request is the release request without Chart (Rendered.Chart is what
+	// gets recorded).
+	Request release.Request
+}
+
+// HasChanges reports whether applying the plan would change anything:
+// any release that is not a no-op, or drift that applying corrects.
+func (p *Plan) HasChanges() bool {
+	for _, r := range p.Releases {
+		if r.Action != ActionNoOp {
+			return true
+		}
+	}
+	return false
+}
+
+// Release returns the change with the given address, or nil.
+func (p *Plan) Release(addr string) *ReleaseChange {
+	for _, r := range p.Releases {
+		if r.Addr == addr {
+			return r
+		}
+	}
+	return nil
+}
