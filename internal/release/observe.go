@@ -1,0 +1,120 @@
+package release
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/kube"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Histories reads every release record of a namespace with one list
+// request and groups them by release name, oldest first: what a plan of
+// many releases reads instead of one request per release.
+func (e *Engine) Histories(ctx context.Context, namespace string) (map[string][]*Release, error) {
+	recs, err := e.Storage(namespace).Driver.List(ctx, map[string]string{"owner": "helm"})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]*Release{}
+	for _, r := range recs {
+		out[r.Name] = append(out[r.Name], r)
+	}
+	for _, h := range out {
+		slices.SortFunc(h, func(a, b *Release) int { return a.Version - b.Version })
+	}
+	return out, nil
+}
+
+// PrepareWithHistory is Prepare with the release's history already read
+// (oldest first, as Histories returns it).
+func (e *Engine) PrepareWithHistory(ctx context.Context, req *Request, history []*Release) (*Prepared, error) {
+	p, err := e.observeHistory(req, history)
+	if err != nil {
+		return nil, err
+	}
+	rendered, err := e.RenderRevision(ctx, req, p.Revision, p.IsInstall)
+	if err != nil {
+		return nil, err
+	}
+	return p, e.build(p, rendered)
+}
+
+// PrepareRenderedWithHistory is PrepareRendered with the history already
+// read.
+func (e *Engine) PrepareRenderedWithHistory(req *Request, history []*Release, rendered *chart.Rendered) (*Prepared, error) {
+	p, err := e.observeHistory(req, history)
+	if err != nil {
+		return nil, err
+	}
+	return p, e.build(p, rendered)
+}
+
+// RenderRevision renders req's chart as the given revision would see it,
+// with the cluster's capabilities and live lookups. Plan uses it to tell
+// whether the deployed revision, rendered again, is unchanged.
+func (e *Engine) RenderRevision(ctx context.Context, req *Request, revision int, isInstall bool) (*chart.Rendered, error) {
+	action := chart.ActionUpgrade
+	if isInstall {
+		action = chart.ActionInstall
+	}
+	return chart.Render(req.Chart, chart.RenderOptions{
+		ReleaseName:  req.Name,
+		Namespace:    req.Namespace,
+		Revision:     revision,
+		Action:       action,
+		Capabilities: e.caps,
+		UserValues:   req.Values,
+		Lookup:       e.kube.Lookup(ctx),
+	})
+}
+
+// observeHistory is observe with the history given.
+func (e *Engine) observeHistory(req *Request, history []*Release) (*Prepared, error) {
+	p := &Prepared{Request: req, History: history, Revision: 1}
+	for _, r := range history {
+		p.Last = r
+		if r.Info.Status == StatusDeployed {
+			p.Deployed = r
+		}
+	}
+	if p.Last != nil && p.Last.Info.Status.IsPending() {
+		return nil, pendingError(p.Last)
+	}
+	p.IsInstall = p.Last == nil || (p.Last.Info.Status == StatusUninstalled && p.Deployed == nil)
+	if p.Last != nil {
+		p.Revision = p.Last.Version + 1
+	}
+	if base := cmpOr(p.Deployed, p.Last); base != nil && base.Info.Status != StatusUninstalled {
+		var err error
+		if p.Previous, err = e.parseRecordManifest(base.Manifest, req.Namespace); err != nil {
+			return nil, fmt.Errorf("previous revision %d of %s: %w", base.Version, req.Name, err)
+		}
+	}
+	return p, nil
+}
+
+// TemplateOf is the chart template that rendered the object, or "".
+func (p *Prepared) TemplateOf(ref kube.Ref) string { return p.sources.of(ref) }
+
+// WithOwnership returns deep copies of objs carrying the release's
+// ownership metadata, as Execute applies them: stored manifests lack it.
+func WithOwnership(objs []*unstructured.Unstructured, name, namespace string) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		out[i] = o.DeepCopy()
+	}
+	setOwnership(out, name, namespace)
+	return out
+}
+
+// RecordHooks are the hooks of a rendering as a release records them.
+func RecordHooks(r *chart.Rendered) []*Hook { return hooksFromChart(r.Hooks) }
+
+// IsKept reports whether obj is annotated helm.sh/resource-policy: keep
+// (never deleted by an upgrade or uninstall).
+func IsKept(obj *unstructured.Unstructured) bool {
+	return obj.GetAnnotations()[annoResourcePolicy] == "keep"
+}
