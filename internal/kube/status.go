@@ -12,11 +12,23 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
+// waitMode is what waiting is for.
+type waitMode int
+
+const (
+	// modeReady: ready by kstatus's rules; Jobs are not waited for.
+	modeReady waitMode = iota
+	// modeReadyAndJobs: ready, and Jobs complete.
+	modeReadyAndJobs
+	// modeCompletion: Jobs complete and Pods succeeded (hooks).
+	modeCompletion
+)
+
 // statusReader is kstatus's reader (which also looks at the ReplicaSets and
 // Pods of workloads) with convoy's readiness rules laid over it.
 type statusReader struct {
-	inner       engine.StatusReader
-	waitForJobs bool
+	inner engine.StatusReader
+	mode  waitMode
 }
 
 func (r statusReader) Supports(gk schema.GroupKind) bool { return r.inner.Supports(gk) }
@@ -35,7 +47,7 @@ func (r statusReader) refine(rs *event.ResourceStatus) *event.ResourceStatus {
 	if rs == nil || rs.Resource == nil || rs.Resource.GetDeletionTimestamp() != nil {
 		return rs
 	}
-	if res := refineStatus(rs.Resource, rs.Status, r.waitForJobs); res != nil {
+	if res := refineStatus(rs.Resource, rs.Status, r.mode); res != nil {
 		rs.Status, rs.Message = res.Status, res.Message
 	}
 	return rs
@@ -43,7 +55,7 @@ func (r statusReader) refine(rs *event.ResourceStatus) *event.ResourceStatus {
 
 // refineStatus returns the status of u where convoy's rules differ from
 // kstatus's (computed as computed), or nil where they agree.
-func refineStatus(u *unstructured.Unstructured, computed status.Status, waitForJobs bool) *status.Result {
+func refineStatus(u *unstructured.Unstructured, computed status.Status, mode waitMode) *status.Result {
 	obj := u.UnstructuredContent()
 	switch u.GroupVersionKind().GroupKind() {
 	case schema.GroupKind{Group: "apps", Kind: "Deployment"}:
@@ -63,21 +75,42 @@ func refineStatus(u *unstructured.Unstructured, computed status.Status, waitForJ
 			return &status.Result{Status: status.InProgressStatus, Message: "load balancer has no ingress address yet"}
 		}
 	case schema.GroupKind{Group: "batch", Kind: "Job"}:
-		if waitForJobs {
+		if mode != modeReady {
 			return jobStatus(u)
 		}
 	case schema.GroupKind{Kind: "Pod"}:
+		if mode == modeCompletion {
+			return podCompletion(u)
+		}
 		// kstatus counts a Failed pod as done; for a pod that is waited for
 		// it is a failure, and a final one.
 		if status.GetStringField(obj, ".status.phase", "") == "Failed" {
-			msg := "pod failed"
-			if reason := status.GetStringField(obj, ".status.reason", ""); reason != "" {
-				msg += ": " + reason
-			}
-			return &status.Result{Status: status.FailedStatus, Message: msg}
+			return podFailed(u)
 		}
 	}
 	return nil
+}
+
+// podCompletion is done when the pod succeeded, and failed when it failed.
+func podCompletion(u *unstructured.Unstructured) *status.Result {
+	switch phase := status.GetStringField(u.Object, ".status.phase", ""); phase {
+	case "Succeeded":
+		return &status.Result{Status: status.CurrentStatus, Message: "pod completed"}
+	case "Failed":
+		return podFailed(u)
+	case "":
+		return &status.Result{Status: status.InProgressStatus, Message: "pod not started"}
+	default:
+		return &status.Result{Status: status.InProgressStatus, Message: "pod " + phase}
+	}
+}
+
+func podFailed(u *unstructured.Unstructured) *status.Result {
+	msg := "pod failed"
+	if reason := status.GetStringField(u.Object, ".status.reason", ""); reason != "" {
+		msg += ": " + reason
+	}
+	return &status.Result{Status: status.FailedStatus, Message: msg}
 }
 
 // jobStatus is ready only when the Job completed, and failed as soon as the

@@ -10,12 +10,12 @@ import (
 
 func TestRefineStatus(t *testing.T) {
 	tests := []struct {
-		name        string
-		object      string
-		computed    status.Status
-		waitForJobs bool
-		want        status.Status // "" when kstatus's verdict stands
-		message     string
+		name     string
+		object   string
+		computed status.Status
+		mode     waitMode
+		want     status.Status // "" when kstatus's verdict stands
+		message  string
 	}{
 		{
 			name:     "paused deployment",
@@ -45,30 +45,51 @@ func TestRefineStatus(t *testing.T) {
 			computed: status.CurrentStatus,
 		},
 		{
-			name:        "job running",
-			object:      "apiVersion: batch/v1\nkind: Job\nspec: {completions: 2}\nstatus: {startTime: x, active: 1, succeeded: 1}",
-			computed:    status.CurrentStatus, // kstatus: started is enough
-			waitForJobs: true,
-			want:        status.InProgressStatus, message: "1/2 completions succeeded, 1 active, 0 failed",
+			name:     "job running",
+			object:   "apiVersion: batch/v1\nkind: Job\nspec: {completions: 2}\nstatus: {startTime: x, active: 1, succeeded: 1}",
+			computed: status.CurrentStatus, // kstatus: started is enough
+			mode:     modeReadyAndJobs,
+			want:     status.InProgressStatus, message: "1/2 completions succeeded, 1 active, 0 failed",
 		},
 		{
-			name:        "job complete",
-			object:      "apiVersion: batch/v1\nkind: Job\nstatus: {conditions: [{type: Complete, status: 'True'}]}",
-			computed:    status.CurrentStatus,
-			waitForJobs: true,
-			want:        status.CurrentStatus, message: "Job completed",
+			name:     "job complete",
+			object:   "apiVersion: batch/v1\nkind: Job\nstatus: {conditions: [{type: Complete, status: 'True'}]}",
+			computed: status.CurrentStatus,
+			mode:     modeReadyAndJobs,
+			want:     status.CurrentStatus, message: "Job completed",
 		},
 		{
-			name:        "job failure target",
-			object:      "apiVersion: batch/v1\nkind: Job\nstatus: {conditions: [{type: FailureTarget, status: 'True', reason: BackoffLimitExceeded, message: Job has reached the specified backoff limit}]}",
-			computed:    status.InProgressStatus,
-			waitForJobs: true,
-			want:        status.FailedStatus, message: "BackoffLimitExceeded: Job has reached the specified backoff limit",
+			name:     "job failure target",
+			object:   "apiVersion: batch/v1\nkind: Job\nstatus: {conditions: [{type: FailureTarget, status: 'True', reason: BackoffLimitExceeded, message: Job has reached the specified backoff limit}]}",
+			computed: status.InProgressStatus,
+			mode:     modeReadyAndJobs,
+			want:     status.FailedStatus, message: "BackoffLimitExceeded: Job has reached the specified backoff limit",
 		},
 		{
 			name:     "job not waited for",
 			object:   "apiVersion: batch/v1\nkind: Job\nstatus: {}",
 			computed: status.InProgressStatus,
+		},
+		{
+			name:     "pod running, waiting for completion",
+			object:   "apiVersion: v1\nkind: Pod\nstatus: {phase: Running, conditions: [{type: Ready, status: 'True'}]}",
+			computed: status.CurrentStatus,
+			mode:     modeCompletion,
+			want:     status.InProgressStatus, message: "pod Running",
+		},
+		{
+			name:     "pod succeeded, waiting for completion",
+			object:   "apiVersion: v1\nkind: Pod\nstatus: {phase: Succeeded}",
+			computed: status.CurrentStatus,
+			mode:     modeCompletion,
+			want:     status.CurrentStatus, message: "pod completed",
+		},
+		{
+			name:     "job complete, waiting for completion",
+			object:   "apiVersion: batch/v1\nkind: Job\nstatus: {conditions: [{type: Complete, status: 'True'}]}",
+			computed: status.CurrentStatus,
+			mode:     modeCompletion,
+			want:     status.CurrentStatus, message: "Job completed",
 		},
 		{
 			name:     "failed pod",
@@ -87,7 +108,7 @@ func TestRefineStatus(t *testing.T) {
 			if err := u.UnmarshalJSON(data); err != nil {
 				t.Fatal(err)
 			}
-			got := refineStatus(u, tt.computed, tt.waitForJobs)
+			got := refineStatus(u, tt.computed, tt.mode)
 			switch {
 			case tt.want == "" && got != nil:
 				t.Errorf("refineStatus = %s %q, want kstatus's verdict", got.Status, got.Message)

@@ -31,19 +31,42 @@ const resyncPeriod = 3 * time.Minute
 // one fails or when ctx ends, listing each object not ready with its reason
 // and the reasons of its failing pods. The deadline of ctx is the timeout.
 func (c *Client) Wait(ctx context.Context, refs []Ref, opts WaitOptions) error {
+	mode := modeReady
+	if opts.WaitForJobs {
+		mode = modeReadyAndJobs
+	}
 	var targets []Ref
 	for _, ref := range uniqueRefs(refs) {
-		if ref.Group == "batch" && ref.Kind == "Job" && !opts.WaitForJobs {
-			continue
+		if isJob(ref) && mode == modeReady {
+			continue // ready once created, as in Helm
 		}
 		targets = append(targets, ref)
 	}
+	return c.wait(ctx, targets, mode)
+}
+
+// WaitForCompletion waits as Helm does for hooks: Jobs until they complete
+// and Pods until they succeed, failing as soon as one fails. Objects of other
+// kinds are done once they exist and are not waited for.
+func (c *Client) WaitForCompletion(ctx context.Context, refs []Ref) error {
+	var targets []Ref
+	for _, ref := range uniqueRefs(refs) {
+		if isJob(ref) || (ref.Group == "" && ref.Kind == "Pod") {
+			targets = append(targets, ref)
+		}
+	}
+	return c.wait(ctx, targets, modeCompletion)
+}
+
+func isJob(ref Ref) bool { return ref.Group == "batch" && ref.Kind == "Job" }
+
+func (c *Client) wait(ctx context.Context, targets []Ref, mode waitMode) error {
 	if len(targets) == 0 {
 		return nil
 	}
 	sw := watcher.NewDefaultStatusWatcher(c.dynamic, c.mapper)
 	sw.ResyncPeriod = resyncPeriod
-	sw.StatusReader = statusReader{inner: statusreaders.NewDefaultStatusReader(c.mapper), waitForJobs: opts.WaitForJobs}
+	sw.StatusReader = statusReader{inner: statusreaders.NewDefaultStatusReader(c.mapper), mode: mode}
 
 	seen, err := watchStatus(ctx, sw, targets)
 	if err != nil {

@@ -157,3 +157,55 @@ spec:
 		t.Fatalf("with an ingress address: %v", err)
 	}
 }
+
+// WaitForCompletion is Helm's hook wait: Jobs complete, Pods succeed.
+func TestWaitForCompletion(t *testing.T) {
+	t.Parallel()
+	pod := func(name string, labels string) string {
+		return `
+apiVersion: v1
+kind: Pod
+metadata: {name: ` + name + `, labels: {` + labels + `}}
+spec:
+  restartPolicy: Never
+  containers:
+  - {name: main, image: registry.example/hook:1}
+`
+	}
+	tests := []struct {
+		name     string
+		manifest string
+		timeout  time.Duration
+		want     string // regexp of the error after "<ns>/"; empty: success
+	}{
+		{name: "job completes", manifest: job("migrate") + "---" + configMap("a: b"), timeout: 60 * time.Second},
+		{name: "failing pod", manifest: pod("hook", fail), timeout: 60 * time.Second,
+			want: `^hook: failed: pod failed; pod hook: container main: terminated: Error \(exit code 1\): simulated failure`},
+		// On the devcluster only Job pods run to completion; a bare pod
+		// stays Running, ready, and so unfinished.
+		{name: "running pod", manifest: pod("hook", "app: hook"), timeout: 2 * time.Second,
+			want: `^hook: not ready: pod Running$`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ns := cluster.Namespace(t)
+			c := newClient(t)
+			objs := parse(t, c, ns, tt.manifest)
+			if _, err := c.Apply(testContext(t, 30*time.Second), objs, kube.ApplyOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			err := c.WaitForCompletion(testContext(t, tt.timeout), refs(objs))
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			prefix := "v1 Pod " + ns + "/"
+			if err == nil || !strings.HasPrefix(err.Error(), prefix) || !regexp.MustCompile(tt.want).MatchString(strings.TrimPrefix(err.Error(), prefix)) {
+				t.Fatalf("error = %v\nwant %s%s", err, prefix, tt.want)
+			}
+		})
+	}
+}
