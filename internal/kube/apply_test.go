@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func testContext(t *testing.T, d time.Duration) context.Context {
@@ -233,5 +234,22 @@ func TestEnsureNamespace(t *testing.T) {
 	}
 	if ns.Labels["name"] != name {
 		t.Errorf("labels = %v", ns.Labels)
+	}
+
+	// A namespace held in Terminating by a finalized object cannot be used.
+	held := parse(t, c, name, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: held, finalizers: [convoy.dev/test-hold]}\n")
+	if _, err := c.Apply(ctx, held, kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		patch := []byte(`{"metadata":{"finalizers":null}}`)
+		_, _ = cluster.Client().CoreV1().ConfigMaps(name).Patch(context.Background(), "held", types.MergePatchType, patch, metav1.PatchOptions{})
+	})
+	if err := cluster.Client().CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = c.EnsureNamespace(ctx, name, nil)
+	if want := "v1 Namespace " + name + ": namespace is terminating"; err == nil || err.Error() != want {
+		t.Fatalf("EnsureNamespace on a terminating namespace: %v, want %q", err, want)
 	}
 }

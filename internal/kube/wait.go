@@ -64,6 +64,12 @@ func (c *Client) wait(ctx context.Context, targets []Ref, mode waitMode) error {
 	if len(targets) == 0 {
 		return nil
 	}
+	// An unknown kind would only show as "not found" at the timeout.
+	for _, ref := range targets {
+		if _, err := c.mapping(ref.GroupVersionKind()); err != nil {
+			return objectError(ref, err)
+		}
+	}
 	sw := watcher.NewDefaultStatusWatcher(c.dynamic, c.mapper)
 	sw.ResyncPeriod = resyncPeriod
 	sw.StatusReader = statusReader{inner: statusreaders.NewDefaultStatusReader(c.mapper), mode: mode}

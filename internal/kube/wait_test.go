@@ -118,6 +118,14 @@ func TestWaitMissingObject(t *testing.T) {
 	if err == nil || err.Error() != "v1 ConfigMap "+ns+"/absent: not found" {
 		t.Fatalf("error = %v", err)
 	}
+
+	// An unknown kind fails at once instead of at the timeout.
+	ref = kube.Ref{Group: "example.invalid", Version: "v1", Kind: "Nothing", Namespace: ns, Name: "x"}
+	start := time.Now()
+	err = c.Wait(testContext(t, 30*time.Second), []kube.Ref{ref}, kube.WaitOptions{})
+	if err == nil || !strings.HasPrefix(err.Error(), "example.invalid/v1 Nothing "+ns+"/x: no matches for kind") || time.Since(start) > 10*time.Second {
+		t.Fatalf("error = %v after %s", err, time.Since(start))
+	}
 }
 
 func TestWaitLoadBalancer(t *testing.T) {
