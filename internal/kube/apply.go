@@ -83,8 +83,7 @@ func (c *Client) Apply(ctx context.Context, objs []*unstructured.Unstructured, o
 }
 
 func (c *Client) applyOne(ctx context.Context, obj *unstructured.Unstructured, opts ApplyOptions) (Result, error) {
-	ref := RefOf(obj)
-	res, err := c.resourceFor(ref)
+	res, ref, err := c.resourceFor(RefOf(obj))
 	if err != nil {
 		return Result{}, err
 	}
@@ -228,26 +227,28 @@ func sameJSON(a, b any) bool {
 }
 
 // resourceFor is the dynamic client for ref's kind, namespaced or not as its
-// scope says. A namespaced ref without a namespace is an error: applying it
-// would silently land in "default".
-func (c *Client) resourceFor(ref Ref) (dynamic.ResourceInterface, error) {
+// scope says, and ref without a namespace if the kind has none. A namespaced
+// ref without a namespace is an error: applying it would silently land in
+// "default".
+func (c *Client) resourceFor(ref Ref) (dynamic.ResourceInterface, Ref, error) {
 	m, err := c.mapping(ref.GroupVersionKind())
 	if err != nil {
-		return nil, objectError(ref, err)
+		return nil, ref, objectError(ref, err)
 	}
 	if m.Scope.Name() != meta.RESTScopeNameNamespace {
-		return c.dynamic.Resource(m.Resource), nil
+		ref.Namespace = ""
+		return c.dynamic.Resource(m.Resource), ref, nil
 	}
 	if ref.Namespace == "" {
-		return nil, objectErrorf(ref, "namespaced %s has no namespace", ref.Kind)
+		return nil, ref, objectErrorf(ref, "namespaced %s has no namespace", ref.Kind)
 	}
-	return c.dynamic.Resource(m.Resource).Namespace(ref.Namespace), nil
+	return c.dynamic.Resource(m.Resource).Namespace(ref.Namespace), ref, nil
 }
 
 // Get reads the live object. A missing object is an error for which
 // apierrors.IsNotFound is true.
 func (c *Client) Get(ctx context.Context, ref Ref) (*unstructured.Unstructured, error) {
-	res, err := c.resourceFor(ref)
+	res, ref, err := c.resourceFor(ref)
 	if err != nil {
 		return nil, err
 	}

@@ -76,7 +76,7 @@ func (c *Client) Delete(ctx context.Context, refs []Ref, opts DeleteOptions) ([]
 	var deleted []Ref
 	var errs []error
 	for _, ref := range refs {
-		res, err := c.resourceFor(ref)
+		res, ref, err := c.resourceFor(ref)
 		if meta.IsNoMatchError(err) {
 			continue // its CRD is gone, and with it every object of the kind
 		}
@@ -132,7 +132,7 @@ func (c *Client) WaitForDelete(ctx context.Context, refs []Ref) error {
 // waitGone watches one object until it is deleted. It returns the object as
 // last seen if ctx ended first, nil once it is gone.
 func (c *Client) waitGone(ctx context.Context, ref Ref) (*unstructured.Unstructured, error) {
-	res, err := c.resourceFor(ref)
+	res, ref, err := c.resourceFor(ref)
 	if meta.IsNoMatchError(err) {
 		return nil, nil // the kind is gone, so is the object
 	}

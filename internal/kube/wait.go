@@ -65,10 +65,12 @@ func (c *Client) wait(ctx context.Context, targets []Ref, mode waitMode) error {
 		return nil
 	}
 	// An unknown kind would only show as "not found" at the timeout.
-	for _, ref := range targets {
-		if _, err := c.mapping(ref.GroupVersionKind()); err != nil {
-			return objectError(ref, err)
+	for i, ref := range targets {
+		_, scoped, err := c.resourceFor(ref)
+		if err != nil {
+			return err
 		}
+		targets[i] = scoped
 	}
 	sw := watcher.NewDefaultStatusWatcher(c.dynamic, c.mapper)
 	sw.ResyncPeriod = resyncPeriod
