@@ -1,0 +1,283 @@
+package plan
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/release"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// fileKind marks a convoy plan file.
+const fileKind = "convoy-plan"
+
+// planFile is the saved plan: JSON, mode 0600.
+type planFile struct {
+	Kind          string
+	FormatVersion int
+	// SensitiveValues says that the file holds sensitive values unmasked
+	// (apply needs them): keep it as secret as the values themselves.
+	SensitiveValues bool `json:",omitempty"`
+	Plan            *Plan
+}
+
+// HasSensitive reports whether any release of the plan holds sensitive
+// values.
+func (p *Plan) HasSensitive() bool {
+	for _, r := range p.Releases {
+		if len(r.Sensitive) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// WriteFile saves the plan with everything apply needs (rendered output,
+// values, requests, observations) to path, readable only by its owner
+// (mode 0600): it holds values unmasked, sensitive ones included.
+func (p *Plan) WriteFile(path string) error {
+	b, err := json.Marshal(planFile{Kind: fileKind, FormatVersion: p.FormatVersion, SensitiveValues: p.HasSensitive(), Plan: p})
+	if err != nil {
+		return fmt.Errorf("encode plan: %w", err)
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".convoy-plan-*")
+	if err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write plan: %w", err)
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write plan: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	return nil
+}
+
+// ReadFile reads a plan saved by WriteFile. Numbers in values keep their
+// exact form.
+func ReadFile(path string) (*Plan, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	defer f.Close()
+	return readPlan(f, path)
+}
+
+func readPlan(r io.Reader, name string) (*Plan, error) {
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	var pf planFile
+	if err := dec.Decode(&pf); err != nil {
+		return nil, fmt.Errorf("%s is not a convoy plan file: %w", name, err)
+	}
+	if pf.Kind != fileKind || pf.Plan == nil {
+		return nil, fmt.Errorf("%s is not a convoy plan file", name)
+	}
+	if pf.FormatVersion != FormatVersion || pf.Plan.FormatVersion != FormatVersion {
+		return nil, fmt.Errorf("%s is a plan of format version %d; this convoy reads version %d: run convoy plan again", name, pf.FormatVersion, FormatVersion)
+	}
+	return pf.Plan, nil
+}
+
+// ConfigHash identifies a stack configuration: its files (by name
+// relative to the stack directory and content), the content of the
+// --var-file files, the --var values and the CONVOY_VAR_* environment. Files
+// read by expressions (file("values.yaml")) are not included: a saved plan
+// carries their effect in its rendered output.
+func ConfigHash(cfg *config.Config, opts config.EvalOptions) (string, error) {
+	h := sha256.New()
+	write := func(parts ...string) {
+		for _, p := range parts {
+			fmt.Fprintf(h, "%d:%s", len(p), p)
+		}
+	}
+	names := slices.Sorted(maps.Keys(cfg.Files))
+	for _, name := range names {
+		rel := name
+		if r, err := filepath.Rel(cfg.Dir, name); err == nil && !strings.HasPrefix(r, "..") {
+			rel = r
+		}
+		write("file", filepath.ToSlash(rel), string(cfg.Files[name].Bytes))
+	}
+	for _, vf := range opts.VarFiles {
+		b, err := os.ReadFile(vf)
+		if err != nil {
+			return "", fmt.Errorf("hash the configuration: %w", err)
+		}
+		write("var-file", string(b))
+	}
+	for _, k := range slices.Sorted(maps.Keys(opts.Vars)) {
+		write("var", k, opts.Vars[k])
+	}
+	var env []string
+	for _, kv := range opts.Env {
+		if strings.HasPrefix(kv, config.EnvVarPrefix) {
+			env = append(env, kv)
+		}
+	}
+	slices.Sort(env)
+	for _, kv := range env {
+		write("env", kv)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// StaleError says why a saved plan may not be applied: what changed since
+// it was computed.
+type StaleError struct {
+	Changes []string
+}
+
+func (e *StaleError) Error() string {
+	return "the saved plan is stale, run convoy plan again:\n  - " + strings.Join(e.Changes, "\n  - ")
+}
+
+// VerifyConfig refuses a plan computed from another stack configuration
+// (hash from ConfigHash).
+func (p *Plan) VerifyConfig(hash string) error {
+	if p.ConfigHash != hash {
+		return &StaleError{Changes: []string{fmt.Sprintf("the stack configuration (files or variable values) changed since the plan was made (%s, now %s)", short(p.ConfigHash), short(hash))}}
+	}
+	return nil
+}
+
+func short(h string) string {
+	if len(h) > 19 {
+		return h[:19]
+	}
+	return h
+}
+
+// Verify refuses a plan whose observations no longer hold: a release with a
+// newer (or differently finished) revision, an affected object created,
+// deleted or edited since. Status updates by controllers do not count: an
+// object whose resourceVersion moved is compared by content without status.
+// It returns a *StaleError naming every change.
+func (p *Plan) Verify(ctx context.Context, engineFor func(cluster string) (*release.Engine, error)) error {
+	var stale []string
+	histories := map[string]map[string][]*release.Release{}
+	for _, r := range p.Releases {
+		eng, err := engineFor(r.Cluster)
+		if err != nil {
+			return err
+		}
+		key := r.Cluster + "/" + r.Namespace
+		hs, ok := histories[key]
+		if !ok {
+			if hs, err = eng.Histories(ctx, r.Namespace); err != nil {
+				return fmt.Errorf("verify the plan: %w", err)
+			}
+			histories[key] = hs
+		}
+		if msg := revisionChange(r, hs[r.Name]); msg != "" {
+			stale = append(stale, msg)
+		}
+		for _, refStr := range slices.Sorted(maps.Keys(r.Observed.ObjectVersions)) {
+			msg, err := objectMoved(ctx, eng.Kube(), r, refStr)
+			if err != nil {
+				return fmt.Errorf("verify the plan: %w", err)
+			}
+			if msg != "" {
+				stale = append(stale, msg)
+			}
+		}
+	}
+	if len(stale) > 0 {
+		return &StaleError{Changes: stale}
+	}
+	return nil
+}
+
+func revisionChange(r *ReleaseChange, hist []*release.Release) string {
+	rev, status := 0, ""
+	if len(hist) > 0 {
+		last := hist[len(hist)-1]
+		rev, status = last.Version, string(last.Info.Status)
+	}
+	if rev == r.Observed.LastRevision && status == r.Observed.LastStatus {
+		return ""
+	}
+	what := fmt.Sprintf("release %s (namespace %s)", r.Name, r.Namespace)
+	switch {
+	case r.Observed.LastRevision == 0:
+		return fmt.Sprintf("%s was installed since the plan (now revision %d, %s)", what, rev, status)
+	case rev == 0:
+		return fmt.Sprintf("%s was uninstalled since the plan (the plan saw revision %d, %s)", what, r.Observed.LastRevision, r.Observed.LastStatus)
+	case rev != r.Observed.LastRevision:
+		return fmt.Sprintf("%s has a new revision %d (%s) since the plan saw revision %d (%s)", what, rev, status, r.Observed.LastRevision, r.Observed.LastStatus)
+	}
+	return fmt.Sprintf("%s revision %d is now %s; the plan saw it %s", what, rev, status, r.Observed.LastStatus)
+}
+
+func objectMoved(ctx context.Context, kc *kube.Client, r *ReleaseChange, refStr string) (string, error) {
+	ref, err := parseRef(refStr)
+	if err != nil {
+		return "", err
+	}
+	want := r.Observed.ObjectVersions[refStr]
+	live, err := kc.Get(ctx, ref)
+	switch {
+	case apierrors.IsNotFound(err):
+		if want == "" {
+			return "", nil
+		}
+		return fmt.Sprintf("%s was deleted since the plan", refStr), nil
+	case err != nil:
+		return "", err
+	case want == "":
+		return fmt.Sprintf("%s was created since the plan", refStr), nil
+	case live.GetResourceVersion() == want:
+		return "", nil
+	case r.Observed.ObjectHashes[refStr] != "" && contentHash(live) == r.Observed.ObjectHashes[refStr]:
+		return "", nil // only status or bookkeeping changed
+	}
+	return fmt.Sprintf("%s was edited since the plan (resourceVersion %s, now %s)", refStr, want, live.GetResourceVersion()), nil
+}
+
+// parseRef reads kube.Ref.String(): "apps/v1 Deployment ns/name".
+func parseRef(s string) (kube.Ref, error) {
+	parts := strings.Fields(s)
+	if len(parts) != 3 {
+		return kube.Ref{}, fmt.Errorf("bad object reference %q in plan", s)
+	}
+	var ref kube.Ref
+	gv := parts[0]
+	if g, v, ok := strings.Cut(gv, "/"); ok {
+		ref.Group, ref.Version = g, v
+	} else {
+		ref.Version = gv
+	}
+	ref.Kind = parts[1]
+	if ns, name, ok := strings.Cut(parts[2], "/"); ok {
+		ref.Namespace, ref.Name = ns, name
+	} else {
+		ref.Name = parts[2]
+	}
+	return ref, nil
+}
+
+// readPlanBytes is ReadFile for tests.
+func readPlanBytes(b []byte) (*Plan, error) { return readPlan(bytes.NewReader(b), "plan") }

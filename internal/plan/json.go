@@ -1,0 +1,156 @@
+package plan
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+)
+
+// The --json document (docs/plan-json.md). Field names are snake_case and
+// stable within a format_version.
+type jsonPlan struct {
+	FormatVersion int            `json:"format_version"`
+	Stack         string         `json:"stack"`
+	ConfigHash    string         `json:"config_hash"`
+	CreatedAt     time.Time      `json:"created_at"`
+	Targets       []string       `json:"targets,omitempty"`
+	IncludeDeps   bool           `json:"include_deps,omitempty"`
+	HasChanges    bool           `json:"has_changes"`
+	Summary       jsonSummary    `json:"summary"`
+	Releases      []*jsonRelease `json:"releases"`
+}
+
+type jsonSummary struct {
+	Install        int `json:"install"`
+	Upgrade        int `json:"upgrade"`
+	Uninstall      int `json:"uninstall"`
+	Unchanged      int `json:"unchanged"`
+	DriftedObjects int `json:"drifted_objects"`
+}
+
+type jsonRelease struct {
+	Address         string        `json:"address"`
+	Name            string        `json:"name"`
+	Namespace       string        `json:"namespace"`
+	Cluster         string        `json:"cluster,omitempty"`
+	Action          Action        `json:"action"`
+	DependsOn       []string      `json:"depends_on,omitempty"`
+	KnownAfterApply bool          `json:"known_after_apply,omitempty"`
+	Chart           jsonChart     `json:"chart"`
+	Values          []*jsonChange `json:"values_changes,omitempty"`
+	Hooks           []jsonHook    `json:"hooks,omitempty"`
+	Objects         []*jsonObject `json:"objects,omitempty"`
+	Drift           []*jsonDrift  `json:"drift,omitempty"`
+	Warnings        []string      `json:"warnings,omitempty"`
+	Observed        jsonObserved  `json:"observed"`
+}
+
+type jsonChart struct {
+	Before *jsonChartRef `json:"before,omitempty"`
+	After  *jsonChartRef `json:"after,omitempty"`
+}
+
+type jsonChartRef struct {
+	Name       string `json:"name"`
+	Version    string `json:"version"`
+	AppVersion string `json:"app_version,omitempty"`
+}
+
+type jsonHook struct {
+	Name   string   `json:"name"`
+	Kind   string   `json:"kind"`
+	Path   string   `json:"path,omitempty"`
+	Events []string `json:"events"`
+	Weight int      `json:"weight"`
+}
+
+type jsonObject struct {
+	Ref        string        `json:"ref"`
+	APIVersion string        `json:"api_version"`
+	Kind       string        `json:"kind"`
+	Namespace  string        `json:"namespace,omitempty"`
+	Name       string        `json:"name"`
+	Action     ObjectAction  `json:"action"`
+	Template   string        `json:"template,omitempty"`
+	Reason     string        `json:"reason,omitempty"`
+	Changes    []*jsonChange `json:"changes,omitempty"`
+}
+
+type jsonDrift struct {
+	Ref       string        `json:"ref"`
+	Missing   bool          `json:"missing,omitempty"`
+	Corrected bool          `json:"corrected"`
+	Note      string        `json:"note,omitempty"`
+	Changes   []*jsonChange `json:"changes,omitempty"`
+}
+
+type jsonChange struct {
+	Path      string   `json:"path"`
+	Op        FieldOp  `json:"op"`
+	Before    any      `json:"before,omitempty"`
+	After     any      `json:"after,omitempty"`
+	Sensitive bool     `json:"sensitive,omitempty"`
+	Lines     []string `json:"lines,omitempty"`
+}
+
+type jsonObserved struct {
+	LastRevision int    `json:"last_revision"`
+	LastStatus   string `json:"last_status,omitempty"`
+}
+
+func jsonChanges(d *Diff) []*jsonChange {
+	if d == nil {
+		return nil
+	}
+	out := make([]*jsonChange, 0, len(d.Changes))
+	for _, c := range d.Changes {
+		out = append(out, &jsonChange{Path: c.Path, Op: c.Op, Before: c.Before, After: c.After, Sensitive: c.Sensitive, Lines: c.Lines})
+	}
+	return out
+}
+
+func jsonRef(c *ChartRef) *jsonChartRef {
+	if c == nil {
+		return nil
+	}
+	return &jsonChartRef{Name: c.Name, Version: c.Version, AppVersion: c.AppVersion}
+}
+
+// RenderJSON writes the plan as the documented JSON document
+// (docs/plan-json.md). Sensitive values are masked.
+func RenderJSON(w io.Writer, p *Plan) error {
+	s := p.Summary()
+	out := jsonPlan{
+		FormatVersion: FormatVersion, Stack: p.Stack, ConfigHash: p.ConfigHash, CreatedAt: p.CreatedAt,
+		Targets: p.Targets, IncludeDeps: p.IncludeDeps, HasChanges: p.HasChanges(),
+		Summary:  jsonSummary{Install: s.Install, Upgrade: s.Upgrade, Uninstall: s.Uninstall, Unchanged: s.Unchanged, DriftedObjects: s.Drifted},
+		Releases: []*jsonRelease{},
+	}
+	for _, r := range p.Releases {
+		jr := &jsonRelease{
+			Address: r.Addr, Name: r.Name, Namespace: r.Namespace, Cluster: r.Cluster, Action: r.Action,
+			DependsOn: r.DependsOn, KnownAfterApply: r.KnownAfterApply,
+			Chart:    jsonChart{Before: jsonRef(r.Chart.Before), After: jsonRef(r.Chart.After)},
+			Values:   jsonChanges(r.Values),
+			Warnings: r.Warnings,
+			Observed: jsonObserved{LastRevision: r.Observed.LastRevision, LastStatus: r.Observed.LastStatus},
+		}
+		for _, h := range r.Hooks {
+			jr.Hooks = append(jr.Hooks, jsonHook{Name: h.Name, Kind: h.Kind, Path: h.Path, Events: h.Events, Weight: h.Weight})
+		}
+		for _, o := range r.Objects {
+			jr.Objects = append(jr.Objects, &jsonObject{Ref: o.Ref, APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name,
+				Action: o.Action, Template: o.Template, Reason: o.Reason, Changes: jsonChanges(o.Diff)})
+		}
+		for _, d := range r.Drift {
+			jr.Drift = append(jr.Drift, &jsonDrift{Ref: d.Ref, Missing: d.Missing, Corrected: d.Corrected, Note: d.Note, Changes: jsonChanges(d.Diff)})
+		}
+		out.Releases = append(out.Releases, jr)
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, p.redactor().jsonText(string(b))+"\n")
+	return err
+}

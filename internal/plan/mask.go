@@ -1,0 +1,158 @@
+package plan
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+// minRedactLen is the shortest sensitive string replaced wherever it occurs
+// in output text. Shorter ones ("1", "on") are masked only where a whole
+// value equals them: replacing every "1" would garble the plan and protect
+// nothing.
+const minRedactLen = 3
+
+// redactor masks sensitive strings: whole diff leaves that hold one, and
+// every occurrence in output text, also base64-encoded (as in Secret data
+// built with b64enc).
+type redactor struct {
+	exact map[string]bool
+	// needles are replaced in text, longest first.
+	needles []string
+}
+
+func newRedactor(values ...[]string) *redactor {
+	r := &redactor{exact: map[string]bool{}}
+	for _, vs := range values {
+		for _, v := range vs {
+			if v == "" {
+				continue
+			}
+			r.exact[v] = true
+			if len(v) >= minRedactLen {
+				r.needles = append(r.needles, v, base64.StdEncoding.EncodeToString([]byte(v)))
+			}
+		}
+	}
+	slices.SortFunc(r.needles, func(a, b string) int { return len(b) - len(a) })
+	r.needles = slices.Compact(r.needles)
+	return r
+}
+
+// holds reports whether a value (scalar or structure) contains a sensitive
+// string.
+func (r *redactor) holds(v any) bool {
+	if v == nil || (len(r.exact) == 0) {
+		return false
+	}
+	if s, ok := v.(string); ok {
+		if r.exact[s] {
+			return true
+		}
+		return r.contains(s)
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		for _, e := range t {
+			if r.holds(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range t {
+			if r.holds(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (r *redactor) contains(s string) bool {
+	for _, n := range r.needles {
+		if strings.Contains(s, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// text replaces every occurrence of a sensitive string.
+func (r *redactor) text(s string) string {
+	if len(r.needles) == 0 {
+		return s
+	}
+	pairs := make([]string, 0, 2*len(r.needles))
+	for _, n := range r.needles {
+		pairs = append(pairs, n, SensitivePlaceholder)
+	}
+	return strings.NewReplacer(pairs...).Replace(s)
+}
+
+// jsonText is text for JSON output: the needles as they appear inside JSON
+// strings (escaped) are replaced too.
+func (r *redactor) jsonText(s string) string {
+	s = r.text(s)
+	for _, n := range r.needles {
+		b, err := json.Marshal(n)
+		if err != nil {
+			continue
+		}
+		esc := string(b[1 : len(b)-1])
+		if esc != n {
+			s = strings.ReplaceAll(s, esc, SensitivePlaceholder)
+		}
+	}
+	return s
+}
+
+// err masks an error's message; errors.Is/As still see the original.
+func (r *redactor) err(err error) error {
+	if err == nil || len(r.needles) == 0 {
+		return err
+	}
+	msg := r.text(err.Error())
+	if msg == err.Error() {
+		return err
+	}
+	return &redactedError{msg: msg, err: err}
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// RedactError masks the sensitive values of every release of the plan in
+// err's message.
+func (p *Plan) RedactError(err error) error {
+	if p == nil {
+		return err
+	}
+	return p.redactor().err(err)
+}
+
+func (p *Plan) redactor() *redactor {
+	var all [][]string
+	for _, r := range p.Releases {
+		all = append(all, r.Sensitive)
+	}
+	return newRedactor(all...)
+}
+
+// maskDiff masks changes holding sensitive strings, and every change under
+// secretPaths.
+func maskDiff(d *Diff, r *redactor, secretPaths ...string) {
+	d.Mask(func(c *Change) bool {
+		for _, p := range secretPaths {
+			if HasPrefix(c.Path, p) {
+				return true
+			}
+		}
+		return r.holds(c.Before) || r.holds(c.After)
+	})
+}

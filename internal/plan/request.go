@@ -1,0 +1,43 @@
+package plan
+
+import (
+	"maps"
+
+	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/resolve"
+)
+
+// NewRequest turns a resolved release into the release engine's request,
+// its records labelled with the stack (StackLabel).
+func NewRequest(st *config.Stack, r *resolve.Release, forceConflicts bool) *release.Request {
+	inst := r.Instance
+	wait := release.WaitNone
+	if inst.Wait {
+		wait = release.WaitReady
+		if inst.WaitForJobs {
+			wait = release.WaitReadyAndJobs
+		}
+	}
+	labels := maps.Clone(inst.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[StackLabel] = st.Name
+	return &release.Request{
+		Name:            inst.Name,
+		Namespace:       inst.Namespace,
+		Chart:           r.Chart,
+		Values:          r.Values,
+		CreateNamespace: inst.CreateNamespace,
+		Wait:            wait,
+		Timeout:         inst.Timeout,
+		Atomic:          inst.Atomic,
+		CleanupOnFail:   inst.CleanupOnFail,
+		HistoryMax:      inst.HistoryMax,
+		DisableHooks:    inst.DisableHooks,
+		TakeOwnership:   inst.TakeOwnership,
+		ForceConflicts:  forceConflicts,
+		Labels:          labels,
+	}
+}
