@@ -83,6 +83,7 @@ dependency order with Helm's hooks, waits, atomic rollback and history.`,
 		newRollbackCmd(s),
 		newRecoverCmd(s),
 		newRenderCmd(s),
+		newPlanCmd(s),
 	)
 	return root
 }
