@@ -53,9 +53,6 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 	if opts.Burst > 0 {
 		cfg.Burst = opts.Burst
 	}
-	if cfg.QPS > 0 && cfg.Burst < int(cfg.QPS) {
-		cfg.Burst = int(cfg.QPS)
-	}
 	fieldManager := opts.FieldManager
 	if fieldManager == "" {
 		fieldManager = DefaultFieldManager

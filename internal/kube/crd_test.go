@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -137,4 +138,32 @@ func hasCondition(u *unstructured.Unstructured, typ string) bool {
 		}
 	}
 	return false
+}
+
+// A CRD the API server will not serve (its kind is taken) fails without
+// waiting for the timeout.
+func TestInstallCRDsNamesNotAccepted(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	ctx := testContext(t, 60*time.Second)
+	c := newClient(t)
+	first, group := widgetCRD(t)
+	clash := strings.NewReplacer("name: widgets.", "name: gadgets.", "plural: widgets", "plural: gadgets", "singular: widget", "singular: gadget").Replace(first)
+	crds := parse(t, c, ns, first+"---"+clash)
+	t.Cleanup(func() {
+		for _, r := range refs(crds) {
+			_, _ = c.Delete(context.Background(), []kube.Ref{r}, kube.DeleteOptions{})
+		}
+	})
+	start := time.Now()
+	err := c.InstallCRDs(ctx, crds)
+	var nre *kube.NotReadyError
+	if !errors.As(err, &nre) || time.Since(start) > 20*time.Second {
+		t.Fatalf("error = %v after %s, want a *NotReadyError before the timeout", err, time.Since(start))
+	}
+	want := "apiextensions.k8s.io/v1 CustomResourceDefinition gadgets." + group + ": failed: "
+	if !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "Widget") {
+		t.Errorf("error = %q, want %s… naming the kind", err, want)
+	}
+	t.Log(err)
 }
