@@ -9,14 +9,17 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/apply"
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
 
@@ -29,6 +32,9 @@ type applyOptions struct {
 	Cluster        clusterFlags
 	AutoApprove    bool
 	ForceConflicts bool
+	Parallelism    int
+	Atomic         bool
+	NoProgress     bool
 }
 
 func newApplyCmd(s streams) *cobra.Command {
@@ -37,21 +43,31 @@ func newApplyCmd(s streams) *cobra.Command {
 		Use:   "apply",
 		Short: "Install or upgrade every release of the stack in dependency order",
 		Long: `Apply renders every release of the stack and installs or upgrades it, in
-dependency order, with Helm's hooks, waits and atomic rollback. Releases this
-stack deployed earlier that are no longer in its files are uninstalled. A
-release whose dependency failed is skipped; independent releases go on.`,
+dependency order and in parallel where the graph allows, with Helm's hooks,
+waits and atomic rollback. A release whose dependency failed is skipped;
+independent releases go on. Releases this stack deployed earlier that are no
+longer in its files are uninstalled when everything else succeeded. With
+--atomic (or atomic = true in the stack block) a failure rolls back every
+release this run changed. One apply per stack runs at a time.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context(), s) },
 	}
 	addStackFlags(cmd.Flags(), &o.Stack)
 	addClusterFlags(cmd.Flags(), &o.Cluster)
+	addRunFlags(cmd.Flags(), &o.Parallelism, &o.NoProgress)
 	cmd.Flags().BoolVar(&o.AutoApprove, "auto-approve", false, "apply without asking for confirmation (required when not on a terminal)")
 	cmd.Flags().BoolVar(&o.ForceConflicts, "force-conflicts", false, "take over fields owned by other field managers (server-side apply)")
+	cmd.Flags().BoolVar(&o.Atomic, "atomic", false, "if any release fails, roll back every release changed in this run")
 	return cmd
 }
 
-// isTerminal reports whether r is an interactive terminal.
-func isTerminal(r io.Reader) bool {
+func addRunFlags(fs *pflag.FlagSet, parallelism *int, noProgress *bool) {
+	fs.IntVarP(parallelism, "parallelism", "p", 5, "how many releases may be applied at once")
+	fs.BoolVar(noProgress, "no-progress", false, "plain timestamped log lines instead of the live view on a terminal")
+}
+
+// isTerminal reports whether r (or w) is an interactive terminal.
+func isTerminal(r any) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
@@ -73,16 +89,37 @@ func confirm(s streams, autoApprove bool, question string) error {
 	return nil
 }
 
-// outcome is one row of the final report.
-type outcome struct {
-	Addr      string
-	Name      string
-	Namespace string
-	Action    string // install, upgrade, uninstall, skipped
-	Revision  int
-	Status    string
-	Duration  time.Duration
-	Err       error
+// forwarder hands engine events to the progress view, which exists only
+// once the run's steps are known.
+type forwarder struct {
+	mu sync.Mutex
+	to apply.Progress
+}
+
+func (f *forwarder) event(ev release.Event) {
+	f.mu.Lock()
+	p := f.to
+	f.mu.Unlock()
+	if p != nil {
+		p.Event(ev)
+	}
+}
+
+func (f *forwarder) set(p apply.Progress) {
+	f.mu.Lock()
+	f.to = p
+	f.mu.Unlock()
+}
+
+func newProgress(s streams, noProgress bool, steps []*apply.Step) apply.Progress {
+	rows := make([]apply.Row, len(steps))
+	for i, st := range steps {
+		rows[i] = apply.Row{ID: st.ID, Namespace: st.Namespace, Name: st.Name}
+	}
+	if !noProgress && isTerminal(s.Err) && os.Getenv("TERM") != "dumb" {
+		return apply.NewLive(s.Err, rows)
+	}
+	return apply.NewLines(s.Err, rows)
 }
 
 func (o applyOptions) Run(ctx context.Context, s streams) error {
@@ -93,49 +130,214 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 	if err := confirm(s, o.AutoApprove, fmt.Sprintf("Apply %d releases of stack %q?", len(order), st.Name)); err != nil {
 		return err
 	}
-	engines := newEngines(o.Cluster, s.Err)
-	charts := resolve.NewCharts()
-	applied := map[config.ReleaseInstanceAddr]config.AppliedRelease{}
-	failed := map[config.ReleaseInstanceAddr]bool{}
-	var results []outcome
-	for _, addr := range order {
-		inst := st.Release(addr)
-		res := outcome{Addr: addr.String(), Name: inst.Name, Namespace: inst.Namespace}
-		if dep := firstFailedDependency(inst, failed); dep != "" {
-			res.Action, res.Status = "skipped", "dependency "+dep+" failed"
-			failed[addr] = true
-			results = append(results, res)
-			continue
-		}
-		start := time.Now()
-		rel, action, err := o.applyOne(ctx, st, inst, applied, engines, charts)
-		res.Duration = time.Since(start)
-		res.Action = action
-		if rel != nil {
-			res.Revision, res.Status = rel.Version, string(rel.Info.Status)
-			applied[addr] = config.AppliedRelease{Revision: rel.Version, Status: string(rel.Info.Status)}
-		}
-		if err != nil {
-			res.Err = err
-			if res.Status == "" {
-				res.Status = "failed"
-			}
-			failed[addr] = true
-		}
-		results = append(results, res)
-	}
-	removed, err := uninstallRemoved(ctx, st, engines, failed)
-	results = append(results, removed...)
-	writeOutcomes(s.Out, results)
+	fwd := &forwarder{}
+	engines := newEngines(o.Cluster, fwd.event)
+	unlock, err := lockStack(ctx, st, engines, "convoy apply")
 	if err != nil {
 		return err
 	}
+	defer unlock()
+	steps, err := o.steps(ctx, st, order, engines)
+	if err != nil {
+		return err
+	}
+	progress := newProgress(s, o.NoProgress, steps)
+	fwd.set(progress)
+	results := apply.Execute(ctx, steps, apply.ExecOptions{Parallelism: o.Parallelism, Atomic: o.Atomic || st.Atomic, Progress: progress})
+	progress.Close()
+	fwd.set(nil)
+	writeResults(s.Out, results)
 	for _, r := range results {
-		if r.Err != nil {
-			return &exitError{code: 1, err: fmt.Errorf("%s: %w", r.Addr, r.Err)}
+		if r.Status != apply.Succeeded {
+			return errSilent
 		}
 	}
 	return nil
+}
+
+// clustersOf lists the cluster blocks a stack uses; "" is the default.
+func clustersOf(st *config.Stack) map[string]*config.ClusterSpec {
+	m := map[string]*config.ClusterSpec{"": nil}
+	for _, r := range st.Releases {
+		if r.Cluster != nil {
+			m[r.Cluster.Name] = r.Cluster
+		}
+	}
+	return m
+}
+
+// lockStack takes the stack's lock on every cluster it uses, or none.
+func lockStack(ctx context.Context, st *config.Stack, engines *engines, command string) (func(), error) {
+	clusters := clustersOf(st)
+	var held []*apply.Lock
+	unlock := func() {
+		for _, l := range held {
+			_ = l.Release(context.WithoutCancel(ctx))
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(clusters)) {
+		eng, err := engines.forCluster(ctx, clusters[key])
+		if err != nil {
+			unlock()
+			return nil, err
+		}
+		l, err := apply.Acquire(ctx, eng.Client(), st.Name, command)
+		if err != nil {
+			unlock()
+			return nil, err
+		}
+		held = append(held, l)
+	}
+	return unlock, nil
+}
+
+// steps builds the run: a deploy step per release instance (rendered when
+// it starts, after its dependencies applied), then an uninstall step per
+// release removed from the stack files, after every deploy.
+func (o applyOptions) steps(ctx context.Context, st *config.Stack, order []config.ReleaseInstanceAddr, engines *engines) ([]*apply.Step, error) {
+	charts := resolve.NewCharts()
+	var steps []*apply.Step
+	var deployIDs []string
+	for _, addr := range order {
+		inst := st.Release(addr)
+		eng, err := engines.forCluster(ctx, inst.Cluster)
+		if err != nil {
+			return nil, err
+		}
+		var deps []string
+		for _, d := range inst.DependsOn {
+			deps = append(deps, d.Addr.String())
+		}
+		deployIDs = append(deployIDs, addr.String())
+		steps = append(steps, &apply.Step{
+			ID: addr.String(), Name: inst.Name, Namespace: inst.Namespace, DependsOn: deps,
+			Kind: apply.StepDeploy, Engine: eng,
+			Prepare: func(ctx context.Context, applied map[string]*release.Release) (*release.Prepared, error) {
+				cur := inst
+				if !inst.Known {
+					av, err := appliedAttributes(ctx, st, inst, applied, engines)
+					if err != nil {
+						return nil, err
+					}
+					again, diags := st.EvaluateRelease(addr, av)
+					if diags.HasErrors() {
+						return nil, errors.New(diags.Error())
+					}
+					cur = again
+				}
+				r, err := resolve.Resolve(charts, st.Dir, cur)
+				if err != nil {
+					return nil, err
+				}
+				return eng.Prepare(ctx, requestFor(st, r, o.ForceConflicts))
+			},
+		})
+	}
+	removed, err := removedReleases(ctx, st, engines)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range removed {
+		steps = append(steps, &apply.Step{
+			ID: "removed:" + r.Namespace + "/" + r.Name, Name: r.Name, Namespace: r.Namespace,
+			DependsOn: deployIDs, Kind: apply.StepUninstall, Engine: r.engine,
+			Uninstall: release.UninstallRequest{Name: r.Name, Namespace: r.Namespace, Wait: true},
+		})
+	}
+	return steps, nil
+}
+
+type removedRelease struct {
+	Name, Namespace string
+	engine          *release.Engine
+}
+
+// removedReleases finds releases that carry this stack's label but are no
+// longer in its files, on every cluster the stack uses.
+func removedReleases(ctx context.Context, st *config.Stack, engines *engines) ([]removedRelease, error) {
+	clusters := clustersOf(st)
+	inStack := map[string]bool{} // "cluster/namespace/name"
+	for _, r := range st.Releases {
+		key := ""
+		if r.Cluster != nil {
+			key = r.Cluster.Name
+		}
+		inStack[key+"/"+r.Namespace+"/"+r.Name] = true
+	}
+	var out []removedRelease
+	for _, key := range slices.Sorted(maps.Keys(clusters)) {
+		eng, err := engines.forCluster(ctx, clusters[key])
+		if err != nil {
+			return nil, err
+		}
+		recs, err := eng.Storage("").Driver.List(ctx, map[string]string{"owner": "helm", stackLabel: st.Name})
+		if err != nil {
+			return nil, err
+		}
+		latest := map[string]*release.Release{}
+		for _, r := range recs {
+			k := key + "/" + r.Namespace + "/" + r.Name
+			if cur := latest[k]; cur == nil || r.Version > cur.Version {
+				latest[k] = r
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(latest)) {
+			if r := latest[k]; !inStack[k] && r.Info.Status != release.StatusUninstalled {
+				out = append(out, removedRelease{Name: r.Name, Namespace: r.Namespace, engine: eng})
+			}
+		}
+	}
+	return out, nil
+}
+
+// writeResults prints the final table: every release's outcome and time,
+// then the errors in full.
+func writeResults(w io.Writer, rs []*apply.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RELEASE\tNAMESPACE\tACTION\tREVISION\tRESULT\tDURATION")
+	for _, r := range rs {
+		action := "deploy"
+		switch {
+		case r.Step.Kind == apply.StepUninstall:
+			action = "uninstall"
+		case r.Step.Kind == apply.StepNoOp:
+			action = "no-op"
+		case r.Release != nil && r.Release.Version == 1:
+			action = "install"
+		case r.Release != nil:
+			action = "upgrade"
+		}
+		rev, result := "-", string(r.Status)
+		switch {
+		case r.Status == apply.Skipped:
+			result += " (" + r.Reason + ")"
+		case r.Step.Kind == apply.StepNoOp:
+			result = "unchanged"
+		case r.Step.Kind == apply.StepUninstall && r.Status == apply.Succeeded:
+			result = "uninstalled"
+		case r.Release != nil && r.Step.Kind == apply.StepDeploy:
+			rev, result = fmt.Sprint(r.Release.Version), string(r.Release.Info.Status)
+		}
+		if r.Restored {
+			result += ", restored"
+		} else if r.RestoreErr != nil {
+			result += ", restore failed"
+		}
+		dur := "-"
+		if r.Duration > 0 {
+			dur = r.Duration.Round(10 * time.Millisecond).String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Step.Name, r.Step.Namespace, action, rev, result, dur)
+	}
+	tw.Flush()
+	for _, r := range rs {
+		if r.Err != nil {
+			fmt.Fprintf(w, "\n%s (%s/%s): %s\n", r.ID, r.Step.Namespace, r.Step.Name, strings.TrimSpace(r.Err.Error()))
+		}
+		if r.RestoreErr != nil {
+			fmt.Fprintf(w, "\n%s: restoring failed: %s\n", r.ID, strings.TrimSpace(r.RestoreErr.Error()))
+		}
+	}
 }
 
 // loadOrdered evaluates the stack and orders its releases; diagnostics are
@@ -169,41 +371,6 @@ func (ls loadedStack) configFiles() map[string]*hcl.File {
 	return ls.Config.Files
 }
 
-func firstFailedDependency(inst *config.ReleaseInstance, failed map[config.ReleaseInstanceAddr]bool) string {
-	for _, d := range inst.DependsOn {
-		if failed[d.Addr] {
-			return d.Addr.String()
-		}
-	}
-	return ""
-}
-
-// applyOne deploys one release instance, re-evaluating it first when its
-// values depend on what its dependencies' apply produced.
-func (o applyOptions) applyOne(ctx context.Context, st *config.Stack, inst *config.ReleaseInstance, applied map[config.ReleaseInstanceAddr]config.AppliedRelease, engines *engines, charts *resolve.Charts) (*release.Release, string, error) {
-	if !inst.Known {
-		again, diags := st.EvaluateRelease(inst.Addr, applied)
-		if diags.HasErrors() {
-			return nil, "install", errors.New(diags.Error())
-		}
-		inst = again
-	}
-	r, err := resolve.Resolve(charts, st.Dir, inst)
-	if err != nil {
-		return nil, "install", err
-	}
-	eng, err := engines.forCluster(ctx, inst.Cluster)
-	if err != nil {
-		return nil, "install", err
-	}
-	action := "install"
-	if last, err := eng.Storage(inst.Namespace).Last(ctx, inst.Name); err == nil && last.Info.Status != release.StatusUninstalled {
-		action = "upgrade"
-	}
-	rel, err := eng.Deploy(ctx, requestFor(st, r, o.ForceConflicts))
-	return rel, action, err
-}
-
 // requestFor turns a resolved release into the release engine's request.
 func requestFor(st *config.Stack, r *resolve.Release, force bool) *release.Request {
 	inst := r.Instance
@@ -234,74 +401,5 @@ func requestFor(st *config.Stack, r *resolve.Release, force bool) *release.Reque
 		TakeOwnership:   inst.TakeOwnership,
 		ForceConflicts:  force,
 		Labels:          labels,
-	}
-}
-
-// uninstallRemoved uninstalls releases that carry this stack's label but
-// are no longer in its files, on every cluster the stack uses. Nothing is
-// removed while any release failed: a broken run must not delete more.
-func uninstallRemoved(ctx context.Context, st *config.Stack, engines *engines, failed map[config.ReleaseInstanceAddr]bool) ([]outcome, error) {
-	if len(failed) > 0 {
-		return nil, nil
-	}
-	clusters := map[string]*config.ClusterSpec{"": nil}
-	inStack := map[string]bool{} // "cluster/namespace/name"
-	for _, r := range st.Releases {
-		key := ""
-		if r.Cluster != nil {
-			key = r.Cluster.Name
-			clusters[key] = r.Cluster
-		}
-		inStack[key+"/"+r.Namespace+"/"+r.Name] = true
-	}
-	var out []outcome
-	for _, key := range slices.Sorted(maps.Keys(clusters)) {
-		eng, err := engines.forCluster(ctx, clusters[key])
-		if err != nil {
-			return out, err
-		}
-		recs, err := eng.Storage("").Driver.List(ctx, map[string]string{"owner": "helm", stackLabel: st.Name})
-		if err != nil {
-			return out, err
-		}
-		latest := map[string]*release.Release{}
-		for _, r := range recs {
-			k := key + "/" + r.Namespace + "/" + r.Name
-			if cur := latest[k]; cur == nil || r.Version > cur.Version {
-				latest[k] = r
-			}
-		}
-		for _, k := range slices.Sorted(maps.Keys(latest)) {
-			r := latest[k]
-			if inStack[k] || r.Info.Status == release.StatusUninstalled {
-				continue
-			}
-			start := time.Now()
-			_, err := eng.Uninstall(ctx, release.UninstallRequest{Name: r.Name, Namespace: r.Namespace, Wait: true})
-			res := outcome{Addr: "(removed) " + r.Name, Name: r.Name, Namespace: r.Namespace, Action: "uninstall", Revision: r.Version, Status: "uninstalled", Duration: time.Since(start), Err: err}
-			if err != nil {
-				res.Status = "failed"
-			}
-			out = append(out, res)
-		}
-	}
-	return out, nil
-}
-
-func writeOutcomes(w io.Writer, rs []outcome) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RELEASE\tNAMESPACE\tACTION\tREVISION\tSTATUS\tDURATION")
-	for _, r := range rs {
-		rev := "-"
-		if r.Revision > 0 {
-			rev = fmt.Sprint(r.Revision)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Namespace, r.Action, rev, r.Status, r.Duration.Round(10*time.Millisecond))
-	}
-	tw.Flush()
-	for _, r := range rs {
-		if r.Err != nil {
-			fmt.Fprintf(w, "\n%s (%s/%s): %s\n", r.Addr, r.Namespace, r.Name, strings.TrimSpace(r.Err.Error()))
-		}
 	}
 }

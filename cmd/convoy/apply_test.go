@@ -8,7 +8,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/convoy-sh/convoy/internal/apply"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -219,7 +221,7 @@ release "docs" {
 		`(?m)^db\s+` + ns + `\s+install\s+1\s+deployed`,
 		`(?m)^docs\s+` + ns + `\s+install\s+1\s+deployed`,
 		`(?m)^api\s+` + ns + `\s+install\s+1\s+failed`,
-		`(?m)^web\s+` + ns + `\s+skipped\s+-\s+dependency release.api failed`,
+		`(?m)^web\s+` + ns + `\s+deploy\s+-\s+skipped \(dependency release.api failed\)`,
 		`ContainersNotReady`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
@@ -228,5 +230,133 @@ release "docs" {
 	}
 	if h := statusOf(t, ns, "web"); len(h) != 0 {
 		t.Fatalf("skipped release was installed: %s", revisions(h))
+	}
+}
+
+func TestStackAtomicRestoresEveryReleaseChangedInTheRun(t *testing.T) {
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	chart := appChart(t)
+	stack := func(version string, apiBroken bool, withCache bool) string {
+		s := fmt.Sprintf(`
+stack "atomic" {
+  default_namespace = %[2]q
+}
+release "db" {
+  chart  = %[1]q
+  values = [{ message = "db-%[3]s" }]
+}
+release "api" {
+  chart      = %[1]q
+  depends_on = [release.db]
+  values     = [{ message = "api-%[3]s", neverReady = %[4]t }]
+  wait       = true
+  timeout    = "3s"
+}
+`, chart, ns, version, apiBroken)
+		if withCache {
+			s += fmt.Sprintf("release \"cache\" {\n  chart = %q\n}\n", chart)
+		}
+		return s
+	}
+	dir := writeStack(t, stack("v1", false, false))
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve"); code != 0 {
+		t.Fatalf("first apply: %d\n%s\n%s", code, out, errOut)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(stack("v2", true, true)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve", "--atomic")
+	if code != 1 {
+		t.Fatalf("atomic apply with a failing release: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{`(?m)^db\s.*restored`, `(?m)^api\s.*restored`, `(?m)^cache\s.*restored`} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("report lacks %s:\n%s", want, out)
+		}
+	}
+	for name, want := range map[string]string{"db-config": "db-v1", "api-config": "api-v1"} {
+		cm, err := cluster.Client().CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil || cm.Data["message"] != want {
+			t.Errorf("%s not restored: %v %v", name, cm.Data, err)
+		}
+	}
+	if h := statusOf(t, ns, "cache"); len(h) != 0 {
+		t.Errorf("release installed by the failed run was not uninstalled: %s", revisions(h))
+	}
+	if h := statusOf(t, ns, "db"); h[len(h)-1].Info.Status != release.StatusDeployed || h[len(h)-1].Info.Description != "Rollback to 1" {
+		t.Errorf("db history: %s", revisions(h))
+	}
+}
+
+func TestConcurrentAppliesRunOneAtATime(t *testing.T) {
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	stackName := "locked-" + ns[len(ns)-6:]
+	dir := writeStack(t, fmt.Sprintf(`
+stack %[3]q {
+  default_namespace = %[2]q
+}
+release "slow" {
+  chart   = %[1]q
+  values  = [{ neverReady = true }]
+  wait    = true
+  timeout = "6s"
+}
+`, appChart(t), ns, stackName))
+	first := make(chan int)
+	go func() {
+		code, _, _ := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve")
+		first <- code
+	}()
+	// Start the second apply while the first holds the lock.
+	leases := cluster.Client().CoordinationV1().Leases("default")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := leases.Get(context.Background(), apply.LockName(stackName), metav1.GetOptions{}); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first apply never took the stack lock")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve")
+	if code != 1 || !strings.Contains(errOut, "is locked by") || !strings.Contains(errOut, "pid") || out != "" {
+		t.Fatalf("second apply: exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	<-first // it fails on its never-ready release; what matters is it ran alone
+	if h := statusOf(t, ns, "slow"); len(h) != 1 {
+		t.Fatalf("want exactly one run's revision, got %s", revisions(h))
+	}
+	if _, err := leases.Get(context.Background(), apply.LockName(stackName), metav1.GetOptions{}); err == nil {
+		t.Fatal("the lock outlived the apply that held it")
+	}
+}
+
+func TestOutputsOfADependencyResolveAtApply(t *testing.T) {
+	ns := cluster.Namespace(t)
+	dir := writeStack(t, fmt.Sprintf(`
+stack "outputs" {
+  default_namespace = %[2]q
+}
+release "db" {
+  chart  = %[1]q
+  values = [{ message = "from-db" }]
+}
+release "api" {
+  chart  = %[1]q
+  values = [{
+    message = "${release.db.resources["v1/ConfigMap/db-config"].data.message} at revision ${release.db.revision}"
+  }]
+}
+`, appChart(t), ns))
+	code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--auto-approve")
+	if code != 0 {
+		t.Fatalf("apply: %d\n%s\n%s", code, out, errOut)
+	}
+	cm, err := cluster.Client().CoreV1().ConfigMaps(ns).Get(context.Background(), "api-config", metav1.GetOptions{})
+	if err != nil || cm.Data["message"] != "from-db at revision 1" {
+		t.Fatalf("output reference resolved to %q (%v)", cm.Data["message"], err)
 	}
 }

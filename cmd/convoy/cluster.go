@@ -76,14 +76,24 @@ func expandHome(p string) string {
 
 // engines connects lazily, once per cluster, and shares the engines.
 type engines struct {
-	flags clusterFlags
-	log   io.Writer
-	mu    sync.Mutex
-	byKey map[string]*release.Engine
+	flags   clusterFlags
+	observe func(release.Event) // nil: steps are not reported
+	mu      sync.Mutex
+	byKey   map[string]*release.Engine
 }
 
-func newEngines(flags clusterFlags, log io.Writer) *engines {
-	return &engines{flags: flags, log: log, byKey: map[string]*release.Engine{}}
+func newEngines(flags clusterFlags, observe func(release.Event)) *engines {
+	return &engines{flags: flags, observe: observe, byKey: map[string]*release.Engine{}}
+}
+
+// logTo reports engine steps as timestamped lines on w.
+func logTo(w io.Writer) func(release.Event) {
+	var mu sync.Mutex
+	return func(ev release.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		release.WriteEvent(w, ev)
+	}
 }
 
 func (e *engines) forCluster(ctx context.Context, spec *config.ClusterSpec) (*release.Engine, error) {
@@ -104,11 +114,14 @@ func (e *engines) forCluster(ctx context.Context, spec *config.ClusterSpec) (*re
 	if err != nil {
 		return nil, err
 	}
-	eng, err := release.NewEngine(ctx, cfg, release.EngineOptions{
+	opts := release.EngineOptions{
 		Kube:   kube.Options{QPS: e.flags.QPS, Burst: e.flags.Burst},
 		Driver: driver,
-		Log:    e.log,
-	})
+	}
+	if e.observe != nil {
+		opts.Observer = e.observe
+	}
+	eng, err := release.NewEngine(ctx, cfg, opts)
 	if err != nil {
 		return nil, err
 	}

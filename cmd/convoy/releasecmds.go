@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/apply"
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/spf13/cobra"
@@ -176,7 +176,7 @@ func (o rollbackOptions) Run(ctx context.Context, s streams, args []string) erro
 	if err != nil {
 		return err
 	}
-	eng, err := newEngines(o.Cluster, s.Err).forCluster(ctx, inst.Cluster)
+	eng, err := newEngines(o.Cluster, logTo(s.Err)).forCluster(ctx, inst.Cluster)
 	if err != nil {
 		return err
 	}
@@ -252,6 +252,8 @@ type destroyOptions struct {
 	Cluster     clusterFlags
 	AutoApprove bool
 	KeepHistory bool
+	Parallelism int
+	NoProgress  bool
 }
 
 func newDestroyCmd(s streams) *cobra.Command {
@@ -266,6 +268,7 @@ func newDestroyCmd(s streams) *cobra.Command {
 	addClusterFlags(cmd.Flags(), &o.Cluster)
 	cmd.Flags().BoolVar(&o.AutoApprove, "auto-approve", false, "destroy without asking for confirmation (required when not on a terminal)")
 	cmd.Flags().BoolVar(&o.KeepHistory, "keep-history", false, "keep the release records, marked uninstalled")
+	addRunFlags(cmd.Flags(), &o.Parallelism, &o.NoProgress)
 	return cmd
 }
 
@@ -277,34 +280,56 @@ func (o destroyOptions) Run(ctx context.Context, s streams) error {
 	if err := confirm(s, o.AutoApprove, fmt.Sprintf("Destroy all %d releases of stack %q?", len(order), st.Name)); err != nil {
 		return err
 	}
-	engines := newEngines(o.Cluster, s.Err)
-	var results []outcome
-	for _, addr := range slices.Backward(order) {
+	fwd := &forwarder{}
+	engines := newEngines(o.Cluster, fwd.event)
+	unlock, err := lockStack(ctx, st, engines, "convoy destroy")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	// Reverse walk: a release is uninstalled after everything that
+	// depends on it.
+	var forward []apply.Node
+	steps := map[string]*apply.Step{}
+	for _, addr := range order {
 		inst := st.Release(addr)
-		res := outcome{Addr: addr.String(), Name: inst.Name, Namespace: inst.Namespace, Action: "uninstall"}
 		eng, err := engines.forCluster(ctx, inst.Cluster)
 		if err != nil {
 			return err
 		}
-		start := time.Now()
-		u, err := eng.Uninstall(ctx, release.UninstallRequest{
-			Name: inst.Name, Namespace: inst.Namespace, KeepHistory: o.KeepHistory,
-			DisableHooks: inst.DisableHooks, Wait: true, Timeout: inst.Timeout,
-		})
-		res.Duration = time.Since(start)
-		switch {
-		case errors.Is(err, release.ErrReleaseNotFound):
-			res.Action, res.Status = "none", "not installed"
-		case err != nil:
-			res.Status, res.Err = "failed", err
-		default:
-			res.Revision, res.Status = u.Release.Version, "uninstalled"
+		n := apply.Node{ID: addr.String()}
+		for _, d := range inst.DependsOn {
+			n.DependsOn = append(n.DependsOn, d.Addr.String())
 		}
-		results = append(results, res)
+		forward = append(forward, n)
+		steps[n.ID] = &apply.Step{
+			ID: n.ID, Name: inst.Name, Namespace: inst.Namespace, Kind: apply.StepUninstall, Engine: eng,
+			Uninstall: release.UninstallRequest{
+				Name: inst.Name, Namespace: inst.Namespace, KeepHistory: o.KeepHistory,
+				DisableHooks: inst.DisableHooks, Wait: true, Timeout: inst.Timeout,
+			},
+		}
 	}
-	writeOutcomes(s.Out, results)
+	var ordered []*apply.Step
+	for _, n := range apply.Reverse(forward) {
+		st := steps[n.ID]
+		st.DependsOn = n.DependsOn
+		ordered = append(ordered, st)
+	}
+	// Releases that are not installed are nothing to do.
+	for _, st := range ordered {
+		if _, err := st.Engine.Storage(st.Namespace).Last(ctx, st.Name); errors.Is(err, release.ErrReleaseNotFound) {
+			st.Kind = apply.StepNoOp
+		}
+	}
+	progress := newProgress(s, o.NoProgress, ordered)
+	fwd.set(progress)
+	results := apply.Execute(ctx, ordered, apply.ExecOptions{Parallelism: o.Parallelism, Progress: progress})
+	progress.Close()
+	fwd.set(nil)
+	writeResults(s.Out, results)
 	for _, r := range results {
-		if r.Err != nil {
+		if r.Status != apply.Succeeded {
 			return errSilent
 		}
 	}

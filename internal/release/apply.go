@@ -41,7 +41,7 @@ func (s sources) inTemplate(err error) error {
 // release tools (helm) on an object this release owns is resolved by
 // forcing that object, and so is any conflict on an object being adopted
 // (take_ownership); any other conflict fails unless opts.Force is set.
-func (e *Engine) apply(ctx context.Context, rel string, objs []*unstructured.Unstructured, src sources, adopt map[identity]bool, opts kube.ApplyOptions) ([]kube.Result, error) {
+func (e *Engine) apply(ctx context.Context, ns, rel string, objs []*unstructured.Unstructured, src sources, adopt map[identity]bool, opts kube.ApplyOptions) ([]kube.Result, error) {
 	var results []kube.Result
 	for len(objs) > 0 {
 		got, err := e.kube.Apply(ctx, objs, opts)
@@ -56,9 +56,9 @@ func (e *Engine) apply(ctx context.Context, rel string, objs []*unstructured.Uns
 		ref := kube.RefOf(objs[failed])
 		switch {
 		case adopt[idOf(ref)]:
-			e.logf(rel, "adopting %s: taking over its fields (take_ownership)", ref)
+			e.logf(ns, rel, PhaseApplying, "adopting %s: taking over its fields (take_ownership)", ref)
 		case onlyReleaseToolConflicts(err):
-			e.logf(rel, "taking over fields of %s from field manager helm", ref)
+			e.logf(ns, rel, PhaseApplying, "taking over fields of %s from field manager helm", ref)
 		default:
 			return results, src.inTemplate(err)
 		}

@@ -187,10 +187,10 @@ func (e *Engine) Deploy(ctx context.Context, req *Request) (*Release, error) {
 func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 	req := p.Request
 	store := e.Storage(req.Namespace)
-	e.logf(req.Name, "preparing revision %d", p.Revision)
+	e.logf(req.Namespace, req.Name, PhaseRendering, "preparing revision %d", p.Revision)
 	// As Helm: crds/ are installed (never upgraded) before anything else.
 	if p.IsInstall && len(p.Rendered.CRDs) > 0 {
-		if err := e.installCRDs(ctx, req.Name, p.Rendered.CRDs); err != nil {
+		if err := e.installCRDs(ctx, req.Namespace, req.Name, p.Rendered.CRDs); err != nil {
 			return nil, err
 		}
 		if p.NeedsCRDs {
@@ -218,7 +218,7 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 	} else if err := e.checkOwnership(ctx, objs, req.Name, req.Namespace, identities(p.Previous)); err != nil {
 		return nil, err
 	}
-	if _, err := e.apply(ctx, req.Name, objs, src, adopt, kube.ApplyOptions{DryRun: kube.DryRunServer, Force: req.ForceConflicts}); err != nil {
+	if _, err := e.apply(ctx, req.Namespace, req.Name, objs, src, adopt, kube.ApplyOptions{DryRun: kube.DryRunServer, Force: req.ForceConflicts}); err != nil {
 		return nil, err
 	}
 
@@ -270,7 +270,7 @@ func cmpOr(a, b *Release) *Release {
 	return b
 }
 
-func (e *Engine) installCRDs(ctx context.Context, name string, files []*chart.File) error {
+func (e *Engine) installCRDs(ctx context.Context, namespace, name string, files []*chart.File) error {
 	var crds []*unstructured.Unstructured
 	for _, f := range files {
 		got, err := e.kube.Parse(string(f.Data), "")
@@ -279,7 +279,7 @@ func (e *Engine) installCRDs(ctx context.Context, name string, files []*chart.Fi
 		}
 		crds = append(crds, got...)
 	}
-	e.logf(name, "installing %d CRDs", len(crds))
+	e.logf(namespace, name, PhaseApplying, "installing %d CRDs", len(crds))
 	return e.kube.InstallCRDs(ctx, crds)
 }
 
@@ -295,8 +295,8 @@ func (e *Engine) perform(ctx context.Context, rel *Release, objs []*unstructured
 			return nil, fmt.Errorf("failed %s: %w", pre, err)
 		}
 	}
-	e.logf(rel.Name, "applying %d objects", len(objs))
-	results, err := e.apply(ctx, rel.Name, objs, src, adopt, kube.ApplyOptions{Force: req.ForceConflicts})
+	e.logf(rel.Namespace, rel.Name, PhaseApplying, "applying %d objects", len(objs))
+	results, err := e.apply(ctx, rel.Namespace, rel.Name, objs, src, adopt, kube.ApplyOptions{Force: req.ForceConflicts})
 	var created []kube.Ref
 	for _, r := range results {
 		if r.Action == kube.ActionCreated {
@@ -307,13 +307,13 @@ func (e *Engine) perform(ctx context.Context, rel *Release, objs []*unstructured
 		return created, err
 	}
 	if gone := removed(previous, objs); len(gone) > 0 {
-		e.logf(rel.Name, "deleting %d objects no longer in the release", len(gone))
+		e.logf(rel.Namespace, rel.Name, PhaseApplying, "deleting %d objects no longer in the release", len(gone))
 		if _, err := e.kube.Delete(ctx, gone, kube.DeleteOptions{Propagation: kube.PropagationBackground}); err != nil {
 			return created, err
 		}
 	}
 	if req.Wait != WaitNone {
-		e.logf(rel.Name, "waiting for %d objects to be ready", len(objs))
+		e.logf(rel.Namespace, rel.Name, PhaseWaiting, "waiting for %d objects to be ready", len(objs))
 		wctx, cancel := context.WithTimeout(ctx, req.timeout())
 		err := e.kube.Wait(wctx, refs(objs), kube.WaitOptions{WaitForJobs: req.Wait == WaitReadyAndJobs})
 		cancel()
@@ -346,7 +346,7 @@ func (e *Engine) finishDeployed(ctx context.Context, store *Storage, rel, previo
 	if err := store.Update(ctx, rel); err != nil {
 		return err
 	}
-	e.logf(rel.Name, "revision %d deployed", rel.Version)
+	e.logf(rel.Namespace, rel.Name, PhaseDone, "revision %d deployed", rel.Version)
 	return store.Prune(ctx, rel.Name, req.HistoryMax)
 }
 
@@ -366,10 +366,10 @@ func (e *Engine) failDeploy(ctx context.Context, store *Storage, rel, deployed *
 	if err := store.Update(rctx, rel); err != nil {
 		return rel, fmt.Errorf("%w (and recording the failure failed: %v)", cause, err)
 	}
-	e.logf(rel.Name, "revision %d failed: %v", rel.Version, cause)
+	e.logf(rel.Namespace, rel.Name, PhaseFailed, "revision %d failed: %v", rel.Version, cause)
 
 	if !isInstall && req.CleanupOnFail && len(created) > 0 {
-		e.logf(rel.Name, "cleanup on fail: deleting %d objects this upgrade created", len(created))
+		e.logf(rel.Namespace, rel.Name, PhaseRestoring, "cleanup on fail: deleting %d objects this upgrade created", len(created))
 		if _, err := e.kube.Delete(rctx, created, kube.DeleteOptions{Propagation: kube.PropagationBackground}); err != nil {
 			return rel, fmt.Errorf("%w; cleanup on fail also failed: %v", cause, err)
 		}
@@ -378,7 +378,7 @@ func (e *Engine) failDeploy(ctx context.Context, store *Storage, rel, deployed *
 		return rel, cause
 	}
 	if isInstall {
-		e.logf(rel.Name, "atomic: uninstalling the failed install")
+		e.logf(rel.Namespace, rel.Name, PhaseRestoring, "atomic: uninstalling the failed install")
 		if _, err := e.Uninstall(rctx, UninstallRequest{Name: rel.Name, Namespace: rel.Namespace, Timeout: req.timeout(), Wait: true}); err != nil {
 			return rel, fmt.Errorf("release %s failed, and the atomic uninstall also failed: %v; original error: %w", rel.Name, err, cause)
 		}
@@ -387,7 +387,7 @@ func (e *Engine) failDeploy(ctx context.Context, store *Storage, rel, deployed *
 	if deployed == nil {
 		return rel, fmt.Errorf("upgrade of %s failed and there is no deployed revision to roll back to (atomic): %w", rel.Name, cause)
 	}
-	e.logf(rel.Name, "atomic: rolling back to revision %d", deployed.Version)
+	e.logf(rel.Namespace, rel.Name, PhaseRestoring, "atomic: rolling back to revision %d", deployed.Version)
 	rb, err := e.Rollback(rctx, RollbackRequest{Name: rel.Name, Namespace: rel.Namespace, Revision: deployed.Version, Wait: req.Wait, Timeout: req.timeout(), DisableHooks: req.DisableHooks, ForceConflicts: req.ForceConflicts, HistoryMax: req.HistoryMax})
 	if err != nil {
 		return rel, fmt.Errorf("upgrade of %s failed, and the atomic rollback to revision %d also failed: %v; original error: %w", rel.Name, deployed.Version, err, cause)

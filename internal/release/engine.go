@@ -35,11 +35,38 @@ func ParseStorageDriver(s string) (StorageDriver, error) {
 	return 0, fmt.Errorf("unknown storage driver %q (want secret or configmap)", s)
 }
 
+// Phase is the step a release operation is in, for progress reports.
+type Phase string
+
+// Phases of an operation.
+const (
+	PhaseRendering Phase = "rendering"
+	PhaseHooks     Phase = "hooks"
+	PhaseApplying  Phase = "applying"
+	PhaseWaiting   Phase = "waiting"
+	PhaseRestoring Phase = "restoring"
+	PhaseDone      Phase = "done"
+	PhaseFailed    Phase = "failed"
+)
+
+// Event is one step of a release operation.
+type Event struct {
+	Time      time.Time
+	Namespace string
+	Release   string
+	Phase     Phase
+	Message   string
+}
+
 // EngineOptions configure an Engine.
 type EngineOptions struct {
 	Kube   kube.Options
 	Driver StorageDriver
-	// Log receives one line per lifecycle step; nil discards.
+	// Observer receives every step of every operation, from concurrent
+	// operations concurrently. Nil: steps are written as lines to Log.
+	Observer func(Event)
+	// Log receives one timestamped line per step when Observer is nil;
+	// nil discards.
 	Log io.Writer
 }
 
@@ -51,7 +78,7 @@ type Engine struct {
 	client kubernetes.Interface
 	driver StorageDriver
 	caps   *chart.Capabilities
-	log    io.Writer
+	notify func(Event)
 }
 
 // NewEngine connects to the cluster and reads its capabilities (version and
@@ -73,12 +100,19 @@ func NewEngine(ctx context.Context, cfg *rest.Config, opts EngineOptions) (*Engi
 	if err != nil {
 		return nil, err
 	}
-	log := opts.Log
-	if log == nil {
-		log = io.Discard
+	notify := opts.Observer
+	if notify == nil {
+		log := opts.Log
+		if log == nil {
+			log = io.Discard
+		}
+		notify = func(ev Event) { WriteEvent(log, ev) }
 	}
-	return &Engine{kube: kc, client: client, driver: opts.Driver, caps: caps, log: log}, nil
+	return &Engine{kube: kc, client: client, driver: opts.Driver, caps: caps, notify: notify}, nil
 }
+
+// Client is the engine's typed Kubernetes client.
+func (e *Engine) Client() kubernetes.Interface { return e.client }
 
 // Kube is the engine's cluster client.
 func (e *Engine) Kube() *kube.Client { return e.kube }
@@ -94,8 +128,13 @@ func (e *Engine) Storage(namespace string) *Storage {
 	return &Storage{Driver: NewSecrets(e.client, namespace)}
 }
 
-func (e *Engine) logf(release, format string, args ...any) {
-	fmt.Fprintf(e.log, "%s %s: %s\n", time.Now().Format(time.RFC3339), release, fmt.Sprintf(format, args...))
+func (e *Engine) logf(namespace, release string, phase Phase, format string, args ...any) {
+	e.notify(Event{Time: time.Now(), Namespace: namespace, Release: release, Phase: phase, Message: fmt.Sprintf(format, args...)})
+}
+
+// WriteEvent writes an event as one timestamped line.
+func WriteEvent(w io.Writer, ev Event) {
+	fmt.Fprintf(w, "%s %s/%s: %s\n", ev.Time.Format(time.RFC3339), ev.Namespace, ev.Release, ev.Message)
 }
 
 // clusterCapabilities asks discovery for the server version and every

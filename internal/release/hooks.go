@@ -64,7 +64,7 @@ func (e *Engine) runHooks(ctx context.Context, rel *Release, event chart.HookEve
 				return &HookError{Event: event, Hook: h.Path, Err: err}
 			}
 		}
-		e.logf(rel.Name, "running %s hook %s", event, h.Path)
+		e.logf(rel.Namespace, rel.Name, PhaseHooks, "running %s hook %s", event, h.Path)
 		h.LastRun = HookExecution{StartedAt: time.Now(), Phase: HookPhaseRunning}
 		err = e.execHook(ctx, objs, timeout)
 		h.LastRun.CompletedAt = time.Now()

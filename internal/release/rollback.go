@@ -93,7 +93,7 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 	if err := store.Create(ctx, rel); err != nil {
 		return nil, err
 	}
-	e.logf(req.Name, "rolling back to revision %d as revision %d", target.Version, rel.Version)
+	e.logf(req.Namespace, req.Name, PhaseApplying, "rolling back to revision %d as revision %d", target.Version, rel.Version)
 
 	created, runErr := e.performRollback(ctx, rel, objs, previous, req)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -121,7 +121,7 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 	if err := store.Update(rctx, rel); err != nil {
 		return rel, err
 	}
-	e.logf(req.Name, "revision %d deployed (rollback to %d)", rel.Version, target.Version)
+	e.logf(req.Namespace, req.Name, PhaseDone, "revision %d deployed (rollback to %d)", rel.Version, target.Version)
 	return rel, store.Prune(rctx, req.Name, req.HistoryMax)
 }
 
@@ -135,7 +135,7 @@ func (e *Engine) performRollback(ctx context.Context, rel *Release, objs, previo
 			return nil, fmt.Errorf("failed %s: %w", chart.HookPreRollback, err)
 		}
 	}
-	results, err := e.apply(ctx, rel.Name, objs, nil, nil, kube.ApplyOptions{Force: req.ForceConflicts})
+	results, err := e.apply(ctx, rel.Namespace, rel.Name, objs, nil, nil, kube.ApplyOptions{Force: req.ForceConflicts})
 	var created []kube.Ref
 	for _, r := range results {
 		if r.Action == kube.ActionCreated {

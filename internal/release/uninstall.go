@@ -66,7 +66,7 @@ func (e *Engine) Uninstall(ctx context.Context, req UninstallRequest) (*Uninstal
 	if err := store.Update(ctx, last); err != nil {
 		return nil, err
 	}
-	e.logf(req.Name, "uninstalling revision %d", last.Version)
+	e.logf(req.Namespace, req.Name, PhaseApplying, "uninstalling revision %d", last.Version)
 
 	kept, runErr := e.performUninstall(ctx, last, objs, req.DisableHooks, req.Wait, timeout)
 	res := &UninstallResult{Release: last, Kept: kept}

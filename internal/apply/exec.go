@@ -1,0 +1,180 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/release"
+)
+
+// StepKind is what a step does to its release.
+type StepKind int
+
+// Step kinds.
+const (
+	StepDeploy StepKind = iota + 1
+	StepUninstall
+	StepNoOp
+)
+
+// Step is one release of a run.
+type Step struct {
+	ID              string
+	Name, Namespace string
+	DependsOn       []string
+	Kind            StepKind
+	Engine          *release.Engine
+	// Prepare returns the release to execute when the step starts, after
+	// its dependencies are applied: a fresh render, or a saved plan's output
+	// rebuilt. applied holds the records of the steps that succeeded so far
+	// (by ID), for values known only after apply.
+	Prepare func(ctx context.Context, applied map[string]*release.Release) (*release.Prepared, error)
+	// Uninstall is the request of a StepUninstall.
+	Uninstall release.UninstallRequest
+	// ExpectRevision, when not 0, is the newest revision the plan observed:
+	// a different one at apply time means the plan is stale for this release.
+	ExpectRevision int
+}
+
+// Result is a step's outcome and the release record it left.
+type Result struct {
+	Outcome
+	Step    *Step
+	Release *release.Release
+	// PreviousDeployed is the deployed revision before this run (0: none).
+	PreviousDeployed int
+}
+
+// executor runs steps for Walk.
+type executor struct {
+	steps    map[string]*Step
+	progress Progress
+	mu       sync.Mutex
+	results  map[string]*Result
+	applied  map[string]*release.Release
+}
+
+func (x *executor) result(id string) *Result {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	r := x.results[id]
+	if r == nil {
+		r = &Result{Step: x.steps[id]}
+		x.results[id] = r
+	}
+	return r
+}
+
+func (x *executor) Run(ctx context.Context, id string) error {
+	s := x.steps[id]
+	x.progress.Started(id)
+	res := x.result(id)
+	switch s.Kind {
+	case StepNoOp:
+		return nil
+	case StepUninstall:
+		u, err := s.Engine.Uninstall(ctx, s.Uninstall)
+		if u != nil {
+			res.Release = u.Release
+		}
+		return err
+	}
+	x.mu.Lock()
+	applied := make(map[string]*release.Release, len(x.applied))
+	for k, v := range x.applied {
+		applied[k] = v
+	}
+	x.mu.Unlock()
+	p, err := s.Prepare(ctx, applied)
+	if err != nil {
+		return err
+	}
+	if s.ExpectRevision != 0 && (p.Last == nil || p.Last.Version != s.ExpectRevision) {
+		got := 0
+		if p.Last != nil {
+			got = p.Last.Version
+		}
+		return fmt.Errorf("stale plan: release %s/%s is at revision %d, the plan saw revision %d", s.Namespace, s.Name, got, s.ExpectRevision)
+	}
+	if p.Deployed != nil {
+		res.PreviousDeployed = p.Deployed.Version
+	}
+	rel, err := s.Engine.Execute(ctx, p)
+	res.Release = rel
+	if err == nil {
+		x.mu.Lock()
+		x.applied[id] = rel
+		x.mu.Unlock()
+	}
+	return err
+}
+
+// Restore undoes what a deploy step changed: an install is uninstalled, an
+// upgrade rolled back to the revision deployed before the run.
+func (x *executor) Restore(ctx context.Context, id string) (bool, error) {
+	s := x.steps[id]
+	res := x.result(id)
+	if s.Kind != StepDeploy || res.Release == nil {
+		return false, nil
+	}
+	if res.PreviousDeployed == 0 {
+		_, err := s.Engine.Uninstall(ctx, release.UninstallRequest{Name: s.Name, Namespace: s.Namespace, Wait: true})
+		if errors.Is(err, release.ErrReleaseNotFound) {
+			return false, nil // already gone (its own atomic uninstalled it)
+		}
+		return err == nil, err
+	}
+	rb, err := s.Engine.Rollback(ctx, release.RollbackRequest{Name: s.Name, Namespace: s.Namespace, Revision: res.PreviousDeployed, Wait: release.WaitReady})
+	if err == nil {
+		res.Release = rb
+	}
+	return err == nil, err
+}
+
+// ExecOptions configure Execute.
+type ExecOptions struct {
+	Parallelism int
+	// Atomic: when any step fails, every deploy step that ran is restored.
+	Atomic   bool
+	Progress Progress
+}
+
+// Execute runs the steps (in topological order) and returns a result per
+// step, in that order.
+func Execute(ctx context.Context, steps []*Step, opts ExecOptions) []*Result {
+	x := &executor{steps: map[string]*Step{}, progress: opts.Progress, results: map[string]*Result{}, applied: map[string]*release.Release{}}
+	nodes := make([]Node, len(steps))
+	for i, s := range steps {
+		x.steps[s.ID] = s
+		nodes[i] = Node{ID: s.ID, DependsOn: s.DependsOn}
+	}
+	outs := Walk(ctx, nodes, &progressExec{x}, Options{
+		Parallelism: opts.Parallelism,
+		Atomic:      opts.Atomic,
+		OnSkip:      opts.Progress.Skipped,
+	})
+	results := make([]*Result, len(steps))
+	for i, o := range outs {
+		r := x.result(o.ID)
+		r.Outcome = o
+		results[i] = r
+	}
+	return results
+}
+
+// progressExec reports each finished step.
+type progressExec struct{ *executor }
+
+func (p *progressExec) Run(ctx context.Context, id string) error {
+	start := time.Now()
+	err := p.executor.Run(ctx, id)
+	st := Succeeded
+	if err != nil {
+		st = Failed
+	}
+	p.progress.Finished(id, Outcome{ID: id, Status: st, Err: err, Duration: time.Since(start)})
+	return err
+}
