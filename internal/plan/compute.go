@@ -218,9 +218,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	saved := *req
 	saved.Chart = nil
 	rc.Saved = &SavedRelease{Rendered: prep.Rendered, Request: saved}
-	for _, w := range prep.Rendered.Warnings {
-		rc.Warnings = append(rc.Warnings, red.text(w))
-	}
+	rc.Warnings = warningsOf(prep.Rendered, red)
 
 	var before map[string]any
 	if deployed != nil {
@@ -239,6 +237,14 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	if err := c.objects(ctx, eng, rc, prep, red, unchanged); err != nil {
 		return nil, err
 	}
+	if unchanged && len(rc.Drift) > 0 {
+		// Correcting drift is an upgrade: show the next revision's objects.
+		unchanged = false
+		rc.Objects, rc.Drift, rc.Warnings = nil, nil, warningsOf(prep.Rendered, red)
+		if err := c.objects(ctx, eng, rc, prep, red, false); err != nil {
+			return nil, err
+		}
+	}
 	if unchanged && len(rc.Drift) == 0 {
 		rc.Action = ActionNoOp
 		for _, o := range rc.Objects {
@@ -249,6 +255,14 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 		rc.Hooks = hookRuns(prep.Rendered, prep.IsInstall)
 	}
 	return rc, nil
+}
+
+func warningsOf(r *chart.Rendered, red *redactor) []string {
+	var out []string
+	for _, w := range r.Warnings {
+		out = append(out, red.text(w))
+	}
+	return out
 }
 
 func orEmpty(m map[string]any) map[string]any {
@@ -507,6 +521,7 @@ func diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructu
 	if dr.conflict != nil && !req.ForceConflicts {
 		drift.Corrected = false
 		drift.Note = conflictNote(dr.conflict, false)
+		warning = "" // the drift says it
 	}
 	return ch, drift, warning, nil
 }

@@ -291,12 +291,12 @@ func unifiedLines(a, b string) []string {
 		case i < n && j < m && al[i] == bl[j]:
 			ops = append(ops, " "+al[i])
 			i, j = i+1, j+1
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			ops = append(ops, "+"+bl[j])
-			j++
-		default:
+		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
 			ops = append(ops, "-"+al[i])
 			i++
+		default:
+			ops = append(ops, "+"+bl[j])
+			j++
 		}
 	}
 	return trimContext(ops, 3)

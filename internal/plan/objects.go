@@ -150,8 +150,8 @@ func conflictManagers(err error) string {
 			}
 			_, rest, _ := strings.Cut(c.Message, `conflict with "`)
 			m, _, _ := strings.Cut(rest, `"`)
-			if m != "" && !slices.Contains(ms, m) {
-				ms = append(ms, fmt.Sprintf("%q (%s)", m, c.Field))
+			if one := fmt.Sprintf("%q (%s)", m, c.Field); m != "" && !slices.Contains(ms, one) {
+				ms = append(ms, one)
 			}
 		}
 	}
