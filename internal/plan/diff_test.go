@@ -121,7 +121,7 @@ func TestRenderTextMasksEveryOutput(t *testing.T) {
 	p := &Plan{FormatVersion: FormatVersion, Stack: "s", Releases: []*ReleaseChange{{
 		Addr: "release.a", Name: "a", Namespace: "n", Action: ActionUpgrade, Sensitive: []string{canary},
 		Warnings: []string{"template said " + canary},
-		Objects: []*ObjectChange{{Ref: "v1 ConfigMap n/a", Action: ObjectUpdate, Diff: &Diff{Changes: []*Change{{Path: "data.x", Op: FieldChange, Before: "old", After: "pre-" + canary}}}}},
+		Objects:  []*ObjectChange{{Ref: "v1 ConfigMap n/a", Action: ObjectUpdate, Diff: &Diff{Changes: []*Change{{Path: "data.x", Op: FieldChange, Before: "old", After: "pre-" + canary}}}}},
 	}}}
 	for name, render := range map[string]func(*bytes.Buffer, *Plan) error{
 		"text":     func(b *bytes.Buffer, p *Plan) error { return RenderText(b, p) },
