@@ -15,6 +15,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/apply"
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
 	"github.com/hashicorp/hcl/v2"
@@ -35,22 +36,31 @@ type applyOptions struct {
 	Parallelism    int
 	Atomic         bool
 	NoProgress     bool
+	PlanFile       string
 }
 
 func newApplyCmd(s streams) *cobra.Command {
 	var o applyOptions
 	cmd := &cobra.Command{
-		Use:   "apply",
+		Use:   "apply [PLAN_FILE]",
 		Short: "Install or upgrade every release of the stack in dependency order",
-		Long: `Apply renders every release of the stack and installs or upgrades it, in
+		Long: `Apply computes and shows the plan (or takes a plan saved with convoy plan
+--out, refusing it if anything it observed has changed since), asks for
+confirmation on a terminal, and applies it: every release of the stack is
+installed or upgraded (unchanged ones are left alone), in
 dependency order and in parallel where the graph allows, with Helm's hooks,
 waits and atomic rollback. A release whose dependency failed is skipped;
 independent releases go on. Releases this stack deployed earlier that are no
 longer in its files are uninstalled when everything else succeeded. With
 --atomic (or atomic = true in the stack block) a failure rolls back every
 release this run changed. One apply per stack runs at a time.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context(), s) },
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.PlanFile = args[0]
+			}
+			return o.Run(cmd.Context(), s)
+		},
 	}
 	addStackFlags(cmd.Flags(), &o.Stack)
 	addClusterFlags(cmd.Flags(), &o.Cluster)
@@ -123,11 +133,11 @@ func newProgress(s streams, noProgress bool, steps []*apply.Step) apply.Progress
 }
 
 func (o applyOptions) Run(ctx context.Context, s streams) error {
-	st, order, err := loadOrdered(ctx, o.Stack, s)
-	if err != nil {
-		return err
+	if o.Parallelism < 1 {
+		return errors.New("--parallelism must be at least 1")
 	}
-	if err := confirm(s, o.AutoApprove, fmt.Sprintf("Apply %d releases of stack %q?", len(order), st.Name)); err != nil {
+	st, order, hash, err := loadForPlan(ctx, o.Stack, s)
+	if err != nil {
 		return err
 	}
 	fwd := &forwarder{}
@@ -137,7 +147,11 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 		return err
 	}
 	defer unlock()
-	steps, err := o.steps(ctx, st, order, engines)
+	p, err := o.plan(ctx, s, st, order, hash, engines)
+	if err != nil || p == nil {
+		return err
+	}
+	steps, err := o.steps(ctx, st, p, engines)
 	if err != nil {
 		return err
 	}
@@ -146,13 +160,57 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 	results := apply.Execute(ctx, steps, apply.ExecOptions{Parallelism: o.Parallelism, Atomic: o.Atomic || st.Atomic, Progress: progress})
 	progress.Close()
 	fwd.set(nil)
-	writeResults(s.Out, results)
+	writeResults(s.Out, results, p)
 	for _, r := range results {
 		if r.Status != apply.Succeeded {
 			return errSilent
 		}
 	}
 	return nil
+}
+
+// plan is the plan to apply: the saved one, verified against what the
+// cluster and the stack files hold now, or a fresh one the user confirms.
+// It returns nil when there is nothing to do.
+func (o applyOptions) plan(ctx context.Context, s streams, st *config.Stack, order []config.ReleaseInstanceAddr, hash string, engines *engines) (*plan.Plan, error) {
+	if o.PlanFile != "" {
+		p, err := plan.ReadFile(o.PlanFile)
+		if err != nil {
+			return nil, err
+		}
+		if p.Stack != st.Name {
+			return nil, fmt.Errorf("the plan in %s is for stack %q, not %q", o.PlanFile, p.Stack, st.Name)
+		}
+		if err := p.VerifyConfig(hash); err != nil {
+			return nil, err
+		}
+		if err := p.Verify(ctx, engines.byName(ctx, st)); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	p, err := plan.Compute(ctx, plan.Input{
+		Stack:          st,
+		Order:          order,
+		Engine:         engines.forCluster,
+		Charts:         resolve.NewCharts(),
+		Parallelism:    o.Parallelism,
+		ConfigHash:     hash,
+		ForceConflicts: o.ForceConflicts,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := plan.RenderText(s.Out, p); err != nil {
+		return nil, err
+	}
+	if !p.HasChanges() {
+		return nil, nil
+	}
+	if err := confirm(s, o.AutoApprove, "Apply this plan?"); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // clustersOf lists the cluster blocks a stack uses; "" is the default.
@@ -191,108 +249,88 @@ func lockStack(ctx context.Context, st *config.Stack, engines *engines, command 
 	return unlock, nil
 }
 
-// steps builds the run: a deploy step per release instance (rendered when
-// it starts, after its dependencies applied), then an uninstall step per
-// release removed from the stack files, after every deploy.
-func (o applyOptions) steps(ctx context.Context, st *config.Stack, order []config.ReleaseInstanceAddr, engines *engines) ([]*apply.Step, error) {
+// steps turns the plan into the run: a step per release in the plan's
+// order. Deploys execute the plan's rendered output (releases whose values
+// were known only after apply are rendered when their dependencies are
+// done); uninstalls of removed releases wait for every deploy.
+func (o applyOptions) steps(ctx context.Context, st *config.Stack, p *plan.Plan, engines *engines) ([]*apply.Step, error) {
 	charts := resolve.NewCharts()
+	engineFor := engines.byName(ctx, st)
 	var steps []*apply.Step
 	var deployIDs []string
-	for _, addr := range order {
-		inst := st.Release(addr)
-		eng, err := engines.forCluster(ctx, inst.Cluster)
+	for _, rc := range p.Releases {
+		eng, err := engineFor(rc.Cluster)
 		if err != nil {
 			return nil, err
 		}
-		var deps []string
-		for _, d := range inst.DependsOn {
-			deps = append(deps, d.Addr.String())
+		step := &apply.Step{
+			ID: rc.Addr, Name: rc.Name, Namespace: rc.Namespace, DependsOn: rc.DependsOn, Engine: eng,
+			CheckRevision: true, ExpectRevision: rc.Observed.LastRevision,
 		}
-		deployIDs = append(deployIDs, addr.String())
-		steps = append(steps, &apply.Step{
-			ID: addr.String(), Name: inst.Name, Namespace: inst.Namespace, DependsOn: deps,
-			Kind: apply.StepDeploy, Engine: eng,
-			Prepare: func(ctx context.Context, applied map[string]*release.Release) (*release.Prepared, error) {
-				cur := inst
-				if !inst.Known {
-					av, err := appliedAttributes(ctx, st, inst, applied, engines)
-					if err != nil {
-						return nil, err
-					}
-					again, diags := st.EvaluateRelease(addr, av)
-					if diags.HasErrors() {
-						return nil, errors.New(diags.Error())
-					}
-					cur = again
-				}
-				r, err := resolve.Resolve(charts, st.Dir, cur)
+		switch rc.Action {
+		case plan.ActionNoOp:
+			step.Kind = apply.StepNoOp
+		case plan.ActionUninstall:
+			step.Kind = apply.StepUninstall
+			step.DependsOn = deployIDs
+			step.Uninstall = release.UninstallRequest{Name: rc.Name, Namespace: rc.Namespace, Wait: true}
+		default:
+			step.Kind = apply.StepDeploy
+			deployIDs = append(deployIDs, rc.Addr)
+			if rc.KnownAfterApply || rc.Saved == nil {
+				prepare, err := o.renderAtApply(st, rc.Addr, eng, engines, charts)
 				if err != nil {
 					return nil, err
 				}
-				return eng.Prepare(ctx, requestFor(st, r, o.ForceConflicts))
-			},
-		})
-	}
-	removed, err := removedReleases(ctx, st, engines)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range removed {
-		steps = append(steps, &apply.Step{
-			ID: "removed:" + r.Namespace + "/" + r.Name, Name: r.Name, Namespace: r.Namespace,
-			DependsOn: deployIDs, Kind: apply.StepUninstall, Engine: r.engine,
-			Uninstall: release.UninstallRequest{Name: r.Name, Namespace: r.Namespace, Wait: true},
-		})
+				step.Prepare = prepare
+			} else {
+				saved := rc.Saved
+				step.Prepare = func(ctx context.Context, _ map[string]*release.Release) (*release.Prepared, error) {
+					req := saved.Request
+					return eng.PrepareRendered(ctx, &req, saved.Rendered)
+				}
+			}
+		}
+		steps = append(steps, step)
 	}
 	return steps, nil
 }
 
-type removedRelease struct {
-	Name, Namespace string
-	engine          *release.Engine
-}
-
-// removedReleases finds releases that carry this stack's label but are no
-// longer in its files, on every cluster the stack uses.
-func removedReleases(ctx context.Context, st *config.Stack, engines *engines) ([]removedRelease, error) {
-	clusters := clustersOf(st)
-	inStack := map[string]bool{} // "cluster/namespace/name"
-	for _, r := range st.Releases {
-		key := ""
-		if r.Cluster != nil {
-			key = r.Cluster.Name
-		}
-		inStack[key+"/"+r.Namespace+"/"+r.Name] = true
+// renderAtApply renders a release when its step starts, with its
+// dependencies' outputs.
+func (o applyOptions) renderAtApply(st *config.Stack, addrText string, eng *release.Engine, engines *engines, charts *resolve.Charts) (func(context.Context, map[string]*release.Release) (*release.Prepared, error), error) {
+	addr, diags := config.ParseReleaseInstanceAddr(addrText)
+	if diags.HasErrors() {
+		return nil, errors.New(diags.Error())
 	}
-	var out []removedRelease
-	for _, key := range slices.Sorted(maps.Keys(clusters)) {
-		eng, err := engines.forCluster(ctx, clusters[key])
+	inst := st.Release(addr)
+	if inst == nil {
+		return nil, fmt.Errorf("the plan has %s, which the stack does not define", addrText)
+	}
+	return func(ctx context.Context, applied map[string]*release.Release) (*release.Prepared, error) {
+		cur := inst
+		if !inst.Known {
+			av, err := appliedAttributes(ctx, st, inst, applied, engines)
+			if err != nil {
+				return nil, err
+			}
+			again, diags := st.EvaluateRelease(addr, av)
+			if diags.HasErrors() {
+				return nil, errors.New(diags.Error())
+			}
+			cur = again
+		}
+		r, err := resolve.Resolve(charts, st.Dir, cur)
 		if err != nil {
 			return nil, err
 		}
-		recs, err := eng.Storage("").Driver.List(ctx, map[string]string{"owner": "helm", stackLabel: st.Name})
-		if err != nil {
-			return nil, err
-		}
-		latest := map[string]*release.Release{}
-		for _, r := range recs {
-			k := key + "/" + r.Namespace + "/" + r.Name
-			if cur := latest[k]; cur == nil || r.Version > cur.Version {
-				latest[k] = r
-			}
-		}
-		for _, k := range slices.Sorted(maps.Keys(latest)) {
-			if r := latest[k]; !inStack[k] && r.Info.Status != release.StatusUninstalled {
-				out = append(out, removedRelease{Name: r.Name, Namespace: r.Namespace, engine: eng})
-			}
-		}
-	}
-	return out, nil
+		return eng.Prepare(ctx, plan.NewRequest(st, r, o.ForceConflicts))
+	}, nil
 }
 
 // writeResults prints the final table: every release's outcome and time,
 // then the errors in full.
-func writeResults(w io.Writer, rs []*apply.Result) {
+func writeResults(w io.Writer, rs []*apply.Result, p *plan.Plan) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RELEASE\tNAMESPACE\tACTION\tREVISION\tRESULT\tDURATION")
 	for _, r := range rs {
@@ -330,12 +368,18 @@ func writeResults(w io.Writer, rs []*apply.Result) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Step.Name, r.Step.Namespace, action, rev, result, dur)
 	}
 	tw.Flush()
+	redact := func(err error) string {
+		if p != nil {
+			err = p.RedactError(err)
+		}
+		return strings.TrimSpace(err.Error())
+	}
 	for _, r := range rs {
 		if r.Err != nil {
-			fmt.Fprintf(w, "\n%s (%s/%s): %s\n", r.ID, r.Step.Namespace, r.Step.Name, strings.TrimSpace(r.Err.Error()))
+			fmt.Fprintf(w, "\n%s (%s/%s): %s\n", r.ID, r.Step.Namespace, r.Step.Name, redact(r.Err))
 		}
 		if r.RestoreErr != nil {
-			fmt.Fprintf(w, "\n%s: restoring failed: %s\n", r.ID, strings.TrimSpace(r.RestoreErr.Error()))
+			fmt.Fprintf(w, "\n%s: restoring failed: %s\n", r.ID, redact(r.RestoreErr))
 		}
 	}
 }
@@ -371,35 +415,3 @@ func (ls loadedStack) configFiles() map[string]*hcl.File {
 	return ls.Config.Files
 }
 
-// requestFor turns a resolved release into the release engine's request.
-func requestFor(st *config.Stack, r *resolve.Release, force bool) *release.Request {
-	inst := r.Instance
-	wait := release.WaitNone
-	if inst.Wait {
-		wait = release.WaitReady
-		if inst.WaitForJobs {
-			wait = release.WaitReadyAndJobs
-		}
-	}
-	labels := maps.Clone(inst.Labels)
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels[stackLabel] = st.Name
-	return &release.Request{
-		Name:            inst.Name,
-		Namespace:       inst.Namespace,
-		Chart:           r.Chart,
-		Values:          r.Values,
-		CreateNamespace: inst.CreateNamespace,
-		Wait:            wait,
-		Timeout:         inst.Timeout,
-		Atomic:          inst.Atomic,
-		CleanupOnFail:   inst.CleanupOnFail,
-		HistoryMax:      inst.HistoryMax,
-		DisableHooks:    inst.DisableHooks,
-		TakeOwnership:   inst.TakeOwnership,
-		ForceConflicts:  force,
-		Labels:          labels,
-	}
-}

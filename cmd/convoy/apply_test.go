@@ -360,3 +360,69 @@ release "api" {
 		t.Fatalf("output reference resolved to %q (%v)", cm.Data["message"], err)
 	}
 }
+
+func TestSavedPlanAppliesOnceAndStalePlansAreRefused(t *testing.T) {
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	dir := writeStack(t, threeTier(appChart(t), ns, "v1"))
+	planFile := filepath.Join(t.TempDir(), "plan.cvp")
+	if code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--out", planFile); code != 0 {
+		t.Fatalf("plan: %d\n%s\n%s", code, out, errOut)
+	}
+	if fi, err := os.Stat(planFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("plan file mode: %v %v", fi.Mode(), err)
+	}
+	code, out, errOut := runConvoy(t, "apply", planFile, "-C", dir, "--kubeconfig", kc)
+	if code != 0 {
+		t.Fatalf("apply of the saved plan: %d\n%s\n%s", code, out, errOut)
+	}
+	if got := revisions(statusOf(t, ns, "api")); got != "1:deployed" {
+		t.Fatalf("api: %s", got)
+	}
+	// The same plan again: the releases it planned to install exist now.
+	code, _, errOut = runConvoy(t, "apply", planFile, "-C", dir, "--kubeconfig", kc)
+	if code != 1 || !strings.Contains(errOut, "stale") {
+		t.Fatalf("re-applying a used plan: exit %d, %s", code, errOut)
+	}
+
+	// A plan made before someone edits an affected object is stale too.
+	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(threeTier(appChart(t), ns, "v2")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--out", planFile); code != 0 {
+		t.Fatalf("plan: %d\n%s\n%s", code, out, errOut)
+	}
+	cm, err := cluster.Client().CoreV1().ConfigMaps(ns).Get(context.Background(), "api-config", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["message"] = "edited by hand"
+	if _, err := cluster.Client().CoreV1().ConfigMaps(ns).Update(context.Background(), cm, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runConvoy(t, "apply", planFile, "-C", dir, "--kubeconfig", kc)
+	if code != 1 || !strings.Contains(errOut, "stale") || !strings.Contains(errOut, "api-config") {
+		t.Fatalf("applying a plan after an edit: exit %d, %s", code, errOut)
+	}
+	if got := revisions(statusOf(t, ns, "api")); got != "1:deployed" {
+		t.Fatalf("a stale plan changed the release: %s", got)
+	}
+}
+
+func TestApplyOfAnUnchangedStackChangesNothing(t *testing.T) {
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	dir := writeStack(t, threeTier(appChart(t), ns, "v1"))
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve"); code != 0 {
+		t.Fatalf("apply: %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve")
+	if code != 0 {
+		t.Fatalf("second apply: %d\n%s\n%s", code, out, errOut)
+	}
+	for _, name := range []string{"db", "api", "web"} {
+		if got := revisions(statusOf(t, ns, name)); got != "1:deployed" {
+			t.Errorf("%s: %s (an unchanged release got a new revision)", name, got)
+		}
+	}
+}

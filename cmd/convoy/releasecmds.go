@@ -327,7 +327,7 @@ func (o destroyOptions) Run(ctx context.Context, s streams) error {
 	results := apply.Execute(ctx, ordered, apply.ExecOptions{Parallelism: o.Parallelism, Progress: progress})
 	progress.Close()
 	fwd.set(nil)
-	writeResults(s.Out, results)
+	writeResults(s.Out, results, nil)
 	for _, r := range results {
 		if r.Status != apply.Succeeded {
 			return errSilent

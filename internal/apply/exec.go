@@ -34,8 +34,10 @@ type Step struct {
 	Prepare func(ctx context.Context, applied map[string]*release.Release) (*release.Prepared, error)
 	// Uninstall is the request of a StepUninstall.
 	Uninstall release.UninstallRequest
-	// ExpectRevision, when not 0, is the newest revision the plan observed:
-	// a different one at apply time means the plan is stale for this release.
+	// CheckRevision: ExpectRevision is the newest revision the plan
+	// observed (0: none); a different one at apply time means the plan is
+	// stale for this release.
+	CheckRevision  bool
 	ExpectRevision int
 }
 
@@ -92,11 +94,11 @@ func (x *executor) Run(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if s.ExpectRevision != 0 && (p.Last == nil || p.Last.Version != s.ExpectRevision) {
-		got := 0
-		if p.Last != nil {
-			got = p.Last.Version
-		}
+	got := 0
+	if p.Last != nil {
+		got = p.Last.Version
+	}
+	if s.CheckRevision && got != s.ExpectRevision {
 		return fmt.Errorf("stale plan: release %s/%s is at revision %d, the plan saw revision %d", s.Namespace, s.Name, got, s.ExpectRevision)
 	}
 	if p.Deployed != nil {
