@@ -414,4 +414,3 @@ func (ls loadedStack) configFiles() map[string]*hcl.File {
 	}
 	return ls.Config.Files
 }
-
