@@ -1,0 +1,463 @@
+package plan_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/resolve"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const canary = "canary-Qm7-do-not-print"
+
+func chartPath(t *testing.T, parts ...string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join(parts...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func appChart(t *testing.T) string {
+	return chartPath(t, "..", "release", "testdata", "charts", "app")
+}
+
+func vaultChart(t *testing.T) string { return chartPath(t, "testdata", "charts", "vault") }
+
+func writeStack(t *testing.T, dir, hcl string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// env is a stack directory planned and deployed against the devcluster.
+type env struct {
+	t   *testing.T
+	dir string
+	eng *release.Engine
+}
+
+func newEnv(t *testing.T, hcl string) *env {
+	t.Helper()
+	eng, err := release.NewEngine(context.Background(), cluster.RESTConfig(), release.EngineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, dir: filepath.Join(t.TempDir(), "stack"), eng: eng}
+	writeStack(t, e.dir, hcl)
+	return e
+}
+
+func (e *env) load(vars map[string]string) (*config.Stack, string) {
+	e.t.Helper()
+	cfg, diags := config.LoadDir(e.dir)
+	if diags.HasErrors() {
+		e.t.Fatal(diags)
+	}
+	opts := config.EvalOptions{Vars: vars}
+	st, diags := config.Evaluate(context.Background(), cfg, opts)
+	if diags.HasErrors() {
+		e.t.Fatal(diags)
+	}
+	hash, err := plan.ConfigHash(cfg, opts)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return st, hash
+}
+
+func (e *env) engine(context.Context, *config.ClusterSpec) (*release.Engine, error) {
+	return e.eng, nil
+}
+
+func (e *env) plan(vars map[string]string, targets []string, includeDeps bool) (*plan.Plan, error) {
+	e.t.Helper()
+	st, hash := e.load(vars)
+	addrs, diags := st.ResolveTargets(targets)
+	if diags.HasErrors() {
+		e.t.Fatal(diags)
+	}
+	return plan.Compute(context.Background(), plan.Input{
+		Stack: st, Engine: e.engine, Charts: resolve.NewCharts(), Targets: addrs, IncludeDeps: includeDeps, ConfigHash: hash,
+	})
+}
+
+func (e *env) mustPlan(vars map[string]string) *plan.Plan {
+	e.t.Helper()
+	p, err := e.plan(vars, nil, false)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+// deploy installs or upgrades every release in dependency order.
+func (e *env) deploy(vars map[string]string) { e.deployForce(vars, false) }
+
+// deployForce deploys taking over fields of other field managers.
+func (e *env) deployForce(vars map[string]string, force bool) {
+	e.t.Helper()
+	st, _ := e.load(vars)
+	g, _ := st.Graph()
+	order, _ := g.TopologicalOrder()
+	charts := resolve.NewCharts()
+	for _, addr := range order {
+		r, err := resolve.Resolve(charts, st.Dir, st.Release(addr))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if _, err := e.eng.Deploy(context.Background(), plan.NewRequest(st, r, force)); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+func render(t *testing.T, p *plan.Plan) (text, js, md string) {
+	t.Helper()
+	var a, b, c bytes.Buffer
+	if err := plan.RenderText(&a, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.RenderJSON(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.RenderMarkdown(&c, p); err != nil {
+		t.Fatal(err)
+	}
+	return a.String(), b.String(), c.String()
+}
+
+func twoReleases(chart, ns, apiMessage string) string {
+	return fmt.Sprintf(`
+stack %[2]q {
+  default_namespace = %[2]q
+}
+release "db" {
+  chart  = %[1]q
+  values = [{ message = "db" }]
+}
+release "api" {
+  chart      = %[1]q
+  depends_on = [release.db]
+  values     = [{ message = %[3]q }]
+}
+`, chart, ns, apiMessage)
+}
+
+func actions(p *plan.Plan) string {
+	var s []string
+	for _, r := range p.Releases {
+		s = append(s, r.Addr+":"+string(r.Action))
+	}
+	return strings.Join(s, " ")
+}
+
+func TestPlanInstallNoChangesUpgrade(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
+
+	p := e.mustPlan(nil)
+	if got := actions(p); got != "release.db:install release.api:install" {
+		t.Fatalf("actions: %s", got)
+	}
+	if s := p.Summary().String(); s != "Plan: 2 to install, 0 to upgrade, 0 to uninstall, 0 unchanged." {
+		t.Fatalf("summary: %s", s)
+	}
+	e.deploy(nil)
+
+	p = e.mustPlan(nil)
+	if p.HasChanges() || actions(p) != "release.db:no-op release.api:no-op" {
+		text, _, _ := render(t, p)
+		t.Fatalf("unchanged stack has changes: %s\n%s", actions(p), text)
+	}
+
+	writeStack(t, e.dir, twoReleases(appChart(t), ns, "v2"))
+	p = e.mustPlan(nil)
+	if got := actions(p); got != "release.db:no-op release.api:upgrade" {
+		t.Fatalf("actions: %s", got)
+	}
+	api := p.Release("release.api")
+	if len(api.Values.Changes) != 1 || api.Values.Changes[0].Path != "message" || api.Values.Changes[0].Before != "v1" || api.Values.Changes[0].After != "v2" {
+		t.Fatalf("values diff: %+v", api.Values)
+	}
+	var cm *plan.ObjectChange
+	for _, o := range api.Objects {
+		switch {
+		case o.Kind == "ConfigMap":
+			cm = o
+		case o.Action != plan.ObjectNoOp:
+			t.Errorf("%s: %s, want no-op", o.Ref, o.Action)
+		}
+	}
+	if cm == nil || cm.Action != plan.ObjectUpdate || cm.Template != "app/templates/configmap.yaml" {
+		t.Fatalf("configmap change: %+v", cm)
+	}
+	// The chart prints the revision too.
+	var got []string
+	for _, c := range cm.Diff.Changes {
+		got = append(got, fmt.Sprintf("%s: %v → %v", c.Path, c.Before, c.After))
+	}
+	if want := []string{"data.message: v1 → v2", "data.revision: 1 → 2"}; !slices.Equal(got, want) {
+		t.Fatalf("configmap diff %q, want %q", got, want)
+	}
+	text, _, _ := render(t, p)
+	if !strings.Contains(text, `~ data.message: "v1" → "v2"`) || !strings.Contains(text, "Plan: 0 to install, 1 to upgrade, 0 to uninstall, 1 unchanged.") {
+		t.Fatalf("text:\n%s", text)
+	}
+}
+
+func TestPlanReportsDrift(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
+	e.deploy(nil)
+
+	// kubectl scale: another field manager updates the replicas.
+	ctx := context.Background()
+	deps := cluster.Client().AppsV1().Deployments(ns)
+	d, err := deps.Get(ctx, "api", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	three := int32(3)
+	d.Spec.Replicas = &three
+	if _, err := deps.Update(ctx, d, metav1.UpdateOptions{FieldManager: "kubectl-scale"}); err != nil {
+		t.Fatal(err)
+	}
+
+	p := e.mustPlan(nil)
+	api := p.Release("release.api")
+	if api.Action != plan.ActionUpgrade || len(api.Drift) != 1 {
+		t.Fatalf("action %s, drift %+v", api.Action, api.Drift)
+	}
+	dr := api.Drift[0]
+	if dr.Ref != "apps/v1 Deployment "+ns+"/api" || len(dr.Diff.Changes) != 1 || dr.Diff.Changes[0].Path != "spec.replicas" {
+		t.Fatalf("drift: %+v %+v", dr, dr.Diff)
+	}
+	if dr.Corrected || !strings.Contains(dr.Note, `"kubectl-scale"`) || !strings.Contains(dr.Note, "--force-conflicts") {
+		t.Fatalf("drift correction: %v %q", dr.Corrected, dr.Note)
+	}
+	if p.Release("release.db").Action != plan.ActionNoOp {
+		t.Fatalf("db: %s", p.Release("release.db").Action)
+	}
+	text, _, _ := render(t, p)
+	if !strings.Contains(text, "~ spec.replicas: 1 → 3") || !strings.Contains(text, "Drift: 1 object.") {
+		t.Fatalf("text:\n%s", text)
+	}
+}
+
+func vaultStack(chart, ns string, fail bool) string {
+	failWith := ""
+	if fail {
+		failWith = `failWith = "bad password ${var.password}"`
+	}
+	return fmt.Sprintf(`
+stack %[2]q {
+  default_namespace = %[2]q
+}
+variable "password" {
+  type      = string
+  sensitive = true
+}
+release "vault" {
+  chart  = %[1]q
+  values = [{ user = "app" }]
+  set_sensitive = { password = var.password }
+}
+release "web" {
+  chart  = %[1]q
+  values = [{ user = "web", password = var.password, %[3]s }]
+}
+`, chart, ns, failWith)
+}
+
+func assertMasked(t *testing.T, what string, outputs ...string) {
+	t.Helper()
+	for _, o := range outputs {
+		for _, leak := range []string{canary, "Y2FuYXJ5LVFtNy1kby1ub3QtcHJpbnQ=", "old-" + canary} {
+			if strings.Contains(o, leak) {
+				t.Fatalf("%s leaks %q:\n%s", what, leak, o)
+			}
+		}
+	}
+}
+
+func TestSensitiveValuesNeverShown(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e := newEnv(t, vaultStack(vaultChart(t), ns, false))
+	old := map[string]string{"password": "old-" + canary}
+	now := map[string]string{"password": canary}
+
+	p := e.mustPlan(now)
+	text, js, md := render(t, p)
+	assertMasked(t, "install plan", text, js, md)
+	if !strings.Contains(text, plan.SensitivePlaceholder) {
+		t.Fatalf("nothing masked:\n%s", text)
+	}
+
+	e.deploy(old)
+	p = e.mustPlan(now)
+	text, js, md = render(t, p)
+	assertMasked(t, "upgrade plan", text, js, md)
+	var doc struct {
+		FormatVersion int `json:"format_version"`
+		Releases      []struct {
+			Address string `json:"address"`
+			Objects []struct {
+				Kind    string `json:"kind"`
+				Changes []struct {
+					Path      string `json:"path"`
+					Sensitive bool   `json:"sensitive"`
+				} `json:"changes"`
+			} `json:"objects"`
+		} `json:"releases"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatalf("json: %v\n%s", err, js)
+	}
+	masked := map[string]bool{}
+	for _, r := range doc.Releases {
+		for _, o := range r.Objects {
+			for _, c := range o.Changes {
+				if c.Sensitive {
+					masked[r.Address+" "+o.Kind+" "+c.Path] = true
+				}
+			}
+		}
+	}
+	for _, want := range []string{
+		"release.vault Secret data.password", "release.vault ConfigMap data.dsn",
+		"release.web Secret data.password", "release.web Deployment spec.template.spec.containers[name=web].env[name=DB_PASSWORD].value",
+	} {
+		if !masked[want] {
+			t.Errorf("%s not masked; masked: %v", want, masked)
+		}
+	}
+
+	// The saved plan holds the value (apply needs it), readable by its owner only.
+	path := filepath.Join(t.TempDir(), "plan.cvp")
+	if err := p.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("plan file mode: %v %v", fi.Mode(), err)
+	}
+	if !p.HasSensitive() {
+		t.Fatal("HasSensitive false")
+	}
+	read, err := plan.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text2, js2, md2 := render(t, read)
+	assertMasked(t, "saved plan", text2, js2, md2)
+
+	// Errors are masked too.
+	writeStack(t, e.dir, vaultStack(vaultChart(t), ns, true))
+	_, err = e.plan(now, nil, false)
+	if err == nil || !strings.Contains(err.Error(), "cannot render: (sensitive)") {
+		t.Fatalf("want a render error, got %v", err)
+	}
+	assertMasked(t, "error", err.Error())
+}
+
+func TestSavedPlanRoundTripAndVerify(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
+	e.deploy(nil)
+	writeStack(t, e.dir, twoReleases(appChart(t), ns, "v2"))
+	p := e.mustPlan(nil)
+
+	path := filepath.Join(t.TempDir(), "plan.cvp")
+	if err := p.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	read, err := plan.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, js1, _ := render(t, p)
+	_, js2, _ := render(t, read)
+	if js1 != js2 {
+		t.Fatalf("the saved plan renders differently:\n%s\n---\n%s", js1, js2)
+	}
+	api := read.Release("release.api")
+	if api.Saved == nil || api.Saved.Rendered.Manifest(false) != p.Release("release.api").Saved.Rendered.Manifest(false) ||
+		api.Saved.Rendered.Chart.Metadata.Name != "app" || api.Saved.Request.Name != "api" || api.Saved.Request.Labels[plan.StackLabel] != ns {
+		t.Fatalf("saved release: %+v", api.Saved)
+	}
+	if api.Observed.LastRevision != 1 || api.Observed.LastStatus != "deployed" || api.Observed.ObjectVersions["v1 ConfigMap "+ns+"/api-config"] == "" {
+		t.Fatalf("observed: %+v", api.Observed)
+	}
+	engineFor := func(string) (*release.Engine, error) { return e.eng, nil }
+	ctx := context.Background()
+	if err := read.Verify(ctx, engineFor); err != nil {
+		t.Fatalf("fresh plan refused: %v", err)
+	}
+	_, hash := e.load(nil)
+	if err := read.VerifyConfig(hash); err != nil {
+		t.Fatalf("same config refused: %v", err)
+	}
+	writeStack(t, e.dir, twoReleases(appChart(t), ns, "v3"))
+	_, hash = e.load(nil)
+	if err := read.VerifyConfig(hash); err == nil || !strings.Contains(err.Error(), "stack configuration") {
+		t.Fatalf("changed config: %v", err)
+	}
+
+	// Someone edits an affected object.
+	cms := cluster.Client().CoreV1().ConfigMaps(ns)
+	cm, err := cms.Get(ctx, "api-config", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["message"] = "edited"
+	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	err = read.Verify(ctx, engineFor)
+	var stale *plan.StaleError
+	if !errors.As(err, &stale) || !strings.Contains(err.Error(), "v1 ConfigMap "+ns+"/api-config was edited since the plan") {
+		t.Fatalf("after an edit: %v", err)
+	}
+
+	// A new revision (another apply got there first).
+	e.deployForce(nil, true)
+	err = read.Verify(ctx, engineFor)
+	if !errors.As(err, &stale) || !strings.Contains(err.Error(), "release api (namespace "+ns+") has a new revision 2 (deployed) since the plan saw revision 1 (deployed)") {
+		t.Fatalf("after a new revision: %v", err)
+	}
+}
+
+func TestPlanTargets(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
+	p, err := e.plan(nil, []string{"release.api"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(p); got != "release.api:install" {
+		t.Fatalf("without deps: %s", got)
+	}
+	p, err = e.plan(nil, []string{"release.api"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(p); got != "release.db:install release.api:install" || !p.IncludeDeps || !slices.Equal(p.Targets, []string{"release.api"}) {
+		t.Fatalf("with deps: %s", got)
+	}
+}
