@@ -7,4 +7,15 @@
 // parity test in this package compares output bytes and error text against
 // the real binary. A loaded *Chart is immutable: Render works on its own
 // copies, so one chart may be rendered by many goroutines at once.
+//
+// The subpackages common, engine and util exist only so that the types
+// templates can see carry Helm's names (common.Values, engine.files,
+// util.SimpleHead), which leak into template output and error messages.
+//
+// Deliberate differences from Helm, none visible on charts Helm renders:
+// archives may not contain links or special files and are bounded in file
+// count and size (Limits); directory charts may not symlink outside
+// themselves; schema $refs are never fetched over the network; include and
+// tpl nesting is bounded across names (Helm overflows the stack); several
+// schema violations are listed in a stable order (Helm uses map order).
 package chart
