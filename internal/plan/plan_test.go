@@ -461,3 +461,28 @@ func TestPlanTargets(t *testing.T) {
 		t.Fatalf("with deps: %s", got)
 	}
 }
+
+func TestPlanKnownAfterApply(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e := newEnv(t, fmt.Sprintf(`
+stack %[2]q {
+  default_namespace = %[2]q
+}
+release "db" {
+  chart = %[1]q
+}
+release "api" {
+  chart  = %[1]q
+  values = [{ message = "db at revision ${release.db.revision}" }]
+}
+`, appChart(t), ns))
+	p := e.mustPlan(nil)
+	api := p.Release("release.api")
+	if api.Action != plan.ActionInstall || !api.KnownAfterApply || api.Saved != nil || !slices.Equal(api.DependsOn, []string{"release.db"}) {
+		t.Fatalf("api: %+v", api)
+	}
+	text, js, _ := render(t, p)
+	if !strings.Contains(text, "(known after apply)") || !strings.Contains(js, `"known_after_apply": true`) {
+		t.Fatalf("text:\n%s\njson:\n%s", text, js)
+	}
+}
