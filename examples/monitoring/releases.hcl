@@ -13,7 +13,7 @@ release "prometheus" {
     templatefile("values/prometheus.yaml.tpl", {
       retention       = var.retention
       scrape_interval = var.scrape_interval
-      alertmanager    = "${release.alertmanager.name}-alertmanager.${release.alertmanager.namespace}.svc:9093"
+      alertmanager    = "${release.alertmanager.name}.${release.alertmanager.namespace}.svc:9093"
     }),
   ]
   timeout = "10m"
@@ -25,7 +25,7 @@ release "grafana" {
   values = [
     {
       env = {
-        GF_DATASOURCE_URL = "http://${release.prometheus.name}-prometheus.${release.prometheus.namespace}.svc:9090"
+        GF_DATASOURCE_URL = "http://${release.prometheus.name}.${release.prometheus.namespace}.svc:9090"
       }
     },
   ]

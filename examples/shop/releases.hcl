@@ -1,3 +1,7 @@
+# The example charts name their Service RELEASE-CHART, or just RELEASE when
+# the release name already contains the chart name (api-eu-west, not
+# api-eu-west-api), like charts made with `helm create`.
+
 release "db" {
   chart            = "./charts/postgres"
   version          = "~0.1.0"
@@ -8,6 +12,7 @@ release "db" {
     { env = { POSTGRES_DB = "shop", POSTGRES_USER = "shop" } },
   ]
   set_sensitive = { "env.POSTGRES_PASSWORD" = var.db_password }
+  wait          = true
   timeout       = "10m"
   atomic        = true
   history_max   = 5
@@ -29,7 +34,9 @@ release "api" {
     }
   }]
   set_sensitive = { "env.DATABASE_PASSWORD" = var.db_password }
+  wait          = true
   wait_for_jobs = true
+  timeout       = "5m"
   labels        = merge(local.labels, { tier = "api", region = each.key })
 }
 
@@ -41,9 +48,10 @@ release "web" {
   values = [{
     env = {
       PUBLIC_URL = "https://${each.key}.${local.domain}"
-      API_URL    = "http://${release.api[each.key].name}-api:8080"
+      API_URL    = "http://${release.api[each.key].name}:8080"
     }
   }]
   set    = { "service.type" = "ClusterIP" }
+  wait   = true
   labels = merge(local.labels, { tier = "web", region = each.key })
 }
