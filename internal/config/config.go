@@ -103,9 +103,8 @@ type Release struct {
 	// DependsOn are the explicit depends_on entries, already resolved.
 	DependsOn []DependsOnEntry
 
+	// DeclRange covers the block header, `release "name"`.
 	DeclRange hcl.Range
-	// TypeRange covers `release "name"`: the block header.
-	TypeRange hcl.Range
 }
 
 // Addr is the release's address, release.<name>.

@@ -242,7 +242,7 @@ var releaseBlockSchema = &hcl.BodySchema{
 }
 
 func decodeReleaseBlock(block *hcl.Block) (*Release, hcl.Diagnostics) {
-	r := &Release{Name: block.Labels[0], DeclRange: block.DefRange, TypeRange: block.DefRange}
+	r := &Release{Name: block.Labels[0], DeclRange: block.DefRange}
 	content, diags := block.Body.Content(releaseBlockSchema)
 	r.Count = attrExpr(content, "count")
 	r.ForEach = attrExpr(content, "for_each")

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -219,14 +218,4 @@ func firstInvalidUTF8(src []byte) hcl.Pos {
 		i += size
 	}
 	return pos
-}
-
-// sortedFileNames returns names in order, for deterministic iteration.
-func sortedFileNames(m map[string]*hcl.File) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
