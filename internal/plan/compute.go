@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -66,7 +67,7 @@ func Compute(ctx context.Context, in Input) (*Plan, error) {
 	if par <= 0 {
 		par = DefaultParallelism
 	}
-	c := &computer{in: in, sem: make(chan struct{}, par), histories: map[string]*historyEntry{}}
+	c := &computer{in: in, sem: make(chan struct{}, par), histories: map[string]*historyEntry{}, lists: map[string]*listEntry{}}
 	p := &Plan{FormatVersion: FormatVersion, Stack: st.Name, ConfigHash: in.ConfigHash, CreatedAt: time.Now().UTC(), IncludeDeps: in.IncludeDeps}
 	for _, t := range in.Targets {
 		p.Targets = append(p.Targets, t.String())
@@ -111,6 +112,58 @@ type computer struct {
 
 	mu        sync.Mutex
 	histories map[string]*historyEntry // cluster "/" namespace
+	lists     map[string]*listEntry    // cluster, apiVersion, kind, namespace
+}
+
+type listEntry struct {
+	once sync.Once
+	objs map[string]*unstructured.Unstructured
+	err  error
+}
+
+// live reads the live object: one list per kind and namespace, shared by
+// every release of the plan, instead of one request per object. Secrets
+// are read one by one: listing them would fetch every release record.
+func (c *computer) live(ctx context.Context, cluster string, kc *kube.Client, ref kube.Ref) (*unstructured.Unstructured, error) {
+	if ref.Namespace == "" || (ref.Group == "" && ref.Kind == "Secret") {
+		return getLive(ctx, kc, ref)
+	}
+	key := strings.Join([]string{cluster, ref.APIVersion(), ref.Kind, ref.Namespace}, "\x00")
+	c.mu.Lock()
+	e := c.lists[key]
+	if e == nil {
+		e = &listEntry{}
+		c.lists[key] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() {
+		list, err := kc.Lookup(ctx)(ref.APIVersion(), ref.Kind, ref.Namespace, "")
+		if err != nil {
+			e.err = fmt.Errorf("list %s %s in namespace %s: %w", ref.APIVersion(), ref.Kind, ref.Namespace, err)
+			return
+		}
+		e.objs = map[string]*unstructured.Unstructured{}
+		items, _ := list["items"].([]any)
+		for _, it := range items {
+			m, ok := it.(map[string]any)
+			if !ok {
+				continue
+			}
+			u := &unstructured.Unstructured{Object: m}
+			if u.GetKind() == "" {
+				u.SetAPIVersion(ref.APIVersion())
+				u.SetKind(ref.Kind)
+			}
+			e.objs[u.GetName()] = u
+		}
+	})
+	if e.err != nil {
+		return nil, e.err
+	}
+	if o := e.objs[ref.Name]; o != nil {
+		return o.DeepCopy(), nil
+	}
+	return nil, nil
 }
 
 type historyEntry struct {
@@ -376,7 +429,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 				ref := kube.RefOf(obj)
 				res := &results[i]
 				res.ref = ref.String()
-				live, err := getLive(ctx, kc, ref)
+				live, err := c.live(ctx, rc.Cluster, kc, ref)
 				if err != nil {
 					return err
 				}
@@ -399,7 +452,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 		wg.Go(func() {
 			errs[i] = c.do(ctx, func() error {
 				ref := kube.RefOf(obj)
-				live, err := getLive(ctx, kc, ref)
+				live, err := c.live(ctx, rc.Cluster, kc, ref)
 				if err != nil || live == nil {
 					return err
 				}
@@ -605,7 +658,7 @@ func (c *computer) uninstall(ctx context.Context, eng *release.Engine, cluster s
 		var live *unstructured.Unstructured
 		if err := c.do(ctx, func() error {
 			var err error
-			live, err = getLive(ctx, kc, ref)
+			live, err = c.live(ctx, cluster, kc, ref)
 			return err
 		}); err != nil {
 			return nil, err

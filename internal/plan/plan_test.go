@@ -486,3 +486,36 @@ release "api" {
 		t.Fatalf("text:\n%s\njson:\n%s", text, js)
 	}
 }
+
+func TestPlanReplaceOnImmutableField(t *testing.T) {
+	ns := cluster.Namespace(t)
+	stack := func(tier string) string {
+		return fmt.Sprintf(`
+stack %[2]q {
+  default_namespace = %[2]q
+}
+release "web" {
+  chart  = %[1]q
+  values = [{ password = "pw-123456", tier = %[3]q }]
+}
+`, vaultChart(t), ns, tier)
+	}
+	e := newEnv(t, stack(""))
+	e.deploy(nil)
+	writeStack(t, e.dir, stack("front"))
+	p := e.mustPlan(nil)
+	web := p.Release("release.web")
+	var dep *plan.ObjectChange
+	for _, o := range web.Objects {
+		if o.Kind == "Deployment" {
+			dep = o
+		}
+	}
+	if web.Action != plan.ActionUpgrade || dep == nil || dep.Action != plan.ObjectReplace || !strings.Contains(dep.Reason, "immutable") {
+		t.Fatalf("deployment: %+v", dep)
+	}
+	text, _, _ := render(t, p)
+	if !strings.Contains(text, "-/+ apps/v1 Deployment "+ns+"/web") || !strings.Contains(text, `+ spec.selector.matchLabels.tier: "front"`) {
+		t.Fatalf("text:\n%s", text)
+	}
+}
