@@ -49,6 +49,7 @@ type Chart struct {
 	dependencies []*Chart
 	schemaCache  *compiledSchema
 	files        map[string][]byte
+	templates    *templateCache
 }
 
 // filesMap is .Files' content, built once at load.

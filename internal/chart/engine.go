@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/convoy-sh/convoy/internal/chart/common"
@@ -31,7 +32,7 @@ func warnWrap(msg string) string { return warnStart + msg + warnEnd }
 
 // renderable is one template with the data it executes against.
 type renderable struct {
-	text     string
+	file     *File
 	vals     map[string]any
 	basePath string
 }
@@ -74,7 +75,7 @@ func collectNode(n *node, parentVals map[string]any, out map[string]renderable) 
 		if n.isLibrary() && !strings.HasPrefix(path.Base(t.Name), "_") {
 			continue
 		}
-		out[path.Join(full, t.Name)] = renderable{text: string(t.Data), vals: next, basePath: path.Join(full, "templates")}
+		out[path.Join(full, t.Name)] = renderable{file: t, vals: next, basePath: path.Join(full, "templates")}
 	}
 	return next
 }
@@ -167,50 +168,104 @@ func (s *renderState) tplFunc(parent *template.Template) func(string, any) (stri
 	}
 }
 
+// funcs are the functions bound to one render (and its template t).
 func (s *renderState) funcs(t *template.Template) template.FuncMap {
-	f := baseFuncs()
-	f["include"] = s.includeFunc(t)
-	f["tpl"] = s.tplFunc(t)
-	f["required"] = func(msg string, val any) (any, error) {
-		if val == nil {
-			return val, errors.New(warnWrap(msg))
-		}
-		if str, ok := val.(string); ok && str == "" {
-			return val, errors.New(warnWrap(msg))
-		}
-		return val, nil
-	}
-	f["fail"] = func(msg string) (string, error) { return "", errors.New(warnWrap(msg)) }
 	lookup := s.lookup
 	if lookup == nil {
 		lookup = offlineLookup
 	}
-	f["lookup"] = lookup
-	return f
+	return template.FuncMap{
+		"include": s.includeFunc(t),
+		"tpl":     s.tplFunc(t),
+		"required": func(msg string, val any) (any, error) {
+			if val == nil {
+				return val, errors.New(warnWrap(msg))
+			}
+			if str, ok := val.(string); ok && str == "" {
+				return val, errors.New(warnWrap(msg))
+			}
+			return val, nil
+		},
+		"fail":   func(msg string) (string, error) { return "", errors.New(warnWrap(msg)) },
+		"lookup": lookup,
+	}
 }
 
-// executeTemplates parses and executes all templates, returning the output
-// of every non-partial template by name.
-func executeTemplates(tpls map[string]renderable, lookup LookupFunc) (out map[string]string, err error) {
-	// current is the template being parsed or executed, for panics: the
-	// message stays Helm's, the error still names the template.
+// parsedSet is a parsed template set with the render-independent functions,
+// cached on the loaded chart: parsing and registering ~200 functions is a
+// large part of a small chart's render. Renders clone it (the parse trees
+// are shared, read-only) and bind their own include, tpl, required, fail
+// and lookup.
+type parsedSet struct {
+	t    *template.Template
+	err  error
+	name string // template that failed to parse
+}
+
+// templateCache maps a template set's identity to its parsedSet.
+type templateCache struct{ m sync.Map }
+
+func (c *templateCache) parsed(tpls map[string]renderable, keys []string) *parsedSet {
+	var key strings.Builder
+	for _, name := range keys {
+		// The name and the identity of the source file: the same names
+		// can come from different files when aliases shadow subcharts.
+		fmt.Fprintf(&key, "%s\x00%p\x00", name, tpls[name].file)
+	}
+	if v, ok := c.m.Load(key.String()); ok {
+		return v.(*parsedSet)
+	}
+	ps := parseSet(tpls, keys)
+	v, _ := c.m.LoadOrStore(key.String(), ps)
+	return v.(*parsedSet)
+}
+
+func parseSet(tpls map[string]renderable, keys []string) (ps *parsedSet) {
+	var current string
+	defer func() {
+		if r := recover(); r != nil {
+			ps = &parsedSet{err: &TemplateError{Template: current, Message: fmt.Sprintf("rendering template failed: %v", r)}, name: current}
+		}
+	}()
+	t := template.New("gotpl")
+	t.Option("missingkey=zero")
+	t.Funcs(baseFuncs())
+	for _, name := range keys {
+		current = name
+		if _, err := t.New(name).Parse(string(tpls[name].file.Data)); err != nil {
+			return &parsedSet{err: parseError(name, err), name: name}
+		}
+	}
+	return &parsedSet{t: t}
+}
+
+// executeTemplates parses (or reuses the parse of) and executes all
+// templates, returning the output of every non-partial template by name.
+func executeTemplates(cache *templateCache, tpls map[string]renderable, lookup LookupFunc) (out map[string]string, err error) {
+	keys := templateOrder(tpls)
+	var ps *parsedSet
+	if cache != nil {
+		ps = cache.parsed(tpls, keys)
+	} else {
+		ps = parseSet(tpls, keys)
+	}
+	if ps.err != nil {
+		return nil, ps.err
+	}
+	// current is the template being executed, for panics: the message
+	// stays Helm's, the error still names the template.
 	var current string
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, &TemplateError{Template: current, Message: fmt.Sprintf("rendering template failed: %v", r)}
 		}
 	}()
-	t := template.New("gotpl")
-	t.Option("missingkey=zero")
+	t, err := ps.t.Clone()
+	if err != nil {
+		return nil, err
+	}
 	s := &renderState{included: map[string]int{}, lookup: lookup}
 	t.Funcs(s.funcs(t))
-	keys := templateOrder(tpls)
-	for _, name := range keys {
-		current = name
-		if _, err := t.New(name).Parse(tpls[name].text); err != nil {
-			return nil, parseError(name, err)
-		}
-	}
 	out = make(map[string]string, len(keys))
 	for _, name := range keys {
 		if strings.HasPrefix(path.Base(name), "_") {

@@ -153,7 +153,7 @@ func readDir(dir string, b *budget) ([]*File, error) {
 
 // loadFiles builds a chart from its files (names relative to the chart).
 func loadFiles(files []*File, b *budget) (*Chart, error) {
-	c := &Chart{schemaCache: &compiledSchema{}}
+	c := &Chart{schemaCache: &compiledSchema{}, templates: &templateCache{}}
 	subcharts := map[string][]*File{}
 	var subchartOrder []string
 	for _, f := range files {

@@ -185,7 +185,7 @@ func Render(ch *Chart, opts RenderOptions) (*Rendered, error) {
 		},
 		"Values": common.Values(values),
 	}
-	files, err := executeTemplates(collectTemplates(tree, top), opts.Lookup)
+	files, err := executeTemplates(ch.templates, collectTemplates(tree, top), opts.Lookup)
 	if err != nil {
 		return nil, err
 	}
@@ -255,6 +255,7 @@ func (n *node) processedChart(parent *Chart) *Chart {
 		parent:        parent,
 		schemaCache:   src.schemaCache,
 		files:         src.files,
+		templates:     src.templates,
 	}
 	for _, d := range n.deps {
 		c.dependencies = append(c.dependencies, d.processedChart(c))
