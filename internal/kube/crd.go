@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/statusreaders"
-	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
-	"github.com/fluxcd/cli-utils/pkg/kstatus/watcher"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,39 +39,13 @@ func (c *Client) InstallCRDs(ctx context.Context, crds []*unstructured.Unstructu
 	if len(refs) == 0 {
 		return nil
 	}
-	if err := c.waitEstablished(ctx, refs); err != nil {
+	// kstatus's CRD rule: Established, failed when the names are not
+	// accepted.
+	if err := c.wait(ctx, refs, modeReady); err != nil {
 		return err
 	}
 	c.mapper.Reset()
 	return c.waitServed(ctx, crds)
-}
-
-// waitEstablished waits with kstatus's CRD rules: Established, or failed
-// when the names are not accepted.
-func (c *Client) waitEstablished(ctx context.Context, refs []Ref) error {
-	sw := watcher.NewDefaultStatusWatcher(c.dynamic, c.mapper)
-	sw.ResyncPeriod = resyncPeriod
-	sw.StatusReader = statusreaders.NewDefaultStatusReader(c.mapper)
-	seen, err := watchStatus(ctx, sw, refs)
-	if err != nil {
-		return err
-	}
-	var objs []ObjectStatus
-	for _, ref := range refs {
-		rs := seen[objMeta(ref)]
-		switch {
-		case rs == nil:
-			objs = append(objs, ObjectStatus{Ref: ref, State: StateNotFound})
-		case rs.Status == status.FailedStatus:
-			objs = append(objs, ObjectStatus{Ref: ref, State: StateFailed, Message: statusMessage(rs)})
-		case rs.Status != status.CurrentStatus:
-			objs = append(objs, ObjectStatus{Ref: ref, State: StateNotReady, Message: statusMessage(rs)})
-		}
-	}
-	if len(objs) == 0 {
-		return nil
-	}
-	return &NotReadyError{Objects: objs, Cause: ctx.Err()}
 }
 
 // waitServed bridges the short gap between a CRD being Established and
