@@ -255,9 +255,12 @@ func TestPlanReportsDrift(t *testing.T) {
 	if p.Release("release.db").Action != plan.ActionNoOp {
 		t.Fatalf("db: %s", p.Release("release.db").Action)
 	}
-	text, _, _ := render(t, p)
+	text, js, md := render(t, p)
 	if !strings.Contains(text, "~ spec.replicas: 1 → 3") || !strings.Contains(text, "Drift: 1 object.") {
 		t.Fatalf("text:\n%s", text)
+	}
+	if !strings.Contains(md, "Drift (changed outside convoy)") || !strings.Contains(js, `"drifted_objects": 1`) {
+		t.Fatalf("markdown:\n%s\njson:\n%s", md, js)
 	}
 }
 

@@ -85,21 +85,7 @@ func writeText(b *bytes.Buffer, p *Plan) {
 	if drifted {
 		b.WriteString("Drift: objects changed outside convoy since it last applied them:\n\n")
 		for _, r := range p.Releases {
-			for _, d := range r.Drift {
-				fmt.Fprintf(b, "  %s: %s\n", r.Addr, d.Ref)
-				if d.Missing {
-					b.WriteString("      the object was deleted\n")
-				}
-				writeDiff(b, d.Diff, "      ")
-				switch {
-				case d.Corrected:
-					b.WriteString("      apply restores it\n")
-				case d.Note != "":
-					fmt.Fprintf(b, "      apply does not restore it: %s\n", d.Note)
-				default:
-					b.WriteString("      apply does not restore it (convoy does not set these fields)\n")
-				}
-			}
+			writeDrift(b, r)
 		}
 		b.WriteString("\n")
 	}
@@ -109,6 +95,24 @@ func writeText(b *bytes.Buffer, p *Plan) {
 		}
 	}
 	b.WriteString(p.Summary().String() + "\n")
+}
+
+func writeDrift(b *bytes.Buffer, r *ReleaseChange) {
+	for _, d := range r.Drift {
+		fmt.Fprintf(b, "  %s: %s\n", r.Addr, d.Ref)
+		if d.Missing {
+			b.WriteString("      the object was deleted\n")
+		}
+		writeDiff(b, d.Diff, "      ")
+		switch {
+		case d.Corrected:
+			b.WriteString("      apply restores it\n")
+		case d.Note != "":
+			fmt.Fprintf(b, "      apply does not restore it: %s\n", d.Note)
+		default:
+			b.WriteString("      apply does not restore it (convoy does not set these fields)\n")
+		}
+	}
 }
 
 func writeRelease(b *bytes.Buffer, r *ReleaseChange) {
@@ -232,6 +236,10 @@ func RenderMarkdown(w io.Writer, p *Plan) error {
 		}
 		var d bytes.Buffer
 		writeRelease(&d, r)
+		if len(r.Drift) > 0 {
+			d.WriteString("\n  Drift (changed outside convoy):\n")
+			writeDrift(&d, r)
+		}
 		fmt.Fprintf(&b, "<details><summary><code>%s</code> (%s)</summary>\n\n```diff\n%s```\n\n</details>\n\n", r.Addr, r.Action, d.String())
 	}
 	var warn []string
