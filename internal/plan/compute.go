@@ -272,6 +272,9 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	saved.Chart = nil
 	rc.Saved = &SavedRelease{Rendered: prep.Rendered, Request: saved}
 	rc.Warnings = warningsOf(prep.Rendered, red)
+	if prep.NeedsCRDs {
+		rc.Warnings = append(rc.Warnings, fmt.Sprintf("the chart installs %d CRDs first; objects of the kinds they define are known only after that, so they are not shown", len(prep.Rendered.CRDs)))
+	}
 
 	var before map[string]any
 	if deployed != nil {

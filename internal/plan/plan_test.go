@@ -522,3 +522,38 @@ release "web" {
 		t.Fatalf("text:\n%s", text)
 	}
 }
+
+func TestPlanUninstallsRemovedReleases(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
+	e.deploy(nil)
+	writeStack(t, e.dir, fmt.Sprintf(`
+stack %[2]q {
+  default_namespace = %[2]q
+}
+release "db" {
+  chart  = %[1]q
+  values = [{ message = "db" }]
+}
+`, appChart(t), ns))
+	p := e.mustPlan(nil)
+	if got := actions(p); got != "release.db:no-op removed:"+ns+"/api:uninstall" {
+		t.Fatalf("actions: %s", got)
+	}
+	api := p.Releases[1]
+	var deleted []string
+	for _, o := range api.Objects {
+		if o.Action == plan.ObjectDelete {
+			deleted = append(deleted, o.Ref)
+		}
+	}
+	want := []string{"apps/v1 Deployment " + ns + "/api", "v1 ConfigMap " + ns + "/api-config"}
+	if !slices.Equal(deleted, want) || api.Observed.LastRevision != 1 || api.Saved != nil {
+		t.Fatalf("uninstall: deleted %q (want %q), observed %+v", deleted, want, api.Observed)
+	}
+	// A targeted plan uninstalls nothing.
+	p, err := e.plan(nil, []string{"release.db"}, false)
+	if err != nil || actions(p) != "release.db:no-op" {
+		t.Fatalf("targeted: %v %s", err, actions(p))
+	}
+}
