@@ -557,3 +557,36 @@ release "db" {
 		t.Fatalf("targeted: %v %s", err, actions(p))
 	}
 }
+
+func TestPlanListsHooksThatRun(t *testing.T) {
+	ns := cluster.Namespace(t)
+	stack := func(msg string) string {
+		return fmt.Sprintf(`
+stack %[2]q {
+  default_namespace = %[2]q
+}
+release "api" {
+  chart  = %[1]q
+  values = [{ message = %[3]q, preUpgradeHook = true }]
+}
+`, appChart(t), ns, msg)
+	}
+	e := newEnv(t, stack("v1"))
+	p := e.mustPlan(nil)
+	if h := p.Release("release.api").Hooks; len(h) != 0 {
+		t.Fatalf("install runs no pre-upgrade hook: %+v", h)
+	}
+	e.deploy(nil)
+	if p = e.mustPlan(nil); p.HasChanges() || len(p.Release("release.api").Hooks) != 0 {
+		t.Fatalf("no-op runs no hooks: %+v", p.Release("release.api"))
+	}
+	writeStack(t, e.dir, stack("v2"))
+	p = e.mustPlan(nil)
+	h := p.Release("release.api").Hooks
+	if len(h) != 1 || h[0].Name != "api-pre-upgrade" || h[0].Kind != "Job" || !slices.Equal(h[0].Events, []string{"pre-upgrade"}) {
+		t.Fatalf("hooks: %+v", h)
+	}
+	if text, _, _ := render(t, p); !strings.Contains(text, "hook pre-upgrade: Job api-pre-upgrade") {
+		t.Fatalf("text:\n%s", text)
+	}
+}
