@@ -16,7 +16,7 @@ LDFLAGS := -X github.com/convoy-sh/convoy/internal/version.version=$(VERSION) \
 
 DEVCLUSTER_STATE := .devcluster
 
-.PHONY: build tools test lint devcluster-up devcluster-down bin/devcluster
+.PHONY: build tools test lint demo devcluster-up devcluster-down bin/devcluster
 
 build:
 	go build -ldflags '$(LDFLAGS)' -o bin/convoy ./cmd/convoy
@@ -35,6 +35,20 @@ test: tools bin/devcluster
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
+
+# The main job: a local cluster, then plan, apply and status of the example
+# shop stack (a database, an API and a web front end per region, with a
+# migration hook and waits).
+DEMO_STACK ?= examples/shop
+DEMO_KUBECONFIG := $(CURDIR)/$(DEVCLUSTER_STATE)/kubeconfig
+demo: build tools bin/devcluster
+	bin/devcluster up --state $(DEVCLUSTER_STATE)
+	KUBECONFIG=$(DEMO_KUBECONFIG) bin/convoy plan -C $(DEMO_STACK)
+	KUBECONFIG=$(DEMO_KUBECONFIG) bin/convoy apply -C $(DEMO_STACK) --auto-approve
+	KUBECONFIG=$(DEMO_KUBECONFIG) bin/convoy status -C $(DEMO_STACK)
+	@echo
+	@echo "The stack is deployed. Try: export KUBECONFIG=$(DEMO_KUBECONFIG); bin/convoy plan -C $(DEMO_STACK) --var api_replicas=3"
+	@echo "Stop the cluster with: make devcluster-down"
 
 devcluster-up: tools bin/devcluster
 	bin/devcluster up --state $(DEVCLUSTER_STATE)
