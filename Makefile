@@ -8,6 +8,7 @@ export CONVOY_TOOLS_DIR := $(TOOLS_DIR)
 export CONVOY_KUBE_BIN_DIR := $(TOOLS_DIR)/k8s-$(K8S_VERSION)/bin
 export CONVOY_KWOK_BIN := $(TOOLS_DIR)/kwok-$(KWOK_VERSION)/bin/kwok
 export CONVOY_HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)/bin/helm
+export CONVOY_REGISTRY := $(TOOLS_DIR)/registry-$(REGISTRY_VERSION)/bin/registry
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
@@ -26,7 +27,7 @@ bin/devcluster:
 
 # Builds what is missing: the control plane, kwok, and the helm oracle.
 tools:
-	hack/build-tools.sh k8s kwok helm
+	hack/build-tools.sh k8s kwok helm registry
 
 # Unit and integration tests against a devcluster of their own.
 test: tools bin/devcluster

@@ -6,8 +6,9 @@
 #   $TOOLS/k8s-$K8S_VERSION/bin/{kube-apiserver,kube-controller-manager,kube-scheduler,etcd}
 #   $TOOLS/kwok-$KWOK_VERSION/bin/kwok
 #   $TOOLS/helm-$HELM_VERSION/bin/helm
+#   $TOOLS/registry-$REGISTRY_VERSION/bin/registry   (the OCI registry of the chart-source tests)
 #
-# Usage: hack/build-tools.sh [k8s] [kwok] [helm]   (default: all)
+# Usage: hack/build-tools.sh [k8s] [kwok] [helm] [registry]   (default: all)
 # Prints nothing but progress on stderr; safe to run concurrently (each tool is
 # built in a temporary directory and renamed into place).
 set -euo pipefail
@@ -71,11 +72,22 @@ build_helm() {
   log "helm $HELM_VERSION ready in $dest"
 }
 
+build_registry() {
+  local dest="$TOOLS/registry-$REGISTRY_VERSION"
+  [ -f "$dest/.done" ] && return 0
+  log "building the distribution registry $REGISTRY_VERSION (OCI chart sources in tests)"
+  local tmp
+  tmp=$(mktemp -d "$TOOLS/.registry.XXXXXX")
+  GOBIN="$tmp/bin" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION"
+  finish "$tmp" "$dest"
+  log "registry $REGISTRY_VERSION ready in $dest"
+}
+
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(k8s kwok helm)
+[ ${#targets[@]} -eq 0 ] && targets=(k8s kwok helm registry)
 for t in "${targets[@]}"; do
   case $t in
-    k8s|kwok|helm) "build_$t" ;;
-    *) echo "build-tools: unknown tool $t (want k8s, kwok, helm)" >&2; exit 2 ;;
+    k8s|kwok|helm|registry) "build_$t" ;;
+    *) echo "build-tools: unknown tool $t (want k8s, kwok, helm, registry)" >&2; exit 2 ;;
   esac
 done

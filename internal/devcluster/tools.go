@@ -128,3 +128,28 @@ func LocateHelm(getenv func(string) string) (string, error) {
 	}
 	return path, nil
 }
+
+// LocateRegistry finds the OCI registry the chart-source tests run
+// (distribution's cmd/registry): CONVOY_REGISTRY, else the tools cache at the
+// version pinned in hack/tools.env (built by hack/build-tools.sh registry).
+func LocateRegistry(getenv func(string) string) (string, error) {
+	path := getenv("CONVOY_REGISTRY")
+	if path == "" {
+		versions, err := readToolVersions()
+		if err != nil {
+			return "", err
+		}
+		if versions["REGISTRY_VERSION"] == "" {
+			return "", errors.New("hack/tools.env does not pin REGISTRY_VERSION")
+		}
+		cache, err := toolsCacheDir(getenv)
+		if err != nil {
+			return "", err
+		}
+		path = filepath.Join(cache, "registry-"+versions["REGISTRY_VERSION"], "bin", "registry")
+	}
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("OCI registry not built (%s): run `make tools` (hack/build-tools.sh registry)", path)
+	}
+	return path, nil
+}
