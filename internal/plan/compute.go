@@ -16,6 +16,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -261,7 +262,10 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 		prep, err = eng.PrepareWithHistory(ctx, req, hist)
 		return err
 	}); err != nil {
-		return nil, err
+		if !meta.IsNoMatchError(err) {
+			return nil, err
+		}
+		return c.unknownKinds(ctx, eng, rc, req, last, deployed, red, err)
 	}
 	rc.Action = ActionUpgrade
 	if prep.IsInstall {
@@ -309,6 +313,45 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	}
 	if rc.Action != ActionNoOp && !req.DisableHooks {
 		rc.Hooks = hookRuns(prep.Rendered, prep.IsInstall)
+	}
+	return rc, nil
+}
+
+// unknownKinds plans a release whose objects include kinds the cluster does
+// not serve yet: their CRDs come from a release it depends on, installed
+// earlier in the same apply. It is rendered and saved; its objects can
+// only be diffed at apply time.
+func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, last, deployed *release.Release, red *redactor, cause error) (*ReleaseChange, error) {
+	install := last == nil || (last.Info.Status == release.StatusUninstalled && deployed == nil)
+	revision := 1
+	if last != nil {
+		revision = last.Version + 1
+	}
+	var rendered *chart.Rendered
+	if err := c.do(ctx, func() error {
+		var err error
+		rendered, err = eng.RenderRevision(ctx, req, revision, install)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	rc.Action = ActionUpgrade
+	if install {
+		rc.Action = ActionInstall
+	}
+	rc.Chart.After = chartRef(rendered.Chart)
+	saved := *req
+	saved.Chart = nil
+	rc.Saved = &SavedRelease{Rendered: rendered, Request: saved}
+	var before map[string]any
+	if deployed != nil {
+		before = deployed.Config
+	}
+	rc.Values = Compare(orEmpty(before), orEmpty(req.Values))
+	maskDiff(rc.Values, red)
+	rc.Warnings = append(warningsOf(rendered, red), fmt.Sprintf("its objects cannot be diffed before the cluster serves their kinds (installed by a dependency?): %s", red.text(cause.Error())))
+	if !req.DisableHooks {
+		rc.Hooks = hookRuns(rendered, install)
 	}
 	return rc, nil
 }

@@ -590,3 +590,20 @@ release "api" {
 		t.Fatalf("text:\n%s", text)
 	}
 }
+
+func TestPlanKindsNotServedYet(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e := newEnv(t, fmt.Sprintf(`
+stack %[2]q {
+  default_namespace = %[2]q
+}
+release "widget" {
+  chart = %[1]q
+}
+`, chartPath(t, "testdata", "charts", "widget"), ns))
+	p := e.mustPlan(nil)
+	w := p.Release("release.widget")
+	if w.Action != plan.ActionInstall || w.Saved == nil || len(w.Objects) != 0 || len(w.Warnings) != 1 || !strings.Contains(w.Warnings[0], "Widget") {
+		t.Fatalf("widget: %+v", w)
+	}
+}
