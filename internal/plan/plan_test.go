@@ -16,6 +16,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -605,5 +606,42 @@ release "widget" {
 	w := p.Release("release.widget")
 	if w.Action != plan.ActionInstall || w.Saved == nil || len(w.Objects) != 0 || len(w.Warnings) != 1 || !strings.Contains(w.Warnings[0], "Widget") {
 		t.Fatalf("widget: %+v", w)
+	}
+}
+
+func TestVerifyRefusesAfterHelmUpgrade(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
+	e.deploy(nil)
+	writeStack(t, e.dir, twoReleases(appChart(t), ns, "v2"))
+	p := e.mustPlan(nil)
+	engineFor := func(string) (*release.Engine, error) { return e.eng, nil }
+	if err := p.Verify(context.Background(), engineFor); err != nil {
+		t.Fatalf("fresh plan refused: %v", err)
+	}
+	if out, err := cluster.Helm(t, "upgrade", "db", appChart(t), "-n", ns, "--set", "message=from-helm", "--force-conflicts"); err != nil {
+		t.Fatalf("helm upgrade: %v\n%s", err, out)
+	}
+	err := p.Verify(context.Background(), engineFor)
+	if err == nil || !strings.Contains(err.Error(), "release db (namespace "+ns+") has a new revision 2 (deployed) since the plan saw revision 1 (deployed)") {
+		t.Fatalf("after helm upgrade: %v", err)
+	}
+	// The edit of db's ConfigMap is named too.
+	if !strings.Contains(err.Error(), "v1 ConfigMap "+ns+"/db-config was edited since the plan") {
+		t.Fatalf("edited object not named: %v", err)
+	}
+}
+
+func TestPlanWarnsAboutObjectsItMayNotAdopt(t *testing.T) {
+	ns := cluster.Namespace(t)
+	_, err := cluster.Client().CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "api-config"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
+	p := e.mustPlan(nil)
+	api := p.Release("release.api")
+	if len(api.Warnings) != 1 || !strings.Contains(api.Warnings[0], "v1 ConfigMap "+ns+"/api-config exists and is not owned by release api") {
+		t.Fatalf("warnings: %q", api.Warnings)
 	}
 }
