@@ -285,7 +285,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 		before = deployed.Config
 	}
 	rc.Values = Compare(orEmpty(before), orEmpty(req.Values))
-	maskDiff(rc.Values, red)
+	maskValues(rc.Values, red)
 
 	unchanged := false
 	if !prep.IsInstall && deployed != nil && deployed == last && !rc.Chart.Changed() && rc.Values.Empty() {
@@ -348,7 +348,7 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *Re
 		before = deployed.Config
 	}
 	rc.Values = Compare(orEmpty(before), orEmpty(req.Values))
-	maskDiff(rc.Values, red)
+	maskValues(rc.Values, red)
 	rc.Warnings = append(warningsOf(rendered, red), fmt.Sprintf("its objects cannot be diffed before the cluster serves their kinds (installed by a dependency?): %s", red.text(cause.Error())))
 	if !req.DisableHooks {
 		rc.Hooks = hookRuns(rendered, install)

@@ -167,3 +167,13 @@ func TestParseRef(t *testing.T) {
 		}
 	}
 }
+
+func TestMaskValuesByName(t *testing.T) {
+	d := Compare(decode(t, `{"db":{"password":"old"},"apiToken":"t","replicas":1}`), decode(t, `{"db":{},"replicas":2}`))
+	maskValues(d, newRedactor())
+	for _, c := range d.Changes {
+		if want := c.Path != "replicas"; c.Sensitive != want {
+			t.Errorf("%s: sensitive %v", c.Path, c.Sensitive)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package plan
 import (
 	"encoding/base64"
 	"encoding/json"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -154,5 +155,19 @@ func maskDiff(d *Diff, r *redactor, secretPaths ...string) {
 			}
 		}
 		return r.holds(c.Before) || r.holds(c.After)
+	})
+}
+
+// secretLooking matches values paths whose name says they hold a secret.
+// Values the stack no longer marks sensitive (a removed set_sensitive) are
+// not known as such, but the old revision's value is in the diff: masking
+// by name is the last line of defence for the values diff.
+var secretLooking = regexp.MustCompile(`(?i)(password|passwd|secret|token|api[_-]?key|private[_-]?key|credential)`)
+
+// maskValues masks a values diff: sensitive strings, and keys named like
+// secrets.
+func maskValues(d *Diff, r *redactor) {
+	d.Mask(func(c *Change) bool {
+		return secretLooking.MatchString(c.Path) || r.holds(c.Before) || r.holds(c.After)
 	})
 }
