@@ -260,7 +260,7 @@ func HasPrefix(path, prefix string) bool {
 // context on each side.
 func unifiedLines(a, b string) []string {
 	const maxCells = 4 << 20
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	al, bl := splitLines(a), splitLines(b)
 	var ops []string
 	if (len(al)+1)*(len(bl)+1) > maxCells {
 		for _, l := range al {
@@ -300,6 +300,15 @@ func unifiedLines(a, b string) []string {
 		}
 	}
 	return trimContext(ops, 3)
+}
+
+// splitLines splits text into lines; a final newline ends the last line
+// rather than starting an empty one.
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }
 
 // trimContext keeps ctx unchanged lines around each change and replaces

@@ -78,7 +78,7 @@ func TestCompareMultilineStringIsUnifiedDiff(t *testing.T) {
 		t.Fatalf("changes: %v", paths(d))
 	}
 	got := strings.Join(d.Changes[0].Lines, "\n")
-	want := strings.Join([]string{"@@ 1 unchanged lines @@", " b", " c", " d", "-e", "+E", " f", " g", " h", "@@ 3 unchanged lines @@"}, "\n")
+	want := strings.Join([]string{"@@ 1 unchanged lines @@", " b", " c", " d", "-e", "+E", " f", " g", " h", "@@ 2 unchanged lines @@"}, "\n")
 	if got != want {
 		t.Fatalf("lines:\n%s\nwant:\n%s", got, want)
 	}
