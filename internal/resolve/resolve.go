@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -34,6 +35,9 @@ type Release struct {
 type Charts struct {
 	mu     sync.Mutex
 	charts map[string]*chartEntry
+	locks  map[string]*source.Lock // by stack directory
+	// cacheDir is the chart cache; "" means source.DefaultCacheDir.
+	cacheDir string
 }
 
 type chartEntry struct {
@@ -42,13 +46,22 @@ type chartEntry struct {
 	err  error
 }
 
-// NewCharts returns an empty chart cache.
+// NewCharts returns an empty chart cache whose repository and registry
+// charts come from the default chart cache (source.DefaultCacheDir).
 func NewCharts() *Charts { return &Charts{charts: map[string]*chartEntry{}} }
 
-// Load returns the chart of a release instance of a stack in dir.
+// NewChartsIn is NewCharts with the chart cache in cacheDir.
+func NewChartsIn(cacheDir string) *Charts {
+	return &Charts{charts: map[string]*chartEntry{}, cacheDir: cacheDir}
+}
+
+// Load returns the chart of a release instance of a stack in dir. Charts
+// from repositories and registries are read from the chart cache at the
+// version the stack's lock file records (written by `convoy init`); Load
+// never touches the network.
 func (c *Charts) Load(dir string, r *config.ReleaseInstance) (*chart.Chart, error) {
 	if r.ChartSource != config.ChartLocal {
-		return nil, fmt.Errorf("%s: chart %q comes from a %s; only local charts (a directory or .tgz) are supported so far", r.Addr, r.Chart, r.ChartSource)
+		return c.loadLocked(dir, r)
 	}
 	path := r.Chart
 	if !filepath.IsAbs(path) {

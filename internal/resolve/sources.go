@@ -1,0 +1,146 @@
+package resolve
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/chart/source"
+	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// SourceRequest is what the chart source resolver needs to fetch the chart
+// of a release from a repository or registry. Secrets are unmarked here
+// and only ever travel in request headers.
+func SourceRequest(r *config.ReleaseInstance) (source.Request, error) {
+	switch r.ChartSource {
+	case config.ChartOCI:
+		return source.Request{Repository: source.Repository{URL: r.Chart}, Constraint: r.Version}, nil
+	case config.ChartRepo:
+		spec := r.Repository
+		if spec == nil {
+			return source.Request{}, fmt.Errorf("%s: chart %q has no repository", r.Addr, r.Chart)
+		}
+		repo := source.Repository{Name: spec.Name, URL: spec.URL, Username: spec.Username}
+		pw, err := secretString(spec.Password)
+		if err != nil {
+			return source.Request{}, fmt.Errorf("%s: repository %q: password: %w", r.Addr, spec.Name, err)
+		}
+		repo.Password = pw
+		_, name, _ := strings.Cut(r.Chart, "/")
+		return source.Request{Repository: repo, Chart: name, Constraint: r.Version}, nil
+	}
+	return source.Request{}, fmt.Errorf("%s: chart %q is local, not from a repository", r.Addr, r.Chart)
+}
+
+func secretString(v cty.Value) (string, error) {
+	v, _ = v.UnmarkDeep()
+	switch {
+	case v.IsNull():
+		return "", nil
+	case !v.IsKnown():
+		return "", config.ErrUnknownValue
+	case v.Type() != cty.String:
+		return "", errors.New("not a string")
+	}
+	return v.AsString(), nil
+}
+
+// SourceOf is the source a lock entry must record for r: the repository
+// URL, or the OCI reference without a digest.
+func SourceOf(req source.Request) string {
+	u := req.Repository.URL
+	if strings.HasPrefix(u, "oci://") {
+		if req.Chart != "" {
+			u = strings.TrimSuffix(u, "/") + "/" + req.Chart
+		}
+		u, _, _ = strings.Cut(u, "@")
+	}
+	return u
+}
+
+// LockMatches reports why a lock entry no longer fits r ("" when it does):
+// another chart or source, or a constraint the locked version fails.
+func LockMatches(e source.LockedRelease, r *config.ReleaseInstance, req source.Request) string {
+	switch {
+	case e.Chart != r.Chart:
+		return fmt.Sprintf("the lock file records chart %q, the stack now says %q", e.Chart, r.Chart)
+	case e.Source != SourceOf(req):
+		return fmt.Sprintf("the lock file records source %s, the repository is now %s", e.Source, SourceOf(req))
+	}
+	if _, d, ok := strings.Cut(r.Chart, "@"); ok && d != e.Manifest {
+		return fmt.Sprintf("the chart names manifest %s, the lock file records %s", d, e.Manifest)
+	}
+	if r.Version != e.Constraint && !source.ConstraintAdmits(r.Version, e.Version) {
+		return fmt.Sprintf("the locked version %s does not satisfy the constraint %q", e.Version, r.Version)
+	}
+	return ""
+}
+
+// loadLocked loads the chart of a repository or registry release from the
+// lock file of dir and the chart cache: no network access.
+func (c *Charts) loadLocked(dir string, r *config.ReleaseInstance) (*chart.Chart, error) {
+	lock, err := c.lockOf(dir)
+	if err != nil {
+		return nil, err
+	}
+	req, err := SourceRequest(r)
+	if err != nil {
+		return nil, err
+	}
+	e, ok := lock.Releases[r.Addr.Release.Name]
+	if !ok {
+		return nil, fmt.Errorf("%s: chart %q (version %q) is not in %s; run `convoy init` to resolve it", r.Addr, r.Chart, r.Version, source.LockFileName)
+	}
+	if why := LockMatches(e, r, req); why != "" {
+		return nil, fmt.Errorf("%s: %s; run `convoy init` to resolve it again (or `convoy init --upgrade`)", r.Addr, why)
+	}
+	cache, err := c.cache()
+	if err != nil {
+		return nil, err
+	}
+	key := "locked:" + e.Digest
+	c.mu.Lock()
+	ent := c.charts[key]
+	if ent == nil {
+		ent = &chartEntry{}
+		c.charts[key] = ent
+	}
+	c.mu.Unlock()
+	ent.once.Do(func() { ent.ch, ent.err = cache.LoadLocked(e.Resolved) })
+	if ent.err != nil {
+		if errors.Is(ent.err, source.ErrNotCached) {
+			return nil, fmt.Errorf("%s: chart %s %s (%s) is locked but not in the chart cache %s; run `convoy init` to download it", r.Addr, r.Chart, e.Version, e.Digest, cache.Dir)
+		}
+		return nil, fmt.Errorf("%s: chart %s %s: %w", r.Addr, r.Chart, e.Version, ent.err)
+	}
+	return ent.ch, nil
+}
+
+func (c *Charts) lockOf(dir string) (*source.Lock, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l, ok := c.locks[dir]; ok {
+		return l, nil
+	}
+	lock, diags := source.ReadLock(dir)
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("%s: %s", source.LockFileName, diags.Error())
+	}
+	if c.locks == nil {
+		c.locks = map[string]*source.Lock{}
+	}
+	c.locks[dir] = lock
+	return lock, nil
+}
+
+func (c *Charts) cache() (source.Cache, error) {
+	if c.cacheDir != "" {
+		return source.Cache{Dir: c.cacheDir}, nil
+	}
+	dir, err := source.DefaultCacheDir(os.Getenv)
+	return source.Cache{Dir: dir}, err
+}
