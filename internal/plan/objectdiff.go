@@ -1,0 +1,207 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/release"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// objects diffs the release's objects against the live cluster. With
+// unchanged (the rendering equals the deployed revision's), the objects are
+// the deployed ones: whatever differs live is drift.
+func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *ReleaseChange, prep *release.Prepared, red *redactor, unchanged bool) error {
+	kc := eng.Kube()
+	req := prep.Request
+	previous := release.WithOwnership(prep.Previous, req.Name, req.Namespace)
+	prevBy := map[string]*unstructured.Unstructured{}
+	for _, o := range previous {
+		prevBy[identityKey(kube.RefOf(o))] = o
+	}
+	current := prep.Objects
+	if unchanged {
+		current = previous
+	}
+	type result struct {
+		change  *ObjectChange
+		drift   *ObjectDrift
+		warning string
+		ref     string
+		version string
+		hash    string
+	}
+	var items []*unstructured.Unstructured
+	items = append(items, current...)
+	inCurrent := map[string]bool{}
+	for _, o := range current {
+		inCurrent[identityKey(kube.RefOf(o))] = true
+	}
+	var gone []*unstructured.Unstructured
+	for _, o := range previous {
+		if !inCurrent[identityKey(kube.RefOf(o))] && !release.IsKept(o) {
+			gone = append(gone, o)
+		}
+	}
+	results := make([]result, len(items)+len(gone))
+	errs := make([]error, len(results))
+	var wg sync.WaitGroup
+	for i, obj := range items {
+		wg.Go(func() {
+			errs[i] = c.do(ctx, func() error {
+				ref := kube.RefOf(obj)
+				res := &results[i]
+				res.ref = ref.String()
+				live, err := c.live(ctx, rc.Cluster, kc, ref)
+				if err != nil {
+					return err
+				}
+				if live != nil {
+					res.version, res.hash = live.GetResourceVersion(), contentHash(live)
+				}
+				prev := prevBy[identityKey(ref)]
+				ch, drift, warn, err := diffObject(ctx, kc, obj, prev, live, req, red)
+				if err != nil {
+					return err
+				}
+				ch.Template = prep.TemplateOf(ref)
+				res.change, res.drift, res.warning = ch, drift, warn
+				return nil
+			})
+		})
+	}
+	for j, obj := range gone {
+		i := len(items) + j
+		wg.Go(func() {
+			errs[i] = c.do(ctx, func() error {
+				ref := kube.RefOf(obj)
+				live, err := c.live(ctx, rc.Cluster, kc, ref)
+				if err != nil || live == nil {
+					return err
+				}
+				results[i] = result{ref: ref.String(), version: live.GetResourceVersion(), hash: contentHash(live), change: objectChange(ref, ObjectDelete)}
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	rc.Observed.ObjectVersions, rc.Observed.ObjectHashes = map[string]string{}, map[string]string{}
+	for _, r := range results {
+		if r.ref == "" {
+			continue
+		}
+		rc.Observed.ObjectVersions[r.ref] = r.version
+		if r.hash != "" {
+			rc.Observed.ObjectHashes[r.ref] = r.hash
+		}
+		if r.change != nil {
+			rc.Objects = append(rc.Objects, r.change)
+		}
+		if r.drift != nil {
+			rc.Drift = append(rc.Drift, r.drift)
+		}
+		if r.warning != "" {
+			rc.Warnings = append(rc.Warnings, r.warning)
+		}
+	}
+	return nil
+}
+
+func identityKey(r kube.Ref) string { return r.Group + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name }
+
+func getLive(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.Unstructured, error) {
+	live, err := kc.Get(ctx, ref)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return live, err
+}
+
+// diffObject computes one object's change (live → dry-run of the new
+// object) and its drift (what convoy last applied, dry-run again → live).
+func diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructured.Unstructured, req *release.Request, red *redactor) (*ObjectChange, *ObjectDrift, string, error) {
+	ref := kube.RefOf(obj)
+	secret := secretPaths(ref.Kind)
+	if live == nil {
+		ch := objectChange(ref, ObjectCreate)
+		ch.Diff = Compare(map[string]any{}, normalize(obj))
+		maskDiff(ch.Diff, red, secret...)
+		var drift *ObjectDrift
+		if prev != nil {
+			drift = &ObjectDrift{Ref: ref.String(), Missing: true, Corrected: true}
+		}
+		return ch, drift, "", nil
+	}
+	var warning string
+	if prev == nil && !ownedByRelease(live, req.Name, req.Namespace) && !req.TakeOwnership {
+		warning = fmt.Sprintf("%s exists and is not owned by release %s: apply refuses to adopt it unless take_ownership = true", ref, req.Name)
+	}
+	force := req.ForceConflicts || (prev == nil && req.TakeOwnership)
+	dr, err := dryRun(ctx, kc, obj, force)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	liveN := normalize(live)
+	ch := objectChange(ref, ObjectUpdate)
+	if dr.immutable != nil {
+		ch.Action = ObjectReplace
+		base := liveN
+		if prev != nil {
+			base = normalize(prev)
+		}
+		ch.Diff = Compare(base, normalize(obj))
+		ch.Reason = red.text(dr.immutable.Error())
+	} else {
+		ch.Diff = Compare(liveN, normalize(dr.after))
+		if ch.Diff.Empty() {
+			ch.Action = ObjectNoOp
+		}
+	}
+	maskDiff(ch.Diff, red, secret...)
+	if dr.conflict != nil && warning == "" {
+		warning = fmt.Sprintf("%s: %s", ref, conflictNote(dr.conflict, force))
+	}
+	if prev == nil {
+		return ch, nil, warning, nil
+	}
+	// Drift: what convoy last applied, applied again, against live.
+	applied := dr
+	if !sameObject(prev, obj) {
+		if applied, err = dryRun(ctx, kc, prev, true); err != nil {
+			return nil, nil, "", err
+		}
+	}
+	if applied.after == nil {
+		return ch, nil, warning, nil
+	}
+	d := Compare(normalize(applied.after), liveN)
+	if d.Empty() {
+		return ch, nil, warning, nil
+	}
+	maskDiff(d, red, secret...)
+	drift := &ObjectDrift{Ref: ref.String(), Diff: d, Corrected: true}
+	changed := map[string]bool{}
+	if ch.Diff != nil {
+		for _, c := range ch.Diff.Changes {
+			changed[c.Path] = true
+		}
+	}
+	for _, c := range d.Changes {
+		if !changed[c.Path] && ch.Action != ObjectReplace {
+			drift.Corrected = false
+		}
+	}
+	if dr.conflict != nil && !req.ForceConflicts {
+		drift.Corrected = false
+		drift.Note = conflictNote(dr.conflict, false)
+		warning = "" // the drift says it
+	}
+	return ch, drift, warning, nil
+}
