@@ -190,8 +190,9 @@ type SavedRelease struct {
 	Request release.Request
 }
 
-// HasChanges reports whether applying the plan would change anything:
-// any release that is not a no-op, or drift that applying corrects.
+// HasChanges reports whether applying the plan would change anything: any
+// release that is not a no-op (a release whose objects drifted is an
+// upgrade).
 func (p *Plan) HasChanges() bool {
 	for _, r := range p.Releases {
 		if r.Action != ActionNoOp {
