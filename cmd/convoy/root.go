@@ -74,6 +74,8 @@ dependency order with Helm's hooks, waits, atomic rollback and history.`,
 	root.AddCommand(
 		newVersionCmd(s),
 		newValidateCmd(s),
+		newInitCmd(s),
+		newCacheCmd(s),
 		newGraphCmd(s),
 		newFmtCmd(s),
 		newApplyCmd(s),
