@@ -39,6 +39,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	if deployed != nil && deployed.Chart != nil && deployed.Chart.Metadata != nil {
 		rc.Chart.Before = chartRef(deployed.Chart)
 	}
+	rc.Sensitive = resolve.SensitiveValues(inst) // the known part, for the unknown too
 	if !inst.Known {
 		rc.KnownAfterApply = true
 		rc.Action = ActionUpgrade
@@ -55,7 +56,6 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	if err != nil {
 		return nil, err
 	}
-	rc.Sensitive = resolve.SensitiveValues(inst)
 	red := newRedactor(rc.Sensitive)
 	req := NewRequest(c.in.Stack, r, c.in.ForceConflicts)
 	var prep *release.Prepared
