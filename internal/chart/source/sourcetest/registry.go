@@ -1,0 +1,177 @@
+package sourcetest
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/devcluster"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Registry is a distribution registry on a free loopback port with a
+// temporary storage directory, stopped when the test ends. Clients should
+// use Host (a counting proxy in front of it); pushes go to the registry
+// directly.
+type Registry struct {
+	// Direct is the registry's own host:port.
+	Direct string
+	// Host is the counting proxy's host:port.
+	Host     string
+	Username string
+	Password string
+	requests atomic.Int64
+}
+
+// StartRegistry starts the registry; with a username it requires htpasswd
+// basic auth.
+func StartRegistry(t testing.TB, username, password string) *Registry {
+	t.Helper()
+	bin, err := devcluster.LocateRegistry(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	port := freePort(t)
+	authConf := ""
+	if username != "" {
+		hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		htpasswd := filepath.Join(dir, "htpasswd")
+		if err := os.WriteFile(htpasswd, []byte(username+":"+string(hash)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		authConf = fmt.Sprintf("auth:\n  htpasswd:\n    realm: convoy-test\n    path: %s\n", htpasswd)
+	}
+	conf := fmt.Sprintf(`version: 0.1
+log:
+  level: error
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: %s
+http:
+  addr: 127.0.0.1:%d
+  secret: convoy-test-secret
+%s`, filepath.Join(dir, "storage"), port, authConf)
+	confPath := filepath.Join(dir, "config.yml")
+	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", confPath)
+	logf, err := os.Create(filepath.Join(dir, "registry.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start registry: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		logf.Close()
+	})
+	r := &Registry{Direct: fmt.Sprintf("127.0.0.1:%d", port), Username: username, Password: password}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get("http://" + r.Direct + "/v2/")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusUnauthorized {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(dir, "registry.log"))
+			t.Fatalf("registry on %s never became ready: %v\n%s", r.Direct, err, log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	target, _ := url.Parse("http://" + r.Direct)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.requests.Add(1)
+		proxy.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	r.Host = strings.TrimPrefix(srv.URL, "http://")
+	return r
+}
+
+// Requests is the number of requests the proxy has served.
+func (r *Registry) Requests() int64 { return r.requests.Load() }
+
+// Push pushes a chart archive with `helm push` under oci://<Direct>/<path>
+// and returns the manifest digest helm reports.
+func (r *Registry) Push(t testing.TB, archive, path string) string {
+	t.Helper()
+	home := t.TempDir()
+	args := []string{"push", archive, "oci://" + r.Direct + "/" + path, "--plain-http"}
+	if r.Username != "" {
+		args = append(args, "--username", r.Username, "--password", r.Password)
+	}
+	out := Helm(t, home, args...)
+	// helm prints "Pushed: …" and "Digest: sha256:…" (on stdout or stderr
+	// depending on the version); read the manifest digest from the registry
+	// instead of parsing either.
+	return r.ManifestDigest(t, path+"/"+chartNameOf(archive), versionOf(archive), out)
+}
+
+// ManifestDigest asks the registry for the digest of a tag.
+func (r *Registry) ManifestDigest(t testing.TB, repo, tag, context string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodHead, "http://"+r.Direct+"/v2/"+repo+"/manifests/"+strings.ReplaceAll(tag, "+", "_"), nil)
+	req.Header.Set("Accept", "application/vnd.oci.image.manifest.v1+json")
+	if r.Username != "" {
+		req.SetBasicAuth(r.Username, r.Password)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	d := resp.Header.Get("Docker-Content-Digest")
+	if resp.StatusCode != http.StatusOK || d == "" {
+		t.Fatalf("manifest %s:%s: %s (push said %q)", repo, tag, resp.Status, context)
+	}
+	return d
+}
+
+// chartNameOf and versionOf split "<dir>/name-1.2.3.tgz".
+func chartNameOf(archive string) string {
+	base := strings.TrimSuffix(filepath.Base(archive), ".tgz")
+	i := strings.LastIndex(base, "-")
+	for i > 0 && !(base[i+1] >= '0' && base[i+1] <= '9') {
+		i = strings.LastIndex(base[:i], "-")
+	}
+	return base[:i]
+}
+
+func versionOf(archive string) string {
+	base := strings.TrimSuffix(filepath.Base(archive), ".tgz")
+	return strings.TrimPrefix(base, chartNameOf(archive)+"-")
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
