@@ -89,10 +89,15 @@ func writeText(b *bytes.Buffer, p *Plan) {
 		}
 		b.WriteString("\n")
 	}
+	warned := false
 	for _, r := range p.Releases {
 		for _, w := range r.Warnings {
 			fmt.Fprintf(b, "Warning: %s: %s\n", r.Addr, w)
+			warned = true
 		}
+	}
+	if warned {
+		b.WriteString("\n")
 	}
 	b.WriteString(p.Summary().String() + "\n")
 }
@@ -240,7 +245,7 @@ func RenderMarkdown(w io.Writer, p *Plan) error {
 			d.WriteString("\n  Drift (changed outside convoy):\n")
 			writeDrift(&d, r)
 		}
-		fmt.Fprintf(&b, "<details><summary><code>%s</code> (%s)</summary>\n\n```diff\n%s```\n\n</details>\n\n", r.Addr, r.Action, d.String())
+		fmt.Fprintf(&b, "<details><summary><code>%s</code> (%s)</summary>\n\n```diff\n%s```\n\n</details>\n\n", r.Addr, r.Action, diffGutter(d.String()))
 	}
 	var warn []string
 	for _, r := range p.Releases {
@@ -253,4 +258,28 @@ func RenderMarkdown(w io.Writer, p *Plan) error {
 	}
 	_, err := io.WriteString(w, p.redactor().text(b.String()))
 	return err
+}
+
+// diffGutter moves each line's change symbol to the first column, where a
+// ```diff block colours it: "+" and "-" as they are, "~" and "-/+" as "!".
+func diffGutter(text string) string {
+	lines := strings.SplitAfter(text, "\n")
+	for i, l := range lines {
+		body := strings.TrimLeft(l, " ")
+		indent := len(l) - len(body)
+		for _, sym := range []string{"-/+ ", "+ ", "- ", "~ "} {
+			if strings.HasPrefix(body, sym) {
+				mark := sym[:1]
+				if sym == "~ " || sym == "-/+ " {
+					mark = "!"
+				}
+				lines[i] = mark + strings.Repeat(" ", indent) + body
+				break
+			}
+		}
+		if lines[i] == l && l != "\n" && l != "" {
+			lines[i] = " " + l
+		}
+	}
+	return strings.Join(lines, "")
 }
