@@ -19,9 +19,9 @@ func samplePlan() *Plan {
 		Releases: []*ReleaseChange{
 			{
 				Addr: "release.db", Name: "db", Namespace: "shop", Action: ActionInstall, Chart: ChartChange{After: app},
-				Values:  Compare(map[string]any{}, map[string]any{"password": "hunter2-canary", "size": int64(10)}),
-				Hooks:   []HookRun{{Name: "db-init", Kind: "Job", Path: "app/templates/init.yaml", Events: []string{"post-install"}}},
-				Objects: []*ObjectChange{{Ref: "v1 Secret shop/db-auth", APIVersion: "v1", Kind: "Secret", Namespace: "shop", Name: "db-auth", Action: ObjectCreate}},
+				Values:    Compare(map[string]any{}, map[string]any{"password": "hunter2-canary", "size": int64(10)}),
+				Hooks:     []HookRun{{Name: "db-init", Kind: "Job", Path: "app/templates/init.yaml", Events: []string{"post-install"}}},
+				Objects:   []*ObjectChange{{Ref: "v1 Secret shop/db-auth", APIVersion: "v1", Kind: "Secret", Namespace: "shop", Name: "db-auth", Action: ObjectCreate}},
 				Sensitive: []string{"hunter2-canary"},
 			},
 			{
