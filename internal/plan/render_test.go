@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -106,7 +107,7 @@ func TestPlanFileRoundTrip(t *testing.T) {
 	if err := RenderJSON(&b, got); err != nil {
 		t.Fatal(err)
 	}
-	if a.String() != b.String() || !slicesEqual(got.Releases[0].Sensitive, []string{"hunter2-canary"}) {
+	if a.String() != b.String() || !slices.Equal(got.Releases[0].Sensitive, []string{"hunter2-canary"}) {
 		t.Fatalf("round trip differs:\n%s\n%s", a.String(), b.String())
 	}
 	if _, err := readPlanBytes([]byte(`{"Kind":"convoy-plan","FormatVersion":99,"Plan":{"FormatVersion":99}}`)); err == nil {
@@ -115,16 +116,4 @@ func TestPlanFileRoundTrip(t *testing.T) {
 	if _, err := readPlanBytes([]byte(`{}`)); err == nil {
 		t.Fatal("a non-plan was read")
 	}
-}
-
-func slicesEqual(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
