@@ -45,7 +45,7 @@ func WriteChart(t testing.TB, dir, name, version, dependencies string) string {
 	t.Helper()
 	root := filepath.Join(dir, name)
 	files := map[string]string{
-		"Chart.yaml": fmt.Sprintf("apiVersion: v2\nname: %s\nversion: %s\nappVersion: %q\n%s", name, version, version, dependencies),
+		"Chart.yaml":  fmt.Sprintf("apiVersion: v2\nname: %s\nversion: %s\nappVersion: %q\n%s", name, version, version, dependencies),
 		"values.yaml": "greeting: hello\n",
 		"templates/configmap.yaml": `apiVersion: v1
 kind: ConfigMap
