@@ -30,8 +30,8 @@ type clusterFlags struct {
 func addClusterFlags(fs *pflag.FlagSet, f *clusterFlags) {
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "kubeconfig for releases without a cluster block (default $KUBECONFIG or ~/.kube/config)")
 	fs.StringVar(&f.Context, "context", "", "kubeconfig context for releases without a cluster block (default: current context)")
-	fs.Float32Var(&f.QPS, "kube-qps", 100, "queries per second to the Kubernetes API")
-	fs.IntVar(&f.Burst, "kube-burst", 200, "burst of queries to the Kubernetes API")
+	fs.Float32Var(&f.QPS, "kube-qps", kube.DefaultQPS, "client-side limit of queries per second to the Kubernetes API (the server's priority and fairness still applies)")
+	fs.IntVar(&f.Burst, "kube-burst", kube.DefaultBurst, "client-side burst of queries to the Kubernetes API")
 	fs.StringVar(&f.StorageDriver, "storage-driver", "secret", "where release records live: secret or configmap (as Helm's HELM_DRIVER)")
 }
 
@@ -79,11 +79,18 @@ type engines struct {
 	flags   clusterFlags
 	observe func(release.Event) // nil: steps are not reported
 	mu      sync.Mutex
-	byKey   map[string]*release.Engine
+	byKey   map[string]engineEntry
+}
+
+// engineEntry memoizes a connection attempt, failed ones included, so a
+// broken cluster is reported once rather than once per release.
+type engineEntry struct {
+	eng *release.Engine
+	err error
 }
 
 func newEngines(flags clusterFlags, observe func(release.Event)) *engines {
-	return &engines{flags: flags, observe: observe, byKey: map[string]*release.Engine{}}
+	return &engines{flags: flags, observe: observe, byKey: map[string]engineEntry{}}
 }
 
 // logTo reports engine steps as timestamped lines on w.
@@ -103,9 +110,24 @@ func (e *engines) forCluster(ctx context.Context, spec *config.ClusterSpec) (*re
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if eng := e.byKey[key]; eng != nil {
-		return eng, nil
+	if ent, ok := e.byKey[key]; ok {
+		return ent.eng, ent.err
 	}
+	eng, err := e.connect(ctx, spec)
+	if err != nil {
+		err = &errOnce{err: err}
+	}
+	e.byKey[key] = engineEntry{eng: eng, err: err}
+	return eng, err
+}
+
+// errOnce is a connection error shared by every release of that cluster.
+type errOnce struct{ err error }
+
+func (e *errOnce) Error() string { return e.err.Error() }
+func (e *errOnce) Unwrap() error { return e.err }
+
+func (e *engines) connect(ctx context.Context, spec *config.ClusterSpec) (*release.Engine, error) {
 	driver, err := release.ParseStorageDriver(e.flags.StorageDriver)
 	if err != nil {
 		return nil, err
@@ -121,10 +143,5 @@ func (e *engines) forCluster(ctx context.Context, spec *config.ClusterSpec) (*re
 	if e.observe != nil {
 		opts.Observer = e.observe
 	}
-	eng, err := release.NewEngine(ctx, cfg, opts)
-	if err != nil {
-		return nil, err
-	}
-	e.byKey[key] = eng
-	return eng, nil
+	return release.NewEngine(ctx, cfg, opts)
 }

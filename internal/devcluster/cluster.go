@@ -35,6 +35,10 @@ const (
 	// LabelFail on a pod ("true") makes it end Failed (exit code 1).
 	LabelFail = "devcluster.convoy.dev/fail"
 
+	// AnnotationReadyAfter on a pod (a duration, "3s") delays its
+	// readiness, like a container that takes time to start.
+	AnnotationReadyAfter = "devcluster.convoy.dev/ready-after"
+
 	// NodeAnnotation marks the nodes kwok manages.
 	NodeAnnotation = "kwok.x-k8s.io/node"
 

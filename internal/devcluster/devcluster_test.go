@@ -411,3 +411,25 @@ func groupMembers(pgid int) []int {
 	}
 	return members
 }
+
+func TestReadyAfterDelaysReadiness(t *testing.T) {
+	ns := cluster.Namespace(t)
+	client := cluster.Client()
+	ctx := context.Background()
+	d := deployment("slow", 1, labels(nil))
+	d.Spec.Template.Annotations = map[string]string{devcluster.AnnotationReadyAfter: "2s"}
+	start := time.Now()
+	if _, err := client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		got, err := client.AppsV1().Deployments(ns).Get(ctx, "slow", metav1.GetOptions{})
+		return err == nil && available(got), nil
+	})
+	if err != nil {
+		t.Fatalf("Deployment with ready-after 2s never became Available: %v", err)
+	}
+	if took := time.Since(start); took < 2*time.Second {
+		t.Fatalf("Available after %s, before the 2s readiness delay", took)
+	}
+}

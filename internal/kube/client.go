@@ -17,8 +17,8 @@ import (
 // Defaults for Options. client-go's own defaults (5 QPS, burst 10) would make
 // the client, not the cluster, the bottleneck of a whole-environment apply.
 const (
-	DefaultQPS          float32 = 100
-	DefaultBurst                = 200
+	DefaultQPS          float32 = 500
+	DefaultBurst                = 1000
 	DefaultFieldManager         = "convoy"
 )
 

@@ -102,7 +102,7 @@ func (e *Engine) execHook(ctx context.Context, objs []*unstructured.Unstructured
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return e.kube.Wait(wctx, wait, kube.WaitOptions{WaitForJobs: true})
+	return e.kube.WaitForCompletion(wctx, wait)
 }
 
 // deleteSucceededHooks removes, newest first, the hooks asking for
