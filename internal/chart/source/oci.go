@@ -3,15 +3,18 @@ package source
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
+	"oras.land/oras-go/v2/registry/remote/errcode"
 )
 
 // Helm's OCI media types (helm.sh/helm/v4/pkg/registry).
@@ -118,7 +121,7 @@ func (res *Resolver) resolveOCI(ctx context.Context, req Request) (Resolved, err
 			return nil
 		})
 		if err != nil {
-			return Resolved{}, fmt.Errorf("%s: list tags: %w", req.describe(), err)
+			return Resolved{}, fmt.Errorf("%s: list tags: %w%s", req.describe(), err, ociHint(err))
 		}
 		version, err = pickVersion(req.Constraint, versions)
 		if err != nil {
@@ -128,7 +131,7 @@ func (res *Resolver) resolveOCI(ctx context.Context, req Request) (Resolved, err
 	}
 	mdesc, rc, err := repo.FetchReference(ctx, reference)
 	if err != nil {
-		return Resolved{}, fmt.Errorf("%s: fetch manifest %s: %w", req.describe(), reference, err)
+		return Resolved{}, fmt.Errorf("%s: fetch manifest %s: %w%s", req.describe(), reference, err, ociHint(err))
 	}
 	data, err := io.ReadAll(io.LimitReader(rc, 4<<20+1))
 	rc.Close()
@@ -186,4 +189,14 @@ func (res *Resolver) resolveOCI(ctx context.Context, req Request) (Resolved, err
 		}
 	}
 	return r, nil
+}
+
+// ociHint explains authentication failures.
+func ociHint(err error) string {
+	var re *errcode.ErrorResponse
+	if errors.Is(err, auth.ErrBasicCredentialNotFound) ||
+		errors.As(err, &re) && (re.StatusCode == http.StatusUnauthorized || re.StatusCode == http.StatusForbidden) {
+		return " (the registry wants credentials: give username and password in a repository block, or log in with `helm registry login` or `docker login`)"
+	}
+	return ""
 }

@@ -85,11 +85,10 @@ func (r Request) describe() string {
 	if c == "" {
 		c = "latest"
 	}
-	name := r.Chart
-	if name == "" {
-		name = r.Repository.URL
+	if r.Chart == "" {
+		return fmt.Sprintf("chart %s (version %s)", r.Repository.URL, c)
 	}
-	return fmt.Sprintf("chart %q (version %s) from %s", name, c, r.Repository.label())
+	return fmt.Sprintf("chart %q (version %s) from %s", r.Chart, c, r.Repository.label())
 }
 
 // Resolve picks the version req asks for, downloads its archive into the

@@ -1,0 +1,120 @@
+package source_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/convoy-sh/convoy/internal/chart/source"
+	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
+)
+
+func TestOCIRegistry(t *testing.T) {
+	reg := sourcetest.StartRegistry(t, "", "")
+	out := t.TempDir()
+	var digests = map[string]string{}
+	for _, v := range []string{"1.2.0", "1.4.0", "2.0.0", "1.5.0-rc.1", "1.3.0+build.7"} {
+		digests[v] = reg.Push(t, sourcetest.Package(t, out, "api", v), "charts")
+	}
+	ctx := context.Background()
+	res := newResolver(t)
+	ref := "oci://" + reg.Host + "/charts/api"
+
+	for _, tc := range []struct{ constraint, want string }{
+		{"^1.2.0", "1.4.0"},
+		{"", "2.0.0"},
+		{"~1.3", "1.3.0+build.7"}, // "+" is "_" in the tag, as Helm pushes it
+		{"^1.5.0-0", "1.5.0-rc.1"},
+	} {
+		t.Run(tc.constraint, func(t *testing.T) {
+			got, err := res.Resolve(ctx, source.Request{Repository: source.Repository{URL: ref}, Constraint: tc.constraint})
+			if err != nil {
+				t.Fatal(err)
+			}
+			archive := filepath.Join(out, "api-"+tc.want+".tgz")
+			if got.Version != tc.want || got.Source != ref || got.Manifest != digests[tc.want] || got.Digest != fileDigest(t, archive) {
+				t.Fatalf("got %+v, want %s (manifest %s, layer %s)", got, tc.want, digests[tc.want], fileDigest(t, archive))
+			}
+		})
+	}
+
+	t.Run("by digest", func(t *testing.T) {
+		got, err := res.Resolve(ctx, source.Request{Repository: source.Repository{URL: ref + "@" + digests["1.2.0"]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Version != "1.2.0" || got.Manifest != digests["1.2.0"] {
+			t.Fatalf("got %+v", got)
+		}
+		_, err = res.Resolve(ctx, source.Request{Repository: source.Repository{URL: ref + "@" + digests["1.2.0"]}, Constraint: "^2.0.0"})
+		if err == nil || !strings.Contains(err.Error(), "is version 1.2.0, which the constraint does not admit") {
+			t.Fatalf("digest outside the constraint: %v", err)
+		}
+	})
+
+	t.Run("a repository block", func(t *testing.T) {
+		got, err := res.Resolve(ctx, source.Request{Repository: source.Repository{Name: "oci", URL: "oci://" + reg.Host + "/charts"}, Chart: "api", Constraint: "~1.2"})
+		if err != nil || got.Version != "1.2.0" {
+			t.Fatalf("got %+v, %v", got, err)
+		}
+	})
+
+	t.Run("no match names the versions", func(t *testing.T) {
+		_, err := res.Resolve(ctx, source.Request{Repository: source.Repository{URL: ref}, Constraint: ">=3"})
+		if err == nil || !strings.Contains(err.Error(), "available: 2.0.0, 1.5.0-rc.1, 1.4.0, 1.3.0+build.7, 1.2.0") || !strings.Contains(err.Error(), ref) {
+			t.Fatalf("got %v", err)
+		}
+	})
+
+	t.Run("cached layers are not fetched again", func(t *testing.T) {
+		before := reg.Requests()
+		if _, err := res.Resolve(ctx, source.Request{Repository: source.Repository{URL: ref}, Constraint: "^1.2.0"}); err != nil {
+			t.Fatal(err)
+		}
+		// tags list + manifest; no blob
+		if n := reg.Requests() - before; n > 2 {
+			t.Fatalf("%d requests for a cached chart", n)
+		}
+	})
+}
+
+func TestOCIRegistryAuth(t *testing.T) {
+	const user, password = "ci", "s3cret-registry"
+	reg := sourcetest.StartRegistry(t, user, password)
+	reg.Push(t, sourcetest.Package(t, t.TempDir(), "api", "1.0.0"), "charts")
+	ref := "oci://" + reg.Host + "/charts/api"
+	ctx := context.Background()
+
+	t.Run("repository credentials", func(t *testing.T) {
+		if _, err := newResolver(t).Resolve(ctx, source.Request{Repository: source.Repository{URL: ref, Username: user, Password: password}}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("wrong password", func(t *testing.T) {
+		_, err := newResolver(t).Resolve(ctx, source.Request{Repository: source.Repository{URL: ref, Username: user, Password: "wrong-s3cret"}})
+		if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "the registry wants credentials") {
+			t.Fatalf("want an error without the password, got %v", err)
+		}
+	})
+	t.Run("docker config", func(t *testing.T) {
+		dir := t.TempDir()
+		auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+		cfg := filepath.Join(dir, "config.json")
+		os.WriteFile(cfg, []byte(fmt.Sprintf(`{"auths":{%q:{"auth":%q}}}`, reg.Host, auth)), 0o600)
+		res := newResolver(t)
+		res.RegistryConfigs = []string{filepath.Join(dir, "missing.json"), cfg}
+		if _, err := res.Resolve(ctx, source.Request{Repository: source.Repository{URL: ref}}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("no credentials", func(t *testing.T) {
+		_, err := newResolver(t).Resolve(ctx, source.Request{Repository: source.Repository{URL: ref}})
+		if err == nil || !strings.Contains(err.Error(), "the registry wants credentials") {
+			t.Fatalf("want unauthorized, got %v", err)
+		}
+	})
+}
