@@ -57,6 +57,42 @@ func contentHash(obj *unstructured.Unstructured) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// shapeHash identifies what apply would touch on a live object: its
+// content restricted to the fields the applied object sets (lists and
+// scalars whole). Fields others added since, such as a controller's
+// annotation, do not change it; a changed value convoy sets does.
+func shapeHash(live *unstructured.Unstructured, applied map[string]any) string {
+	b, err := json.Marshal(project(normalize(live), applied))
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return shapePrefix + hex.EncodeToString(sum[:])
+}
+
+// shapePrefix marks hashes made by shapeHash (others are contentHash).
+const shapePrefix = "shape:"
+
+// absentField stands for a field the applied object sets and live lacks.
+const absentField = "\x00absent"
+
+func project(v, shape any) any {
+	sm, isMap := shape.(map[string]any)
+	vm, vIsMap := v.(map[string]any)
+	if !isMap || !vIsMap {
+		return v
+	}
+	out := make(map[string]any, len(sm))
+	for k, sub := range sm {
+		if lv, ok := vm[k]; ok {
+			out[k] = project(lv, sub)
+		} else {
+			out[k] = absentField
+		}
+	}
+	return out
+}
+
 // dryRunResult is the server's answer to a dry-run apply.
 type dryRunResult struct {
 	after *unstructured.Unstructured

@@ -173,8 +173,9 @@ func short(h string) string {
 
 // Verify refuses a plan whose observations no longer hold: a release with a
 // newer (or differently finished) revision, an affected object created,
-// deleted or edited since. Status updates by controllers do not count: an
-// object whose resourceVersion moved is compared by content without status.
+// deleted or edited since. Status updates and fields apply does not set do
+// not count: an object whose resourceVersion moved is compared on the fields
+// the saved revision applies.
 // It returns a *StaleError naming every change.
 func (p *Plan) Verify(ctx context.Context, engineFor func(cluster string) (*release.Engine, error)) error {
 	var stale []string
@@ -195,8 +196,9 @@ func (p *Plan) Verify(ctx context.Context, engineFor func(cluster string) (*rele
 		if msg := revisionChange(r, hs[r.Name]); msg != "" {
 			stale = append(stale, msg)
 		}
+		shapes := savedShapes(eng.Kube(), r)
 		for _, refStr := range slices.Sorted(maps.Keys(r.Observed.ObjectVersions)) {
-			msg, err := objectMoved(ctx, eng.Kube(), r, refStr)
+			msg, err := objectMoved(ctx, eng.Kube(), r, refStr, shapes[refStr])
 			if err != nil {
 				return fmt.Errorf("verify the plan: %w", err)
 			}
@@ -232,7 +234,27 @@ func revisionChange(r *ReleaseChange, hist []*release.Release) string {
 	return fmt.Sprintf("%s revision %d is now %s; the plan saw it %s", what, rev, status, r.Observed.LastStatus)
 }
 
-func objectMoved(ctx context.Context, kc *kube.Client, r *ReleaseChange, refStr string) (string, error) {
+// savedShapes are the objects the saved rendering applies, by reference,
+// with the ownership metadata apply adds (what shapeHash was computed
+// against).
+func savedShapes(kc *kube.Client, r *ReleaseChange) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	if r.Saved == nil || r.Saved.Rendered == nil {
+		return out
+	}
+	for _, m := range r.Saved.Rendered.Manifests {
+		objs, err := kc.Parse(m.Content, r.Namespace)
+		if err != nil {
+			continue // kinds not served yet: compared by content
+		}
+		for _, o := range release.WithOwnership(objs, r.Name, r.Namespace) {
+			out[kube.RefOf(o).String()] = o.Object
+		}
+	}
+	return out
+}
+
+func objectMoved(ctx context.Context, kc *kube.Client, r *ReleaseChange, refStr string, shape map[string]any) (string, error) {
 	ref, err := parseRef(refStr)
 	if err != nil {
 		return "", err
@@ -251,8 +273,15 @@ func objectMoved(ctx context.Context, kc *kube.Client, r *ReleaseChange, refStr 
 		return fmt.Sprintf("%s was created since the plan", refStr), nil
 	case live.GetResourceVersion() == want:
 		return "", nil
-	case r.Observed.ObjectHashes[refStr] != "" && contentHash(live) == r.Observed.ObjectHashes[refStr]:
-		return "", nil // only status or bookkeeping changed
+	}
+	if want := r.Observed.ObjectHashes[refStr]; want != "" {
+		got := contentHash(live)
+		if strings.HasPrefix(want, shapePrefix) && shape != nil {
+			got = shapeHash(live, shape)
+		}
+		if got == want {
+			return "", nil // nothing apply touches changed: status, bookkeeping, others' fields
+		}
 	}
 	return fmt.Sprintf("%s was edited since the plan (resourceVersion %s, now %s)", refStr, want, live.GetResourceVersion()), nil
 }

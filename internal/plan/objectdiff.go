@@ -24,6 +24,12 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 		prevBy[identityKey(kube.RefOf(o))] = o
 	}
 	current := prep.Objects
+	// Verify compares live objects restricted to what the saved (next)
+	// revision applies.
+	nextBy := map[string]*unstructured.Unstructured{}
+	for _, o := range prep.Objects {
+		nextBy[identityKey(kube.RefOf(o))] = o
+	}
 	if unchanged {
 		current = previous
 	}
@@ -62,6 +68,9 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 				}
 				if live != nil {
 					res.version, res.hash = live.GetResourceVersion(), contentHash(live)
+					if next := nextBy[identityKey(ref)]; next != nil {
+						res.hash = shapeHash(live, next.Object)
+					}
 				}
 				prev := prevBy[identityKey(ref)]
 				ch, drift, warn, err := diffObject(ctx, kc, obj, prev, live, req, red)

@@ -174,9 +174,11 @@ type Observed struct {
 	// ObjectVersions maps each affected object (kube.Ref.String()) to its
 	// resourceVersion; "" means the object did not exist.
 	ObjectVersions map[string]string `json:",omitempty"`
-	// ObjectHashes maps the same objects to a hash of their content without
-	// status and server bookkeeping, so that a controller writing status
-	// does not make a plan stale.
+	// ObjectHashes maps the same objects to a hash of their content: for
+	// objects apply applies, restricted to the fields it sets; otherwise
+	// without status and server bookkeeping. A controller writing status or
+	// its own annotations does not make a plan stale; an edit of what apply
+	// sets does.
 	ObjectHashes map[string]string `json:",omitempty"`
 }
 

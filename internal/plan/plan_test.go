@@ -423,12 +423,22 @@ func TestSavedPlanRoundTripAndVerify(t *testing.T) {
 		t.Fatalf("changed config: %v", err)
 	}
 
-	// Someone edits an affected object.
+	// A controller annotating an affected object does not make the plan
+	// stale: apply does not touch that annotation.
 	cms := cluster.Client().CoreV1().ConfigMaps(ns)
 	cm, err := cms.Get(ctx, "api-config", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	cm.Annotations["example.com/observed-by"] = "a-controller"
+	if cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: "a-controller"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := read.Verify(ctx, engineFor); err != nil {
+		t.Fatalf("refused after a controller's annotation: %v", err)
+	}
+
+	// Someone edits what apply sets.
 	cm.Data["message"] = "edited"
 	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatal(err)
