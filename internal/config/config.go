@@ -66,11 +66,18 @@ type Cluster struct {
 
 // Repository is a `repository "name" { ... }` block: a chart repository.
 type Repository struct {
-	Name      string
-	URL       hcl.Expression
-	Username  hcl.Expression // nil when unset
-	Password  hcl.Expression // nil when unset
-	DeclRange hcl.Range
+	Name     string
+	URL      hcl.Expression
+	Username hcl.Expression // nil when unset
+	Password hcl.Expression // nil when unset
+	// BearerToken, CAFile, CertFile, KeyFile and InsecureSkipTLSVerify
+	// are nil when unset.
+	BearerToken           hcl.Expression
+	CAFile                hcl.Expression
+	CertFile              hcl.Expression
+	KeyFile               hcl.Expression
+	InsecureSkipTLSVerify hcl.Expression
+	DeclRange             hcl.Range
 }
 
 // Release is a `release "name" { ... }` block, before expansion by count or

@@ -203,6 +203,11 @@ var repositoryBlockSchema = &hcl.BodySchema{
 		{Name: "url", Required: true},
 		{Name: "username"},
 		{Name: "password"},
+		{Name: "bearer_token"},
+		{Name: "ca_file"},
+		{Name: "cert_file"},
+		{Name: "key_file"},
+		{Name: "insecure_skip_tls_verify"},
 	},
 }
 
@@ -212,6 +217,11 @@ func decodeRepositoryBlock(block *hcl.Block) (*Repository, hcl.Diagnostics) {
 	r.URL = attrExpr(content, "url")
 	r.Username = attrExpr(content, "username")
 	r.Password = attrExpr(content, "password")
+	r.BearerToken = attrExpr(content, "bearer_token")
+	r.CAFile = attrExpr(content, "ca_file")
+	r.CertFile = attrExpr(content, "cert_file")
+	r.KeyFile = attrExpr(content, "key_file")
+	r.InsecureSkipTLSVerify = attrExpr(content, "insecure_skip_tls_verify")
 	return r, diags
 }
 

@@ -330,7 +330,7 @@ func (e *evaluator) evalRepositories() hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, name := range sortedKeys(e.cfg.Repositories) {
 		r := e.cfg.Repositories[name]
-		spec := &RepositorySpec{Name: name, DeclRange: r.DeclRange, Password: cty.NullVal(cty.String)}
+		spec := &RepositorySpec{Name: name, DeclRange: r.DeclRange, Password: cty.NullVal(cty.String), BearerToken: cty.NullVal(cty.String)}
 		if r.URL != nil {
 			val, d := e.evalSimple(r.URL, "a repository block")
 			diags = append(diags, d...)
@@ -369,7 +369,80 @@ func (e *evaluator) evalRepositories() hcl.Diagnostics {
 				}
 			}
 		}
+		diags = append(diags, e.evalRepositoryTLS(r, spec)...)
 		e.repositories[name] = spec
+	}
+	return diags
+}
+
+// evalRepositoryTLS evaluates bearer_token and the TLS attributes of a
+// repository block. File paths are relative to the stack directory.
+func (e *evaluator) evalRepositoryTLS(r *Repository, spec *RepositorySpec) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	if r.BearerToken != nil {
+		val, d := e.evalSimple(r.BearerToken, "a repository block")
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			tok, d := convertAttr(val, cty.String, r.BearerToken, "bearer_token")
+			diags = append(diags, d...)
+			if !d.HasErrors() {
+				spec.BearerToken = tok.Mark(Sensitive)
+			}
+		}
+		if r.Username != nil || r.Password != nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Conflicting repository credentials",
+				Detail:   "A repository authenticates with username and password or with bearer_token, not both.",
+				Subject:  r.BearerToken.Range().Ptr(),
+			})
+		}
+	}
+	for _, f := range []struct {
+		expr hcl.Expression
+		attr string
+		dst  *string
+	}{{r.CAFile, "ca_file", &spec.CAFile}, {r.CertFile, "cert_file", &spec.CertFile}, {r.KeyFile, "key_file", &spec.KeyFile}} {
+		if f.expr == nil {
+			continue
+		}
+		val, d := e.evalSimple(f.expr, "a repository block")
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			continue
+		}
+		p, d := asString(val, f.expr, f.attr)
+		diags = append(diags, d...)
+		if d.HasErrors() || p == "" {
+			continue
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(e.cfg.Dir, p)
+		}
+		*f.dst = filepath.Clean(p)
+	}
+	if (r.CertFile == nil) != (r.KeyFile == nil) {
+		subject := r.DeclRange
+		if r.CertFile != nil {
+			subject = r.CertFile.Range()
+		} else {
+			subject = r.KeyFile.Range()
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Incomplete client certificate",
+			Detail:   "A client certificate needs both cert_file and key_file.",
+			Subject:  subject.Ptr(),
+		})
+	}
+	if r.InsecureSkipTLSVerify != nil {
+		val, d := e.evalSimple(r.InsecureSkipTLSVerify, "a repository block")
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			b, d := asBool(val, r.InsecureSkipTLSVerify, "insecure_skip_tls_verify")
+			diags = append(diags, d...)
+			spec.InsecureSkipTLSVerify = b
+		}
 	}
 	return diags
 }

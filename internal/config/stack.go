@@ -71,12 +71,21 @@ type ClusterSpec struct {
 
 // RepositorySpec is an evaluated chart repository.
 type RepositorySpec struct {
-	Name      string
-	URL       string
-	OCI       bool // URL starts with oci://
-	Username  string
-	Password  cty.Value // possibly sensitive; cty.NullVal(cty.String) when unset
-	DeclRange hcl.Range
+	Name     string
+	URL      string
+	OCI      bool // URL starts with oci://
+	Username string
+	Password cty.Value // possibly sensitive; cty.NullVal(cty.String) when unset
+	// BearerToken is sent as "Authorization: Bearer"; always marked
+	// sensitive, cty.NullVal(cty.String) when unset.
+	BearerToken cty.Value
+	// CAFile, CertFile and KeyFile are absolute paths ("" when unset):
+	// a CA bundle trusted besides the system roots, a client certificate
+	// and its key.
+	CAFile, CertFile, KeyFile string
+	// InsecureSkipTLSVerify disables certificate verification (warned).
+	InsecureSkipTLSVerify bool
+	DeclRange             hcl.Range
 }
 
 // ChartSource says where a release's chart comes from.

@@ -30,6 +30,13 @@ func SourceRequest(r *config.ReleaseInstance) (source.Request, error) {
 			return source.Request{}, fmt.Errorf("%s: repository %q: password: %w", r.Addr, spec.Name, err)
 		}
 		repo.Password = pw
+		tok, err := secretString(spec.BearerToken)
+		if err != nil {
+			return source.Request{}, fmt.Errorf("%s: repository %q: bearer_token: %w", r.Addr, spec.Name, err)
+		}
+		repo.BearerToken = tok
+		repo.CAFile, repo.CertFile, repo.KeyFile = spec.CAFile, spec.CertFile, spec.KeyFile
+		repo.InsecureSkipTLSVerify = spec.InsecureSkipTLSVerify
 		_, name, _ := strings.Cut(r.Chart, "/")
 		return source.Request{Repository: repo, Chart: name, Constraint: r.Version}, nil
 	}
@@ -37,6 +44,9 @@ func SourceRequest(r *config.ReleaseInstance) (source.Request, error) {
 }
 
 func secretString(v cty.Value) (string, error) {
+	if v == cty.NilVal {
+		return "", nil
+	}
 	v, _ = v.UnmarkDeep()
 	switch {
 	case v.IsNull():
