@@ -213,20 +213,9 @@ func (o applyOptions) plan(ctx context.Context, s streams, st *config.Stack, ord
 	return p, nil
 }
 
-// clustersOf lists the cluster blocks a stack uses; "" is the default.
-func clustersOf(st *config.Stack) map[string]*config.ClusterSpec {
-	m := map[string]*config.ClusterSpec{"": nil}
-	for _, r := range st.Releases {
-		if r.Cluster != nil {
-			m[r.Cluster.Name] = r.Cluster
-		}
-	}
-	return m
-}
-
 // lockStack takes the stack's lock on every cluster it uses, or none.
 func lockStack(ctx context.Context, st *config.Stack, engines *engines, command string) (func(), error) {
-	clusters := clustersOf(st)
+	clusters := plan.Clusters(st)
 	var held []*apply.Lock
 	unlock := func() {
 		for _, l := range held {

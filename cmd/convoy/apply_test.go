@@ -426,3 +426,33 @@ func TestApplyOfAnUnchangedStackChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+func cmData(t *testing.T, ns, name string) (map[string]string, bool) {
+	t.Helper()
+	cm, err := cluster.Client().CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		return nil, false
+	}
+	return cm.Data, true
+}
+
+func TestForceUnlockReleasesAStaleLock(t *testing.T) {
+	ns := cluster.Namespace(t)
+	stackName := "stale-" + ns[len(ns)-6:]
+	dir := writeStack(t, fmt.Sprintf("stack %q {\n  default_namespace = %q\n}\nrelease \"a\" {\n  chart = %q\n}\n", stackName, ns, appChart(t)))
+	// A lock left by a run that died.
+	if _, err := apply.Acquire(context.Background(), cluster.Client(), stackName, "convoy apply"); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--auto-approve")
+	if code != 1 || !strings.Contains(errOut, "is locked by") {
+		t.Fatalf("apply against a held lock: exit %d, %s", code, errOut)
+	}
+	code, out, _ := runConvoy(t, "force-unlock", "-C", dir, "--kubeconfig", cluster.Kubeconfig())
+	if code != 0 || !strings.Contains(out, "Released the lock") || !strings.Contains(out, "pid") {
+		t.Fatalf("force-unlock: exit %d, %s", code, out)
+	}
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--auto-approve"); code != 0 {
+		t.Fatalf("apply after force-unlock: exit %d\n%s\n%s", code, out, errOut)
+	}
+}

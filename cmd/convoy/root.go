@@ -84,6 +84,7 @@ dependency order with Helm's hooks, waits, atomic rollback and history.`,
 		newHistoryCmd(s),
 		newRollbackCmd(s),
 		newRecoverCmd(s),
+		newForceUnlockCmd(s),
 		newRenderCmd(s),
 		newPlanCmd(s),
 	)

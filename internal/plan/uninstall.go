@@ -15,16 +15,30 @@ import (
 
 // removed plans the uninstall of releases that carry this stack's label
 // but are no longer in its files, on every cluster the stack uses.
+// Clusters are the clusters a stack uses, by cluster block name; "" is the
+// default cluster, included when a release has no cluster block (or the
+// stack has no release, so that removing the last release uninstalls it).
+func Clusters(st *config.Stack) map[string]*config.ClusterSpec {
+	m := map[string]*config.ClusterSpec{}
+	for _, r := range st.Releases {
+		if r.Cluster != nil {
+			m[r.Cluster.Name] = r.Cluster
+		} else {
+			m[""] = nil
+		}
+	}
+	if len(m) == 0 {
+		m[""] = nil
+	}
+	return m
+}
+
 func (c *computer) removed(ctx context.Context) ([]*ReleaseChange, error) {
 	st := c.in.Stack
-	clusters := map[string]*config.ClusterSpec{"": nil}
+	clusters := Clusters(st)
 	inStack := map[string]bool{}
 	for _, r := range st.Releases {
-		key := clusterName(r.Cluster)
-		if r.Cluster != nil {
-			clusters[key] = r.Cluster
-		}
-		inStack[key+"/"+r.Namespace+"/"+r.Name] = true
+		inStack[clusterName(r.Cluster)+"/"+r.Namespace+"/"+r.Name] = true
 	}
 	var out []*ReleaseChange
 	for _, key := range slices.Sorted(maps.Keys(clusters)) {

@@ -1,0 +1,67 @@
+package apply
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/release"
+)
+
+// syncBuffer is a bytes.Buffer safe for the live view's drawing goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var rows = []Row{{ID: "release.db", Namespace: "data", Name: "db"}, {ID: "release.web", Namespace: "shop", Name: "web"}}
+
+func TestLiveViewRedrawsOneLinePerRelease(t *testing.T) {
+	var buf syncBuffer
+	l := NewLive(&buf, rows)
+	l.Started("release.db")
+	l.Event(release.Event{Namespace: "data", Release: "db", Phase: release.PhaseWaiting, Message: "waiting for 2 objects to be ready"})
+	time.Sleep(300 * time.Millisecond)
+	if !strings.Contains(buf.String(), "release.db   waiting: waiting for 2 objects to be ready") {
+		t.Fatalf("live view lacks db's phase:\n%q", buf.String())
+	}
+	l.Finished("release.db", Outcome{Status: Failed, Duration: 1500 * time.Millisecond, Err: errors.New("x")})
+	l.Skipped("release.web", "dependency release.db failed")
+	l.Close()
+	out := buf.String()
+	// The final frame: cursor moved up over the two lines, each rewritten.
+	last := out[strings.LastIndex(out, "\x1b[2A"):]
+	for _, want := range []string{"release.db   failed (1.5s)", "release.web  skipped (dependency release.db failed)"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("final frame lacks %q:\n%q", want, last)
+		}
+	}
+}
+
+func TestLinesViewIsTimestampedLines(t *testing.T) {
+	var buf bytes.Buffer
+	l := NewLines(&buf, rows)
+	fixed := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	l.now = func() time.Time { return fixed }
+	l.Event(release.Event{Namespace: "data", Release: "db", Phase: release.PhaseApplying, Message: "applying 3 objects"})
+	l.Skipped("release.web", "dependency release.db failed")
+	want := "2026-11-21T12:00:00Z release.db: applying 3 objects\n2026-11-21T12:00:00Z release.web: skipped: dependency release.db failed\n"
+	if buf.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", buf.String(), want)
+	}
+}
