@@ -156,7 +156,7 @@ func TestApplyStatusHistoryRollbackDestroy(t *testing.T) {
 	}
 
 	code, out, errOut = runConvoy(t, "destroy", "-C", dir, "--kubeconfig", kc, "--auto-approve")
-	if code != 0 {
+	if code != 0 || !strings.Contains(out, "Plan: 2 to uninstall.") || !strings.Contains(out, "- release.api (uninstall)") {
 		t.Fatalf("destroy exit %d\n%s\n%s", code, out, errOut)
 	}
 	for _, name := range []string{"db", "api"} {

@@ -277,9 +277,6 @@ func (o destroyOptions) Run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	if err := confirm(s, o.AutoApprove, fmt.Sprintf("Destroy all %d releases of stack %q?", len(order), st.Name)); err != nil {
-		return err
-	}
 	fwd := &forwarder{}
 	engines := newEngines(o.Cluster, fwd.event)
 	unlock, err := lockStack(ctx, st, engines, "convoy destroy")
@@ -316,11 +313,28 @@ func (o destroyOptions) Run(ctx context.Context, s streams) error {
 		st.DependsOn = n.DependsOn
 		ordered = append(ordered, st)
 	}
-	// Releases that are not installed are nothing to do.
-	for _, st := range ordered {
-		if _, err := st.Engine.Storage(st.Namespace).Last(ctx, st.Name); errors.Is(err, release.ErrReleaseNotFound) {
-			st.Kind = apply.StepNoOp
+	// The plan: what is installed gets uninstalled, dependents first.
+	n := 0
+	fmt.Fprintf(s.Out, "convoy will destroy stack %q:\n\n", st.Name)
+	for _, step := range ordered {
+		last, err := step.Engine.Storage(step.Namespace).Last(ctx, step.Name)
+		switch {
+		case errors.Is(err, release.ErrReleaseNotFound):
+			step.Kind = apply.StepNoOp
+			fmt.Fprintf(s.Out, "    %s (not installed)\n", step.ID)
+		case err != nil:
+			return err
+		default:
+			n++
+			fmt.Fprintf(s.Out, "  - %s (uninstall) namespace %s, revision %d %s, chart %s\n", step.ID, step.Namespace, last.Version, last.Info.Status, chartLabel(last))
 		}
+	}
+	fmt.Fprintf(s.Out, "\nPlan: %d to uninstall.\n", n)
+	if n == 0 {
+		return nil
+	}
+	if err := confirm(s, o.AutoApprove, "Destroy these releases?"); err != nil {
+		return err
 	}
 	progress := newProgress(s, o.NoProgress, ordered)
 	fwd.set(progress)
