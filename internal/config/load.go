@@ -21,7 +21,7 @@ const (
 )
 
 // LoadDir reads every *.hcl file in dir, except *.vars.hcl files (variable
-// values, see EvalOptions), and decodes them into a Config. Files are read in
+// values, see EvalOptions) and the lock file, and decodes them into a Config. Files are read in
 // name order so that diagnostics come out in a stable order.
 func LoadDir(dir string) (*Config, hcl.Diagnostics) {
 	entries, err := os.ReadDir(dir)
@@ -56,9 +56,13 @@ func LoadDir(dir string) (*Config, hcl.Diagnostics) {
 	return cfg, append(diags, d...)
 }
 
+// LockFileName is the lock file `convoy init` writes beside the stack
+// (internal/chart/source reads and writes it): not stack configuration.
+const LockFileName = "convoy.lock.hcl"
+
 // isStackFile says whether a file name is part of the stack configuration.
 func isStackFile(name string) bool {
-	return strings.HasSuffix(name, ".hcl") && !strings.HasSuffix(name, ".vars.hcl") && !strings.HasPrefix(name, ".")
+	return strings.HasSuffix(name, ".hcl") && !strings.HasSuffix(name, ".vars.hcl") && !strings.HasPrefix(name, ".") && name != LockFileName
 }
 
 // LoadSources decodes in-memory stack files. Names are file names relative to

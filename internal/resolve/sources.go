@@ -44,7 +44,7 @@ func SourceRequest(r *config.ReleaseInstance) (source.Request, error) {
 }
 
 func secretString(v cty.Value) (string, error) {
-	if v == cty.NilVal {
+	if v.Type() == cty.NilType {
 		return "", nil
 	}
 	v, _ = v.UnmarkDeep()
