@@ -13,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// removed plans the uninstall of releases that carry this stack's label
-// but are no longer in its files, on every cluster the stack uses.
 // Clusters are the clusters a stack uses, by cluster block name; "" is the
 // default cluster, included when a release has no cluster block (or the
 // stack has no release, so that removing the last release uninstalls it).
@@ -33,6 +31,8 @@ func Clusters(st *config.Stack) map[string]*config.ClusterSpec {
 	return m
 }
 
+// removed plans the uninstall of releases that carry this stack's label
+// but are no longer in its files, on every cluster the stack uses.
 func (c *computer) removed(ctx context.Context) ([]*ReleaseChange, error) {
 	st := c.in.Stack
 	clusters := Clusters(st)
