@@ -1,6 +1,7 @@
 package sourcetest
 
 import (
+	"crypto/tls"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -25,6 +26,21 @@ type HTTPRepo struct {
 // httptest's certificate) serving an empty directory.
 func NewHTTPRepo(t testing.TB, tls bool) *HTTPRepo {
 	t.Helper()
+	if tls {
+		return NewHTTPSRepo(t, nil)
+	}
+	return newHTTPRepo(t, false, nil)
+}
+
+// NewHTTPSRepo starts an HTTPS repository; configure (if not nil) adjusts
+// its TLS settings (client certificates) before it starts.
+func NewHTTPSRepo(t testing.TB, configure func(*tls.Config)) *HTTPRepo {
+	t.Helper()
+	return newHTTPRepo(t, true, configure)
+}
+
+func newHTTPRepo(t testing.TB, useTLS bool, configure func(*tls.Config)) *HTTPRepo {
+	t.Helper()
 	r := &HTTPRepo{Dir: t.TempDir()}
 	files := http.FileServer(http.Dir(r.Dir))
 	h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -38,8 +54,13 @@ func NewHTTPRepo(t testing.TB, tls bool) *HTTPRepo {
 		}
 		files.ServeHTTP(w, req)
 	})
-	if tls {
-		r.Server = httptest.NewTLSServer(h)
+	if useTLS {
+		r.Server = httptest.NewUnstartedServer(h)
+		r.Server.TLS = &tls.Config{}
+		if configure != nil {
+			configure(r.Server.TLS)
+		}
+		r.Server.StartTLS()
 	} else {
 		r.Server = httptest.NewServer(h)
 	}
