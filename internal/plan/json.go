@@ -147,10 +147,43 @@ func RenderJSON(w io.Writer, p *Plan) error {
 		}
 		out.Releases = append(out.Releases, jr)
 	}
+	redactJSON(&out, p.redactor())
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return err
 	}
-	_, err = io.WriteString(w, p.redactor().jsonText(string(b))+"\n")
+	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// redactJSON masks sensitive strings in every string value of the
+// document, never in its keys: consumers keep a valid schema even when a
+// sensitive value is a common word.
+func redactJSON(out *jsonPlan, red *redactor) {
+	changes := func(cs []*jsonChange) {
+		for _, c := range cs {
+			c.Path = red.text(c.Path)
+			c.Before, c.After = red.value(c.Before), red.value(c.After)
+			for i, l := range c.Lines {
+				c.Lines[i] = red.text(l)
+			}
+		}
+	}
+	for _, r := range out.Releases {
+		changes(r.Values)
+		for i, w := range r.Warnings {
+			r.Warnings[i] = red.text(w)
+		}
+		for i := range r.Hooks {
+			r.Hooks[i].Name = red.text(r.Hooks[i].Name)
+		}
+		for _, o := range r.Objects {
+			o.Ref, o.Name, o.Reason = red.text(o.Ref), red.text(o.Name), red.text(o.Reason)
+			changes(o.Changes)
+		}
+		for _, d := range r.Drift {
+			d.Ref, d.Note = red.text(d.Ref), red.text(d.Note)
+			changes(d.Changes)
+		}
+	}
 }

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"regexp"
 	"slices"
 	"strings"
@@ -91,21 +90,28 @@ func (r *redactor) text(s string) string {
 	return strings.NewReplacer(pairs...).Replace(s)
 }
 
-// jsonText is text for JSON output: the needles as they appear inside JSON
-// strings (escaped) are replaced too.
-func (r *redactor) jsonText(s string) string {
-	s = r.text(s)
-	for _, n := range r.needles {
-		b, err := json.Marshal(n)
-		if err != nil {
-			continue
+// value masks sensitive strings inside a JSON-like value (not its keys).
+func (r *redactor) value(v any) any {
+	switch t := v.(type) {
+	case string:
+		if r.exact[t] {
+			return SensitivePlaceholder
 		}
-		esc := string(b[1 : len(b)-1])
-		if esc != n {
-			s = strings.ReplaceAll(s, esc, SensitivePlaceholder)
+		return r.text(t)
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = r.value(e)
 		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = r.value(e)
+		}
+		return out
 	}
-	return s
+	return v
 }
 
 // err masks an error's message; errors.Is/As still see the original.
