@@ -131,6 +131,10 @@ func (o initOptions) Run(ctx context.Context, s streams) error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
+	if len(lock.Releases) == 0 && len(old.Releases) == 0 {
+		fmt.Fprintln(s.Out, "No release takes its chart from a repository or registry; nothing to lock.")
+		return nil
+	}
 	if err := lock.Write(st.Dir); err != nil {
 		return err
 	}

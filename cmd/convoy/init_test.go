@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,5 +150,63 @@ func TestInitLocksRemoteChartsAndPlanRunsOffline(t *testing.T) {
 	}
 	if code, out := offline("plan after refill", "plan", "-C", dir, "--kubeconfig", kc, "--detailed-exitcode"); code != 2 {
 		t.Fatalf("plan after refill: exit %d\n%s", code, out)
+	}
+}
+
+func TestInitErrorsNameTheChartAndHideSecrets(t *testing.T) {
+	t.Setenv("CONVOY_CACHE_DIR", filepath.Join(t.TempDir(), "charts"))
+	repo := sourcetest.NewHTTPRepo(t, false)
+	repo.Publish(t, "web", "1.2.0", "2.0.0")
+	repo.Wrap(func(w http.ResponseWriter, r *http.Request, next http.Handler) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "ci" || p != "right-s3cret" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+	stack := func(password, version string) string {
+		return fmt.Sprintf(`
+variable "pw" {
+  sensitive = true
+  default   = %q
+}
+repository "charts" {
+  url      = %q
+  username = "ci"
+  password = var.pw
+}
+release "web" {
+  chart   = "charts/web"
+  version = %q
+}
+`, password, repo.URL(), version)
+	}
+	dir := writeStack(t, stack("wrong-s3cret", "^1.0.0"))
+	code, out, errOut := runConvoy(t, "init", "-C", dir)
+	if code == 0 || !strings.Contains(errOut, "401") || strings.Contains(out+errOut, "s3cret") {
+		t.Fatalf("wrong password: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, source.LockFileName)); !os.IsNotExist(err) {
+		t.Fatalf("a failed init wrote the lock file: %v", err)
+	}
+
+	os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(stack("right-s3cret", "^3.0.0")), 0o644)
+	code, out, errOut = runConvoy(t, "init", "-C", dir)
+	for _, want := range []string{"release.web", `chart "web"`, `repository "charts"`, `"^3.0.0"`, "available: 2.0.0, 1.2.0"} {
+		if code == 0 || !strings.Contains(errOut, want) {
+			t.Errorf("no match: exit %d, stderr lacks %q:\n%s", code, want, errOut)
+		}
+	}
+	if strings.Contains(out+errOut, "s3cret") {
+		t.Fatalf("output leaks the password:\n%s\n%s", out, errOut)
+	}
+
+	os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(stack("right-s3cret", "^1.0.0")), 0o644)
+	if code, out, errOut := runConvoy(t, "init", "-C", dir); code != 0 || strings.Contains(out+errOut, "s3cret") {
+		t.Fatalf("init: exit %d\n%s\n%s", code, out, errOut)
+	}
+	lock, _ := os.ReadFile(filepath.Join(dir, source.LockFileName))
+	if strings.Contains(string(lock), "s3cret") || !strings.Contains(string(lock), `version    = "1.2.0"`) {
+		t.Fatalf("lock file:\n%s", lock)
 	}
 }
