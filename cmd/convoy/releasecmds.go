@@ -27,6 +27,21 @@ func findInstance(st *config.Stack, arg string) (*config.ReleaseInstance, error)
 	return nil, fmt.Errorf("stack %q has no release %q (releases: %v)", st.Name, arg, names)
 }
 
+// oneRelease loads the stack and connects to the cluster of one of its
+// releases (named by address or Helm name).
+func oneRelease(ctx context.Context, f stackFlags, c clusterFlags, s streams, name string, observe func(release.Event)) (*config.ReleaseInstance, *release.Engine, error) {
+	st, _, err := loadOrdered(ctx, f, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	inst, err := findInstance(st, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	eng, err := newEngines(c, observe).forCluster(ctx, inst.Cluster)
+	return inst, eng, err
+}
+
 func chartLabel(r *release.Release) string {
 	if r.Chart == nil || r.Chart.Metadata == nil {
 		return ""
@@ -106,15 +121,7 @@ func newHistoryCmd(s streams) *cobra.Command {
 }
 
 func (o historyOptions) Run(ctx context.Context, s streams, name string) error {
-	st, _, err := loadOrdered(ctx, o.Stack, s)
-	if err != nil {
-		return err
-	}
-	inst, err := findInstance(st, name)
-	if err != nil {
-		return err
-	}
-	eng, err := newEngines(o.Cluster, nil).forCluster(ctx, inst.Cluster)
+	inst, eng, err := oneRelease(ctx, o.Stack, o.Cluster, s, name, nil)
 	if err != nil {
 		return err
 	}
@@ -168,15 +175,7 @@ func (o rollbackOptions) Run(ctx context.Context, s streams, args []string) erro
 		}
 		revision = n
 	}
-	st, _, err := loadOrdered(ctx, o.Stack, s)
-	if err != nil {
-		return err
-	}
-	inst, err := findInstance(st, args[0])
-	if err != nil {
-		return err
-	}
-	eng, err := newEngines(o.Cluster, logTo(s.Err)).forCluster(ctx, inst.Cluster)
+	inst, eng, err := oneRelease(ctx, o.Stack, o.Cluster, s, args[0], logTo(s.Err))
 	if err != nil {
 		return err
 	}
@@ -225,15 +224,7 @@ the next apply can proceed. Make sure no other apply is running first.`,
 }
 
 func (o recoverOptions) Run(ctx context.Context, s streams, name string) error {
-	st, _, err := loadOrdered(ctx, o.Stack, s)
-	if err != nil {
-		return err
-	}
-	inst, err := findInstance(st, name)
-	if err != nil {
-		return err
-	}
-	eng, err := newEngines(o.Cluster, nil).forCluster(ctx, inst.Cluster)
+	inst, eng, err := oneRelease(ctx, o.Stack, o.Cluster, s, name, nil)
 	if err != nil {
 		return err
 	}

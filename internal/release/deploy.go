@@ -88,68 +88,21 @@ type Prepared struct {
 // the cluster's capabilities and live lookups, and builds its objects. It
 // changes nothing.
 func (e *Engine) Prepare(ctx context.Context, req *Request) (*Prepared, error) {
-	p, err := e.observe(ctx, req)
+	history, err := e.Storage(req.Namespace).History(ctx, req.Name)
 	if err != nil {
 		return nil, err
 	}
-	action := chart.ActionUpgrade
-	if p.IsInstall {
-		action = chart.ActionInstall
-	}
-	rendered, err := chart.Render(req.Chart, chart.RenderOptions{
-		ReleaseName:  req.Name,
-		Namespace:    req.Namespace,
-		Revision:     p.Revision,
-		Action:       action,
-		Capabilities: e.caps,
-		UserValues:   req.Values,
-		Lookup:       e.kube.Lookup(ctx),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return p, e.build(p, rendered)
+	return e.PrepareWithHistory(ctx, req, history)
 }
 
 // PrepareRendered is Prepare for output rendered earlier (a saved plan): the
 // records are observed anew, nothing is re-rendered.
 func (e *Engine) PrepareRendered(ctx context.Context, req *Request, rendered *chart.Rendered) (*Prepared, error) {
-	p, err := e.observe(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	return p, e.build(p, rendered)
-}
-
-// observe reads the release's history and decides install or upgrade.
-func (e *Engine) observe(ctx context.Context, req *Request) (*Prepared, error) {
 	history, err := e.Storage(req.Namespace).History(ctx, req.Name)
 	if err != nil {
 		return nil, err
 	}
-	p := &Prepared{Request: req, History: history, Revision: 1}
-	for _, r := range history {
-		p.Last = r
-		if r.Info.Status == StatusDeployed {
-			p.Deployed = r
-		}
-	}
-	if p.Last != nil && p.Last.Info.Status.IsPending() {
-		return nil, pendingError(p.Last)
-	}
-	// An uninstalled release kept with its history is installed anew.
-	p.IsInstall = p.Last == nil || (p.Last.Info.Status == StatusUninstalled && p.Deployed == nil)
-	if p.Last != nil {
-		p.Revision = p.Last.Version + 1
-	}
-	// The objects the release owned before: the deployed revision's, or,
-	// after a failed upgrade, the last revision's.
-	if base := cmpOr(p.Deployed, p.Last); base != nil && base.Info.Status != StatusUninstalled {
-		if p.Previous, err = e.parseRecordManifest(base.Manifest, req.Namespace); err != nil {
-			return nil, fmt.Errorf("previous revision %d of %s: %w", base.Version, req.Name, err)
-		}
-	}
-	return p, nil
+	return e.PrepareRenderedWithHistory(req, history, rendered)
 }
 
 // build parses the rendered objects. Objects of kinds the chart's own crds/
@@ -290,40 +243,62 @@ func (e *Engine) perform(ctx context.Context, rel *Release, objs []*unstructured
 	if isInstall {
 		pre, post = chart.HookPreInstall, chart.HookPostInstall
 	}
-	if !req.DisableHooks {
-		if err := e.runHooks(ctx, rel, pre, req.timeout()); err != nil {
-			return nil, fmt.Errorf("failed %s: %w", pre, err)
+	return e.rollout(ctx, rel, rollout{
+		pre: pre, post: post, objs: objs, src: src, adopt: adopt, previous: previous,
+		wait: req.Wait, timeout: req.timeout(), disableHooks: req.DisableHooks, force: req.ForceConflicts,
+	})
+}
+
+// rollout is one revision's way onto the cluster, shared by deploys and
+// rollbacks.
+type rollout struct {
+	pre, post           chart.HookEvent
+	objs, previous      []*unstructured.Unstructured
+	src                 sources
+	adopt               map[identity]bool
+	wait                WaitMode
+	timeout             time.Duration
+	disableHooks, force bool
+}
+
+// rollout runs the pre-hooks, applies the objects, deletes what the
+// previous revision had and this one lacks, waits, and runs the
+// post-hooks. It returns the objects it created (for cleanup_on_fail).
+func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.Ref, error) {
+	if !r.disableHooks {
+		if err := e.runHooks(ctx, rel, r.pre, r.timeout); err != nil {
+			return nil, fmt.Errorf("failed %s: %w", r.pre, err)
 		}
 	}
-	e.logf(rel.Namespace, rel.Name, PhaseApplying, "applying %d objects", len(objs))
-	results, err := e.apply(ctx, rel.Namespace, rel.Name, objs, src, adopt, kube.ApplyOptions{Force: req.ForceConflicts})
+	e.logf(rel.Namespace, rel.Name, PhaseApplying, "applying %d objects", len(r.objs))
+	results, err := e.apply(ctx, rel.Namespace, rel.Name, r.objs, r.src, r.adopt, kube.ApplyOptions{Force: r.force})
 	var created []kube.Ref
-	for _, r := range results {
-		if r.Action == kube.ActionCreated {
-			created = append(created, r.Ref)
+	for _, res := range results {
+		if res.Action == kube.ActionCreated {
+			created = append(created, res.Ref)
 		}
 	}
 	if err != nil {
 		return created, err
 	}
-	if gone := removed(previous, objs); len(gone) > 0 {
+	if gone := removed(r.previous, r.objs); len(gone) > 0 {
 		e.logf(rel.Namespace, rel.Name, PhaseApplying, "deleting %d objects no longer in the release", len(gone))
 		if _, err := e.kube.Delete(ctx, gone, kube.DeleteOptions{Propagation: kube.PropagationBackground}); err != nil {
 			return created, err
 		}
 	}
-	if req.Wait != WaitNone {
-		e.logf(rel.Namespace, rel.Name, PhaseWaiting, "waiting for %d objects to be ready", len(objs))
-		wctx, cancel := context.WithTimeout(ctx, req.timeout())
-		err := e.kube.Wait(wctx, refs(objs), kube.WaitOptions{WaitForJobs: req.Wait == WaitReadyAndJobs})
+	if r.wait != WaitNone {
+		e.logf(rel.Namespace, rel.Name, PhaseWaiting, "waiting for %d objects to be ready", len(r.objs))
+		wctx, cancel := context.WithTimeout(ctx, r.timeout)
+		err := e.kube.Wait(wctx, refs(r.objs), kube.WaitOptions{WaitForJobs: r.wait == WaitReadyAndJobs})
 		cancel()
 		if err != nil {
 			return created, err
 		}
 	}
-	if !req.DisableHooks {
-		if err := e.runHooks(ctx, rel, post, req.timeout()); err != nil {
-			return created, fmt.Errorf("failed %s: %w", post, err)
+	if !r.disableHooks {
+		if err := e.runHooks(ctx, rel, r.post, r.timeout); err != nil {
+			return created, fmt.Errorf("failed %s: %w", r.post, err)
 		}
 	}
 	return created, nil

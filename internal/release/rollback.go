@@ -130,40 +130,10 @@ func (e *Engine) performRollback(ctx context.Context, rel *Release, objs, previo
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
-	if !req.DisableHooks {
-		if err := e.runHooks(ctx, rel, chart.HookPreRollback, timeout); err != nil {
-			return nil, fmt.Errorf("failed %s: %w", chart.HookPreRollback, err)
-		}
-	}
-	results, err := e.apply(ctx, rel.Namespace, rel.Name, objs, nil, nil, kube.ApplyOptions{Force: req.ForceConflicts})
-	var created []kube.Ref
-	for _, r := range results {
-		if r.Action == kube.ActionCreated {
-			created = append(created, r.Ref)
-		}
-	}
-	if err != nil {
-		return created, err
-	}
-	if gone := removed(previous, objs); len(gone) > 0 {
-		if _, err := e.kube.Delete(ctx, gone, kube.DeleteOptions{Propagation: kube.PropagationBackground}); err != nil {
-			return created, err
-		}
-	}
-	if req.Wait != WaitNone {
-		wctx, cancel := context.WithTimeout(ctx, timeout)
-		err := e.kube.Wait(wctx, refs(objs), kube.WaitOptions{WaitForJobs: req.Wait == WaitReadyAndJobs})
-		cancel()
-		if err != nil {
-			return created, err
-		}
-	}
-	if !req.DisableHooks {
-		if err := e.runHooks(ctx, rel, chart.HookPostRollback, timeout); err != nil {
-			return created, fmt.Errorf("failed %s: %w", chart.HookPostRollback, err)
-		}
-	}
-	return created, nil
+	return e.rollout(ctx, rel, rollout{
+		pre: chart.HookPreRollback, post: chart.HookPostRollback, objs: objs, previous: previous,
+		wait: req.Wait, timeout: timeout, disableHooks: req.DisableHooks, force: req.ForceConflicts,
+	})
 }
 
 func cloneHooks(hs []*Hook) []*Hook {
