@@ -45,7 +45,7 @@ func writeStack(t *testing.T, hcl string) string {
 
 func threeTier(chart, ns, message string) string {
 	return fmt.Sprintf(`
-stack "shop" {
+stack %[2]q {
   default_namespace = %[2]q
 }
 release "db" {
@@ -103,7 +103,7 @@ func TestApplyStatusHistoryRollbackDestroy(t *testing.T) {
 		if revisions(h) != "1:deployed" {
 			t.Fatalf("%s: %s", name, revisions(h))
 		}
-		if h[0].Labels[stackLabel] != "shop" {
+		if h[0].Labels[stackLabel] != ns {
 			t.Fatalf("%s record lacks the stack label: %v", name, h[0].Labels)
 		}
 		deployedAt = append(deployedAt, h[0].Info.LastDeployed.UnixNano())
@@ -192,7 +192,7 @@ func TestFailedReleaseSkipsDependentsOnly(t *testing.T) {
 	ns := cluster.Namespace(t)
 	chart := appChart(t)
 	dir := writeStack(t, fmt.Sprintf(`
-stack "shop" {
+stack %[2]q {
   default_namespace = %[2]q
 }
 release "db" {
@@ -239,7 +239,7 @@ func TestStackAtomicRestoresEveryReleaseChangedInTheRun(t *testing.T) {
 	chart := appChart(t)
 	stack := func(version string, apiBroken bool, withCache bool) string {
 		s := fmt.Sprintf(`
-stack "atomic" {
+stack %[2]q {
   default_namespace = %[2]q
 }
 release "db" {
@@ -337,7 +337,7 @@ release "slow" {
 func TestOutputsOfADependencyResolveAtApply(t *testing.T) {
 	ns := cluster.Namespace(t)
 	dir := writeStack(t, fmt.Sprintf(`
-stack "outputs" {
+stack %[2]q {
   default_namespace = %[2]q
 }
 release "db" {

@@ -44,7 +44,7 @@ func TestReleasesOnTwoClustersInOneRun(t *testing.T) {
 	}
 	ns := "multi-" + strings.TrimPrefix(cluster.Namespace(t), "t-")[len("testreleasesontwoclustersinonerun-"):]
 	dir := writeStack(t, fmt.Sprintf(`
-stack "multi" {
+stack %[3]q {
   default_namespace = %[3]q
 }
 cluster "one" {
@@ -108,7 +108,7 @@ func TestSensitiveCanaryNeverPrinted(t *testing.T) {
 	kc := cluster.Kubeconfig()
 	stack := func(failing bool) string {
 		s := fmt.Sprintf(`
-stack "canary" {
+stack %[2]q {
   default_namespace = %[2]q
 }
 variable "secret" {
