@@ -13,8 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // indexEntry is the part of an index.yaml chart version convoy reads.
@@ -42,11 +40,14 @@ func (res *Resolver) resolveHTTP(ctx context.Context, req Request) (Resolved, er
 	if err != nil {
 		return Resolved{}, err
 	}
-	idx, err := res.fetchIndex(ctx, client, repo)
+	indexPath, err := res.fetchIndex(ctx, client, repo)
 	if err != nil {
 		return Resolved{}, fmt.Errorf("%s: %w", req.describe(), err)
 	}
-	entries := idx.Entries[req.Chart]
+	entries, err := indexEntries(indexPath, req.Chart)
+	if err != nil {
+		return Resolved{}, fmt.Errorf("%s: index of %s: %w", req.describe(), redactURL(repo.URL), err)
+	}
 	if len(entries) == 0 {
 		return Resolved{}, fmt.Errorf("%s: the repository has no chart %q", req.describe(), req.Chart)
 	}
@@ -174,14 +175,14 @@ func sameHost(a, b string) bool {
 	return err1 == nil && err2 == nil && ua.Host == ub.Host
 }
 
-// fetchIndex returns the repository's index, revalidating the cached copy
-// with ETag / Last-Modified. The body streams to a file in the cache and
-// is decoded from there, never held twice in memory.
-func (res *Resolver) fetchIndex(ctx context.Context, client *http.Client, repo Repository) (*indexFile, error) {
+// fetchIndex returns the path of the repository's index in the cache,
+// revalidating the cached copy with ETag / Last-Modified. The body streams
+// to a file in the cache; it is never held in memory.
+func (res *Resolver) fetchIndex(ctx context.Context, client *http.Client, repo Repository) (string, error) {
 	sum := sha256.Sum256([]byte(repo.URL))
 	dir := filepath.Join(res.Cache.Dir, "index", hex.EncodeToString(sum[:16]))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("index cache: %w", err)
+		return "", fmt.Errorf("index cache: %w", err)
 	}
 	indexPath := filepath.Join(dir, "index.yaml")
 	metaPath := filepath.Join(dir, "meta.json")
@@ -199,17 +200,17 @@ func (res *Resolver) fetchIndex(ctx context.Context, client *http.Client, repo R
 	}
 	indexURL, err := resolveReference(repo.URL, "index.yaml")
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	resp, err := res.get(ctx, client, repo, indexURL, header, res.maxIndex())
 	if err != nil {
-		return nil, fmt.Errorf("fetch index: %w", err)
+		return "", fmt.Errorf("fetch index: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
 		tmp, err := os.CreateTemp(dir, ".index-*")
 		if err != nil {
-			return nil, fmt.Errorf("index cache: %w", err)
+			return "", fmt.Errorf("index cache: %w", err)
 		}
 		defer os.Remove(tmp.Name())
 		n, err := io.Copy(tmp, io.LimitReader(resp.Body, res.maxIndex()+1))
@@ -217,45 +218,20 @@ func (res *Resolver) fetchIndex(ctx context.Context, client *http.Client, repo R
 			err = cerr
 		}
 		if err != nil {
-			return nil, fmt.Errorf("fetch index %s: %w", redactURL(indexURL), err)
+			return "", fmt.Errorf("fetch index %s: %w", redactURL(indexURL), err)
 		}
 		if n > res.maxIndex() {
-			return nil, fmt.Errorf("fetch index %s: larger than the limit of %d bytes", redactURL(indexURL), res.maxIndex())
-		}
-		idx, err := decodeIndex(tmp.Name())
-		if err != nil {
-			return nil, fmt.Errorf("index %s: %w", redactURL(indexURL), err)
+			return "", fmt.Errorf("fetch index %s: larger than the limit of %d bytes", redactURL(indexURL), res.maxIndex())
 		}
 		if err := os.Rename(tmp.Name(), indexPath); err != nil {
-			return nil, fmt.Errorf("index cache: %w", err)
+			return "", fmt.Errorf("index cache: %w", err)
 		}
 		meta = indexMeta{URL: repo.URL, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
 		if data, err := json.Marshal(meta); err == nil {
 			writeFileAtomic(metaPath, data)
 		}
-		return idx, nil
 	}
-	idx, err := decodeIndex(indexPath)
-	if err != nil {
-		return nil, fmt.Errorf("cached index of %s: %w", redactURL(indexURL), err)
-	}
-	return idx, nil
-}
-
-func decodeIndex(path string) (*indexFile, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var idx indexFile
-	if err := yaml.NewDecoder(f).Decode(&idx); err != nil {
-		return nil, fmt.Errorf("not a chart repository index: %w", err)
-	}
-	if idx.APIVersion == "" {
-		return nil, errors.New("not a chart repository index: no apiVersion")
-	}
-	return &idx, nil
+	return indexPath, nil
 }
 
 // writeFileAtomic writes through a temporary file and a rename; failures
