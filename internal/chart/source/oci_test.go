@@ -11,6 +11,9 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/registry/remote"
 )
 
 func TestOCIRegistry(t *testing.T) {
@@ -117,4 +120,65 @@ func TestOCIRegistryAuth(t *testing.T) {
 			t.Fatalf("want unauthorized, got %v", err)
 		}
 	})
+}
+
+// pushArtifact pushes a manifest with the given config media type and one
+// layer straight through the registry API (oras-go), tagged tag.
+func pushArtifact(t *testing.T, reg *sourcetest.Registry, repoPath, tag, configType, layerType string, layer []byte) {
+	t.Helper()
+	ctx := context.Background()
+	repo, err := remote.NewRepository(reg.Direct + "/" + repoPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.PlainHTTP = true
+	layerDesc, err := oras.PushBytes(ctx, repo, layerType, layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	configDesc, err := oras.PushBytes(ctx, repo, configType, []byte(`{"name":"api","version":"1.0.0"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, "", oras.PackManifestOptions{
+		Layers: []ocispec.Descriptor{layerDesc}, ConfigDescriptor: &configDesc,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Tag(ctx, m, tag); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHostileRegistryArtifacts(t *testing.T) {
+	reg := sourcetest.StartRegistry(t, "", "")
+	good, err := os.ReadFile(sourcetest.Package(t, t.TempDir(), "api", "1.0.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := os.ReadFile(sourcetest.Package(t, t.TempDir(), "other", "1.0.0"))
+	for _, tc := range []struct {
+		name, configType, layerType string
+		layer                       []byte
+		want                        string
+	}{
+		{"not a helm chart", "application/vnd.oci.image.config.v1+json", "application/vnd.oci.image.layer.v1.tar+gzip", good, "is not a Helm chart"},
+		{"no chart layer", "application/vnd.cncf.helm.config.v1+json", "application/vnd.cncf.helm.chart.provenance.v1.prov", []byte("prov"), "has no chart layer"},
+		{"not gzip", "application/vnd.cncf.helm.config.v1+json", "application/vnd.cncf.helm.chart.content.v1.tar+gzip", []byte("not gzip"), "not a valid chart archive"},
+		{"another chart", "application/vnd.cncf.helm.config.v1+json", "application/vnd.cncf.helm.chart.content.v1.tar+gzip", other, `holds chart "other"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := "hostile/" + strings.ReplaceAll(tc.name, " ", "-") + "/api"
+			pushArtifact(t, reg, path, "1.0.0", tc.configType, tc.layerType, tc.layer)
+			res := newResolver(t)
+			_, err := res.Resolve(context.Background(), source.Request{Repository: source.Repository{URL: "oci://" + reg.Host + "/" + path}})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want %q, got %v", tc.want, err)
+			}
+			if entries, _ := os.ReadDir(filepath.Join(res.Cache.Dir, "sha256")); len(entries) != 0 {
+				t.Fatalf("cache holds %v after a refused chart", entries)
+			}
+		})
+	}
 }
