@@ -456,3 +456,26 @@ func TestForceUnlockReleasesAStaleLock(t *testing.T) {
 		t.Fatalf("apply after force-unlock: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+func TestUnreachableClusterIsReportedOnce(t *testing.T) {
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kc, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: gone, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: x}}]
+contexts: [{name: gone, context: {cluster: gone, user: u}}]
+current-context: gone
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := writeStack(t, fmt.Sprintf("release \"a\" {\n  chart = %q\n  count = 20\n}\n", appChart(t)))
+	for _, cmd := range []string{"plan", "apply"} {
+		code, _, errOut := runConvoy(t, cmd, "-C", dir, "--kubeconfig", kc, "--auto-approve")
+		if cmd == "plan" {
+			code, _, errOut = runConvoy(t, cmd, "-C", dir, "--kubeconfig", kc)
+		}
+		if code != 1 || strings.Count(errOut, "Error:") != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "the default cluster: ") || !strings.Contains(errOut, "127.0.0.1:1") {
+			t.Errorf("%s: exit %d, the unreachable cluster should be named once:\n%s", cmd, code, errOut)
+		}
+	}
+}

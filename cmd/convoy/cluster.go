@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
@@ -55,11 +58,7 @@ func (f clusterFlags) restConfig(spec *config.ClusterSpec) (*rest.Config, error)
 	overrides.CurrentContext = ctxName
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
 	if err != nil {
-		where := "the default cluster"
-		if spec != nil {
-			where = fmt.Sprintf("cluster %q (%s)", spec.Name, spec.DeclRange)
-		}
-		return nil, fmt.Errorf("%s: %w", where, err)
+		return nil, fmt.Errorf("%s: %w", clusterDescription(spec), err)
 	}
 	cfg.QPS, cfg.Burst = f.QPS, f.Burst
 	return cfg, nil
@@ -121,6 +120,18 @@ func (e *engines) forCluster(ctx context.Context, spec *config.ClusterSpec) (*re
 	return eng, err
 }
 
+// connectAll connects to every cluster the stack uses, so that a cluster
+// that cannot be reached is reported once, before any per-release work.
+func (e *engines) connectAll(ctx context.Context, st *config.Stack) error {
+	clusters := plan.Clusters(st)
+	for _, key := range slices.Sorted(maps.Keys(clusters)) {
+		if _, err := e.forCluster(ctx, clusters[key]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // errOnce is a connection error shared by every release of that cluster.
 type errOnce struct{ err error }
 
@@ -143,5 +154,16 @@ func (e *engines) connect(ctx context.Context, spec *config.ClusterSpec) (*relea
 	if e.observe != nil {
 		opts.Observer = e.observe
 	}
-	return release.NewEngine(ctx, cfg, opts)
+	eng, err := release.NewEngine(ctx, cfg, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", clusterDescription(spec), err)
+	}
+	return eng, nil
+}
+
+func clusterDescription(spec *config.ClusterSpec) string {
+	if spec == nil {
+		return "the default cluster"
+	}
+	return fmt.Sprintf("cluster %q (%s)", spec.Name, spec.DeclRange)
 }

@@ -98,6 +98,9 @@ func (o planOptions) Run(ctx context.Context, s streams) error {
 		return errSilent
 	}
 	engines := newEngines(o.Cluster, nil)
+	if err := engines.connectAll(ctx, st); err != nil {
+		return err
+	}
 	p, err := plan.Compute(ctx, plan.Input{
 		Stack:          st,
 		Order:          order,
