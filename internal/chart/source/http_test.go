@@ -215,3 +215,45 @@ func TestHTTPRepoTimeout(t *testing.T) {
 		t.Fatalf("took %s", d)
 	}
 }
+
+// Resolvers sharing one cache directory (as concurrent convoy processes
+// do) all succeed and leave one archive per digest and no temporary files.
+func TestConcurrentResolversShareTheCache(t *testing.T) {
+	repo := sourcetest.NewHTTPRepo(t, false)
+	repo.Publish(t, "web", "1.0.0", "1.1.0")
+	cacheDir := filepath.Join(t.TempDir(), "cache")
+	errs := make(chan error, 16)
+	for i := range 16 {
+		go func() {
+			res := &source.Resolver{Cache: source.Cache{Dir: cacheDir}}
+			_, err := res.Resolve(context.Background(), source.Request{Repository: source.Repository{URL: repo.URL()}, Chart: "web", Constraint: []string{"1.0.0", "1.1.0"}[i%2]})
+			errs <- err
+		}()
+	}
+	for range 16 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var files []string
+	filepath.Walk(cacheDir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			rel, _ := filepath.Rel(cacheDir, p)
+			files = append(files, rel)
+		}
+		return nil
+	})
+	var archives, other int
+	for _, f := range files {
+		switch {
+		case strings.HasPrefix(f, "sha256/") && strings.HasSuffix(f, ".tgz") && !strings.HasPrefix(filepath.Base(f), "."):
+			archives++
+		case strings.HasPrefix(f, "index/") && (strings.HasSuffix(f, "/index.yaml") || strings.HasSuffix(f, "/meta.json")):
+		default:
+			other++
+		}
+	}
+	if archives != 2 || other != 0 {
+		t.Fatalf("cache holds %q", files)
+	}
+}
