@@ -112,6 +112,7 @@ func (o initOptions) Run(ctx context.Context, s streams) error {
 				errs = append(errs, fmt.Errorf("%s: %w", r.Addr.Release, err))
 				continue
 			}
+			e.Constraint = r.Version // a changed constraint that still admits the locked version
 			lock.Releases[name] = e
 			fmt.Fprintf(s.Out, "%s: %s %s (locked)\n", r.Addr.Release, r.Chart, e.Version)
 			continue
