@@ -41,7 +41,7 @@ func (c *Client) InstallCRDs(ctx context.Context, crds []*unstructured.Unstructu
 	}
 	// kstatus's CRD rule: Established, failed when the names are not
 	// accepted.
-	if err := c.wait(ctx, refs, modeReady); err != nil {
+	if err := c.wait(ctx, refs, modeReady, nil); err != nil {
 		return err
 	}
 	c.mapper.Reset()

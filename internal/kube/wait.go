@@ -19,6 +19,9 @@ type WaitOptions struct {
 	// WaitForJobs waits for Jobs to complete. Without it a Job is ready
 	// once it exists, as in Helm.
 	WaitForJobs bool
+	// Progress, if set, is told how many of the objects waited for are
+	// ready, each time that number changes.
+	Progress func(ready, total int)
 }
 
 // resyncPeriod re-lists what the watches may have missed; the watches do
@@ -42,7 +45,7 @@ func (c *Client) Wait(ctx context.Context, refs []Ref, opts WaitOptions) error {
 		}
 		targets = append(targets, ref)
 	}
-	return c.wait(ctx, targets, mode)
+	return c.wait(ctx, targets, mode, opts.Progress)
 }
 
 // WaitForCompletion waits as Helm does for hooks: Jobs until they complete
@@ -55,12 +58,12 @@ func (c *Client) WaitForCompletion(ctx context.Context, refs []Ref) error {
 			targets = append(targets, ref)
 		}
 	}
-	return c.wait(ctx, targets, modeCompletion)
+	return c.wait(ctx, targets, modeCompletion, nil)
 }
 
 func isJob(ref Ref) bool { return ref.Group == "batch" && ref.Kind == "Job" }
 
-func (c *Client) wait(ctx context.Context, targets []Ref, mode waitMode) error {
+func (c *Client) wait(ctx context.Context, targets []Ref, mode waitMode, progress func(ready, total int)) error {
 	if len(targets) == 0 {
 		return nil
 	}
@@ -76,7 +79,7 @@ func (c *Client) wait(ctx context.Context, targets []Ref, mode waitMode) error {
 	sw.ResyncPeriod = resyncPeriod
 	sw.StatusReader = statusReader{inner: statusreaders.NewDefaultStatusReader(c.mapper), mode: mode}
 
-	seen, err := watchStatus(ctx, sw, targets)
+	seen, err := watchStatus(ctx, sw, targets, progress)
 	if err != nil {
 		return err
 	}
@@ -109,7 +112,7 @@ func (c *Client) wait(ctx context.Context, targets []Ref, mode waitMode) error {
 // watchStatus follows the status of refs until all are Current, one is
 // Failed, or ctx ends, and returns the last status seen of each (absent:
 // never seen).
-func watchStatus(ctx context.Context, sw *watcher.DefaultStatusWatcher, refs []Ref) (map[object.ObjMetadata]*event.ResourceStatus, error) {
+func watchStatus(ctx context.Context, sw *watcher.DefaultStatusWatcher, refs []Ref, progress func(ready, total int)) (map[object.ObjMetadata]*event.ResourceStatus, error) {
 	ids := make(object.ObjMetadataSet, len(refs))
 	for i, ref := range refs {
 		ids[i] = objMeta(ref)
@@ -124,6 +127,7 @@ func watchStatus(ctx context.Context, sw *watcher.DefaultStatusWatcher, refs []R
 	}()
 
 	seen := make(map[object.ObjMetadata]*event.ResourceStatus, len(ids))
+	reported := -1
 	for e := range events {
 		switch e.Type {
 		case event.ErrorEvent:
@@ -134,6 +138,12 @@ func watchStatus(ctx context.Context, sw *watcher.DefaultStatusWatcher, refs []R
 		case event.ResourceUpdateEvent:
 			if e.Resource != nil {
 				seen[e.Resource.Identifier] = e.Resource
+				if progress != nil {
+					if n := countCurrent(seen); n != reported {
+						reported = n
+						progress(n, len(ids))
+					}
+				}
 			}
 		}
 		if settled(ids, seen) {
@@ -220,4 +230,14 @@ func statusMessage(rs *event.ResourceStatus) string {
 		return rs.Message
 	}
 	return rs.Status.String()
+}
+
+func countCurrent(seen map[object.ObjMetadata]*event.ResourceStatus) int {
+	n := 0
+	for _, rs := range seen {
+		if rs.Status == status.CurrentStatus {
+			n++
+		}
+	}
+	return n
 }

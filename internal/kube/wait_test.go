@@ -3,6 +3,7 @@ package kube_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -215,5 +216,26 @@ spec:
 				t.Fatalf("error = %v\nwant %s%s", err, prefix, tt.want)
 			}
 		})
+	}
+}
+
+func TestWaitReportsProgress(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	ctx := testContext(t, 60*time.Second)
+	c := newClient(t)
+	objs := parse(t, c, ns, deployment("p1", 1)+"---"+deployment("p2", 1))
+	if _, err := c.Apply(ctx, objs, kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	err := c.Wait(ctx, refs(objs), kube.WaitOptions{Progress: func(ready, total int) {
+		seen = append(seen, fmt.Sprintf("%d/%d", ready, total))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) == 0 || seen[len(seen)-1] != "2/2" {
+		t.Fatalf("progress reports %v, want them to end at 2/2", seen)
 	}
 }

@@ -290,7 +290,12 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 	if r.wait != WaitNone {
 		e.logf(rel.Namespace, rel.Name, PhaseWaiting, "waiting for %d objects to be ready", len(r.objs))
 		wctx, cancel := context.WithTimeout(ctx, r.timeout)
-		err := e.kube.Wait(wctx, refs(r.objs), kube.WaitOptions{WaitForJobs: r.wait == WaitReadyAndJobs})
+		err := e.kube.Wait(wctx, refs(r.objs), kube.WaitOptions{
+			WaitForJobs: r.wait == WaitReadyAndJobs,
+			Progress: func(ready, total int) {
+				e.logf(rel.Namespace, rel.Name, PhaseWaiting, "%d/%d ready", ready, total)
+			},
+		})
 		cancel()
 		if err != nil {
 			return created, err
