@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/release"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,11 +19,6 @@ import (
 
 // lastAppliedAnnotation is kubectl's client-side apply record: noise.
 const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
-
-// releaseToolManagers are the field managers whose conflicts the release
-// engine resolves by itself (it takes over helm's fields on the release's
-// own objects).
-var releaseToolManagers = []string{"helm"}
 
 // normalize returns a copy of obj without what is never shown: status,
 // managedFields and the server's bookkeeping, the last-applied annotation.
@@ -118,7 +114,7 @@ func dryRun(ctx context.Context, kc *kube.Client, obj *unstructured.Unstructured
 		return dryRunResult{}, err
 	}
 	var out dryRunResult
-	if !onlyReleaseToolConflicts(err) {
+	if !release.OnlyReleaseToolConflicts(err) {
 		out.conflict = err
 	}
 	res, err = kc.Apply(ctx, []*unstructured.Unstructured{obj}, kube.ApplyOptions{DryRun: kube.DryRunServer, Force: true})
@@ -141,30 +137,6 @@ func isImmutable(err error) bool {
 	}
 	msg := err.Error()
 	return strings.Contains(msg, "field is immutable") || strings.Contains(msg, "may not change once set") || strings.Contains(msg, "is immutable")
-}
-
-// onlyReleaseToolConflicts: every conflicting manager is a release tool.
-func onlyReleaseToolConflicts(err error) bool {
-	var se *apierrors.StatusError
-	if !errors.As(err, &se) || se.ErrStatus.Details == nil {
-		return false
-	}
-	n := 0
-	for _, c := range se.ErrStatus.Details.Causes {
-		if c.Type != metav1.CauseTypeFieldManagerConflict {
-			continue
-		}
-		n++
-		_, rest, ok := strings.Cut(c.Message, `conflict with "`)
-		if !ok {
-			return false
-		}
-		manager, _, ok := strings.Cut(rest, `"`)
-		if !ok || !slices.Contains(releaseToolManagers, manager) {
-			return false
-		}
-	}
-	return n > 0
 }
 
 // conflictNote says how apply deals with a field-manager conflict.

@@ -57,7 +57,7 @@ func (e *Engine) apply(ctx context.Context, ns, rel string, objs []*unstructured
 		switch {
 		case adopt[idOf(ref)]:
 			e.logf(ns, rel, PhaseApplying, "adopting %s: taking over its fields (take_ownership)", ref)
-		case onlyReleaseToolConflicts(err):
+		case OnlyReleaseToolConflicts(err):
 			e.logf(ns, rel, PhaseApplying, "taking over fields of %s from field manager helm", ref)
 		default:
 			return results, src.inTemplate(err)
@@ -74,9 +74,10 @@ func (e *Engine) apply(ctx context.Context, ns, rel string, objs []*unstructured
 	return results, nil
 }
 
-// onlyReleaseToolConflicts reports whether err is a server-side apply
-// conflict whose every conflicting manager is a release tool.
-func onlyReleaseToolConflicts(err error) bool {
+// OnlyReleaseToolConflicts reports whether err is a server-side apply
+// conflict whose every conflicting manager is a release tool (helm): a
+// conflict the engine resolves by taking those fields over.
+func OnlyReleaseToolConflicts(err error) bool {
 	var se *apierrors.StatusError
 	if !errors.As(err, &se) || !apierrors.IsConflict(err) || se.ErrStatus.Details == nil {
 		return false
