@@ -62,7 +62,7 @@ func secretString(v cty.Value) (string, error) {
 // SourceOf is the source a lock entry must record for r: the repository
 // URL, or the OCI reference without a digest.
 func SourceOf(req source.Request) string {
-	u := req.Repository.URL
+	u := source.RedactURL(req.Repository.URL)
 	if strings.HasPrefix(u, "oci://") {
 		if req.Chart != "" {
 			u = strings.TrimSuffix(u, "/") + "/" + req.Chart

@@ -143,13 +143,20 @@ func TestHTTPRepoAuth(t *testing.T) {
 		{"wrong password", source.Repository{Username: user, Password: "wrong-s3cret"}, false},
 		{"wrong token", source.Repository{BearerToken: "wrong-s3cret"}, false},
 		{"none", source.Repository{}, false},
+		{"in the URL", source.Repository{URL: strings.Replace(repo.URL(), "http://", "http://"+user+":"+password+"@", 1)}, true},
+		{"wrong in the URL", source.Repository{URL: strings.Replace(repo.URL(), "http://", "http://"+user+":wrong-s3cret@", 1)}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.repo.URL = repo.URL()
-			_, err := newResolver(t).Resolve(ctx, source.Request{Repository: tc.repo, Chart: "web"})
+			if tc.repo.URL == "" {
+				tc.repo.URL = repo.URL()
+			}
+			got, err := newResolver(t).Resolve(ctx, source.Request{Repository: tc.repo, Chart: "web"})
 			if tc.wantOK {
 				if err != nil {
 					t.Fatal(err)
+				}
+				if strings.Contains(got.Source, "s3cret") {
+					t.Fatalf("source %s keeps the password", got.Source)
 				}
 				return
 			}

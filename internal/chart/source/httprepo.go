@@ -112,13 +112,18 @@ func resolveReference(repoURL, ref string) (string, error) {
 	return base.ResolveReference(u).String(), nil
 }
 
-// redactURL drops user information from a URL for messages.
+// RedactURL drops the password of user information from a URL (for
+// messages and the lock file).
+func RedactURL(s string) string { return redactURL(s) }
+
 func redactURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil || u.User == nil {
 		return s
 	}
-	u.User = nil
+	if _, hasPassword := u.User.Password(); hasPassword {
+		u.User = url.User(u.User.Username())
+	}
 	return u.String()
 }
 
@@ -140,6 +145,13 @@ func (res *Resolver) get(ctx context.Context, client *http.Client, repo Reposito
 			req.Header.Set("Authorization", "Bearer "+repo.BearerToken)
 		case repo.Username != "" || repo.Password != "":
 			req.SetBasicAuth(repo.Username, repo.Password)
+		default:
+			// Credentials written into the repository URL go to the
+			// archives on its host too (their URLs in the index lack them).
+			if u, err := url.Parse(repo.URL); err == nil && u.User != nil {
+				pw, _ := u.User.Password()
+				req.SetBasicAuth(u.User.Username(), pw)
+			}
 		}
 	}
 	resp, err := client.Do(req)

@@ -86,7 +86,7 @@ func (r Request) describe() string {
 		c = "latest"
 	}
 	if r.Chart == "" {
-		return fmt.Sprintf("chart %s (version %s)", r.Repository.URL, c)
+		return fmt.Sprintf("chart %s (version %s)", redactURL(r.Repository.URL), c)
 	}
 	return fmt.Sprintf("chart %q (version %s) from %s", r.Chart, c, r.Repository.label())
 }
@@ -112,6 +112,9 @@ func (res *Resolver) Resolve(ctx context.Context, req Request) (Resolved, error)
 		return Resolved{}, err
 	}
 	r.Dependencies = deps
+	// Sources are recorded in lock files: never with a password written
+	// into the URL.
+	r.Source = redactURL(r.Source)
 	return r, nil
 }
 

@@ -30,9 +30,9 @@ type Repository struct {
 // label names a repository in messages.
 func (r Repository) label() string {
 	if r.Name == "" {
-		return r.URL
+		return redactURL(r.URL)
 	}
-	return fmt.Sprintf("repository %q (%s)", r.Name, r.URL)
+	return fmt.Sprintf("repository %q (%s)", r.Name, redactURL(r.URL))
 }
 
 // httpClient builds the client of one repository: its TLS settings and the
