@@ -44,7 +44,8 @@ func ociRef(req Request) (repoRef, digest string, err error) {
 }
 
 // isLoopback reports whether a registry host is this machine: such
-// registries are spoken to over plain HTTP, as Docker does for localhost.
+// registries are spoken to over plain HTTP (as `helm push --plain-http`
+// and Docker's localhost default) unless the repository sets TLS options.
 func isLoopback(hostport string) bool {
 	host, _, err := net.SplitHostPort(hostport)
 	if err != nil {
@@ -63,7 +64,9 @@ func (res *Resolver) ociRepository(req Request, repoRef string) (*remote.Reposit
 		return nil, fmt.Errorf("oci://%s: %w", repoRef, err)
 	}
 	host := repo.Reference.Registry
-	repo.PlainHTTP = isLoopback(host)
+	r0 := req.Repository
+	tlsAsked := r0.CAFile != "" || r0.CertFile != "" || r0.InsecureSkipTLSVerify
+	repo.PlainHTTP = isLoopback(host) && !tlsAsked
 	client, err := res.httpClient(req.Repository)
 	if err != nil {
 		return nil, err

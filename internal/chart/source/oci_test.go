@@ -2,12 +2,21 @@ package source_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
+	"encoding/pem"
 	"fmt"
+	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
@@ -180,5 +189,44 @@ func TestHostileRegistryArtifacts(t *testing.T) {
 				t.Fatalf("cache holds %v after a refused chart", entries)
 			}
 		})
+	}
+}
+
+// writeServerCert writes a self-signed certificate for 127.0.0.1 (its own
+// CA) and its key.
+func writeServerCert(t *testing.T, dir string) (string, string) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, _ := x509.MarshalECPrivateKey(key)
+	cert, keyFile := filepath.Join(dir, "registry.pem"), filepath.Join(dir, "registry-key.pem")
+	os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)
+	return cert, keyFile
+}
+
+func TestOCIRegistryOverTLS(t *testing.T) {
+	cert, key := writeServerCert(t, t.TempDir())
+	reg := sourcetest.StartRegistryWith(t, sourcetest.RegistryOptions{TLSCert: cert, TLSKey: key, Username: "ci", Password: "tls-s3cret"})
+	reg.Push(t, sourcetest.Package(t, t.TempDir(), "api", "1.0.0"), "charts")
+	ref := "oci://" + reg.Host + "/charts/api"
+	ctx := context.Background()
+	if _, err := newResolver(t).Resolve(ctx, source.Request{Repository: source.Repository{URL: ref, CAFile: cert, Username: "ci", Password: "tls-s3cret"}}); err != nil {
+		t.Fatalf("with ca_file: %v", err)
+	}
+	var warn strings.Builder
+	res := newResolver(t)
+	res.Warn = &warn
+	if _, err := res.Resolve(ctx, source.Request{Repository: source.Repository{URL: ref, InsecureSkipTLSVerify: true, Username: "ci", Password: "tls-s3cret"}}); err != nil || !strings.Contains(warn.String(), "verification is disabled") {
+		t.Fatalf("insecure: %v, warning %q", err, warn.String())
 	}
 }

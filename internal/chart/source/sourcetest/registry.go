@@ -1,6 +1,7 @@
 package sourcetest
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -30,6 +31,9 @@ type Registry struct {
 	Host     string
 	Username string
 	Password string
+	// CAFile is the certificate of a TLS registry (self-signed).
+	CAFile   string
+	scheme   string
 	requests atomic.Int64
 }
 
@@ -37,6 +41,22 @@ type Registry struct {
 // basic auth.
 func StartRegistry(t testing.TB, username, password string) *Registry {
 	t.Helper()
+	return StartRegistryWith(t, RegistryOptions{Username: username, Password: password})
+}
+
+// RegistryOptions configure StartRegistryWith.
+type RegistryOptions struct {
+	// Username and Password, if set, require htpasswd basic auth.
+	Username, Password string
+	// TLSCert and TLSKey, if set, make the registry serve HTTPS with them.
+	// There is no counting proxy then: Host is Direct and Requests is 0.
+	TLSCert, TLSKey string
+}
+
+// StartRegistryWith starts the registry as opts say.
+func StartRegistryWith(t testing.TB, opts RegistryOptions) *Registry {
+	t.Helper()
+	username, password := opts.Username, opts.Password
 	bin, err := devcluster.LocateRegistry(os.Getenv)
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +75,12 @@ func StartRegistry(t testing.TB, username, password string) *Registry {
 		}
 		authConf = fmt.Sprintf("auth:\n  htpasswd:\n    realm: convoy-test\n    path: %s\n", htpasswd)
 	}
+	tlsConf := ""
+	scheme := "http"
+	if opts.TLSCert != "" {
+		tlsConf = fmt.Sprintf("  tls:\n    certificate: %s\n    key: %s\n", opts.TLSCert, opts.TLSKey)
+		scheme = "https"
+	}
 	conf := fmt.Sprintf(`version: 0.1
 log:
   level: error
@@ -66,7 +92,7 @@ storage:
 http:
   addr: 127.0.0.1:%d
   secret: convoy-test-secret
-%s`, filepath.Join(dir, "storage"), port, authConf)
+%s%s`, filepath.Join(dir, "storage"), port, tlsConf, authConf)
 	confPath := filepath.Join(dir, "config.yml")
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
@@ -85,10 +111,11 @@ http:
 		_ = cmd.Wait()
 		logf.Close()
 	})
-	r := &Registry{Direct: fmt.Sprintf("127.0.0.1:%d", port), Username: username, Password: password}
+	r := &Registry{Direct: fmt.Sprintf("127.0.0.1:%d", port), Username: username, Password: password, scheme: scheme}
+	probe := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // readiness only
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		resp, err := http.Get("http://" + r.Direct + "/v2/")
+		resp, err := probe.Get(scheme + "://" + r.Direct + "/v2/")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusUnauthorized {
@@ -100,6 +127,11 @@ http:
 			t.Fatalf("registry on %s never became ready: %v\n%s", r.Direct, err, log)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	if opts.TLSCert != "" {
+		r.Host = r.Direct
+		r.CAFile = opts.TLSCert
+		return r
 	}
 	target, _ := url.Parse("http://" + r.Direct)
 	proxy := httputil.NewSingleHostReverseProxy(target)
@@ -120,7 +152,12 @@ func (r *Registry) Requests() int64 { return r.requests.Load() }
 func (r *Registry) Push(t testing.TB, archive, path string) string {
 	t.Helper()
 	home := t.TempDir()
-	args := []string{"push", archive, "oci://" + r.Direct + "/" + path, "--plain-http"}
+	args := []string{"push", archive, "oci://" + r.Direct + "/" + path}
+	if r.CAFile != "" {
+		args = append(args, "--ca-file", r.CAFile)
+	} else {
+		args = append(args, "--plain-http")
+	}
 	if r.Username != "" {
 		args = append(args, "--username", r.Username, "--password", r.Password)
 	}
@@ -134,12 +171,13 @@ func (r *Registry) Push(t testing.TB, archive, path string) string {
 // ManifestDigest asks the registry for the digest of a tag.
 func (r *Registry) ManifestDigest(t testing.TB, repo, tag, context string) string {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodHead, "http://"+r.Direct+"/v2/"+repo+"/manifests/"+strings.ReplaceAll(tag, "+", "_"), nil)
+	req, _ := http.NewRequest(http.MethodHead, r.scheme+"://"+r.Direct+"/v2/"+repo+"/manifests/"+strings.ReplaceAll(tag, "+", "_"), nil)
 	req.Header.Set("Accept", "application/vnd.oci.image.manifest.v1+json")
 	if r.Username != "" {
 		req.SetBasicAuth(r.Username, r.Password)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // a test's own registry
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
