@@ -479,3 +479,47 @@ current-context: gone
 		}
 	}
 }
+
+func TestInterruptedApplyRecordsWhatHappenedAndUnlocks(t *testing.T) {
+	ns := cluster.Namespace(t)
+	dir := writeStack(t, fmt.Sprintf(`
+stack %[2]q {
+  default_namespace = %[2]q
+}
+release "slow" {
+  chart   = %[1]q
+  values  = [{ neverReady = true }]
+  wait    = true
+  timeout = "2m"
+}
+`, appChart(t), ns))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() {
+		var out, errb strings.Builder
+		done <- run(ctx, []string{"apply", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--auto-approve", "--no-progress"}, streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	}()
+	// Interrupt once the release is being waited for.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if h := statusOf(t, ns, "slow"); len(h) == 1 && h[0].Info.Status == release.StatusPendingInstall {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the apply never reached its wait")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	if code := <-done; code != 1 {
+		t.Fatalf("interrupted apply exited %d", code)
+	}
+	h := statusOf(t, ns, "slow")
+	if len(h) != 1 || h[0].Info.Status != release.StatusFailed || !strings.Contains(h[0].Info.Description, "interrupted") || !strings.Contains(h[0].Info.Description, "ContainersNotReady") {
+		t.Fatalf("record after interruption: %s %q", revisions(h), h[0].Info.Description)
+	}
+	if _, err := cluster.Client().CoordinationV1().Leases("default").Get(context.Background(), apply.LockName(ns), metav1.GetOptions{}); err == nil {
+		t.Fatal("the interrupted apply kept the stack lock")
+	}
+}

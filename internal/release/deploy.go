@@ -210,6 +210,7 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 	}
 
 	created, runErr := e.perform(ctx, rel, objs, src, adopt, p.Previous, p.IsInstall, req)
+	runErr = whyStopped(ctx, runErr, req.timeout())
 	if runErr == nil {
 		return rel, e.finishDeployed(ctx, store, rel, p.Deployed, req, p.IsInstall)
 	}
@@ -394,4 +395,18 @@ func (e *PendingError) Error() string {
 
 func pendingError(r *Release) error {
 	return &PendingError{Name: r.Name, Namespace: r.Namespace, Status: r.Info.Status, Revision: r.Version, Since: r.Info.LastDeployed}
+}
+
+// whyStopped says why an operation stopped when a context ended it: the
+// user interrupted it, or a wait ran out of its timeout.
+func whyStopped(ctx context.Context, err error, timeout time.Duration) error {
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		return fmt.Errorf("interrupted: %w", err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("timed out after %s: %w", timeout, err)
+	}
+	return err
 }

@@ -288,7 +288,7 @@ func TestWaitTimeoutFailsWithThePodReason(t *testing.T) {
 		t.Fatal("deploy of never-ready pods succeeded")
 	}
 	msg := err.Error()
-	if !strings.Contains(msg, "apps/v1 Deployment "+ns+"/stuck") || !strings.Contains(msg, "ContainersNotReady") {
+	if !strings.Contains(msg, "apps/v1 Deployment "+ns+"/stuck") || !strings.Contains(msg, "ContainersNotReady") || !strings.Contains(msg, "timed out after 3s") {
 		t.Fatalf("error does not name the deployment and the pod reason:\n%s", msg)
 	}
 	if rel == nil || rel.Info.Status != release.StatusFailed || !strings.Contains(rel.Info.Description, "apps/v1 Deployment "+ns+"/stuck") {

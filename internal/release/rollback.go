@@ -1,6 +1,7 @@
 package release
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -96,6 +97,7 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 	e.logf(req.Namespace, req.Name, PhaseApplying, "rolling back to revision %d as revision %d", target.Version, rel.Version)
 
 	created, runErr := e.performRollback(ctx, rel, objs, previous, req)
+	runErr = whyStopped(ctx, runErr, cmp.Or(req.Timeout, DefaultTimeout))
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if current != nil {

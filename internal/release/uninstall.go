@@ -69,6 +69,7 @@ func (e *Engine) Uninstall(ctx context.Context, req UninstallRequest) (*Uninstal
 	e.logf(req.Namespace, req.Name, PhaseApplying, "uninstalling revision %d", last.Version)
 
 	kept, runErr := e.performUninstall(ctx, last, objs, req.DisableHooks, req.Wait, timeout)
+	runErr = whyStopped(ctx, runErr, timeout)
 	res := &UninstallResult{Release: last, Kept: kept}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
