@@ -523,3 +523,13 @@ release "slow" {
 		t.Fatal("the interrupted apply kept the stack lock")
 	}
 }
+
+func TestMissingKubeconfigIsExplained(t *testing.T) {
+	dir := writeStack(t, fmt.Sprintf("release \"a\" {\n  chart = %q\n}\n", appChart(t)))
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("HOME", t.TempDir())
+	code, _, errOut := runConvoy(t, "plan", "-C", dir)
+	if code != 1 || !strings.Contains(errOut, "no kubeconfig found") || strings.Contains(errOut, "KUBERNETES_MASTER") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}

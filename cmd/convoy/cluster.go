@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -57,6 +58,9 @@ func (f clusterFlags) restConfig(spec *config.ClusterSpec) (*rest.Config, error)
 	}
 	overrides.CurrentContext = ctxName
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		err = errors.New("no kubeconfig found: set $KUBECONFIG, pass --kubeconfig, or give the release a cluster block")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", clusterDescription(spec), err)
 	}
