@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/resolve"
@@ -129,6 +130,21 @@ func (o initOptions) Run(ctx context.Context, s streams) error {
 		}
 		fmt.Fprintf(s.Out, "%s: %s %s → %s%s\n", r.Addr.Release, r.Chart, orLatest(r.Version), got.Version, change)
 	}
+	for _, r := range localReleases(st) {
+		name := r.Addr.Release.Name
+		e, err := o.lockLocalDependencies(ctx, st, r, old.Releases[name], res)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", r.Addr.Release, err))
+			continue
+		}
+		if e == nil {
+			continue
+		}
+		lock.Releases[name] = *e
+		for _, d := range e.Dependencies {
+			fmt.Fprintf(s.Out, "%s: %s dependency %s %s\n", r.Addr.Release, r.Chart, d.Name, d.Version)
+		}
+	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
@@ -196,4 +212,71 @@ func fillCache(ctx context.Context, res *source.Resolver, req source.Request, e 
 		return fmt.Errorf("%s %s: the repository now serves an archive with digest %s, the lock file records %s; if that is expected, run `convoy init --upgrade`", e.Chart, e.Version, got.Digest, e.Digest)
 	}
 	return nil
+}
+
+// localReleases returns the first instance of each release block with a
+// local chart.
+func localReleases(st *config.Stack) []*config.ReleaseInstance {
+	seen := map[string]bool{}
+	var out []*config.ReleaseInstance
+	for _, r := range st.Releases {
+		if r.ChartSource == config.ChartLocal && !seen[r.Addr.Release.Name] {
+			seen[r.Addr.Release.Name] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// lockLocalDependencies locks the dependencies a local chart's charts/
+// lacks (nil when there are none to fetch). A lock entry is kept while it
+// names every missing dependency at a cached version its constraint
+// admits, unless --upgrade.
+func (o initOptions) lockLocalDependencies(ctx context.Context, st *config.Stack, r *config.ReleaseInstance, prev source.LockedRelease, res *source.Resolver) (*source.LockedRelease, error) {
+	path, err := st.LocalChartPath(r)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := chart.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("load chart %s: %w", r.Chart, err)
+	}
+	missing := source.MissingDependencies(ch)
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	if !o.Upgrade && prev.Source == source.LocalSource && prev.Chart == r.Chart && localLockHolds(ch, prev, res.Cache) {
+		return &prev, nil
+	}
+	deps, err := res.ResolveLocalDependencies(ctx, ch)
+	if err != nil {
+		return nil, err
+	}
+	return &source.LockedRelease{Chart: r.Chart, Resolved: source.Resolved{Source: source.LocalSource, Name: ch.Metadata.Name, Version: ch.Metadata.Version, Dependencies: deps}}, nil
+}
+
+func localLockHolds(ch *chart.Chart, e source.LockedRelease, cache source.Cache) bool {
+	locked := map[string]source.Resolved{}
+	for _, d := range e.Dependencies {
+		locked[d.Name] = d
+	}
+	for _, d := range ch.Metadata.Dependencies {
+		if d == nil || strings.HasPrefix(d.Repository, "file://") {
+			continue
+		}
+		l, ok := locked[d.Name]
+		if !ok {
+			if slices.Contains(source.MissingDependencies(ch), d.Name) {
+				return false
+			}
+			continue
+		}
+		if !source.ConstraintAdmits(d.Version, l.Version) {
+			return false
+		}
+		if _, err := cache.LoadLocked(l); err != nil {
+			return false
+		}
+	}
+	return true
 }

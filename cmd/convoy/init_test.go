@@ -210,3 +210,70 @@ release "web" {
 		t.Fatalf("lock file:\n%s", lock)
 	}
 }
+
+// A local chart whose charts/ lacks its dependencies gets them as
+// `helm dependency build` would: from an HTTP repository and a registry
+// (locked by init, then read from the cache) and from file://.
+func TestInitLocksDependenciesOfALocalChart(t *testing.T) {
+	t.Setenv("CONVOY_CACHE_DIR", filepath.Join(t.TempDir(), "charts"))
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	repo := sourcetest.NewHTTPRepo(t, false)
+	repo.Publish(t, "lib", "1.0.0", "1.3.0", "2.0.0")
+	reg := sourcetest.StartRegistry(t, "", "")
+	reg.Push(t, sourcetest.Package(t, t.TempDir(), "api", "0.9.0"), "charts")
+
+	dir := writeStack(t, fmt.Sprintf(`
+stack "local" {
+  default_namespace = %q
+}
+release "app" {
+  chart = "./app"
+}
+`, ns))
+	sourcetest.WriteChart(t, dir, "common", "0.1.0", "")
+	sourcetest.WriteChart(t, dir, "app", "1.0.0", fmt.Sprintf(`dependencies:
+- name: lib
+  version: ^1.0.0
+  repository: %s
+- name: api
+  version: "*"
+  repository: oci://%s/charts
+- name: common
+  version: 0.1.0
+  repository: file://../common
+`, repo.URL(), reg.Host))
+
+	code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc)
+	if code == 0 || !strings.Contains(errOut, "lacks dependencies lib, api in charts/") || !strings.Contains(errOut, "run `convoy init`") {
+		t.Fatalf("plan before init: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runConvoy(t, "init", "-C", dir)
+	if code != 0 || !strings.Contains(out, "dependency lib 1.3.0") || !strings.Contains(out, "dependency api 0.9.0") {
+		t.Fatalf("init: exit %d\n%s\n%s", code, out, errOut)
+	}
+	lock, diags := source.ReadLock(dir)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if e := lock.Releases["app"]; e.Source != source.LocalSource || len(e.Dependencies) != 2 {
+		t.Fatalf("lock entry %+v", e)
+	}
+	httpBefore, ociBefore := len(repo.Requests()), reg.Requests()
+	code, out, errOut = runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc)
+	if code != 0 {
+		t.Fatalf("plan: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, cm := range []string{"app-app", "app-lib", "app-api", "app-common"} {
+		if !strings.Contains(out, "ConfigMap "+ns+"/"+cm) {
+			t.Errorf("plan lacks ConfigMap %s:\n%s", cm, out)
+		}
+	}
+	if n, m := len(repo.Requests())-httpBefore, reg.Requests()-ociBefore; n != 0 || m != 0 {
+		t.Fatalf("plan made %d repository and %d registry requests", n, m)
+	}
+	// A second init keeps the lock without fetching anything.
+	if code, out, errOut := runConvoy(t, "init", "-C", dir); code != 0 || len(repo.Requests()) != httpBefore || reg.Requests() != ociBefore {
+		t.Fatalf("second init: exit %d, %d requests\n%s\n%s", code, len(repo.Requests())-httpBefore, out, errOut)
+	}
+}

@@ -79,6 +79,9 @@ func (c *Charts) Load(dir string, r *config.ReleaseInstance) (*chart.Chart, erro
 	if e.err != nil {
 		return nil, fmt.Errorf("%s: load chart %s: %w", r.Addr, r.Chart, e.err)
 	}
+	if source.HasMissingDependencies(e.ch) {
+		return c.withLocalDependencies(dir, path, r, e.ch)
+	}
 	return e.ch, nil
 }
 

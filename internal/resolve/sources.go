@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/chart"
@@ -153,4 +154,47 @@ func (c *Charts) cache() (source.Cache, error) {
 	}
 	dir, err := source.DefaultCacheDir(os.Getenv)
 	return source.Cache{Dir: dir}, err
+}
+
+// withLocalDependencies adds to a local chart the dependencies its charts/
+// lacks: file:// ones from disk, fetched ones from the chart cache at the
+// versions the lock file records for the release.
+func (c *Charts) withLocalDependencies(dir, path string, r *config.ReleaseInstance, ch *chart.Chart) (*chart.Chart, error) {
+	var deps []source.Resolved
+	if len(source.MissingDependencies(ch)) > 0 {
+		lock, err := c.lockOf(dir)
+		if err != nil {
+			return nil, err
+		}
+		e, ok := lock.Releases[r.Addr.Release.Name]
+		if !ok || e.Source != source.LocalSource || e.Chart != r.Chart {
+			return nil, fmt.Errorf("%s: chart %s lacks dependencies %s in charts/ and %s does not lock them; run `convoy init` (or vendor them with `helm dependency build`)", r.Addr, r.Chart, strings.Join(source.MissingDependencies(ch), ", "), source.LockFileName)
+		}
+		deps = e.Dependencies
+	}
+	cache, err := c.cache()
+	if err != nil {
+		return nil, err
+	}
+	chartDir := path
+	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+		chartDir = filepath.Dir(path)
+	}
+	key := "deps:" + r.Addr.Release.Name + ":" + path
+	c.mu.Lock()
+	ent := c.charts[key]
+	if ent == nil {
+		ent = &chartEntry{}
+		c.charts[key] = ent
+	}
+	c.mu.Unlock()
+	ent.once.Do(func() { ent.ch, ent.err = cache.AddDependencies(ch, chartDir, deps) })
+	if ent.err != nil {
+		hint := ""
+		if errors.Is(ent.err, source.ErrNotCached) {
+			hint = "; run `convoy init` to download it"
+		}
+		return nil, fmt.Errorf("%s: chart %s: %w%s", r.Addr, r.Chart, ent.err, hint)
+	}
+	return ent.ch, nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/chart"
@@ -21,29 +22,134 @@ func (res *Resolver) resolveDependencies(ctx context.Context, parent Request, r 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", parent.describe(), err)
 	}
+	return res.fetchDependencies(ctx, ch, parent.Repository, false)
+}
+
+// ResolveLocalDependencies resolves the dependencies a local chart's
+// charts/ lacks from https://, http:// and oci:// repositories; file://
+// dependencies are read from disk when the chart is loaded
+// (AddDependencies) and are not resolved here.
+func (res *Resolver) ResolveLocalDependencies(ctx context.Context, ch *chart.Chart) ([]Resolved, error) {
+	return res.fetchDependencies(ctx, ch, Repository{}, true)
+}
+
+func (res *Resolver) fetchDependencies(ctx context.Context, ch *chart.Chart, parent Repository, local bool) ([]Resolved, error) {
 	var out []Resolved
 	for _, d := range missingDependencies(ch) {
 		repoURL := d.Repository
 		switch {
 		case strings.HasPrefix(repoURL, "https://"), strings.HasPrefix(repoURL, "http://"), strings.HasPrefix(repoURL, "oci://"):
+		case local && strings.HasPrefix(repoURL, "file://"):
+			continue
 		default:
-			return nil, fmt.Errorf("%s %s: dependency %q (repository %q) is not in the chart's charts/ directory and convoy fetches dependencies only from https://, http:// or oci:// repositories", r.Name, r.Version, d.Name, repoURL)
+			return nil, fmt.Errorf("chart %s %s: dependency %q (repository %q) is not in the chart's charts/ directory and convoy fetches dependencies only from https://, http:// or oci:// repositories (and file:// for local charts)", ch.Metadata.Name, ch.Metadata.Version, d.Name, repoURL)
 		}
 		// Credentials are the parent repository's only when the dependency
 		// lives on the same host, as Helm passes them.
 		repo := Repository{URL: repoURL}
-		if sameHost(strings.Replace(parent.Repository.URL, "oci://", "https://", 1), strings.Replace(repoURL, "oci://", "https://", 1)) {
-			repo = parent.Repository
+		if parent.URL != "" && sameHost(strings.Replace(parent.URL, "oci://", "https://", 1), strings.Replace(repoURL, "oci://", "https://", 1)) {
+			repo = parent
 			repo.Name = ""
 			repo.URL = repoURL
 		}
 		dr, err := res.Resolve(ctx, Request{Repository: repo, Chart: d.Name, Constraint: d.Version})
 		if err != nil {
-			return nil, fmt.Errorf("%s %s: dependency %q: %w", r.Name, r.Version, d.Name, err)
+			return nil, fmt.Errorf("chart %s %s: dependency %q: %w", ch.Metadata.Name, ch.Metadata.Version, d.Name, err)
 		}
 		out = append(out, dr)
 	}
 	return out, nil
+}
+
+// MissingDependencies names the Chart.yaml dependencies of ch that its
+// charts/ lacks and that must be fetched (not file://).
+func MissingDependencies(ch *chart.Chart) []string {
+	var out []string
+	for _, d := range missingDependencies(ch) {
+		if !strings.HasPrefix(d.Repository, "file://") {
+			out = append(out, d.Name)
+		}
+	}
+	return out
+}
+
+// HasMissingDependencies reports whether ch's charts/ lacks any
+// Chart.yaml dependency (fetched or file://).
+func HasMissingDependencies(ch *chart.Chart) bool { return len(missingDependencies(ch)) > 0 }
+
+// AddDependencies returns the local chart ch (loaded from chartDir) with
+// its missing dependencies added under charts/: the resolved ones from
+// the cache, file:// ones from disk relative to chartDir, as
+// `helm dependency build` would package them.
+func (c Cache) AddDependencies(ch *chart.Chart, chartDir string, deps []Resolved) (*chart.Chart, error) {
+	byName := map[string]Resolved{}
+	for _, d := range deps {
+		byName[d.Name] = d
+	}
+	var extra []namedArchive
+	for _, d := range missingDependencies(ch) {
+		if rel, ok := strings.CutPrefix(d.Repository, "file://"); ok {
+			dir := rel
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(chartDir, rel)
+			}
+			sub, err := chart.Load(dir)
+			if err != nil {
+				return nil, fmt.Errorf("dependency %q (%s): %w", d.Name, d.Repository, err)
+			}
+			data, err := archiveOf(sub)
+			if err != nil {
+				return nil, err
+			}
+			extra = append(extra, namedArchive{name: sub.Metadata.Name + "-" + sub.Metadata.Version + ".tgz", data: data})
+			continue
+		}
+		r, ok := byName[d.Name]
+		if !ok {
+			return nil, fmt.Errorf("dependency %q (%s, version %q) is not in charts/ nor in %s; run `convoy init`", d.Name, d.Repository, d.Version, LockFileName)
+		}
+		if _, err := c.LoadLocked(r); err != nil {
+			return nil, fmt.Errorf("dependency %s %s: %w", r.Name, r.Version, err)
+		}
+		data, err := c.withDependencies(r)
+		if err != nil {
+			return nil, err
+		}
+		extra = append(extra, namedArchive{name: r.Name + "-" + r.Version + ".tgz", data: data})
+	}
+	base, err := archiveOf(ch)
+	if err != nil {
+		return nil, err
+	}
+	data, err := addToArchive(bytes.NewReader(base), extra)
+	if err != nil {
+		return nil, err
+	}
+	return chart.LoadArchive(bytes.NewReader(data))
+}
+
+// archiveOf packs a loaded chart's files (as loaded: .helmignore applied)
+// into a chart archive.
+func archiveOf(ch *chart.Chart) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for _, f := range ch.Raw {
+		h := &tar.Header{Name: ch.Metadata.Name + "/" + f.Name, Mode: 0o644, Size: int64(len(f.Data)), ModTime: f.ModTime, Typeflag: tar.TypeReg}
+		if err := tw.WriteHeader(h); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(f.Data); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // missingDependencies lists the Chart.yaml dependencies without a subchart

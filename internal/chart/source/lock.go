@@ -15,8 +15,12 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// LockFileName is the lock file beside a stack's .convoy.hcl files.
+// LockFileName is the lock file beside a stack's .hcl files.
 const LockFileName = "convoy.lock.hcl"
+
+// LocalSource is the source of a lock entry for a local chart: only its
+// fetched dependencies are locked.
+const LocalSource = "local"
 
 // Lock is a stack's lock file: for each release block whose chart comes
 // from a repository or registry, what `convoy init` resolved.
@@ -42,7 +46,7 @@ type lockRelease struct {
 	Source       string    `hcl:"source"`
 	Constraint   string    `hcl:"constraint,optional"`
 	Version      string    `hcl:"version"`
-	Digest       string    `hcl:"digest"`
+	Digest       string    `hcl:"digest,optional"` // "" for a local chart
 	Manifest     string    `hcl:"manifest,optional"`
 	Dependencies []lockDep `hcl:"dependency,block"`
 }
@@ -141,7 +145,9 @@ func (l *Lock) Bytes() []byte {
 			b.SetAttributeValue("constraint", cty.StringVal(r.Constraint))
 		}
 		b.SetAttributeValue("version", cty.StringVal(r.Version))
-		b.SetAttributeValue("digest", cty.StringVal(r.Digest))
+		if r.Digest != "" {
+			b.SetAttributeValue("digest", cty.StringVal(r.Digest))
+		}
 		if r.Manifest != "" {
 			b.SetAttributeValue("manifest", cty.StringVal(r.Manifest))
 		}
