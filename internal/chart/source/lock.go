@@ -82,12 +82,12 @@ func ReadLock(dir string) (*Lock, hcl.Diagnostics) {
 	}
 	for _, r := range lf.Releases {
 		if _, dup := lock.Releases[r.Name]; dup {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Duplicate release in the lock file", Detail: fmt.Sprintf("release %q is locked twice; run `convoy init` to rewrite %s.", r.Name, LockFileName)})
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Duplicate release in the lock file", Detail: fmt.Sprintf("%s: release %q is locked twice; run `convoy init` to rewrite it.", path, r.Name)})
 			continue
 		}
 		for _, d := range []string{r.Digest, r.Manifest} {
 			if _, err := parseDigest(d); d != "" && err != nil {
-				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid digest in the lock file", Detail: fmt.Sprintf("release %q: %s.", r.Name, err)})
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid digest in the lock file", Detail: fmt.Sprintf("%s: release %q: %s; run `convoy init --upgrade` to rewrite it.", path, r.Name, err)})
 			}
 		}
 		lock.Releases[r.Name] = LockedRelease{
