@@ -84,7 +84,13 @@ func (o initOptions) Run(ctx context.Context, s streams) error {
 	}
 	st := ls.Stack
 	old, ldiags := source.ReadLock(st.Dir)
-	if ldiags.HasErrors() {
+	switch {
+	case ldiags.HasErrors() && o.Upgrade:
+		// --upgrade resolves everything anyway: a broken lock file is
+		// replaced, not an obstacle.
+		fmt.Fprintf(s.Err, "Warning: ignoring the unreadable %s (--upgrade rewrites it): %s\n", source.LockFileName, ldiags.Error())
+		old = &source.Lock{Releases: map[string]source.LockedRelease{}}
+	case ldiags.HasErrors():
 		if err := writeDiagnostics(s.Err, ldiags, nil); err != nil {
 			return err
 		}

@@ -277,3 +277,21 @@ release "app" {
 		t.Fatalf("second init: exit %d, %d requests\n%s\n%s", code, len(repo.Requests())-httpBefore, out, errOut)
 	}
 }
+
+func TestInitUpgradeReplacesABrokenLockFile(t *testing.T) {
+	t.Setenv("CONVOY_CACHE_DIR", filepath.Join(t.TempDir(), "charts"))
+	repo := sourcetest.NewHTTPRepo(t, false)
+	repo.Publish(t, "web", "1.0.0")
+	dir := writeStack(t, fmt.Sprintf("repository \"charts\" {\n  url = %q\n}\nrelease \"web\" {\n  chart = \"charts/web\"\n}\n", repo.URL()))
+	os.WriteFile(filepath.Join(dir, source.LockFileName), []byte("release \"web\" {\n  chart = \n"), 0o644)
+	if code, out, errOut := runConvoy(t, "init", "-C", dir); code == 0 || !strings.Contains(errOut, "convoy.lock.hcl") {
+		t.Fatalf("init with a broken lock file: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut := runConvoy(t, "init", "-C", dir, "--upgrade")
+	if code != 0 || !strings.Contains(errOut, "Warning: ignoring the unreadable convoy.lock.hcl") {
+		t.Fatalf("init --upgrade: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if l, diags := source.ReadLock(dir); diags.HasErrors() || l.Releases["web"].Version != "1.0.0" {
+		t.Fatalf("rewritten lock: %+v %v", l, diags)
+	}
+}
