@@ -6,8 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -121,6 +123,14 @@ func ConfigHash(cfg *config.Config, opts config.EvalOptions) (string, error) {
 			rel = r
 		}
 		write("file", filepath.ToSlash(rel), string(cfg.Files[name].Bytes))
+	}
+	// The lock file pins the charts of repository releases: a plan made
+	// before `convoy init --upgrade` is stale after it.
+	switch lock, err := os.ReadFile(filepath.Join(cfg.Dir, config.LockFileName)); {
+	case err == nil:
+		write("lock", string(lock))
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("hash the configuration: %w", err)
 	}
 	for _, vf := range opts.VarFiles {
 		b, err := os.ReadFile(vf)

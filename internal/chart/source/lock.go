@@ -3,6 +3,7 @@ package source
 import (
 	"errors"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/config"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 )
 
 // LockFileName is the lock file beside a stack's .hcl files.
-const LockFileName = "convoy.lock.hcl"
+const LockFileName = config.LockFileName
 
 // LocalSource is the source of a lock entry for a local chart: only its
 // fetched dependencies are locked.
