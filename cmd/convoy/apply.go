@@ -193,7 +193,7 @@ func (o applyOptions) plan(ctx context.Context, s streams, st *config.Stack, ord
 		Stack:          st,
 		Order:          order,
 		Engine:         engines.forCluster,
-		Charts:         resolve.NewCharts(),
+		Charts:         newCharts(),
 		Parallelism:    o.Parallelism,
 		ConfigHash:     hash,
 		ForceConflicts: o.ForceConflicts,
@@ -243,7 +243,7 @@ func lockStack(ctx context.Context, st *config.Stack, engines *engines, command 
 // were known only after apply are rendered when their dependencies are
 // done); uninstalls of removed releases wait for every deploy.
 func (o applyOptions) steps(ctx context.Context, st *config.Stack, p *plan.Plan, engines *engines) ([]*apply.Step, error) {
-	charts := resolve.NewCharts()
+	charts := newCharts()
 	engineFor := engines.byName(ctx, st)
 	var steps []*apply.Step
 	var deployIDs []string

@@ -12,10 +12,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/resolve"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -75,6 +77,13 @@ func expandHome(p string) string {
 		}
 	}
 	return p
+}
+
+// newCharts is the chart loader of a run, with the chart cache taken from
+// the environment ($CONVOY_CACHE_DIR, else the user cache directory).
+func newCharts() *resolve.Charts {
+	dir, _ := source.DefaultCacheDir(os.Getenv) // "": reported if a repository chart needs it
+	return resolve.NewCharts(dir)
 }
 
 // engines connects lazily, once per cluster, and shares the engines.

@@ -9,7 +9,6 @@ import (
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/release"
-	"github.com/convoy-sh/convoy/internal/resolve"
 	"github.com/spf13/cobra"
 )
 
@@ -105,7 +104,7 @@ func (o planOptions) Run(ctx context.Context, s streams) error {
 		Stack:          st,
 		Order:          order,
 		Engine:         engines.forCluster,
-		Charts:         resolve.NewCharts(),
+		Charts:         newCharts(),
 		Targets:        targets,
 		IncludeDeps:    o.IncludeDeps,
 		Parallelism:    o.Parallelism,

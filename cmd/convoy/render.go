@@ -130,7 +130,7 @@ func (o renderOptions) Run(ctx context.Context, s streams) error {
 // renderAll renders releases in parallel (at most GOMAXPROCS at once),
 // sharing loaded charts, and returns the results in input order.
 func (o renderOptions) renderAll(ctx context.Context, dir string, releases []*config.ReleaseInstance) []renderResult {
-	charts := resolve.NewCharts()
+	charts := newCharts()
 	results := make([]renderResult, len(releases))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup

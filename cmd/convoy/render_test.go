@@ -46,7 +46,7 @@ func TestRenderMatchesHelmTemplate(t *testing.T) {
 		if diags.HasErrors() {
 			t.Fatalf("%s: %v", dir, diags)
 		}
-		charts := resolve.NewCharts()
+		charts := newCharts()
 		for _, r := range ls.Stack.Releases {
 			t.Run(filepath.Base(dir)+"/"+r.Addr.String(), func(t *testing.T) {
 				rel, err := resolve.Resolve(charts, ls.Stack.Dir, r)

@@ -95,7 +95,7 @@ func (e *env) plan(vars map[string]string, targets []string, includeDeps bool) (
 		e.t.Fatal(diags)
 	}
 	return plan.Compute(context.Background(), plan.Input{
-		Stack: st, Engine: e.engine, Charts: resolve.NewCharts(), Targets: addrs, IncludeDeps: includeDeps, ConfigHash: hash,
+		Stack: st, Engine: e.engine, Charts: resolve.NewCharts(e.t.TempDir()), Targets: addrs, IncludeDeps: includeDeps, ConfigHash: hash,
 	})
 }
 
@@ -117,7 +117,7 @@ func (e *env) deployForce(vars map[string]string, force bool) {
 	st, _ := e.load(vars)
 	g, _ := st.Graph()
 	order, _ := g.TopologicalOrder()
-	charts := resolve.NewCharts()
+	charts := resolve.NewCharts(e.t.TempDir())
 	for _, addr := range order {
 		r, err := resolve.Resolve(charts, st.Dir, st.Release(addr))
 		if err != nil {

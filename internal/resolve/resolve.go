@@ -48,10 +48,11 @@ type chartEntry struct {
 
 // NewCharts returns an empty chart cache whose repository and registry
 // charts come from the default chart cache (source.DefaultCacheDir).
-func NewCharts() *Charts { return &Charts{charts: map[string]*chartEntry{}} }
-
-// NewChartsIn is NewCharts with the chart cache in cacheDir.
-func NewChartsIn(cacheDir string) *Charts {
+//
+// cacheDir is the chart cache that charts from repositories and registries
+// are read from (source.DefaultCacheDir); "" is fine for stacks of local
+// charts only.
+func NewCharts(cacheDir string) *Charts {
 	return &Charts{charts: map[string]*chartEntry{}, cacheDir: cacheDir}
 }
 

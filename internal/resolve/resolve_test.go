@@ -90,7 +90,7 @@ release "mon" {
   chart = "prom/prometheus"
 }
 `)
-	_, err := NewCharts().Load(st.Dir, st.Releases[0])
+	_, err := NewCharts(t.TempDir()).Load(st.Dir, st.Releases[0])
 	if err == nil {
 		t.Fatal("a repository chart loaded although chart sources are not implemented")
 	}

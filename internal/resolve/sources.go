@@ -149,11 +149,10 @@ func (c *Charts) lockOf(dir string) (*source.Lock, error) {
 }
 
 func (c *Charts) cache() (source.Cache, error) {
-	if c.cacheDir != "" {
-		return source.Cache{Dir: c.cacheDir}, nil
+	if c.cacheDir == "" {
+		return source.Cache{}, errors.New("no chart cache directory: set CONVOY_CACHE_DIR or HOME")
 	}
-	dir, err := source.DefaultCacheDir(os.Getenv)
-	return source.Cache{Dir: dir}, err
+	return source.Cache{Dir: c.cacheDir}, nil
 }
 
 // withLocalDependencies adds to a local chart the dependencies its charts/

@@ -98,7 +98,7 @@ func TestLoadLockedErrors(t *testing.T) {
 		{"not cached", lockWith(loose), "is locked but not in the chart cache"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := NewChartsIn(t.TempDir()).Load(tc.dir, web)
+			_, err := NewCharts(t.TempDir()).Load(tc.dir, web)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("want %q, got %v", tc.want, err)
 			}
