@@ -3,6 +3,7 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/textdiff"
 	"maps"
 	"reflect"
 	"slices"
@@ -259,56 +260,11 @@ func HasPrefix(path, prefix string) bool {
 // '-' or '+', unchanged runs longer than 6 lines shortened to 3 lines of
 // context on each side.
 func unifiedLines(a, b string) []string {
-	const maxCells = 4 << 20
-	al, bl := splitLines(a), splitLines(b)
 	var ops []string
-	if (len(al)+1)*(len(bl)+1) > maxCells {
-		for _, l := range al {
-			ops = append(ops, "-"+l)
-		}
-		for _, l := range bl {
-			ops = append(ops, "+"+l)
-		}
-		return ops
-	}
-	n, m := len(al), len(bl)
-	lcs := make([][]int32, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int32, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if al[i] == bl[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && al[i] == bl[j]:
-			ops = append(ops, " "+al[i])
-			i, j = i+1, j+1
-		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
-			ops = append(ops, "-"+al[i])
-			i++
-		default:
-			ops = append(ops, "+"+bl[j])
-			j++
-		}
+	for _, o := range textdiff.Lines(a, b, 4<<20) {
+		ops = append(ops, string(o.Kind)+o.Line)
 	}
 	return trimContext(ops, 3)
-}
-
-// splitLines splits text into lines; a final newline ends the last line
-// rather than starting an empty one.
-func splitLines(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }
 
 // trimContext keeps ctx unchanged lines around each change and replaces
