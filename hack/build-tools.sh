@@ -50,38 +50,22 @@ build_k8s() {
   log "k8s $K8S_VERSION ready in $dest"
 }
 
-build_kwok() {
-  local dest="$TOOLS/kwok-$KWOK_VERSION"
+# go_install NAME VERSION PACKAGE WHAT: a tool that `go install` builds.
+go_install() {
+  local name=$1 version=$2 pkg=$3 what=$4
+  local dest="$TOOLS/$name-$version"
   [ -f "$dest/.done" ] && return 0
-  log "building kwok $KWOK_VERSION"
+  log "building $name $version ($what)"
   local tmp
-  tmp=$(mktemp -d "$TOOLS/.kwok.XXXXXX")
-  GOBIN="$tmp/bin" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  tmp=$(mktemp -d "$TOOLS/.$name.XXXXXX")
+  GOBIN="$tmp/bin" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "$pkg@$version"
   finish "$tmp" "$dest"
-  log "kwok $KWOK_VERSION ready in $dest"
+  log "$name $version ready in $dest"
 }
 
-build_helm() {
-  local dest="$TOOLS/helm-$HELM_VERSION"
-  [ -f "$dest/.done" ] && return 0
-  log "building helm $HELM_VERSION (the oracle for render parity and storage interop)"
-  local tmp
-  tmp=$(mktemp -d "$TOOLS/.helm.XXXXXX")
-  GOBIN="$tmp/bin" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
-  finish "$tmp" "$dest"
-  log "helm $HELM_VERSION ready in $dest"
-}
-
-build_registry() {
-  local dest="$TOOLS/registry-$REGISTRY_VERSION"
-  [ -f "$dest/.done" ] && return 0
-  log "building the distribution registry $REGISTRY_VERSION (OCI chart sources in tests)"
-  local tmp
-  tmp=$(mktemp -d "$TOOLS/.registry.XXXXXX")
-  GOBIN="$tmp/bin" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION"
-  finish "$tmp" "$dest"
-  log "registry $REGISTRY_VERSION ready in $dest"
-}
+build_kwok() { go_install kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok "the fake kubelet"; }
+build_helm() { go_install helm "$HELM_VERSION" helm.sh/helm/v4/cmd/helm "the oracle for render parity and storage interop"; }
+build_registry() { go_install registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry "OCI chart sources in tests"; }
 
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(k8s kwok helm registry)
