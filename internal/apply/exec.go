@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/release"
 )
 
@@ -153,7 +154,7 @@ func Execute(ctx context.Context, steps []*Step, opts ExecOptions) []*Result {
 		x.steps[s.ID] = s
 		nodes[i] = Node{ID: s.ID, DependsOn: s.DependsOn}
 	}
-	outs := Walk(ctx, nodes, &progressExec{x}, Options{
+	outs := dag.Walk(ctx, nodes, &progressExec{x}, dag.WalkOptions[string]{
 		Parallelism: opts.Parallelism,
 		Atomic:      opts.Atomic,
 		OnSkip:      opts.Progress.Skipped,

@@ -1,186 +1,25 @@
 package apply
 
-import (
-	"context"
-	"fmt"
-	"slices"
-	"sync"
-	"time"
+import "github.com/convoy-sh/convoy/internal/dag"
+
+// The walk itself is dag.Walk; these names keep this package's callers
+// compiling until they use dag directly.
+type (
+	// Node is a release of a walk, by address.
+	Node = dag.Node[string]
+	// Outcome is how a release's step ended.
+	Outcome = dag.Outcome[string]
+	// Status is how a step ended.
+	Status = dag.Status
 )
 
-// Node is one release to execute.
-type Node struct {
-	ID        string   // the release address
-	DependsOn []string // IDs; IDs not in the walk count as satisfied
-}
-
-// Status is how a node ended.
-type Status string
-
-// Node outcomes.
+// Step outcomes.
 const (
-	Succeeded Status = "succeeded"
-	Failed    Status = "failed"
-	Skipped   Status = "skipped"
-	Cancelled Status = "cancelled"
+	Succeeded = dag.Succeeded
+	Failed    = dag.Failed
+	Skipped   = dag.Skipped
+	Cancelled = dag.Cancelled
 )
 
-// Outcome is one node's result.
-type Outcome struct {
-	ID       string
-	Status   Status
-	Err      error
-	Reason   string // why a node was skipped
-	Started  time.Time
-	Duration time.Duration
-	// Restored says the node's change was undone by a stack-level atomic
-	// rollback; RestoreErr says that failed.
-	Restored   bool
-	RestoreErr error
-}
-
-// Executor runs nodes. Run is called at most once per node, concurrently
-// for independent nodes. Restore undoes a node that ran (succeeded or
-// failed) when the walk is atomic and some node failed; it is called
-// sequentially, dependents before their dependencies. A Restore that has
-// nothing to undo returns (false, nil).
-type Executor interface {
-	Run(ctx context.Context, id string) error
-	Restore(ctx context.Context, id string) (restored bool, err error)
-}
-
-// Options configure a walk.
-type Options struct {
-	// Parallelism bounds concurrently running nodes; 0 means 5.
-	Parallelism int
-	// Atomic restores every node that ran when any node fails.
-	Atomic bool
-	// OnSkip is told about each skipped node (for progress); may be nil.
-	OnSkip func(id, reason string)
-}
-
-// Walk runs nodes (given in topological order) and returns an outcome for
-// every node, in the order given.
-func Walk(ctx context.Context, nodes []Node, exec Executor, opts Options) []Outcome {
-	par := opts.Parallelism
-	if par <= 0 {
-		par = 5
-	}
-	index := make(map[string]int, len(nodes))
-	for i, n := range nodes {
-		index[n.ID] = i
-	}
-	out := make([]Outcome, len(nodes))
-	for i, n := range nodes {
-		out[i].ID = n.ID
-	}
-	var (
-		mu       sync.Mutex
-		finished = make([]bool, len(nodes))
-		started  = make([]bool, len(nodes))
-		running  = 0
-		order    []int // completion order of nodes that ran
-		wake     = make(chan struct{}, len(nodes))
-	)
-	// ready reports whether node i can start, or a reason it never will.
-	ready := func(i int) (bool, string) {
-		for _, dep := range nodes[i].DependsOn {
-			j, ok := index[dep]
-			if !ok {
-				continue
-			}
-			if !finished[j] {
-				return false, ""
-			}
-			if out[j].Status != Succeeded {
-				return false, fmt.Sprintf("dependency %s %s", dep, out[j].Status)
-			}
-		}
-		return true, ""
-	}
-	var wg sync.WaitGroup
-	for {
-		mu.Lock()
-		progressed := true
-		for progressed {
-			progressed = false
-			for i := range nodes {
-				if started[i] {
-					continue
-				}
-				ok, reason := ready(i)
-				switch {
-				case reason != "":
-					started[i], finished[i] = true, true
-					out[i].Status, out[i].Reason = Skipped, reason
-					if opts.OnSkip != nil {
-						opts.OnSkip(nodes[i].ID, reason)
-					}
-					progressed = true
-				case ok && ctx.Err() != nil:
-					started[i], finished[i] = true, true
-					out[i].Status, out[i].Err = Cancelled, ctx.Err()
-					progressed = true
-				case ok && running < par:
-					started[i] = true
-					running++
-					out[i].Started = time.Now()
-					wg.Add(1)
-					go func(i int) {
-						defer wg.Done()
-						err := exec.Run(ctx, nodes[i].ID)
-						mu.Lock()
-						out[i].Duration = time.Since(out[i].Started)
-						out[i].Status, out[i].Err = Succeeded, err
-						if err != nil {
-							out[i].Status = Failed
-						}
-						finished[i] = true
-						running--
-						order = append(order, i)
-						mu.Unlock()
-						wake <- struct{}{}
-					}(i)
-				}
-			}
-		}
-		done := !slices.Contains(started, false) && running == 0
-		mu.Unlock()
-		if done {
-			break
-		}
-		<-wake
-	}
-	wg.Wait()
-
-	if !opts.Atomic || !slices.ContainsFunc(out, func(o Outcome) bool { return o.Status == Failed || o.Status == Cancelled }) {
-		return out
-	}
-	// Undo in reverse topological order: dependents before what they
-	// depend on. Restoring needs a live context even after Ctrl-C.
-	rctx := context.WithoutCancel(ctx)
-	for i := len(nodes) - 1; i >= 0; i-- {
-		if !slices.Contains(order, i) {
-			continue
-		}
-		out[i].Restored, out[i].RestoreErr = exec.Restore(rctx, nodes[i].ID)
-	}
-	return out
-}
-
-// Reverse returns the nodes for walking the graph backwards (destroy):
-// every edge flipped, order reversed.
-func Reverse(nodes []Node) []Node {
-	dependents := map[string][]string{}
-	for _, n := range nodes {
-		for _, d := range n.DependsOn {
-			dependents[d] = append(dependents[d], n.ID)
-		}
-	}
-	out := make([]Node, 0, len(nodes))
-	for i := len(nodes) - 1; i >= 0; i-- {
-		id := nodes[i].ID
-		out = append(out, Node{ID: id, DependsOn: dependents[id]})
-	}
-	return out
-}
+// Reverse returns the nodes for walking the graph backwards (destroy).
+func Reverse(nodes []Node) []Node { return dag.Reverse(nodes) }

@@ -1,8 +1,9 @@
-package apply
+package dag
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -62,7 +63,7 @@ func (f *fakeExec) Restore(_ context.Context, id string) (bool, error) {
 }
 
 // shop: db ← api ← web, db ← worker, docs independent.
-var shop = []Node{
+var shop = []Node[string]{
 	{ID: "db"},
 	{ID: "docs"},
 	{ID: "api", DependsOn: []string{"db"}},
@@ -70,7 +71,7 @@ var shop = []Node{
 	{ID: "web", DependsOn: []string{"api"}},
 }
 
-func statuses(out []Outcome) map[string]Status {
+func statuses(out []Outcome[string]) map[string]Status {
 	m := map[string]Status{}
 	for _, o := range out {
 		m[o.ID] = o.Status
@@ -81,7 +82,7 @@ func statuses(out []Outcome) map[string]Status {
 func TestWalkRespectsDependencies(t *testing.T) {
 	f := newFake()
 	f.delay = 20 * time.Millisecond
-	out := Walk(context.Background(), shop, f, Options{Parallelism: 5})
+	out := Walk(context.Background(), shop, f, WalkOptions[string]{Parallelism: 5})
 	for _, n := range shop {
 		if statuses(out)[n.ID] != Succeeded {
 			t.Fatalf("%s: %v", n.ID, statuses(out))
@@ -98,13 +99,13 @@ func TestWalkRespectsDependencies(t *testing.T) {
 }
 
 func TestWalkBoundsParallelism(t *testing.T) {
-	var nodes []Node
+	var nodes []Node[string]
 	for _, id := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
-		nodes = append(nodes, Node{ID: id})
+		nodes = append(nodes, Node[string]{ID: id})
 	}
 	f := newFake()
 	f.delay = 20 * time.Millisecond
-	Walk(context.Background(), nodes, f, Options{Parallelism: 3})
+	Walk(context.Background(), nodes, f, WalkOptions[string]{Parallelism: 3})
 	if f.peak != 3 {
 		t.Fatalf("peak concurrency %d, want exactly 3", f.peak)
 	}
@@ -113,7 +114,7 @@ func TestWalkBoundsParallelism(t *testing.T) {
 func TestFailureSkipsDependentsOnly(t *testing.T) {
 	f := newFake("api")
 	var skipped []string
-	out := Walk(context.Background(), shop, f, Options{OnSkip: func(id, _ string) { skipped = append(skipped, id) }})
+	out := Walk(context.Background(), shop, f, WalkOptions[string]{OnSkip: func(id, _ string) { skipped = append(skipped, id) }})
 	want := map[string]Status{"db": Succeeded, "docs": Succeeded, "api": Failed, "worker": Succeeded, "web": Skipped}
 	got := statuses(out)
 	for id, st := range want {
@@ -136,7 +137,7 @@ func TestFailureSkipsDependentsOnly(t *testing.T) {
 
 func TestSkipsAreTransitive(t *testing.T) {
 	f := newFake("db")
-	got := statuses(Walk(context.Background(), shop, f, Options{}))
+	got := statuses(Walk(context.Background(), shop, f, WalkOptions[string]{}))
 	for _, id := range []string{"api", "worker", "web"} {
 		if got[id] != Skipped {
 			t.Errorf("%s: %s, want skipped", id, got[id])
@@ -149,7 +150,7 @@ func TestSkipsAreTransitive(t *testing.T) {
 
 func TestAtomicRestoresEverythingThatRanDependentsFirst(t *testing.T) {
 	f := newFake("web")
-	out := Walk(context.Background(), shop, f, Options{Atomic: true, Parallelism: 1})
+	out := Walk(context.Background(), shop, f, WalkOptions[string]{Atomic: true, Parallelism: 1})
 	// Everything ran (web last, failing); restore goes in reverse
 	// topological order.
 	if want := []string{"web", "worker", "api", "docs", "db"}; !slices.Equal(f.restored, want) {
@@ -164,7 +165,7 @@ func TestAtomicRestoresEverythingThatRanDependentsFirst(t *testing.T) {
 
 func TestAtomicWithoutFailureRestoresNothing(t *testing.T) {
 	f := newFake()
-	Walk(context.Background(), shop, f, Options{Atomic: true})
+	Walk(context.Background(), shop, f, WalkOptions[string]{Atomic: true})
 	if len(f.restored) != 0 {
 		t.Fatalf("restored %v after a successful walk", f.restored)
 	}
@@ -175,7 +176,7 @@ func TestCancelledWalkStartsNothingMore(t *testing.T) {
 	f := newFake()
 	f.delay = time.Hour // db blocks until cancelled
 	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	got := statuses(Walk(ctx, []Node{{ID: "db"}, {ID: "api", DependsOn: []string{"db"}}}, f, Options{}))
+	got := statuses(Walk(ctx, []Node[string]{{ID: "db"}, {ID: "api", DependsOn: []string{"db"}}}, f, WalkOptions[string]{}))
 	if slices.Contains(f.ran, "api") || got["api"] == Succeeded {
 		t.Fatalf("api ran after cancellation: %v", got)
 	}
@@ -194,5 +195,35 @@ func TestReverseFlipsEdges(t *testing.T) {
 		if n.ID == "db" && !(slices.Contains(n.DependsOn, "api") && slices.Contains(n.DependsOn, "worker")) {
 			t.Fatalf("db must wait for its dependents: %v", n.DependsOn)
 		}
+	}
+}
+
+// instance is a typed ID, as config.ReleaseInstanceAddr is.
+type instance struct {
+	name string
+	key  int
+}
+
+func (i instance) String() string { return fmt.Sprintf("release.%s[%d]", i.name, i.key) }
+
+type typedExec struct{ fail instance }
+
+func (x typedExec) Run(_ context.Context, id instance) error {
+	if id == x.fail {
+		return errors.New("broke")
+	}
+	return nil
+}
+
+func (typedExec) Restore(context.Context, instance) (bool, error) { return false, nil }
+
+func TestWalkTypedIDs(t *testing.T) {
+	db, web := instance{"db", 0}, instance{"web", 1}
+	out := Walk(context.Background(), []Node[instance]{{ID: db}, {ID: web, DependsOn: []instance{db}}}, typedExec{fail: db}, WalkOptions[instance]{})
+	if out[0].Status != Failed || out[1].Status != Skipped {
+		t.Fatalf("outcomes %+v", out)
+	}
+	if out[1].Reason != "dependency release.db[0] failed" {
+		t.Errorf("skip reason %q names the dependency by its String method", out[1].Reason)
 	}
 }
