@@ -122,10 +122,7 @@ func (e *Engine) Capabilities() *chart.Capabilities { return e.caps }
 
 // Storage returns the release records of namespace ("" lists all).
 func (e *Engine) Storage(namespace string) *Storage {
-	if e.driver == DriverConfigMap {
-		return &Storage{Driver: NewConfigMaps(e.client, namespace)}
-	}
-	return &Storage{Driver: NewSecrets(e.client, namespace)}
+	return &Storage{Driver: NewKubeDriver(e.client, e.driver, namespace)}
 }
 
 func (e *Engine) logf(namespace, release string, phase Phase, format string, args ...any) {

@@ -15,56 +15,94 @@ import (
 // SecretType is the type of Helm's record Secrets.
 const SecretType = "helm.sh/release.v1"
 
-// Secrets stores records as Secrets in one namespace (Helm's default
-// driver). With namespace "" it lists across all namespaces (read only).
-type Secrets struct {
-	client    kubernetes.Interface
+// NewKubeDriver returns the driver that keeps the records of namespace in
+// objects of the given kind: Secrets (Helm's default driver) or ConfigMaps
+// (Helm's "configmap" driver). With namespace "" it lists across all
+// namespaces (read only).
+func NewKubeDriver(client kubernetes.Interface, kind StorageDriver, namespace string) Driver {
+	if kind == DriverConfigMap {
+		return newKubeDriver(configMapRecords{}, client, namespace)
+	}
+	return newKubeDriver(secretRecords{}, client, namespace)
+}
+
+// recordClient is what a driver uses of the typed client of its kind:
+// T is the object, L the list.
+type recordClient[T, L any] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	List(ctx context.Context, opts metav1.ListOptions) (L, error)
+	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
+	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
+}
+
+// recordKind is how records are kept in one kind of object.
+type recordKind[T metav1.Object, L any] interface {
+	kind() string
+	client(c kubernetes.Interface, namespace string) recordClient[T, L]
+	items(list L) []T
+	// payload is the encoded release an object holds; false when the
+	// object is not a release record.
+	payload(obj T) (string, bool)
+	object(meta metav1.ObjectMeta, payload string) T
+}
+
+// kubeDriver stores records as objects of one kind in one namespace.
+type kubeDriver[T metav1.Object, L any] struct {
+	records   recordKind[T, L]
+	client    recordClient[T, L]
 	namespace string
 }
 
-// NewSecrets returns the Secret driver for namespace.
-func NewSecrets(client kubernetes.Interface, namespace string) *Secrets {
-	return &Secrets{client: client, namespace: namespace}
+func newKubeDriver[T metav1.Object, L any](records recordKind[T, L], client kubernetes.Interface, namespace string) *kubeDriver[T, L] {
+	return &kubeDriver[T, L]{records: records, client: records.client(client, namespace), namespace: namespace}
 }
 
 // Name implements Driver.
-func (s *Secrets) Name() string { return "Secret" }
+func (d *kubeDriver[T, L]) Name() string { return d.records.kind() }
 
-func (s *Secrets) read(obj *corev1.Secret) (*Release, error) {
-	r, err := decode(string(obj.Data["release"]))
+// wrap names the record object in err.
+func (d *kubeDriver[T, L]) wrap(namespace, key string, err error) error {
+	return fmt.Errorf("v1 %s %s/%s: %w", d.records.kind(), namespace, key, err)
+}
+
+func (d *kubeDriver[T, L]) read(obj T) (*Release, error) {
+	payload, _ := d.records.payload(obj)
+	r, err := decode(payload)
 	if err != nil {
-		return nil, fmt.Errorf("v1 Secret %s/%s: %w", obj.Namespace, obj.Name, err)
+		return nil, d.wrap(obj.GetNamespace(), obj.GetName(), err)
 	}
-	r.fromObjectLabels(obj.Labels)
+	r.fromObjectLabels(obj.GetLabels())
 	return r, nil
 }
 
 // Get implements Driver.
-func (s *Secrets) Get(ctx context.Context, key string) (*Release, error) {
-	obj, err := s.client.CoreV1().Secrets(s.namespace).Get(ctx, key, metav1.GetOptions{})
+func (d *kubeDriver[T, L]) Get(ctx context.Context, key string) (*Release, error) {
+	obj, err := d.client.Get(ctx, key, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, ErrReleaseNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("v1 Secret %s/%s: %w", s.namespace, key, err)
+		return nil, d.wrap(d.namespace, key, err)
 	}
-	return s.read(obj)
+	return d.read(obj)
 }
 
 // List implements Driver.
-func (s *Secrets) List(ctx context.Context, selector map[string]string) ([]*Release, error) {
-	list, err := s.client.CoreV1().Secrets(s.namespace).List(ctx, metav1.ListOptions{
+func (d *kubeDriver[T, L]) List(ctx context.Context, selector map[string]string) ([]*Release, error) {
+	list, err := d.client.List(ctx, metav1.ListOptions{
 		LabelSelector: labels.SelectorFromSet(selector).String(),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list release records in namespace %q: %w", s.namespace, err)
+		return nil, fmt.Errorf("list release records in namespace %q: %w", d.namespace, err)
 	}
-	out := make([]*Release, 0, len(list.Items))
-	for i := range list.Items {
-		if list.Items[i].Type != SecretType {
+	items := d.records.items(list)
+	out := make([]*Release, 0, len(items))
+	for _, obj := range items {
+		if _, ok := d.records.payload(obj); !ok {
 			continue
 		}
-		r, err := s.read(&list.Items[i])
+		r, err := d.read(obj)
 		if err != nil {
 			return nil, err
 		}
@@ -73,159 +111,101 @@ func (s *Secrets) List(ctx context.Context, selector map[string]string) ([]*Rele
 	return out, nil
 }
 
-func (s *Secrets) object(key string, r *Release, update bool) (*corev1.Secret, error) {
+func (d *kubeDriver[T, L]) object(key string, r *Release, update bool) (T, error) {
 	payload, err := encode(r)
 	if err != nil {
-		return nil, fmt.Errorf("encode release %s: %w", r.Name, err)
+		var zero T
+		return zero, fmt.Errorf("encode release %s: %w", r.Name, err)
 	}
-	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: key, Namespace: s.namespace, Labels: recordLabels(r, time.Now(), update)},
-		Type:       SecretType,
-		Data:       map[string][]byte{"release": []byte(payload)},
-	}, nil
+	meta := metav1.ObjectMeta{Name: key, Namespace: d.namespace, Labels: recordLabels(r, time.Now(), update)}
+	return d.records.object(meta, payload), nil
 }
 
 // Create implements Driver.
-func (s *Secrets) Create(ctx context.Context, key string, r *Release) error {
-	obj, err := s.object(key, r, false)
+func (d *kubeDriver[T, L]) Create(ctx context.Context, key string, r *Release) error {
+	obj, err := d.object(key, r, false)
 	if err != nil {
 		return err
 	}
-	_, err = s.client.CoreV1().Secrets(s.namespace).Create(ctx, obj, metav1.CreateOptions{})
+	_, err = d.client.Create(ctx, obj, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		return ErrReleaseExists
 	}
 	if err != nil {
-		return fmt.Errorf("v1 Secret %s/%s: %w", s.namespace, key, err)
+		return d.wrap(d.namespace, key, err)
 	}
 	return nil
 }
 
 // Update implements Driver.
-func (s *Secrets) Update(ctx context.Context, key string, r *Release) error {
-	obj, err := s.object(key, r, true)
+func (d *kubeDriver[T, L]) Update(ctx context.Context, key string, r *Release) error {
+	obj, err := d.object(key, r, true)
 	if err != nil {
 		return err
 	}
-	if _, err := s.client.CoreV1().Secrets(s.namespace).Update(ctx, obj, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("v1 Secret %s/%s: %w", s.namespace, key, err)
+	if _, err := d.client.Update(ctx, obj, metav1.UpdateOptions{}); err != nil {
+		return d.wrap(d.namespace, key, err)
 	}
 	return nil
 }
 
 // Delete implements Driver.
-func (s *Secrets) Delete(ctx context.Context, key string) error {
-	err := s.client.CoreV1().Secrets(s.namespace).Delete(ctx, key, metav1.DeleteOptions{})
+func (d *kubeDriver[T, L]) Delete(ctx context.Context, key string) error {
+	err := d.client.Delete(ctx, key, metav1.DeleteOptions{})
 	if apierrors.IsNotFound(err) {
 		return ErrReleaseNotFound
 	}
 	if err != nil {
-		return fmt.Errorf("v1 Secret %s/%s: %w", s.namespace, key, err)
+		return d.wrap(d.namespace, key, err)
 	}
 	return nil
 }
 
-// ConfigMaps stores records as ConfigMaps (Helm's "configmap" driver).
-type ConfigMaps struct {
-	client    kubernetes.Interface
-	namespace string
+// secretRecords keeps records in Secrets of type SecretType; Secrets of
+// other types are not records.
+type secretRecords struct{}
+
+func (secretRecords) kind() string { return "Secret" }
+
+func (secretRecords) client(c kubernetes.Interface, namespace string) recordClient[*corev1.Secret, *corev1.SecretList] {
+	return c.CoreV1().Secrets(namespace)
 }
 
-// NewConfigMaps returns the ConfigMap driver for namespace.
-func NewConfigMaps(client kubernetes.Interface, namespace string) *ConfigMaps {
-	return &ConfigMaps{client: client, namespace: namespace}
+func (secretRecords) items(list *corev1.SecretList) []*corev1.Secret { return pointers(list.Items) }
+
+func (secretRecords) payload(obj *corev1.Secret) (string, bool) {
+	return string(obj.Data["release"]), obj.Type == SecretType
 }
 
-// Name implements Driver.
-func (c *ConfigMaps) Name() string { return "ConfigMap" }
-
-func (c *ConfigMaps) read(obj *corev1.ConfigMap) (*Release, error) {
-	r, err := decode(obj.Data["release"])
-	if err != nil {
-		return nil, fmt.Errorf("v1 ConfigMap %s/%s: %w", obj.Namespace, obj.Name, err)
-	}
-	r.fromObjectLabels(obj.Labels)
-	return r, nil
+func (secretRecords) object(meta metav1.ObjectMeta, payload string) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: meta, Type: SecretType, Data: map[string][]byte{"release": []byte(payload)}}
 }
 
-// Get implements Driver.
-func (c *ConfigMaps) Get(ctx context.Context, key string) (*Release, error) {
-	obj, err := c.client.CoreV1().ConfigMaps(c.namespace).Get(ctx, key, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, ErrReleaseNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("v1 ConfigMap %s/%s: %w", c.namespace, key, err)
-	}
-	return c.read(obj)
+// configMapRecords keeps records in ConfigMaps.
+type configMapRecords struct{}
+
+func (configMapRecords) kind() string { return "ConfigMap" }
+
+func (configMapRecords) client(c kubernetes.Interface, namespace string) recordClient[*corev1.ConfigMap, *corev1.ConfigMapList] {
+	return c.CoreV1().ConfigMaps(namespace)
 }
 
-// List implements Driver.
-func (c *ConfigMaps) List(ctx context.Context, selector map[string]string) ([]*Release, error) {
-	list, err := c.client.CoreV1().ConfigMaps(c.namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: labels.SelectorFromSet(selector).String(),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list release records in namespace %q: %w", c.namespace, err)
-	}
-	out := make([]*Release, 0, len(list.Items))
-	for i := range list.Items {
-		r, err := c.read(&list.Items[i])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
+func (configMapRecords) items(list *corev1.ConfigMapList) []*corev1.ConfigMap {
+	return pointers(list.Items)
 }
 
-func (c *ConfigMaps) object(key string, r *Release, update bool) (*corev1.ConfigMap, error) {
-	payload, err := encode(r)
-	if err != nil {
-		return nil, fmt.Errorf("encode release %s: %w", r.Name, err)
-	}
-	return &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: key, Namespace: c.namespace, Labels: recordLabels(r, time.Now(), update)},
-		Data:       map[string]string{"release": payload},
-	}, nil
+func (configMapRecords) payload(obj *corev1.ConfigMap) (string, bool) {
+	return obj.Data["release"], true
 }
 
-// Create implements Driver.
-func (c *ConfigMaps) Create(ctx context.Context, key string, r *Release) error {
-	obj, err := c.object(key, r, false)
-	if err != nil {
-		return err
-	}
-	_, err = c.client.CoreV1().ConfigMaps(c.namespace).Create(ctx, obj, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		return ErrReleaseExists
-	}
-	if err != nil {
-		return fmt.Errorf("v1 ConfigMap %s/%s: %w", c.namespace, key, err)
-	}
-	return nil
+func (configMapRecords) object(meta metav1.ObjectMeta, payload string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"release": payload}}
 }
 
-// Update implements Driver.
-func (c *ConfigMaps) Update(ctx context.Context, key string, r *Release) error {
-	obj, err := c.object(key, r, true)
-	if err != nil {
-		return err
+func pointers[T any](items []T) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
 	}
-	if _, err := c.client.CoreV1().ConfigMaps(c.namespace).Update(ctx, obj, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("v1 ConfigMap %s/%s: %w", c.namespace, key, err)
-	}
-	return nil
-}
-
-// Delete implements Driver.
-func (c *ConfigMaps) Delete(ctx context.Context, key string) error {
-	err := c.client.CoreV1().ConfigMaps(c.namespace).Delete(ctx, key, metav1.DeleteOptions{})
-	if apierrors.IsNotFound(err) {
-		return ErrReleaseNotFound
-	}
-	if err != nil {
-		return fmt.Errorf("v1 ConfigMap %s/%s: %w", c.namespace, key, err)
-	}
-	return nil
+	return out
 }
