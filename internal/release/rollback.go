@@ -32,17 +32,11 @@ type RollbackRequest struct {
 // objects only the current revision had are deleted, rollback hooks run.
 func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, error) {
 	store := e.Storage(req.Namespace)
-	history, err := store.History(ctx, req.Name)
+	history, err := settledHistory(ctx, store, req.Name, req.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	if len(history) == 0 {
-		return nil, fmt.Errorf("release %s in namespace %s: %w", req.Name, req.Namespace, ErrReleaseNotFound)
-	}
 	last := history[len(history)-1]
-	if last.Info.Status.IsPending() {
-		return nil, pendingError(last)
-	}
 	want := req.Revision
 	if want == 0 {
 		want = last.Version - 1

@@ -93,6 +93,23 @@ func (s *Storage) History(ctx context.Context, name string) ([]*Release, error) 
 	return rs, nil
 }
 
+// settledHistory is the history of a release an operation may act on: it
+// fails with ErrReleaseNotFound when there is none, and with a
+// *PendingError when the newest revision is held by another operation.
+func settledHistory(ctx context.Context, s *Storage, name, namespace string) ([]*Release, error) {
+	h, err := s.History(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if len(h) == 0 {
+		return nil, fmt.Errorf("release %s in namespace %s: %w", name, namespace, ErrReleaseNotFound)
+	}
+	if last := h[len(h)-1]; last.Info.Status.IsPending() {
+		return nil, pendingError(last)
+	}
+	return h, nil
+}
+
 // Last returns the newest revision, whatever its status.
 func (s *Storage) Last(ctx context.Context, name string) (*Release, error) {
 	h, err := s.History(ctx, name)

@@ -34,26 +34,20 @@ type UninstallResult struct {
 // records (or marks the newest uninstalled with KeepHistory).
 func (e *Engine) Uninstall(ctx context.Context, req UninstallRequest) (*UninstallResult, error) {
 	store := e.Storage(req.Namespace)
-	history, err := store.History(ctx, req.Name)
+	history, err := settledHistory(ctx, store, req.Name, req.Namespace)
 	if err != nil {
 		return nil, err
-	}
-	if len(history) == 0 {
-		return nil, fmt.Errorf("release %s in namespace %s: %w", req.Name, req.Namespace, ErrReleaseNotFound)
 	}
 	timeout := req.Timeout
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
 	last := history[len(history)-1]
-	switch {
-	case last.Info.Status == StatusUninstalled:
+	if last.Info.Status == StatusUninstalled {
 		if req.KeepHistory {
 			return &UninstallResult{Release: last}, nil
 		}
 		return &UninstallResult{Release: last}, purge(ctx, store, history)
-	case last.Info.Status.IsPending():
-		return nil, pendingError(last)
 	}
 
 	objs, err := e.parseRecordManifest(last.Manifest, req.Namespace)
