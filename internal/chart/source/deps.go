@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart"
 )
@@ -108,14 +109,11 @@ func (c Cache) AddDependencies(ch *chart.Chart, chartDir string, deps []Resolved
 		if !ok {
 			return nil, fmt.Errorf("dependency %q (%s, version %q) is not in charts/ nor in %s; run `convoy init`", d.Name, d.Repository, d.Version, LockFileName)
 		}
-		if _, err := c.LoadLocked(r); err != nil {
-			return nil, fmt.Errorf("dependency %s %s: %w", r.Name, r.Version, err)
-		}
-		data, err := c.withDependencies(r)
+		a, err := c.lockedArchive(r)
 		if err != nil {
 			return nil, err
 		}
-		extra = append(extra, namedArchive{name: r.Name + "-" + r.Version + ".tgz", data: data})
+		extra = append(extra, a)
 	}
 	base, err := archiveOf(ch)
 	if err != nil {
@@ -131,17 +129,23 @@ func (c Cache) AddDependencies(ch *chart.Chart, chartDir string, deps []Resolved
 // archiveOf packs a loaded chart's files (as loaded: .helmignore applied)
 // into a chart archive.
 func archiveOf(ch *chart.Chart) ([]byte, error) {
+	return writeTarGz(func(tw *tar.Writer) error {
+		for _, f := range ch.Raw {
+			if err := writeTarFile(tw, ch.Metadata.Name+"/"+f.Name, f.Data, f.ModTime); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// writeTarGz returns the gzipped tar archive that fill writes.
+func writeTarGz(fill func(tw *tar.Writer) error) ([]byte, error) {
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(zw)
-	for _, f := range ch.Raw {
-		h := &tar.Header{Name: ch.Metadata.Name + "/" + f.Name, Mode: 0o644, Size: int64(len(f.Data)), ModTime: f.ModTime, Typeflag: tar.TypeReg}
-		if err := tw.WriteHeader(h); err != nil {
-			return nil, err
-		}
-		if _, err := tw.Write(f.Data); err != nil {
-			return nil, err
-		}
+	if err := fill(tw); err != nil {
+		return nil, err
 	}
 	if err := tw.Close(); err != nil {
 		return nil, err
@@ -150,6 +154,16 @@ func archiveOf(ch *chart.Chart) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// writeTarFile adds a regular file to an archive.
+func writeTarFile(tw *tar.Writer, name string, data []byte, modTime time.Time) error {
+	h := &tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), ModTime: modTime, Typeflag: tar.TypeReg}
+	if err := tw.WriteHeader(h); err != nil {
+		return err
+	}
+	_, err := tw.Write(data)
+	return err
 }
 
 // missingDependencies lists the Chart.yaml dependencies without a subchart
@@ -179,14 +193,11 @@ func (c Cache) LoadLocked(r Resolved) (*chart.Chart, error) {
 	}
 	var extra []namedArchive
 	for _, d := range r.Dependencies {
-		if _, err := c.LoadLocked(d); err != nil {
-			return nil, fmt.Errorf("dependency %s %s: %w", d.Name, d.Version, err)
-		}
-		data, err := c.withDependencies(d)
+		a, err := c.lockedArchive(d)
 		if err != nil {
 			return nil, err
 		}
-		extra = append(extra, namedArchive{name: d.Name + "-" + d.Version + ".tgz", data: data})
+		extra = append(extra, a)
 	}
 	f, err := c.Open(r.Digest)
 	if err != nil {
@@ -198,6 +209,19 @@ func (c Cache) LoadLocked(r Resolved) (*chart.Chart, error) {
 		return nil, fmt.Errorf("cached chart %s: %w", r.Digest, err)
 	}
 	return chart.LoadArchive(bytes.NewReader(data))
+}
+
+// lockedArchive is a fetched dependency as it goes under charts/: its
+// archive with its own dependencies added, checked to load.
+func (c Cache) lockedArchive(r Resolved) (namedArchive, error) {
+	if _, err := c.LoadLocked(r); err != nil {
+		return namedArchive{}, fmt.Errorf("dependency %s %s: %w", r.Name, r.Version, err)
+	}
+	data, err := c.withDependencies(r)
+	if err != nil {
+		return namedArchive{}, err
+	}
+	return namedArchive{name: r.Name + "-" + r.Version + ".tgz", data: data}, nil
 }
 
 // withDependencies returns the archive bytes of r with its own fetched
@@ -238,43 +262,32 @@ func addToArchive(r io.Reader, extra []namedArchive) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	tr := tar.NewReader(zr)
-	root := ""
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
+	return writeTarGz(func(tw *tar.Writer) error {
+		tr := tar.NewReader(zr)
+		root := ""
+		for {
+			h, err := tr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			if root == "" {
+				root, _, _ = strings.Cut(strings.TrimPrefix(h.Name, "./"), "/")
+			}
+			if err := tw.WriteHeader(h); err != nil {
+				return err
+			}
+			if _, err := io.Copy(tw, io.LimitReader(tr, chart.DefaultMaxBytes)); err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return nil, err
+		for _, e := range extra {
+			if err := writeTarFile(tw, root+"/charts/"+e.name, e.data, time.Time{}); err != nil {
+				return err
+			}
 		}
-		if root == "" {
-			root, _, _ = strings.Cut(strings.TrimPrefix(h.Name, "./"), "/")
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			return nil, err
-		}
-		if _, err := io.Copy(tw, io.LimitReader(tr, chart.DefaultMaxBytes)); err != nil {
-			return nil, err
-		}
-	}
-	for _, e := range extra {
-		h := &tar.Header{Name: root + "/charts/" + e.name, Mode: 0o644, Size: int64(len(e.data)), Typeflag: tar.TypeReg}
-		if err := tw.WriteHeader(h); err != nil {
-			return nil, err
-		}
-		if _, err := tw.Write(e.data); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+		return nil
+	})
 }
