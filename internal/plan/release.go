@@ -132,7 +132,11 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *Re
 	var rendered *chart.Rendered
 	if err := c.do(ctx, func() error {
 		var err error
-		rendered, err = eng.RenderRevision(ctx, req, revision, install)
+		action := chart.ActionUpgrade
+		if install {
+			action = chart.ActionInstall
+		}
+		rendered, err = eng.RenderRevision(ctx, req, revision, action)
 		return err
 	}); err != nil {
 		return nil, err
@@ -191,7 +195,11 @@ func (c *computer) sameRendering(ctx context.Context, eng *release.Engine, req *
 	var again *chart.Rendered
 	err := c.do(ctx, func() error {
 		var err error
-		again, err = eng.RenderRevision(ctx, req, deployed.Version, deployed.Version == 1)
+		action := chart.ActionUpgrade
+		if deployed.Version == 1 {
+			action = chart.ActionInstall
+		}
+		again, err = eng.RenderRevision(ctx, req, deployed.Version, action)
 		return err
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 package release
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,12 +56,7 @@ type Request struct {
 	Labels map[string]string
 }
 
-func (r *Request) timeout() time.Duration {
-	if r.Timeout > 0 {
-		return r.Timeout
-	}
-	return DefaultTimeout
-}
+func (r *Request) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
 
 // Prepared is a release rendered and built against what the cluster holds
 // now, not yet applied: what plan shows and what Execute applies.
@@ -209,12 +205,12 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 		return nil, err
 	}
 
-	created, runErr := e.perform(ctx, rel, objs, src, adopt, p.Previous, p.IsInstall, req)
+	created, runErr := e.perform(ctx, p, rel, adopt)
 	runErr = whyStopped(ctx, runErr, req.timeout())
 	if runErr == nil {
-		return rel, e.finishDeployed(ctx, store, rel, p.Deployed, req, p.IsInstall)
+		return rel, e.finishDeployed(ctx, store, p, rel)
 	}
-	return e.failDeploy(ctx, store, rel, p.Deployed, created, req, p.IsInstall, runErr)
+	return e.failDeploy(ctx, store, p, rel, created, runErr)
 }
 
 func cmpOr(a, b *Release) *Release {
@@ -237,15 +233,16 @@ func (e *Engine) installCRDs(ctx context.Context, namespace, name string, files 
 	return e.kube.InstallCRDs(ctx, crds)
 }
 
-// perform runs the cluster-side steps of a deploy. It returns the objects
-// this deploy created (for cleanup_on_fail).
-func (e *Engine) perform(ctx context.Context, rel *Release, objs []*unstructured.Unstructured, src sources, adopt map[identity]bool, previous []*unstructured.Unstructured, isInstall bool, req *Request) ([]kube.Ref, error) {
+// perform runs the cluster-side steps of a deploy of p as rel. It returns
+// the objects this deploy created (for cleanup_on_fail).
+func (e *Engine) perform(ctx context.Context, p *Prepared, rel *Release, adopt map[identity]bool) ([]kube.Ref, error) {
+	req := p.Request
 	pre, post := chart.HookPreUpgrade, chart.HookPostUpgrade
-	if isInstall {
+	if p.IsInstall {
 		pre, post = chart.HookPreInstall, chart.HookPostInstall
 	}
 	return e.rollout(ctx, rel, rollout{
-		pre: pre, post: post, objs: objs, src: src, adopt: adopt, previous: previous,
+		pre: pre, post: post, objs: p.Objects, src: p.sources, adopt: adopt, previous: p.Previous,
 		wait: req.Wait, timeout: req.timeout(), disableHooks: req.DisableHooks, force: req.ForceConflicts,
 	})
 }
@@ -310,10 +307,11 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 	return created, nil
 }
 
-// finishDeployed records success: the new revision deployed, the previous
-// deployed one superseded, old revisions pruned.
-func (e *Engine) finishDeployed(ctx context.Context, store *Storage, rel, previous *Release, req *Request, isInstall bool) error {
-	if previous != nil {
+// finishDeployed records the success of p deployed as rel: the new
+// revision deployed, the previous deployed one superseded, old revisions
+// pruned.
+func (e *Engine) finishDeployed(ctx context.Context, store *Storage, p *Prepared, rel *Release) error {
+	if previous := p.Deployed; previous != nil {
 		previous.Info.Status = StatusSuperseded
 		if err := store.Update(ctx, previous); err != nil {
 			return err
@@ -321,19 +319,20 @@ func (e *Engine) finishDeployed(ctx context.Context, store *Storage, rel, previo
 	}
 	rel.Info.Status = StatusDeployed
 	rel.Info.Description = "Upgrade complete"
-	if isInstall {
+	if p.IsInstall {
 		rel.Info.Description = "Install complete"
 	}
 	if err := store.Update(ctx, rel); err != nil {
 		return err
 	}
 	e.logf(rel.Namespace, rel.Name, PhaseDone, "revision %d deployed", rel.Version)
-	return store.Prune(ctx, rel.Name, req.HistoryMax)
+	return store.Prune(ctx, rel.Name, p.Request.HistoryMax)
 }
 
-// failDeploy records a failed deploy and then, in this order, cleans up
-// (cleanup_on_fail) and rolls back or uninstalls (atomic).
-func (e *Engine) failDeploy(ctx context.Context, store *Storage, rel, deployed *Release, created []kube.Ref, req *Request, isInstall bool, cause error) (*Release, error) {
+// failDeploy records the failed deploy of p as rel and then, in this
+// order, cleans up (cleanup_on_fail) and rolls back or uninstalls (atomic).
+func (e *Engine) failDeploy(ctx context.Context, store *Storage, p *Prepared, rel *Release, created []kube.Ref, cause error) (*Release, error) {
+	req, deployed, isInstall := p.Request, p.Deployed, p.IsInstall
 	// Recording must happen even when ctx was cancelled (Ctrl-C): the
 	// record has to say what happened.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

@@ -35,7 +35,11 @@ func (e *Engine) PrepareWithHistory(ctx context.Context, req *Request, history [
 	if err != nil {
 		return nil, err
 	}
-	rendered, err := e.RenderRevision(ctx, req, p.Revision, p.IsInstall)
+	action := chart.ActionUpgrade
+	if p.IsInstall {
+		action = chart.ActionInstall
+	}
+	rendered, err := e.RenderRevision(ctx, req, p.Revision, action)
 	if err != nil {
 		return nil, err
 	}
@@ -53,13 +57,10 @@ func (e *Engine) PrepareRenderedWithHistory(req *Request, history []*Release, re
 }
 
 // RenderRevision renders req's chart as the given revision would see it,
-// with the cluster's capabilities and live lookups. Plan uses it to tell
-// whether the deployed revision, rendered again, is unchanged.
-func (e *Engine) RenderRevision(ctx context.Context, req *Request, revision int, isInstall bool) (*chart.Rendered, error) {
-	action := chart.ActionUpgrade
-	if isInstall {
-		action = chart.ActionInstall
-	}
+// installing or upgrading the release (action), with the cluster's
+// capabilities and live lookups. Plan uses it to tell whether the deployed
+// revision, rendered again, is unchanged.
+func (e *Engine) RenderRevision(ctx context.Context, req *Request, revision int, action chart.ReleaseAction) (*chart.Rendered, error) {
 	return chart.Render(req.Chart, chart.RenderOptions{
 		ReleaseName:  req.Name,
 		Namespace:    req.Namespace,

@@ -18,14 +18,17 @@ import (
 type RollbackRequest struct {
 	Name, Namespace string
 	// Revision to restore; 0 means the one before the newest.
-	Revision       int
-	Wait           WaitMode
+	Revision int
+	Wait     WaitMode
+	// Timeout bounds each wait (hooks, resources); 0 means DefaultTimeout.
 	Timeout        time.Duration
 	DisableHooks   bool
 	ForceConflicts bool
 	CleanupOnFail  bool
 	HistoryMax     int
 }
+
+func (r RollbackRequest) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
 
 // Rollback restores an earlier revision's chart, values and manifest as a
 // new revision (like `helm rollback`): the restored objects are applied,
@@ -91,7 +94,7 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 	e.logf(req.Namespace, req.Name, PhaseApplying, "rolling back to revision %d as revision %d", target.Version, rel.Version)
 
 	created, runErr := e.performRollback(ctx, rel, objs, previous, req)
-	runErr = whyStopped(ctx, runErr, cmp.Or(req.Timeout, DefaultTimeout))
+	runErr = whyStopped(ctx, runErr, req.timeout())
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if current != nil {
@@ -122,13 +125,9 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 }
 
 func (e *Engine) performRollback(ctx context.Context, rel *Release, objs, previous []*unstructured.Unstructured, req RollbackRequest) ([]kube.Ref, error) {
-	timeout := req.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
 	return e.rollout(ctx, rel, rollout{
 		pre: chart.HookPreRollback, post: chart.HookPostRollback, objs: objs, previous: previous,
-		wait: req.Wait, timeout: timeout, disableHooks: req.DisableHooks, force: req.ForceConflicts,
+		wait: req.Wait, timeout: req.timeout(), disableHooks: req.DisableHooks, force: req.ForceConflicts,
 	})
 }
 

@@ -1,6 +1,7 @@
 package release
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,9 +19,12 @@ type UninstallRequest struct {
 	KeepHistory  bool
 	DisableHooks bool
 	// Wait waits until the deleted objects are gone.
-	Wait    bool
+	Wait bool
+	// Timeout bounds each wait (hooks, deletion); 0 means DefaultTimeout.
 	Timeout time.Duration
 }
+
+func (r UninstallRequest) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
 
 // UninstallResult says what an uninstall left behind on purpose.
 type UninstallResult struct {
@@ -37,10 +41,6 @@ func (e *Engine) Uninstall(ctx context.Context, req UninstallRequest) (*Uninstal
 	history, err := settledHistory(ctx, store, req.Name, req.Namespace)
 	if err != nil {
 		return nil, err
-	}
-	timeout := req.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
 	}
 	last := history[len(history)-1]
 	if last.Info.Status == StatusUninstalled {
@@ -62,8 +62,8 @@ func (e *Engine) Uninstall(ctx context.Context, req UninstallRequest) (*Uninstal
 	}
 	e.logf(req.Namespace, req.Name, PhaseApplying, "uninstalling revision %d", last.Version)
 
-	kept, runErr := e.performUninstall(ctx, last, objs, req.DisableHooks, req.Wait, timeout)
-	runErr = whyStopped(ctx, runErr, timeout)
+	kept, runErr := e.performUninstall(ctx, last, objs, req)
+	runErr = whyStopped(ctx, runErr, req.timeout())
 	res := &UninstallResult{Release: last, Kept: kept}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
@@ -83,8 +83,9 @@ func (e *Engine) Uninstall(ctx context.Context, req UninstallRequest) (*Uninstal
 	return res, store.Update(rctx, last)
 }
 
-func (e *Engine) performUninstall(ctx context.Context, rel *Release, objs []*unstructured.Unstructured, disableHooks, wait bool, timeout time.Duration) ([]kube.Ref, error) {
-	if !disableHooks {
+func (e *Engine) performUninstall(ctx context.Context, rel *Release, objs []*unstructured.Unstructured, req UninstallRequest) ([]kube.Ref, error) {
+	timeout := req.timeout()
+	if !req.DisableHooks {
 		if err := e.runHooks(ctx, rel, chart.HookPreDelete, timeout); err != nil {
 			return nil, fmt.Errorf("failed %s: %w", chart.HookPreDelete, err)
 		}
@@ -94,7 +95,7 @@ func (e *Engine) performUninstall(ctx context.Context, rel *Release, objs []*uns
 	if err != nil {
 		return kept, err
 	}
-	if wait && len(deleted) > 0 {
+	if req.Wait && len(deleted) > 0 {
 		wctx, cancel := context.WithTimeout(ctx, timeout)
 		err := e.kube.WaitForDelete(wctx, deleted)
 		cancel()
@@ -102,7 +103,7 @@ func (e *Engine) performUninstall(ctx context.Context, rel *Release, objs []*uns
 			return kept, err
 		}
 	}
-	if !disableHooks {
+	if !req.DisableHooks {
 		if err := e.runHooks(ctx, rel, chart.HookPostDelete, timeout); err != nil {
 			return kept, fmt.Errorf("failed %s: %w", chart.HookPostDelete, err)
 		}
