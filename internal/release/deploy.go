@@ -213,13 +213,6 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 	return e.failDeploy(ctx, store, p, rel, created, runErr)
 }
 
-func cmpOr(a, b *Release) *Release {
-	if a != nil {
-		return a
-	}
-	return b
-}
-
 func (e *Engine) installCRDs(ctx context.Context, namespace, name string, files []*chart.File) error {
 	var crds []*unstructured.Unstructured
 	for _, f := range files {

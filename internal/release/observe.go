@@ -1,6 +1,7 @@
 package release
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -88,7 +89,7 @@ func (e *Engine) observeHistory(req *Request, history []*Release) (*Prepared, er
 	if p.Last != nil {
 		p.Revision = p.Last.Version + 1
 	}
-	if base := cmpOr(p.Deployed, p.Last); base != nil && base.Info.Status != StatusUninstalled {
+	if base := cmp.Or(p.Deployed, p.Last); base != nil && base.Info.Status != StatusUninstalled {
 		var err error
 		if p.Previous, err = e.parseRecordManifest(base.Manifest, req.Namespace); err != nil {
 			return nil, fmt.Errorf("previous revision %d of %s: %w", base.Version, req.Name, err)

@@ -61,7 +61,7 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 		return nil, fmt.Errorf("revision %d of %s: %w", target.Version, req.Name, err)
 	}
 	var previous = objs[:0:0]
-	if base := cmpOr(current, last); base.Info.Status != StatusUninstalled {
+	if base := cmp.Or(current, last); base.Info.Status != StatusUninstalled {
 		if previous, err = e.parseRecordManifest(base.Manifest, req.Namespace); err != nil {
 			return nil, fmt.Errorf("revision %d of %s: %w", base.Version, req.Name, err)
 		}
