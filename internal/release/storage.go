@@ -32,9 +32,17 @@ type Driver interface {
 	Delete(ctx context.Context, key string) error
 }
 
+// recordWrite is how a record object is written.
+type recordWrite int
+
+const (
+	recordCreate recordWrite = iota // a new record: createdAt is now
+	recordUpdate                    // a rewrite: createdAt kept, modifiedAt is now
+)
+
 // recordLabels computes the labels of a record object: the release's custom
 // labels, then the system labels (which always win).
-func recordLabels(r *Release, now time.Time, update bool) map[string]string {
+func recordLabels(r *Release, now time.Time, w recordWrite) map[string]string {
 	l := make(map[string]string, len(r.Labels)+6)
 	for k, v := range r.Labels {
 		if !slices.Contains(systemLabels, k) {
@@ -46,7 +54,7 @@ func recordLabels(r *Release, now time.Time, update bool) map[string]string {
 	l["status"] = string(r.Info.Status)
 	l["version"] = strconv.Itoa(r.Version)
 	ts := strconv.FormatInt(now.Unix(), 10)
-	if update {
+	if w == recordUpdate {
 		if r.createdAt != "" {
 			l["createdAt"] = r.createdAt
 		}
@@ -245,12 +253,12 @@ func matches(labels, selector map[string]string) bool {
 	return true
 }
 
-func (m *Memory) put(key string, r *Release, update bool) error {
+func (m *Memory) put(key string, r *Release, w recordWrite) error {
 	payload, err := encode(r)
 	if err != nil {
 		return err
 	}
-	m.records[key] = memRecord{payload: payload, labels: recordLabels(r, time.Now(), update)}
+	m.records[key] = memRecord{payload: payload, labels: recordLabels(r, time.Now(), w)}
 	return nil
 }
 
@@ -259,7 +267,7 @@ func (m *Memory) Create(_ context.Context, key string, r *Release) error {
 	if _, ok := m.records[key]; ok {
 		return ErrReleaseExists
 	}
-	return m.put(key, r, false)
+	return m.put(key, r, recordCreate)
 }
 
 // Update implements Driver.
@@ -267,7 +275,7 @@ func (m *Memory) Update(_ context.Context, key string, r *Release) error {
 	if _, ok := m.records[key]; !ok {
 		return ErrReleaseNotFound
 	}
-	return m.put(key, r, true)
+	return m.put(key, r, recordUpdate)
 }
 
 // Delete implements Driver.

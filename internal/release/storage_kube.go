@@ -111,19 +111,19 @@ func (d *kubeDriver[T, L]) List(ctx context.Context, selector map[string]string)
 	return out, nil
 }
 
-func (d *kubeDriver[T, L]) object(key string, r *Release, update bool) (T, error) {
+func (d *kubeDriver[T, L]) object(key string, r *Release, w recordWrite) (T, error) {
 	payload, err := encode(r)
 	if err != nil {
 		var zero T
 		return zero, fmt.Errorf("encode release %s: %w", r.Name, err)
 	}
-	meta := metav1.ObjectMeta{Name: key, Namespace: d.namespace, Labels: recordLabels(r, time.Now(), update)}
+	meta := metav1.ObjectMeta{Name: key, Namespace: d.namespace, Labels: recordLabels(r, time.Now(), w)}
 	return d.records.object(meta, payload), nil
 }
 
 // Create implements Driver.
 func (d *kubeDriver[T, L]) Create(ctx context.Context, key string, r *Release) error {
-	obj, err := d.object(key, r, false)
+	obj, err := d.object(key, r, recordCreate)
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func (d *kubeDriver[T, L]) Create(ctx context.Context, key string, r *Release) e
 
 // Update implements Driver.
 func (d *kubeDriver[T, L]) Update(ctx context.Context, key string, r *Release) error {
-	obj, err := d.object(key, r, true)
+	obj, err := d.object(key, r, recordUpdate)
 	if err != nil {
 		return err
 	}
