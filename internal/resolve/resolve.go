@@ -12,11 +12,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/memo"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -31,29 +31,26 @@ type Release struct {
 	Sensitive bool
 }
 
-// Charts loads charts once per path and shares them; safe for concurrent use.
+// Charts loads each chart once and shares it; safe for concurrent use. A
+// failed load is not retried.
 type Charts struct {
-	mu     sync.Mutex
-	charts map[string]*chartEntry
-	locks  map[string]*source.Lock // by stack directory
-	// cacheDir is the chart cache; "" means source.DefaultCacheDir.
+	local  memo.Map[string, *chart.Chart]  // by chart path
+	locked memo.Map[string, *chart.Chart]  // by locked digest
+	deps   memo.Map[depsKey, *chart.Chart] // local charts with dependencies added
+	locks  memo.Map[string, *source.Lock]  // by stack directory
+	// cacheDir is the chart cache; "" when there is none.
 	cacheDir string
 }
 
-type chartEntry struct {
-	once sync.Once
-	ch   *chart.Chart
-	err  error
-}
+// depsKey is a local chart with the dependencies a release locks for it.
+type depsKey struct{ release, path string }
 
-// NewCharts returns an empty chart cache whose repository and registry
-// charts come from the default chart cache (source.DefaultCacheDir).
-//
-// cacheDir is the chart cache that charts from repositories and registries
-// are read from (source.DefaultCacheDir); "" is fine for stacks of local
-// charts only.
+// NewCharts returns an empty set of charts. cacheDir is the chart cache
+// that charts from repositories and registries, and the fetched
+// dependencies of local charts, are read from; "" is fine for stacks of
+// local charts whose charts/ holds all their dependencies.
 func NewCharts(cacheDir string) *Charts {
-	return &Charts{charts: map[string]*chartEntry{}, cacheDir: cacheDir}
+	return &Charts{cacheDir: cacheDir}
 }
 
 // Load returns the chart of a release instance of a stack in dir. Charts
@@ -69,21 +66,14 @@ func (c *Charts) Load(dir string, r *config.ReleaseInstance) (*chart.Chart, erro
 		path = filepath.Join(dir, path)
 	}
 	path = filepath.Clean(path)
-	c.mu.Lock()
-	e := c.charts[path]
-	if e == nil {
-		e = &chartEntry{}
-		c.charts[path] = e
+	ch, err := c.local.Get(path, func() (*chart.Chart, error) { return chart.Load(path) })
+	if err != nil {
+		return nil, fmt.Errorf("%s: load chart %s: %w", r.Addr, r.Chart, err)
 	}
-	c.mu.Unlock()
-	e.once.Do(func() { e.ch, e.err = chart.Load(path) })
-	if e.err != nil {
-		return nil, fmt.Errorf("%s: load chart %s: %w", r.Addr, r.Chart, e.err)
+	if source.HasMissingDependencies(ch) {
+		return c.withLocalDependencies(dir, path, r, ch)
 	}
-	if source.HasMissingDependencies(e.ch) {
-		return c.withLocalDependencies(dir, path, r, e.ch)
-	}
-	return e.ch, nil
+	return ch, nil
 }
 
 // ErrUnknown is returned for a release whose values depend on attributes of

@@ -2,9 +2,14 @@ package resolve
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/config"
 )
 
@@ -93,5 +98,45 @@ release "mon" {
 	_, err := NewCharts(t.TempDir()).Load(st.Dir, st.Releases[0])
 	if err == nil {
 		t.Fatal("a repository chart loaded although chart sources are not implemented")
+	}
+}
+
+func TestLocalChartsLoadOnceAndAreShared(t *testing.T) {
+	st := evalStack(t, `
+release "a" {
+  count = 4
+  chart = "./charts/app"
+}
+release "broken" {
+  count = 2
+  chart = "./charts/missing"
+}
+`)
+	chartDir := filepath.Join(st.Dir, "charts", "app")
+	if err := os.MkdirAll(chartDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(chartDir, "Chart.yaml"), []byte("apiVersion: v2\nname: app\nversion: 1.0.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	charts := NewCharts("")
+	got := make([]*chart.Chart, len(st.Releases))
+	errs := make([]error, len(st.Releases))
+	var wg sync.WaitGroup
+	for i, r := range st.Releases {
+		wg.Go(func() { got[i], errs[i] = charts.Load(st.Dir, r) })
+	}
+	wg.Wait()
+	for i, r := range st.Releases {
+		switch r.Addr.Release.Name {
+		case "a":
+			if errs[i] != nil || got[i] == nil || got[i] != got[0] {
+				t.Errorf("%s: %p %v; want the one shared chart %p", r.Addr, got[i], errs[i], got[0])
+			}
+		case "broken":
+			if errs[i] == nil || !strings.Contains(errs[i].Error(), r.Addr.String()+": load chart ./charts/missing") {
+				t.Errorf("%s: %v", r.Addr, errs[i])
+			}
+		}
 	}
 }

@@ -113,39 +113,24 @@ func (c *Charts) loadLocked(dir string, r *config.ReleaseInstance) (*chart.Chart
 	if err != nil {
 		return nil, err
 	}
-	key := "locked:" + e.Digest
-	c.mu.Lock()
-	ent := c.charts[key]
-	if ent == nil {
-		ent = &chartEntry{}
-		c.charts[key] = ent
-	}
-	c.mu.Unlock()
-	ent.once.Do(func() { ent.ch, ent.err = cache.LoadLocked(e.Resolved) })
-	if ent.err != nil {
-		if errors.Is(ent.err, source.ErrNotCached) {
+	ch, err := c.locked.Get(e.Digest, func() (*chart.Chart, error) { return cache.LoadLocked(e.Resolved) })
+	if err != nil {
+		if errors.Is(err, source.ErrNotCached) {
 			return nil, fmt.Errorf("%s: chart %s %s (%s) is locked but not in the chart cache %s; run `convoy init` to download it", r.Addr, r.Chart, e.Version, e.Digest, cache.Dir)
 		}
-		return nil, fmt.Errorf("%s: chart %s %s: %w", r.Addr, r.Chart, e.Version, ent.err)
+		return nil, fmt.Errorf("%s: chart %s %s: %w", r.Addr, r.Chart, e.Version, err)
 	}
-	return ent.ch, nil
+	return ch, nil
 }
 
 func (c *Charts) lockOf(dir string) (*source.Lock, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if l, ok := c.locks[dir]; ok {
-		return l, nil
-	}
-	lock, diags := source.ReadLock(dir)
-	if diags.HasErrors() {
-		return nil, fmt.Errorf("%s: %s", source.LockFileName, diags.Error())
-	}
-	if c.locks == nil {
-		c.locks = map[string]*source.Lock{}
-	}
-	c.locks[dir] = lock
-	return lock, nil
+	return c.locks.Get(dir, func() (*source.Lock, error) {
+		lock, diags := source.ReadLock(dir)
+		if diags.HasErrors() {
+			return nil, fmt.Errorf("%s: %s", source.LockFileName, diags.Error())
+		}
+		return lock, nil
+	})
 }
 
 func (c *Charts) cache() (source.Cache, error) {
@@ -179,21 +164,15 @@ func (c *Charts) withLocalDependencies(dir, path string, r *config.ReleaseInstan
 	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
 		chartDir = filepath.Dir(path)
 	}
-	key := "deps:" + r.Addr.Release.Name + ":" + path
-	c.mu.Lock()
-	ent := c.charts[key]
-	if ent == nil {
-		ent = &chartEntry{}
-		c.charts[key] = ent
-	}
-	c.mu.Unlock()
-	ent.once.Do(func() { ent.ch, ent.err = cache.AddDependencies(ch, chartDir, deps) })
-	if ent.err != nil {
+	full, err := c.deps.Get(depsKey{release: r.Addr.Release.Name, path: path}, func() (*chart.Chart, error) {
+		return cache.AddDependencies(ch, chartDir, deps)
+	})
+	if err != nil {
 		hint := ""
-		if errors.Is(ent.err, source.ErrNotCached) {
+		if errors.Is(err, source.ErrNotCached) {
 			hint = "; run `convoy init` to download it"
 		}
-		return nil, fmt.Errorf("%s: chart %s: %w%s", r.Addr, r.Chart, ent.err, hint)
+		return nil, fmt.Errorf("%s: chart %s: %w%s", r.Addr, r.Chart, err, hint)
 	}
-	return ent.ch, nil
+	return full, nil
 }
