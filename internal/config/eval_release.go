@@ -664,14 +664,15 @@ func convertAttr(val cty.Value, ty cty.Type, expr hcl.Expression, attr string) (
 	return conv, nil
 }
 
-// known converts and requires a known, non-sensitive value: for attributes
-// that decide what the release is before anything is applied.
+// knownAttr converts val to ty and requires it wholly known and free of
+// sensitive marks, nested ones included: for attributes that decide what
+// the release is before anything is applied, and that plans show.
 func knownAttr(val cty.Value, ty cty.Type, expr hcl.Expression, attr string) (cty.Value, hcl.Diagnostics) {
 	conv, diags := convertAttr(val, ty, expr, attr)
 	if diags.HasErrors() {
 		return conv, diags
 	}
-	if conv.IsMarked() {
+	if conv.ContainsMarked() {
 		return cty.UnknownVal(ty), hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Sensitive value not allowed",
