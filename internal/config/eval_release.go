@@ -267,7 +267,6 @@ func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[
 	ri.DisableHooks = boolean(rel.DisableHooks, "disable_hooks", false)
 	ri.TakeOwnership = boolean(rel.TakeOwnership, "take_ownership", false)
 
-	ri.Timeout = DefaultTimeout
 	if s, ok := str(rel.Timeout, "timeout", ""); ok && rel.Timeout != nil {
 		d, err := time.ParseDuration(s)
 		if err != nil || d <= 0 {

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/zclconf/go-cty/cty"
 )
@@ -283,7 +282,7 @@ release "w" {
   chart = "./charts/w.tgz"
 }`}, EvalOptions{})
 	r := s.Releases[0]
-	if r.Name != "r" || r.Namespace != "default" || !r.Wait || r.Timeout != 5*time.Minute || r.HistoryMax != 10 ||
+	if r.Name != "r" || r.Namespace != "default" || !r.Wait || r.Timeout != 0 || r.HistoryMax != 10 ||
 		r.ChartSource != ChartOCI || r.Atomic || r.Known != true {
 		t.Errorf("defaults: %+v", r)
 	}

@@ -164,8 +164,11 @@ type ReleaseInstance struct {
 	Set          map[string]cty.Value
 	SetSensitive map[string]cty.Value
 
-	Wait          bool
-	WaitForJobs   bool
+	Wait        bool
+	WaitForJobs bool
+	// Timeout bounds each wait of the release's operations; 0 when the
+	// release does not set one: the release engine's default
+	// (release.DefaultTimeout, Helm's).
 	Timeout       time.Duration
 	Atomic        bool
 	CleanupOnFail bool
@@ -191,7 +194,6 @@ type ReleaseInstance struct {
 
 // Defaults used when a release does not say.
 const (
-	DefaultTimeout    = 5 * time.Minute
 	DefaultHistoryMax = 10
 	DefaultNamespace  = "default"
 )

@@ -26,7 +26,8 @@ const (
 	WaitReadyAndJobs
 )
 
-// DefaultTimeout is Helm's --timeout default.
+// DefaultTimeout is Helm's --timeout default: what a request's zero
+// Timeout means. It is convoy's one default release timeout.
 const DefaultTimeout = 5 * time.Minute
 
 // Request is one release's desired state. The engine never modifies it.
