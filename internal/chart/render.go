@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path"
@@ -169,10 +170,7 @@ func Render(ch *Chart, opts RenderOptions) (*Rendered, error) {
 	if c := tree.meta.KubeVersion; c != "" && !isCompatibleRange(c, caps.KubeVersion.String()) {
 		return nil, &KubeVersionError{Constraint: c, Version: caps.KubeVersion.Version}
 	}
-	revision := opts.Revision
-	if revision == 0 {
-		revision = 1
-	}
+	revision := cmp.Or(opts.Revision, 1)
 	top := map[string]any{
 		"Capabilities": caps,
 		"Release": map[string]any{

@@ -1,6 +1,7 @@
 package devcluster
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -102,12 +103,8 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := opts.Tools.check(); err != nil {
 		return nil, err
 	}
-	if opts.Nodes == 0 {
-		opts.Nodes = defaultNodes
-	}
-	if opts.StartTimeout == 0 {
-		opts.StartTimeout = 2 * time.Minute
-	}
+	opts.Nodes = cmp.Or(opts.Nodes, defaultNodes)
+	opts.StartTimeout = cmp.Or(opts.StartTimeout, 2*time.Minute)
 	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
 	defer cancel()
 

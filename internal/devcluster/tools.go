@@ -2,6 +2,7 @@ package devcluster
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -50,12 +51,8 @@ func LocateTools(getenv func(string) string) (Tools, error) {
 		if err != nil {
 			return Tools{}, err
 		}
-		if t.KubeBinDir == "" {
-			t.KubeBinDir = filepath.Join(cache, "k8s-"+versions["K8S_VERSION"], "bin")
-		}
-		if t.Kwok == "" {
-			t.Kwok = filepath.Join(cache, "kwok-"+versions["KWOK_VERSION"], "bin", "kwok")
-		}
+		t.KubeBinDir = cmp.Or(t.KubeBinDir, filepath.Join(cache, "k8s-"+versions["K8S_VERSION"], "bin"))
+		t.Kwok = cmp.Or(t.Kwok, filepath.Join(cache, "kwok-"+versions["KWOK_VERSION"], "bin", "kwok"))
 	}
 	return t, t.check()
 }

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -53,10 +54,7 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 	if opts.Burst > 0 {
 		cfg.Burst = opts.Burst
 	}
-	fieldManager := opts.FieldManager
-	if fieldManager == "" {
-		fieldManager = DefaultFieldManager
-	}
+	fieldManager := cmp.Or(opts.FieldManager, DefaultFieldManager)
 
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {

@@ -40,10 +40,7 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 		return nil, err
 	}
 	last := history[len(history)-1]
-	want := req.Revision
-	if want == 0 {
-		want = last.Version - 1
-	}
+	want := cmp.Or(req.Revision, last.Version-1)
 	i := slices.IndexFunc(history, func(r *Release) bool { return r.Version == want })
 	if i < 0 {
 		return nil, fmt.Errorf("release %s has no revision %d to roll back to: %w", req.Name, want, ErrReleaseNotFound)

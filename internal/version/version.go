@@ -2,6 +2,7 @@
 package version
 
 import (
+	"cmp"
 	"runtime"
 	"runtime/debug"
 )
@@ -34,12 +35,9 @@ func Get() Info {
 			}
 		}
 	}
-	if c == "" {
-		c = "unknown"
-	}
 	return Info{
 		Version:   version,
-		Commit:    c,
+		Commit:    cmp.Or(c, "unknown"),
 		GoVersion: runtime.Version(),
 		Platform:  runtime.GOOS + "/" + runtime.GOARCH,
 	}

@@ -5,6 +5,7 @@
 package common
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -33,10 +34,7 @@ type KubeVersion struct {
 
 // String is the normalised version ("v1.30.2" for "v1.30.2-gke.1").
 func (kv *KubeVersion) String() string {
-	if kv.normalized != "" {
-		return kv.normalized
-	}
-	return kv.Version
+	return cmp.Or(kv.normalized, kv.Version)
 }
 
 // GitVersion is the version as given.

@@ -2,6 +2,7 @@ package source
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -81,10 +82,7 @@ type Resolved struct {
 }
 
 func (r Request) describe() string {
-	c := r.Constraint
-	if c == "" {
-		c = "latest"
-	}
+	c := cmp.Or(r.Constraint, "latest")
 	if r.Chart == "" {
 		return fmt.Sprintf("chart %s (version %s)", redactURL(r.Repository.URL), c)
 	}

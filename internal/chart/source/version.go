@@ -1,6 +1,7 @@
 package source
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,11 +17,7 @@ func pickVersion(constraint string, versions []string) (string, error) {
 	if constraint != "" && slices.Contains(versions, constraint) {
 		return constraint, nil
 	}
-	c := constraint
-	if c == "" {
-		c = "*"
-	}
-	cons, err := semver.NewConstraint(c)
+	cons, err := semver.NewConstraint(cmp.Or(constraint, "*"))
 	if err != nil {
 		return "", fmt.Errorf("invalid version constraint %q: %w", constraint, err)
 	}
