@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/convoy-sh/convoy/internal/textdiff"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
@@ -81,7 +82,7 @@ func (o fmtOptions) Run(_ context.Context, s streams) error {
 		changed++
 		fmt.Fprintln(s.Out, path)
 		if o.Diff {
-			fmt.Fprint(s.Out, unifiedDiff(path, string(src), string(out)))
+			fmt.Fprint(s.Out, textdiff.Unified(path, string(src), string(out)))
 		}
 		if !o.Check {
 			st, err := os.Stat(path)
