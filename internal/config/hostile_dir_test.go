@@ -139,6 +139,24 @@ func TestHostileStackDirectory(t *testing.T) {
 			entries: []entry{{"sub/other.txt", ""}, {"other.hcl", "sub/other.txt"}},
 		},
 		{
+			name:    "ca_file is a symlink to /dev/zero",
+			main:    "repository \"r\" {\n  url     = \"https://x\"\n  ca_file = \"ca.pem\"\n}",
+			entries: []entry{{"ca.pem", "/dev/zero"}},
+			want:    "main.hcl:3:13: Invalid ca_file",
+			detail:  "ca.pem is a symlink to /dev/zero, which is a character device",
+		},
+		{
+			name:    "key_file is a symlink that escapes",
+			main:    "repository \"r\" {\n  url       = \"https://x\"\n  cert_file = \"c.pem\"\n  key_file  = \"k.pem\"\n}",
+			entries: []entry{{"c.pem", ""}, {"k.pem", "OUT/secret.yaml"}},
+			want:    "main.hcl:4:15: Invalid key_file",
+			detail:  "outside the stack directory",
+		},
+		{
+			name: "ca_file not there yet",
+			main: "repository \"r\" {\n  url     = \"https://x\"\n  ca_file = \"ca.pem\"\n}",
+		},
+		{
 			name:    "dangling symlink is not there",
 			main:    "locals {\n  x = fileexists(\"d\") ? 1 : 0\n}",
 			entries: []entry{{"d", "nowhere"}},

@@ -3,6 +3,8 @@ package config
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -154,9 +156,15 @@ func FuzzEvaluateSensitive(f *testing.F) {
 	f.Add([]byte("labels"))
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})
 	f.Add([]byte(strings.Repeat("\xff\x01", 40)))
+	// One stack directory for every input, with a template for
+	// templatefile() to read; file(var.s) reads "shop", which is absent.
+	dir := f.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "t.tpl"), []byte("v: ${v}\n"), 0o644); err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, choices []byte) {
 		src := sensitiveStack(choices)
-		cfg, diags := LoadSources(t.TempDir(), map[string][]byte{"main.hcl": []byte(src)})
+		cfg, diags := LoadSources(dir, map[string][]byte{"main.hcl": []byte(src)})
 		checkDiags(t, diags)
 		if diags.HasErrors() {
 			return
