@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/safefile"
 	"github.com/convoy-sh/convoy/internal/textdiff"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -63,7 +65,9 @@ func (o fmtOptions) Run(_ context.Context, s streams) error {
 	changed := 0
 	for _, name := range names {
 		path := filepath.Join(o.Dir, name)
-		src, err := os.ReadFile(path)
+		// Regular files inside the stack directory only: fmt writes back
+		// through symlinks.
+		src, err := (safefile.Dir{Path: o.Dir, Desc: "the stack directory"}).Read(name, config.MaxFileSize)
 		if err != nil {
 			return err
 		}

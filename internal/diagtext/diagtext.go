@@ -7,10 +7,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/convoy-sh/convoy/internal/safefile"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
 )
@@ -36,7 +37,11 @@ func Write(w io.Writer, diags hcl.Diagnostics, known map[string]*hcl.File, color
 				continue
 			}
 			// Only the bytes are needed for snippets; parse errors do not matter.
-			if src, err := os.ReadFile(rng.Filename); err == nil && len(src) <= 4<<20 {
+			// A diagnostic may be about a file that is a FIFO, a device or a
+			// link to a host file: show only regular files in their own
+			// directory.
+			dir, name := filepath.Split(rng.Filename)
+			if src, err := (safefile.Dir{Path: dir}).Read(name, 4<<20); err == nil {
 				f, _ := p.ParseHCL(src, rng.Filename)
 				if f == nil {
 					f = &hcl.File{}

@@ -23,6 +23,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/safefile"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
@@ -124,7 +125,7 @@ func ConfigHash(cfg *config.Config, opts config.EvalOptions) (string, error) {
 	}
 	// The lock file pins the charts of repository releases: a plan made
 	// before `convoy init --upgrade` is stale after it.
-	switch lock, err := os.ReadFile(filepath.Join(cfg.Dir, config.LockFileName)); {
+	switch lock, err := (safefile.Dir{Path: cfg.Dir, Desc: "the stack directory"}).Read(config.LockFileName, 16<<20); {
 	case err == nil:
 		write("lock", string(lock))
 	case !errors.Is(err, fs.ErrNotExist):
