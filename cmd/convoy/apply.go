@@ -1,42 +1,32 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"slices"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/apply"
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/release"
-	"github.com/convoy-sh/convoy/internal/resolve"
-	"github.com/hashicorp/hcl/v2"
+	"github.com/convoy-sh/convoy/internal/plan/view"
+	"github.com/convoy-sh/convoy/internal/progress"
+	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
 
-// stackLabel marks release records with the stack that owns them, so apply
-// can find releases removed from the stack files.
-const stackLabel = "convoy.dev/stack"
-
 type applyOptions struct {
-	Stack          stackFlags
-	Cluster        clusterFlags
-	AutoApprove    bool
-	ForceConflicts bool
-	Parallelism    int
-	Atomic         bool
-	NoProgress     bool
-	PlanFile       string
+	stackRun
+	AutoApprove bool
+	Atomic      bool
+	NoProgress  bool
+	PlanFile    string
 }
 
 func newApplyCmd(s streams) *cobra.Command {
@@ -62,8 +52,7 @@ release this run changed. One apply per stack runs at a time.`,
 			return o.Run(cmd.Context(), s)
 		},
 	}
-	addStackFlags(cmd.Flags(), &o.Stack)
-	addClusterFlags(cmd.Flags(), &o.Cluster)
+	addStackRunFlags(cmd.Flags(), &o.stackRun)
 	addRunFlags(cmd.Flags(), &o.Parallelism, &o.NoProgress)
 	cmd.Flags().BoolVar(&o.AutoApprove, "auto-approve", false, "apply without asking for confirmation (required when not on a terminal)")
 	cmd.Flags().BoolVar(&o.ForceConflicts, "force-conflicts", false, "take over fields owned by other field managers (server-side apply)")
@@ -72,8 +61,50 @@ release this run changed. One apply per stack runs at a time.`,
 }
 
 func addRunFlags(fs *pflag.FlagSet, parallelism *int, noProgress *bool) {
-	fs.IntVarP(parallelism, "parallelism", "p", 5, "how many releases may be applied at once")
+	addParallelismFlag(fs, parallelism, "how many releases may be applied at once")
 	fs.BoolVar(noProgress, "no-progress", false, "plain timestamped log lines instead of the live view on a terminal")
+}
+
+func (o applyOptions) Run(ctx context.Context, s streams) error {
+	if o.Parallelism < 1 {
+		return errors.New("--parallelism must be at least 1")
+	}
+	res, err := run.Apply(ctx, o.options(), run.ApplyRequest{
+		PlanFile: o.PlanFile,
+		Atomic:   o.Atomic,
+		Review:   reviewPlan(s, o.AutoApprove, "Apply this plan?"),
+		Progress: newProgress(s, o.NoProgress),
+	})
+	return finish(s, res, err)
+}
+
+// reviewPlan prints a computed plan and, when it changes anything, asks
+// for confirmation.
+func reviewPlan(s streams, autoApprove bool, question string) func(*plan.Plan) error {
+	return func(p *plan.Plan) error {
+		if err := view.Text(s.Out, p); err != nil {
+			return err
+		}
+		if !p.HasChanges() {
+			return nil
+		}
+		return confirm(s, autoApprove, question)
+	}
+}
+
+// finish prints a run's results; a failed step ends the command with 1.
+func finish(s streams, res *run.Applied, err error) error {
+	if err != nil {
+		return err
+	}
+	if len(res.Results) == 0 {
+		return nil
+	}
+	writeResults(s.Out, res.Results, res.Plan)
+	if res.Failed() {
+		return errSilent
+	}
+	return nil
 }
 
 // isTerminal reports whether r (or w) is an interactive terminal.
@@ -99,226 +130,18 @@ func confirm(s streams, autoApprove bool, question string) error {
 	return nil
 }
 
-// forwarder hands engine events to the progress view, which exists only
-// once the run's steps are known.
-type forwarder struct {
-	mu sync.Mutex
-	to apply.Progress
-}
-
-func (f *forwarder) event(ev release.Event) {
-	f.mu.Lock()
-	p := f.to
-	f.mu.Unlock()
-	if p != nil {
-		p.Event(ev)
-	}
-}
-
-func (f *forwarder) set(p apply.Progress) {
-	f.mu.Lock()
-	f.to = p
-	f.mu.Unlock()
-}
-
-func newProgress(s streams, noProgress bool, steps []*apply.Step) apply.Progress {
-	rows := make([]apply.Row, len(steps))
-	for i, st := range steps {
-		rows[i] = apply.Row{ID: st.ID, Namespace: st.Namespace, Name: st.Name}
-	}
-	if !noProgress && isTerminal(s.Err) && os.Getenv("TERM") != "dumb" {
-		return apply.NewLive(s.Err, rows)
-	}
-	return apply.NewLines(s.Err, rows)
-}
-
-func (o applyOptions) Run(ctx context.Context, s streams) error {
-	if o.Parallelism < 1 {
-		return errors.New("--parallelism must be at least 1")
-	}
-	st, order, hash, err := loadForPlan(ctx, o.Stack, s)
-	if err != nil {
-		return err
-	}
-	fwd := &forwarder{}
-	engines := newEngines(o.Cluster, fwd.event)
-	unlock, err := lockStack(ctx, st, engines, "convoy apply")
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	p, err := o.plan(ctx, s, st, order, hash, engines)
-	if err != nil || p == nil {
-		return err
-	}
-	steps, err := o.steps(ctx, st, p, engines)
-	if err != nil {
-		return err
-	}
-	progress := newProgress(s, o.NoProgress, steps)
-	fwd.set(progress)
-	results := apply.Execute(ctx, steps, apply.ExecOptions{Parallelism: o.Parallelism, Atomic: o.Atomic || st.Atomic, Progress: progress})
-	progress.Close()
-	fwd.set(nil)
-	writeResults(s.Out, results, p)
-	for _, r := range results {
-		if r.Status != apply.Succeeded {
-			return errSilent
+// newProgress picks the live view on a terminal, else timestamped lines.
+func newProgress(s streams, noProgress bool) func([]apply.Row) apply.Progress {
+	return func(rows []apply.Row) apply.Progress {
+		if !noProgress && isTerminal(s.Err) && os.Getenv("TERM") != "dumb" {
+			return progress.NewLive(s.Err, rows)
 		}
+		return progress.NewLines(s.Err, rows)
 	}
-	return nil
-}
-
-// plan is the plan to apply: the saved one, verified against what the
-// cluster and the stack files hold now, or a fresh one the user confirms.
-// It returns nil when there is nothing to do.
-func (o applyOptions) plan(ctx context.Context, s streams, st *config.Stack, order []config.ReleaseInstanceAddr, hash string, engines *engines) (*plan.Plan, error) {
-	if o.PlanFile != "" {
-		p, err := plan.ReadFile(o.PlanFile)
-		if err != nil {
-			return nil, err
-		}
-		if p.Stack != st.Name {
-			return nil, fmt.Errorf("the plan in %s is for stack %q, not %q", o.PlanFile, p.Stack, st.Name)
-		}
-		if err := p.VerifyConfig(hash); err != nil {
-			return nil, err
-		}
-		if err := p.Verify(ctx, engines.byName(ctx, st)); err != nil {
-			return nil, err
-		}
-		return p, nil
-	}
-	p, err := plan.Compute(ctx, plan.Input{
-		Stack:          st,
-		Order:          order,
-		Engine:         engines.forCluster,
-		Charts:         newCharts(),
-		Parallelism:    o.Parallelism,
-		ConfigHash:     hash,
-		ForceConflicts: o.ForceConflicts,
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := plan.RenderText(s.Out, p); err != nil {
-		return nil, err
-	}
-	if !p.HasChanges() {
-		return nil, nil
-	}
-	if err := confirm(s, o.AutoApprove, "Apply this plan?"); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-// lockStack takes the stack's lock on every cluster it uses, or none.
-func lockStack(ctx context.Context, st *config.Stack, engines *engines, command string) (func(), error) {
-	clusters := plan.Clusters(st)
-	var held []*apply.Lock
-	unlock := func() {
-		for _, l := range held {
-			_ = l.Release(context.WithoutCancel(ctx))
-		}
-	}
-	for _, key := range slices.Sorted(maps.Keys(clusters)) {
-		eng, err := engines.forCluster(ctx, clusters[key])
-		if err != nil {
-			unlock()
-			return nil, err
-		}
-		l, err := apply.Acquire(ctx, eng.Client(), st.Name, command)
-		if err != nil {
-			unlock()
-			return nil, err
-		}
-		held = append(held, l)
-	}
-	return unlock, nil
-}
-
-// steps turns the plan into the run: a step per release in the plan's
-// order. Deploys execute the plan's rendered output (releases whose values
-// were known only after apply are rendered when their dependencies are
-// done); uninstalls of removed releases wait for every deploy.
-func (o applyOptions) steps(ctx context.Context, st *config.Stack, p *plan.Plan, engines *engines) ([]*apply.Step, error) {
-	charts := newCharts()
-	engineFor := engines.byName(ctx, st)
-	var steps []*apply.Step
-	var deployIDs []string
-	for _, rc := range p.Releases {
-		eng, err := engineFor(rc.Cluster)
-		if err != nil {
-			return nil, err
-		}
-		step := &apply.Step{
-			ID: rc.Addr, Name: rc.Name, Namespace: rc.Namespace, DependsOn: rc.DependsOn, Engine: eng,
-			CheckRevision: true, ExpectRevision: rc.Observed.LastRevision,
-		}
-		switch rc.Action {
-		case plan.ActionNoOp:
-			step.Kind = apply.StepNoOp
-		case plan.ActionUninstall:
-			step.Kind = apply.StepUninstall
-			step.DependsOn = deployIDs
-			step.Uninstall = release.UninstallRequest{Name: rc.Name, Namespace: rc.Namespace, Wait: true}
-		default:
-			step.Kind = apply.StepDeploy
-			deployIDs = append(deployIDs, rc.Addr)
-			if rc.KnownAfterApply || rc.Saved == nil {
-				prepare, err := o.renderAtApply(st, rc.Addr, eng, engines, charts)
-				if err != nil {
-					return nil, err
-				}
-				step.Prepare = prepare
-			} else {
-				saved := rc.Saved
-				step.Prepare = func(ctx context.Context, _ map[string]*release.Release) (*release.Prepared, error) {
-					req := saved.Request
-					return eng.PrepareRendered(ctx, &req, saved.Rendered)
-				}
-			}
-		}
-		steps = append(steps, step)
-	}
-	return steps, nil
-}
-
-// renderAtApply renders a release when its step starts, with its
-// dependencies' outputs.
-func (o applyOptions) renderAtApply(st *config.Stack, addrText string, eng *release.Engine, engines *engines, charts *resolve.Charts) (func(context.Context, map[string]*release.Release) (*release.Prepared, error), error) {
-	addr, diags := config.ParseReleaseInstanceAddr(addrText)
-	if diags.HasErrors() {
-		return nil, errors.New(diags.Error())
-	}
-	inst := st.Release(addr)
-	if inst == nil {
-		return nil, fmt.Errorf("the plan has %s, which the stack does not define", addrText)
-	}
-	return func(ctx context.Context, applied map[string]*release.Release) (*release.Prepared, error) {
-		cur := inst
-		if !inst.Known {
-			av, err := appliedAttributes(ctx, st, inst, applied, engines)
-			if err != nil {
-				return nil, err
-			}
-			again, diags := st.EvaluateRelease(addr, av)
-			if diags.HasErrors() {
-				return nil, errors.New(diags.Error())
-			}
-			cur = again
-		}
-		r, err := resolve.Resolve(charts, st.Dir, cur)
-		if err != nil {
-			return nil, err
-		}
-		return eng.Prepare(ctx, plan.NewRequest(st, r, o.ForceConflicts))
-	}, nil
 }
 
 // writeResults prints the final table: every release's outcome and time,
-// then the errors in full.
+// then the errors in full, sensitive values masked.
 func writeResults(w io.Writer, rs []*apply.Result, p *plan.Plan) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RELEASE\tNAMESPACE\tACTION\tREVISION\tRESULT\tDURATION")
@@ -358,10 +181,14 @@ func writeResults(w io.Writer, rs []*apply.Result, p *plan.Plan) {
 	}
 	tw.Flush()
 	redact := func(err error) string {
-		if p != nil {
-			err = p.RedactError(err)
+		var de *run.DiagnosticsError
+		if errors.As(err, &de) {
+			var b bytes.Buffer
+			if werr := writeDiagnostics(&b, de.Diags, de.Files); werr == nil {
+				err = errors.New(b.String())
+			}
 		}
-		return strings.TrimSpace(err.Error())
+		return strings.TrimSpace(p.RedactError(err).Error())
 	}
 	for _, r := range rs {
 		if r.Err != nil {
@@ -371,35 +198,4 @@ func writeResults(w io.Writer, rs []*apply.Result, p *plan.Plan) {
 			fmt.Fprintf(w, "\n%s: restoring failed: %s\n", r.ID, redact(r.RestoreErr))
 		}
 	}
-}
-
-// loadOrdered evaluates the stack and orders its releases; diagnostics are
-// printed and end the command.
-func loadOrdered(ctx context.Context, f stackFlags, s streams) (*config.Stack, []config.ReleaseInstanceAddr, error) {
-	ls, diags := f.loadStack(ctx)
-	var order []config.ReleaseInstanceAddr
-	if ls.Stack != nil {
-		g, d := ls.Stack.Graph()
-		diags = append(diags, d...)
-		if !d.HasErrors() {
-			var d2 = diags[:0:0]
-			order, d2 = g.TopologicalOrder()
-			diags = append(diags, d2...)
-		}
-	}
-	if diags.HasErrors() {
-		var files = ls.configFiles()
-		if err := writeDiagnostics(s.Err, diags, files); err != nil {
-			return nil, nil, err
-		}
-		return nil, nil, errSilent
-	}
-	return ls.Stack, order, nil
-}
-
-func (ls loadedStack) configFiles() map[string]*hcl.File {
-	if ls.Config == nil {
-		return nil
-	}
-	return ls.Config.Files
 }

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convoy-sh/convoy/internal/apply"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/run"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -103,7 +103,7 @@ func TestApplyStatusHistoryRollbackDestroy(t *testing.T) {
 		if revisions(h) != "1:deployed" {
 			t.Fatalf("%s: %s", name, revisions(h))
 		}
-		if h[0].Labels[stackLabel] != ns {
+		if h[0].Labels[release.StackLabel] != ns {
 			t.Fatalf("%s record lacks the stack label: %v", name, h[0].Labels)
 		}
 		deployedAt = append(deployedAt, h[0].Info.LastDeployed.UnixNano())
@@ -313,7 +313,7 @@ release "slow" {
 	leases := cluster.Client().CoordinationV1().Leases("default")
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if _, err := leases.Get(context.Background(), apply.LockName(stackName), metav1.GetOptions{}); err == nil {
+		if _, err := leases.Get(context.Background(), run.LockName(stackName), metav1.GetOptions{}); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -329,7 +329,7 @@ release "slow" {
 	if h := statusOf(t, ns, "slow"); len(h) != 1 {
 		t.Fatalf("want exactly one run's revision, got %s", revisions(h))
 	}
-	if _, err := leases.Get(context.Background(), apply.LockName(stackName), metav1.GetOptions{}); err == nil {
+	if _, err := leases.Get(context.Background(), run.LockName(stackName), metav1.GetOptions{}); err == nil {
 		t.Fatal("the lock outlived the apply that held it")
 	}
 }
@@ -441,7 +441,7 @@ func TestForceUnlockReleasesAStaleLock(t *testing.T) {
 	stackName := "stale-" + ns[len(ns)-6:]
 	dir := writeStack(t, fmt.Sprintf("stack %q {\n  default_namespace = %q\n}\nrelease \"a\" {\n  chart = %q\n}\n", stackName, ns, appChart(t)))
 	// A lock left by a run that died.
-	if _, err := apply.Acquire(context.Background(), cluster.Client(), stackName, "convoy apply"); err != nil {
+	if _, err := run.Acquire(context.Background(), cluster.Client(), stackName, "convoy apply"); err != nil {
 		t.Fatal(err)
 	}
 	code, _, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--auto-approve")
@@ -497,7 +497,7 @@ release "slow" {
 	done := make(chan int)
 	go func() {
 		var out, errb strings.Builder
-		done <- run(ctx, []string{"apply", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--auto-approve", "--no-progress"}, streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+		done <- execute(ctx, []string{"apply", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--auto-approve", "--no-progress"}, streams{In: strings.NewReader(""), Out: &out, Err: &errb})
 	}()
 	// Interrupt once the release is being waited for.
 	deadline := time.Now().Add(30 * time.Second)
@@ -519,7 +519,7 @@ release "slow" {
 	if len(h) != 1 || h[0].Info.Status != release.StatusFailed || !strings.Contains(h[0].Info.Description, "interrupted") || !strings.Contains(h[0].Info.Description, "ContainersNotReady") {
 		t.Fatalf("record after interruption: %s %q", revisions(h), h[0].Info.Description)
 	}
-	if _, err := cluster.Client().CoordinationV1().Leases("default").Get(context.Background(), apply.LockName(ns), metav1.GetOptions{}); err == nil {
+	if _, err := cluster.Client().CoordinationV1().Leases("default").Get(context.Background(), run.LockName(ns), metav1.GetOptions{}); err == nil {
 		t.Fatal("the interrupted apply kept the stack lock")
 	}
 }

@@ -1,114 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
-	"strings"
-	"unicode/utf8"
 
+	"github.com/convoy-sh/convoy/internal/diagtext"
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclparse"
 )
 
-// diagWidth is the width diagnostics' details are wrapped to.
-const diagWidth = 100
-
-// writeDiagnostics renders diagnostics with hcl's text writer: the source
-// line with the offending range underlined. Files are taken from known and,
-// for diagnostics in other files (variable files), read from disk. Colour is
-// used only when w is a terminal and NO_COLOR is unset.
-func writeDiagnostics(w io.Writer, diags hcl.Diagnostics, known map[string]*hcl.File) error {
-	files := map[string]*hcl.File{}
-	for k, v := range known {
-		files[k] = v
-	}
-	p := hclparse.NewParser()
-	for _, d := range diags {
-		for _, rng := range []*hcl.Range{d.Subject, d.Context} {
-			if rng == nil || rng.Filename == "" {
-				continue
-			}
-			if _, ok := files[rng.Filename]; ok {
-				continue
-			}
-			// Only the bytes are needed for snippets; parse errors do not matter.
-			if src, err := os.ReadFile(rng.Filename); err == nil && len(src) <= 4<<20 {
-				f, _ := p.ParseHCL(src, rng.Filename)
-				if f == nil {
-					f = &hcl.File{}
-				}
-				f.Bytes = src
-				files[rng.Filename] = f
-			}
-		}
-	}
-	color := useColor(w)
-	for _, d := range diags {
-		var buf bytes.Buffer
-		if err := hcl.NewDiagnosticTextWriter(&buf, files, diagWidth, color).WriteDiagnostic(d); err != nil {
-			return err
-		}
-		out := buf.Bytes()
-		if !color {
-			// Without colour, hcl's writer does not mark the offending
-			// range; underline it with carets instead.
-			out = addCarets(out, d, files)
-		}
-		if _, err := w.Write(out); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// addCarets inserts a line of carets under the subject's first source line
-// in a rendered diagnostic.
-func addCarets(rendered []byte, d *hcl.Diagnostic, files map[string]*hcl.File) []byte {
-	if d.Subject == nil {
-		return rendered
-	}
-	f := files[d.Subject.Filename]
-	if f == nil || f.Bytes == nil {
-		return rendered
-	}
-	src := f.Bytes
-	start, end := d.Subject.Start.Byte, d.Subject.End.Byte
-	if start < 0 || start > len(src) || end < start {
-		return rendered
-	}
-	lineStart := bytes.LastIndexByte(src[:start], '\n') + 1
-	lineEnd := len(src)
-	if i := bytes.IndexByte(src[start:], '\n'); i >= 0 {
-		lineEnd = start + i
-	}
-	end = min(end, lineEnd)
-	var caret strings.Builder
-	for _, r := range string(src[lineStart:start]) {
-		if r == '\t' {
-			caret.WriteByte('\t')
-		} else {
-			caret.WriteByte(' ')
-		}
-	}
-	caret.WriteString(strings.Repeat("^", max(1, utf8.RuneCount(src[start:end]))))
-
-	prefix := []byte(fmt.Sprintf("%4d: ", d.Subject.Start.Line))
-	lines := bytes.SplitAfter(rendered, []byte("\n"))
-	var out bytes.Buffer
-	done := false
-	for _, l := range lines {
-		out.Write(l)
-		if !done && bytes.HasPrefix(l, prefix) {
-			out.WriteString(strings.Repeat(" ", len(prefix)))
-			out.WriteString(strings.TrimRight(caret.String(), " "))
-			out.WriteByte('\n')
-			done = true
-		}
-	}
-	return out.Bytes()
+// writeDiagnostics renders diagnostics with their source; colour only when
+// w is a terminal and NO_COLOR is unset.
+func writeDiagnostics(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl.File) error {
+	return diagtext.Write(w, diags, files, useColor(w))
 }
 
 // useColor says whether to colour output written to w.
@@ -122,45 +26,6 @@ func useColor(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// jsonDiagnostic is the machine-readable form of a diagnostic.
-type jsonDiagnostic struct {
-	Severity string     `json:"severity"`
-	Summary  string     `json:"summary"`
-	Detail   string     `json:"detail,omitempty"`
-	Range    *jsonRange `json:"range,omitempty"`
-}
-
-type jsonRange struct {
-	Filename string  `json:"filename"`
-	Start    jsonPos `json:"start"`
-	End      jsonPos `json:"end"`
-}
-
-type jsonPos struct {
-	Line   int `json:"line"`
-	Column int `json:"column"`
-	Byte   int `json:"byte"`
-}
-
-func toJSONDiagnostics(diags hcl.Diagnostics) []jsonDiagnostic {
-	out := make([]jsonDiagnostic, 0, len(diags))
-	for _, d := range diags {
-		jd := jsonDiagnostic{Severity: "error", Summary: d.Summary, Detail: d.Detail}
-		if d.Severity == hcl.DiagWarning {
-			jd.Severity = "warning"
-		}
-		if d.Subject != nil {
-			jd.Range = &jsonRange{
-				Filename: d.Subject.Filename,
-				Start:    jsonPos{d.Subject.Start.Line, d.Subject.Start.Column, d.Subject.Start.Byte},
-				End:      jsonPos{d.Subject.End.Line, d.Subject.End.Column, d.Subject.End.Byte},
-			}
-		}
-		out = append(out, jd)
-	}
-	return out
 }
 
 func writeJSON(w io.Writer, v interface{}) error {

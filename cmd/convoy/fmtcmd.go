@@ -9,6 +9,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/safefile"
+	"github.com/convoy-sh/convoy/internal/textdiff"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
@@ -62,7 +65,9 @@ func (o fmtOptions) Run(_ context.Context, s streams) error {
 	changed := 0
 	for _, name := range names {
 		path := filepath.Join(o.Dir, name)
-		src, err := os.ReadFile(path)
+		// Regular files inside the stack directory only: fmt writes back
+		// through symlinks.
+		src, err := (safefile.Dir{Path: o.Dir, Desc: "the stack directory"}).Read(name, config.MaxFileSize)
 		if err != nil {
 			return err
 		}
@@ -81,7 +86,7 @@ func (o fmtOptions) Run(_ context.Context, s streams) error {
 		changed++
 		fmt.Fprintln(s.Out, path)
 		if o.Diff {
-			fmt.Fprint(s.Out, unifiedDiff(path, string(src), string(out)))
+			fmt.Fprint(s.Out, textdiff.Unified(path, string(src), string(out)))
 		}
 		if !o.Check {
 			st, err := os.Stat(path)

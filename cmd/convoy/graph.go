@@ -3,13 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"strconv"
-	"strings"
 
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/dag"
-	"github.com/hashicorp/hcl/v2"
+	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/cobra"
 )
 
@@ -61,90 +57,25 @@ Edges point from a release to what it depends on.`,
 }
 
 func (o graphOptions) Run(ctx context.Context, s streams) error {
-	ls, diags := o.Stack.loadStack(ctx)
-	var g *dag.Graph[config.ReleaseInstanceAddr]
-	if ls.Stack != nil {
-		var d hcl.Diagnostics
-		g, d = ls.Stack.Graph()
-		diags = append(diags, d...)
+	ls, err := run.Load(ctx, o.Stack.source(), run.Ordered)
+	if err != nil {
+		return err
 	}
-	if len(diags) > 0 {
-		var files map[string]*hcl.File
-		if ls.Config != nil {
-			files = ls.Config.Files
-		}
-		if err := writeDiagnostics(s.Err, diags, files); err != nil {
+	if len(ls.Warnings) > 0 {
+		if err := writeDiagnostics(s.Err, ls.Warnings, ls.Config.Files); err != nil {
 			return err
 		}
 	}
-	if diags.HasErrors() {
-		return errSilent
-	}
-	switch o.Format {
-	case graphDot:
-		return writeDot(s.Out, g)
-	case graphMermaid:
-		return writeMermaid(s.Out, g)
-	default:
-		return writeLevels(s.Out, g)
-	}
-}
-
-func writeLevels(w io.Writer, g *dag.Graph[config.ReleaseInstanceAddr]) error {
-	levels, diags := g.Levels()
+	g, diags := ls.Stack.Graph()
 	if diags.HasErrors() {
 		return diags
 	}
-	var b strings.Builder
-	for i, level := range levels {
-		fmt.Fprintf(&b, "Level %d:\n", i+1)
-		for _, v := range level {
-			deps := g.DependenciesOf(v)
-			if len(deps) == 0 {
-				fmt.Fprintf(&b, "  %s\n", v)
-				continue
-			}
-			names := make([]string, len(deps))
-			for j, d := range deps {
-				names[j] = d.String()
-			}
-			fmt.Fprintf(&b, "  %s (after %s)\n", v, strings.Join(names, ", "))
-		}
+	switch o.Format {
+	case graphDot:
+		return dag.WriteDot(s.Out, g)
+	case graphMermaid:
+		return dag.WriteMermaid(s.Out, g)
+	default:
+		return dag.WriteLevels(s.Out, g)
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-func writeDot(w io.Writer, g *dag.Graph[config.ReleaseInstanceAddr]) error {
-	var b strings.Builder
-	b.WriteString("digraph convoy {\n  rankdir = \"LR\";\n  node [shape = box];\n")
-	for _, v := range g.Vertices() {
-		fmt.Fprintf(&b, "  %s;\n", strconv.Quote(v.String()))
-	}
-	for _, v := range g.Vertices() {
-		for _, d := range g.DependenciesOf(v) {
-			fmt.Fprintf(&b, "  %s -> %s;\n", strconv.Quote(v.String()), strconv.Quote(d.String()))
-		}
-	}
-	b.WriteString("}\n")
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-func writeMermaid(w io.Writer, g *dag.Graph[config.ReleaseInstanceAddr]) error {
-	var b strings.Builder
-	b.WriteString("flowchart LR\n")
-	ids := map[config.ReleaseInstanceAddr]string{}
-	for i, v := range g.Vertices() {
-		ids[v] = fmt.Sprintf("r%d", i)
-		// Mermaid labels are quoted; '#quot;' is its escape for '"'.
-		fmt.Fprintf(&b, "  %s[\"%s\"]\n", ids[v], strings.ReplaceAll(v.String(), `"`, "#quot;"))
-	}
-	for _, v := range g.Vertices() {
-		for _, d := range g.DependenciesOf(v) {
-			fmt.Fprintf(&b, "  %s --> %s\n", ids[v], ids[d])
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }

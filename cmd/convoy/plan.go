@@ -4,34 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
-	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/plan/planfile"
+	"github.com/convoy-sh/convoy/internal/plan/view"
+	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/cobra"
 )
 
-// planFormat is how the plan is printed.
-type planFormat int
-
-const (
-	planText planFormat = iota
-	planJSON
-	planMarkdown
-)
-
 type planOptions struct {
-	Stack            stackFlags
-	Cluster          clusterFlags
+	stackRun
 	Out              string
 	DetailedExitCode bool
 	JSON             bool
 	Markdown         bool
 	Targets          []string
 	IncludeDeps      bool
-	Parallelism      int
-	ForceConflicts   bool
 }
 
 func newPlanCmd(s streams) *cobra.Command {
@@ -51,8 +38,7 @@ error and 2 when there are changes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context(), s) },
 	}
-	addStackFlags(cmd.Flags(), &o.Stack)
-	addClusterFlags(cmd.Flags(), &o.Cluster)
+	addStackRunFlags(cmd.Flags(), &o.stackRun)
 	fs := cmd.Flags()
 	fs.StringVar(&o.Out, "out", "", "save the plan to this file (mode 0600) for convoy apply")
 	fs.BoolVar(&o.DetailedExitCode, "detailed-exitcode", false, "exit 0 when there are no changes, 1 on error, 2 when there are changes")
@@ -60,73 +46,36 @@ error and 2 when there are changes.`,
 	fs.BoolVar(&o.Markdown, "markdown", false, "print a summary for a pull-request comment")
 	fs.StringArrayVar(&o.Targets, "target", nil, "plan only this release (release.NAME or release.NAME[\"key\"]; repeatable)")
 	fs.BoolVar(&o.IncludeDeps, "include-deps", false, "with --target, also plan the releases the targets depend on")
-	fs.IntVar(&o.Parallelism, "parallelism", plan.DefaultParallelism, "how many renders, record reads and dry runs run at once")
+	addParallelismFlag(fs, &o.Parallelism, "how many renders, record reads and dry runs run at once")
 	fs.BoolVar(&o.ForceConflicts, "force-conflicts", false, "plan as apply --force-conflicts would run (take over fields of other field managers)")
 	return cmd
 }
 
-func (o planOptions) format() (planFormat, error) {
-	switch {
-	case o.JSON && o.Markdown:
-		return 0, errors.New("--json and --markdown exclude each other")
-	case o.JSON:
-		return planJSON, nil
-	case o.Markdown:
-		return planMarkdown, nil
-	}
-	return planText, nil
-}
-
 func (o planOptions) Run(ctx context.Context, s streams) error {
-	format, err := o.format()
-	if err != nil {
-		return err
+	if o.JSON && o.Markdown {
+		return errors.New("--json and --markdown exclude each other")
 	}
 	if o.Parallelism < 1 {
 		return errors.New("--parallelism must be at least 1")
 	}
-	st, order, hash, err := loadForPlan(ctx, o.Stack, s)
+	res, err := run.Plan(ctx, o.options(), run.PlanRequest{Targets: o.Targets, IncludeDeps: o.IncludeDeps})
 	if err != nil {
 		return err
 	}
-	targets, diags := st.ResolveTargets(o.Targets)
-	if diags.HasErrors() {
-		if err := writeDiagnostics(s.Err, diags, nil); err != nil {
-			return err
-		}
-		return errSilent
-	}
-	engines := newEngines(o.Cluster, nil)
-	if err := engines.connectAll(ctx, st); err != nil {
-		return err
-	}
-	p, err := plan.Compute(ctx, plan.Input{
-		Stack:          st,
-		Order:          order,
-		Engine:         engines.forCluster,
-		Charts:         newCharts(),
-		Targets:        targets,
-		IncludeDeps:    o.IncludeDeps,
-		Parallelism:    o.Parallelism,
-		ConfigHash:     hash,
-		ForceConflicts: o.ForceConflicts,
-	})
-	if err != nil {
-		return err
-	}
-	switch format {
-	case planJSON:
-		err = plan.RenderJSON(s.Out, p)
-	case planMarkdown:
-		err = plan.RenderMarkdown(s.Out, p)
+	p := res.Plan
+	switch {
+	case o.JSON:
+		err = view.JSON(s.Out, p)
+	case o.Markdown:
+		err = view.Markdown(s.Out, p)
 	default:
-		err = plan.RenderText(s.Out, p)
+		err = view.Text(s.Out, p)
 	}
 	if err != nil {
 		return err
 	}
 	if o.Out != "" {
-		if err := p.WriteFile(o.Out); err != nil {
+		if err := planfile.Write(o.Out, p); err != nil {
 			return err
 		}
 		note := ""
@@ -139,45 +88,4 @@ func (o planOptions) Run(ctx context.Context, s streams) error {
 		return &exitError{code: 2}
 	}
 	return nil
-}
-
-// loadForPlan loads, evaluates and orders the stack and hashes its
-// configuration; diagnostics are printed and end the command.
-func loadForPlan(ctx context.Context, f stackFlags, s streams) (*config.Stack, []config.ReleaseInstanceAddr, string, error) {
-	ls, diags := f.loadStack(ctx)
-	var order []config.ReleaseInstanceAddr
-	if ls.Stack != nil && !diags.HasErrors() {
-		g, d := ls.Stack.Graph()
-		diags = append(diags, d...)
-		if !d.HasErrors() {
-			order, d = g.TopologicalOrder()
-			diags = append(diags, d...)
-		}
-	}
-	if diags.HasErrors() {
-		if err := writeDiagnostics(s.Err, diags, ls.configFiles()); err != nil {
-			return nil, nil, "", err
-		}
-		return nil, nil, "", errSilent
-	}
-	opts, _ := f.evalOptions(os.Environ())
-	hash, err := plan.ConfigHash(ls.Config, opts)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	return ls.Stack, order, hash, nil
-}
-
-// byName adapts engines to plan.Verify's lookup by cluster name.
-func (e *engines) byName(ctx context.Context, st *config.Stack) func(string) (*release.Engine, error) {
-	return func(name string) (*release.Engine, error) {
-		if name == "" {
-			return e.forCluster(ctx, nil)
-		}
-		spec := st.Clusters[name]
-		if spec == nil {
-			return nil, fmt.Errorf("the plan names cluster %q, which the stack does not define", name)
-		}
-		return e.forCluster(ctx, spec)
-	}
 }

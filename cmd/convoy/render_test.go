@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/resolve"
+	"github.com/convoy-sh/convoy/internal/run"
 	"sigs.k8s.io/yaml"
 )
 
@@ -41,12 +42,11 @@ func TestRenderMatchesHelmTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dir := range dirs {
-		flags := stackFlags{Dir: dir}
-		ls, diags := flags.loadStack(context.Background())
-		if diags.HasErrors() {
-			t.Fatalf("%s: %v", dir, diags)
+		ls, err := run.Load(context.Background(), run.Source{Dir: dir}, run.Ordered)
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
 		}
-		charts := newCharts()
+		charts := resolve.NewCharts(chartCache())
 		for _, r := range ls.Stack.Releases {
 			t.Run(filepath.Base(dir)+"/"+r.Addr.String(), func(t *testing.T) {
 				rel, err := resolve.Resolve(charts, ls.Stack.Dir, r)
@@ -90,9 +90,9 @@ func TestRenderWholeStack(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	ls, diags := stackFlags{Dir: dir}.loadStack(context.Background())
-	if diags.HasErrors() {
-		t.Fatal(diags)
+	ls, err := run.Load(context.Background(), run.Source{Dir: dir}, run.Ordered)
+	if err != nil {
+		t.Fatal(err)
 	}
 	var headers []string
 	for _, line := range strings.Split(out, "\n") {

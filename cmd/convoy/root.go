@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/cobra"
 )
 
@@ -38,13 +39,20 @@ func (e *exitError) Unwrap() error { return e.err }
 // (for example rendered HCL diagnostics); run only sets the exit code.
 var errSilent = &exitError{code: 1}
 
-// run executes the convoy command line and returns the process exit code.
-func run(ctx context.Context, args []string, s streams) int {
+// execute runs the convoy command line and returns the process exit code.
+func execute(ctx context.Context, args []string, s streams) int {
 	root := newRootCmd(s)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
+	}
+	var de *run.DiagnosticsError
+	if errors.As(err, &de) {
+		if werr := writeDiagnostics(s.Err, de.Diags, de.Files); werr != nil {
+			fmt.Fprintf(s.Err, "Error: %v\n", de)
+		}
+		return 1
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {

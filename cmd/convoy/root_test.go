@@ -13,7 +13,7 @@ import (
 func runConvoy(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), args, streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	code := execute(context.Background(), args, streams{In: strings.NewReader(""), Out: &out, Err: &errb})
 	return code, out.String(), errb.String()
 }
 

@@ -1,18 +1,16 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"strings"
 
-	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/hashicorp/hcl/v2"
+	"github.com/convoy-sh/convoy/internal/chart/source"
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/pflag"
 )
 
 // stackFlags are the flags of every command that reads a stack: where it
-// is and the values of its variables. render, plan and apply reuse them.
+// is and the values of its variables.
 type stackFlags struct {
 	Dir      string
 	Vars     []string // --var name=value, in order
@@ -31,45 +29,63 @@ func addDirFlag(fs *pflag.FlagSet, dir *string) {
 	fs.StringVarP(dir, "dir", "C", ".", "the stack directory")
 }
 
-// evalOptions turns the flags into config.EvalOptions. Malformed --var
-// values are diagnostics like any other user error.
-func (f stackFlags) evalOptions(env []string) (config.EvalOptions, hcl.Diagnostics) {
-	opts := config.EvalOptions{VarFiles: f.VarFiles, Vars: map[string]string{}, Env: env}
-	var diags hcl.Diagnostics
-	for _, kv := range f.Vars {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok || name == "" {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid --var",
-				Detail:   fmt.Sprintf("%q is not of the form name=value.", kv),
-			})
-			continue
-		}
-		opts.Vars[name] = val
-	}
-	return opts, diags
+// source is the stack the flags name, with the process environment for
+// CONVOY_VAR_* values.
+func (f stackFlags) source() run.Source {
+	return run.Source{Dir: f.Dir, Vars: f.Vars, VarFiles: f.VarFiles, Env: os.Environ()}
 }
 
-// loadedStack is what loadStack produced: the source configuration (nil if
-// the directory could not be read) and the evaluated stack (nil on errors).
-type loadedStack struct {
-	Config *config.Config
-	Stack  *config.Stack
+// clusterFlags choose the default cluster (for releases without a cluster
+// block) and tune the client.
+type clusterFlags struct {
+	Kubeconfig    string
+	Context       string
+	QPS           float32
+	Burst         int
+	StorageDriver string
 }
 
-// loadStack loads and evaluates the stack the flags point at, with the
-// process environment for CONVOY_VAR_* values.
-func (f stackFlags) loadStack(ctx context.Context) (loadedStack, hcl.Diagnostics) {
-	var ls loadedStack
-	opts, diags := f.evalOptions(os.Environ())
-	cfg, d := config.LoadDir(f.Dir)
-	diags = append(diags, d...)
-	ls.Config = cfg
-	if diags.HasErrors() || cfg == nil {
-		return ls, diags
+func addClusterFlags(fs *pflag.FlagSet, f *clusterFlags) {
+	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "kubeconfig for releases without a cluster block (default $KUBECONFIG or ~/.kube/config)")
+	fs.StringVar(&f.Context, "context", "", "kubeconfig context for releases without a cluster block (default: current context)")
+	fs.Float32Var(&f.QPS, "kube-qps", run.DefaultQPS, "client-side limit of queries per second to the Kubernetes API (the server's priority and fairness still applies)")
+	fs.IntVar(&f.Burst, "kube-burst", run.DefaultBurst, "client-side burst of queries to the Kubernetes API")
+	fs.StringVar(&f.StorageDriver, "storage-driver", "secret", "where release records live: secret or configmap (as Helm's HELM_DRIVER)")
+}
+
+// stackRun are the flags of the commands that run a stack on its clusters.
+type stackRun struct {
+	Stack          stackFlags
+	Cluster        clusterFlags
+	Parallelism    int
+	ForceConflicts bool
+}
+
+func addStackRunFlags(fs *pflag.FlagSet, f *stackRun) {
+	addStackFlags(fs, &f.Stack)
+	addClusterFlags(fs, &f.Cluster)
+}
+
+func addParallelismFlag(fs *pflag.FlagSet, p *int, what string) {
+	fs.IntVarP(p, "parallelism", "p", plan.DefaultParallelism, what)
+}
+
+// options are the run's options.
+func (f stackRun) options() run.Options {
+	c := f.Cluster
+	return run.Options{
+		Source:         f.Stack.source(),
+		Clusters:       run.ClusterOptions{Kubeconfig: c.Kubeconfig, Context: c.Context, QPS: c.QPS, Burst: c.Burst, StorageDriver: c.StorageDriver},
+		ChartCache:     chartCache(),
+		Parallelism:    f.Parallelism,
+		ForceConflicts: f.ForceConflicts,
 	}
-	stack, d := config.Evaluate(ctx, cfg, opts)
-	ls.Stack = stack
-	return ls, append(diags, d...)
+}
+
+// chartCache is the chart cache directory from the environment
+// ($CONVOY_CACHE_DIR, else the user cache directory); "" when there is
+// none, which matters only to repository charts.
+func chartCache() string {
+	dir, _ := source.DefaultCacheDir(os.Getenv)
+	return dir
 }

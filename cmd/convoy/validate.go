@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/convoy-sh/convoy/internal/diagtext"
+	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
 )
@@ -33,21 +36,25 @@ dependency graph. It exits 0 when the stack is valid and 1 otherwise.`,
 
 // validateResult is the --json output.
 type validateResult struct {
-	Valid        bool             `json:"valid"`
-	ErrorCount   int              `json:"error_count"`
-	WarningCount int              `json:"warning_count"`
-	Diagnostics  []jsonDiagnostic `json:"diagnostics"`
+	Valid        bool                      `json:"valid"`
+	ErrorCount   int                       `json:"error_count"`
+	WarningCount int                       `json:"warning_count"`
+	Diagnostics  []diagtext.JSONDiagnostic `json:"diagnostics"`
 }
 
 func (o validateOptions) Run(ctx context.Context, s streams) error {
-	ls, diags := o.Stack.loadStack(ctx)
-	if ls.Stack != nil {
-		_, d := ls.Stack.Graph()
-		diags = append(diags, d...)
+	ls, err := run.Load(ctx, o.Stack.source(), run.Ordered)
+	diags := ls.Warnings
+	var de *run.DiagnosticsError
+	switch {
+	case errors.As(err, &de):
+		diags = de.Diags
+	case err != nil:
+		return err
 	}
 	valid := !diags.HasErrors()
 	if o.JSON {
-		res := validateResult{Valid: valid, Diagnostics: toJSONDiagnostics(diags)}
+		res := validateResult{Valid: valid, Diagnostics: diagtext.JSON(diags)}
 		for _, d := range diags {
 			if d.Severity == hcl.DiagError {
 				res.ErrorCount++
@@ -79,6 +86,6 @@ func (o validateOptions) Run(ctx context.Context, s streams) error {
 	if ls.Config != nil {
 		n = len(ls.Config.Releases)
 	}
-	_, err := fmt.Fprintf(s.Out, "The stack %q is valid: %d release blocks, %d release instances.\n", ls.Stack.Name, n, len(ls.Stack.Releases))
+	_, err = fmt.Fprintf(s.Out, "The stack %q is valid: %d release blocks, %d release instances.\n", ls.Stack.Name, n, len(ls.Stack.Releases))
 	return err
 }

@@ -112,11 +112,15 @@ type renderState struct {
 	included map[string]int
 	depth    int
 	lookup   LookupFunc
+	budget   *renderBudget
 }
 
 var errNestingTooDeep = errors.New("unable to execute template")
 
 func (s *renderState) enter(what string) error {
+	if err := s.budget.check(); err != nil {
+		return err
+	}
 	if s.depth >= maxNestingDepth {
 		return fmt.Errorf("rendering template has more than %d nested include or tpl calls at %s: %w", maxNestingDepth, what, errNestingTooDeep)
 	}
@@ -134,7 +138,7 @@ func (s *renderState) includeFunc(t *template.Template) func(string, any) (strin
 		}
 		defer func() { s.depth-- }()
 		s.included[name]++
-		var b strings.Builder
+		b := budgetWriter{budget: s.budget}
 		err := t.ExecuteTemplate(&b, name, data)
 		s.included[name]--
 		return b.String(), err
@@ -160,7 +164,7 @@ func (s *renderState) tplFunc(parent *template.Template) func(string, any) (stri
 		if err != nil {
 			return "", fmt.Errorf("cannot parse template %q: %w", text, err)
 		}
-		var b strings.Builder
+		b := budgetWriter{budget: s.budget}
 		if err := t.Execute(&b, vals); err != nil {
 			return "", fmt.Errorf("error during tpl function execution for %q: %w", text, err)
 		}
@@ -241,7 +245,8 @@ func parseSet(tpls map[string]renderable, keys []string) (ps *parsedSet) {
 
 // executeTemplates parses (or reuses the parse of) and executes all
 // templates, returning the output of every non-partial template by name.
-func executeTemplates(cache *templateCache, tpls map[string]renderable, lookup LookupFunc) (out map[string]string, err error) {
+// Output and time are spent from budget.
+func executeTemplates(cache *templateCache, tpls map[string]renderable, lookup LookupFunc, budget *renderBudget) (out map[string]string, err error) {
 	keys := templateOrder(tpls)
 	var ps *parsedSet
 	if cache != nil {
@@ -264,7 +269,7 @@ func executeTemplates(cache *templateCache, tpls map[string]renderable, lookup L
 	if err != nil {
 		return nil, err
 	}
-	s := &renderState{included: map[string]int{}, lookup: lookup}
+	s := &renderState{included: map[string]int{}, lookup: lookup, budget: budget}
 	t.Funcs(s.funcs(t))
 	out = make(map[string]string, len(keys))
 	for _, name := range keys {
@@ -272,9 +277,10 @@ func executeTemplates(cache *templateCache, tpls map[string]renderable, lookup L
 			continue
 		}
 		current = name
+		budget.setCurrent(name)
 		r := tpls[name]
 		r.vals["Template"] = map[string]any{"Name": name, "BasePath": r.basePath}
-		var b strings.Builder
+		b := budgetWriter{budget: budget}
 		if err := t.ExecuteTemplate(&b, name, r.vals); err != nil {
 			return nil, execError(name, err)
 		}

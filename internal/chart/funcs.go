@@ -72,6 +72,7 @@ func baseFuncs() template.FuncMap {
 	for k, v := range extra {
 		f[k] = v
 	}
+	limitFuncs(f)
 	return f
 }
 

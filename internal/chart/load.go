@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/convoy-sh/convoy/internal/safefile"
 	"sigs.k8s.io/yaml"
 )
 
@@ -33,7 +35,9 @@ func LoadWithLimits(name string, l Limits) (*Chart, error) {
 		}
 		return loadFiles(files, b)
 	}
-	f, err := os.Open(name)
+	// Only a regular file: opening a FIFO would block, and a device could
+	// be read forever.
+	f, err := safefile.Open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -81,10 +85,13 @@ func readDir(dir string, b *budget) ([]*File, error) {
 		return nil, err
 	}
 	rules := &ignoreRules{}
-	if data, err := os.ReadFile(filepath.Join(top, ".helmignore")); err == nil {
+	switch data, err := (safefile.Dir{Path: top, Desc: "the chart directory"}).Read(".helmignore", b.limits.MaxFileBytes); {
+	case err == nil:
 		if rules, err = parseIgnore(data); err != nil {
 			return nil, err
 		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
 	}
 	rules.addDefaults()
 	var files []*File
@@ -132,7 +139,7 @@ func readDir(dir string, b *budget) ([]*File, error) {
 			if err := b.takeFile(n); err != nil {
 				return err
 			}
-			f, err := os.Open(p)
+			f, err := safefile.Open(p)
 			if err != nil {
 				return err
 			}

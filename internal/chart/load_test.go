@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 const minimalChartYAML = "apiVersion: v2\nname: c\nversion: 1.0.0\n"
@@ -156,6 +158,65 @@ func TestLoadDirSymlinks(t *testing.T) {
 			t.Fatal("loaded a chart with a symlinked outside directory")
 		}
 	})
+}
+
+// TestLoadHostile loads charts with devices and FIFOs where files should
+// be: each is an error, quickly, without reading them.
+func TestLoadHostile(t *testing.T) {
+	mk := func(t *testing.T) string {
+		dir := filepath.Join(t.TempDir(), "c")
+		must(t, os.MkdirAll(filepath.Join(dir, "templates"), 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, "Chart.yaml"), []byte(minimalChartYAML), 0o644))
+		return dir
+	}
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, dir string) string // returns the path to load
+		want  string
+	}{
+		{"helmignore is a symlink to /dev/zero", func(t *testing.T, dir string) string {
+			must(t, os.Symlink("/dev/zero", filepath.Join(dir, ".helmignore")))
+			return dir
+		}, ".helmignore is a symlink to /dev/zero, which is a character device, not a regular file"},
+		{"helmignore is a FIFO", func(t *testing.T, dir string) string {
+			must(t, syscall.Mkfifo(filepath.Join(dir, ".helmignore"), 0o644))
+			return dir
+		}, ".helmignore is a FIFO"},
+		{"template is a FIFO", func(t *testing.T, dir string) string {
+			must(t, syscall.Mkfifo(filepath.Join(dir, "templates", "x.yaml"), 0o644))
+			return dir
+		}, "cannot load irregular file"},
+		{"template is a symlink to /dev/zero", func(t *testing.T, dir string) string {
+			must(t, os.Symlink("/dev/zero", filepath.Join(dir, "templates", "x.yaml")))
+			return dir
+		}, "points outside the chart directory"},
+		{"chart archive is a FIFO", func(t *testing.T, dir string) string {
+			p := filepath.Join(dir, "c.tgz")
+			must(t, syscall.Mkfifo(p, 0o644))
+			return p
+		}, "is a FIFO, not a regular file"},
+		{"chart archive is /dev/zero", func(t *testing.T, dir string) string {
+			return "/dev/zero"
+		}, "/dev/zero is a character device"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := tt.setup(t, mk(t))
+			done := make(chan error, 1)
+			go func() {
+				_, err := Load(p)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("err = %v, want %q", err, tt.want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("hung")
+			}
+		})
+	}
 }
 
 func TestHelmignore(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart/common"
 )
@@ -40,6 +41,14 @@ type RenderOptions struct {
 	UserValues map[string]any
 	// Lookup backs the lookup function; nil means offline (empty results).
 	Lookup LookupFunc
+	// MaxOutputBytes bounds the bytes templates write (include and tpl
+	// results count where they are built and where they are inserted);
+	// 0 means DefaultMaxOutputBytes.
+	MaxOutputBytes int64
+	// Timeout bounds the time templates execute; 0 means
+	// DefaultRenderTimeout. A render over either limit fails with an
+	// error wrapping ErrRenderBudget that names the template.
+	Timeout time.Duration
 }
 
 // Rendered is the result of rendering one release.
@@ -183,7 +192,7 @@ func Render(ch *Chart, opts RenderOptions) (*Rendered, error) {
 		},
 		"Values": common.Values(values),
 	}
-	files, err := executeTemplates(ch.templates, collectTemplates(tree, top), opts.Lookup)
+	files, err := executeWithBudget(ch.templates, collectTemplates(tree, top), opts)
 	if err != nil {
 		return nil, err
 	}

@@ -2,11 +2,14 @@ package config
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/dag"
+	"github.com/convoy-sh/convoy/internal/safefile"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
@@ -414,6 +417,21 @@ func (e *evaluator) evalRepositoryTLS(r *Repository, spec *RepositorySpec) hcl.D
 		p, d := asString(val, f.expr, f.attr)
 		diags = append(diags, d...)
 		if d.HasErrors() || p == "" {
+			continue
+		}
+		// The file is read when the repository is used; refuse now what
+		// file() would refuse. A missing file is reported at use.
+		st, err := stackDir(e.cfg.Dir).Stat(p)
+		if err == nil && !st.Mode().IsRegular() {
+			err = &safefile.Error{Name: p, Err: safefile.ErrNotRegular, Mode: st.Mode()}
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid " + f.attr,
+				Detail:   fileArgError(err, nil).Error() + ".",
+				Subject:  f.expr.Range().Ptr(),
+			})
 			continue
 		}
 		if !filepath.IsAbs(p) {

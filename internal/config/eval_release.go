@@ -671,6 +671,8 @@ func knownAttr(val cty.Value, ty cty.Type, expr hcl.Expression, attr string) (ct
 	if diags.HasErrors() {
 		return conv, diags
 	}
+	// ContainsMarked, not IsMarked: a map or list is not marked itself
+	// when only an element is (labels = { t = var.token }).
 	if conv.ContainsMarked() {
 		return cty.UnknownVal(ty), hcl.Diagnostics{{
 			Severity: hcl.DiagError,

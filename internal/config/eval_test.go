@@ -202,19 +202,6 @@ release "r" {
 	if !strings.Contains(diags, "main.hcl:8:11: error: Sensitive value not allowed") {
 		t.Errorf("sensitive release name accepted:\n%s", diags)
 	}
-	// A sensitive element of a map attribute, not only a sensitive map.
-	_, diags = evaluateSources(t, map[string]string{"main.hcl": `
-variable "pw" {
-  sensitive = true
-  default   = "x"
-}
-release "r" {
-  chart  = "./c"
-  labels = { team = var.pw }
-}`}, EvalOptions{})
-	if !strings.Contains(diags, "main.hcl:8:12: error: Sensitive value not allowed") {
-		t.Errorf("sensitive label accepted:\n%s", diags)
-	}
 }
 
 func stringify(v interface{}) string {

@@ -57,15 +57,35 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 	}
 
 	// Variable files: auto files in name order, then --var-file in order.
-	var files []string
+	type varFile struct {
+		path string
+		auto bool // in the stack directory, which it may not leave
+	}
+	var files []varFile
 	if cfg.Dir != "" {
 		matches, _ := filepath.Glob(filepath.Join(cfg.Dir, "*.auto.vars.hcl"))
 		sort.Strings(matches)
-		files = append(files, matches...)
+		for _, m := range matches {
+			files = append(files, varFile{path: m, auto: true})
+		}
 	}
-	files = append(files, opts.VarFiles...)
-	for _, f := range files {
-		vals, bad, d := readVarFile(f)
+	for _, f := range opts.VarFiles {
+		files = append(files, varFile{path: f})
+	}
+	for _, vf := range files {
+		f := vf.path
+		var src []byte
+		var d hcl.Diagnostics
+		if vf.auto {
+			src, d = readConfigFile(cfg.Dir, filepath.Base(f))
+		} else {
+			src, d = readVarFileArg(f)
+		}
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			continue
+		}
+		vals, bad, d := parseVarFile(f, src)
 		diags = append(diags, d...)
 		for name := range bad {
 			failed[name] = true
@@ -253,13 +273,9 @@ func (e *evaluator) checkValidations(v *Variable, val cty.Value, vv varValue) hc
 	return diags
 }
 
-// readVarFile reads a *.vars.hcl file: attributes with constant values.
+// parseVarFile parses a *.vars.hcl file: attributes with constant values.
 // bad lists the names whose values could not be evaluated.
-func readVarFile(path string) (vals map[string]varValue, bad map[string]bool, diags hcl.Diagnostics) {
-	src, diags := readLimited(path)
-	if diags.HasErrors() {
-		return nil, nil, diags
-	}
+func parseVarFile(path string, src []byte) (vals map[string]varValue, bad map[string]bool, diags hcl.Diagnostics) {
 	file, diags := parseFile(path, src)
 	if file == nil || diags.HasErrors() {
 		return nil, nil, diags

@@ -7,13 +7,16 @@ import (
 	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/convoy-sh/convoy/internal/safefile"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/tryfunc"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -170,9 +173,11 @@ func base64HashFunc(h func([]byte) []byte) function.Function {
 	return stringFunc(func(s string) (string, error) { return base64.StdEncoding.EncodeToString(h([]byte(s))), nil })
 }
 
-// resolvePath resolves p against the stack directory and refuses relative
-// paths that escape it.
-func resolvePath(dir, p string) (string, error) {
+// stackPath is the path a file function is given, ready for safefile:
+// relative paths stay relative to the stack directory (and may not leave
+// it, symlinks followed); "~/" paths are made absolute, like absolute
+// paths the user's explicit choice.
+func stackPath(p string) (string, error) {
 	if p == "" {
 		return "", fmt.Errorf("empty path")
 	}
@@ -183,73 +188,99 @@ func resolvePath(dir, p string) (string, error) {
 		}
 		return filepath.Join(home, p[2:]), nil
 	}
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p), nil
-	}
-	full := filepath.Join(dir, p)
-	rel, err := filepath.Rel(dir, full)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("%q is outside the stack directory; use an absolute path to read files elsewhere", p)
-	}
-	return full, nil
+	return p, nil
 }
 
-func readStackFile(dir, p string) (string, error) {
-	path, err := resolvePath(dir, p)
+// pathParam is the path parameter of the file functions. It accepts marked
+// values so that a sensitive path never appears in an error message.
+var pathParam = function.Parameter{Name: "path", Type: cty.String, AllowMarked: true}
+
+// readFileArg reads the file a file function names: a regular file of at
+// most MaxFileSize bytes of UTF-8 text. Errors are argument errors, which
+// HCL reports at the path argument. The text carries the path's marks.
+func readFileArg(dir string, arg cty.Value) (string, cty.ValueMarks, error) {
+	v, marks := arg.Unmark()
+	p := v.AsString()
+	path, err := stackPath(p)
 	if err != nil {
-		return "", err
+		return "", marks, function.NewArgError(0, err)
 	}
-	st, err := os.Stat(path)
+	b, err := stackDir(dir).Read(path, MaxFileSize)
 	if err != nil {
-		return "", fmt.Errorf("cannot read %s: %w", p, err)
-	}
-	if st.IsDir() {
-		return "", fmt.Errorf("%s is a directory", p)
-	}
-	if st.Size() > MaxFileSize {
-		return "", fmt.Errorf("%s is %d bytes; files read by the stack may be at most %d bytes", p, st.Size(), MaxFileSize)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("cannot read %s: %w", p, err)
+		return "", marks, function.NewArgError(0, fileArgError(err, marks))
 	}
 	if !utf8.Valid(b) {
-		return "", fmt.Errorf("%s is not valid UTF-8 text", p)
+		if len(marks) > 0 {
+			p = SensitivePlaceholder
+		}
+		return "", marks, function.NewArgError(0, fmt.Errorf("%s is not valid UTF-8 text", p))
 	}
-	return string(b), nil
+	return string(b), marks, nil
+}
+
+// fileArgError adds what to do to a refused path, and says only why when
+// the path is sensitive.
+func fileArgError(err error, marks cty.ValueMarks) error {
+	if len(marks) > 0 {
+		why := "cannot be read"
+		var fe *safefile.Error
+		switch {
+		case errors.Is(err, safefile.ErrOutside):
+			why = "leads outside the stack directory"
+		case errors.Is(err, safefile.ErrNotRegular) && errors.As(err, &fe):
+			why = "is not a regular file"
+		case errors.Is(err, safefile.ErrTooLarge):
+			why = fmt.Sprintf("is larger than %d bytes", MaxFileSize)
+		case errors.Is(err, fs.ErrNotExist):
+			why = "does not exist"
+		}
+		return fmt.Errorf("the file at the sensitive path %s", why)
+	}
+	if errors.Is(err, safefile.ErrOutside) {
+		return fmt.Errorf("%w; write an absolute path to read files elsewhere", err)
+	}
+	return err
 }
 
 func fileFunc(dir string) function.Function {
 	return function.New(&function.Spec{
-		Params: []function.Parameter{{Name: "path", Type: cty.String}},
+		Params: []function.Parameter{pathParam},
 		Type:   function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			s, err := readStackFile(dir, args[0].AsString())
+			s, marks, err := readFileArg(dir, args[0])
 			if err != nil {
 				return cty.UnknownVal(cty.String), err
 			}
-			return cty.StringVal(s), nil
+			return cty.StringVal(s).WithMarks(marks), nil
 		},
 	})
 }
 
+// fileExistsFunc is Terraform's fileexists: true for a regular file, false
+// when nothing is there (a dangling symlink included), and an error for
+// anything else (a directory, a FIFO, a device) and for paths that leave
+// the stack directory, as file() would refuse them.
 func fileExistsFunc(dir string) function.Function {
 	return function.New(&function.Spec{
-		Params: []function.Parameter{{Name: "path", Type: cty.String}},
+		Params: []function.Parameter{pathParam},
 		Type:   function.StaticReturnType(cty.Bool),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			path, err := resolvePath(dir, args[0].AsString())
+			v, marks := args[0].Unmark()
+			path, err := stackPath(v.AsString())
 			if err != nil {
-				return cty.UnknownVal(cty.Bool), err
+				return cty.UnknownVal(cty.Bool), function.NewArgError(0, err)
 			}
-			st, err := os.Stat(path)
-			if err != nil {
-				if os.IsNotExist(err) {
-					return cty.False, nil
-				}
-				return cty.UnknownVal(cty.Bool), err
+			st, err := stackDir(dir).Stat(path)
+			if err == nil && !st.Mode().IsRegular() {
+				err = &safefile.Error{Name: v.AsString(), Err: safefile.ErrNotRegular, Mode: st.Mode()}
 			}
-			return cty.BoolVal(st.Mode().IsRegular()), nil
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				return cty.False.WithMarks(marks), nil
+			case err != nil:
+				return cty.UnknownVal(cty.Bool), function.NewArgError(0, fileArgError(err, marks))
+			}
+			return cty.True.WithMarks(marks), nil
 		},
 	})
 }
@@ -260,15 +291,20 @@ func fileExistsFunc(dir string) function.Function {
 func templateFileFunc(dir string, funcs map[string]function.Function) function.Function {
 	return function.New(&function.Spec{
 		Params: []function.Parameter{
-			{Name: "path", Type: cty.String},
+			pathParam,
 			{Name: "vars", Type: cty.DynamicPseudoType},
 		},
 		Type: function.StaticReturnType(cty.DynamicPseudoType),
-		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			p := args[0].AsString()
-			src, err := readStackFile(dir, p)
+		Impl: func(args []cty.Value, _ cty.Type) (result cty.Value, err error) {
+			src, marks, err := readFileArg(dir, args[0])
 			if err != nil {
 				return cty.DynamicVal, err
+			}
+			defer func() { result = result.WithMarks(marks) }()
+			pv, _ := args[0].Unmark()
+			p := pv.AsString()
+			if len(marks) > 0 {
+				p = SensitivePlaceholder
 			}
 			vars := args[1]
 			if !vars.Type().IsObjectType() && !vars.Type().IsMapType() {

@@ -1,12 +1,15 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/convoy-sh/convoy/internal/safefile"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
@@ -39,7 +42,7 @@ func LoadDir(dir string) (*Config, hcl.Diagnostics) {
 		if e.IsDir() || !isStackFile(name) {
 			continue
 		}
-		src, d := readLimited(filepath.Join(dir, name))
+		src, d := readConfigFile(dir, name)
 		diags = append(diags, d...)
 		if src != nil {
 			sources[name] = src
@@ -92,21 +95,67 @@ func LoadSources(dir string, sources map[string][]byte) (*Config, hcl.Diagnostic
 	return cfg, diags
 }
 
-// readLimited reads a file, refusing files larger than MaxFileSize.
-func readLimited(path string) ([]byte, hcl.Diagnostics) {
-	st, err := os.Stat(path)
-	if err == nil && st.Size() > MaxFileSize {
-		return nil, hcl.Diagnostics{tooLarge(path, st.Size())}
-	}
-	src, err := os.ReadFile(path)
+// stackDir is the directory relative paths of a stack stay in.
+func stackDir(dir string) safefile.Dir {
+	return safefile.Dir{Path: dir, Desc: "the stack directory"}
+}
+
+// readConfigFile reads a file of the stack directory (a stack file or an
+// auto variables file). It must be a regular file inside the directory,
+// symlinks followed, of at most MaxFileSize bytes.
+func readConfigFile(dir, name string) ([]byte, hcl.Diagnostics) {
+	src, err := stackDir(dir).Read(name, MaxFileSize)
 	if err != nil {
+		return nil, hcl.Diagnostics{fileDiagnostic(filepath.Join(dir, name), err)}
+	}
+	return src, nil
+}
+
+// readVarFileArg reads a --var-file. The path comes from the command line,
+// not the stack, so it may lead anywhere and be a pipe (--var-file
+// <(...)); it is read up to MaxFileSize bytes.
+func readVarFileArg(path string) ([]byte, hcl.Diagnostics) {
+	bad := func(err error) ([]byte, hcl.Diagnostics) {
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read variables file", Detail: err.Error()}}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return bad(err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return bad(fmt.Errorf("%s is a directory", path))
+	}
+	src, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return bad(err)
+	}
+	if len(src) > MaxFileSize {
 		return nil, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
-			Summary:  "Cannot read file",
-			Detail:   err.Error(),
+			Summary:  "File too large",
+			Detail:   fmt.Sprintf("%s is larger than %d bytes, the limit for stack and variables files.", path, MaxFileSize),
 		}}
 	}
 	return src, nil
+}
+
+// fileDiagnostic reports a stack file that was refused or could not be
+// read, at the start of the file.
+func fileDiagnostic(filename string, err error) *hcl.Diagnostic {
+	summary := "Cannot read file"
+	switch {
+	case errors.Is(err, safefile.ErrTooLarge):
+		summary = "File too large"
+	case errors.Is(err, safefile.ErrOutside), errors.Is(err, safefile.ErrNotRegular):
+		summary = "Invalid stack file"
+	}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  summary,
+		Detail:   err.Error() + ". Stack files must be regular files inside the stack directory, of at most " + fmt.Sprint(MaxFileSize) + " bytes.",
+		Subject:  &hcl.Range{Filename: filename, Start: hcl.InitialPos, End: hcl.InitialPos},
+	}
 }
 
 func tooLarge(path string, size int64) *hcl.Diagnostic {

@@ -1,9 +1,6 @@
 package config
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -46,18 +43,7 @@ func (s *Stack) LocalChartPath(ri *ReleaseInstance) (string, error) {
 	if ri.ChartSource != ChartLocal {
 		return "", nil
 	}
-	c := ri.Chart
-	if strings.HasPrefix(c, "~/") {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(home, c[2:]), nil
-	}
-	if filepath.IsAbs(c) {
-		return filepath.Clean(c), nil
-	}
-	return filepath.Abs(filepath.Join(s.Dir, c))
+	return ResolvePath(s.Dir, ri.Chart)
 }
 
 // ClusterSpec is an evaluated cluster block. Empty fields mean the default:

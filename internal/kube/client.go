@@ -4,6 +4,9 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -37,6 +40,7 @@ type Client struct {
 	typed        kubernetes.Interface
 	mapper       *restmapper.DeferredDiscoveryRESTMapper
 	fieldManager string
+	clusterID    ClusterID
 }
 
 // New builds a Client from cfg, which it does not modify.
@@ -73,6 +77,7 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 		typed:        typed,
 		mapper:       restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
 		fieldManager: fieldManager,
+		clusterID:    ClusterIDOf(cfg),
 	}, nil
 }
 
@@ -105,3 +110,36 @@ func (c *Client) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error)
 	}
 	return m, nil
 }
+
+// ClusterID identifies a cluster by what a client connects to: the API
+// server's URL, normalised (scheme and host lower-cased, default port and
+// trailing slash dropped). Two kubeconfig contexts, or two cluster blocks,
+// that reach the same API server are one cluster: the same release records,
+// the same stack lock.
+type ClusterID string
+
+// ClusterIDOf returns the identity of the cluster cfg connects to.
+func ClusterIDOf(cfg *rest.Config) ClusterID {
+	host := cfg.Host
+	if !strings.Contains(host, "://") {
+		host = "https://" + host
+	}
+	u, err := url.Parse(host)
+	if err != nil {
+		return ClusterID(strings.TrimRight(cfg.Host, "/"))
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	h, port := strings.ToLower(u.Hostname()), u.Port()
+	if (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80") {
+		port = ""
+	}
+	u.Host = h
+	if port != "" {
+		u.Host = net.JoinHostPort(h, port)
+	}
+	u.Path = strings.TrimRight(u.Path+cfg.APIPath, "/")
+	return ClusterID(u.String())
+}
+
+// ClusterID is the identity of the cluster this client talks to.
+func (c *Client) ClusterID() ClusterID { return c.clusterID }

@@ -35,9 +35,12 @@ type Input struct {
 	Targets     []config.ReleaseInstanceAddr
 	IncludeDeps bool
 	Parallelism int
-	// ConfigHash is recorded in the plan (ConfigHash function).
-	ConfigHash     string
-	ForceConflicts bool
+	// ConfigHash is recorded in the plan (planfile.ConfigHash).
+	ConfigHash string
+	// Request turns a resolved release into the release engine's request.
+	Request func(*resolve.Release) *release.Request
+	// Destroy plans the uninstall of every release of the stack.
+	Destroy bool
 }
 
 // Compute plans the stack: every selected release is resolved, rendered
@@ -65,7 +68,7 @@ func Compute(ctx context.Context, in Input) (*Plan, error) {
 		par = DefaultParallelism
 	}
 	c := &computer{in: in, sem: make(chan struct{}, par), histories: map[string]*historyEntry{}, lists: map[string]*listEntry{}}
-	p := &Plan{FormatVersion: FormatVersion, Stack: st.Name, ConfigHash: in.ConfigHash, CreatedAt: time.Now().UTC(), IncludeDeps: in.IncludeDeps}
+	p := &Plan{FormatVersion: FormatVersion, Stack: st.Name, ConfigHash: in.ConfigHash, CreatedAt: time.Now().UTC(), IncludeDeps: in.IncludeDeps, Destroy: in.Destroy}
 	for _, t := range in.Targets {
 		p.Targets = append(p.Targets, t.String())
 	}
@@ -80,10 +83,14 @@ func Compute(ctx context.Context, in Input) (*Plan, error) {
 			continue
 		}
 		wg.Go(func() {
-			rc, err := c.release(ctx, inst)
+			plan := c.release
+			if in.Destroy {
+				plan = c.destroy
+			}
+			rc, err := plan(ctx, inst)
 			if err != nil {
-				red := newRedactor(resolve.SensitiveValues(inst))
-				errs[i] = fmt.Errorf("%s: %w", addr, red.err(err))
+				red := NewRedactor(resolve.SensitiveValues(inst))
+				errs[i] = fmt.Errorf("%s: %w", addr, red.Err(err))
 				return
 			}
 			changes[i] = rc
@@ -108,8 +115,8 @@ type computer struct {
 	sem chan struct{}
 
 	mu        sync.Mutex
-	histories map[string]*historyEntry // cluster "/" namespace
-	lists     map[string]*listEntry    // cluster, apiVersion, kind, namespace
+	histories map[string]*historyEntry // cluster ID, namespace
+	lists     map[string]*listEntry    // cluster ID, apiVersion, kind, namespace
 }
 
 type listEntry struct {
@@ -121,11 +128,11 @@ type listEntry struct {
 // live reads the live object: one list per kind and namespace, shared by
 // every release of the plan, instead of one request per object. Secrets
 // are read one by one: listing them would fetch every release record.
-func (c *computer) live(ctx context.Context, cluster string, kc *kube.Client, ref kube.Ref) (*unstructured.Unstructured, error) {
+func (c *computer) live(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.Unstructured, error) {
 	if ref.Namespace == "" || (ref.Group == "" && ref.Kind == "Secret") {
 		return getLive(ctx, kc, ref)
 	}
-	key := strings.Join([]string{cluster, ref.APIVersion(), ref.Kind, ref.Namespace}, "\x00")
+	key := strings.Join([]string{string(kc.ClusterID()), ref.APIVersion(), ref.Kind, ref.Namespace}, "\x00")
 	c.mu.Lock()
 	e := c.lists[key]
 	if e == nil {
@@ -181,12 +188,13 @@ func (c *computer) do(ctx context.Context, f func() error) error {
 }
 
 // history returns a release's records, listing each namespace once.
-func (c *computer) history(ctx context.Context, eng *release.Engine, cluster, namespace, name string) ([]*release.Release, error) {
+func (c *computer) history(ctx context.Context, eng *release.Engine, namespace, name string) ([]*release.Release, error) {
+	key := string(eng.Kube().ClusterID()) + "\x00" + namespace
 	c.mu.Lock()
-	e := c.histories[cluster+"/"+namespace]
+	e := c.histories[key]
 	if e == nil {
 		e = &historyEntry{}
-		c.histories[cluster+"/"+namespace] = e
+		c.histories[key] = e
 	}
 	c.mu.Unlock()
 	e.once.Do(func() {

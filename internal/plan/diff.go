@@ -3,12 +3,13 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/convoy-sh/convoy/internal/textdiff"
 	"maps"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/convoy-sh/convoy/internal/textdiff"
 )
 
 // FieldOp is the kind of one field change.

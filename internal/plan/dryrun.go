@@ -44,7 +44,7 @@ func normalize(obj *unstructured.Unstructured) map[string]any {
 
 // contentHash identifies an object's content without status and server
 // bookkeeping: what Verify compares when the resourceVersion moved.
-func contentHash(obj *unstructured.Unstructured) string {
+func ContentHash(obj *unstructured.Unstructured) string {
 	b, err := json.Marshal(normalize(obj))
 	if err != nil {
 		return ""
@@ -57,17 +57,17 @@ func contentHash(obj *unstructured.Unstructured) string {
 // content restricted to the fields the applied object sets (lists and
 // scalars whole). Fields others added since, such as a controller's
 // annotation, do not change it; a changed value convoy sets does.
-func shapeHash(live *unstructured.Unstructured, applied map[string]any) string {
+func ShapeHash(live *unstructured.Unstructured, applied map[string]any) string {
 	b, err := json.Marshal(project(normalize(live), applied))
 	if err != nil {
 		return ""
 	}
 	sum := sha256.Sum256(b)
-	return shapePrefix + hex.EncodeToString(sum[:])
+	return ShapePrefix + hex.EncodeToString(sum[:])
 }
 
-// shapePrefix marks hashes made by shapeHash (others are contentHash).
-const shapePrefix = "shape:"
+// ShapePrefix marks hashes made by shapeHash (others are contentHash).
+const ShapePrefix = "shape:"
 
 // absentField stands for a field the applied object sets and live lacks.
 const absentField = "\x00absent"

@@ -13,17 +13,18 @@ import (
 // nothing.
 const minRedactLen = 3
 
-// redactor masks sensitive strings: whole diff leaves that hold one, and
+// Redactor masks sensitive strings: whole diff leaves that hold one, and
 // every occurrence in output text, also base64-encoded (as in Secret data
 // built with b64enc).
-type redactor struct {
+type Redactor struct {
 	exact map[string]bool
 	// needles are replaced in text, longest first.
 	needles []string
 }
 
-func newRedactor(values ...[]string) *redactor {
-	r := &redactor{exact: map[string]bool{}}
+// NewRedactor masks the given sensitive strings.
+func NewRedactor(values ...[]string) *Redactor {
+	r := &Redactor{exact: map[string]bool{}}
 	for _, vs := range values {
 		for _, v := range vs {
 			if v == "" {
@@ -42,7 +43,7 @@ func newRedactor(values ...[]string) *redactor {
 
 // holds reports whether a value (scalar or structure) contains a sensitive
 // string.
-func (r *redactor) holds(v any) bool {
+func (r *Redactor) Holds(v any) bool {
 	if v == nil || (len(r.exact) == 0) {
 		return false
 	}
@@ -55,13 +56,13 @@ func (r *redactor) holds(v any) bool {
 	switch t := v.(type) {
 	case map[string]any:
 		for _, e := range t {
-			if r.holds(e) {
+			if r.Holds(e) {
 				return true
 			}
 		}
 	case []any:
 		for _, e := range t {
-			if r.holds(e) {
+			if r.Holds(e) {
 				return true
 			}
 		}
@@ -69,7 +70,7 @@ func (r *redactor) holds(v any) bool {
 	return false
 }
 
-func (r *redactor) contains(s string) bool {
+func (r *Redactor) contains(s string) bool {
 	for _, n := range r.needles {
 		if strings.Contains(s, n) {
 			return true
@@ -79,7 +80,7 @@ func (r *redactor) contains(s string) bool {
 }
 
 // text replaces every occurrence of a sensitive string.
-func (r *redactor) text(s string) string {
+func (r *Redactor) Text(s string) string {
 	if len(r.needles) == 0 {
 		return s
 	}
@@ -91,23 +92,23 @@ func (r *redactor) text(s string) string {
 }
 
 // value masks sensitive strings inside a JSON-like value (not its keys).
-func (r *redactor) value(v any) any {
+func (r *Redactor) Value(v any) any {
 	switch t := v.(type) {
 	case string:
 		if r.exact[t] {
 			return SensitivePlaceholder
 		}
-		return r.text(t)
+		return r.Text(t)
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, e := range t {
-			out[k] = r.value(e)
+			out[k] = r.Value(e)
 		}
 		return out
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
-			out[i] = r.value(e)
+			out[i] = r.Value(e)
 		}
 		return out
 	}
@@ -115,11 +116,11 @@ func (r *redactor) value(v any) any {
 }
 
 // err masks an error's message; errors.Is/As still see the original.
-func (r *redactor) err(err error) error {
+func (r *Redactor) Err(err error) error {
 	if err == nil || len(r.needles) == 0 {
 		return err
 	}
-	msg := r.text(err.Error())
+	msg := r.Text(err.Error())
 	if msg == err.Error() {
 		return err
 	}
@@ -140,27 +141,28 @@ func (p *Plan) RedactError(err error) error {
 	if p == nil {
 		return err
 	}
-	return p.redactor().err(err)
+	return p.Redactor().Err(err)
 }
 
-func (p *Plan) redactor() *redactor {
+// Redactor masks the sensitive values of every release of the plan.
+func (p *Plan) Redactor() *Redactor {
 	var all [][]string
 	for _, r := range p.Releases {
 		all = append(all, r.Sensitive)
 	}
-	return newRedactor(all...)
+	return NewRedactor(all...)
 }
 
 // maskDiff masks changes holding sensitive strings, and every change under
 // secretPaths.
-func maskDiff(d *Diff, r *redactor, secretPaths ...string) {
+func MaskDiff(d *Diff, r *Redactor, secretPaths ...string) {
 	d.Mask(func(c *Change) bool {
 		for _, p := range secretPaths {
 			if HasPrefix(c.Path, p) {
 				return true
 			}
 		}
-		return r.holds(c.Before) || r.holds(c.After)
+		return r.Holds(c.Before) || r.Holds(c.After)
 	})
 }
 
@@ -172,8 +174,8 @@ var secretLooking = regexp.MustCompile(`(?i)(password|passwd|secret|token|api[_-
 
 // maskValues masks a values diff: sensitive strings, and keys named like
 // secrets.
-func maskValues(d *Diff, r *redactor) {
+func MaskValues(d *Diff, r *Redactor) {
 	d.Mask(func(c *Change) bool {
-		return secretLooking.MatchString(c.Path) || r.holds(c.Before) || r.holds(c.After)
+		return secretLooking.MatchString(c.Path) || r.Holds(c.Before) || r.Holds(c.After)
 	})
 }

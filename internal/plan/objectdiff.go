@@ -15,7 +15,7 @@ import (
 // objects diffs the release's objects against the live cluster. With
 // unchanged (the rendering equals the deployed revision's), the objects are
 // the deployed ones: whatever differs live is drift.
-func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *ReleaseChange, prep *release.Prepared, red *redactor, unchanged bool) error {
+func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *ReleaseChange, prep *release.Prepared, red *Redactor, unchanged bool) error {
 	kc := eng.Kube()
 	req := prep.Request
 	previous := release.WithOwnership(prep.Previous, req.Name, req.Namespace)
@@ -37,7 +37,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 		change  *ObjectChange
 		drift   *ObjectDrift
 		warning string
-		ref     string
+		ref     kube.Ref
 		version string
 		hash    string
 	}
@@ -61,15 +61,15 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 			errs[i] = c.do(ctx, func() error {
 				ref := kube.RefOf(obj)
 				res := &results[i]
-				res.ref = ref.String()
-				live, err := c.live(ctx, rc.Cluster, kc, ref)
+				res.ref = ref
+				live, err := c.live(ctx, kc, ref)
 				if err != nil {
 					return err
 				}
 				if live != nil {
-					res.version, res.hash = live.GetResourceVersion(), contentHash(live)
+					res.version, res.hash = live.GetResourceVersion(), ContentHash(live)
 					if next := nextBy[identityKey(ref)]; next != nil {
-						res.hash = shapeHash(live, next.Object)
+						res.hash = ShapeHash(live, next.Object)
 					}
 				}
 				prev := prevBy[identityKey(ref)]
@@ -88,11 +88,11 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 		wg.Go(func() {
 			errs[i] = c.do(ctx, func() error {
 				ref := kube.RefOf(obj)
-				live, err := c.live(ctx, rc.Cluster, kc, ref)
+				live, err := c.live(ctx, kc, ref)
 				if err != nil || live == nil {
 					return err
 				}
-				results[i] = result{ref: ref.String(), version: live.GetResourceVersion(), hash: contentHash(live), change: objectChange(ref, ObjectDelete)}
+				results[i] = result{ref: ref, version: live.GetResourceVersion(), hash: ContentHash(live), change: objectChange(ref, ObjectDelete)}
 				return nil
 			})
 		})
@@ -101,15 +101,11 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	rc.Observed.ObjectVersions, rc.Observed.ObjectHashes = map[string]string{}, map[string]string{}
 	for _, r := range results {
-		if r.ref == "" {
+		if r.ref == (kube.Ref{}) {
 			continue
 		}
-		rc.Observed.ObjectVersions[r.ref] = r.version
-		if r.hash != "" {
-			rc.Observed.ObjectHashes[r.ref] = r.hash
-		}
+		rc.Observed.Objects = append(rc.Observed.Objects, ObservedObject{Ref: r.ref, ResourceVersion: r.version, Hash: r.hash})
 		if r.change != nil {
 			rc.Objects = append(rc.Objects, r.change)
 		}
@@ -135,13 +131,13 @@ func getLive(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.
 
 // diffObject computes one object's change (live → dry-run of the new
 // object) and its drift (what convoy last applied, dry-run again → live).
-func diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructured.Unstructured, req *release.Request, red *redactor) (*ObjectChange, *ObjectDrift, string, error) {
+func diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructured.Unstructured, req *release.Request, red *Redactor) (*ObjectChange, *ObjectDrift, string, error) {
 	ref := kube.RefOf(obj)
 	secret := secretPaths(ref.Kind)
 	if live == nil {
 		ch := objectChange(ref, ObjectCreate)
 		ch.Diff = Compare(map[string]any{}, normalize(obj))
-		maskDiff(ch.Diff, red, secret...)
+		MaskDiff(ch.Diff, red, secret...)
 		var drift *ObjectDrift
 		if prev != nil {
 			drift = &ObjectDrift{Ref: ref.String(), Missing: true, Corrected: true}
@@ -166,14 +162,14 @@ func diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructu
 			base = normalize(prev)
 		}
 		ch.Diff = Compare(base, normalize(obj))
-		ch.Reason = red.text(dr.immutable.Error())
+		ch.Reason = red.Text(dr.immutable.Error())
 	} else {
 		ch.Diff = Compare(liveN, normalize(dr.after))
 		if ch.Diff.Empty() {
 			ch.Action = ObjectNoOp
 		}
 	}
-	maskDiff(ch.Diff, red, secret...)
+	MaskDiff(ch.Diff, red, secret...)
 	if dr.conflict != nil && warning == "" {
 		warning = fmt.Sprintf("%s: %s", ref, conflictNote(dr.conflict, force))
 	}
@@ -194,7 +190,7 @@ func diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructu
 	if d.Empty() {
 		return ch, nil, warning, nil
 	}
-	maskDiff(d, red, secret...)
+	MaskDiff(d, red, secret...)
 	drift := &ObjectDrift{Ref: ref.String(), Diff: d, Corrected: true}
 	changed := map[string]bool{}
 	if ch.Diff != nil {

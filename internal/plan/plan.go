@@ -11,16 +11,13 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
 )
 
 // FormatVersion is the version of the plan file and of the --json schema
 // (docs/plan-json.md). It changes when a field changes meaning or goes away.
 const FormatVersion = 1
-
-// StackLabel marks release records with the stack that owns them; releases
-// carrying it but absent from the stack files are uninstalled.
-const StackLabel = "convoy.dev/stack"
 
 // Action is what applying does to a release.
 type Action string
@@ -58,7 +55,10 @@ type Plan struct {
 	// whole stack); IncludeDeps says whether their dependencies were added.
 	Targets     []string `json:",omitempty"`
 	IncludeDeps bool     `json:",omitempty"`
-	Releases    []*ReleaseChange
+	// Destroy: the plan uninstalls every release of the stack (convoy
+	// destroy); apply walks it in reverse dependency order.
+	Destroy  bool `json:",omitempty"`
+	Releases []*ReleaseChange
 }
 
 // ReleaseChange is the plan of one release.
@@ -97,6 +97,8 @@ type ReleaseChange struct {
 	// Saved is what apply executes without re-rendering; nil when
 	// KnownAfterApply and for uninstalls.
 	Saved *SavedRelease `json:",omitempty"`
+	// Uninstall is the request of an uninstall.
+	Uninstall *release.UninstallRequest `json:",omitempty"`
 	// Sensitive are the exact strings of values marked sensitive: every
 	// occurrence is masked in every output.
 	Sensitive []string `json:",omitempty"`
@@ -171,15 +173,31 @@ type Observed struct {
 	// when there is none).
 	LastRevision int
 	LastStatus   string
-	// ObjectVersions maps each affected object (kube.Ref.String()) to its
-	// resourceVersion; "" means the object did not exist.
-	ObjectVersions map[string]string `json:",omitempty"`
-	// ObjectHashes maps the same objects to a hash of their content: for
-	// objects apply applies, restricted to the fields it sets; otherwise
-	// without status and server bookkeeping. A controller writing status or
-	// its own annotations does not make a plan stale; an edit of what apply
-	// sets does.
-	ObjectHashes map[string]string `json:",omitempty"`
+	// Objects are the affected objects as the plan saw them.
+	Objects []ObservedObject `json:",omitempty"`
+}
+
+// ObservedObject is an affected object as the plan saw it.
+type ObservedObject struct {
+	Ref kube.Ref
+	// ResourceVersion is "" when the object did not exist.
+	ResourceVersion string `json:",omitempty"`
+	// Hash identifies its content: for objects apply applies, restricted to
+	// the fields it sets (ShapeHash); otherwise without status and server
+	// bookkeeping (ContentHash). A controller writing status or its own
+	// annotations does not make a plan stale; an edit of what apply sets
+	// does.
+	Hash string `json:",omitempty"`
+}
+
+// Object returns what the plan observed of ref, if anything.
+func (o Observed) Object(ref kube.Ref) (ObservedObject, bool) {
+	for _, ob := range o.Objects {
+		if ob.Ref == ref {
+			return ob, true
+		}
+	}
+	return ObservedObject{}, false
 }
 
 // SavedRelease is what apply executes for a release without re-rendering.
@@ -212,4 +230,15 @@ func (p *Plan) Release(addr string) *ReleaseChange {
 		}
 	}
 	return nil
+}
+
+// HasSensitive reports whether any release of the plan holds sensitive
+// values.
+func (p *Plan) HasSensitive() bool {
+	for _, r := range p.Releases {
+		if len(r.Sensitive) > 0 {
+			return true
+		}
+	}
+	return false
 }

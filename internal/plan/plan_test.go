@@ -13,9 +13,13 @@ import (
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/plan/planfile"
+	"github.com/convoy-sh/convoy/internal/plan/view"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
+	"github.com/convoy-sh/convoy/internal/run"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -76,7 +80,7 @@ func (e *env) load(vars map[string]string) (*config.Stack, string) {
 	if diags.HasErrors() {
 		e.t.Fatal(diags)
 	}
-	hash, err := plan.ConfigHash(cfg, opts)
+	hash, err := planfile.ConfigHash(cfg, opts)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -96,6 +100,7 @@ func (e *env) plan(vars map[string]string, targets []string, includeDeps bool) (
 	}
 	return plan.Compute(context.Background(), plan.Input{
 		Stack: st, Engine: e.engine, Charts: resolve.NewCharts(e.t.TempDir()), Targets: addrs, IncludeDeps: includeDeps, ConfigHash: hash,
+		Request: func(r *resolve.Release) *release.Request { return run.ReleaseRequest(st.Name, r, false) },
 	})
 }
 
@@ -123,7 +128,7 @@ func (e *env) deployForce(vars map[string]string, force bool) {
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		if _, err := e.eng.Deploy(context.Background(), plan.NewRequest(st, r, force)); err != nil {
+		if _, err := e.eng.Deploy(context.Background(), run.ReleaseRequest(st.Name, r, force)); err != nil {
 			e.t.Fatal(err)
 		}
 	}
@@ -132,13 +137,13 @@ func (e *env) deployForce(vars map[string]string, force bool) {
 func render(t *testing.T, p *plan.Plan) (text, js, md string) {
 	t.Helper()
 	var a, b, c bytes.Buffer
-	if err := plan.RenderText(&a, p); err != nil {
+	if err := view.Text(&a, p); err != nil {
 		t.Fatal(err)
 	}
-	if err := plan.RenderJSON(&b, p); err != nil {
+	if err := view.JSON(&b, p); err != nil {
 		t.Fatal(err)
 	}
-	if err := plan.RenderMarkdown(&c, p); err != nil {
+	if err := view.Markdown(&c, p); err != nil {
 		t.Fatal(err)
 	}
 	return a.String(), b.String(), c.String()
@@ -355,7 +360,7 @@ func TestSensitiveValuesNeverShown(t *testing.T) {
 
 	// The saved plan holds the value (apply needs it), readable by its owner only.
 	path := filepath.Join(t.TempDir(), "plan.cvp")
-	if err := p.WriteFile(path); err != nil {
+	if err := planfile.Write(path, p); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
@@ -364,7 +369,7 @@ func TestSensitiveValuesNeverShown(t *testing.T) {
 	if !p.HasSensitive() {
 		t.Fatal("HasSensitive false")
 	}
-	read, err := plan.ReadFile(path)
+	read, err := planfile.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,10 +393,10 @@ func TestSavedPlanRoundTripAndVerify(t *testing.T) {
 	p := e.mustPlan(nil)
 
 	path := filepath.Join(t.TempDir(), "plan.cvp")
-	if err := p.WriteFile(path); err != nil {
+	if err := planfile.Write(path, p); err != nil {
 		t.Fatal(err)
 	}
-	read, err := plan.ReadFile(path)
+	read, err := planfile.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,24 +407,24 @@ func TestSavedPlanRoundTripAndVerify(t *testing.T) {
 	}
 	api := read.Release("release.api")
 	if api.Saved == nil || api.Saved.Rendered.Manifest(false) != p.Release("release.api").Saved.Rendered.Manifest(false) ||
-		api.Saved.Rendered.Chart.Metadata.Name != "app" || api.Saved.Request.Name != "api" || api.Saved.Request.Labels[plan.StackLabel] != ns {
+		api.Saved.Rendered.Chart.Metadata.Name != "app" || api.Saved.Request.Name != "api" || api.Saved.Request.Labels[release.StackLabel] != ns {
 		t.Fatalf("saved release: %+v", api.Saved)
 	}
-	if api.Observed.LastRevision != 1 || api.Observed.LastStatus != "deployed" || api.Observed.ObjectVersions["v1 ConfigMap "+ns+"/api-config"] == "" {
+	if api.Observed.LastRevision != 1 || api.Observed.LastStatus != "deployed" || observedVersion(api.Observed, kube.Ref{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "api-config"}) == "" {
 		t.Fatalf("observed: %+v", api.Observed)
 	}
 	engineFor := func(string) (*release.Engine, error) { return e.eng, nil }
 	ctx := context.Background()
-	if err := read.Verify(ctx, engineFor); err != nil {
+	if err := planfile.Verify(ctx, read, engineFor); err != nil {
 		t.Fatalf("fresh plan refused: %v", err)
 	}
 	_, hash := e.load(nil)
-	if err := read.VerifyConfig(hash); err != nil {
+	if err := planfile.VerifyConfig(read, hash); err != nil {
 		t.Fatalf("same config refused: %v", err)
 	}
 	writeStack(t, e.dir, twoReleases(appChart(t), ns, "v3"))
 	_, hash = e.load(nil)
-	if err := read.VerifyConfig(hash); err == nil || !strings.Contains(err.Error(), "stack configuration") {
+	if err := planfile.VerifyConfig(read, hash); err == nil || !strings.Contains(err.Error(), "stack configuration") {
 		t.Fatalf("changed config: %v", err)
 	}
 
@@ -434,7 +439,7 @@ func TestSavedPlanRoundTripAndVerify(t *testing.T) {
 	if cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: "a-controller"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := read.Verify(ctx, engineFor); err != nil {
+	if err := planfile.Verify(ctx, read, engineFor); err != nil {
 		t.Fatalf("refused after a controller's annotation: %v", err)
 	}
 
@@ -443,15 +448,15 @@ func TestSavedPlanRoundTripAndVerify(t *testing.T) {
 	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatal(err)
 	}
-	err = read.Verify(ctx, engineFor)
-	var stale *plan.StaleError
+	err = planfile.Verify(ctx, read, engineFor)
+	var stale *planfile.StaleError
 	if !errors.As(err, &stale) || !strings.Contains(err.Error(), "v1 ConfigMap "+ns+"/api-config was edited since the plan") {
 		t.Fatalf("after an edit: %v", err)
 	}
 
 	// A new revision (another apply got there first).
 	e.deployForce(nil, true)
-	err = read.Verify(ctx, engineFor)
+	err = planfile.Verify(ctx, read, engineFor)
 	if !errors.As(err, &stale) || !strings.Contains(err.Error(), "release api (namespace "+ns+") has a new revision 2 (deployed) since the plan saw revision 1 (deployed)") {
 		t.Fatalf("after a new revision: %v", err)
 	}
@@ -626,13 +631,13 @@ func TestVerifyRefusesAfterHelmUpgrade(t *testing.T) {
 	writeStack(t, e.dir, twoReleases(appChart(t), ns, "v2"))
 	p := e.mustPlan(nil)
 	engineFor := func(string) (*release.Engine, error) { return e.eng, nil }
-	if err := p.Verify(context.Background(), engineFor); err != nil {
+	if err := planfile.Verify(context.Background(), p, engineFor); err != nil {
 		t.Fatalf("fresh plan refused: %v", err)
 	}
 	if out, err := cluster.Helm(t, "upgrade", "db", appChart(t), "-n", ns, "--set", "message=from-helm", "--force-conflicts"); err != nil {
 		t.Fatalf("helm upgrade: %v\n%s", err, out)
 	}
-	err := p.Verify(context.Background(), engineFor)
+	err := planfile.Verify(context.Background(), p, engineFor)
 	if err == nil || !strings.Contains(err.Error(), "release db (namespace "+ns+") has a new revision 2 (deployed) since the plan saw revision 1 (deployed)") {
 		t.Fatalf("after helm upgrade: %v", err)
 	}
@@ -654,4 +659,9 @@ func TestPlanWarnsAboutObjectsItMayNotAdopt(t *testing.T) {
 	if len(api.Warnings) != 1 || !strings.Contains(api.Warnings[0], "v1 ConfigMap "+ns+"/api-config exists and is not owned by release api") {
 		t.Fatalf("warnings: %q", api.Warnings)
 	}
+}
+
+func observedVersion(o plan.Observed, ref kube.Ref) string {
+	ob, _ := o.Object(ref)
+	return ob.ResourceVersion
 }

@@ -22,7 +22,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	if err != nil {
 		return nil, err
 	}
-	hist, err := c.history(ctx, eng, rc.Cluster, inst.Namespace, inst.Name)
+	hist, err := c.history(ctx, eng, inst.Namespace, inst.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -56,8 +56,8 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	if err != nil {
 		return nil, err
 	}
-	red := newRedactor(rc.Sensitive)
-	req := NewRequest(c.in.Stack, r, c.in.ForceConflicts)
+	red := NewRedactor(rc.Sensitive)
+	req := c.in.Request(r)
 	var prep *release.Prepared
 	if err := c.do(ctx, func() error {
 		var err error
@@ -87,7 +87,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 		before = deployed.Config
 	}
 	rc.Values = Compare(orEmpty(before), orEmpty(req.Values))
-	maskValues(rc.Values, red)
+	MaskValues(rc.Values, red)
 
 	unchanged := false
 	if !prep.IsInstall && deployed != nil && deployed == last && !rc.Chart.Changed() && rc.Values.Empty() {
@@ -123,7 +123,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 // not serve yet: their CRDs come from a release it depends on, installed
 // earlier in the same apply. It is rendered and saved; its objects can
 // only be diffed at apply time.
-func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, last, deployed *release.Release, red *redactor, cause error) (*ReleaseChange, error) {
+func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, last, deployed *release.Release, red *Redactor, cause error) (*ReleaseChange, error) {
 	install := last == nil || (last.Info.Status == release.StatusUninstalled && deployed == nil)
 	revision := 1
 	if last != nil {
@@ -154,18 +154,18 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *Re
 		before = deployed.Config
 	}
 	rc.Values = Compare(orEmpty(before), orEmpty(req.Values))
-	maskValues(rc.Values, red)
-	rc.Warnings = append(warningsOf(rendered, red), fmt.Sprintf("its objects cannot be diffed before the cluster serves their kinds (installed by a dependency?): %s", red.text(cause.Error())))
+	MaskValues(rc.Values, red)
+	rc.Warnings = append(warningsOf(rendered, red), fmt.Sprintf("its objects cannot be diffed before the cluster serves their kinds (installed by a dependency?): %s", red.Text(cause.Error())))
 	if !req.DisableHooks {
 		rc.Hooks = hookRuns(rendered, install)
 	}
 	return rc, nil
 }
 
-func warningsOf(r *chart.Rendered, red *redactor) []string {
+func warningsOf(r *chart.Rendered, red *Redactor) []string {
 	var out []string
 	for _, w := range r.Warnings {
-		out = append(out, red.text(w))
+		out = append(out, red.Text(w))
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -10,64 +11,72 @@ import (
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/resolve"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Clusters are the clusters a stack uses, by cluster block name; "" is the
-// default cluster, included when a release has no cluster block (or the
-// stack has no release, so that removing the last release uninstalls it).
-func Clusters(st *config.Stack) map[string]*config.ClusterSpec {
-	m := map[string]*config.ClusterSpec{}
-	for _, r := range st.Releases {
-		if r.Cluster != nil {
-			m[r.Cluster.Name] = r.Cluster
-		} else {
-			m[""] = nil
-		}
-	}
-	if len(m) == 0 {
-		m[""] = nil
-	}
-	return m
-}
-
 // removed plans the uninstall of releases that carry this stack's label
-// but are no longer in its files, on every cluster the stack uses.
+// but are no longer in its files, on every cluster the stack uses. Cluster
+// blocks that reach the same cluster are one cluster. A release whose
+// newest record belongs to another stack (or to no stack) is not this
+// stack's to uninstall, whatever its older records say.
 func (c *computer) removed(ctx context.Context) ([]*ReleaseChange, error) {
 	st := c.in.Stack
-	clusters := Clusters(st)
-	inStack := map[string]bool{}
-	for _, r := range st.Releases {
-		inStack[clusterName(r.Cluster)+"/"+r.Namespace+"/"+r.Name] = true
+	specs := st.UsedClusters()
+	type key struct {
+		cluster         kube.ClusterID
+		namespace, name string
 	}
-	var out []*ReleaseChange
-	for _, key := range slices.Sorted(maps.Keys(clusters)) {
-		eng, err := c.in.Engine(ctx, clusters[key])
+	inStack := map[key]bool{}
+	for _, r := range st.Releases {
+		eng, err := c.in.Engine(ctx, r.Cluster)
 		if err != nil {
 			return nil, err
 		}
+		inStack[key{eng.Kube().ClusterID(), r.Namespace, r.Name}] = true
+	}
+	var out []*ReleaseChange
+	seen := map[kube.ClusterID]bool{}
+	for _, name := range slices.Sorted(maps.Keys(specs)) {
+		eng, err := c.in.Engine(ctx, specs[name])
+		if err != nil {
+			return nil, err
+		}
+		id := eng.Kube().ClusterID()
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
 		var recs []*release.Release
 		if err := c.do(ctx, func() error {
-			recs, err = eng.Storage("").Driver.List(ctx, map[string]string{"owner": "helm", StackLabel: st.Name})
+			recs, err = eng.Storage("").Driver.List(ctx, map[string]string{"owner": "helm", release.StackLabel: st.Name})
 			return err
 		}); err != nil {
 			return nil, err
 		}
-		latest := map[string]*release.Release{}
+		candidates := map[key]bool{}
 		for _, r := range recs {
-			k := key + "/" + r.Namespace + "/" + r.Name
-			if cur := latest[k]; cur == nil || r.Version > cur.Version {
-				latest[k] = r
+			if k := (key{id, r.Namespace, r.Name}); !inStack[k] {
+				candidates[k] = true
 			}
 		}
-		for _, k := range slices.Sorted(maps.Keys(latest)) {
-			r := latest[k]
-			if inStack[k] || r.Info.Status == release.StatusUninstalled {
+		for _, k := range slices.SortedFunc(maps.Keys(candidates), func(a, b key) int {
+			return cmp.Or(cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
+		}) {
+			hist, err := c.history(ctx, eng, k.namespace, k.name)
+			if err != nil {
+				return nil, err
+			}
+			if len(hist) == 0 {
 				continue
 			}
-			rc, err := c.uninstall(ctx, eng, key, r)
+			last := hist[len(hist)-1]
+			if last.Labels[release.StackLabel] != st.Name || last.Info.Status == release.StatusUninstalled {
+				continue
+			}
+			rc, err := c.uninstall(ctx, eng, name, last)
 			if err != nil {
-				return nil, fmt.Errorf("removed release %s/%s: %w", r.Namespace, r.Name, err)
+				return nil, fmt.Errorf("removed release %s/%s: %w", last.Namespace, last.Name, err)
 			}
 			out = append(out, rc)
 		}
@@ -75,11 +84,51 @@ func (c *computer) removed(ctx context.Context) ([]*ReleaseChange, error) {
 	return out, nil
 }
 
+// destroy plans the uninstall of a release of the stack (convoy destroy):
+// a no-op when it is not installed, or when its newest record belongs to
+// another stack.
+func (c *computer) destroy(ctx context.Context, inst *config.ReleaseInstance) (*ReleaseChange, error) {
+	eng, err := c.in.Engine(ctx, inst.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	hist, err := c.history(ctx, eng, inst.Namespace, inst.Name)
+	if err != nil {
+		return nil, err
+	}
+	noop := &ReleaseChange{Addr: inst.Addr.String(), Name: inst.Name, Namespace: inst.Namespace, Cluster: clusterName(inst.Cluster), Action: ActionNoOp}
+	for _, d := range inst.DependsOn {
+		noop.DependsOn = append(noop.DependsOn, d.Addr.String())
+	}
+	if len(hist) == 0 {
+		return noop, nil
+	}
+	last := hist[len(hist)-1]
+	noop.Observed = Observed{LastRevision: last.Version, LastStatus: string(last.Info.Status)}
+	if last.Info.Status == release.StatusUninstalled {
+		return noop, nil
+	}
+	if owner := last.Labels[release.StackLabel]; owner != "" && owner != c.in.Stack.Name {
+		noop.Warnings = append(noop.Warnings, fmt.Sprintf("revision %d belongs to stack %q: destroy leaves it alone", last.Version, owner))
+		return noop, nil
+	}
+	rc, err := c.uninstall(ctx, eng, noop.Cluster, last)
+	if err != nil {
+		return nil, err
+	}
+	rc.Addr, rc.DependsOn = noop.Addr, noop.DependsOn
+	rc.Sensitive = resolve.SensitiveValues(inst)
+	rc.Uninstall.DisableHooks = inst.DisableHooks
+	rc.Uninstall.Timeout = inst.Timeout
+	return rc, nil
+}
+
 func (c *computer) uninstall(ctx context.Context, eng *release.Engine, cluster string, r *release.Release) (*ReleaseChange, error) {
 	rc := &ReleaseChange{
 		Addr: "removed:" + r.Namespace + "/" + r.Name, Name: r.Name, Namespace: r.Namespace, Cluster: cluster,
-		Action:   ActionUninstall,
-		Observed: Observed{LastRevision: r.Version, LastStatus: string(r.Info.Status), ObjectVersions: map[string]string{}, ObjectHashes: map[string]string{}},
+		Action:    ActionUninstall,
+		Observed:  Observed{LastRevision: r.Version, LastStatus: string(r.Info.Status)},
+		Uninstall: &release.UninstallRequest{Name: r.Name, Namespace: r.Namespace, Wait: true},
 	}
 	rc.Chart.Before = chartRef(r.Chart)
 	for _, h := range r.Hooks {
@@ -106,7 +155,7 @@ func (c *computer) uninstall(ctx context.Context, eng *release.Engine, cluster s
 		var live *unstructured.Unstructured
 		if err := c.do(ctx, func() error {
 			var err error
-			live, err = c.live(ctx, cluster, kc, ref)
+			live, err = c.live(ctx, kc, ref)
 			return err
 		}); err != nil {
 			return nil, err
@@ -114,8 +163,7 @@ func (c *computer) uninstall(ctx context.Context, eng *release.Engine, cluster s
 		if live == nil {
 			continue
 		}
-		rc.Observed.ObjectVersions[ref.String()] = live.GetResourceVersion()
-		rc.Observed.ObjectHashes[ref.String()] = contentHash(live)
+		rc.Observed.Objects = append(rc.Observed.Objects, ObservedObject{Ref: ref, ResourceVersion: live.GetResourceVersion(), Hash: ContentHash(live)})
 		rc.Objects = append(rc.Objects, objectChange(ref, ObjectDelete))
 	}
 	return rc, nil

@@ -37,6 +37,11 @@ func (s Status) IsPending() bool {
 // ApplyMethodSSA marks records whose resources were applied server-side.
 const ApplyMethodSSA = "ssa"
 
+// StackLabel marks a release record with the convoy stack that wrote it.
+// The newest record decides which stack owns a release: only that stack
+// upgrades or uninstalls it (helm ignores the label).
+const StackLabel = "convoy.dev/stack"
+
 // Release is one revision of a release, in Helm's v1 record format: the
 // JSON field names (and order) match helm.sh/helm/v4/pkg/release/v1.Release.
 type Release struct {
@@ -51,6 +56,7 @@ type Release struct {
 	ApplyMethod string         `json:"apply_method,omitempty"`
 
 	// Labels are the record object's labels other than the system labels
+	// (StackLabel among them)
 	// (name, owner, status, version, createdAt, modifiedAt). Not in the
 	// payload, as in Helm.
 	Labels map[string]string `json:"-"`

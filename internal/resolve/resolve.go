@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,11 +60,10 @@ func (c *Charts) Load(dir string, r *config.ReleaseInstance) (*chart.Chart, erro
 	if r.ChartSource != config.ChartLocal {
 		return c.loadLocked(dir, r)
 	}
-	path := r.Chart
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(dir, path)
+	path, err := config.ResolvePath(dir, r.Chart)
+	if err != nil {
+		return nil, fmt.Errorf("%s: chart %s: %w", r.Addr, r.Chart, err)
 	}
-	path = filepath.Clean(path)
 	ch, err := c.local.Get(path, func() (*chart.Chart, error) { return chart.Load(path) })
 	if err != nil {
 		return nil, fmt.Errorf("%s: load chart %s: %w", r.Addr, r.Chart, err)

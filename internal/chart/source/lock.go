@@ -3,11 +3,13 @@ package source
 import (
 	"errors"
 	"fmt"
-	"github.com/convoy-sh/convoy/internal/config"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/safefile"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
@@ -18,6 +20,10 @@ import (
 
 // LockFileName is the lock file beside a stack's .hcl files.
 const LockFileName = config.LockFileName
+
+// maxLockFileSize bounds the lock file: hundreds of releases take a few
+// hundred kilobytes.
+const maxLockFileSize = 16 << 20
 
 // LocalSource is the source of a lock entry for a local chart: only its
 // fetched dependencies are locked.
@@ -65,7 +71,9 @@ type lockDep struct {
 func ReadLock(dir string) (*Lock, hcl.Diagnostics) {
 	path := filepath.Join(dir, LockFileName)
 	lock := &Lock{Releases: map[string]LockedRelease{}}
-	src, err := os.ReadFile(path)
+	// A stack directory may be hostile: the lock file must be a regular
+	// file in it, and is read only up to a limit.
+	src, err := safefile.Dir{Path: dir, Desc: "the stack directory"}.Read(LockFileName, maxLockFileSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return lock, nil
 	}

@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart/source"
 )
@@ -30,5 +32,40 @@ func TestReadLockDiagnostics(t *testing.T) {
 	l, diags := source.ReadLock(t.TempDir())
 	if diags.HasErrors() || len(l.Releases) != 0 {
 		t.Fatalf("missing lock file: %v %v", l, diags)
+	}
+}
+
+// TestReadLockHostile reads lock files an untrusted stack directory could
+// hold: links to devices and host files, FIFOs. Each is a diagnostic,
+// quickly.
+func TestReadLockHostile(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(path string) error
+		want string
+	}{
+		{"symlink to /dev/zero", func(p string) error { return os.Symlink("/dev/zero", p) }, "symlink to /dev/zero, which is a character device"},
+		{"symlink to /etc/passwd", func(p string) error { return os.Symlink("/etc/passwd", p) }, "outside the stack directory"},
+		{"FIFO", func(p string) error { return syscall.Mkfifo(p, 0o644) }, "is a FIFO"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := tc.make(filepath.Join(dir, source.LockFileName)); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan string, 1)
+			go func() {
+				_, diags := source.ReadLock(dir)
+				done <- diags.Error()
+			}()
+			select {
+			case got := <-done:
+				if !strings.Contains(got, tc.want) {
+					t.Fatalf("want %q, got %s", tc.want, got)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("hung")
+			}
+		})
 	}
 }

@@ -6,9 +6,28 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"time"
+
+	"github.com/convoy-sh/convoy/internal/safefile"
 )
+
+// maxPEMFileSize bounds ca_file, cert_file and key_file: a CA bundle of
+// every public root is a few hundred kilobytes.
+const maxPEMFileSize = 4 << 20
+
+// loadKeyPair is tls.LoadX509KeyPair reading through safefile: regular
+// files only, read up to maxPEMFileSize.
+func loadKeyPair(certFile, keyFile string) (tls.Certificate, error) {
+	certPEM, err := safefile.Read(certFile, maxPEMFileSize)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	keyPEM, err := safefile.Read(keyFile, maxPEMFileSize)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.X509KeyPair(certPEM, keyPEM)
+}
 
 // Repository is where a chart comes from and how to reach it. Password and
 // BearerToken are secrets: they go into request headers only, never into
@@ -40,7 +59,7 @@ func (r Repository) label() string {
 func (res *Resolver) httpClient(repo Repository) (*http.Client, error) {
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12}
 	if repo.CAFile != "" {
-		pem, err := os.ReadFile(repo.CAFile)
+		pem, err := safefile.Read(repo.CAFile, maxPEMFileSize)
 		if err != nil {
 			return nil, fmt.Errorf("%s: ca_file: %w", repo.label(), err)
 		}
@@ -54,7 +73,7 @@ func (res *Resolver) httpClient(repo Repository) (*http.Client, error) {
 		tlsConf.RootCAs = pool
 	}
 	if repo.CertFile != "" || repo.KeyFile != "" {
-		cert, err := tls.LoadX509KeyPair(repo.CertFile, repo.KeyFile)
+		cert, err := loadKeyPair(repo.CertFile, repo.KeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("%s: client certificate (cert_file %s, key_file %s): %w", repo.label(), repo.CertFile, repo.KeyFile, err)
 		}

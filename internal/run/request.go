@@ -1,4 +1,4 @@
-package plan
+package run
 
 import (
 	"maps"
@@ -8,29 +8,23 @@ import (
 	"github.com/convoy-sh/convoy/internal/resolve"
 )
 
-// NewRequest turns a resolved release into the release engine's request,
-// its records labelled with the stack (StackLabel).
-func NewRequest(st *config.Stack, r *resolve.Release, forceConflicts bool) *release.Request {
+// ReleaseRequest turns a resolved release of stack into the release
+// engine's request, its records labelled with the stack
+// (release.StackLabel).
+func ReleaseRequest(stack string, r *resolve.Release, forceConflicts bool) *release.Request {
 	inst := r.Instance
-	wait := release.WaitNone
-	if inst.Wait {
-		wait = release.WaitReady
-		if inst.WaitForJobs {
-			wait = release.WaitReadyAndJobs
-		}
-	}
 	labels := maps.Clone(inst.Labels)
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[StackLabel] = st.Name
+	labels[release.StackLabel] = stack
 	return &release.Request{
 		Name:            inst.Name,
 		Namespace:       inst.Namespace,
 		Chart:           r.Chart,
 		Values:          r.Values,
 		CreateNamespace: inst.CreateNamespace,
-		Wait:            wait,
+		Wait:            waitMode(inst),
 		Timeout:         inst.Timeout,
 		Atomic:          inst.Atomic,
 		CleanupOnFail:   inst.CleanupOnFail,
@@ -40,4 +34,15 @@ func NewRequest(st *config.Stack, r *resolve.Release, forceConflicts bool) *rele
 		ForceConflicts:  forceConflicts,
 		Labels:          labels,
 	}
+}
+
+// waitMode is what a release waits for after applying.
+func waitMode(inst *config.ReleaseInstance) release.WaitMode {
+	switch {
+	case !inst.Wait:
+		return release.WaitNone
+	case inst.WaitForJobs:
+		return release.WaitReadyAndJobs
+	}
+	return release.WaitReady
 }

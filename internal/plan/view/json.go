@@ -1,9 +1,11 @@
-package plan
+package view
 
 import (
 	"encoding/json"
 	"io"
 	"time"
+
+	"github.com/convoy-sh/convoy/internal/plan"
 )
 
 // The --json document (docs/plan-json.md). Field names are snake_case and
@@ -33,7 +35,7 @@ type jsonRelease struct {
 	Name            string        `json:"name"`
 	Namespace       string        `json:"namespace"`
 	Cluster         string        `json:"cluster,omitempty"`
-	Action          Action        `json:"action"`
+	Action          plan.Action   `json:"action"`
 	DependsOn       []string      `json:"depends_on,omitempty"`
 	KnownAfterApply bool          `json:"known_after_apply,omitempty"`
 	Chart           jsonChart     `json:"chart"`
@@ -65,15 +67,15 @@ type jsonHook struct {
 }
 
 type jsonObject struct {
-	Ref        string        `json:"ref"`
-	APIVersion string        `json:"api_version"`
-	Kind       string        `json:"kind"`
-	Namespace  string        `json:"namespace,omitempty"`
-	Name       string        `json:"name"`
-	Action     ObjectAction  `json:"action"`
-	Template   string        `json:"template,omitempty"`
-	Reason     string        `json:"reason,omitempty"`
-	Changes    []*jsonChange `json:"changes,omitempty"`
+	Ref        string            `json:"ref"`
+	APIVersion string            `json:"api_version"`
+	Kind       string            `json:"kind"`
+	Namespace  string            `json:"namespace,omitempty"`
+	Name       string            `json:"name"`
+	Action     plan.ObjectAction `json:"action"`
+	Template   string            `json:"template,omitempty"`
+	Reason     string            `json:"reason,omitempty"`
+	Changes    []*jsonChange     `json:"changes,omitempty"`
 }
 
 type jsonDrift struct {
@@ -85,12 +87,12 @@ type jsonDrift struct {
 }
 
 type jsonChange struct {
-	Path      string   `json:"path"`
-	Op        FieldOp  `json:"op"`
-	Before    any      `json:"before,omitempty"`
-	After     any      `json:"after,omitempty"`
-	Sensitive bool     `json:"sensitive,omitempty"`
-	Lines     []string `json:"lines,omitempty"`
+	Path      string       `json:"path"`
+	Op        plan.FieldOp `json:"op"`
+	Before    any          `json:"before,omitempty"`
+	After     any          `json:"after,omitempty"`
+	Sensitive bool         `json:"sensitive,omitempty"`
+	Lines     []string     `json:"lines,omitempty"`
 }
 
 type jsonObserved struct {
@@ -98,7 +100,7 @@ type jsonObserved struct {
 	LastStatus   string `json:"last_status,omitempty"`
 }
 
-func jsonChanges(d *Diff) []*jsonChange {
+func jsonChanges(d *plan.Diff) []*jsonChange {
 	if d == nil {
 		return nil
 	}
@@ -109,19 +111,19 @@ func jsonChanges(d *Diff) []*jsonChange {
 	return out
 }
 
-func jsonRef(c *ChartRef) *jsonChartRef {
+func jsonRef(c *plan.ChartRef) *jsonChartRef {
 	if c == nil {
 		return nil
 	}
 	return &jsonChartRef{Name: c.Name, Version: c.Version, AppVersion: c.AppVersion}
 }
 
-// RenderJSON writes the plan as the documented JSON document
+// JSON writes the plan as the documented JSON document
 // (docs/plan-json.md). Sensitive values are masked.
-func RenderJSON(w io.Writer, p *Plan) error {
+func JSON(w io.Writer, p *plan.Plan) error {
 	s := p.Summary()
 	out := jsonPlan{
-		FormatVersion: FormatVersion, Stack: p.Stack, ConfigHash: p.ConfigHash, CreatedAt: p.CreatedAt,
+		FormatVersion: plan.FormatVersion, Stack: p.Stack, ConfigHash: p.ConfigHash, CreatedAt: p.CreatedAt,
 		Targets: p.Targets, IncludeDeps: p.IncludeDeps, HasChanges: p.HasChanges(),
 		Summary:  jsonSummary{Install: s.Install, Upgrade: s.Upgrade, Uninstall: s.Uninstall, Unchanged: s.Unchanged, DriftedObjects: s.Drifted},
 		Releases: []*jsonRelease{},
@@ -147,7 +149,7 @@ func RenderJSON(w io.Writer, p *Plan) error {
 		}
 		out.Releases = append(out.Releases, jr)
 	}
-	redactJSON(&out, p.redactor())
+	redactJSON(&out, p.Redactor())
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return err
@@ -159,30 +161,30 @@ func RenderJSON(w io.Writer, p *Plan) error {
 // redactJSON masks sensitive strings in every string value of the
 // document, never in its keys: consumers keep a valid schema even when a
 // sensitive value is a common word.
-func redactJSON(out *jsonPlan, red *redactor) {
+func redactJSON(out *jsonPlan, red *plan.Redactor) {
 	changes := func(cs []*jsonChange) {
 		for _, c := range cs {
-			c.Path = red.text(c.Path)
-			c.Before, c.After = red.value(c.Before), red.value(c.After)
+			c.Path = red.Text(c.Path)
+			c.Before, c.After = red.Value(c.Before), red.Value(c.After)
 			for i, l := range c.Lines {
-				c.Lines[i] = red.text(l)
+				c.Lines[i] = red.Text(l)
 			}
 		}
 	}
 	for _, r := range out.Releases {
 		changes(r.Values)
 		for i, w := range r.Warnings {
-			r.Warnings[i] = red.text(w)
+			r.Warnings[i] = red.Text(w)
 		}
 		for i := range r.Hooks {
-			r.Hooks[i].Name = red.text(r.Hooks[i].Name)
+			r.Hooks[i].Name = red.Text(r.Hooks[i].Name)
 		}
 		for _, o := range r.Objects {
-			o.Ref, o.Name, o.Reason = red.text(o.Ref), red.text(o.Name), red.text(o.Reason)
+			o.Ref, o.Name, o.Reason = red.Text(o.Ref), red.Text(o.Name), red.Text(o.Reason)
 			changes(o.Changes)
 		}
 		for _, d := range r.Drift {
-			d.Ref, d.Note = red.text(d.Ref), red.text(d.Note)
+			d.Ref, d.Note = red.Text(d.Ref), red.Text(d.Note)
 			changes(d.Changes)
 		}
 	}

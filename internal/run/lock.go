@@ -1,4 +1,4 @@
-package apply
+package run
 
 import (
 	"context"
@@ -156,8 +156,9 @@ func (l *Lock) Release(ctx context.Context) error {
 	return err
 }
 
-// ForceUnlock removes a stack's lock whoever holds it, and says who did.
-func ForceUnlock(ctx context.Context, client kubernetes.Interface, stack string) (holder string, err error) {
+// ForceUnlockClient removes a stack's lock on one cluster whoever holds it, and
+// says who did.
+func ForceUnlockClient(ctx context.Context, client kubernetes.Interface, stack string) (holder string, err error) {
 	leases := client.CoordinationV1().Leases(LockNamespace)
 	cur, err := leases.Get(ctx, LockName(stack), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {

@@ -1,4 +1,7 @@
-package plan
+// Package view prints plans: text for terminals, JSON (docs/plan-json.md)
+// and markdown for pull-request comments. Renderers only walk the plan's
+// precomputed data; sensitive values are masked in all of them.
+package view
 
 import (
 	"bytes"
@@ -6,71 +9,37 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/convoy-sh/convoy/internal/plan"
 )
 
-// Summary counts a plan's actions.
-type Summary struct {
-	Install, Upgrade, Uninstall, Unchanged int
-	// Drifted counts live objects that differ from what convoy applied.
-	Drifted int
-}
+var actionSymbol = map[plan.Action]string{plan.ActionInstall: "+", plan.ActionUpgrade: "~", plan.ActionUninstall: "-", plan.ActionNoOp: "="}
 
-// Summary counts the plan's actions and drifted objects.
-func (p *Plan) Summary() Summary {
-	var s Summary
-	for _, r := range p.Releases {
-		switch r.Action {
-		case ActionInstall:
-			s.Install++
-		case ActionUpgrade:
-			s.Upgrade++
-		case ActionUninstall:
-			s.Uninstall++
-		case ActionNoOp:
-			s.Unchanged++
-		}
-		s.Drifted += len(r.Drift)
-	}
-	return s
-}
+var objectSymbol = map[plan.ObjectAction]string{plan.ObjectCreate: "+", plan.ObjectUpdate: "~", plan.ObjectDelete: "-", plan.ObjectReplace: "-/+", plan.ObjectNoOp: "="}
 
-func (s Summary) String() string {
-	line := fmt.Sprintf("Plan: %d to install, %d to upgrade, %d to uninstall, %d unchanged.", s.Install, s.Upgrade, s.Uninstall, s.Unchanged)
-	if s.Drifted > 0 {
-		line += fmt.Sprintf(" Drift: %d %s.", s.Drifted, plural(s.Drifted, "object", "objects"))
-	}
-	return line
-}
+var opSymbol = map[plan.FieldOp]string{plan.FieldAdd: "+", plan.FieldRemove: "-", plan.FieldChange: "~"}
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-var actionSymbol = map[Action]string{ActionInstall: "+", ActionUpgrade: "~", ActionUninstall: "-", ActionNoOp: "="}
-
-var objectSymbol = map[ObjectAction]string{ObjectCreate: "+", ObjectUpdate: "~", ObjectDelete: "-", ObjectReplace: "-/+", ObjectNoOp: "="}
-
-var opSymbol = map[FieldOp]string{FieldAdd: "+", FieldRemove: "-", FieldChange: "~"}
-
-// RenderText writes the plan for a terminal. Sensitive values are masked.
-func RenderText(w io.Writer, p *Plan) error {
+// Text writes the plan for a terminal. Sensitive values are masked.
+func Text(w io.Writer, p *plan.Plan) error {
 	var b bytes.Buffer
 	writeText(&b, p)
-	_, err := io.WriteString(w, p.redactor().text(b.String()))
+	_, err := io.WriteString(w, p.Redactor().Text(b.String()))
 	return err
 }
 
-func writeText(b *bytes.Buffer, p *Plan) {
-	if !p.HasChanges() {
+func writeText(b *bytes.Buffer, p *plan.Plan) {
+	switch {
+	case p.Destroy && !p.HasChanges():
+		fmt.Fprintf(b, "Nothing to destroy: no release of stack %q is installed.\n\n", p.Stack)
+	case p.Destroy:
+		fmt.Fprintf(b, "convoy will destroy stack %q:\n\n", p.Stack)
+	case !p.HasChanges():
 		fmt.Fprintf(b, "No changes. Stack %q matches the cluster.\n\n", p.Stack)
-	} else {
+	default:
 		fmt.Fprintf(b, "convoy will perform these actions on stack %q:\n\n", p.Stack)
 	}
 	for _, r := range p.Releases {
-		if r.Action == ActionNoOp {
+		if r.Action == plan.ActionNoOp {
 			continue
 		}
 		writeRelease(b, r)
@@ -102,7 +71,7 @@ func writeText(b *bytes.Buffer, p *Plan) {
 	b.WriteString(p.Summary().String() + "\n")
 }
 
-func writeDrift(b *bytes.Buffer, r *ReleaseChange) {
+func writeDrift(b *bytes.Buffer, r *plan.ReleaseChange) {
 	for _, d := range r.Drift {
 		fmt.Fprintf(b, "  %s: %s\n", r.Addr, d.Ref)
 		if d.Missing {
@@ -120,7 +89,7 @@ func writeDrift(b *bytes.Buffer, r *ReleaseChange) {
 	}
 }
 
-func writeRelease(b *bytes.Buffer, r *ReleaseChange) {
+func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange) {
 	fmt.Fprintf(b, "  %s %s (%s) namespace %s", actionSymbol[r.Action], r.Addr, r.Action, r.Namespace)
 	if r.Cluster != "" {
 		fmt.Fprintf(b, ", cluster %s", r.Cluster)
@@ -146,7 +115,7 @@ func writeRelease(b *bytes.Buffer, r *ReleaseChange) {
 		fmt.Fprintf(b, "      hook %s: %s %s\n", strings.Join(h.Events, ","), h.Kind, h.Name)
 	}
 	for _, o := range r.Objects {
-		if o.Action == ObjectNoOp && o.Reason == "" {
+		if o.Action == plan.ObjectNoOp && o.Reason == "" {
 			continue
 		}
 		fmt.Fprintf(b, "      %s %s", objectSymbol[o.Action], o.Ref)
@@ -154,13 +123,13 @@ func writeRelease(b *bytes.Buffer, r *ReleaseChange) {
 			fmt.Fprintf(b, " (%s)", o.Reason)
 		}
 		b.WriteString("\n")
-		if o.Action == ObjectUpdate || o.Action == ObjectReplace {
+		if o.Action == plan.ObjectUpdate || o.Action == plan.ObjectReplace {
 			writeDiff(b, o.Diff, "          ")
 		}
 	}
 }
 
-func writeDiff(b *bytes.Buffer, d *Diff, indent string) {
+func writeDiff(b *bytes.Buffer, d *plan.Diff, indent string) {
 	if d == nil {
 		return
 	}
@@ -175,9 +144,9 @@ func writeDiff(b *bytes.Buffer, d *Diff, indent string) {
 			for _, l := range c.Lines {
 				fmt.Fprintf(b, "%s    %s\n", indent, l)
 			}
-		case c.Op == FieldAdd:
+		case c.Op == plan.FieldAdd:
 			fmt.Fprintf(b, "%s+ %s: %s\n", indent, path, formatValue(c.After))
-		case c.Op == FieldRemove:
+		case c.Op == plan.FieldRemove:
 			fmt.Fprintf(b, "%s- %s: %s\n", indent, path, formatValue(c.Before))
 		default:
 			fmt.Fprintf(b, "%s~ %s: %s → %s\n", indent, path, formatValue(c.Before), formatValue(c.After))
@@ -187,7 +156,7 @@ func writeDiff(b *bytes.Buffer, d *Diff, indent string) {
 
 // formatValue prints a value compactly: strings quoted, structures as JSON.
 func formatValue(v any) string {
-	if s, ok := v.(string); ok && s == SensitivePlaceholder {
+	if s, ok := v.(string); ok && s == plan.SensitivePlaceholder {
 		return s
 	}
 	b, err := json.Marshal(v)
@@ -201,10 +170,10 @@ func formatValue(v any) string {
 	return string(b)
 }
 
-// RenderMarkdown writes a summary fit for a pull-request comment: the
+// Markdown writes a summary fit for a pull-request comment: the
 // summary line, a table of releases, and each changed release's diff in a
 // collapsed block.
-func RenderMarkdown(w io.Writer, p *Plan) error {
+func Markdown(w io.Writer, p *plan.Plan) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "### convoy plan: stack `%s`\n\n**%s**\n\n", p.Stack, p.Summary())
 	if len(p.Releases) > 0 {
@@ -222,10 +191,10 @@ func RenderMarkdown(w io.Writer, p *Plan) error {
 			objs := "-"
 			if r.KnownAfterApply {
 				objs = "(known after apply)"
-			} else if r.Action != ActionNoOp {
+			} else if r.Action != plan.ActionNoOp {
 				n := 0
 				for _, o := range r.Objects {
-					if o.Action != ObjectNoOp {
+					if o.Action != plan.ObjectNoOp {
 						n++
 					}
 				}
@@ -236,7 +205,7 @@ func RenderMarkdown(w io.Writer, p *Plan) error {
 		b.WriteString("\n")
 	}
 	for _, r := range p.Releases {
-		if r.Action == ActionNoOp && len(r.Drift) == 0 {
+		if r.Action == plan.ActionNoOp && len(r.Drift) == 0 {
 			continue
 		}
 		var d bytes.Buffer
@@ -256,7 +225,7 @@ func RenderMarkdown(w io.Writer, p *Plan) error {
 	if len(warn) > 0 {
 		b.WriteString("**Warnings**\n\n" + strings.Join(warn, "\n") + "\n")
 	}
-	_, err := io.WriteString(w, p.redactor().text(b.String()))
+	_, err := io.WriteString(w, p.Redactor().Text(b.String()))
 	return err
 }
 

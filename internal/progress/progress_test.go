@@ -1,4 +1,4 @@
-package apply
+package progress
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/apply"
 	"github.com/convoy-sh/convoy/internal/release"
 )
 
@@ -29,7 +30,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-var rows = []Row{{ID: "release.db", Namespace: "data", Name: "db"}, {ID: "release.web", Namespace: "shop", Name: "web"}}
+var rows = []apply.Row{{ID: "release.db", Namespace: "data", Name: "db"}, {ID: "release.web", Namespace: "shop", Name: "web"}}
 
 func TestLiveViewRedrawsOneLinePerRelease(t *testing.T) {
 	var buf syncBuffer
@@ -40,7 +41,7 @@ func TestLiveViewRedrawsOneLinePerRelease(t *testing.T) {
 	if !strings.Contains(buf.String(), "release.db   waiting: waiting for 2 objects to be ready") {
 		t.Fatalf("live view lacks db's phase:\n%q", buf.String())
 	}
-	l.Finished("release.db", Outcome{Status: Failed, Duration: 1500 * time.Millisecond, Err: errors.New("x")})
+	l.Finished("release.db", apply.Outcome{Status: apply.Failed, Duration: 1500 * time.Millisecond, Err: errors.New("x")})
 	l.Skipped("release.web", "dependency release.db failed")
 	l.Close()
 	out := buf.String()

@@ -1,4 +1,7 @@
-package plan
+// Package planfile saves a plan with everything apply needs, reads it
+// back, and verifies that what the plan observed still holds (Verify,
+// VerifyConfig), so that a stale plan is never applied.
+package planfile
 
 import (
 	"bytes"
@@ -18,12 +21,19 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/safefile"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // fileKind marks a convoy plan file.
 const fileKind = "convoy-plan"
+
+// FileFormatVersion is the version of the plan file's layout, apart from
+// the --json schema (plan.FormatVersion): it changes when a file written
+// by one convoy cannot be applied by another.
+const FileFormatVersion = 2
 
 // planFile is the saved plan: JSON, mode 0600.
 type planFile struct {
@@ -32,25 +42,14 @@ type planFile struct {
 	// SensitiveValues says that the file holds sensitive values unmasked
 	// (apply needs them): keep it as secret as the values themselves.
 	SensitiveValues bool `json:",omitempty"`
-	Plan            *Plan
+	Plan            *plan.Plan
 }
 
-// HasSensitive reports whether any release of the plan holds sensitive
-// values.
-func (p *Plan) HasSensitive() bool {
-	for _, r := range p.Releases {
-		if len(r.Sensitive) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// WriteFile saves the plan with everything apply needs (rendered output,
+// Write saves the plan with everything apply needs (rendered output,
 // values, requests, observations) to path, readable only by its owner
 // (mode 0600): it holds values unmasked, sensitive ones included.
-func (p *Plan) WriteFile(path string) error {
-	b, err := json.Marshal(planFile{Kind: fileKind, FormatVersion: p.FormatVersion, SensitiveValues: p.HasSensitive(), Plan: p})
+func Write(path string, p *plan.Plan) error {
+	b, err := json.Marshal(planFile{Kind: fileKind, FormatVersion: FileFormatVersion, SensitiveValues: p.HasSensitive(), Plan: p})
 	if err != nil {
 		return fmt.Errorf("encode plan: %w", err)
 	}
@@ -77,9 +76,9 @@ func (p *Plan) WriteFile(path string) error {
 	return nil
 }
 
-// ReadFile reads a plan saved by WriteFile. Numbers in values keep their
+// Read reads a plan saved by Write. Numbers in values keep their
 // exact form.
-func ReadFile(path string) (*Plan, error) {
+func Read(path string) (*plan.Plan, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read plan: %w", err)
@@ -88,7 +87,7 @@ func ReadFile(path string) (*Plan, error) {
 	return readPlan(f, path)
 }
 
-func readPlan(r io.Reader, name string) (*Plan, error) {
+func readPlan(r io.Reader, name string) (*plan.Plan, error) {
 	dec := json.NewDecoder(r)
 	dec.UseNumber()
 	var pf planFile
@@ -98,8 +97,8 @@ func readPlan(r io.Reader, name string) (*Plan, error) {
 	if pf.Kind != fileKind || pf.Plan == nil {
 		return nil, fmt.Errorf("%s is not a convoy plan file", name)
 	}
-	if pf.FormatVersion != FormatVersion || pf.Plan.FormatVersion != FormatVersion {
-		return nil, fmt.Errorf("%s is a plan of format version %d; this convoy reads version %d: run convoy plan again", name, pf.FormatVersion, FormatVersion)
+	if pf.FormatVersion != FileFormatVersion || pf.Plan.FormatVersion != plan.FormatVersion {
+		return nil, fmt.Errorf("%s is a plan file of format version %d; this convoy reads version %d: run convoy plan again", name, pf.FormatVersion, FileFormatVersion)
 	}
 	return pf.Plan, nil
 }
@@ -126,7 +125,7 @@ func ConfigHash(cfg *config.Config, opts config.EvalOptions) (string, error) {
 	}
 	// The lock file pins the charts of repository releases: a plan made
 	// before `convoy init --upgrade` is stale after it.
-	switch lock, err := os.ReadFile(filepath.Join(cfg.Dir, config.LockFileName)); {
+	switch lock, err := (safefile.Dir{Path: cfg.Dir, Desc: "the stack directory"}).Read(config.LockFileName, 16<<20); {
 	case err == nil:
 		write("lock", string(lock))
 	case !errors.Is(err, fs.ErrNotExist):
@@ -167,7 +166,7 @@ func (e *StaleError) Error() string {
 
 // VerifyConfig refuses a plan computed from another stack configuration
 // (hash from ConfigHash).
-func (p *Plan) VerifyConfig(hash string) error {
+func VerifyConfig(p *plan.Plan, hash string) error {
 	if p.ConfigHash != hash {
 		return &StaleError{Changes: []string{fmt.Sprintf("the stack configuration (files or variable values) changed since the plan was made (%s, now %s)", short(p.ConfigHash), short(hash))}}
 	}
@@ -187,7 +186,7 @@ func short(h string) string {
 // not count: an object whose resourceVersion moved is compared on the fields
 // the saved revision applies.
 // It returns a *StaleError naming every change.
-func (p *Plan) Verify(ctx context.Context, engineFor func(cluster string) (*release.Engine, error)) error {
+func Verify(ctx context.Context, p *plan.Plan, engineFor func(cluster string) (*release.Engine, error)) error {
 	var stale []string
 	histories := map[string]map[string][]*release.Release{}
 	for _, r := range p.Releases {
@@ -207,8 +206,8 @@ func (p *Plan) Verify(ctx context.Context, engineFor func(cluster string) (*rele
 			stale = append(stale, msg)
 		}
 		shapes := savedShapes(eng.Kube(), r)
-		for _, refStr := range slices.Sorted(maps.Keys(r.Observed.ObjectVersions)) {
-			msg, err := objectMoved(ctx, eng.Kube(), r, refStr, shapes[refStr])
+		for _, ob := range r.Observed.Objects {
+			msg, err := objectMoved(ctx, eng.Kube(), ob, shapes[ob.Ref])
 			if err != nil {
 				return fmt.Errorf("verify the plan: %w", err)
 			}
@@ -223,7 +222,7 @@ func (p *Plan) Verify(ctx context.Context, engineFor func(cluster string) (*rele
 	return nil
 }
 
-func revisionChange(r *ReleaseChange, hist []*release.Release) string {
+func revisionChange(r *plan.ReleaseChange, hist []*release.Release) string {
 	rev, status := 0, ""
 	if len(hist) > 0 {
 		last := hist[len(hist)-1]
@@ -247,8 +246,8 @@ func revisionChange(r *ReleaseChange, hist []*release.Release) string {
 // savedShapes are the objects the saved rendering applies, by reference,
 // with the ownership metadata apply adds (what shapeHash was computed
 // against).
-func savedShapes(kc *kube.Client, r *ReleaseChange) map[string]map[string]any {
-	out := map[string]map[string]any{}
+func savedShapes(kc *kube.Client, r *plan.ReleaseChange) map[kube.Ref]map[string]any {
+	out := map[kube.Ref]map[string]any{}
 	if r.Saved == nil || r.Saved.Rendered == nil {
 		return out
 	}
@@ -258,65 +257,39 @@ func savedShapes(kc *kube.Client, r *ReleaseChange) map[string]map[string]any {
 			continue // kinds not served yet: compared by content
 		}
 		for _, o := range release.WithOwnership(objs, r.Name, r.Namespace) {
-			out[kube.RefOf(o).String()] = o.Object
+			out[kube.RefOf(o)] = o.Object
 		}
 	}
 	return out
 }
 
-func objectMoved(ctx context.Context, kc *kube.Client, r *ReleaseChange, refStr string, shape map[string]any) (string, error) {
-	ref, err := parseRef(refStr)
-	if err != nil {
-		return "", err
-	}
-	want := r.Observed.ObjectVersions[refStr]
-	live, err := kc.Get(ctx, ref)
+func objectMoved(ctx context.Context, kc *kube.Client, ob plan.ObservedObject, shape map[string]any) (string, error) {
+	want := ob.ResourceVersion
+	live, err := kc.Get(ctx, ob.Ref)
 	switch {
 	case apierrors.IsNotFound(err):
 		if want == "" {
 			return "", nil
 		}
-		return fmt.Sprintf("%s was deleted since the plan", refStr), nil
+		return fmt.Sprintf("%s was deleted since the plan", ob.Ref), nil
 	case err != nil:
 		return "", err
 	case want == "":
-		return fmt.Sprintf("%s was created since the plan", refStr), nil
+		return fmt.Sprintf("%s was created since the plan", ob.Ref), nil
 	case live.GetResourceVersion() == want:
 		return "", nil
 	}
-	if want := r.Observed.ObjectHashes[refStr]; want != "" {
-		got := contentHash(live)
-		if strings.HasPrefix(want, shapePrefix) && shape != nil {
-			got = shapeHash(live, shape)
+	if ob.Hash != "" {
+		got := plan.ContentHash(live)
+		if strings.HasPrefix(ob.Hash, plan.ShapePrefix) && shape != nil {
+			got = plan.ShapeHash(live, shape)
 		}
-		if got == want {
+		if got == ob.Hash {
 			return "", nil // nothing apply touches changed: status, bookkeeping, others' fields
 		}
 	}
-	return fmt.Sprintf("%s was edited since the plan (resourceVersion %s, now %s)", refStr, want, live.GetResourceVersion()), nil
+	return fmt.Sprintf("%s was edited since the plan (resourceVersion %s, now %s)", ob.Ref, want, live.GetResourceVersion()), nil
 }
 
-// parseRef reads kube.Ref.String(): "apps/v1 Deployment ns/name".
-func parseRef(s string) (kube.Ref, error) {
-	parts := strings.Fields(s)
-	if len(parts) != 3 {
-		return kube.Ref{}, fmt.Errorf("bad object reference %q in plan", s)
-	}
-	var ref kube.Ref
-	gv := parts[0]
-	if g, v, ok := strings.Cut(gv, "/"); ok {
-		ref.Group, ref.Version = g, v
-	} else {
-		ref.Version = gv
-	}
-	ref.Kind = parts[1]
-	if ns, name, ok := strings.Cut(parts[2], "/"); ok {
-		ref.Namespace, ref.Name = ns, name
-	} else {
-		ref.Name = parts[2]
-	}
-	return ref, nil
-}
-
-// readPlanBytes is ReadFile for tests.
-func readPlanBytes(b []byte) (*Plan, error) { return readPlan(bytes.NewReader(b), "plan") }
+// readPlanBytes is Read for tests.
+func readPlanBytes(b []byte) (*plan.Plan, error) { return readPlan(bytes.NewReader(b), "plan") }

@@ -1,18 +1,16 @@
-package main
+package textdiff
 
 import (
 	"fmt"
 	"strings"
-
-	"github.com/convoy-sh/convoy/internal/textdiff"
 )
 
-// unifiedDiff renders a unified diff (3 lines of context) between two
+// Unified renders a unified diff (3 lines of context) between two
 // texts, for `fmt --diff`. It uses a longest-common-subsequence table, which
 // is fine for hand-written configuration; beyond maxDiffCells it falls back
 // to replacing the whole file.
-func unifiedDiff(name, a, b string) string {
-	ops := textdiff.Lines(a, b, 16<<20)
+func Unified(name, a, b string) string {
+	ops := Lines(a, b, 16<<20)
 
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "--- %s\n+++ %s (formatted)\n", name, name)

@@ -1,0 +1,48 @@
+// Package plantest holds plans for the tests of the plan packages.
+package plantest
+
+import (
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/plan"
+)
+
+// Sample is a plan that exercises every part of the renderers.
+func Sample() *plan.Plan {
+	app := &plan.ChartRef{Name: "app", Version: "1.2.0", AppVersion: "2.0"}
+	return &plan.Plan{
+		FormatVersion: plan.FormatVersion, Stack: "shop", ConfigHash: "sha256:0123", CreatedAt: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC),
+		Releases: []*plan.ReleaseChange{
+			{
+				Addr: "release.db", Name: "db", Namespace: "shop", Action: plan.ActionInstall, Chart: plan.ChartChange{After: app},
+				Values:    plan.Compare(map[string]any{}, map[string]any{"password": "hunter2-canary", "size": int64(10)}),
+				Hooks:     []plan.HookRun{{Name: "db-init", Kind: "Job", Path: "app/templates/init.yaml", Events: []string{"post-install"}}},
+				Objects:   []*plan.ObjectChange{{Ref: "v1 Secret shop/db-auth", APIVersion: "v1", Kind: "Secret", Namespace: "shop", Name: "db-auth", Action: plan.ObjectCreate}},
+				Sensitive: []string{"hunter2-canary"},
+			},
+			{
+				Addr: `release.api["eu"]`, Name: "api-eu", Namespace: "shop", Action: plan.ActionUpgrade, DependsOn: []string{"release.db"},
+				Chart:  plan.ChartChange{Before: &plan.ChartRef{Name: "app", Version: "1.1.0"}, After: app},
+				Values: plan.Compare(map[string]any{"replicas": int64(2)}, map[string]any{"replicas": int64(3)}),
+				Objects: []*plan.ObjectChange{
+					{Ref: "v1 ConfigMap shop/api-eu", APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "api-eu", Action: plan.ObjectUpdate, Template: "app/templates/cm.yaml",
+						Diff: plan.Compare(map[string]any{"data": map[string]any{"app.conf": "a = 1\nb = 2\n"}}, map[string]any{"data": map[string]any{"app.conf": "a = 1\nb = 3\n"}})},
+					{Ref: "apps/v1 Deployment shop/api-eu", APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "api-eu", Action: plan.ObjectUpdate,
+						Diff: plan.Compare(map[string]any{"spec": map[string]any{"replicas": int64(2)}}, map[string]any{"spec": map[string]any{"replicas": int64(3)}})},
+					{Ref: "batch/v1 Job shop/migrate", APIVersion: "batch/v1", Kind: "Job", Namespace: "shop", Name: "migrate", Action: plan.ObjectReplace, Reason: "spec.template: field is immutable",
+						Diff: plan.Compare(map[string]any{"spec": map[string]any{"image": "m:1"}}, map[string]any{"spec": map[string]any{"image": "m:2"}})},
+					{Ref: "v1 Service shop/api-eu", APIVersion: "v1", Kind: "Service", Namespace: "shop", Name: "api-eu", Action: plan.ObjectNoOp},
+					{Ref: "v1 ConfigMap shop/old", APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "old", Action: plan.ObjectDelete},
+				},
+				Drift: []*plan.ObjectDrift{{Ref: "apps/v1 Deployment shop/api-eu", Corrected: false, Note: `fields are owned by field manager "kubectl" (.spec.replicas): apply fails with a conflict unless --force-conflicts is given`,
+					Diff: plan.Compare(map[string]any{"spec": map[string]any{"replicas": int64(2)}}, map[string]any{"spec": map[string]any{"replicas": int64(5)}})}},
+				Observed: plan.Observed{LastRevision: 4, LastStatus: "deployed"},
+			},
+			{Addr: "release.web", Name: "web", Namespace: "shop", Action: plan.ActionUpgrade, KnownAfterApply: true, Chart: plan.ChartChange{Before: app}, DependsOn: []string{`release.api["eu"]`}},
+			{Addr: "release.cache", Name: "cache", Namespace: "shop", Action: plan.ActionNoOp, Chart: plan.ChartChange{Before: app, After: app}},
+			{Addr: "removed:shop/legacy", Name: "legacy", Namespace: "shop", Action: plan.ActionUninstall, Chart: plan.ChartChange{Before: app},
+				Objects:  []*plan.ObjectChange{{Ref: "v1 ConfigMap shop/legacy", APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "legacy", Action: plan.ObjectDelete}},
+				Warnings: []string{"the recorded manifest mentions hunter2-canary"}},
+		},
+	}
+}

@@ -1,0 +1,49 @@
+package plan
+
+import "fmt"
+
+// Summary counts a plan's actions.
+type Summary struct {
+	Install, Upgrade, Uninstall, Unchanged int
+	// Drifted counts live objects that differ from what convoy applied.
+	Drifted int
+	// Destroy: the plan of convoy destroy, which only uninstalls.
+	Destroy bool
+}
+
+// Summary counts the plan's actions and drifted objects.
+func (p *Plan) Summary() Summary {
+	s := Summary{Destroy: p.Destroy}
+	for _, r := range p.Releases {
+		switch r.Action {
+		case ActionInstall:
+			s.Install++
+		case ActionUpgrade:
+			s.Upgrade++
+		case ActionUninstall:
+			s.Uninstall++
+		case ActionNoOp:
+			s.Unchanged++
+		}
+		s.Drifted += len(r.Drift)
+	}
+	return s
+}
+
+func (s Summary) String() string {
+	if s.Destroy {
+		return fmt.Sprintf("Plan: %d to uninstall.", s.Uninstall)
+	}
+	line := fmt.Sprintf("Plan: %d to install, %d to upgrade, %d to uninstall, %d unchanged.", s.Install, s.Upgrade, s.Uninstall, s.Unchanged)
+	if s.Drifted > 0 {
+		line += fmt.Sprintf(" Drift: %d %s.", s.Drifted, plural(s.Drifted, "object", "objects"))
+	}
+	return line
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,88 @@
+package view
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/plan/plantest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func TestRenderGolden(t *testing.T) {
+	p := plantest.Sample()
+	for _, r := range p.Releases {
+		plan.MaskValues(r.Values, plan.NewRedactor(r.Sensitive))
+	}
+	for name, render := range map[string]func(*bytes.Buffer, *plan.Plan) error{
+		"plan.txt":  func(b *bytes.Buffer, p *plan.Plan) error { return Text(b, p) },
+		"plan.json": func(b *bytes.Buffer, p *plan.Plan) error { return JSON(b, p) },
+		"plan.md":   func(b *bytes.Buffer, p *plan.Plan) error { return Markdown(b, p) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := render(&b, p); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", "render", name)
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if b.String() != string(want) {
+				t.Fatalf("%s differs from the golden file:\n%s", name, b.String())
+			}
+			if bytes.Contains(b.Bytes(), []byte("hunter2-canary")) {
+				t.Fatalf("%s leaks the sensitive value", name)
+			}
+		})
+	}
+}
+
+func TestRenderTextMasksEveryOutput(t *testing.T) {
+	const canary = "canary-7f3a9"
+	p := &plan.Plan{FormatVersion: plan.FormatVersion, Stack: "s", Releases: []*plan.ReleaseChange{{
+		Addr: "release.a", Name: "a", Namespace: "n", Action: plan.ActionUpgrade, Sensitive: []string{canary},
+		Warnings: []string{"template said " + canary},
+		Objects:  []*plan.ObjectChange{{Ref: "v1 ConfigMap n/a", Action: plan.ObjectUpdate, Diff: &plan.Diff{Changes: []*plan.Change{{Path: "data.x", Op: plan.FieldChange, Before: "old", After: "pre-" + canary}}}}},
+	}}}
+	for name, render := range map[string]func(*bytes.Buffer, *plan.Plan) error{
+		"text":     func(b *bytes.Buffer, p *plan.Plan) error { return Text(b, p) },
+		"json":     func(b *bytes.Buffer, p *plan.Plan) error { return JSON(b, p) },
+		"markdown": func(b *bytes.Buffer, p *plan.Plan) error { return Markdown(b, p) },
+	} {
+		var b bytes.Buffer
+		if err := render(&b, p); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(b.String(), canary) || !strings.Contains(b.String(), plan.SensitivePlaceholder) {
+			t.Errorf("%s output leaks or does not mask:\n%s", name, b.String())
+		}
+	}
+	if err := p.RedactError(fmt.Errorf("failed with %s", canary)); strings.Contains(err.Error(), canary) {
+		t.Errorf("error leaks: %v", err)
+	}
+}
+
+func TestTextShowsMultilineChangesAsUnifiedDiffs(t *testing.T) {
+	d := plan.Compare(map[string]any{"conf": "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n"}, map[string]any{"conf": "a\nb\nc\nd\nE\nf\ng\nh\ni\nj\n"})
+	var b bytes.Buffer
+	writeDiff(&b, d, "")
+	if !strings.Contains(b.String(), "~ conf:\n") || !strings.Contains(b.String(), "    -e\n    +E\n") {
+		t.Fatalf("text:\n%s", b.String())
+	}
+}

@@ -1,0 +1,198 @@
+// Package progress shows a run's releases as they are applied: a live view
+// that redraws one line per release on a terminal, or plain timestamped
+// lines. Both implement apply.Progress.
+package progress
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/apply"
+	"github.com/convoy-sh/convoy/internal/release"
+)
+
+type rowState struct {
+	apply.Row
+	state   string
+	started time.Time
+	elapsed time.Duration
+	done    bool
+}
+
+type progressBase struct {
+	mu    *sync.Mutex
+	rows  []*rowState
+	byID  map[string]*rowState
+	byRel map[string]*rowState // namespace/name
+}
+
+func newBase(rows []apply.Row) progressBase {
+	b := progressBase{mu: &sync.Mutex{}, byID: map[string]*rowState{}, byRel: map[string]*rowState{}}
+	for _, r := range rows {
+		rs := &rowState{Row: r, state: "waiting"}
+		b.rows = append(b.rows, rs)
+		b.byID[r.ID] = rs
+		b.byRel[r.Namespace+"/"+r.Name] = rs
+	}
+	return b
+}
+
+// Lines is the plain view: one timestamped line per step.
+type Lines struct {
+	progressBase
+	w   io.Writer
+	now func() time.Time
+}
+
+// NewLines returns the plain view writing to w.
+func NewLines(w io.Writer, rows []apply.Row) *Lines {
+	return &Lines{progressBase: newBase(rows), w: w, now: time.Now}
+}
+
+func (l *Lines) line(id, msg string) {
+	fmt.Fprintf(l.w, "%s %s: %s\n", l.now().Format(time.RFC3339), id, msg)
+}
+
+// Event implements Progress.
+func (l *Lines) Event(ev release.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	id := ev.Namespace + "/" + ev.Release
+	if r := l.byRel[id]; r != nil {
+		id = r.ID
+	}
+	l.line(id, ev.Message)
+}
+
+// Started implements Progress.
+func (l *Lines) Started(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.line(id, "started")
+}
+
+// Finished implements Progress.
+func (l *Lines) Finished(id string, o apply.Outcome) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	msg := fmt.Sprintf("%s after %s", o.Status, o.Duration.Round(10*time.Millisecond))
+	if o.Err != nil {
+		msg += ": " + o.Err.Error()
+	}
+	l.line(id, msg)
+}
+
+// apply.Skipped implements Progress.
+func (l *Lines) Skipped(id, reason string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.line(id, "skipped: "+reason)
+}
+
+// Close implements Progress.
+func (l *Lines) Close() {}
+
+// Live is the terminal view: one line per release, redrawn in place.
+type Live struct {
+	progressBase
+	w      io.Writer
+	drawn  int
+	stop   chan struct{}
+	closed sync.WaitGroup
+}
+
+// NewLive starts the terminal view on w (a terminal).
+func NewLive(w io.Writer, rows []apply.Row) *Live {
+	l := &Live{progressBase: newBase(rows), w: w, stop: make(chan struct{})}
+	l.closed.Add(1)
+	go func() {
+		defer l.closed.Done()
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			l.draw()
+			select {
+			case <-l.stop:
+				l.draw()
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return l
+}
+
+func (l *Live) draw() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b strings.Builder
+	if l.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", l.drawn)
+	}
+	width := 0
+	for _, r := range l.rows {
+		width = max(width, len(r.ID))
+	}
+	for _, r := range l.rows {
+		el := r.elapsed
+		if !r.done && !r.started.IsZero() {
+			el = time.Since(r.started)
+		}
+		timing := ""
+		if el > 0 {
+			timing = fmt.Sprintf(" (%s)", el.Round(100*time.Millisecond))
+		}
+		fmt.Fprintf(&b, "\x1b[2K%-*s  %s%s\n", width, r.ID, r.state, timing)
+	}
+	l.drawn = len(l.rows)
+	_, _ = io.WriteString(l.w, b.String())
+}
+
+// Event implements Progress.
+func (l *Live) Event(ev release.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r := l.byRel[ev.Namespace+"/"+ev.Release]; r != nil && !r.done {
+		r.state = string(ev.Phase) + ": " + ev.Message
+	}
+}
+
+// Started implements Progress.
+func (l *Live) Started(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r := l.byID[id]; r != nil {
+		r.state, r.started = "starting", time.Now()
+	}
+}
+
+// Finished implements Progress.
+func (l *Live) Finished(id string, o apply.Outcome) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r := l.byID[id]; r != nil {
+		r.done, r.elapsed = true, o.Duration
+		r.state = "done"
+		if o.Status != apply.Succeeded {
+			r.state = string(o.Status)
+		}
+	}
+}
+
+// apply.Skipped implements Progress.
+func (l *Live) Skipped(id, reason string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r := l.byID[id]; r != nil {
+		r.done, r.state = true, "skipped ("+reason+")"
+	}
+}
+
+// Close implements Progress.
+func (l *Live) Close() {
+	close(l.stop)
+	l.closed.Wait()
+}

@@ -1,0 +1,219 @@
+package run
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/release"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// ClusterOptions choose the default cluster (for releases without a
+// cluster block) and tune every client.
+type ClusterOptions struct {
+	// Kubeconfig and Context are the default cluster's; "" means
+	// $KUBECONFIG (or ~/.kube/config) and its current context.
+	Kubeconfig string
+	Context    string
+	QPS        float32
+	Burst      int
+	// StorageDriver is where release records live: secret or configmap.
+	StorageDriver string
+	// Observer receives the release engines' steps (nil: none).
+	Observer func(release.Event)
+}
+
+// Clusters connects to the clusters of a run: each cluster block (and the
+// default cluster) is resolved once to what it connects to, and blocks that
+// reach the same API server share one engine, one set of records and one
+// lock. Connection failures are remembered, so a broken cluster is reported
+// once. Safe for concurrent use.
+type Clusters struct {
+	opts ClusterOptions
+
+	mu     sync.Mutex
+	byName map[string]*clusterEntry // block name; "" is the default cluster
+	byID   map[kube.ClusterID]*clusterEntry
+}
+
+type clusterEntry struct {
+	id  kube.ClusterID
+	eng *release.Engine
+	err error
+}
+
+// NewClusters returns the connections of one run.
+func NewClusters(opts ClusterOptions) *Clusters {
+	return &Clusters{opts: opts, byName: map[string]*clusterEntry{}, byID: map[kube.ClusterID]*clusterEntry{}}
+}
+
+// Engine returns the release engine of a cluster block (nil: the default
+// cluster).
+func (c *Clusters) Engine(ctx context.Context, spec *config.ClusterSpec) (*release.Engine, error) {
+	name := ""
+	if spec != nil {
+		name = spec.Name
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.byName[name]; ok {
+		return e.eng, e.err
+	}
+	e := c.connect(ctx, spec)
+	c.byName[name] = e
+	return e.eng, e.err
+}
+
+// connect resolves spec to its cluster and connects, unless a block
+// resolved earlier reaches the same cluster. Called with c.mu held.
+func (c *Clusters) connect(ctx context.Context, spec *config.ClusterSpec) *clusterEntry {
+	cfg, err := c.restConfig(spec)
+	if err != nil {
+		return &clusterEntry{err: &connectError{err: err}}
+	}
+	id := kube.ClusterIDOf(cfg)
+	if e, ok := c.byID[id]; ok {
+		return e
+	}
+	e := &clusterEntry{id: id}
+	c.byID[id] = e
+	driver, err := release.ParseStorageDriver(c.opts.StorageDriver)
+	if err != nil {
+		e.err = err
+		return e
+	}
+	eng, err := release.NewEngine(ctx, cfg, release.EngineOptions{
+		Kube:     kube.Options{QPS: c.opts.QPS, Burst: c.opts.Burst},
+		Driver:   driver,
+		Observer: c.opts.Observer,
+	})
+	if err != nil {
+		e.err = &connectError{err: fmt.Errorf("%s: %w", clusterDescription(spec), err)}
+		return e
+	}
+	e.eng = eng
+	return e
+}
+
+// connectError is a connection error shared by every release of that
+// cluster.
+type connectError struct{ err error }
+
+func (e *connectError) Error() string { return e.err.Error() }
+func (e *connectError) Unwrap() error { return e.err }
+
+// restConfig builds the client configuration of a cluster block (nil: the
+// default cluster from the options and environment).
+func (c *Clusters) restConfig(spec *config.ClusterSpec) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	path, ctxName := c.opts.Kubeconfig, c.opts.Context
+	if spec != nil {
+		path = cmp.Or(spec.Kubeconfig, path)
+		ctxName = cmp.Or(spec.Context, ctxName)
+	}
+	if path != "" {
+		p, err := config.ExpandHome(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", clusterDescription(spec), err)
+		}
+		rules.ExplicitPath = p
+	}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: ctxName}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		err = errors.New("no kubeconfig found: set $KUBECONFIG, pass --kubeconfig, or give the release a cluster block")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", clusterDescription(spec), err)
+	}
+	cfg.QPS, cfg.Burst = c.opts.QPS, c.opts.Burst
+	return cfg, nil
+}
+
+func clusterDescription(spec *config.ClusterSpec) string {
+	if spec == nil {
+		return "the default cluster"
+	}
+	return fmt.Sprintf("cluster %q (%s)", spec.Name, spec.DeclRange)
+}
+
+// Connected is one distinct cluster of a stack.
+type Connected struct {
+	ID     kube.ClusterID
+	Engine *release.Engine
+	// Names are the cluster blocks that reach it ("" is the default
+	// cluster), sorted.
+	Names []string
+}
+
+// Describe names the cluster for people: "the default cluster" or
+// `cluster "eu"`, with every block that reaches it.
+func (c Connected) Describe() string {
+	var parts []string
+	for _, n := range c.Names {
+		if n == "" {
+			parts = append(parts, "the default cluster")
+		} else {
+			parts = append(parts, fmt.Sprintf("cluster %q", n))
+		}
+	}
+	return joinAnd(parts)
+}
+
+// Stack connects to every cluster the stack uses, so that an unreachable
+// one is reported once, before any per-release work. The result has one
+// entry per distinct cluster, in a stable order.
+func (c *Clusters) Stack(ctx context.Context, st *config.Stack) ([]Connected, error) {
+	specs := st.UsedClusters()
+	byID := map[kube.ClusterID]*Connected{}
+	for _, name := range slices.Sorted(maps.Keys(specs)) {
+		eng, err := c.Engine(ctx, specs[name])
+		if err != nil {
+			return nil, err
+		}
+		id := eng.Kube().ClusterID()
+		if byID[id] == nil {
+			byID[id] = &Connected{ID: id, Engine: eng}
+		}
+		byID[id].Names = append(byID[id].Names, name)
+	}
+	out := make([]Connected, 0, len(byID))
+	for _, id := range slices.Sorted(maps.Keys(byID)) {
+		out = append(out, *byID[id])
+	}
+	return out, nil
+}
+
+// ByName returns the engine of a cluster block named in a saved plan
+// ("" is the default cluster).
+func (c *Clusters) ByName(ctx context.Context, st *config.Stack) func(string) (*release.Engine, error) {
+	return func(name string) (*release.Engine, error) {
+		if name == "" {
+			return c.Engine(ctx, nil)
+		}
+		spec := st.Clusters[name]
+		if spec == nil {
+			return nil, fmt.Errorf("the plan names cluster %q, which the stack does not define", name)
+		}
+		return c.Engine(ctx, spec)
+	}
+}
+
+func joinAnd(parts []string) string {
+	switch len(parts) {
+	case 0:
+		return ""
+	case 1:
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}

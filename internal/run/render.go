@@ -1,0 +1,91 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/resolve"
+)
+
+// RenderRequest says what to render offline and with which capabilities.
+type RenderRequest struct {
+	// Release renders only this release (address or Helm name); "" all.
+	Release     string
+	KubeVersion string
+	APIVersions []string
+}
+
+// Rendered is one release's output, or its error.
+type Rendered struct {
+	Instance *config.ReleaseInstance
+	Out      *chart.Rendered
+	Err      error
+}
+
+// Render renders releases of the stack offline, exactly as helm template
+// would: in parallel (at most GOMAXPROCS at once), each distinct chart
+// loaded once, results in the stack's release order.
+func Render(ctx context.Context, o Options, req RenderRequest) (*Loaded, []Rendered, error) {
+	if req.KubeVersion != "" {
+		if _, err := chart.ParseKubeVersion(req.KubeVersion); err != nil {
+			return nil, nil, fmt.Errorf("invalid kube version '%s': %w", req.KubeVersion, err)
+		}
+	}
+	ls, err := Load(ctx, o.Source, Evaluated)
+	if err != nil {
+		return ls, nil, err
+	}
+	releases := ls.Stack.Releases
+	if req.Release != "" {
+		r, err := ls.FindRelease(req.Release)
+		if err != nil {
+			return ls, nil, err
+		}
+		releases = []*config.ReleaseInstance{r}
+	}
+	charts := o.charts()
+	results := make([]Rendered, len(releases))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, r := range releases {
+		results[i].Instance = r
+		wg.Go(func() {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				results[i].Err = ctx.Err()
+				return
+			}
+			defer func() { <-sem }()
+			results[i].Out, results[i].Err = renderOne(charts, ls.Stack.Dir, r, req)
+		})
+	}
+	wg.Wait()
+	return ls, results, nil
+}
+
+func renderOne(charts *resolve.Charts, dir string, r *config.ReleaseInstance, req RenderRequest) (*chart.Rendered, error) {
+	rel, err := resolve.Resolve(charts, dir, r)
+	if err != nil {
+		if errors.Is(err, resolve.ErrUnknown) {
+			return nil, fmt.Errorf("values depend on attributes known only after apply: %w", err)
+		}
+		return nil, err
+	}
+	out, err := chart.Render(rel.Chart, chart.RenderOptions{
+		ReleaseName: r.Name,
+		Namespace:   r.Namespace,
+		KubeVersion: req.KubeVersion,
+		APIVersions: req.APIVersions,
+		UserValues:  rel.Values,
+	})
+	if err != nil {
+		return nil, errors.New(chart.HelmTemplateMessage(err))
+	}
+	return out, nil
+}
