@@ -3,9 +3,11 @@
 # two cores):
 #
 #   1. `convoy plan` of a 100-release stack (helm create's scaffold chart:
-#      Deployment, Service, ServiceAccount, test hook; 10 namespaces) with no
-#      changes, and with 10 releases changed: wall time and peak RSS
-#      (goals: <= 5 s, <= 300 MiB).
+#      Deployment, Service, ServiceAccount, test hook; 10 namespaces), 20 of
+#      whose releases read another release's outputs (revision, status,
+#      resources), with no changes (goal: <= 1.5 s, exit 0: no revision
+#      would be written) and with 10 releases changed: wall time and peak
+#      RSS (goals: <= 5 s, <= 300 MiB).
 #   2. `convoy apply` of 20 independent releases that each wait on a
 #      Deployment whose pods take 3 s to become ready (the devcluster's
 #      ready-after annotation), against the apply of one (goal: <= 2x the
@@ -24,10 +26,12 @@ work=$(mktemp -d)
 trap '"$work/devcluster" down --state "$work/dc" >/dev/null; rm -rf "$work"' EXIT
 export KUBECONFIG=$work/dc/kubeconfig
 
-# mkstack DIR NAME COUNT WAIT [READY_AFTER]: COUNT releases of the scaffold
-# chart, in 10 namespaces; the first var.changed of them get 2 replicas
-# instead of 1; pods become ready after READY_AFTER (default at once).
+# mkstack DIR NAME COUNT WAIT [READY_AFTER] [READERS]: COUNT releases of the
+# scaffold chart, in 10 namespaces; the first var.changed of them get 2
+# replicas instead of 1; pods become ready after READY_AFTER (default at
+# once). READERS of them (default 0) read the outputs of another release.
 mkstack() {
+  local readers=${6:-0}
   mkdir -p "$1"
   cat > "$1/stack.hcl" <<HCL
 stack "$2" {
@@ -38,7 +42,7 @@ variable "changed" {
   default = 0
 }
 release "app" {
-  count            = $3
+  count            = $3 - $readers
   name             = format("app-%03d", count.index)
   namespace        = "$2-\${count.index % 10}"
   create_namespace = true
@@ -46,6 +50,21 @@ release "app" {
   values = [{
     replicaCount   = count.index < var.changed ? 2 : 1
     podAnnotations = { "devcluster.convoy.dev/ready-after" = "${5:-0s}" }
+  }]
+  wait             = $4
+}
+release "reader" {
+  count            = $readers
+  name             = format("reader-%03d", count.index)
+  namespace        = "$2-\${count.index % 10}"
+  create_namespace = true
+  chart            = "$chart"
+  values = [{
+    podAnnotations = {
+      "upstream/revision" = tostring(release.app[count.index].revision)
+      "upstream/status"   = release.app[count.index].status
+      "upstream/objects"  = tostring(length(release.app[count.index].resources))
+    }
   }]
   wait             = $4
 }
@@ -67,12 +86,14 @@ measure() {
   echo "$1" > "$work/last"
 }
 
-mkstack "$work/big" bench "$n" false
-echo "setting up: applying $n releases ..."
+mkstack "$work/big" bench "$n" false 0s $(( n / 5 ))
+echo "setting up: applying $n releases ($(( n / 5 )) read another's outputs) ..."
 "$work/convoy" apply -C "$work/big" --auto-approve --no-progress -p 10 >/dev/null 2>"$work/setup.err" || { cat "$work/setup.err"; exit 1; }
 
-echo "== plan, $n releases (goals: <= 5 s, <= 300 MiB)"
+echo "== plan, $n releases (goals: no changes <= 1.5 s and exit 0; <= 5 s, <= 300 MiB)"
 measure "plan, no changes" "$work/convoy" plan -C "$work/big" --detailed-exitcode
+code=0; "$work/convoy" plan -C "$work/big" --detailed-exitcode >/dev/null 2>&1 || code=$?
+echo "plan, no changes: exit $code (0: nothing would be written)"
 measure "plan, 10 releases changed" "$work/convoy" plan -C "$work/big" --var changed=10 --detailed-exitcode
 
 echo "== apply, each release waits on a Deployment (goal: 20 <= 2x one)"

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
@@ -46,6 +47,35 @@ func (c *Client) Parse(manifest string, defaultNamespace string) ([]*unstructure
 			objs = append(objs, u)
 		}
 	}
+}
+
+// ParseUnmapped splits a manifest into objects like Parse, without the
+// RESTMapper: for kinds the cluster does not serve yet, whose scope is not
+// known. Objects keep the namespace they were given.
+func ParseUnmapped(manifest string) ([]*unstructured.Unstructured, error) {
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(manifest)))
+	var objs []*unstructured.Unstructured
+	for n := 1; ; n++ {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("manifest document %d: %w", n, err)
+		}
+		found, err := decodeDocument(doc)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", docName(n, doc), err)
+		}
+		objs = append(objs, found...)
+	}
+}
+
+// Served reports whether the cluster serves the kind (its API discovery
+// knows it; the mapper is refreshed once when it does not).
+func (c *Client) Served(gvk schema.GroupVersionKind) bool {
+	_, err := c.mapping(gvk)
+	return err == nil
 }
 
 // decodeDocument turns one YAML document into zero or more objects.

@@ -39,6 +39,12 @@ type Input struct {
 	ConfigHash string
 	// Request turns a resolved release into the release engine's request.
 	Request func(*resolve.Release) *release.Request
+	// Outputs reads what a release's expressions may reference of its
+	// dependencies from their deployed revisions and the live cluster
+	// (revision, status, resources). A release whose values read outputs of
+	// dependencies that this plan leaves unchanged is planned with them;
+	// nil: such releases are always known only after apply.
+	Outputs func(ctx context.Context, inst *config.ReleaseInstance) (map[config.ReleaseInstanceAddr]config.AppliedRelease, error)
 	// Destroy plans the uninstall of every release of the stack.
 	Destroy bool
 }
@@ -75,19 +81,27 @@ func Compute(ctx context.Context, in Input) (*Plan, error) {
 
 	changes := make([]*ReleaseChange, len(order))
 	errs := make([]error, len(order))
+	c.planned = map[config.ReleaseInstanceAddr]*plannedEntry{}
+	for _, addr := range order {
+		c.planned[addr] = &plannedEntry{done: make(chan struct{})}
+	}
 	var wg sync.WaitGroup
 	for i, addr := range order {
 		inst := st.Release(addr)
 		if inst == nil {
 			errs[i] = fmt.Errorf("%s: not in the stack", addr)
+			close(c.planned[addr].done)
 			continue
 		}
 		wg.Go(func() {
+			e := c.planned[addr]
+			defer close(e.done)
 			plan := c.release
 			if in.Destroy {
 				plan = c.destroy
 			}
 			rc, err := plan(ctx, inst)
+			e.change = rc
 			if err != nil {
 				red := NewRedactor(resolve.SensitiveValues(inst))
 				errs[i] = fmt.Errorf("%s: %w", addr, red.Err(err))
@@ -114,9 +128,18 @@ type computer struct {
 	in  Input
 	sem chan struct{}
 
+	// planned are the releases of this plan, done when planned: a release
+	// reading its dependencies' outputs waits for their plans.
+	planned map[config.ReleaseInstanceAddr]*plannedEntry
+
 	mu        sync.Mutex
 	histories map[string]*historyEntry // cluster ID, namespace
 	lists     map[string]*listEntry    // cluster ID, apiVersion, kind, namespace
+}
+
+type plannedEntry struct {
+	done   chan struct{}
+	change *ReleaseChange // nil when planning it failed
 }
 
 type listEntry struct {

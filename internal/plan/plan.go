@@ -73,6 +73,8 @@ type ReleaseChange struct {
 	Action  Action
 	// DependsOn are the addresses of the releases this one depends on.
 	DependsOn []string `json:",omitempty"`
+	// Reasons say why the release changes (empty for no-ops).
+	Reasons []Reason `json:",omitempty"`
 	// KnownAfterApply: the release's values depend on attributes of other
 	// releases known only after they are applied; it is rendered at apply
 	// time and Objects, Values and Saved are empty.
@@ -103,6 +105,36 @@ type ReleaseChange struct {
 	// occurrence is masked in every output.
 	Sensitive []string `json:",omitempty"`
 }
+
+// Reason is one reason why a release changes.
+type Reason struct {
+	Kind   ReasonKind
+	Detail string `json:",omitempty"`
+}
+
+func (r Reason) String() string {
+	if r.Detail == "" {
+		return string(r.Kind)
+	}
+	return string(r.Kind) + ": " + r.Detail
+}
+
+// ReasonKind names what makes a release change.
+type ReasonKind string
+
+// Reason kinds.
+const (
+	ReasonNew          ReasonKind = "new"               // not installed (or uninstalled)
+	ReasonChart        ReasonKind = "chart"             // the chart name or version
+	ReasonValues       ReasonKind = "values"            // the user-supplied values
+	ReasonManifest     ReasonKind = "manifest"          // the rendered objects
+	ReasonHooks        ReasonKind = "hooks"             // the hooks install/upgrade run
+	ReasonLastRevision ReasonKind = "last-revision"     // the newest record is not the deployed one
+	ReasonDrift        ReasonKind = "drift"             // live objects changed outside convoy
+	ReasonDependency   ReasonKind = "dependency-output" // values read outputs of changing releases
+	ReasonRemoved      ReasonKind = "removed"           // no longer in the stack's files
+	ReasonDestroy      ReasonKind = "destroy"           // convoy destroy
+)
 
 // ChartRef names a chart version.
 type ChartRef struct {

@@ -619,8 +619,14 @@ release "widget" {
 `, chartPath(t, "testdata", "charts", "widget"), ns))
 	p := e.mustPlan(nil)
 	w := p.Release("release.widget")
-	if w.Action != plan.ActionInstall || w.Saved == nil || len(w.Objects) != 0 || len(w.Warnings) != 1 || !strings.Contains(w.Warnings[0], "Widget") {
+	if w.Action != plan.ActionInstall || w.Saved == nil || len(w.Warnings) != 1 || !strings.Contains(w.Warnings[0], "Widget") {
 		t.Fatalf("widget: %+v", w)
+	}
+	// The object is listed, with its kind and what apply needs (issue #16:
+	// a release of an unknown kind used to show zero objects).
+	if len(w.Objects) != 1 || w.Objects[0].Action != plan.ObjectCreate || w.Objects[0].Kind != "Widget" ||
+		!strings.Contains(w.Objects[0].Reason, "not served") || !strings.Contains(w.Objects[0].Reason, "apply fails unless") {
+		t.Fatalf("widget objects: %+v", w.Objects)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/config"
@@ -41,15 +42,15 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	}
 	rc.Sensitive = resolve.SensitiveValues(inst) // the known part, for the unknown too
 	if !inst.Known {
-		rc.KnownAfterApply = true
-		rc.Action = ActionUpgrade
-		if last == nil || (last.Info.Status == release.StatusUninstalled && deployed == nil) {
-			rc.Action = ActionInstall
+		known, changed, err := c.withOutputs(ctx, inst)
+		if err != nil {
+			return nil, err
 		}
-		if last != nil && last.Info.Status.IsPending() {
-			return nil, &release.PendingError{Name: last.Name, Namespace: last.Namespace, Status: last.Info.Status, Revision: last.Version, Since: last.Info.LastDeployed}
+		if known == nil {
+			return c.knownAfterApply(rc, last, deployed, changed)
 		}
-		return rc, nil
+		inst = known
+		rc.Sensitive = resolve.SensitiveValues(inst)
 	}
 
 	r, err := resolve.Resolve(c.in.Charts, c.in.Stack.Dir, inst)
@@ -78,8 +79,9 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	saved.Chart = nil
 	rc.Saved = &SavedRelease{Rendered: prep.Rendered, Request: saved}
 	rc.Warnings = warningsOf(prep.Rendered, red)
-	if prep.NeedsCRDs {
-		rc.Warnings = append(rc.Warnings, fmt.Sprintf("the chart installs %d CRDs first; objects of the kinds they define are known only after that, so they are not shown", len(prep.Rendered.CRDs)))
+	crds, err := c.crdChanges(ctx, eng.Kube(), prep.Rendered, prep.IsInstall)
+	if err != nil {
+		return nil, err
 	}
 
 	var before map[string]any
@@ -89,34 +91,142 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	rc.Values = Compare(orEmpty(before), orEmpty(req.Values))
 	MaskValues(rc.Values, red)
 
-	unchanged := false
-	if !prep.IsInstall && deployed != nil && deployed == last && !rc.Chart.Changed() && rc.Values.Empty() {
-		unchanged, err = c.sameRendering(ctx, eng, req, prep, deployed)
-		if err != nil {
-			return nil, err
+	// Why it changes: what upgrade changes (chart, values, the manifest and
+	// the hooks it runs) and the record's state. Test hooks are not run by
+	// an upgrade, so they do not count.
+	var rendering renderingDelta
+	switch {
+	case prep.IsInstall:
+		rc.Reasons = append(rc.Reasons, installReason(last))
+	default:
+		rc.Reasons = append(rc.Reasons, stateReasons(last, deployed)...)
+		if rc.Chart.Changed() {
+			rc.Reasons = append(rc.Reasons, Reason{Kind: ReasonChart, Detail: fmt.Sprintf("%s → %s", chartText(rc.Chart.Before), chartText(rc.Chart.After))})
+		}
+		if !rc.Values.Empty() {
+			rc.Reasons = append(rc.Reasons, Reason{Kind: ReasonValues, Detail: fmt.Sprintf("%d %s changed", len(rc.Values.Changes), plural(len(rc.Values.Changes), "value", "values"))})
+		}
+		if deployed != nil && len(rc.Reasons) == 0 {
+			rendering, err = c.sameRendering(ctx, eng, req, prep, deployed)
+			if err != nil {
+				return nil, err
+			}
+			rc.Reasons = append(rc.Reasons, rendering.reasons()...)
 		}
 	}
+	unchanged := len(rc.Reasons) == 0
 	if err := c.objects(ctx, eng, rc, prep, red, unchanged); err != nil {
 		return nil, err
 	}
 	if unchanged && len(rc.Drift) > 0 {
 		// Correcting drift is an upgrade: show the next revision's objects.
 		unchanged = false
+		rc.Reasons = append(rc.Reasons, Reason{Kind: ReasonDrift, Detail: fmt.Sprintf("%d %s changed outside convoy", len(rc.Drift), plural(len(rc.Drift), "object", "objects"))})
 		rc.Objects, rc.Drift, rc.Warnings = nil, nil, warningsOf(prep.Rendered, red)
 		if err := c.objects(ctx, eng, rc, prep, red, false); err != nil {
 			return nil, err
 		}
 	}
-	if unchanged && len(rc.Drift) == 0 {
+	if unchanged {
 		rc.Action = ActionNoOp
 		for _, o := range rc.Objects {
 			o.Action, o.Diff = ObjectNoOp, nil
 		}
 	}
+	rc.Objects = append(crds, rc.Objects...)
+	if prep.NeedsCRDs {
+		rc.Objects = append(rc.Objects, unservedObjects(eng.Kube(), prep.Rendered, inst.Namespace)...)
+	}
 	if rc.Action != ActionNoOp && !req.DisableHooks {
 		rc.Hooks = hookRuns(prep.Rendered, prep.IsInstall)
 	}
 	return rc, nil
+}
+
+// withOutputs evaluates a release whose values read attributes of other
+// releases (revision, status, resources) once its dependencies are planned:
+// when none of them changes in this plan, their outputs are what the stored
+// records and the live cluster hold now, and the release is planned with
+// them. It returns nil and the changing dependencies otherwise.
+func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance) (*config.ReleaseInstance, []string, error) {
+	var changed []string
+	for _, d := range inst.DependsOn {
+		e := c.planned[d.Addr]
+		if e == nil {
+			continue // not in this plan (a target's dependency): unchanged
+		}
+		select {
+		case <-e.done:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+		if e.change == nil || e.change.Action != ActionNoOp {
+			changed = append(changed, d.Addr.String())
+		}
+	}
+	if len(changed) > 0 || c.in.Outputs == nil {
+		return nil, changed, nil
+	}
+	av, err := c.in.Outputs(ctx, inst)
+	if err != nil {
+		return nil, nil, err
+	}
+	known, diags := c.in.Stack.EvaluateRelease(inst.Addr, av)
+	if diags.HasErrors() {
+		return nil, nil, diags
+	}
+	if !known.Known {
+		return nil, nil, nil // a dependency is not deployed: known after apply
+	}
+	return known, nil, nil
+}
+
+// knownAfterApply plans a release whose values are known only once the
+// dependencies it reads are applied.
+func (c *computer) knownAfterApply(rc *ReleaseChange, last, deployed *release.Release, changed []string) (*ReleaseChange, error) {
+	rc.KnownAfterApply = true
+	rc.Action = ActionUpgrade
+	if last == nil || (last.Info.Status == release.StatusUninstalled && deployed == nil) {
+		rc.Action = ActionInstall
+		rc.Reasons = append(rc.Reasons, installReason(last))
+	}
+	detail := "reads outputs of releases not deployed yet"
+	if len(changed) > 0 {
+		detail = "reads outputs of " + strings.Join(changed, ", ") + ", which change in this plan"
+	}
+	rc.Reasons = append(rc.Reasons, Reason{Kind: ReasonDependency, Detail: detail})
+	if last != nil && last.Info.Status.IsPending() {
+		return nil, &release.PendingError{Name: last.Name, Namespace: last.Namespace, Status: last.Info.Status, Revision: last.Version, Since: last.Info.LastDeployed}
+	}
+	return rc, nil
+}
+
+func installReason(last *release.Release) Reason {
+	if last != nil {
+		return Reason{Kind: ReasonNew, Detail: fmt.Sprintf("revision %d is %s", last.Version, last.Info.Status)}
+	}
+	return Reason{Kind: ReasonNew, Detail: "not installed"}
+}
+
+// stateReasons say why the record's state alone makes an upgrade: the
+// newest revision is not the deployed one.
+func stateReasons(last, deployed *release.Release) []Reason {
+	switch {
+	case last == nil:
+		return nil
+	case deployed == nil:
+		return []Reason{{Kind: ReasonLastRevision, Detail: fmt.Sprintf("no revision is deployed; revision %d is %s", last.Version, last.Info.Status)}}
+	case deployed != last:
+		return []Reason{{Kind: ReasonLastRevision, Detail: fmt.Sprintf("the newest revision %d is %s (revision %d is deployed)", last.Version, last.Info.Status, deployed.Version)}}
+	}
+	return nil
+}
+
+func chartText(r *ChartRef) string {
+	if r == nil {
+		return "none"
+	}
+	return r.Name + " " + r.Version
 }
 
 // unknownKinds plans a release whose objects include kinds the cluster does
@@ -142,8 +252,10 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *Re
 		return nil, err
 	}
 	rc.Action = ActionUpgrade
+	rc.Reasons = []Reason{{Kind: ReasonManifest, Detail: "its objects' kinds are not served yet, so they are applied without a comparison"}}
 	if install {
 		rc.Action = ActionInstall
+		rc.Reasons = []Reason{installReason(last)}
 	}
 	rc.Chart.After = chartRef(rendered.Chart)
 	saved := *req
@@ -155,7 +267,12 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *Re
 	}
 	rc.Values = Compare(orEmpty(before), orEmpty(req.Values))
 	MaskValues(rc.Values, red)
-	rc.Warnings = append(warningsOf(rendered, red), fmt.Sprintf("its objects cannot be diffed before the cluster serves their kinds (installed by a dependency?): %s", red.Text(cause.Error())))
+	rc.Warnings = append(warningsOf(rendered, red), fmt.Sprintf("its objects cannot be compared before the cluster serves their kinds: %s", red.Text(cause.Error())))
+	crds, err := c.crdChanges(ctx, eng.Kube(), rendered, install)
+	if err != nil {
+		return nil, err
+	}
+	rc.Objects = append(crds, unservedObjects(eng.Kube(), rendered, req.Namespace)...)
 	if !req.DisableHooks {
 		rc.Hooks = hookRuns(rendered, install)
 	}
@@ -184,13 +301,29 @@ func chartRef(ch *chart.Chart) *ChartRef {
 	return &ChartRef{Name: ch.Metadata.Name, Version: ch.Metadata.Version, AppVersion: ch.Metadata.AppVersion}
 }
 
-// sameRendering reports whether the chart renders now what the deployed
-// revision recorded (manifest and hooks). Templates may print the revision
-// number, so the deployed revision is rendered again as itself when the
-// next revision's rendering differs.
-func (c *computer) sameRendering(ctx context.Context, eng *release.Engine, req *release.Request, prep *release.Prepared, deployed *release.Release) (bool, error) {
-	if sameRecord(prep.Rendered, deployed) {
-		return true, nil
+// renderingDelta says what differs between a rendering and a record.
+type renderingDelta struct{ manifest, hooks bool }
+
+func (d renderingDelta) reasons() []Reason {
+	var out []Reason
+	if d.manifest {
+		out = append(out, Reason{Kind: ReasonManifest, Detail: "the rendered objects differ from the deployed revision's"})
+	}
+	if d.hooks {
+		out = append(out, Reason{Kind: ReasonHooks, Detail: "the rendered hooks differ from the deployed revision's"})
+	}
+	return out
+}
+
+// sameRendering compares what the chart renders now with what the deployed
+// revision recorded (manifest, and the hooks install and upgrade run; test
+// hooks are not run by them). Templates may print the revision number, so
+// the deployed revision is rendered again as itself when the next
+// revision's rendering differs.
+func (c *computer) sameRendering(ctx context.Context, eng *release.Engine, req *release.Request, prep *release.Prepared, deployed *release.Release) (renderingDelta, error) {
+	d := compareRecord(prep.Rendered, deployed)
+	if d == (renderingDelta{}) {
+		return d, nil
 	}
 	var again *chart.Rendered
 	err := c.do(ctx, func() error {
@@ -203,27 +336,36 @@ func (c *computer) sameRendering(ctx context.Context, eng *release.Engine, req *
 		return err
 	})
 	if err != nil {
-		return false, err
+		return d, err
 	}
-	return sameRecord(again, deployed), nil
+	return compareRecord(again, deployed), nil
 }
 
-func sameRecord(r *chart.Rendered, rec *release.Release) bool {
-	if r.Manifest(false) != rec.Manifest {
+func compareRecord(r *chart.Rendered, rec *release.Release) renderingDelta {
+	return renderingDelta{manifest: r.Manifest(false) != rec.Manifest, hooks: !sameHooks(release.RecordHooks(r), rec.Hooks)}
+}
+
+// sameHooks compares the hooks an install, upgrade, rollback or uninstall
+// runs; test hooks (helm test) are left out.
+func sameHooks(a, b []*release.Hook) bool {
+	a, b = withoutTestHooks(a), withoutTestHooks(b)
+	if len(a) != len(b) {
 		return false
 	}
-	hooks := release.RecordHooks(r)
-	if len(hooks) != len(rec.Hooks) {
-		return false
-	}
-	for i, h := range hooks {
-		o := rec.Hooks[i]
+	for i, h := range a {
+		o := b[i]
 		if h.Name != o.Name || h.Kind != o.Kind || h.Path != o.Path || h.Manifest != o.Manifest || h.Weight != o.Weight ||
 			!slices.Equal(h.Events, o.Events) || !slices.Equal(h.DeletePolicies, o.DeletePolicies) {
 			return false
 		}
 	}
 	return true
+}
+
+func withoutTestHooks(hs []*release.Hook) []*release.Hook {
+	return slices.DeleteFunc(slices.Clone(hs), func(h *release.Hook) bool {
+		return len(h.Events) > 0 && !slices.ContainsFunc(h.Events, func(ev chart.HookEvent) bool { return ev != chart.HookTest })
+	})
 }
 
 // hookRuns lists the hooks an install or upgrade runs, in execution order.

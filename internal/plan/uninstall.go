@@ -117,6 +117,7 @@ func (c *computer) destroy(ctx context.Context, inst *config.ReleaseInstance) (*
 		return nil, err
 	}
 	rc.Addr, rc.DependsOn = noop.Addr, noop.DependsOn
+	rc.Reasons = []Reason{{Kind: ReasonDestroy}}
 	rc.Sensitive = resolve.SensitiveValues(inst)
 	rc.Uninstall.DisableHooks = inst.DisableHooks
 	rc.Uninstall.Timeout = inst.Timeout
@@ -127,6 +128,7 @@ func (c *computer) uninstall(ctx context.Context, eng *release.Engine, cluster s
 	rc := &ReleaseChange{
 		Addr: "removed:" + r.Namespace + "/" + r.Name, Name: r.Name, Namespace: r.Namespace, Cluster: cluster,
 		Action:    ActionUninstall,
+		Reasons:   []Reason{{Kind: ReasonRemoved, Detail: "the stack's files no longer declare it"}},
 		Observed:  Observed{LastRevision: r.Version, LastStatus: string(r.Info.Status)},
 		Uninstall: &release.UninstallRequest{Name: r.Name, Namespace: r.Namespace, Wait: true},
 	}

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 
+	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
@@ -63,6 +64,9 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		Destroy:     req.Destroy,
 		Request: func(r *resolve.Release) *release.Request {
 			return ReleaseRequest(st.Name, r, o.ForceConflicts)
+		},
+		Outputs: func(ctx context.Context, inst *config.ReleaseInstance) (map[config.ReleaseInstanceAddr]config.AppliedRelease, error) {
+			return appliedAttributes(ctx, st, inst, nil, cl)
 		},
 	})
 }

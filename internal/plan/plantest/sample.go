@@ -15,6 +15,7 @@ func Sample() *plan.Plan {
 		Releases: []*plan.ReleaseChange{
 			{
 				Addr: "release.db", Name: "db", Namespace: "shop", Action: plan.ActionInstall, Chart: plan.ChartChange{After: app},
+				Reasons:   []plan.Reason{{Kind: plan.ReasonNew, Detail: "not installed"}},
 				Values:    plan.Compare(map[string]any{}, map[string]any{"password": "hunter2-canary", "size": int64(10)}),
 				Hooks:     []plan.HookRun{{Name: "db-init", Kind: "Job", Path: "app/templates/init.yaml", Events: []string{"post-install"}}},
 				Objects:   []*plan.ObjectChange{{Ref: "v1 Secret shop/db-auth", APIVersion: "v1", Kind: "Secret", Namespace: "shop", Name: "db-auth", Action: plan.ObjectCreate}},
@@ -22,8 +23,9 @@ func Sample() *plan.Plan {
 			},
 			{
 				Addr: `release.api["eu"]`, Name: "api-eu", Namespace: "shop", Action: plan.ActionUpgrade, DependsOn: []string{"release.db"},
-				Chart:  plan.ChartChange{Before: &plan.ChartRef{Name: "app", Version: "1.1.0"}, After: app},
-				Values: plan.Compare(map[string]any{"replicas": int64(2)}, map[string]any{"replicas": int64(3)}),
+				Reasons: []plan.Reason{{Kind: plan.ReasonChart, Detail: "app 1.1.0 → app 1.2.0"}, {Kind: plan.ReasonValues, Detail: "1 value changed"}},
+				Chart:   plan.ChartChange{Before: &plan.ChartRef{Name: "app", Version: "1.1.0"}, After: app},
+				Values:  plan.Compare(map[string]any{"replicas": int64(2)}, map[string]any{"replicas": int64(3)}),
 				Objects: []*plan.ObjectChange{
 					{Ref: "v1 ConfigMap shop/api-eu", APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "api-eu", Action: plan.ObjectUpdate, Template: "app/templates/cm.yaml",
 						Diff: plan.Compare(map[string]any{"data": map[string]any{"app.conf": "a = 1\nb = 2\n"}}, map[string]any{"data": map[string]any{"app.conf": "a = 1\nb = 3\n"}})},
@@ -38,9 +40,11 @@ func Sample() *plan.Plan {
 					Diff: plan.Compare(map[string]any{"spec": map[string]any{"replicas": int64(2)}}, map[string]any{"spec": map[string]any{"replicas": int64(5)}})}},
 				Observed: plan.Observed{LastRevision: 4, LastStatus: "deployed"},
 			},
-			{Addr: "release.web", Name: "web", Namespace: "shop", Action: plan.ActionUpgrade, KnownAfterApply: true, Chart: plan.ChartChange{Before: app}, DependsOn: []string{`release.api["eu"]`}},
+			{Addr: "release.web", Name: "web", Namespace: "shop", Action: plan.ActionUpgrade, KnownAfterApply: true,
+				Reasons: []plan.Reason{{Kind: plan.ReasonDependency, Detail: `reads outputs of release.api["eu"], which change in this plan`}}, Chart: plan.ChartChange{Before: app}, DependsOn: []string{`release.api["eu"]`}},
 			{Addr: "release.cache", Name: "cache", Namespace: "shop", Action: plan.ActionNoOp, Chart: plan.ChartChange{Before: app, After: app}},
 			{Addr: "removed:shop/legacy", Name: "legacy", Namespace: "shop", Action: plan.ActionUninstall, Chart: plan.ChartChange{Before: app},
+				Reasons:  []plan.Reason{{Kind: plan.ReasonRemoved, Detail: "the stack's files no longer declare it"}},
 				Objects:  []*plan.ObjectChange{{Ref: "v1 ConfigMap shop/legacy", APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "legacy", Action: plan.ObjectDelete}},
 				Warnings: []string{"the recorded manifest mentions hunter2-canary"}},
 		},

@@ -38,6 +38,7 @@ type jsonRelease struct {
 	Action          plan.Action   `json:"action"`
 	DependsOn       []string      `json:"depends_on,omitempty"`
 	KnownAfterApply bool          `json:"known_after_apply,omitempty"`
+	Reasons         []jsonReason  `json:"reasons,omitempty"`
 	Chart           jsonChart     `json:"chart"`
 	Values          []*jsonChange `json:"values_changes,omitempty"`
 	Hooks           []jsonHook    `json:"hooks,omitempty"`
@@ -45,6 +46,11 @@ type jsonRelease struct {
 	Drift           []*jsonDrift  `json:"drift,omitempty"`
 	Warnings        []string      `json:"warnings,omitempty"`
 	Observed        jsonObserved  `json:"observed"`
+}
+
+type jsonReason struct {
+	Kind   plan.ReasonKind `json:"kind"`
+	Detail string          `json:"detail,omitempty"`
 }
 
 type jsonChart struct {
@@ -136,6 +142,9 @@ func JSON(w io.Writer, p *plan.Plan) error {
 			Values:   jsonChanges(r.Values),
 			Warnings: r.Warnings,
 			Observed: jsonObserved{LastRevision: r.Observed.LastRevision, LastStatus: r.Observed.LastStatus},
+		}
+		for _, rs := range r.Reasons {
+			jr.Reasons = append(jr.Reasons, jsonReason{Kind: rs.Kind, Detail: rs.Detail})
 		}
 		for _, h := range r.Hooks {
 			jr.Hooks = append(jr.Hooks, jsonHook{Name: h.Name, Kind: h.Kind, Path: h.Path, Events: h.Events, Weight: h.Weight})

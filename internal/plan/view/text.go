@@ -95,6 +95,13 @@ func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange) {
 		fmt.Fprintf(b, ", cluster %s", r.Cluster)
 	}
 	b.WriteString("\n")
+	if len(r.Reasons) > 0 {
+		why := make([]string, len(r.Reasons))
+		for i, rs := range r.Reasons {
+			why[i] = rs.String()
+		}
+		fmt.Fprintf(b, "      why: %s\n", strings.Join(why, "; "))
+	}
 	switch {
 	case r.Chart.Changed() && r.Chart.Before != nil && r.Chart.After != nil:
 		fmt.Fprintf(b, "      chart: %s %s → %s %s\n", r.Chart.Before.Name, r.Chart.Before.Version, r.Chart.After.Name, r.Chart.After.Version)

@@ -1,0 +1,91 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/kube"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// crdChanges lists the CRDs of the chart's crds/ directories: created when
+// the cluster lacks them, left alone when it has them, as Helm does (crds/
+// is installed, never upgraded or deleted).
+func (c *computer) crdChanges(ctx context.Context, kc *kube.Client, r *chart.Rendered, install bool) ([]*ObjectChange, error) {
+	var out []*ObjectChange
+	for _, f := range r.CRDs {
+		objs, err := kc.Parse(string(f.Data), "")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
+		}
+		for _, o := range objs {
+			ref := kube.RefOf(o)
+			var live *unstructured.Unstructured
+			if err := c.do(ctx, func() error {
+				var err error
+				live, err = getLive(ctx, kc, ref)
+				return err
+			}); err != nil {
+				return nil, err
+			}
+			ch := objectChange(ref, ObjectCreate)
+			ch.Template = f.Name
+			switch {
+			case live != nil && install:
+				ch.Action, ch.Reason = ObjectNoOp, "crds/: exists, left as it is (Helm installs crds/ only when absent)"
+			case live != nil:
+				ch.Action, ch.Reason = ObjectNoOp, "crds/: not upgraded (Helm installs crds/ only on install, never upgrades them)"
+			case !install:
+				ch.Action, ch.Reason = ObjectNoOp, "crds/: absent, but Helm installs crds/ only on install: not created by an upgrade"
+			default:
+				ch.Reason = "crds/: installed before the release's other objects"
+			}
+			out = append(out, ch)
+		}
+	}
+	return out, nil
+}
+
+// unservedObjects lists the objects of a rendering whose kinds the cluster
+// does not serve yet, without a comparison (there is nothing to compare
+// with): kinds the chart's crds/ define are served once those are
+// installed; others only if something installs their CRD first.
+func unservedObjects(kc *kube.Client, r *chart.Rendered, namespace string) []*ObjectChange {
+	defined := map[string]bool{} // group/kind defined by the chart's crds/
+	for _, f := range r.CRDs {
+		objs, _ := kube.ParseUnmapped(string(f.Data))
+		for _, o := range objs {
+			group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+			kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+			defined[group+"/"+kind] = true
+		}
+	}
+	var out []*ObjectChange
+	for _, m := range r.Manifests {
+		objs, err := kube.ParseUnmapped(m.Content)
+		if err != nil {
+			continue
+		}
+		for _, o := range objs {
+			gvk := o.GroupVersionKind()
+			ref := kube.Ref{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()}
+			served := kc.Served(gvk)
+			if !served && ref.Namespace == "" {
+				ref.Namespace = namespace // scope unknown: namespaced, as most custom kinds
+			}
+			ch := objectChange(ref, ObjectCreate)
+			ch.Template = m.Path
+			switch {
+			case served:
+				ch.Reason = "applied after the chart's CRDs are installed; not compared before"
+			case defined[gvk.Group+"/"+gvk.Kind]:
+				ch.Reason = fmt.Sprintf("kind %s is defined by the chart's crds/, installed first", gvk.Kind)
+			default:
+				ch.Reason = fmt.Sprintf("kind %s is not served by the cluster: apply fails unless its CRD is installed first (by a release this one depends on)", gvk.GroupKind())
+			}
+			out = append(out, ch)
+		}
+	}
+	return out
+}
