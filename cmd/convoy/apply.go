@@ -29,14 +29,13 @@ import (
 const stackLabel = "convoy.dev/stack"
 
 type applyOptions struct {
-	Stack          stackFlags
-	Cluster        clusterFlags
-	AutoApprove    bool
-	ForceConflicts bool
-	Parallelism    int
-	Atomic         bool
-	NoProgress     bool
-	PlanFile       string
+	Stack       stackFlags
+	Cluster     clusterFlags
+	AutoApprove bool
+	Parallelism int
+	Atomic      bool
+	NoProgress  bool
+	PlanFile    string
 }
 
 func newApplyCmd(s streams) *cobra.Command {
@@ -66,9 +65,16 @@ release this run changed. One apply per stack runs at a time.`,
 	addClusterFlags(cmd.Flags(), &o.Cluster)
 	addRunFlags(cmd.Flags(), &o.Parallelism, &o.NoProgress)
 	cmd.Flags().BoolVar(&o.AutoApprove, "auto-approve", false, "apply without asking for confirmation (required when not on a terminal)")
-	cmd.Flags().BoolVar(&o.ForceConflicts, "force-conflicts", false, "take over fields owned by other field managers (server-side apply)")
+	addForceConflictsFlag(cmd.Flags())
 	cmd.Flags().BoolVar(&o.Atomic, "atomic", false, "if any release fails, roll back every release changed in this run")
 	return cmd
+}
+
+// addForceConflictsFlag keeps --force-conflicts accepted, with a warning:
+// apply always takes over the fields the stack's objects set.
+func addForceConflictsFlag(fs *pflag.FlagSet) {
+	fs.Bool("force-conflicts", false, "")
+	_ = fs.MarkDeprecated("force-conflicts", "apply always takes over the fields the stack's objects set; ignore_changes leaves fields to others")
 }
 
 func addRunFlags(fs *pflag.FlagSet, parallelism *int, noProgress *bool) {
@@ -190,13 +196,12 @@ func (o applyOptions) plan(ctx context.Context, s streams, st *config.Stack, ord
 		return p, nil
 	}
 	p, err := plan.Compute(ctx, plan.Input{
-		Stack:          st,
-		Order:          order,
-		Engine:         engines.forCluster,
-		Charts:         newCharts(),
-		Parallelism:    o.Parallelism,
-		ConfigHash:     hash,
-		ForceConflicts: o.ForceConflicts,
+		Stack:       st,
+		Order:       order,
+		Engine:      engines.forCluster,
+		Charts:      newCharts(),
+		Parallelism: o.Parallelism,
+		ConfigHash:  hash,
 	})
 	if err != nil {
 		return nil, err
@@ -313,7 +318,7 @@ func (o applyOptions) renderAtApply(st *config.Stack, addrText string, eng *rele
 		if err != nil {
 			return nil, err
 		}
-		return eng.Prepare(ctx, plan.NewRequest(st, r, o.ForceConflicts))
+		return eng.Prepare(ctx, plan.NewRequest(st, r))
 	}, nil
 }
 

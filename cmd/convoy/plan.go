@@ -31,7 +31,6 @@ type planOptions struct {
 	Targets          []string
 	IncludeDeps      bool
 	Parallelism      int
-	ForceConflicts   bool
 }
 
 func newPlanCmd(s streams) *cobra.Command {
@@ -61,7 +60,7 @@ error and 2 when there are changes.`,
 	fs.StringArrayVar(&o.Targets, "target", nil, "plan only this release (release.NAME or release.NAME[\"key\"]; repeatable)")
 	fs.BoolVar(&o.IncludeDeps, "include-deps", false, "with --target, also plan the releases the targets depend on")
 	fs.IntVar(&o.Parallelism, "parallelism", plan.DefaultParallelism, "how many renders, record reads and dry runs run at once")
-	fs.BoolVar(&o.ForceConflicts, "force-conflicts", false, "plan as apply --force-conflicts would run (take over fields of other field managers)")
+	addForceConflictsFlag(fs)
 	return cmd
 }
 
@@ -101,15 +100,14 @@ func (o planOptions) Run(ctx context.Context, s streams) error {
 		return err
 	}
 	p, err := plan.Compute(ctx, plan.Input{
-		Stack:          st,
-		Order:          order,
-		Engine:         engines.forCluster,
-		Charts:         newCharts(),
-		Targets:        targets,
-		IncludeDeps:    o.IncludeDeps,
-		Parallelism:    o.Parallelism,
-		ConfigHash:     hash,
-		ForceConflicts: o.ForceConflicts,
+		Stack:       st,
+		Order:       order,
+		Engine:      engines.forCluster,
+		Charts:      newCharts(),
+		Targets:     targets,
+		IncludeDeps: o.IncludeDeps,
+		Parallelism: o.Parallelism,
+		ConfigHash:  hash,
 	})
 	if err != nil {
 		return err

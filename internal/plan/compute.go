@@ -36,8 +36,7 @@ type Input struct {
 	IncludeDeps bool
 	Parallelism int
 	// ConfigHash is recorded in the plan (ConfigHash function).
-	ConfigHash     string
-	ForceConflicts bool
+	ConfigHash string
 }
 
 // Compute plans the stack: every selected release is resolved, rendered

@@ -245,8 +245,8 @@ func revisionChange(r *ReleaseChange, hist []*release.Release) string {
 }
 
 // savedShapes are the objects the saved rendering applies, by reference,
-// with the ownership metadata apply adds (what shapeHash was computed
-// against).
+// with the ownership metadata apply adds and without the fields
+// ignore_changes leaves to others (what shapeHash was computed against).
 func savedShapes(kc *kube.Client, r *ReleaseChange) map[string]map[string]any {
 	out := map[string]map[string]any{}
 	if r.Saved == nil || r.Saved.Rendered == nil {
@@ -258,7 +258,7 @@ func savedShapes(kc *kube.Client, r *ReleaseChange) map[string]map[string]any {
 			continue // kinds not served yet: compared by content
 		}
 		for _, o := range release.WithOwnership(objs, r.Name, r.Namespace) {
-			out[kube.RefOf(o).String()] = o.Object
+			out[kube.RefOf(o).String()] = r.Saved.Request.IgnoreChanges.Strip(o).Object
 		}
 	}
 	return out

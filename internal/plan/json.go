@@ -91,6 +91,7 @@ type jsonChange struct {
 	After     any      `json:"after,omitempty"`
 	Sensitive bool     `json:"sensitive,omitempty"`
 	Lines     []string `json:"lines,omitempty"`
+	Manager   string   `json:"manager,omitempty"`
 }
 
 type jsonObserved struct {
@@ -104,7 +105,7 @@ func jsonChanges(d *Diff) []*jsonChange {
 	}
 	out := make([]*jsonChange, 0, len(d.Changes))
 	for _, c := range d.Changes {
-		out = append(out, &jsonChange{Path: c.Path, Op: c.Op, Before: c.Before, After: c.After, Sensitive: c.Sensitive, Lines: c.Lines})
+		out = append(out, &jsonChange{Path: c.Path, Op: c.Op, Before: c.Before, After: c.After, Sensitive: c.Sensitive, Lines: c.Lines, Manager: c.Manager})
 	}
 	return out
 }

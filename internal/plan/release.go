@@ -57,7 +57,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 		return nil, err
 	}
 	red := newRedactor(rc.Sensitive)
-	req := NewRequest(c.in.Stack, r, c.in.ForceConflicts)
+	req := NewRequest(c.in.Stack, r)
 	var prep *release.Prepared
 	if err := c.do(ctx, func() error {
 		var err error

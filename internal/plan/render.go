@@ -169,18 +169,22 @@ func writeDiff(b *bytes.Buffer, d *Diff, indent string) {
 		if path == "" {
 			path = "(whole value)"
 		}
+		manager := ""
+		if c.Manager != "" {
+			manager = fmt.Sprintf(" (field manager %q)", c.Manager)
+		}
 		switch {
 		case c.Lines != nil:
-			fmt.Fprintf(b, "%s%s %s:\n", indent, opSymbol[c.Op], path)
+			fmt.Fprintf(b, "%s%s %s:%s\n", indent, opSymbol[c.Op], path, manager)
 			for _, l := range c.Lines {
 				fmt.Fprintf(b, "%s    %s\n", indent, l)
 			}
 		case c.Op == FieldAdd:
-			fmt.Fprintf(b, "%s+ %s: %s\n", indent, path, formatValue(c.After))
+			fmt.Fprintf(b, "%s+ %s: %s%s\n", indent, path, formatValue(c.After), manager)
 		case c.Op == FieldRemove:
-			fmt.Fprintf(b, "%s- %s: %s\n", indent, path, formatValue(c.Before))
+			fmt.Fprintf(b, "%s- %s: %s%s\n", indent, path, formatValue(c.Before), manager)
 		default:
-			fmt.Fprintf(b, "%s~ %s: %s → %s\n", indent, path, formatValue(c.Before), formatValue(c.After))
+			fmt.Fprintf(b, "%s~ %s: %s → %s%s\n", indent, path, formatValue(c.Before), formatValue(c.After), manager)
 		}
 	}
 }

@@ -39,8 +39,8 @@ func samplePlan() *Plan {
 					{Ref: "v1 Service shop/api-eu", APIVersion: "v1", Kind: "Service", Namespace: "shop", Name: "api-eu", Action: ObjectNoOp},
 					{Ref: "v1 ConfigMap shop/old", APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "old", Action: ObjectDelete},
 				},
-				Drift: []*ObjectDrift{{Ref: "apps/v1 Deployment shop/api-eu", Corrected: false, Note: `fields are owned by field manager "kubectl" (.spec.replicas): apply fails with a conflict unless --force-conflicts is given`,
-					Diff: Compare(map[string]any{"spec": map[string]any{"replicas": int64(2)}}, map[string]any{"spec": map[string]any{"replicas": int64(5)}})}},
+				Drift: []*ObjectDrift{{Ref: "apps/v1 Deployment shop/api-eu", Corrected: true,
+					Diff: withManager(Compare(map[string]any{"spec": map[string]any{"replicas": int64(2)}}, map[string]any{"spec": map[string]any{"replicas": int64(5)}}), "kubectl")}},
 				Observed: Observed{LastRevision: 4, LastStatus: "deployed"},
 			},
 			{Addr: "release.web", Name: "web", Namespace: "shop", Action: ActionUpgrade, KnownAfterApply: true, Chart: ChartChange{Before: app}, DependsOn: []string{`release.api["eu"]`}},
@@ -50,6 +50,13 @@ func samplePlan() *Plan {
 				Warnings: []string{"the recorded manifest mentions hunter2-canary"}},
 		},
 	}
+}
+
+func withManager(d *Diff, manager string) *Diff {
+	for _, c := range d.Changes {
+		c.Manager = manager
+	}
+	return d
 }
 
 func TestRenderGolden(t *testing.T) {

@@ -4,13 +4,14 @@ import (
 	"maps"
 
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
 )
 
 // NewRequest turns a resolved release into the release engine's request,
 // its records labelled with the stack (StackLabel).
-func NewRequest(st *config.Stack, r *resolve.Release, forceConflicts bool) *release.Request {
+func NewRequest(st *config.Stack, r *resolve.Release) *release.Request {
 	inst := r.Instance
 	wait := release.WaitNone
 	if inst.Wait {
@@ -37,7 +38,20 @@ func NewRequest(st *config.Stack, r *resolve.Release, forceConflicts bool) *rele
 		HistoryMax:      inst.HistoryMax,
 		DisableHooks:    inst.DisableHooks,
 		TakeOwnership:   inst.TakeOwnership,
-		ForceConflicts:  forceConflicts,
+		IgnoreChanges:   ignoreRules(inst.IgnoreChanges),
 		Labels:          labels,
 	}
+}
+
+// ignoreRules are a release's ignore_changes for the cluster layer.
+func ignoreRules(ics []config.IgnoreChange) kube.IgnoreRules {
+	var out kube.IgnoreRules
+	for _, ic := range ics {
+		rule := kube.IgnoreRule{Kind: ic.Kind, Name: ic.Name}
+		for _, toks := range ic.PathTokens {
+			rule.Paths = append(rule.Paths, kube.Pointer(toks))
+		}
+		out = append(out, rule)
+	}
+	return out
 }

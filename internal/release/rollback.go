@@ -18,13 +18,15 @@ import (
 type RollbackRequest struct {
 	Name, Namespace string
 	// Revision to restore; 0 means the one before the newest.
-	Revision       int
-	Wait           WaitMode
-	Timeout        time.Duration
-	DisableHooks   bool
-	ForceConflicts bool
-	CleanupOnFail  bool
-	HistoryMax     int
+	Revision      int
+	Wait          WaitMode
+	Timeout       time.Duration
+	DisableHooks  bool
+	CleanupOnFail bool
+	HistoryMax    int
+	// IgnoreChanges are fields left to other field managers, as in
+	// Request.
+	IgnoreChanges kube.IgnoreRules
 }
 
 // Rollback restores an earlier revision's chart, values and manifest as a
@@ -134,7 +136,7 @@ func (e *Engine) performRollback(ctx context.Context, rel *Release, objs, previo
 	}
 	return e.rollout(ctx, rel, rollout{
 		pre: chart.HookPreRollback, post: chart.HookPostRollback, objs: objs, previous: previous,
-		wait: req.Wait, timeout: timeout, disableHooks: req.DisableHooks, force: req.ForceConflicts,
+		ignore: req.IgnoreChanges, wait: req.Wait, timeout: timeout, disableHooks: req.DisableHooks,
 	})
 }
 
