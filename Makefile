@@ -8,6 +8,7 @@ export CONVOY_TOOLS_DIR := $(TOOLS_DIR)
 export CONVOY_KUBE_BIN_DIR := $(TOOLS_DIR)/k8s-$(K8S_VERSION)/bin
 export CONVOY_KWOK_BIN := $(TOOLS_DIR)/kwok-$(KWOK_VERSION)/bin/kwok
 export CONVOY_HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)/bin/helm
+export CONVOY_HELM3 := $(TOOLS_DIR)/helm3-$(HELM3_VERSION)/bin/helm
 export CONVOY_REGISTRY := $(TOOLS_DIR)/registry-$(REGISTRY_VERSION)/bin/registry
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -25,9 +26,10 @@ build:
 bin/devcluster:
 	go build -o bin/devcluster ./hack/devcluster
 
-# Builds what is missing: the control plane, kwok, and the helm oracle.
+# Builds what is missing: the control plane, kwok, the helm oracles (v4 and v3)
+# and the registry.
 tools:
-	hack/build-tools.sh k8s kwok helm registry
+	hack/build-tools.sh k8s kwok helm helm3 registry
 
 # Unit and integration tests against a devcluster of their own.
 test: tools bin/devcluster

@@ -6,9 +6,10 @@
 #   $TOOLS/k8s-$K8S_VERSION/bin/{kube-apiserver,kube-controller-manager,kube-scheduler,etcd}
 #   $TOOLS/kwok-$KWOK_VERSION/bin/kwok
 #   $TOOLS/helm-$HELM_VERSION/bin/helm
+#   $TOOLS/helm3-$HELM3_VERSION/bin/helm   (Helm 3, client-side apply, for interop tests)
 #   $TOOLS/registry-$REGISTRY_VERSION/bin/registry   (the OCI registry of the chart-source tests)
 #
-# Usage: hack/build-tools.sh [k8s] [kwok] [helm] [registry]   (default: all)
+# Usage: hack/build-tools.sh [k8s] [kwok] [helm] [helm3] [registry]   (default: all)
 # Prints nothing but progress on stderr; safe to run concurrently (each tool is
 # built in a temporary directory and renamed into place).
 set -euo pipefail
@@ -65,13 +66,14 @@ go_install() {
 
 build_kwok() { go_install kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok "the fake kubelet"; }
 build_helm() { go_install helm "$HELM_VERSION" helm.sh/helm/v4/cmd/helm "the oracle for render parity and storage interop"; }
+build_helm3() { go_install helm3 "$HELM3_VERSION" helm.sh/helm/v3/cmd/helm "Helm 3, whose client-side-applied releases convoy upgrades"; }
 build_registry() { go_install registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry "OCI chart sources in tests"; }
 
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(k8s kwok helm registry)
+[ ${#targets[@]} -eq 0 ] && targets=(k8s kwok helm helm3 registry)
 for t in "${targets[@]}"; do
   case $t in
-    k8s|kwok|helm|registry) "build_$t" ;;
-    *) echo "build-tools: unknown tool $t (want k8s, kwok, helm, registry)" >&2; exit 2 ;;
+    k8s|kwok|helm|helm3|registry) "build_$t" ;;
+    *) echo "build-tools: unknown tool $t (want k8s, kwok, helm, helm3, registry)" >&2; exit 2 ;;
   esac
 done

@@ -55,9 +55,16 @@ release this run changed. One apply per stack runs at a time.`,
 	addStackRunFlags(cmd.Flags(), &o.stackRun)
 	addRunFlags(cmd.Flags(), &o.Parallelism, &o.NoProgress)
 	cmd.Flags().BoolVar(&o.AutoApprove, "auto-approve", false, "apply without asking for confirmation (required when not on a terminal)")
-	cmd.Flags().BoolVar(&o.ForceConflicts, "force-conflicts", false, "take over fields owned by other field managers (server-side apply)")
+	addForceConflictsFlag(cmd.Flags())
 	cmd.Flags().BoolVar(&o.Atomic, "atomic", false, "if any release fails, roll back every release changed in this run")
 	return cmd
+}
+
+// addForceConflictsFlag keeps --force-conflicts accepted, with a warning:
+// apply always takes over the fields the stack's objects set.
+func addForceConflictsFlag(fs *pflag.FlagSet) {
+	fs.Bool("force-conflicts", false, "")
+	_ = fs.MarkDeprecated("force-conflicts", "apply always takes over the fields the stack's objects set; ignore_changes leaves fields to others")
 }
 
 func addRunFlags(fs *pflag.FlagSet, parallelism *int, noProgress *bool) {

@@ -47,7 +47,7 @@ error and 2 when there are changes.`,
 	fs.StringArrayVar(&o.Targets, "target", nil, "plan only this release (release.NAME or release.NAME[\"key\"]; repeatable)")
 	fs.BoolVar(&o.IncludeDeps, "include-deps", false, "with --target, also plan the releases the targets depend on")
 	addParallelismFlag(fs, &o.Parallelism, "how many renders, record reads and dry runs run at once")
-	fs.BoolVar(&o.ForceConflicts, "force-conflicts", false, "plan as apply --force-conflicts would run (take over fields of other field managers)")
+	addForceConflictsFlag(fs)
 	return cmd
 }
 

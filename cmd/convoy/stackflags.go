@@ -55,10 +55,9 @@ func addClusterFlags(fs *pflag.FlagSet, f *clusterFlags) {
 
 // stackRun are the flags of the commands that run a stack on its clusters.
 type stackRun struct {
-	Stack          stackFlags
-	Cluster        clusterFlags
-	Parallelism    int
-	ForceConflicts bool
+	Stack       stackFlags
+	Cluster     clusterFlags
+	Parallelism int
 }
 
 func addStackRunFlags(fs *pflag.FlagSet, f *stackRun) {
@@ -74,11 +73,10 @@ func addParallelismFlag(fs *pflag.FlagSet, p *int, what string) {
 func (f stackRun) options() run.Options {
 	c := f.Cluster
 	return run.Options{
-		Source:         f.Stack.source(),
-		Clusters:       run.ClusterOptions{Kubeconfig: c.Kubeconfig, Context: c.Context, QPS: c.QPS, Burst: c.Burst, StorageDriver: c.StorageDriver},
-		ChartCache:     chartCache(),
-		Parallelism:    f.Parallelism,
-		ForceConflicts: f.ForceConflicts,
+		Source:      f.Stack.source(),
+		Clusters:    run.ClusterOptions{Kubeconfig: c.Kubeconfig, Context: c.Context, QPS: c.QPS, Burst: c.Burst, StorageDriver: c.StorageDriver},
+		ChartCache:  chartCache(),
+		Parallelism: f.Parallelism,
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/dag"
+	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
 )
 
@@ -49,6 +50,8 @@ type Result struct {
 	Release *release.Release
 	// PreviousDeployed is the deployed revision before this run (0: none).
 	PreviousDeployed int
+	// ignore are the release's ignore_changes, which a restore keeps to.
+	ignore kube.IgnoreRules
 }
 
 // executor runs steps for Walk.
@@ -105,6 +108,7 @@ func (x *executor) Run(ctx context.Context, id string) error {
 	if p.Deployed != nil {
 		res.PreviousDeployed = p.Deployed.Version
 	}
+	res.ignore = p.Request.IgnoreChanges
 	rel, err := s.Engine.Execute(ctx, p)
 	res.Release = rel
 	if err == nil {
@@ -130,7 +134,7 @@ func (x *executor) Restore(ctx context.Context, id string) (bool, error) {
 		}
 		return err == nil, err
 	}
-	rb, err := s.Engine.Rollback(ctx, release.RollbackRequest{Name: s.Name, Namespace: s.Namespace, Revision: res.PreviousDeployed, Wait: release.WaitReady})
+	rb, err := s.Engine.Rollback(ctx, release.RollbackRequest{Name: s.Name, Namespace: s.Namespace, Revision: res.PreviousDeployed, Wait: release.WaitReady, IgnoreChanges: res.ignore})
 	if err == nil {
 		res.Release = rb
 	}

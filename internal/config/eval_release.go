@@ -298,6 +298,12 @@ func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[
 		}
 	}
 
+	if val, ok := eval(rel.IgnoreChanges); ok {
+		ignore, d := ignoreChanges(val, rel.IgnoreChanges)
+		diags = append(diags, d...)
+		ri.IgnoreChanges = ignore
+	}
+
 	if val, ok := eval(rel.Labels); ok {
 		labels, d := asStringMap(val, rel.Labels, "labels")
 		diags = append(diags, d...)

@@ -494,3 +494,25 @@ release "c" {
 		}
 	}
 }
+
+func TestIgnoreChanges(t *testing.T) {
+	s := mustEvaluate(t, map[string]string{"main.hcl": `
+variable "scaled" {
+  default = ["api", "web-*"]
+}
+release "r" {
+  chart = "./c"
+  ignore_changes = concat(
+    [for n in var.scaled : { kind = "Deployment", name = n, paths = ["/spec/replicas"] }],
+    [{ kind = "ConfigMap", paths = ["/data/a~1b", "/metadata/annotations/x~0y"] }],
+  )
+}
+`}, EvalOptions{})
+	got := fmt.Sprintf("%+v", s.Releases[0].IgnoreChanges)
+	want := "[{Kind:Deployment Name:api Paths:[/spec/replicas] PathTokens:[[spec replicas]]} " +
+		"{Kind:Deployment Name:web-* Paths:[/spec/replicas] PathTokens:[[spec replicas]]} " +
+		"{Kind:ConfigMap Name:* Paths:[/data/a~1b /metadata/annotations/x~0y] PathTokens:[[data a/b] [metadata annotations x~y]]}]"
+	if got != want {
+		t.Errorf("ignore_changes:\n got %s\nwant %s", got, want)
+	}
+}

@@ -161,6 +161,9 @@ type ReleaseInstance struct {
 	HistoryMax    int
 	DisableHooks  bool
 	TakeOwnership bool
+	// IgnoreChanges are the fields this release leaves to other field
+	// managers (ignore_changes), in the order written.
+	IgnoreChanges []IgnoreChange
 	Labels        map[string]string
 
 	// Cluster is the cluster block this release targets, nil for the default.

@@ -126,6 +126,31 @@ func LocateHelm(getenv func(string) string) (string, error) {
 	return path, nil
 }
 
+// LocateHelm3 finds Helm 3 (client-side apply), whose releases convoy
+// upgrades: CONVOY_HELM3, else the tools cache at the version pinned in
+// hack/tools.env (built by hack/build-tools.sh helm3).
+func LocateHelm3(getenv func(string) string) (string, error) {
+	path := getenv("CONVOY_HELM3")
+	if path == "" {
+		versions, err := readToolVersions()
+		if err != nil {
+			return "", err
+		}
+		if versions["HELM3_VERSION"] == "" {
+			return "", errors.New("hack/tools.env does not pin HELM3_VERSION")
+		}
+		cache, err := toolsCacheDir(getenv)
+		if err != nil {
+			return "", err
+		}
+		path = filepath.Join(cache, "helm3-"+versions["HELM3_VERSION"], "bin", "helm")
+	}
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("helm 3 not built (%s): run `make tools` (hack/build-tools.sh helm3)", path)
+	}
+	return path, nil
+}
+
 // LocateRegistry finds the OCI registry the chart-source tests run
 // (distribution's cmd/registry): CONVOY_REGISTRY, else the tools cache at the
 // version pinned in hack/tools.env (built by hack/build-tools.sh registry).

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
 )
 
 // DryRun says whether an apply is persisted.
@@ -35,6 +36,9 @@ type ApplyOptions struct {
 	// someone else manages the object.
 	Force  bool
 	DryRun DryRun
+	// Ignore leaves fields to other managers: they are applied only when
+	// the object is created (see IgnoreRule and Client.leave).
+	Ignore IgnoreRules
 }
 
 // Action is what Apply did (or, in a dry run, would do) to one object.
@@ -87,13 +91,23 @@ func (c *Client) applyOne(ctx context.Context, obj *unstructured.Unstructured, o
 	if err != nil {
 		return Result{}, err
 	}
-	before, err := res.Get(ctx, ref.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		before = nil
-	case err != nil:
+	var before *unstructured.Unstructured
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		before, err = res.Get(ctx, ref.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			before = nil
+			return nil
+		case err != nil || opts.DryRun != DryRunNone:
+			return err
+		}
+		before, err = c.inherit(ctx, res, before)
+		return err
+	})
+	if err != nil {
 		return Result{}, objectError(ref, err)
 	}
+	obj = c.leave(obj, before, opts.Ignore.For(ref))
 
 	applyOpts := metav1.ApplyOptions{FieldManager: c.fieldManager, Force: opts.Force}
 	if opts.DryRun == DryRunServer {
@@ -170,43 +184,52 @@ type absent struct{}
 
 // member finds one field-set key in value.
 func member(value any, key string) (any, bool) {
-	prefix, arg, ok := strings.Cut(key, ":")
+	if m, ok := value.(map[string]any); ok {
+		prefix, arg, _ := strings.Cut(key, ":")
+		v, found := m[arg]
+		return v, found && prefix == "f"
+	}
+	list, _ := value.([]any)
+	i, ok := memberIndex(list, key)
 	if !ok {
 		return nil, false
 	}
+	return list[i], true
+}
+
+// memberIndex finds the list element a field-set key names: "i:n" by
+// index, "k:{...}" by its key fields, "v:..." by value.
+func memberIndex(list []any, key string) (int, bool) {
+	prefix, arg, ok := strings.Cut(key, ":")
+	if !ok {
+		return 0, false
+	}
 	switch prefix {
-	case "f":
-		m, _ := value.(map[string]any)
-		v, found := m[arg]
-		return v, found
 	case "i":
-		list, _ := value.([]any)
 		i, err := strconv.Atoi(arg)
 		if err != nil || i < 0 || i >= len(list) {
-			return nil, false
+			return 0, false
 		}
-		return list[i], true
+		return i, true
 	case "k":
 		var keys map[string]any
 		if json.Unmarshal([]byte(arg), &keys) != nil {
-			return nil, false
+			return 0, false
 		}
-		list, _ := value.([]any)
-		for _, item := range list {
+		for i, item := range list {
 			m, _ := item.(map[string]any)
 			if m != nil && matchKeys(m, keys) {
-				return item, true
+				return i, true
 			}
 		}
 	case "v":
-		list, _ := value.([]any)
-		for _, item := range list {
+		for i, item := range list {
 			if sameJSON(item, json.RawMessage(arg)) {
-				return item, true
+				return i, true
 			}
 		}
 	}
-	return nil, false
+	return 0, false
 }
 
 func matchKeys(item, keys map[string]any) bool {

@@ -74,8 +74,8 @@ func TestApplyActions(t *testing.T) {
 	for _, mf := range live.GetManagedFields() {
 		managers = append(managers, mf.Manager+"/"+string(mf.Operation))
 	}
-	if strings.Join(managers, ",") != "convoy/Apply" {
-		t.Errorf("managed fields = %v, want convoy/Apply only", managers)
+	if strings.Join(managers, ",") != "helm/Apply" {
+		t.Errorf("managed fields = %v, want helm/Apply only", managers)
 	}
 }
 

@@ -1,14 +1,15 @@
 package kube
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -21,10 +22,24 @@ import (
 // Defaults for Options. client-go's own defaults (5 QPS, burst 10) would make
 // the client, not the cluster, the bottleneck of a whole-environment apply.
 const (
-	DefaultQPS          float32 = 500
-	DefaultBurst                = 1000
-	DefaultFieldManager         = "convoy"
+	DefaultQPS   float32 = 500
+	DefaultBurst         = 1000
+	// DefaultFieldManager is Helm 4's server-side apply field manager (its
+	// binary's name). Applying as the same manager makes convoy and helm
+	// one owner of a release's fields: `helm upgrade` and `helm rollback`
+	// of what convoy applied (and the reverse) meet no conflicts, and a
+	// field either of them stops setting is removed.
+	DefaultFieldManager = "helm"
 )
+
+// DefaultPredecessors are the managers whose fields the default manager
+// inherits: convoy's own manager before it applied as "helm", and Helm's
+// client-side apply (Helm 3, and Helm 4 on releases recorded as
+// client-side), which writes as "helm" with Update operations.
+var DefaultPredecessors = []FieldOwner{
+	{Manager: "convoy", Operation: metav1.ManagedFieldsOperationApply},
+	{Manager: "helm", Operation: metav1.ManagedFieldsOperationUpdate},
+}
 
 // Options configures a Client. Zero fields take the defaults above; they
 // map to convoy's --kube-qps and --kube-burst.
@@ -32,6 +47,11 @@ type Options struct {
 	QPS          float32
 	Burst        int
 	FieldManager string
+	// Predecessors are managers whose fields on the main resource the
+	// client's manager takes over as its own before it applies to an
+	// object (as kubectl and helm upgrade client-side field management).
+	// Nil with an empty FieldManager: DefaultPredecessors.
+	Predecessors []FieldOwner
 }
 
 // Client talks to one cluster. It is safe for concurrent use.
@@ -41,6 +61,7 @@ type Client struct {
 	mapper       *restmapper.DeferredDiscoveryRESTMapper
 	fieldManager string
 	clusterID    ClusterID
+	predecessors []FieldOwner
 }
 
 // New builds a Client from cfg, which it does not modify.
@@ -58,7 +79,13 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 	if opts.Burst > 0 {
 		cfg.Burst = opts.Burst
 	}
-	fieldManager := cmp.Or(opts.FieldManager, DefaultFieldManager)
+	fieldManager, predecessors := opts.FieldManager, opts.Predecessors
+	if fieldManager == "" {
+		fieldManager = DefaultFieldManager
+		if predecessors == nil {
+			predecessors = DefaultPredecessors
+		}
+	}
 
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
@@ -78,11 +105,24 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 		mapper:       restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
 		fieldManager: fieldManager,
 		clusterID:    ClusterIDOf(cfg),
+		predecessors: slices.Clone(predecessors),
 	}, nil
 }
 
 // FieldManager is the server-side apply field manager of this client.
 func (c *Client) FieldManager() string { return c.fieldManager }
+
+// IsOwn reports whether o is this client's server-side apply manager on the
+// main resource, or one of its predecessors.
+func (c *Client) IsOwn(o FieldOwner) bool {
+	if o.Subresource != "" {
+		return false
+	}
+	if o.Manager == c.fieldManager && o.Operation == metav1.ManagedFieldsOperationApply {
+		return true
+	}
+	return slices.Contains(c.predecessors, o)
+}
 
 // RESTMapper is the client's discovery-backed mapper (reset after CRDs are
 // installed).

@@ -46,6 +46,10 @@ type Change struct {
 	// Lines is a unified diff (lines starting with ' ', '-' or '+') when
 	// either side is a multi-line string.
 	Lines []string `json:",omitempty"`
+	// Manager is the field manager that wrote the live value, when it is
+	// not convoy's (kubectl, a controller): in an object's change, apply
+	// takes the field over from it; in drift, it changed the field.
+	Manager string `json:",omitempty"`
 }
 
 // Empty reports whether d has no changes.

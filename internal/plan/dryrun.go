@@ -5,15 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/kube"
-	"github.com/convoy-sh/convoy/internal/release"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -92,40 +87,22 @@ func project(v, shape any) any {
 // dryRunResult is the server's answer to a dry-run apply.
 type dryRunResult struct {
 	after *unstructured.Unstructured
-	// conflict is a field-manager conflict apply would fail on (the result
-	// was then computed with force).
-	conflict error
 	// immutable is the server's refusal to change an immutable field.
 	immutable error
 }
 
-// dryRun applies obj server-side without persisting it. A field-manager
-// conflict that apply would not resolve by itself is retried with force, so
-// that the result is still known, and reported.
-func dryRun(ctx context.Context, kc *kube.Client, obj *unstructured.Unstructured, force bool) (dryRunResult, error) {
-	res, err := kc.Apply(ctx, []*unstructured.Unstructured{obj}, kube.ApplyOptions{DryRun: kube.DryRunServer, Force: force})
-	if err == nil {
+// dryRun applies obj server-side without persisting it, exactly as apply
+// will: taking over the fields obj sets from other field managers, and
+// leaving those ignore names to them.
+func dryRun(ctx context.Context, kc *kube.Client, obj *unstructured.Unstructured, ignore kube.IgnoreRules) (dryRunResult, error) {
+	res, err := kc.Apply(ctx, []*unstructured.Unstructured{obj}, kube.ApplyOptions{DryRun: kube.DryRunServer, Force: true, Ignore: ignore})
+	switch {
+	case err == nil:
 		return dryRunResult{after: res[0].Live}, nil
-	}
-	if isImmutable(err) {
+	case isImmutable(err):
 		return dryRunResult{immutable: err}, nil
 	}
-	if !apierrors.IsConflict(err) {
-		return dryRunResult{}, err
-	}
-	var out dryRunResult
-	if !release.OnlyReleaseToolConflicts(err) {
-		out.conflict = err
-	}
-	res, err = kc.Apply(ctx, []*unstructured.Unstructured{obj}, kube.ApplyOptions{DryRun: kube.DryRunServer, Force: true})
-	if err != nil {
-		if isImmutable(err) {
-			return dryRunResult{immutable: err}, nil
-		}
-		return dryRunResult{}, err
-	}
-	out.after = res[0].Live
-	return out, nil
+	return dryRunResult{}, err
 }
 
 // isImmutable recognises the API server's refusals to change a field that
@@ -137,36 +114,6 @@ func isImmutable(err error) bool {
 	}
 	msg := err.Error()
 	return strings.Contains(msg, "field is immutable") || strings.Contains(msg, "may not change once set") || strings.Contains(msg, "is immutable")
-}
-
-// conflictNote says how apply deals with a field-manager conflict.
-func conflictNote(err error, force bool) string {
-	managers := conflictManagers(err)
-	if force {
-		return fmt.Sprintf("fields owned by %s are taken over (--force-conflicts)", managers)
-	}
-	return fmt.Sprintf("fields are owned by %s: apply fails with a conflict unless --force-conflicts is given", managers)
-}
-
-func conflictManagers(err error) string {
-	var se *apierrors.StatusError
-	var ms []string
-	if errors.As(err, &se) && se.ErrStatus.Details != nil {
-		for _, c := range se.ErrStatus.Details.Causes {
-			if c.Type != metav1.CauseTypeFieldManagerConflict {
-				continue
-			}
-			_, rest, _ := strings.Cut(c.Message, `conflict with "`)
-			m, _, _ := strings.Cut(rest, `"`)
-			if one := fmt.Sprintf("%q (%s)", m, c.Field); m != "" && !slices.Contains(ms, one) {
-				ms = append(ms, one)
-			}
-		}
-	}
-	if len(ms) == 0 {
-		return "another field manager"
-	}
-	return "field manager " + strings.Join(ms, ", ")
 }
 
 // ownedByRelease reports whether a live object carries the ownership

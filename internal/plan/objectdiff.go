@@ -25,10 +25,11 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 	}
 	current := prep.Objects
 	// Verify compares live objects restricted to what the saved (next)
-	// revision applies.
+	// revision applies: the fields ignore_changes leaves to others may
+	// change meanwhile.
 	nextBy := map[string]*unstructured.Unstructured{}
 	for _, o := range prep.Objects {
-		nextBy[identityKey(kube.RefOf(o))] = o
+		nextBy[identityKey(kube.RefOf(o))] = req.IgnoreChanges.Strip(o)
 	}
 	if unchanged {
 		current = previous
@@ -130,7 +131,10 @@ func getLive(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.
 }
 
 // diffObject computes one object's change (live → dry-run of the new
-// object) and its drift (what convoy last applied, dry-run again → live).
+// object) and its drift: the fields convoy last applied (without those
+// ignore_changes leaves to others), applied again, against live. Fields
+// only other managers set (a controller's annotations, defaults) are never
+// drift. Changed fields name the field manager that wrote the live value.
 func diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructured.Unstructured, req *release.Request, red *Redactor) (*ObjectChange, *ObjectDrift, string, error) {
 	ref := kube.RefOf(obj)
 	secret := secretPaths(ref.Kind)
@@ -148,8 +152,7 @@ func diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructu
 	if prev == nil && !ownedByRelease(live, req.Name, req.Namespace) && !req.TakeOwnership {
 		warning = fmt.Sprintf("%s exists and is not owned by release %s: apply refuses to adopt it unless take_ownership = true", ref, req.Name)
 	}
-	force := req.ForceConflicts || (prev == nil && req.TakeOwnership)
-	dr, err := dryRun(ctx, kc, obj, force)
+	dr, err := dryRun(ctx, kc, obj, req.IgnoreChanges)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -168,28 +171,27 @@ func diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructu
 		if ch.Diff.Empty() {
 			ch.Action = ObjectNoOp
 		}
+		setManagers(ch.Diff, kc, live)
 	}
 	MaskDiff(ch.Diff, red, secret...)
-	if dr.conflict != nil && warning == "" {
-		warning = fmt.Sprintf("%s: %s", ref, conflictNote(dr.conflict, force))
-	}
 	if prev == nil {
 		return ch, nil, warning, nil
 	}
-	// Drift: what convoy last applied, applied again, against live.
 	applied := dr
 	if !sameObject(prev, obj) {
-		if applied, err = dryRun(ctx, kc, prev, true); err != nil {
+		if applied, err = dryRun(ctx, kc, prev, req.IgnoreChanges); err != nil {
 			return nil, nil, "", err
 		}
 	}
 	if applied.after == nil {
 		return ch, nil, warning, nil
 	}
-	d := Compare(normalize(applied.after), liveN)
+	owned := req.IgnoreChanges.Strip(prev).Object
+	d := Compare(projectSet(normalize(applied.after), owned), projectSet(liveN, owned))
 	if d.Empty() {
 		return ch, nil, warning, nil
 	}
+	setManagers(d, kc, live)
 	MaskDiff(d, red, secret...)
 	drift := &ObjectDrift{Ref: ref.String(), Diff: d, Corrected: true}
 	changed := map[string]bool{}
@@ -201,12 +203,8 @@ func diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructu
 	for _, c := range d.Changes {
 		if !changed[c.Path] && ch.Action != ObjectReplace {
 			drift.Corrected = false
+			drift.Note = "the revision being applied no longer sets these fields: they keep their live values"
 		}
-	}
-	if dr.conflict != nil && !req.ForceConflicts {
-		drift.Corrected = false
-		drift.Note = conflictNote(dr.conflict, false)
-		warning = "" // the drift says it
 	}
 	return ch, drift, warning, nil
 }

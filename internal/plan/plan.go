@@ -91,8 +91,8 @@ type ReleaseChange struct {
 	Objects []*ObjectChange `json:",omitempty"`
 	// Drift lists live objects that differ from what convoy last applied.
 	Drift []*ObjectDrift `json:",omitempty"`
-	// Warnings are things apply may trip over (field-manager conflicts,
-	// objects owned by someone else, chart warnings).
+	// Warnings are things apply may trip over (objects owned by someone
+	// else, chart warnings).
 	Warnings []string `json:",omitempty"`
 
 	Observed Observed
@@ -195,7 +195,7 @@ type ObjectDrift struct {
 	Diff *Diff `json:",omitempty"`
 	// Corrected says whether applying the plan restores every drifted field.
 	Corrected bool
-	// Note explains how apply deals with it (a field-manager conflict).
+	// Note explains why apply does not restore it.
 	Note string `json:",omitempty"`
 }
 

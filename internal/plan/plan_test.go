@@ -100,7 +100,7 @@ func (e *env) plan(vars map[string]string, targets []string, includeDeps bool) (
 	}
 	return plan.Compute(context.Background(), plan.Input{
 		Stack: st, Engine: e.engine, Charts: resolve.NewCharts(e.t.TempDir()), Targets: addrs, IncludeDeps: includeDeps, ConfigHash: hash,
-		Request: func(r *resolve.Release) *release.Request { return run.ReleaseRequest(st.Name, r, false) },
+		Request: func(r *resolve.Release) *release.Request { return run.ReleaseRequest(st.Name, r) },
 	})
 }
 
@@ -114,10 +114,7 @@ func (e *env) mustPlan(vars map[string]string) *plan.Plan {
 }
 
 // deploy installs or upgrades every release in dependency order.
-func (e *env) deploy(vars map[string]string) { e.deployForce(vars, false) }
-
-// deployForce deploys taking over fields of other field managers.
-func (e *env) deployForce(vars map[string]string, force bool) {
+func (e *env) deploy(vars map[string]string) {
 	e.t.Helper()
 	st, _ := e.load(vars)
 	g, _ := st.Graph()
@@ -128,7 +125,7 @@ func (e *env) deployForce(vars map[string]string, force bool) {
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		if _, err := e.eng.Deploy(context.Background(), run.ReleaseRequest(st.Name, r, force)); err != nil {
+		if _, err := e.eng.Deploy(context.Background(), run.ReleaseRequest(st.Name, r)); err != nil {
 			e.t.Fatal(err)
 		}
 	}
@@ -255,14 +252,14 @@ func TestPlanReportsDrift(t *testing.T) {
 	if dr.Ref != "apps/v1 Deployment "+ns+"/api" || len(dr.Diff.Changes) != 1 || dr.Diff.Changes[0].Path != "spec.replicas" {
 		t.Fatalf("drift: %+v %+v", dr, dr.Diff)
 	}
-	if dr.Corrected || !strings.Contains(dr.Note, `"kubectl-scale"`) || !strings.Contains(dr.Note, "--force-conflicts") {
-		t.Fatalf("drift correction: %v %q", dr.Corrected, dr.Note)
+	if !dr.Corrected || dr.Diff.Changes[0].Manager != "kubectl-scale" {
+		t.Fatalf("drift correction: %v, manager %q", dr.Corrected, dr.Diff.Changes[0].Manager)
 	}
 	if p.Release("release.db").Action != plan.ActionNoOp {
 		t.Fatalf("db: %s", p.Release("release.db").Action)
 	}
 	text, js, md := render(t, p)
-	if !strings.Contains(text, "~ spec.replicas: 1 → 3") || !strings.Contains(text, "Drift: 1 object.") {
+	if !strings.Contains(text, `~ spec.replicas: 1 → 3 (field manager "kubectl-scale")`) || !strings.Contains(text, "Drift: 1 object.") {
 		t.Fatalf("text:\n%s", text)
 	}
 	if !strings.Contains(md, "Drift (changed outside convoy)") || !strings.Contains(js, `"drifted_objects": 1`) {
@@ -455,7 +452,7 @@ func TestSavedPlanRoundTripAndVerify(t *testing.T) {
 	}
 
 	// A new revision (another apply got there first).
-	e.deployForce(nil, true)
+	e.deploy(nil)
 	err = planfile.Verify(ctx, read, engineFor)
 	if !errors.As(err, &stale) || !strings.Contains(err.Error(), "release api (namespace "+ns+") has a new revision 2 (deployed) since the plan saw revision 1 (deployed)") {
 		t.Fatalf("after a new revision: %v", err)
@@ -640,7 +637,7 @@ func TestVerifyRefusesAfterHelmUpgrade(t *testing.T) {
 	if err := planfile.Verify(context.Background(), p, engineFor); err != nil {
 		t.Fatalf("fresh plan refused: %v", err)
 	}
-	if out, err := cluster.Helm(t, "upgrade", "db", appChart(t), "-n", ns, "--set", "message=from-helm", "--force-conflicts"); err != nil {
+	if out, err := cluster.Helm(t, "upgrade", "db", appChart(t), "-n", ns, "--set", "message=from-helm"); err != nil {
 		t.Fatalf("helm upgrade: %v\n%s", err, out)
 	}
 	err := planfile.Verify(context.Background(), p, engineFor)

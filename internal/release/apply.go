@@ -4,22 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
-
-// releaseToolManagers are the field managers of tools that act for a
-// release as a whole. Helm 4 applies server-side as "helm" (its binary's
-// name): when a release moves between helm and convoy, the fields helm owns
-// on the release's own objects are the release's, and convoy takes them
-// over instead of failing on the conflict.
-var releaseToolManagers = []string{"helm"}
 
 // sources maps each object of a release to the template that rendered it.
 type sources map[identity]string
@@ -37,68 +26,15 @@ func (s sources) inTemplate(err error) error {
 	return err
 }
 
-// apply server-side applies objs in order. A field conflict only with
-// release tools (helm) on an object this release owns is resolved by
-// forcing that object, and so is any conflict on an object being adopted
-// (take_ownership); any other conflict fails unless opts.Force is set.
-func (e *Engine) apply(ctx context.Context, ns, rel string, objs []*unstructured.Unstructured, src sources, adopt map[identity]bool, opts kube.ApplyOptions) ([]kube.Result, error) {
-	var results []kube.Result
-	for len(objs) > 0 {
-		got, err := e.kube.Apply(ctx, objs, opts)
-		results = append(results, got...)
-		if err == nil {
-			return results, nil
-		}
-		failed := len(got)
-		if opts.Force || failed >= len(objs) || !apierrors.IsConflict(err) {
-			return results, src.inTemplate(err)
-		}
-		ref := kube.RefOf(objs[failed])
-		switch {
-		case adopt[idOf(ref)]:
-			e.logf(ns, rel, PhaseApplying, "adopting %s: taking over its fields (take_ownership)", ref)
-		case OnlyReleaseToolConflicts(err):
-			e.logf(ns, rel, PhaseApplying, "taking over fields of %s from field manager helm", ref)
-		default:
-			return results, src.inTemplate(err)
-		}
-		forced := opts
-		forced.Force = true
-		one, err := e.kube.Apply(ctx, objs[failed:failed+1], forced)
-		results = append(results, one...)
-		if err != nil {
-			return results, src.inTemplate(err)
-		}
-		objs = objs[failed+1:]
-	}
-	return results, nil
-}
-
-// OnlyReleaseToolConflicts reports whether err is a server-side apply
-// conflict whose every conflicting manager is a release tool (helm): a
-// conflict the engine resolves by taking those fields over.
-func OnlyReleaseToolConflicts(err error) bool {
-	var se *apierrors.StatusError
-	if !errors.As(err, &se) || !apierrors.IsConflict(err) || se.ErrStatus.Details == nil {
-		return false
-	}
-	n := 0
-	for _, c := range se.ErrStatus.Details.Causes {
-		if c.Type != metav1.CauseTypeFieldManagerConflict {
-			continue
-		}
-		n++
-		// "conflict with \"helm\"" or "conflict with \"helm\" using v1"
-		_, rest, ok := strings.Cut(c.Message, `conflict with "`)
-		if !ok {
-			return false
-		}
-		manager, _, ok := strings.Cut(rest, `"`)
-		if !ok || !slices.Contains(releaseToolManagers, manager) {
-			return false
-		}
-	}
-	return n > 0
+// apply server-side applies objs in order, as the field manager helm uses
+// (kube.DefaultFieldManager). convoy is declarative: the fields its objects
+// set are taken over from whichever manager changed them (kubectl, a
+// controller), except those the release's ignore_changes leaves to others
+// (applied only when their object is created). Which objects may be
+// applied is decided before (checkOwnership, take_ownership).
+func (e *Engine) apply(ctx context.Context, objs []*unstructured.Unstructured, src sources, ignore kube.IgnoreRules, dryRun kube.DryRun) ([]kube.Result, error) {
+	results, err := e.kube.Apply(ctx, objs, kube.ApplyOptions{Force: true, DryRun: dryRun, Ignore: ignore})
+	return results, src.inTemplate(err)
 }
 
 // buildManifests parses rendered manifests, template by template, so that an

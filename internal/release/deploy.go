@@ -51,8 +51,9 @@ type Request struct {
 	DisableHooks bool
 	// TakeOwnership adopts existing objects not owned by this release.
 	TakeOwnership bool
-	// ForceConflicts takes over fields owned by other field managers.
-	ForceConflicts bool
+	// IgnoreChanges are fields left to other field managers (an
+	// autoscaler's replicas): applied only when their object is created.
+	IgnoreChanges kube.IgnoreRules `json:",omitempty"`
 	// Labels are extra labels on the release records (e.g. convoy.dev/stack).
 	Labels map[string]string
 }
@@ -159,16 +160,12 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 	// Validate against the server before recording anything: an invalid
 	// object must leave neither a revision nor a change behind. Objects the
 	// release did not own before may be adopted only with take_ownership.
-	adopt := map[identity]bool{}
-	if req.TakeOwnership {
-		owned := identities(p.Previous)
-		for id := range identities(objs) {
-			adopt[id] = !owned[id]
+	if !req.TakeOwnership {
+		if err := e.checkOwnership(ctx, objs, req.Name, req.Namespace, identities(p.Previous)); err != nil {
+			return nil, err
 		}
-	} else if err := e.checkOwnership(ctx, objs, req.Name, req.Namespace, identities(p.Previous)); err != nil {
-		return nil, err
 	}
-	if _, err := e.apply(ctx, req.Namespace, req.Name, objs, src, adopt, kube.ApplyOptions{DryRun: kube.DryRunServer, Force: req.ForceConflicts}); err != nil {
+	if _, err := e.apply(ctx, objs, src, req.IgnoreChanges, kube.DryRunServer); err != nil {
 		return nil, err
 	}
 
@@ -206,7 +203,7 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 		return nil, err
 	}
 
-	created, runErr := e.perform(ctx, p, rel, adopt)
+	created, runErr := e.perform(ctx, p, rel)
 	runErr = whyStopped(ctx, runErr, req.timeout())
 	if runErr == nil {
 		return rel, e.finishDeployed(ctx, store, p, rel)
@@ -229,28 +226,28 @@ func (e *Engine) installCRDs(ctx context.Context, namespace, name string, files 
 
 // perform runs the cluster-side steps of a deploy of p as rel. It returns
 // the objects this deploy created (for cleanup_on_fail).
-func (e *Engine) perform(ctx context.Context, p *Prepared, rel *Release, adopt map[identity]bool) ([]kube.Ref, error) {
+func (e *Engine) perform(ctx context.Context, p *Prepared, rel *Release) ([]kube.Ref, error) {
 	req := p.Request
 	pre, post := chart.HookPreUpgrade, chart.HookPostUpgrade
 	if p.IsInstall {
 		pre, post = chart.HookPreInstall, chart.HookPostInstall
 	}
 	return e.rollout(ctx, rel, rollout{
-		pre: pre, post: post, objs: p.Objects, src: p.sources, adopt: adopt, previous: p.Previous,
-		wait: req.Wait, timeout: req.timeout(), disableHooks: req.DisableHooks, force: req.ForceConflicts,
+		pre: pre, post: post, objs: p.Objects, src: p.sources, ignore: req.IgnoreChanges, previous: p.Previous,
+		wait: req.Wait, timeout: req.timeout(), disableHooks: req.DisableHooks,
 	})
 }
 
 // rollout is one revision's way onto the cluster, shared by deploys and
 // rollbacks.
 type rollout struct {
-	pre, post           chart.HookEvent
-	objs, previous      []*unstructured.Unstructured
-	src                 sources
-	adopt               map[identity]bool
-	wait                WaitMode
-	timeout             time.Duration
-	disableHooks, force bool
+	pre, post      chart.HookEvent
+	objs, previous []*unstructured.Unstructured
+	src            sources
+	ignore         kube.IgnoreRules
+	wait           WaitMode
+	timeout        time.Duration
+	disableHooks   bool
 }
 
 // rollout runs the pre-hooks, applies the objects, deletes what the
@@ -263,7 +260,7 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 		}
 	}
 	e.logf(rel.Namespace, rel.Name, PhaseApplying, "applying %d objects", len(r.objs))
-	results, err := e.apply(ctx, rel.Namespace, rel.Name, r.objs, r.src, r.adopt, kube.ApplyOptions{Force: r.force})
+	results, err := e.apply(ctx, r.objs, r.src, r.ignore, kube.DryRunNone)
 	var created []kube.Ref
 	for _, res := range results {
 		if res.Action == kube.ActionCreated {
@@ -362,7 +359,7 @@ func (e *Engine) failDeploy(ctx context.Context, store *Storage, p *Prepared, re
 		return rel, fmt.Errorf("upgrade of %s failed and there is no deployed revision to roll back to (atomic): %w", rel.Name, cause)
 	}
 	e.logf(rel.Namespace, rel.Name, PhaseRestoring, "atomic: rolling back to revision %d", deployed.Version)
-	rb, err := e.Rollback(rctx, RollbackRequest{Name: rel.Name, Namespace: rel.Namespace, Revision: deployed.Version, Wait: req.Wait, Timeout: req.timeout(), DisableHooks: req.DisableHooks, ForceConflicts: req.ForceConflicts, HistoryMax: req.HistoryMax})
+	rb, err := e.Rollback(rctx, RollbackRequest{Name: rel.Name, Namespace: rel.Namespace, Revision: deployed.Version, Wait: req.Wait, Timeout: req.timeout(), DisableHooks: req.DisableHooks, IgnoreChanges: req.IgnoreChanges, HistoryMax: req.HistoryMax})
 	if err != nil {
 		return rel, fmt.Errorf("upgrade of %s failed, and the atomic rollback to revision %d also failed: %v; original error: %w", rel.Name, deployed.Version, err, cause)
 	}

@@ -142,8 +142,9 @@ func TestInstallUpgradeAndHelmInterop(t *testing.T) {
 		t.Fatalf("helm history: %s %v", hist, err)
 	}
 
-	// helm rollback of a convoy release; convoy sees revision 3.
-	if _, err := cluster.Helm(t, "rollback", "web", "1", "-n", ns, "--wait", "--force-conflicts"); err != nil {
+	// helm rollback of a convoy release, without flags; convoy sees
+	// revision 3.
+	if _, err := cluster.Helm(t, "rollback", "web", "1", "-n", ns, "--wait"); err != nil {
 		t.Fatal(err)
 	}
 	if got := statuses(history(t, e, ns, "web")); got != "1:superseded 2:superseded 3:deployed" {

@@ -21,11 +21,13 @@ type RollbackRequest struct {
 	Revision int
 	Wait     WaitMode
 	// Timeout bounds each wait (hooks, resources); 0 means DefaultTimeout.
-	Timeout        time.Duration
-	DisableHooks   bool
-	ForceConflicts bool
-	CleanupOnFail  bool
-	HistoryMax     int
+	Timeout       time.Duration
+	DisableHooks  bool
+	CleanupOnFail bool
+	HistoryMax    int
+	// IgnoreChanges are fields left to other field managers, as in
+	// Request.
+	IgnoreChanges kube.IgnoreRules
 }
 
 func (r RollbackRequest) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
@@ -124,7 +126,7 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 func (e *Engine) performRollback(ctx context.Context, rel *Release, objs, previous []*unstructured.Unstructured, req RollbackRequest) ([]kube.Ref, error) {
 	return e.rollout(ctx, rel, rollout{
 		pre: chart.HookPreRollback, post: chart.HookPostRollback, objs: objs, previous: previous,
-		wait: req.Wait, timeout: req.timeout(), disableHooks: req.DisableHooks, force: req.ForceConflicts,
+		ignore: req.IgnoreChanges, wait: req.Wait, timeout: req.timeout(), disableHooks: req.DisableHooks,
 	})
 }
 

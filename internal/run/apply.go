@@ -262,7 +262,7 @@ func renderAtApply(o Options, st *config.Stack, addrText string, eng *release.En
 		if err != nil {
 			return nil, err
 		}
-		return eng.Prepare(ctx, ReleaseRequest(st.Name, r, o.ForceConflicts))
+		return eng.Prepare(ctx, ReleaseRequest(st.Name, r))
 	}, nil
 }
 

@@ -102,6 +102,7 @@ func Rollback(ctx context.Context, o Options, name string, revision int) (*confi
 		Name: inst.Name, Namespace: inst.Namespace, Revision: revision,
 		Wait: waitMode(inst), Timeout: inst.Timeout, DisableHooks: inst.DisableHooks,
 		CleanupOnFail: inst.CleanupOnFail, HistoryMax: inst.HistoryMax,
+		IgnoreChanges: ignoreRules(inst.IgnoreChanges),
 	})
 	if err != nil {
 		return inst, nil, err

@@ -4,6 +4,7 @@ import (
 	"maps"
 
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
 )
@@ -11,7 +12,7 @@ import (
 // ReleaseRequest turns a resolved release of stack into the release
 // engine's request, its records labelled with the stack
 // (release.StackLabel).
-func ReleaseRequest(stack string, r *resolve.Release, forceConflicts bool) *release.Request {
+func ReleaseRequest(stack string, r *resolve.Release) *release.Request {
 	inst := r.Instance
 	labels := maps.Clone(inst.Labels)
 	if labels == nil {
@@ -31,7 +32,7 @@ func ReleaseRequest(stack string, r *resolve.Release, forceConflicts bool) *rele
 		HistoryMax:      inst.HistoryMax,
 		DisableHooks:    inst.DisableHooks,
 		TakeOwnership:   inst.TakeOwnership,
-		ForceConflicts:  forceConflicts,
+		IgnoreChanges:   ignoreRules(inst.IgnoreChanges),
 		Labels:          labels,
 	}
 }
@@ -45,4 +46,17 @@ func waitMode(inst *config.ReleaseInstance) release.WaitMode {
 		return release.WaitReadyAndJobs
 	}
 	return release.WaitReady
+}
+
+// ignoreRules are a release's ignore_changes for the cluster layer.
+func ignoreRules(ics []config.IgnoreChange) kube.IgnoreRules {
+	var out kube.IgnoreRules
+	for _, ic := range ics {
+		rule := kube.IgnoreRule{Kind: ic.Kind, Name: ic.Name}
+		for _, toks := range ic.PathTokens {
+			rule.Paths = append(rule.Paths, kube.Pointer(toks))
+		}
+		out = append(out, rule)
+	}
+	return out
 }

@@ -16,8 +16,6 @@ type Options struct {
 	// Parallelism bounds the releases planned or applied at once (0: the
 	// default).
 	Parallelism int
-	// ForceConflicts takes over fields owned by other field managers.
-	ForceConflicts bool
 }
 
 func (o Options) parallelism() int {

@@ -142,6 +142,22 @@ func (e *Env) Helm(t testing.TB, args ...string) (string, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return e.runHelm(t, bin, args)
+}
+
+// Helm3 runs Helm 3 (client-side apply) as Helm runs helm 4. A missing
+// binary fails the test.
+func (e *Env) Helm3(t testing.TB, args ...string) (string, error) {
+	t.Helper()
+	bin, err := devcluster.LocateHelm3(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.runHelm(t, bin, args)
+}
+
+func (e *Env) runHelm(t testing.TB, bin string, args []string) (string, error) {
+	t.Helper()
 	home := t.TempDir()
 	cmd := exec.Command(bin, append([]string{"--kubeconfig", e.kubeconfig}, args...)...)
 	cmd.Env = append(os.Environ(),

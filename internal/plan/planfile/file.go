@@ -244,8 +244,8 @@ func revisionChange(r *plan.ReleaseChange, hist []*release.Release) string {
 }
 
 // savedShapes are the objects the saved rendering applies, by reference,
-// with the ownership metadata apply adds (what shapeHash was computed
-// against).
+// with the ownership metadata apply adds and without the fields
+// ignore_changes leaves to others (what shapeHash was computed against).
 func savedShapes(kc *kube.Client, r *plan.ReleaseChange) map[kube.Ref]map[string]any {
 	out := map[kube.Ref]map[string]any{}
 	if r.Saved == nil || r.Saved.Rendered == nil {
@@ -257,7 +257,7 @@ func savedShapes(kc *kube.Client, r *plan.ReleaseChange) map[kube.Ref]map[string
 			continue // kinds not served yet: compared by content
 		}
 		for _, o := range release.WithOwnership(objs, r.Name, r.Namespace) {
-			out[kube.RefOf(o)] = o.Object
+			out[kube.RefOf(o)] = r.Saved.Request.IgnoreChanges.Strip(o).Object
 		}
 	}
 	return out

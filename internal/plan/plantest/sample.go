@@ -36,8 +36,8 @@ func Sample() *plan.Plan {
 					{Ref: "v1 Service shop/api-eu", APIVersion: "v1", Kind: "Service", Namespace: "shop", Name: "api-eu", Action: plan.ObjectNoOp},
 					{Ref: "v1 ConfigMap shop/old", APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "old", Action: plan.ObjectDelete},
 				},
-				Drift: []*plan.ObjectDrift{{Ref: "apps/v1 Deployment shop/api-eu", Corrected: false, Note: `fields are owned by field manager "kubectl" (.spec.replicas): apply fails with a conflict unless --force-conflicts is given`,
-					Diff: plan.Compare(map[string]any{"spec": map[string]any{"replicas": int64(2)}}, map[string]any{"spec": map[string]any{"replicas": int64(5)}})}},
+				Drift: []*plan.ObjectDrift{{Ref: "apps/v1 Deployment shop/api-eu", Corrected: true,
+					Diff: withManager(plan.Compare(map[string]any{"spec": map[string]any{"replicas": int64(2)}}, map[string]any{"spec": map[string]any{"replicas": int64(5)}}), "kubectl")}},
 				Observed: plan.Observed{LastRevision: 4, LastStatus: "deployed"},
 			},
 			{Addr: "release.web", Name: "web", Namespace: "shop", Action: plan.ActionUpgrade, KnownAfterApply: true,
@@ -49,4 +49,11 @@ func Sample() *plan.Plan {
 				Warnings: []string{"the recorded manifest mentions hunter2-canary"}},
 		},
 	}
+}
+
+func withManager(d *plan.Diff, manager string) *plan.Diff {
+	for _, c := range d.Changes {
+		c.Manager = manager
+	}
+	return d
 }

@@ -99,6 +99,7 @@ type jsonChange struct {
 	After     any          `json:"after,omitempty"`
 	Sensitive bool         `json:"sensitive,omitempty"`
 	Lines     []string     `json:"lines,omitempty"`
+	Manager   string       `json:"manager,omitempty"`
 }
 
 type jsonObserved struct {
@@ -112,7 +113,7 @@ func jsonChanges(d *plan.Diff) []*jsonChange {
 	}
 	out := make([]*jsonChange, 0, len(d.Changes))
 	for _, c := range d.Changes {
-		out = append(out, &jsonChange{Path: c.Path, Op: c.Op, Before: c.Before, After: c.After, Sensitive: c.Sensitive, Lines: c.Lines})
+		out = append(out, &jsonChange{Path: c.Path, Op: c.Op, Before: c.Before, After: c.After, Sensitive: c.Sensitive, Lines: c.Lines, Manager: c.Manager})
 	}
 	return out
 }

@@ -145,18 +145,22 @@ func writeDiff(b *bytes.Buffer, d *plan.Diff, indent string) {
 		if path == "" {
 			path = "(whole value)"
 		}
+		manager := ""
+		if c.Manager != "" {
+			manager = fmt.Sprintf(" (field manager %q)", c.Manager)
+		}
 		switch {
 		case c.Lines != nil:
-			fmt.Fprintf(b, "%s%s %s:\n", indent, opSymbol[c.Op], path)
+			fmt.Fprintf(b, "%s%s %s:%s\n", indent, opSymbol[c.Op], path, manager)
 			for _, l := range c.Lines {
 				fmt.Fprintf(b, "%s    %s\n", indent, l)
 			}
 		case c.Op == plan.FieldAdd:
-			fmt.Fprintf(b, "%s+ %s: %s\n", indent, path, formatValue(c.After))
+			fmt.Fprintf(b, "%s+ %s: %s%s\n", indent, path, formatValue(c.After), manager)
 		case c.Op == plan.FieldRemove:
-			fmt.Fprintf(b, "%s- %s: %s\n", indent, path, formatValue(c.Before))
+			fmt.Fprintf(b, "%s- %s: %s%s\n", indent, path, formatValue(c.Before), manager)
 		default:
-			fmt.Fprintf(b, "%s~ %s: %s → %s\n", indent, path, formatValue(c.Before), formatValue(c.After))
+			fmt.Fprintf(b, "%s~ %s: %s → %s%s\n", indent, path, formatValue(c.Before), formatValue(c.After), manager)
 		}
 	}
 }

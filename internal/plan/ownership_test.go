@@ -1,0 +1,271 @@
+package plan_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/plan/planfile"
+	"github.com/convoy-sh/convoy/internal/release"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// scale changes a Deployment's replicas through the scale subresource as
+// field manager "kubectl", as `kubectl scale` does.
+func scale(t *testing.T, ns, name string, replicas int32) {
+	t.Helper()
+	ctx := context.Background()
+	deps := cluster.Client().AppsV1().Deployments(ns)
+	s, err := deps.GetScale(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Spec.Replicas = replicas
+	if _, err := deps.UpdateScale(ctx, name, s, metav1.UpdateOptions{FieldManager: "kubectl"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// replicasOf returns a Deployment's replicas and the managers owning them.
+func replicasOf(t *testing.T, ns, name string) (int32, []string) {
+	t.Helper()
+	d, err := cluster.Client().AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var owners []string
+	for _, mf := range d.ManagedFields {
+		var fields struct {
+			Spec map[string]any `json:"f:spec"`
+		}
+		if mf.FieldsV1 != nil && json.Unmarshal(mf.FieldsV1.Raw, &fields) == nil && fields.Spec["f:replicas"] != nil {
+			owners = append(owners, mf.Manager)
+		}
+	}
+	return *d.Spec.Replicas, owners
+}
+
+// applySaved applies a saved plan's release as convoy apply PLAN_FILE does.
+func (e *env) applySaved(p *plan.Plan, addr string) {
+	e.t.Helper()
+	path := filepath.Join(e.t.TempDir(), "plan.cvp")
+	if err := planfile.Write(path, p); err != nil {
+		e.t.Fatal(err)
+	}
+	read, err := planfile.Read(path)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := planfile.Verify(ctx, read, func(string) (*release.Engine, error) { return e.eng, nil }); err != nil {
+		e.t.Fatalf("saved plan refused: %v", err)
+	}
+	saved := read.Release(addr).Saved
+	req := saved.Request
+	prep, err := e.eng.PrepareRendered(ctx, &req, saved.Rendered)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.eng.Execute(ctx, prep); err != nil {
+		e.t.Fatalf("apply of the saved plan: %v", err)
+	}
+}
+
+// After `kubectl scale`, the plan shows the drift and who made it, a saved
+// plan restores it without flags, and the next plan is clean.
+func TestScaledReplicasAreDriftThatApplyRestores(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
+	e.deploy(nil)
+	scale(t, ns, "api", 4)
+
+	p := e.mustPlan(nil)
+	api := p.Release("release.api")
+	if got := actions(p); got != "release.db:no-op release.api:upgrade" || len(api.Drift) != 1 {
+		t.Fatalf("actions %s, drift %+v", got, api.Drift)
+	}
+	dr := api.Drift[0]
+	if dr.Ref != "apps/v1 Deployment "+ns+"/api" || !dr.Corrected || len(dr.Diff.Changes) != 1 {
+		t.Fatalf("drift: %+v %+v", dr, dr.Diff)
+	}
+	if c := dr.Diff.Changes[0]; c.Path != "spec.replicas" || c.Manager != "kubectl" || fmt.Sprintf("%v %v", c.Before, c.After) != "1 4" {
+		t.Fatalf("drifted field: %+v", c)
+	}
+	var dep *plan.ObjectChange
+	for _, o := range api.Objects {
+		if o.Kind == "Deployment" {
+			dep = o
+		}
+	}
+	if dep == nil || dep.Action != plan.ObjectUpdate || len(dep.Diff.Changes) != 1 || dep.Diff.Changes[0].Manager != "kubectl" {
+		t.Fatalf("deployment change: %+v", dep)
+	}
+	text, js, _ := render(t, p)
+	if !strings.Contains(text, `~ spec.replicas: 1 → 4 (field manager "kubectl")`) || !strings.Contains(text, `~ spec.replicas: 4 → 1 (field manager "kubectl")`) ||
+		!strings.Contains(text, "apply restores it") || !strings.Contains(js, `"manager": "kubectl"`) {
+		t.Fatalf("text:\n%s\njson:\n%s", text, js)
+	}
+
+	e.applySaved(p, "release.api")
+	if n, owners := replicasOf(t, ns, "api"); n != 1 || !slices.Equal(owners, []string{"helm"}) {
+		t.Fatalf("after apply: %d replicas owned by %v", n, owners)
+	}
+	if p := e.mustPlan(nil); p.HasChanges() {
+		text, _, _ := render(t, p)
+		t.Fatalf("the plan after restoring is not clean:\n%s", text)
+	}
+
+	// Unsaved, the same.
+	scale(t, ns, "api", 3)
+	e.deploy(nil)
+	if n, _ := replicasOf(t, ns, "api"); n != 1 {
+		t.Fatalf("after deploy: %d replicas", n)
+	}
+}
+
+func ignoreReplicas(chart, ns string) string {
+	return fmt.Sprintf(`
+stack %[2]q {
+  default_namespace = %[2]q
+}
+release "api" {
+  chart          = %[1]q
+  values         = [{ message = "v1", replicas = 2 }]
+  ignore_changes = [{ kind = "Deployment", paths = ["/spec/replicas"] }]
+}
+`, chart, ns)
+}
+
+// With ignore_changes on /spec/replicas, the replicas are created as
+// rendered and then left to whoever scales: neither drift nor restored.
+func TestIgnoredReplicasAreLeftToOthers(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e := newEnv(t, ignoreReplicas(appChart(t), ns))
+	e.deploy(nil)
+	if n, _ := replicasOf(t, ns, "api"); n != 2 {
+		t.Fatalf("created with %d replicas, want the rendered 2", n)
+	}
+	if p := e.mustPlan(nil); p.HasChanges() {
+		text, _, _ := render(t, p)
+		t.Fatalf("plan after install:\n%s", text)
+	}
+	scale(t, ns, "api", 4)
+	p := e.mustPlan(nil)
+	if api := p.Release("release.api"); api.Action != plan.ActionNoOp || len(api.Drift) != 0 {
+		text, _, _ := render(t, p)
+		t.Fatalf("a scaled, ignored field is drift:\n%s", text)
+	}
+	// An upgrade for another reason leaves the replicas alone too.
+	writeStack(t, e.dir, strings.Replace(ignoreReplicas(appChart(t), ns), `message = "v1"`, `message = "v2"`, 1))
+	p = e.mustPlan(nil)
+	for _, o := range p.Release("release.api").Objects {
+		if o.Kind == "Deployment" && o.Action != plan.ObjectNoOp {
+			t.Fatalf("deployment: %s %+v", o.Action, o.Diff)
+		}
+	}
+	e.applySaved(p, "release.api")
+	if n, owners := replicasOf(t, ns, "api"); n != 4 || !slices.Equal(owners, []string{"kubectl"}) {
+		t.Fatalf("after apply: %d replicas owned by %v, want 4 by kubectl", n, owners)
+	}
+	if p := e.mustPlan(nil); p.HasChanges() {
+		text, _, _ := render(t, p)
+		t.Fatalf("plan after apply:\n%s", text)
+	}
+}
+
+// Fields only controllers write (the Deployment revision annotation,
+// status, defaults) are never drift, whenever they appear.
+func TestControllerWrittenFieldsAreNotDrift(t *testing.T) {
+	ns := cluster.Namespace(t)
+	const n = 30
+	e := newEnv(t, fmt.Sprintf(`
+stack %[2]q {
+  default_namespace = %[2]q
+}
+release "app" {
+  count  = %[3]d
+  chart  = %[1]q
+  wait   = false
+  values = [{ message = "m" }]
+}
+`, appChart(t), ns, n))
+	e.deploy(nil)
+	// Right after applying, while the deployment controller annotates.
+	if p := e.mustPlan(nil); p.HasChanges() {
+		text, _, _ := render(t, p)
+		t.Fatalf("plan right after apply:\n%s", text)
+	}
+	// A controller's write to a field convoy does not set, at any time.
+	ctx := context.Background()
+	deps := cluster.Client().AppsV1().Deployments(ns)
+	d, err := deps.Get(ctx, "app-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Annotations["deployment.kubernetes.io/revision"] = "7"
+	d.Labels["example.com/scanned"] = "true"
+	if _, err := deps.Update(ctx, d, metav1.UpdateOptions{FieldManager: "kube-controller-manager"}); err != nil {
+		t.Fatal(err)
+	}
+	if p := e.mustPlan(nil); p.HasChanges() {
+		text, _, _ := render(t, p)
+		t.Fatalf("plan after a controller's annotation:\n%s", text)
+	}
+}
+
+// helm upgrade --reuse-values and helm rollback of a convoy release need no
+// flags, and convoy's next plan shows exactly what differs.
+func TestPlanAfterHelmUpgradeAndRollback(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
+	e.deploy(nil)
+	if out, err := cluster.Helm(t, "upgrade", "api", appChart(t), "-n", ns, "--reuse-values", "--set", "message=from-helm"); err != nil {
+		t.Fatalf("helm upgrade: %v\n%s", err, out)
+	}
+	p := e.mustPlan(nil)
+	api := p.Release("release.api")
+	if got := actions(p); got != "release.db:no-op release.api:upgrade" || len(api.Drift) != 0 || len(api.Warnings) != 0 {
+		t.Fatalf("actions %s, drift %+v, warnings %q", got, api.Drift, api.Warnings)
+	}
+	if c := api.Values.Changes; len(c) != 1 || fmt.Sprintf("%s %v %v", c[0].Path, c[0].Before, c[0].After) != "message from-helm v1" {
+		t.Fatalf("values: %+v", api.Values)
+	}
+	if got := objectChanges(api); got != `ConfigMap data.message "from-helm"→"v1"; ConfigMap data.revision "2"→"3"` {
+		t.Fatalf("object changes: %s", got)
+	}
+
+	if out, err := cluster.Helm(t, "rollback", "api", "1", "-n", ns); err != nil {
+		t.Fatalf("helm rollback: %v\n%s", err, out)
+	}
+	p = e.mustPlan(nil)
+	api = p.Release("release.api")
+	if api.Values != nil || len(api.Drift) != 0 {
+		t.Fatalf("values %+v, drift %+v", api.Values, api.Drift)
+	}
+	// The chart prints the revision: nothing else differs.
+	if got := objectChanges(api); got != `ConfigMap data.revision "1"→"4"` {
+		t.Fatalf("object changes after helm rollback: %s", got)
+	}
+}
+
+func objectChanges(rc *plan.ReleaseChange) string {
+	var out []string
+	for _, o := range rc.Objects {
+		if o.Diff == nil || o.Action == plan.ObjectNoOp {
+			continue
+		}
+		for _, c := range o.Diff.Changes {
+			s := fmt.Sprintf("%s %s %q→%q", o.Kind, c.Path, c.Before, c.After)
+			if c.Manager != "" {
+				s += " by " + c.Manager
+			}
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, "; ")
+}
