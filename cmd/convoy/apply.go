@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/apply"
+	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/plan/view"
 	"github.com/convoy-sh/convoy/internal/progress"
@@ -166,11 +167,11 @@ func writeResults(w io.Writer, rs []*apply.Result, p *plan.Plan) {
 		}
 		rev, result := "-", string(r.Status)
 		switch {
-		case r.Status == apply.Skipped:
+		case r.Status == dag.Skipped:
 			result += " (" + r.Reason + ")"
 		case r.Step.Kind == apply.StepNoOp:
 			result = "unchanged"
-		case r.Step.Kind == apply.StepUninstall && r.Status == apply.Succeeded:
+		case r.Step.Kind == apply.StepUninstall && r.Status == dag.Succeeded:
 			result = "uninstalled"
 		case r.Release != nil && r.Step.Kind == apply.StepDeploy:
 			rev, result = fmt.Sprint(r.Release.Version), string(r.Release.Info.Status)

@@ -153,10 +153,10 @@ type ExecOptions struct {
 // step, in that order.
 func Execute(ctx context.Context, steps []*Step, opts ExecOptions) []*Result {
 	x := &executor{steps: map[string]*Step{}, progress: opts.Progress, results: map[string]*Result{}, applied: map[string]*release.Release{}}
-	nodes := make([]Node, len(steps))
+	nodes := make([]dag.Node[string], len(steps))
 	for i, s := range steps {
 		x.steps[s.ID] = s
-		nodes[i] = Node{ID: s.ID, DependsOn: s.DependsOn}
+		nodes[i] = dag.Node[string]{ID: s.ID, DependsOn: s.DependsOn}
 	}
 	outs := dag.Walk(ctx, nodes, &progressExec{x}, dag.WalkOptions[string]{
 		Parallelism: opts.Parallelism,
@@ -178,9 +178,9 @@ type progressExec struct{ *executor }
 func (p *progressExec) Run(ctx context.Context, id string) error {
 	start := time.Now()
 	err := p.executor.Run(ctx, id)
-	st := Succeeded
+	st := dag.Succeeded
 	if err != nil {
-		st = Failed
+		st = dag.Failed
 	}
 	p.progress.Finished(id, Outcome{ID: id, Status: st, Err: err, Duration: time.Since(start)})
 	return err

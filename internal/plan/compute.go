@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/memo"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -73,7 +73,7 @@ func Compute(ctx context.Context, in Input) (*Plan, error) {
 	if par <= 0 {
 		par = DefaultParallelism
 	}
-	c := &computer{in: in, sem: make(chan struct{}, par), histories: map[string]*historyEntry{}, lists: map[string]*listEntry{}}
+	c := &computer{in: in, sem: make(chan struct{}, par)}
 	p := &Plan{FormatVersion: FormatVersion, Stack: st.Name, ConfigHash: in.ConfigHash, CreatedAt: time.Now().UTC(), IncludeDeps: in.IncludeDeps, Destroy: in.Destroy}
 	for _, t := range in.Targets {
 		p.Targets = append(p.Targets, t.String())
@@ -132,20 +132,25 @@ type computer struct {
 	// reading its dependencies' outputs waits for their plans.
 	planned map[config.ReleaseInstanceAddr]*plannedEntry
 
-	mu        sync.Mutex
-	histories map[string]*historyEntry // cluster ID, namespace
-	lists     map[string]*listEntry    // cluster ID, apiVersion, kind, namespace
+	histories memo.Map[nsKey, map[string][]*release.Release]           // records by release name
+	lists     memo.Map[kindKey, map[string]*unstructured.Unstructured] // live objects by name
+}
+
+// nsKey is a namespace of a cluster.
+type nsKey struct {
+	cluster   kube.ClusterID
+	namespace string
+}
+
+// kindKey is a kind in a namespace of a cluster.
+type kindKey struct {
+	nsKey
+	apiVersion, kind string
 }
 
 type plannedEntry struct {
 	done   chan struct{}
 	change *ReleaseChange // nil when planning it failed
-}
-
-type listEntry struct {
-	once sync.Once
-	objs map[string]*unstructured.Unstructured
-	err  error
 }
 
 // live reads the live object: one list per kind and namespace, shared by
@@ -155,21 +160,13 @@ func (c *computer) live(ctx context.Context, kc *kube.Client, ref kube.Ref) (*un
 	if ref.Namespace == "" || (ref.Group == "" && ref.Kind == "Secret") {
 		return getLive(ctx, kc, ref)
 	}
-	key := strings.Join([]string{string(kc.ClusterID()), ref.APIVersion(), ref.Kind, ref.Namespace}, "\x00")
-	c.mu.Lock()
-	e := c.lists[key]
-	if e == nil {
-		e = &listEntry{}
-		c.lists[key] = e
-	}
-	c.mu.Unlock()
-	e.once.Do(func() {
+	key := kindKey{nsKey{kc.ClusterID(), ref.Namespace}, ref.APIVersion(), ref.Kind}
+	objs, err := c.lists.Get(key, func() (map[string]*unstructured.Unstructured, error) {
 		list, err := kc.Lookup(ctx)(ref.APIVersion(), ref.Kind, ref.Namespace, "")
 		if err != nil {
-			e.err = fmt.Errorf("list %s %s in namespace %s: %w", ref.APIVersion(), ref.Kind, ref.Namespace, err)
-			return
+			return nil, fmt.Errorf("list %s %s in namespace %s: %w", ref.APIVersion(), ref.Kind, ref.Namespace, err)
 		}
-		e.objs = map[string]*unstructured.Unstructured{}
+		objs := map[string]*unstructured.Unstructured{}
 		items, _ := list["items"].([]any)
 		for _, it := range items {
 			m, ok := it.(map[string]any)
@@ -181,22 +178,17 @@ func (c *computer) live(ctx context.Context, kc *kube.Client, ref kube.Ref) (*un
 				u.SetAPIVersion(ref.APIVersion())
 				u.SetKind(ref.Kind)
 			}
-			e.objs[u.GetName()] = u
+			objs[u.GetName()] = u
 		}
+		return objs, nil
 	})
-	if e.err != nil {
-		return nil, e.err
+	if err != nil {
+		return nil, err
 	}
-	if o := e.objs[ref.Name]; o != nil {
+	if o := objs[ref.Name]; o != nil {
 		return o.DeepCopy(), nil
 	}
 	return nil, nil
-}
-
-type historyEntry struct {
-	once sync.Once
-	recs map[string][]*release.Release
-	err  error
 }
 
 // do runs f holding one slot of the pool.
@@ -212,22 +204,16 @@ func (c *computer) do(ctx context.Context, f func() error) error {
 
 // history returns a release's records, listing each namespace once.
 func (c *computer) history(ctx context.Context, eng *release.Engine, namespace, name string) ([]*release.Release, error) {
-	key := string(eng.Kube().ClusterID()) + "\x00" + namespace
-	c.mu.Lock()
-	e := c.histories[key]
-	if e == nil {
-		e = &historyEntry{}
-		c.histories[key] = e
-	}
-	c.mu.Unlock()
-	e.once.Do(func() {
-		e.err = c.do(ctx, func() error {
+	recs, err := c.histories.Get(nsKey{eng.Kube().ClusterID(), namespace}, func() (map[string][]*release.Release, error) {
+		var recs map[string][]*release.Release
+		err := c.do(ctx, func() error {
 			var err error
-			e.recs, err = eng.Histories(ctx, namespace)
+			recs, err = eng.Histories(ctx, namespace)
 			return err
 		})
+		return recs, err
 	})
-	return e.recs[name], e.err
+	return recs[name], err
 }
 
 func clusterName(spec *config.ClusterSpec) string {

@@ -12,7 +12,8 @@ import (
 // crdChanges lists the CRDs of the chart's crds/ directories: created when
 // the cluster lacks them, left alone when it has them, as Helm does (crds/
 // is installed, never upgraded or deleted).
-func (c *computer) crdChanges(ctx context.Context, kc *kube.Client, r *chart.Rendered, install bool) ([]*ObjectChange, error) {
+func (c *computer) crdChanges(ctx context.Context, kc *kube.Client, r *chart.Rendered, action Action) ([]*ObjectChange, error) {
+	install := action == ActionInstall
 	var out []*ObjectChange
 	for _, f := range r.CRDs {
 		objs, err := kc.Parse(string(f.Data), "")

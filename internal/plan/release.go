@@ -79,7 +79,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	saved.Chart = nil
 	rc.Saved = &SavedRelease{Rendered: prep.Rendered, Request: saved}
 	rc.Warnings = warningsOf(prep.Rendered, red)
-	crds, err := c.crdChanges(ctx, eng.Kube(), prep.Rendered, prep.IsInstall)
+	crds, err := c.crdChanges(ctx, eng.Kube(), prep.Rendered, rc.Action)
 	if err != nil {
 		return nil, err
 	}
@@ -100,13 +100,16 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 		rc.Reasons = append(rc.Reasons, installReason(last))
 	default:
 		rc.Reasons = append(rc.Reasons, stateReasons(last, deployed)...)
+		if deployed == nil {
+			break // nothing deployed to compare with: the state says it all
+		}
 		if rc.Chart.Changed() {
 			rc.Reasons = append(rc.Reasons, Reason{Kind: ReasonChart, Detail: fmt.Sprintf("%s → %s", chartText(rc.Chart.Before), chartText(rc.Chart.After))})
 		}
 		if !rc.Values.Empty() {
 			rc.Reasons = append(rc.Reasons, Reason{Kind: ReasonValues, Detail: fmt.Sprintf("%d %s changed", len(rc.Values.Changes), plural(len(rc.Values.Changes), "value", "values"))})
 		}
-		if deployed != nil && len(rc.Reasons) == 0 {
+		if len(rc.Reasons) == 0 {
 			rendering, err = c.sameRendering(ctx, eng, req, prep, deployed)
 			if err != nil {
 				return nil, err
@@ -138,7 +141,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 		rc.Objects = append(rc.Objects, unservedObjects(eng.Kube(), prep.Rendered, inst.Namespace)...)
 	}
 	if rc.Action != ActionNoOp && !req.DisableHooks {
-		rc.Hooks = hookRuns(prep.Rendered, prep.IsInstall)
+		rc.Hooks = hookRuns(prep.Rendered, rc.Action)
 	}
 	return rc, nil
 }
@@ -268,13 +271,13 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *Re
 	rc.Values = Compare(orEmpty(before), orEmpty(req.Values))
 	MaskValues(rc.Values, red)
 	rc.Warnings = append(warningsOf(rendered, red), fmt.Sprintf("its objects cannot be compared before the cluster serves their kinds: %s", red.Text(cause.Error())))
-	crds, err := c.crdChanges(ctx, eng.Kube(), rendered, install)
+	crds, err := c.crdChanges(ctx, eng.Kube(), rendered, rc.Action)
 	if err != nil {
 		return nil, err
 	}
 	rc.Objects = append(crds, unservedObjects(eng.Kube(), rendered, req.Namespace)...)
 	if !req.DisableHooks {
-		rc.Hooks = hookRuns(rendered, install)
+		rc.Hooks = hookRuns(rendered, rc.Action)
 	}
 	return rc, nil
 }
@@ -369,9 +372,9 @@ func withoutTestHooks(hs []*release.Hook) []*release.Hook {
 }
 
 // hookRuns lists the hooks an install or upgrade runs, in execution order.
-func hookRuns(r *chart.Rendered, install bool) []HookRun {
+func hookRuns(r *chart.Rendered, action Action) []HookRun {
 	events := []chart.HookEvent{chart.HookPreUpgrade, chart.HookPostUpgrade}
-	if install {
+	if action == ActionInstall {
 		events = []chart.HookEvent{chart.HookPreInstall, chart.HookPostInstall}
 	}
 	var out []HookRun

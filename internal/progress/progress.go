@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/apply"
+	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/release"
 )
 
@@ -75,7 +76,7 @@ func (l *Lines) Started(id string) {
 }
 
 // Finished implements Progress.
-func (l *Lines) Finished(id string, o apply.Outcome) {
+func (l *Lines) Finished(id string, o dag.Outcome[string]) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	msg := fmt.Sprintf("%s after %s", o.Status, o.Duration.Round(10*time.Millisecond))
@@ -85,7 +86,7 @@ func (l *Lines) Finished(id string, o apply.Outcome) {
 	l.line(id, msg)
 }
 
-// apply.Skipped implements Progress.
+// dag.Skipped implements Progress.
 func (l *Lines) Skipped(id, reason string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -170,19 +171,19 @@ func (l *Live) Started(id string) {
 }
 
 // Finished implements Progress.
-func (l *Live) Finished(id string, o apply.Outcome) {
+func (l *Live) Finished(id string, o dag.Outcome[string]) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if r := l.byID[id]; r != nil {
 		r.done, r.elapsed = true, o.Duration
 		r.state = "done"
-		if o.Status != apply.Succeeded {
+		if o.Status != dag.Succeeded {
 			r.state = string(o.Status)
 		}
 	}
 }
 
-// apply.Skipped implements Progress.
+// dag.Skipped implements Progress.
 func (l *Live) Skipped(id, reason string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

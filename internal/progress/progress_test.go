@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/apply"
+	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/release"
 )
 
@@ -41,7 +42,7 @@ func TestLiveViewRedrawsOneLinePerRelease(t *testing.T) {
 	if !strings.Contains(buf.String(), "release.db   waiting: waiting for 2 objects to be ready") {
 		t.Fatalf("live view lacks db's phase:\n%q", buf.String())
 	}
-	l.Finished("release.db", apply.Outcome{Status: apply.Failed, Duration: 1500 * time.Millisecond, Err: errors.New("x")})
+	l.Finished("release.db", dag.Outcome[string]{Status: dag.Failed, Duration: 1500 * time.Millisecond, Err: errors.New("x")})
 	l.Skipped("release.web", "dependency release.db failed")
 	l.Close()
 	out := buf.String()

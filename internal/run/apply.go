@@ -9,6 +9,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/apply"
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/plan/planfile"
 	"github.com/convoy-sh/convoy/internal/release"
@@ -45,7 +46,7 @@ type Applied struct {
 
 // Failed reports whether any step did not succeed.
 func (a *Applied) Failed() bool {
-	return slices.ContainsFunc(a.Results, func(r *apply.Result) bool { return r.Status != apply.Succeeded })
+	return slices.ContainsFunc(a.Results, func(r *apply.Result) bool { return r.Status != dag.Succeeded })
 }
 
 // Apply loads the stack, takes its lock on every cluster it uses, plans
@@ -218,14 +219,14 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 // reverseSteps flips the dependencies: a release is uninstalled after
 // everything that depends on it.
 func reverseSteps(steps []*apply.Step) []*apply.Step {
-	nodes := make([]apply.Node, len(steps))
+	nodes := make([]dag.Node[string], len(steps))
 	byID := map[string]*apply.Step{}
 	for i, s := range steps {
-		nodes[i] = apply.Node{ID: s.ID, DependsOn: s.DependsOn}
+		nodes[i] = dag.Node[string]{ID: s.ID, DependsOn: s.DependsOn}
 		byID[s.ID] = s
 	}
 	var out []*apply.Step
-	for _, n := range apply.Reverse(nodes) {
+	for _, n := range dag.Reverse(nodes) {
 		s := byID[n.ID]
 		s.DependsOn = n.DependsOn
 		out = append(out, s)
