@@ -121,8 +121,16 @@ func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange) {
 	for _, h := range r.Hooks {
 		fmt.Fprintf(b, "      hook %s: %s %s\n", strings.Join(h.Events, ","), h.Kind, h.Name)
 	}
-	for _, o := range r.Objects {
+	for i := 0; i < len(r.Objects); i++ {
+		o := r.Objects[i]
 		if o.Action == plan.ObjectNoOp && o.Reason == "" {
+			continue
+		}
+		// Many unchanged objects of one kind for one reason (a chart's
+		// crds/ on upgrade) are one line.
+		if n := sameNoOps(r.Objects[i:]); n > 3 {
+			fmt.Fprintf(b, "      = %d × %s %s (%s)\n", n, o.APIVersion, o.Kind, o.Reason)
+			i += n - 1
 			continue
 		}
 		fmt.Fprintf(b, "      %s %s", objectSymbol[o.Action], o.Ref)
@@ -262,4 +270,17 @@ func diffGutter(text string) string {
 		}
 	}
 	return strings.Join(lines, "")
+}
+
+// sameNoOps counts the no-op objects at the start of objs that share the
+// first one's kind and reason.
+func sameNoOps(objs []*plan.ObjectChange) int {
+	n := 0
+	for _, o := range objs {
+		if o.Action != plan.ObjectNoOp || o.Reason == "" || o.Kind != objs[0].Kind || o.APIVersion != objs[0].APIVersion || o.Reason != objs[0].Reason {
+			break
+		}
+		n++
+	}
+	return n
 }
