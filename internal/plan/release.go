@@ -15,15 +15,7 @@ import (
 
 // release plans one release instance.
 func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*ReleaseChange, error) {
-	rc := &ReleaseChange{Addr: inst.Addr.String(), Name: inst.Name, Namespace: inst.Namespace, Cluster: clusterName(inst.Cluster)}
-	for _, d := range inst.DependsOn {
-		rc.DependsOn = append(rc.DependsOn, d.Addr.String())
-	}
-	eng, err := c.in.Engine(ctx, inst.Cluster)
-	if err != nil {
-		return nil, err
-	}
-	hist, err := c.history(ctx, eng, inst.Namespace, inst.Name)
+	rc, eng, hist, err := c.begin(ctx, inst)
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +136,24 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 		rc.Hooks = hookRuns(prep.Rendered, rc.Action)
 	}
 	return rc, nil
+}
+
+// begin starts the plan of an instance: its identity and dependencies, its
+// cluster's engine and its records.
+func (c *computer) begin(ctx context.Context, inst *config.ReleaseInstance) (*ReleaseChange, *release.Engine, []*release.Release, error) {
+	rc := &ReleaseChange{Addr: inst.Addr.String(), Name: inst.Name, Namespace: inst.Namespace, Cluster: clusterName(inst.Cluster)}
+	for _, d := range inst.DependsOn {
+		rc.DependsOn = append(rc.DependsOn, d.Addr.String())
+	}
+	eng, err := c.in.Engine(ctx, inst.Cluster)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	hist, err := c.history(ctx, eng, inst.Namespace, inst.Name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return rc, eng, hist, nil
 }
 
 // withOutputs evaluates a release whose values read attributes of other

@@ -88,18 +88,11 @@ func (c *computer) removed(ctx context.Context) ([]*ReleaseChange, error) {
 // a no-op when it is not installed, or when its newest record belongs to
 // another stack.
 func (c *computer) destroy(ctx context.Context, inst *config.ReleaseInstance) (*ReleaseChange, error) {
-	eng, err := c.in.Engine(ctx, inst.Cluster)
+	noop, eng, hist, err := c.begin(ctx, inst)
 	if err != nil {
 		return nil, err
 	}
-	hist, err := c.history(ctx, eng, inst.Namespace, inst.Name)
-	if err != nil {
-		return nil, err
-	}
-	noop := &ReleaseChange{Addr: inst.Addr.String(), Name: inst.Name, Namespace: inst.Namespace, Cluster: clusterName(inst.Cluster), Action: ActionNoOp}
-	for _, d := range inst.DependsOn {
-		noop.DependsOn = append(noop.DependsOn, d.Addr.String())
-	}
+	noop.Action = ActionNoOp
 	if len(hist) == 0 {
 		return noop, nil
 	}
