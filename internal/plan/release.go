@@ -8,9 +8,11 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // release plans one release instance.
@@ -180,9 +182,32 @@ func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance
 	if len(changed) > 0 || c.in.Outputs == nil {
 		return nil, changed, nil
 	}
-	av, err := c.in.Outputs(ctx, inst)
-	if err != nil {
-		return nil, nil, err
+	av := map[config.ReleaseInstanceAddr]config.AppliedRelease{}
+	for _, d := range inst.DependsOn {
+		dep := c.in.Stack.Release(d.Addr)
+		if dep == nil {
+			continue
+		}
+		eng, err := c.in.Engine(ctx, dep.Cluster)
+		if err != nil {
+			return nil, nil, err
+		}
+		hist, err := c.history(ctx, eng, dep.Namespace, dep.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		i := slices.IndexFunc(hist, func(r *release.Release) bool { return r.Info.Status == release.StatusDeployed })
+		if i < 0 {
+			continue // not deployed: stays unknown
+		}
+		kc := eng.Kube()
+		a, err := c.in.Outputs(ctx, kc, hist[i], func(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
+			return c.live(ctx, kc, ref)
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("outputs of %s: %w", d.Addr, err)
+		}
+		av[d.Addr] = a
 	}
 	known, diags := c.in.Stack.EvaluateRelease(inst.Addr, av)
 	if diags.HasErrors() {

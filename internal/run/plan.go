@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
@@ -65,8 +64,6 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		Request: func(r *resolve.Release) *release.Request {
 			return ReleaseRequest(st.Name, r)
 		},
-		Outputs: func(ctx context.Context, inst *config.ReleaseInstance) (map[config.ReleaseInstanceAddr]config.AppliedRelease, error) {
-			return appliedAttributes(ctx, st, inst, nil, cl)
-		},
+		Outputs: OutputsFrom,
 	})
 }
