@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -40,6 +41,9 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 		ref     kube.Ref
 		version string
 		hash    string
+		// elsewhere is the missing namespace of a new object validated
+		// in kube.ValidationNamespace.
+		elsewhere string
 	}
 	var items []*unstructured.Unstructured
 	items = append(items, current...)
@@ -73,12 +77,17 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 					}
 				}
 				prev := prevBy[identityKey(ref)]
+				if live == nil {
+					if res.elsewhere, res.warning, err = validateNew(ctx, kc, obj, req); err != nil {
+						return inTemplate(prep.TemplateOf(ref), err)
+					}
+				}
 				ch, drift, warn, err := diffObject(ctx, kc, obj, prev, live, req, red)
 				if err != nil {
-					return err
+					return inTemplate(prep.TemplateOf(ref), err)
 				}
 				ch.Template = prep.TemplateOf(ref)
-				res.change, res.drift, res.warning = ch, drift, warn
+				res.change, res.drift, res.warning = ch, drift, cmp.Or(warn, res.warning)
 				return nil
 			})
 		})
@@ -101,9 +110,13 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	var elsewhere []string
 	for _, r := range results {
 		if r.ref == (kube.Ref{}) {
 			continue
+		}
+		if r.elsewhere != "" {
+			elsewhere = append(elsewhere, r.elsewhere)
 		}
 		rc.Observed.Objects = append(rc.Observed.Objects, ObservedObject{Ref: r.ref, ResourceVersion: r.version, Hash: r.hash})
 		if r.change != nil {
@@ -116,6 +129,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 			rc.Warnings = append(rc.Warnings, r.warning)
 		}
 	}
+	rc.Warnings = append(rc.Warnings, missingNamespaces(elsewhere, req, items)...)
 	return nil
 }
 

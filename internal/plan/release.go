@@ -67,7 +67,12 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 		if !meta.IsNoMatchError(err) {
 			return nil, err
 		}
-		return c.unknownKinds(ctx, eng, rc, req, last, deployed, red, err)
+		return c.unknownKinds(ctx, eng, rc, req, hist, last, deployed, red, err)
+	}
+	if req.CreateNamespace {
+		if err := eng.Kube().ValidateNamespace(ctx, req.Namespace); err != nil {
+			return nil, err
+		}
 	}
 	rc.Action = ActionUpgrade
 	if prep.IsInstall {
@@ -116,6 +121,11 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	if rc.Action != ActionNoOp && !req.DisableHooks {
 		rc.Hooks = hookRuns(prep.Rendered, prep.IsInstall)
 	}
+	if rc.Action != ActionNoOp {
+		if err := prep.CheckRecordSize(); err != nil {
+			return nil, err
+		}
+	}
 	return rc, nil
 }
 
@@ -123,7 +133,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 // not serve yet: their CRDs come from a release it depends on, installed
 // earlier in the same apply. It is rendered and saved; its objects can
 // only be diffed at apply time.
-func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, last, deployed *release.Release, red *Redactor, cause error) (*ReleaseChange, error) {
+func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, hist []*release.Release, last, deployed *release.Release, red *Redactor, cause error) (*ReleaseChange, error) {
 	install := last == nil || (last.Info.Status == release.StatusUninstalled && deployed == nil)
 	revision := 1
 	if last != nil {
@@ -135,6 +145,10 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *Re
 		rendered, err = eng.RenderRevision(ctx, req, revision, install)
 		return err
 	}); err != nil {
+		return nil, err
+	}
+	p := &release.Prepared{Request: req, History: hist, Revision: revision, IsInstall: install, Rendered: rendered}
+	if err := p.CheckRecordSize(); err != nil {
 		return nil, err
 	}
 	rc.Action = ActionUpgrade
