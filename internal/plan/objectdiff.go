@@ -147,7 +147,7 @@ func getLive(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.
 // object) and its drift (what convoy last applied, dry-run again → live).
 func diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructured.Unstructured, req *release.Request, red *Redactor) (*ObjectChange, *ObjectDrift, string, error) {
 	ref := kube.RefOf(obj)
-	secret := secretPaths(ref.Kind)
+	secret := append(secretPaths(ref.Kind), red.fieldsOf(ref)...)
 	if live == nil {
 		ch := objectChange(ref, ObjectCreate)
 		ch.Diff = Compare(map[string]any{}, normalize(obj))

@@ -3,10 +3,14 @@ package plan_test
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +21,27 @@ import (
 )
 
 func transformChart(t *testing.T) string { return chartPath(t, "testdata", "charts", "transform") }
+
+// transformed lists what the transform chart renders a secret to.
+func transformed(secret string) []string {
+	b64 := base64.StdEncoding.EncodeToString([]byte(secret))
+	sum := sha256.Sum256([]byte(secret))
+	sha := hex.EncodeToString(sum[:])
+	return []string{secret, b64, strings.ToUpper(secret), secret[:9], base64.StdEncoding.EncodeToString([]byte(b64)), sha, sha[:16]}
+}
+
+func assertAbsent(t *testing.T, what string, secrets []string, outputs ...string) {
+	t.Helper()
+	for _, s := range secrets {
+		for _, leak := range transformed(s) {
+			for _, o := range outputs {
+				if strings.Contains(o, leak) {
+					t.Fatalf("%s leaks %q (from %q):\n%s", what, leak, s, o)
+				}
+			}
+		}
+	}
+}
 
 func transformStack(chart, ns, extra string) string {
 	return fmt.Sprintf(`
@@ -33,6 +58,72 @@ release "t" {
   %[3]s
 }
 `, chart, ns, extra)
+}
+
+// jsonChanges maps "Kind path" to whether the change is masked.
+func jsonChanges(t *testing.T, js string) map[string]bool {
+	t.Helper()
+	var doc struct {
+		Releases []struct {
+			Objects []struct {
+				Kind    string `json:"kind"`
+				Changes []struct {
+					Path      string `json:"path"`
+					Sensitive bool   `json:"sensitive"`
+				} `json:"changes"`
+			} `json:"objects"`
+		} `json:"releases"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatalf("json: %v\n%s", err, js)
+	}
+	out := map[string]bool{}
+	for _, r := range doc.Releases {
+		for _, o := range r.Objects {
+			for _, c := range o.Changes {
+				out[o.Kind+" "+c.Path] = c.Sensitive
+			}
+		}
+	}
+	return out
+}
+
+// TestSecretsThroughTemplateFunctionsAreMasked: upper, trunc, b64enc |
+// b64enc and sha256sum of a sensitive value appear in no output of an
+// install or an upgrade plan; fields that only change between renders
+// (randAlphaNum) are not taken for secrets.
+func TestSecretsThroughTemplateFunctionsAreMasked(t *testing.T) {
+	ns := cluster.Namespace(t)
+	const now, old = "canary-7f3a9c2e-do-not-print", "oldcanary-1111aaaa"
+	e := newEnv(t, transformStack(transformChart(t), ns, ""))
+
+	p := e.mustPlan(map[string]string{"secret": now})
+	text, js, md := render(t, p)
+	assertAbsent(t, "install plan", []string{now}, text, js, md)
+	for _, d := range transformed(now)[2:] {
+		if !slices.Contains(p.Release("release.t").Sensitive, d) && !strings.Contains(d, now) {
+			t.Errorf("%q is not among the release's sensitive strings, which apply masks its errors with", d)
+		}
+	}
+
+	e.deploy(map[string]string{"secret": old})
+	p = e.mustPlan(map[string]string{"secret": now})
+	text, js, md = render(t, p)
+	assertAbsent(t, "upgrade plan", []string{now, old}, text, js, md)
+	masked := jsonChanges(t, js)
+	for _, path := range []string{"data.upper", "data.trunc", "data.twice", "data.sha", `metadata.annotations["checksum/secret"]`} {
+		if s, ok := masked["ConfigMap "+path]; !ok || !s {
+			t.Errorf("%s: in the diff %v, masked %v", path, ok, s)
+		}
+	}
+	for _, path := range []string{"data.random", "data.revision", "data.length"} {
+		if s, ok := masked["ConfigMap "+path]; !ok || s {
+			t.Errorf("%s: in the diff %v, masked %v (it does not depend on the secret)", path, ok, s)
+		}
+	}
+	if !strings.Contains(text, `~ data.upper: (sensitive)`) {
+		t.Errorf("text:\n%s", text)
+	}
 }
 
 // TestPlanRejectsAnInvalidNewObject: a new object the API server refuses

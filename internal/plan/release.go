@@ -12,8 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 )
 
-// release plans one release instance.
-func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*ReleaseChange, error) {
+// release plans one release instance. Its errors are masked with
+// everything the release's sensitive values render to.
+func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_ *ReleaseChange, err error) {
 	rc := &ReleaseChange{Addr: inst.Addr.String(), Name: inst.Name, Namespace: inst.Namespace, Cluster: clusterName(inst.Cluster)}
 	for _, d := range inst.DependsOn {
 		rc.DependsOn = append(rc.DependsOn, d.Addr.String())
@@ -57,6 +58,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 		return nil, err
 	}
 	red := NewRedactor(rc.Sensitive)
+	defer func() { err = red.Err(err) }()
 	req := c.in.Request(r)
 	var prep *release.Prepared
 	if err := c.do(ctx, func() error {
@@ -67,7 +69,11 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 		if !meta.IsNoMatchError(err) {
 			return nil, err
 		}
-		return c.unknownKinds(ctx, eng, rc, req, hist, last, deployed, red, err)
+		return c.unknownKinds(ctx, eng, rc, req, hist, last, deployed, &red, err)
+	}
+	derivedWarning, err := c.maskDerived(ctx, eng, rc, req, prep.Revision, prep.IsInstall, prep.Rendered, &red)
+	if err != nil {
+		return nil, err
 	}
 	if req.CreateNamespace {
 		if err := eng.Kube().ValidateNamespace(ctx, req.Namespace); err != nil {
@@ -126,14 +132,39 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 			return nil, err
 		}
 	}
+	if derivedWarning != "" {
+		rc.Warnings = append(rc.Warnings, derivedWarning)
+	}
 	return rc, nil
+}
+
+// maskDerived adds what the release's sensitive values render to
+// (derived.go) to rc.Sensitive and to *red. It returns a warning when that
+// could not be found out.
+func (c *computer) maskDerived(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, revision int, install bool, rendered *chart.Rendered, red **Redactor) (string, error) {
+	if len(rc.Sensitive) == 0 {
+		return "", nil
+	}
+	d, err := c.secretDerived(ctx, eng, req, revision, install, rendered, *red)
+	if err != nil {
+		return "", err
+	}
+	if len(d.values) > 0 {
+		rc.Sensitive = append(rc.Sensitive, d.values...)
+		slices.Sort(rc.Sensitive)
+		rc.Sensitive = slices.Compact(rc.Sensitive)
+	}
+	r := NewRedactor(rc.Sensitive)
+	r.fields = d.fields
+	*red = r
+	return d.warning, nil
 }
 
 // unknownKinds plans a release whose objects include kinds the cluster does
 // not serve yet: their CRDs come from a release it depends on, installed
 // earlier in the same apply. It is rendered and saved; its objects can
 // only be diffed at apply time.
-func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, hist []*release.Release, last, deployed *release.Release, red *Redactor, cause error) (*ReleaseChange, error) {
+func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, hist []*release.Release, last, deployed *release.Release, redp **Redactor, cause error) (*ReleaseChange, error) {
 	install := last == nil || (last.Info.Status == release.StatusUninstalled && deployed == nil)
 	revision := 1
 	if last != nil {
@@ -147,6 +178,11 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *Re
 	}); err != nil {
 		return nil, err
 	}
+	derivedWarning, err := c.maskDerived(ctx, eng, rc, req, revision, install, rendered, redp)
+	if err != nil {
+		return nil, err
+	}
+	red := *redp
 	p := &release.Prepared{Request: req, History: hist, Revision: revision, IsInstall: install, Rendered: rendered}
 	if err := p.CheckRecordSize(); err != nil {
 		return nil, err
@@ -166,6 +202,9 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *Re
 	rc.Values = Compare(orEmpty(before), orEmpty(req.Values))
 	MaskValues(rc.Values, red)
 	rc.Warnings = append(warningsOf(rendered, red), fmt.Sprintf("its objects cannot be diffed before the cluster serves their kinds (installed by a dependency?): %s", red.Text(cause.Error())))
+	if derivedWarning != "" {
+		rc.Warnings = append(rc.Warnings, derivedWarning)
+	}
 	if !req.DisableHooks {
 		rc.Hooks = hookRuns(rendered, install)
 	}

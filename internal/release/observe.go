@@ -56,11 +56,17 @@ func (e *Engine) PrepareRenderedWithHistory(req *Request, history []*Release, re
 // with the cluster's capabilities and live lookups. Plan uses it to tell
 // whether the deployed revision, rendered again, is unchanged.
 func (e *Engine) RenderRevision(ctx context.Context, req *Request, revision int, isInstall bool) (*chart.Rendered, error) {
+	return chart.Render(req.Chart, e.RenderOptions(ctx, req, revision, isInstall))
+}
+
+// RenderOptions are the options RenderRevision renders with. Plan renders
+// variants of them (other values, lookups shared between renders).
+func (e *Engine) RenderOptions(ctx context.Context, req *Request, revision int, isInstall bool) chart.RenderOptions {
 	action := chart.ActionUpgrade
 	if isInstall {
 		action = chart.ActionInstall
 	}
-	return chart.Render(req.Chart, chart.RenderOptions{
+	return chart.RenderOptions{
 		ReleaseName:  req.Name,
 		Namespace:    req.Namespace,
 		Revision:     revision,
@@ -68,7 +74,7 @@ func (e *Engine) RenderRevision(ctx context.Context, req *Request, revision int,
 		Capabilities: e.caps,
 		UserValues:   req.Values,
 		Lookup:       e.kube.Lookup(ctx),
-	})
+	}
 }
 
 // observeHistory is observe with the history given.
