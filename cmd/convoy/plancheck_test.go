@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -37,6 +40,43 @@ release "t" {
   %[4]s
 }
 `, chart, ns, secret, extra)
+}
+
+// TestTransformedCanaryNeverPrinted: a sensitive value through upper,
+// trunc, b64enc | b64enc and sha256sum is absent from the plan in every
+// format and from apply's output, including an API server error quoting
+// the transformed values.
+func TestTransformedCanaryNeverPrinted(t *testing.T) {
+	const canary = "canary-5e1b-never-print"
+	b64 := base64.StdEncoding.EncodeToString([]byte(canary))
+	sum := sha256.Sum256([]byte(canary))
+	leaks := []string{canary, b64, strings.ToUpper(canary), canary[:9], base64.StdEncoding.EncodeToString([]byte(b64)), hex.EncodeToString(sum[:])}
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	dir := writeStack(t, transformStack(transformChart(t), ns, canary, "values = [{ badHook = true }]"))
+	var all strings.Builder
+	run := func(args ...string) int {
+		code, out, errOut := runConvoy(t, append(args, "-C", dir, "--kubeconfig", kc)...)
+		all.WriteString(out + errOut)
+		return code
+	}
+	for _, format := range [][]string{nil, {"--json"}, {"--markdown"}} {
+		if code := run(append([]string{"plan"}, format...)...); code != 0 {
+			t.Fatalf("plan %v: exit %d\n%s", format, code, all.String())
+		}
+	}
+	// The pre-install hook's labels are refused: the error quotes them.
+	if code := run("apply", "--auto-approve", "--no-progress"); code != 1 {
+		t.Fatalf("apply: exit %d\n%s", code, all.String())
+	}
+	for _, leak := range leaks {
+		if strings.Contains(all.String(), leak) {
+			t.Fatalf("%q was printed:\n%s", leak, all.String())
+		}
+	}
+	if !strings.Contains(all.String(), `metadata.labels: Invalid value: "(sensitive)"`) {
+		t.Fatalf("the API server's error was not reported:\n%s", all.String())
+	}
 }
 
 // TestInvalidObjectFailsThePlanAndCreatesNothing: plan exits 1 naming the
