@@ -15,8 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// release plans one release instance.
-func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*ReleaseChange, error) {
+// release plans one release instance. Its errors are masked with
+// everything the release's sensitive values render to.
+func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_ *ReleaseChange, err error) {
 	rc, eng, hist, err := c.begin(ctx, inst)
 	if err != nil {
 		return nil, err
@@ -52,6 +53,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 		return nil, err
 	}
 	red := NewRedactor(rc.Sensitive)
+	defer func() { err = red.Err(err) }()
 	req := c.in.Request(r)
 	var prep *release.Prepared
 	if err := c.do(ctx, func() error {
@@ -62,7 +64,16 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 		if !meta.IsNoMatchError(err) {
 			return nil, err
 		}
-		return c.unknownKinds(ctx, eng, rc, req, last, deployed, red, err)
+		return c.unknownKinds(ctx, eng, rc, req, hist, last, deployed, &red, err)
+	}
+	derivedWarning, err := c.maskDerived(ctx, eng, rc, req, prep.Revision, prep.IsInstall, prep.Rendered, &red)
+	if err != nil {
+		return nil, err
+	}
+	if req.CreateNamespace {
+		if err := eng.Kube().ValidateNamespace(ctx, req.Namespace); err != nil {
+			return nil, err
+		}
 	}
 	rc.Action = ActionUpgrade
 	if prep.IsInstall {
@@ -137,7 +148,37 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	if rc.Action != ActionNoOp && !req.DisableHooks {
 		rc.Hooks = hookRuns(prep.Rendered, rc.Action)
 	}
+	if rc.Action != ActionNoOp {
+		if err := prep.CheckRecordSize(); err != nil {
+			return nil, err
+		}
+	}
+	if derivedWarning != "" {
+		rc.Warnings = append(rc.Warnings, derivedWarning)
+	}
 	return rc, nil
+}
+
+// maskDerived adds what the release's sensitive values render to
+// (derived.go) to rc.Sensitive and to *red. It returns a warning when that
+// could not be found out.
+func (c *computer) maskDerived(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, revision int, install bool, rendered *chart.Rendered, red **Redactor) (string, error) {
+	if len(rc.Sensitive) == 0 {
+		return "", nil
+	}
+	d, err := c.secretDerived(ctx, eng, req, revision, install, rendered, *red)
+	if err != nil {
+		return "", err
+	}
+	if len(d.values) > 0 {
+		rc.Sensitive = append(rc.Sensitive, d.values...)
+		slices.Sort(rc.Sensitive)
+		rc.Sensitive = slices.Compact(rc.Sensitive)
+	}
+	r := NewRedactor(rc.Sensitive)
+	r.fields = d.fields
+	*red = r
+	return d.warning, nil
 }
 
 // begin starts the plan of an instance: its identity and dependencies, its
@@ -271,7 +312,7 @@ func chartText(r *ChartRef) string {
 // not serve yet: their CRDs come from a release it depends on, installed
 // earlier in the same apply. It is rendered and saved; its objects can
 // only be diffed at apply time.
-func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, last, deployed *release.Release, red *Redactor, cause error) (*ReleaseChange, error) {
+func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, hist []*release.Release, last, deployed *release.Release, redp **Redactor, cause error) (*ReleaseChange, error) {
 	install := last == nil || (last.Info.Status == release.StatusUninstalled && deployed == nil)
 	revision := 1
 	if last != nil {
@@ -287,6 +328,15 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *Re
 		rendered, err = eng.RenderRevision(ctx, req, revision, action)
 		return err
 	}); err != nil {
+		return nil, err
+	}
+	derivedWarning, err := c.maskDerived(ctx, eng, rc, req, revision, install, rendered, redp)
+	if err != nil {
+		return nil, err
+	}
+	red := *redp
+	p := &release.Prepared{Request: req, History: hist, Revision: revision, IsInstall: install, Rendered: rendered}
+	if err := p.CheckRecordSize(); err != nil {
 		return nil, err
 	}
 	rc.Action = ActionUpgrade
@@ -311,6 +361,9 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *Re
 		return nil, err
 	}
 	rc.Objects = append(crds, unservedObjects(eng.Kube(), rendered, req.Namespace)...)
+	if derivedWarning != "" {
+		rc.Warnings = append(rc.Warnings, derivedWarning)
+	}
 	if !req.DisableHooks {
 		rc.Hooks = hookRuns(rendered, rc.Action)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart"
@@ -139,61 +138,47 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 	req := p.Request
 	store := e.Storage(req.Namespace)
 	e.logf(req.Namespace, req.Name, PhaseRendering, "preparing revision %d", p.Revision)
+	if err := p.CheckRecordSize(); err != nil {
+		return nil, err
+	}
 	// As Helm: crds/ are installed (never upgraded) before anything else.
-	if p.IsInstall && len(p.Rendered.CRDs) > 0 {
+	// Objects of the kinds they define can be built, and so validated, only
+	// after that; otherwise the CRDs wait until everything is validated.
+	crdsInstalled := false
+	if p.IsInstall && p.NeedsCRDs {
 		if err := e.installCRDs(ctx, req.Namespace, req.Name, p.Rendered.CRDs); err != nil {
 			return nil, err
 		}
-		if p.NeedsCRDs {
-			if err := e.build(p, p.Rendered); err != nil {
-				return nil, err
-			}
-			p.NeedsCRDs = false
-		}
-	}
-	objs, src := p.Objects, p.sources
-	if req.CreateNamespace {
-		if err := e.kube.EnsureNamespace(ctx, req.Namespace, nil); err != nil {
+		if err := e.build(p, p.Rendered); err != nil {
 			return nil, err
 		}
+		p.NeedsCRDs, crdsInstalled = false, true
 	}
-	// Validate against the server before recording anything: an invalid
-	// object must leave neither a revision nor a change behind. Objects the
-	// release did not own before may be adopted only with take_ownership.
+	objs, src := p.Objects, p.sources
+	// Validate against the server before creating or recording anything
+	// (the namespace included): an invalid object must leave neither a
+	// revision nor a change behind. Objects the release did not own before
+	// may be adopted only with take_ownership.
 	if !req.TakeOwnership {
 		if err := e.checkOwnership(ctx, objs, req.Name, req.Namespace, identities(p.Previous)); err != nil {
 			return nil, err
 		}
 	}
-	if _, err := e.apply(ctx, objs, src, req.IgnoreChanges, kube.DryRunServer); err != nil {
+	if err := e.validate(ctx, req, objs, src); err != nil {
 		return nil, err
 	}
-
-	now := time.Now()
-	rel := &Release{
-		Name:      req.Name,
-		Namespace: req.Namespace,
-		Chart:     p.Rendered.Chart,
-		Config:    req.Values,
-		Manifest:  p.Rendered.Manifest(false),
-		Hooks:     hooksFromChart(p.Rendered.Hooks),
-		Version:   p.Revision,
-		Info: &Info{
-			FirstDeployed: now,
-			LastDeployed:  now,
-			Status:        StatusPendingInstall,
-			Description:   "Initial install underway",
-			Notes:         p.Rendered.Notes,
-		},
-		ApplyMethod: ApplyMethodSSA,
-		Labels:      maps.Clone(req.Labels),
-	}
-	if !p.IsInstall {
-		rel.Info.Status, rel.Info.Description = StatusPendingUpgrade, "Preparing upgrade"
-		if first := p.History[0]; !first.Info.FirstDeployed.IsZero() {
-			rel.Info.FirstDeployed = first.Info.FirstDeployed
+	if p.IsInstall && len(p.Rendered.CRDs) > 0 && !crdsInstalled {
+		if err := e.installCRDs(ctx, req.Namespace, req.Name, p.Rendered.CRDs); err != nil {
+			return nil, err
 		}
 	}
+	if req.CreateNamespace {
+		if err := e.kube.EnsureNamespace(ctx, req.Namespace, nil); err != nil {
+			return nil, err
+		}
+	}
+
+	rel := p.record(time.Now())
 	// Creating revision N fails if anyone created it since Prepare: the
 	// per-release lock.
 	if err := store.Create(ctx, rel); err != nil {

@@ -62,7 +62,13 @@ func (e *Engine) PrepareRenderedWithHistory(req *Request, history []*Release, re
 // capabilities and live lookups. Plan uses it to tell whether the deployed
 // revision, rendered again, is unchanged.
 func (e *Engine) RenderRevision(ctx context.Context, req *Request, revision int, action chart.ReleaseAction) (*chart.Rendered, error) {
-	return chart.Render(req.Chart, chart.RenderOptions{
+	return chart.Render(req.Chart, e.RenderOptions(ctx, req, revision, action))
+}
+
+// RenderOptions are the options RenderRevision renders with. Plan renders
+// variants of them (other values, lookups shared between renders).
+func (e *Engine) RenderOptions(ctx context.Context, req *Request, revision int, action chart.ReleaseAction) chart.RenderOptions {
+	return chart.RenderOptions{
 		ReleaseName:  req.Name,
 		Namespace:    req.Namespace,
 		Revision:     revision,
@@ -70,7 +76,7 @@ func (e *Engine) RenderRevision(ctx context.Context, req *Request, revision int,
 		Capabilities: e.caps,
 		UserValues:   req.Values,
 		Lookup:       e.kube.Lookup(ctx),
-	})
+	}
 }
 
 // observeHistory is observe with the history given.

@@ -78,7 +78,7 @@ func Apply(ctx context.Context, o Options, req ApplyRequest) (*Applied, error) {
 	}
 	var view apply.Progress = apply.NoProgress{}
 	if req.Progress != nil {
-		view = req.Progress(rowsOf(steps))
+		view = redactedProgress{Progress: req.Progress(rowsOf(steps)), red: p.Redactor()}
 	}
 	fwd.set(view)
 	results := apply.Execute(ctx, steps, apply.ExecOptions{Parallelism: o.parallelism(), Atomic: req.Atomic || st.Atomic, Progress: view})
