@@ -238,14 +238,12 @@ func reverseSteps(steps []*apply.Step) []*apply.Step {
 // dependencies' outputs. A diagnostic of the values known only now keeps
 // its source range.
 func renderAtApply(o Options, st *config.Stack, addrText string, eng *release.Engine, cl *Clusters, charts *resolve.Charts) (func(context.Context, map[string]*release.Release) (*release.Prepared, error), error) {
-	addr, diags := config.ParseReleaseInstanceAddr(addrText)
-	if diags.HasErrors() {
-		return nil, &DiagnosticsError{Diags: diags}
-	}
-	inst := st.Release(addr)
-	if inst == nil {
+	i := slices.IndexFunc(st.Releases, func(r *config.ReleaseInstance) bool { return r.Addr.String() == addrText })
+	if i < 0 {
 		return nil, fmt.Errorf("the plan has %s, which the stack does not define", addrText)
 	}
+	inst := st.Releases[i]
+	addr := inst.Addr
 	return func(ctx context.Context, applied map[string]*release.Release) (*release.Prepared, error) {
 		cur := inst
 		if !inst.Known {
