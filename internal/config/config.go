@@ -104,6 +104,7 @@ type Release struct {
 	HistoryMax      hcl.Expression
 	DisableHooks    hcl.Expression
 	TakeOwnership   hcl.Expression
+	AdoptFromStack  hcl.Expression
 	Labels          hcl.Expression
 	Cluster         hcl.Expression
 
@@ -130,7 +131,7 @@ func (r *Release) instanceExprs() []hcl.Expression {
 		r.ReleaseName, r.Chart, r.Version, r.Namespace, r.CreateNamespace,
 		r.Values, r.Set, r.SetSensitive, r.Wait, r.WaitForJobs, r.Timeout,
 		r.Atomic, r.CleanupOnFail, r.HistoryMax, r.DisableHooks,
-		r.TakeOwnership, r.Labels, r.Cluster,
+		r.TakeOwnership, r.AdoptFromStack, r.Labels, r.Cluster,
 	}
 	out := all[:0]
 	for _, e := range all {

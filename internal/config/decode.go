@@ -245,6 +245,7 @@ var releaseBlockSchema = &hcl.BodySchema{
 		{Name: "history_max"},
 		{Name: "disable_hooks"},
 		{Name: "take_ownership"},
+		{Name: "adopt_from_stack"},
 		{Name: "labels"},
 		{Name: "cluster"},
 		{Name: "depends_on"},
@@ -280,6 +281,7 @@ func decodeReleaseBlock(block *hcl.Block) (*Release, hcl.Diagnostics) {
 	r.HistoryMax = attrExpr(content, "history_max")
 	r.DisableHooks = attrExpr(content, "disable_hooks")
 	r.TakeOwnership = attrExpr(content, "take_ownership")
+	r.AdoptFromStack = attrExpr(content, "adopt_from_stack")
 	r.Labels = attrExpr(content, "labels")
 	r.Cluster = attrExpr(content, "cluster")
 	if a, ok := content.Attributes["depends_on"]; ok {
