@@ -22,7 +22,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	if err != nil {
 		return nil, err
 	}
-	hist, err := c.history(ctx, eng, inst.Namespace, inst.Name)
+	hist, interrupted, err := c.observe(ctx, eng, inst.Namespace, inst.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -36,8 +36,13 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	if last != nil {
 		rc.Observed.LastRevision, rc.Observed.LastStatus = last.Version, string(last.Info.Status)
 	}
+	rc.interrupted(interrupted)
 	if deployed != nil && deployed.Chart != nil && deployed.Chart.Metadata != nil {
 		rc.Chart.Before = chartRef(deployed.Chart)
+	}
+	if c.ownership(rc, inst, last); rc.Refused() {
+		rc.Action = ActionUpgrade // what it would be: apply refuses
+		return rc, nil
 	}
 	rc.Sensitive = resolve.SensitiveValues(inst) // the known part, for the unknown too
 	if !inst.Known {

@@ -63,7 +63,7 @@ func (c *computer) removed(ctx context.Context) ([]*ReleaseChange, error) {
 		for _, k := range slices.SortedFunc(maps.Keys(candidates), func(a, b key) int {
 			return cmp.Or(cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
 		}) {
-			hist, err := c.history(ctx, eng, k.namespace, k.name)
+			hist, interrupted, err := c.observe(ctx, eng, k.namespace, k.name)
 			if err != nil {
 				return nil, err
 			}
@@ -78,6 +78,7 @@ func (c *computer) removed(ctx context.Context) ([]*ReleaseChange, error) {
 			if err != nil {
 				return nil, fmt.Errorf("removed release %s/%s: %w", last.Namespace, last.Name, err)
 			}
+			rc.interrupted(interrupted)
 			out = append(out, rc)
 		}
 	}
@@ -92,7 +93,7 @@ func (c *computer) destroy(ctx context.Context, inst *config.ReleaseInstance) (*
 	if err != nil {
 		return nil, err
 	}
-	hist, err := c.history(ctx, eng, inst.Namespace, inst.Name)
+	hist, interrupted, err := c.observe(ctx, eng, inst.Namespace, inst.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +118,7 @@ func (c *computer) destroy(ctx context.Context, inst *config.ReleaseInstance) (*
 		return nil, err
 	}
 	rc.Addr, rc.DependsOn = noop.Addr, noop.DependsOn
+	rc.interrupted(interrupted)
 	rc.Sensitive = resolve.SensitiveValues(inst)
 	rc.Uninstall.DisableHooks = inst.DisableHooks
 	rc.Uninstall.Timeout = inst.Timeout

@@ -28,6 +28,7 @@ type jsonSummary struct {
 	Uninstall      int `json:"uninstall"`
 	Unchanged      int `json:"unchanged"`
 	DriftedObjects int `json:"drifted_objects"`
+	Refused        int `json:"refused,omitempty"`
 }
 
 type jsonRelease struct {
@@ -45,6 +46,12 @@ type jsonRelease struct {
 	Drift           []*jsonDrift  `json:"drift,omitempty"`
 	Warnings        []string      `json:"warnings,omitempty"`
 	Observed        jsonObserved  `json:"observed"`
+	// Owner, Adopt, Refused: another stack owns the release (see
+	// plan.ReleaseChange).
+	Owner       string           `json:"owner_stack,omitempty"`
+	Adopt       bool             `json:"adopt,omitempty"`
+	Refused     bool             `json:"refused,omitempty"`
+	Interrupted *jsonInterrupted `json:"interrupted,omitempty"`
 }
 
 type jsonChart struct {
@@ -95,6 +102,12 @@ type jsonChange struct {
 	Lines     []string     `json:"lines,omitempty"`
 }
 
+type jsonInterrupted struct {
+	RunID    string `json:"run_id"`
+	Revision int    `json:"revision"`
+	Status   string `json:"status"`
+}
+
 type jsonObserved struct {
 	LastRevision int    `json:"last_revision"`
 	LastStatus   string `json:"last_status,omitempty"`
@@ -125,7 +138,7 @@ func JSON(w io.Writer, p *plan.Plan) error {
 	out := jsonPlan{
 		FormatVersion: plan.FormatVersion, Stack: p.Stack, ConfigHash: p.ConfigHash, CreatedAt: p.CreatedAt,
 		Targets: p.Targets, IncludeDeps: p.IncludeDeps, HasChanges: p.HasChanges(),
-		Summary:  jsonSummary{Install: s.Install, Upgrade: s.Upgrade, Uninstall: s.Uninstall, Unchanged: s.Unchanged, DriftedObjects: s.Drifted},
+		Summary:  jsonSummary{Install: s.Install, Upgrade: s.Upgrade, Uninstall: s.Uninstall, Unchanged: s.Unchanged, DriftedObjects: s.Drifted, Refused: s.Refused},
 		Releases: []*jsonRelease{},
 	}
 	for _, r := range p.Releases {
@@ -136,6 +149,10 @@ func JSON(w io.Writer, p *plan.Plan) error {
 			Values:   jsonChanges(r.Values),
 			Warnings: r.Warnings,
 			Observed: jsonObserved{LastRevision: r.Observed.LastRevision, LastStatus: r.Observed.LastStatus},
+			Owner:    r.Owner, Adopt: r.Adopt, Refused: r.Refused(),
+		}
+		if i := r.Interrupted; i != nil {
+			jr.Interrupted = &jsonInterrupted{RunID: i.RunID, Revision: i.Revision, Status: i.Status}
 		}
 		for _, h := range r.Hooks {
 			jr.Hooks = append(jr.Hooks, jsonHook{Name: h.Name, Kind: h.Kind, Path: h.Path, Events: h.Events, Weight: h.Weight})

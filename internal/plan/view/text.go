@@ -90,11 +90,24 @@ func writeDrift(b *bytes.Buffer, r *plan.ReleaseChange) {
 }
 
 func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange) {
-	fmt.Fprintf(b, "  %s %s (%s) namespace %s", actionSymbol[r.Action], r.Addr, r.Action, r.Namespace)
+	switch {
+	case r.Refused():
+		fmt.Fprintf(b, "  ! %s (refused: owned by stack %q) namespace %s", r.Addr, r.Owner, r.Namespace)
+	case r.Adopt:
+		fmt.Fprintf(b, "  %s %s (%s, adopted from stack %q) namespace %s", actionSymbol[r.Action], r.Addr, r.Action, r.Owner, r.Namespace)
+	default:
+		fmt.Fprintf(b, "  %s %s (%s) namespace %s", actionSymbol[r.Action], r.Addr, r.Action, r.Namespace)
+	}
 	if r.Cluster != "" {
 		fmt.Fprintf(b, ", cluster %s", r.Cluster)
 	}
 	b.WriteString("\n")
+	if r.Interrupted != nil {
+		fmt.Fprintf(b, "      %s\n", r.Interrupted)
+	}
+	if r.Refused() {
+		return
+	}
 	switch {
 	case r.Chart.Changed() && r.Chart.Before != nil && r.Chart.After != nil:
 		fmt.Fprintf(b, "      chart: %s %s → %s %s\n", r.Chart.Before.Name, r.Chart.Before.Version, r.Chart.After.Name, r.Chart.After.Version)
