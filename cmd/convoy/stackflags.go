@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/plan"
@@ -59,6 +61,8 @@ type stackRun struct {
 	Cluster        clusterFlags
 	Parallelism    int
 	ForceConflicts bool
+	// Grace is run.Options.Grace (no flag: tests shorten it).
+	Grace time.Duration
 }
 
 func addStackRunFlags(fs *pflag.FlagSet, f *stackRun) {
@@ -79,7 +83,17 @@ func (f stackRun) options() run.Options {
 		ChartCache:     chartCache(),
 		Parallelism:    f.Parallelism,
 		ForceConflicts: f.ForceConflicts,
+		Grace:          f.Grace,
 	}
+}
+
+// writerOptions are the options of a command that changes the stack: what
+// the run does on its own (a dead holder's lock taken over, an interrupted
+// run's record marked failed) is printed as a warning.
+func (f stackRun) writerOptions(s streams) run.Options {
+	o := f.options()
+	o.Announce = func(msg string) { fmt.Fprintf(s.Err, "Warning: %s\n", msg) }
+	return o
 }
 
 // chartCache is the chart cache directory from the environment
