@@ -107,7 +107,7 @@ func finish(s streams, res *run.Applied, err error) error {
 
 // isTerminal reports whether r (or w) is an interactive terminal.
 func isTerminal(r any) bool {
-	f, ok := r.(*os.File)
+	f, ok := fileOf(r)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
