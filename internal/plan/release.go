@@ -82,7 +82,8 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	saved := *req
 	saved.Chart = nil
 	rc.Saved = &SavedRelease{Rendered: prep.Rendered, Request: saved}
-	rc.Warnings = warningsOf(prep.Rendered, red)
+	observed := rc.Warnings // who owns it, what was interrupted
+	rc.Warnings = append(slices.Clip(observed), warningsOf(prep.Rendered, red)...)
 	if prep.NeedsCRDs {
 		rc.Warnings = append(rc.Warnings, fmt.Sprintf("the chart installs %d CRDs first; objects of the kinds they define are known only after that, so they are not shown", len(prep.Rendered.CRDs)))
 	}
@@ -95,7 +96,9 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	MaskValues(rc.Values, red)
 
 	unchanged := false
-	if !prep.IsInstall && deployed != nil && deployed == last && !rc.Chart.Changed() && rc.Values.Empty() {
+	// An adoption is an upgrade even when nothing else changes: the new
+	// revision is what carries this stack's label.
+	if !rc.Adopt && !prep.IsInstall && deployed != nil && deployed == last && !rc.Chart.Changed() && rc.Values.Empty() {
 		unchanged, err = c.sameRendering(ctx, eng, req, prep, deployed)
 		if err != nil {
 			return nil, err
@@ -107,7 +110,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	if unchanged && len(rc.Drift) > 0 {
 		// Correcting drift is an upgrade: show the next revision's objects.
 		unchanged = false
-		rc.Objects, rc.Drift, rc.Warnings = nil, nil, warningsOf(prep.Rendered, red)
+		rc.Objects, rc.Drift, rc.Warnings = nil, nil, append(slices.Clip(observed), warningsOf(prep.Rendered, red)...)
 		if err := c.objects(ctx, eng, rc, prep, red, false); err != nil {
 			return nil, err
 		}
@@ -156,7 +159,7 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *Re
 	}
 	rc.Values = Compare(orEmpty(before), orEmpty(req.Values))
 	MaskValues(rc.Values, red)
-	rc.Warnings = append(warningsOf(rendered, red), fmt.Sprintf("its objects cannot be diffed before the cluster serves their kinds (installed by a dependency?): %s", red.Text(cause.Error())))
+	rc.Warnings = append(append(rc.Warnings, warningsOf(rendered, red)...), fmt.Sprintf("its objects cannot be diffed before the cluster serves their kinds (installed by a dependency?): %s", red.Text(cause.Error())))
 	if !req.DisableHooks {
 		rc.Hooks = hookRuns(rendered, install)
 	}
