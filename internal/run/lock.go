@@ -99,8 +99,9 @@ type Lock struct {
 	name   string
 	uid    types.UID // this acquisition's Lease; a re-created one is not ours
 	runID  string
-	stop   chan struct{}
-	done   sync.WaitGroup
+	// stop ends the renewals, cancelling one under way.
+	stop context.CancelFunc
+	done sync.WaitGroup
 }
 
 // ID is the lock's id: the run id that force-unlock names.
@@ -161,9 +162,10 @@ func Acquire(ctx context.Context, client kubernetes.Interface, stack string, opt
 	for range 3 {
 		created, err := leases.Create(ctx, lease, metav1.CreateOptions{})
 		if err == nil {
-			l := &Lock{client: client, name: lease.Name, uid: created.UID, runID: runID, stop: make(chan struct{})}
+			rctx, stop := context.WithCancel(context.Background())
+			l := &Lock{client: client, name: lease.Name, uid: created.UID, runID: runID, stop: stop}
 			l.done.Add(1)
-			go l.renew()
+			go l.renew(rctx)
 			return l, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
@@ -245,18 +247,19 @@ func processExists(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// renew bumps the Lease's renewTime until Release. A failed renewal is
-// retried on the next tick; the lock is never taken away from its holder.
-func (l *Lock) renew() {
+// renew bumps the Lease's renewTime until Release (ctx ends). A failed
+// renewal is retried on the next tick; a Lease that is no longer this
+// acquisition's (taken over, force-unlocked) is left alone.
+func (l *Lock) renew(ctx context.Context) {
 	defer l.done.Done()
 	t := time.NewTicker(lockRenewEvery)
 	defer t.Stop()
 	for {
 		select {
-		case <-l.stop:
+		case <-ctx.Done():
 			return
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			leases := l.client.CoordinationV1().Leases(LockNamespace)
 			if cur, err := leases.Get(ctx, l.name, metav1.GetOptions{}); err == nil && cur.UID == l.uid {
 				now := metav1.NewMicroTime(time.Now())
@@ -272,7 +275,7 @@ func (l *Lock) renew() {
 // retries with backoff, and may go on for grace after ctx ended (0:
 // DefaultGrace).
 func (l *Lock) Release(ctx context.Context, grace time.Duration) error {
-	close(l.stop)
+	l.stop()
 	l.done.Wait()
 	leases := l.client.CoordinationV1().Leases(LockNamespace)
 	// The UID precondition keeps a lock that was force-unlocked and taken
