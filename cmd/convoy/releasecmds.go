@@ -98,7 +98,9 @@ pending-rollback or uninstalling is locked: convoy and helm refuse to touch it,
 because another operation may be running. When none is (the operation
 crashed), recover marks that revision failed, saying what was interrupted, so
 the next apply can proceed. It holds the stack's lock, so it never runs
-beside an apply of the stack.`,
+beside an apply of the stack. Apply does this on its own for records a run of
+the stack left pending when that run is provably gone (it no longer holds the
+lock); recover is for the rest.`,
 		cobra.ExactArgs(1), &o,
 		func(ctx context.Context, args []string) error {
 			inst, rel, err := run.Recover(ctx, o.writerOptions(s), args[0])
