@@ -77,7 +77,7 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 	if o.Parallelism < 1 {
 		return errors.New("--parallelism must be at least 1")
 	}
-	res, err := run.Apply(ctx, o.options(), run.ApplyRequest{
+	res, err := run.Apply(ctx, o.writerOptions(s), run.ApplyRequest{
 		PlanFile: o.PlanFile,
 		Atomic:   o.Atomic,
 		Review:   reviewPlan(s, o.AutoApprove, "Apply this plan?"),
@@ -100,24 +100,22 @@ func reviewPlan(s streams, autoApprove bool, question string) func(*plan.Plan) e
 	}
 }
 
-// finish prints a run's results; a failed step ends the command with 1.
+// finish prints a run's results, also when an error followed them (the
+// stack lock could not be released); a failed step ends the command with 1.
 func finish(s streams, res *run.Applied, err error) error {
-	if err != nil {
+	if res == nil || len(res.Results) == 0 {
 		return err
 	}
-	if len(res.Results) == 0 {
-		return nil
-	}
 	writeResults(s.Out, res.Results, res.Plan)
-	if res.Failed() {
+	if err == nil && res.Failed() {
 		return errSilent
 	}
-	return nil
+	return err
 }
 
 // isTerminal reports whether r (or w) is an interactive terminal.
 func isTerminal(r any) bool {
-	f, ok := r.(*os.File)
+	f, ok := fileOf(r)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 

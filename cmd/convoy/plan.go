@@ -34,7 +34,8 @@ nothing. --out saves the plan for convoy apply, which refuses it once
 anything it observed has changed.
 
 With --detailed-exitcode the exit code is 0 when nothing would change, 1 on
-error and 2 when there are changes.`,
+error and 2 when there are changes. A plan that would change a release
+another stack owns is shown, then exits 1: apply refuses it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context(), s) },
 	}
@@ -83,6 +84,9 @@ func (o planOptions) Run(ctx context.Context, s streams) error {
 			note = " It holds sensitive values unmasked (apply needs them): keep it as secret as they are."
 		}
 		fmt.Fprintf(s.Err, "Saved the plan to %s (mode 0600).%s Apply it with: convoy apply %s\n", o.Out, note, o.Out)
+	}
+	if r := p.Refused(); len(r) > 0 {
+		return &run.ForeignError{Releases: r}
 	}
 	if o.DetailedExitCode && p.HasChanges() {
 		return &exitError{code: 2}

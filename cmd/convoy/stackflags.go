@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/plan"
@@ -58,6 +60,8 @@ type stackRun struct {
 	Stack       stackFlags
 	Cluster     clusterFlags
 	Parallelism int
+	// Grace is run.Options.Grace (no flag: tests shorten it).
+	Grace time.Duration
 }
 
 func addStackRunFlags(fs *pflag.FlagSet, f *stackRun) {
@@ -77,7 +81,17 @@ func (f stackRun) options() run.Options {
 		Clusters:    run.ClusterOptions{Kubeconfig: c.Kubeconfig, Context: c.Context, QPS: c.QPS, Burst: c.Burst, StorageDriver: c.StorageDriver},
 		ChartCache:  chartCache(),
 		Parallelism: f.Parallelism,
+		Grace:       f.Grace,
 	}
+}
+
+// writerOptions are the options of a command that changes the stack: what
+// the run does on its own (a dead holder's lock taken over, an interrupted
+// run's record marked failed) is printed as a warning.
+func (f stackRun) writerOptions(s streams) run.Options {
+	o := f.options()
+	o.Announce = func(msg string) { fmt.Fprintf(s.Err, "Warning: %s\n", msg) }
+	return o
 }
 
 // chartCache is the chart cache directory from the environment

@@ -164,7 +164,11 @@ type ReleaseInstance struct {
 	// IgnoreChanges are the fields this release leaves to other field
 	// managers (ignore_changes), in the order written.
 	IgnoreChanges []IgnoreChange
-	Labels        map[string]string
+	// AdoptFromStack names the stack this one takes the release over from:
+	// a release whose newest record another stack wrote is otherwise left
+	// alone.
+	AdoptFromStack string
+	Labels         map[string]string
 
 	// Cluster is the cluster block this release targets, nil for the default.
 	Cluster *ClusterSpec

@@ -47,6 +47,11 @@ type Input struct {
 	Outputs func(ctx context.Context, kc *kube.Client, rel *release.Release, get func(context.Context, kube.Ref) (*unstructured.Unstructured, error)) (config.AppliedRelease, error)
 	// Destroy plans the uninstall of every release of the stack.
 	Destroy bool
+	// Interrupted reports whether the run with this id (release.RunLabel),
+	// which left a record of the stack pending, is gone: it no longer holds
+	// the stack's lock. Such records are planned as failed (Interrupted).
+	// Nil: no run is known to be gone, and pending records are errors.
+	Interrupted func(runID string) bool
 }
 
 // Compute plans the stack: every selected release is resolved, rendered

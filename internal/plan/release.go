@@ -18,7 +18,7 @@ import (
 // release plans one release instance. Its errors are masked with
 // everything the release's sensitive values render to.
 func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_ *ReleaseChange, err error) {
-	rc, eng, hist, err := c.begin(ctx, inst)
+	rc, eng, hist, interrupted, err := c.begin(ctx, inst)
 	if err != nil {
 		return nil, err
 	}
@@ -32,8 +32,13 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 	if last != nil {
 		rc.Observed.LastRevision, rc.Observed.LastStatus = last.Version, string(last.Info.Status)
 	}
+	rc.interrupted(interrupted)
 	if deployed != nil && deployed.Chart != nil && deployed.Chart.Metadata != nil {
 		rc.Chart.Before = chartRef(deployed.Chart)
+	}
+	if c.ownership(rc, inst, last); rc.Refused() {
+		rc.Action = ActionUpgrade // what it would be: apply refuses
+		return rc, nil
 	}
 	rc.Sensitive = resolve.SensitiveValues(inst) // the known part, for the unknown too
 	if !inst.Known {
@@ -83,7 +88,8 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 	saved := *req
 	saved.Chart = nil
 	rc.Saved = &SavedRelease{Rendered: prep.Rendered, Request: saved}
-	rc.Warnings = warningsOf(prep.Rendered, red)
+	observed := rc.Warnings // who owns it, what was interrupted
+	rc.Warnings = append(slices.Clip(observed), warningsOf(prep.Rendered, red)...)
 	crds, err := c.crdChanges(ctx, eng.Kube(), prep.Rendered, rc.Action)
 	if err != nil {
 		return nil, err
@@ -105,6 +111,10 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 		rc.Reasons = append(rc.Reasons, installReason(last))
 	default:
 		rc.Reasons = append(rc.Reasons, stateReasons(last, deployed)...)
+		if rc.Adopt {
+			// The new revision is what carries this stack's label.
+			rc.Reasons = append(rc.Reasons, Reason{Kind: ReasonAdopt, Detail: fmt.Sprintf("taken over from stack %q", rc.Owner)})
+		}
 		if deployed == nil {
 			break // nothing deployed to compare with: the state says it all
 		}
@@ -130,7 +140,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 		// Correcting drift is an upgrade: show the next revision's objects.
 		unchanged = false
 		rc.Reasons = append(rc.Reasons, Reason{Kind: ReasonDrift, Detail: fmt.Sprintf("%d %s changed outside convoy", len(rc.Drift), plural(len(rc.Drift), "object", "objects"))})
-		rc.Objects, rc.Drift, rc.Warnings = nil, nil, warningsOf(prep.Rendered, red)
+		rc.Objects, rc.Drift, rc.Warnings = nil, nil, append(slices.Clip(observed), warningsOf(prep.Rendered, red)...)
 		if err := c.objects(ctx, eng, rc, prep, red, false); err != nil {
 			return nil, err
 		}
@@ -183,20 +193,20 @@ func (c *computer) maskDerived(ctx context.Context, eng *release.Engine, rc *Rel
 
 // begin starts the plan of an instance: its identity and dependencies, its
 // cluster's engine and its records.
-func (c *computer) begin(ctx context.Context, inst *config.ReleaseInstance) (*ReleaseChange, *release.Engine, []*release.Release, error) {
+func (c *computer) begin(ctx context.Context, inst *config.ReleaseInstance) (*ReleaseChange, *release.Engine, []*release.Release, *Interrupted, error) {
 	rc := &ReleaseChange{Addr: inst.Addr.String(), Name: inst.Name, Namespace: inst.Namespace, Cluster: clusterName(inst.Cluster)}
 	for _, d := range inst.DependsOn {
 		rc.DependsOn = append(rc.DependsOn, d.Addr.String())
 	}
 	eng, err := c.in.Engine(ctx, inst.Cluster)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	hist, err := c.history(ctx, eng, inst.Namespace, inst.Name)
+	hist, interrupted, err := c.observe(ctx, eng, inst.Namespace, inst.Name)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	return rc, eng, hist, nil
+	return rc, eng, hist, interrupted, nil
 }
 
 // withOutputs evaluates a release whose values read attributes of other
@@ -355,7 +365,7 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *Re
 	}
 	rc.Values = Compare(orEmpty(before), orEmpty(req.Values))
 	MaskValues(rc.Values, red)
-	rc.Warnings = append(warningsOf(rendered, red), fmt.Sprintf("its objects cannot be compared before the cluster serves their kinds: %s", red.Text(cause.Error())))
+	rc.Warnings = append(append(rc.Warnings, warningsOf(rendered, red)...), fmt.Sprintf("its objects cannot be compared before the cluster serves their kinds: %s", red.Text(cause.Error())))
 	crds, err := c.crdChanges(ctx, eng.Kube(), rendered, rc.Action)
 	if err != nil {
 		return nil, err

@@ -55,6 +55,9 @@ type Request struct {
 	IgnoreChanges kube.IgnoreRules `json:",omitempty"`
 	// Labels are extra labels on the release records (e.g. convoy.dev/stack).
 	Labels map[string]string
+	// RunID labels the records this operation writes (RunLabel): the id of
+	// the stack lock its run holds.
+	RunID string
 }
 
 func (r *Request) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
@@ -181,7 +184,10 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 	rel := p.record(time.Now())
 	// Creating revision N fails if anyone created it since Prepare: the
 	// per-release lock.
-	if err := store.Create(ctx, rel); err != nil {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := e.createRecord(ctx, store, rel); err != nil {
 		if errors.Is(err, ErrReleaseExists) {
 			return nil, fmt.Errorf("release %s revision %d was created by another operation since this one was prepared: %w", req.Name, p.Revision, err)
 		}
@@ -285,24 +291,25 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 
 // finishDeployed records the success of p deployed as rel: the new
 // revision deployed, the previous deployed one superseded, old revisions
-// pruned.
+// pruned. The writes are retried and may outlive ctx by the engine's grace
+// period.
 func (e *Engine) finishDeployed(ctx context.Context, store *Storage, p *Prepared, rel *Release) error {
 	if previous := p.Deployed; previous != nil {
-		previous.Info.Status = StatusSuperseded
-		if err := store.Update(ctx, previous); err != nil {
-			return err
+		if err := e.writeFinal(ctx, store, previous, StatusSuperseded, previous.Info.Description); err != nil {
+			// The new revision stays pending: that is what needs fixing.
+			return &RecordError{Name: rel.Name, Namespace: rel.Namespace, Revision: rel.Version, Left: rel.Info.Status, Want: StatusDeployed,
+				RunID: rel.Labels[RunLabel], Err: fmt.Errorf("superseding revision %d: %w", previous.Version, errors.Unwrap(err))}
 		}
 	}
-	rel.Info.Status = StatusDeployed
-	rel.Info.Description = "Upgrade complete"
+	description := "Upgrade complete"
 	if p.IsInstall {
-		rel.Info.Description = "Install complete"
+		description = "Install complete"
 	}
-	if err := store.Update(ctx, rel); err != nil {
+	if err := e.writeFinal(ctx, store, rel, StatusDeployed, description); err != nil {
 		return err
 	}
 	e.logf(rel.Namespace, rel.Name, PhaseDone, "revision %d deployed", rel.Version)
-	return store.Prune(ctx, rel.Name, p.Request.HistoryMax)
+	return Retry(ctx, e.grace, func(ctx context.Context) error { return store.Prune(ctx, rel.Name, p.Request.HistoryMax) })
 }
 
 // failDeploy records the failed deploy of p as rel and then, in this
@@ -313,14 +320,12 @@ func (e *Engine) failDeploy(ctx context.Context, store *Storage, p *Prepared, re
 	// record has to say what happened.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	rel.Info.Status = StatusFailed
+	description := fmt.Sprintf("Upgrade %q failed: %v", rel.Name, cause)
 	if isInstall {
-		rel.Info.Description = fmt.Sprintf("Release %q failed: %v", rel.Name, cause)
-	} else {
-		rel.Info.Description = fmt.Sprintf("Upgrade %q failed: %v", rel.Name, cause)
+		description = fmt.Sprintf("Release %q failed: %v", rel.Name, cause)
 	}
-	if err := store.Update(rctx, rel); err != nil {
-		return rel, fmt.Errorf("%w (and recording the failure failed: %v)", cause, err)
+	if err := e.writeFinal(ctx, store, rel, StatusFailed, description); err != nil {
+		return rel, fmt.Errorf("%w; %w", cause, err)
 	}
 	e.logf(rel.Namespace, rel.Name, PhaseFailed, "revision %d failed: %v", rel.Version, cause)
 
@@ -335,7 +340,7 @@ func (e *Engine) failDeploy(ctx context.Context, store *Storage, p *Prepared, re
 	}
 	if isInstall {
 		e.logf(rel.Namespace, rel.Name, PhaseRestoring, "atomic: uninstalling the failed install")
-		if _, err := e.Uninstall(rctx, UninstallRequest{Name: rel.Name, Namespace: rel.Namespace, Timeout: req.timeout(), Wait: true}); err != nil {
+		if _, err := e.Uninstall(rctx, UninstallRequest{Name: rel.Name, Namespace: rel.Namespace, Timeout: req.timeout(), Wait: true, RunID: req.RunID}); err != nil {
 			return rel, fmt.Errorf("release %s failed, and the atomic uninstall also failed: %v; original error: %w", rel.Name, err, cause)
 		}
 		return rel, fmt.Errorf("release %s failed and was uninstalled (atomic): %w", rel.Name, cause)
@@ -344,7 +349,7 @@ func (e *Engine) failDeploy(ctx context.Context, store *Storage, p *Prepared, re
 		return rel, fmt.Errorf("upgrade of %s failed and there is no deployed revision to roll back to (atomic): %w", rel.Name, cause)
 	}
 	e.logf(rel.Namespace, rel.Name, PhaseRestoring, "atomic: rolling back to revision %d", deployed.Version)
-	rb, err := e.Rollback(rctx, RollbackRequest{Name: rel.Name, Namespace: rel.Namespace, Revision: deployed.Version, Wait: req.Wait, Timeout: req.timeout(), DisableHooks: req.DisableHooks, IgnoreChanges: req.IgnoreChanges, HistoryMax: req.HistoryMax})
+	rb, err := e.Rollback(rctx, RollbackRequest{Name: rel.Name, Namespace: rel.Namespace, Revision: deployed.Version, Wait: req.Wait, Timeout: req.timeout(), DisableHooks: req.DisableHooks, IgnoreChanges: req.IgnoreChanges, HistoryMax: req.HistoryMax, RunID: req.RunID})
 	if err != nil {
 		return rel, fmt.Errorf("upgrade of %s failed, and the atomic rollback to revision %d also failed: %v; original error: %w", rel.Name, deployed.Version, err, cause)
 	}

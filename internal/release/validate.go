@@ -3,7 +3,6 @@ package release
 import (
 	"context"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/kube"
@@ -66,7 +65,7 @@ func (p *Prepared) record(now time.Time) *Release {
 			Notes:         p.Rendered.Notes,
 		},
 		ApplyMethod: ApplyMethodSSA,
-		Labels:      maps.Clone(req.Labels),
+		Labels:      withRun(req.Labels, req.RunID),
 	}
 	if !p.IsInstall {
 		rel.Info.Status, rel.Info.Description = StatusPendingUpgrade, "Preparing upgrade"

@@ -30,15 +30,22 @@ func Plan(ctx context.Context, o Options, req PlanRequest) (*Planned, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := computePlan(ctx, o, ls, NewClusters(o.Clusters), req)
+	cl := o.newClusters(nil)
+	clusters, err := cl.Stack(ctx, ls.Stack)
+	if err != nil {
+		return nil, err
+	}
+	p, err := computePlan(ctx, o, ls, cl, req, goneRuns(ctx, clusters, ls.Stack.Name))
 	if err != nil {
 		return nil, err
 	}
 	return &Planned{Loaded: ls, Plan: p}, nil
 }
 
-// computePlan plans a loaded stack on connected clusters.
-func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req PlanRequest) (*plan.Plan, error) {
+// computePlan plans a loaded stack on connected clusters. interrupted
+// says which runs that left records of the stack pending are gone
+// (plan.Input.Interrupted).
+func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req PlanRequest, interrupted func(string) bool) (*plan.Plan, error) {
 	st := ls.Stack
 	targets, diags := st.ResolveTargets(req.Targets)
 	if err := diagError(diags, ls.Config); err != nil {
@@ -61,6 +68,7 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		Parallelism: o.parallelism(),
 		ConfigHash:  hash,
 		Destroy:     req.Destroy,
+		Interrupted: interrupted,
 		Request: func(r *resolve.Release) *release.Request {
 			return ReleaseRequest(st.Name, r)
 		},

@@ -90,11 +90,24 @@ func writeDrift(b *bytes.Buffer, r *plan.ReleaseChange) {
 }
 
 func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange) {
-	fmt.Fprintf(b, "  %s %s (%s) namespace %s", actionSymbol[r.Action], r.Addr, r.Action, r.Namespace)
+	switch {
+	case r.Refused():
+		fmt.Fprintf(b, "  ! %s (refused: owned by stack %q) namespace %s", r.Addr, r.Owner, r.Namespace)
+	case r.Adopt:
+		fmt.Fprintf(b, "  %s %s (%s, adopted from stack %q) namespace %s", actionSymbol[r.Action], r.Addr, r.Action, r.Owner, r.Namespace)
+	default:
+		fmt.Fprintf(b, "  %s %s (%s) namespace %s", actionSymbol[r.Action], r.Addr, r.Action, r.Namespace)
+	}
 	if r.Cluster != "" {
 		fmt.Fprintf(b, ", cluster %s", r.Cluster)
 	}
 	b.WriteString("\n")
+	if r.Interrupted != nil {
+		fmt.Fprintf(b, "      %s\n", r.Interrupted)
+	}
+	if r.Refused() {
+		return
+	}
 	if len(r.Reasons) > 0 {
 		why := make([]string, len(r.Reasons))
 		for i, rs := range r.Reasons {
