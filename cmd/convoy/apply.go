@@ -44,11 +44,19 @@ waits and atomic rollback. A release whose dependency failed is skipped;
 independent releases go on. Releases this stack deployed earlier that are no
 longer in its files are uninstalled when everything else succeeded. With
 --atomic (or atomic = true in the stack block) a failure rolls back every
-release this run changed. One apply per stack runs at a time.`,
-		Args: cobra.MaximumNArgs(1),
+release this run changed. One apply per stack runs at a time.
+
+A saved plan is applied with the stack directory and the variable values it
+was made with, from any directory: -C, --var, --var-file and CONVOY_VAR_*
+are not needed, and any given must agree with the plan's.`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completePlanFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.PlanFile = args[0]
+				if !cmd.Flags().Changed("dir") {
+					o.Stack.Dir = "" // the plan's own directory
+				}
 			}
 			return o.Run(cmd.Context(), s)
 		},

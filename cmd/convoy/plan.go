@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
-	"github.com/convoy-sh/convoy/internal/plan/planfile"
 	"github.com/convoy-sh/convoy/internal/plan/view"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/cobra"
@@ -75,17 +75,27 @@ func (o planOptions) Run(ctx context.Context, s streams) error {
 		return err
 	}
 	if o.Out != "" {
-		if err := planfile.Write(o.Out, p); err != nil {
+		if err := run.SavePlan(o.Out, res); err != nil {
 			return err
 		}
 		note := ""
-		if p.HasSensitive() {
-			note = " It holds sensitive values unmasked (apply needs them): keep it as secret as they are."
+		if p.HasSensitive() || len(o.Stack.Vars)+len(o.Stack.VarFiles) > 0 {
+			note = " It holds the variable values and sensitive values unmasked (apply needs them): keep it as secret as they are."
 		}
-		fmt.Fprintf(s.Err, "Saved the plan to %s (mode 0600).%s Apply it with: convoy apply %s\n", o.Out, note, o.Out)
+		fmt.Fprintf(s.Err, "Saved the plan to %s (mode 0600).%s Apply it, from any directory, with: convoy apply %s\n", o.Out, note, shellQuote(o.Out))
 	}
 	if o.DetailedExitCode && p.HasChanges() {
 		return &exitError{code: 2}
 	}
 	return nil
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

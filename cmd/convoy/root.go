@@ -95,6 +95,7 @@ dependency order with Helm's hooks, waits, atomic rollback and history.`,
 		newForceUnlockCmd(s),
 		newRenderCmd(s),
 		newPlanCmd(s),
+		newShowCmd(s),
 	)
 	return root
 }

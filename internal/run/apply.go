@@ -52,7 +52,21 @@ func (a *Applied) Failed() bool {
 // Apply loads the stack, takes its lock on every cluster it uses, plans
 // (or verifies the saved plan under the lock), lets req.Review see the
 // plan, and executes it in dependency order.
+//
+// A saved plan is applied with the stack directory and variable values it
+// was made from (savedPlanSource); o.Source may only agree with them.
 func Apply(ctx context.Context, o Options, req ApplyRequest) (*Applied, error) {
+	var saved *planfile.File
+	if req.PlanFile != "" {
+		f, err := planfile.Open(req.PlanFile)
+		if err != nil {
+			return nil, err
+		}
+		if o.Source, err = savedPlanSource(o.Source, f, req.PlanFile); err != nil {
+			return nil, err
+		}
+		saved = f
+	}
 	ls, err := Load(ctx, o.Source, Ordered)
 	if err != nil {
 		return nil, err
@@ -68,7 +82,7 @@ func Apply(ctx context.Context, o Options, req ApplyRequest) (*Applied, error) {
 	}
 	defer unlock()
 
-	p, err := applyPlan(ctx, o, ls, cl, req)
+	p, err := applyPlan(ctx, o, ls, cl, req, saved)
 	if err != nil || p == nil {
 		return &Applied{Plan: p}, err
 	}
@@ -99,13 +113,10 @@ func Destroy(ctx context.Context, o Options, req ApplyRequest) (*Applied, error)
 // applyPlan is the plan to apply: the saved one, verified against what the
 // cluster and the stack files hold now, or a fresh one the user reviewed.
 // It returns nil (and no error) when there is nothing to do.
-func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req ApplyRequest) (*plan.Plan, error) {
+func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req ApplyRequest, saved *planfile.File) (*plan.Plan, error) {
 	st := ls.Stack
-	if req.PlanFile != "" {
-		p, err := planfile.Read(req.PlanFile)
-		if err != nil {
-			return nil, err
-		}
+	if saved != nil {
+		p := saved.Plan
 		if p.Stack != st.Name {
 			return nil, fmt.Errorf("the plan in %s is for stack %q, not %q", req.PlanFile, p.Stack, st.Name)
 		}
