@@ -48,6 +48,7 @@ error and 2 when there are changes.`,
 	fs.BoolVar(&o.IncludeDeps, "include-deps", false, "with --target, also plan the releases the targets depend on")
 	addParallelismFlag(fs, &o.Parallelism, "how many renders, record reads and dry runs run at once")
 	addForceConflictsFlag(fs)
+	_ = cmd.RegisterFlagCompletionFunc("target", completeReleases(&o.Stack, false))
 	return cmd
 }
 

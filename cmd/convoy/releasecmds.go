@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -19,12 +20,15 @@ func newStackCmd(use, short, long string, args cobra.PositionalArgs, o *stackRun
 		RunE: func(cmd *cobra.Command, args []string) error { return runE(cmd.Context(), args) },
 	}
 	addStackRunFlags(cmd.Flags(), o)
+	if strings.Contains(use, " RELEASE") {
+		cmd.ValidArgsFunction = completeReleases(&o.Stack, true)
+	}
 	return cmd
 }
 
 func newStatusCmd(s streams) *cobra.Command {
 	var o stackRun
-	return newStackCmd("status", "Show every release of the stack: revision, status, chart, last update", "", cobra.NoArgs, &o,
+	cmd := newStackCmd("status", "Show every release of the stack: revision, status, chart, last update", "", cobra.NoArgs, &o,
 		func(ctx context.Context, _ []string) error {
 			rows, err := run.Status(ctx, o.options())
 			if err != nil {
@@ -42,6 +46,8 @@ func newStatusCmd(s streams) *cobra.Command {
 			}
 			return tw.Flush()
 		})
+	addParallelismFlag(cmd.Flags(), &o.Parallelism, "how many release records are read at once")
+	return cmd
 }
 
 func newHistoryCmd(s streams) *cobra.Command {

@@ -96,6 +96,8 @@ dependency order with Helm's hooks, waits, atomic rollback and history.`,
 		newRenderCmd(s),
 		newPlanCmd(s),
 		newShowCmd(s),
+		newOutputCmd(s),
+		newTestCmd(s),
 	)
 	return root
 }

@@ -193,3 +193,18 @@ func (ls *Loaded) FindRelease(name string) (*config.ReleaseInstance, error) {
 	}
 	return found, nil
 }
+
+// ReleaseAddresses are the addresses of the stack's release instances, in
+// dependency order when the graph is valid (for shell completion: offline,
+// nothing read but the stack).
+func ReleaseAddresses(ctx context.Context, src Source) ([]string, error) {
+	ls, err := Load(ctx, src, Evaluated)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range ls.Stack.Releases {
+		out = append(out, r.Addr.String())
+	}
+	return out, nil
+}
