@@ -14,7 +14,6 @@ import (
 	"github.com/convoy-sh/convoy/internal/apply"
 	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/plan/view"
 	"github.com/convoy-sh/convoy/internal/progress"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/cobra"
@@ -28,6 +27,7 @@ type applyOptions struct {
 	Atomic      bool
 	NoProgress  bool
 	PlanFile    string
+	View        planViewFlags
 }
 
 func newApplyCmd(s streams) *cobra.Command {
@@ -66,6 +66,7 @@ are not needed, and any given must agree with the plan's.`,
 	cmd.Flags().BoolVar(&o.AutoApprove, "auto-approve", false, "apply without asking for confirmation (required when not on a terminal)")
 	addForceConflictsFlag(cmd.Flags())
 	cmd.Flags().BoolVar(&o.Atomic, "atomic", false, "if any release fails, roll back every release changed in this run")
+	addPlanViewFlags(cmd.Flags(), &o.View)
 	return cmd
 }
 
@@ -88,7 +89,7 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 	res, err := run.Apply(ctx, o.options(), run.ApplyRequest{
 		PlanFile: o.PlanFile,
 		Atomic:   o.Atomic,
-		Review:   reviewPlan(s, o.AutoApprove, "Apply this plan?"),
+		Review:   reviewPlan(s, o.View, o.AutoApprove, "Apply this plan?"),
 		Progress: newProgress(s, o.NoProgress),
 	})
 	return finish(s, res, err)
@@ -96,9 +97,9 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 
 // reviewPlan prints a computed plan and, when it changes anything, asks
 // for confirmation.
-func reviewPlan(s streams, autoApprove bool, question string) func(*plan.Plan) error {
+func reviewPlan(s streams, v planViewFlags, autoApprove bool, question string) func(*plan.Plan) error {
 	return func(p *plan.Plan) error {
-		if err := view.Text(s.Out, p); err != nil {
+		if err := v.text(s.Out, p); err != nil {
 			return err
 		}
 		if !p.HasChanges() {

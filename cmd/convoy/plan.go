@@ -19,6 +19,7 @@ type planOptions struct {
 	Markdown         bool
 	Targets          []string
 	IncludeDeps      bool
+	View             planViewFlags
 }
 
 func newPlanCmd(s streams) *cobra.Command {
@@ -47,6 +48,7 @@ error and 2 when there are changes.`,
 	fs.StringArrayVar(&o.Targets, "target", nil, "plan only this release (release.NAME or release.NAME[\"key\"]; repeatable)")
 	fs.BoolVar(&o.IncludeDeps, "include-deps", false, "with --target, also plan the releases the targets depend on")
 	addParallelismFlag(fs, &o.Parallelism, "how many renders, record reads and dry runs run at once")
+	addPlanViewFlags(fs, &o.View)
 	addForceConflictsFlag(fs)
 	_ = cmd.RegisterFlagCompletionFunc("target", completeReleases(&o.Stack, false))
 	return cmd
@@ -70,7 +72,7 @@ func (o planOptions) Run(ctx context.Context, s streams) error {
 	case o.Markdown:
 		err = view.Markdown(s.Out, p)
 	default:
-		err = view.Text(s.Out, p)
+		err = o.View.text(s.Out, p)
 	}
 	if err != nil {
 		return err

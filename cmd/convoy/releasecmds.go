@@ -140,6 +140,7 @@ type destroyOptions struct {
 	AutoApprove bool
 	KeepHistory bool
 	NoProgress  bool
+	View        planViewFlags
 }
 
 func newDestroyCmd(s streams) *cobra.Command {
@@ -155,7 +156,7 @@ and uninstalls them, dependents first.`,
 			}
 			res, err := run.Destroy(ctx, o.options(), run.ApplyRequest{
 				KeepHistory: o.KeepHistory,
-				Review:      reviewPlan(s, o.AutoApprove, "Destroy these releases?"),
+				Review:      reviewPlan(s, o.View, o.AutoApprove, "Destroy these releases?"),
 				Progress:    newProgress(s, o.NoProgress),
 			})
 			return finish(s, res, err)
@@ -163,5 +164,6 @@ and uninstalls them, dependents first.`,
 	cmd.Flags().BoolVar(&o.AutoApprove, "auto-approve", false, "destroy without asking for confirmation (required when not on a terminal)")
 	cmd.Flags().BoolVar(&o.KeepHistory, "keep-history", false, "keep the release records, marked uninstalled")
 	addRunFlags(cmd.Flags(), &o.Parallelism, &o.NoProgress)
+	addPlanViewFlags(cmd.Flags(), &o.View)
 	return cmd
 }

@@ -15,6 +15,7 @@ import (
 type showOptions struct {
 	JSON     bool
 	Markdown bool
+	View     planViewFlags
 }
 
 func newShowCmd(s streams) *cobra.Command {
@@ -34,6 +35,7 @@ the file.`,
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the plan as JSON (docs/plan-json.md)")
 	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print a summary for a pull-request comment")
+	addPlanViewFlags(cmd.Flags(), &o.View)
 	return cmd
 }
 
@@ -78,5 +80,5 @@ func (o showOptions) Run(_ context.Context, s streams, path string) error {
 		}
 	}
 	fmt.Fprint(s.Out, ".\n\n")
-	return view.Text(s.Out, p)
+	return o.View.text(s.Out, p)
 }
