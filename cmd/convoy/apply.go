@@ -162,16 +162,24 @@ func newProgress(s streams, noProgress bool) func([]apply.Row) apply.Progress {
 func writeResults(w io.Writer, rs []*apply.Result, p *plan.Plan) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RELEASE\tNAMESPACE\tACTION\tREVISION\tRESULT\tDURATION")
+	planned := map[string]plan.Action{}
+	if p != nil {
+		for _, rc := range p.Releases {
+			planned[rc.Addr] = rc.Action
+		}
+	}
 	for _, r := range rs {
-		action := "deploy"
+		// The plan's words: what the user approved.
+		action := string(planned[r.ID])
 		switch {
+		case action != "":
 		case r.Step.Kind == apply.StepUninstall:
 			action = "uninstall"
 		case r.Step.Kind == apply.StepNoOp:
 			action = "no-op"
 		case r.Release != nil && r.Release.Version == 1:
 			action = "install"
-		case r.Release != nil:
+		default:
 			action = "upgrade"
 		}
 		rev, result := "-", string(r.Status)
