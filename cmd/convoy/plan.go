@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/plan/view"
@@ -85,7 +86,7 @@ func (o planOptions) Run(ctx context.Context, s streams) error {
 		if p.HasSensitive() || len(o.Stack.Vars)+len(o.Stack.VarFiles) > 0 {
 			note = " It holds the variable values and sensitive values unmasked (apply needs them): keep it as secret as they are."
 		}
-		fmt.Fprintf(s.Err, "Saved the plan to %s (mode 0600).%s Apply it, from any directory, with: convoy apply %s\n", o.Out, note, shellQuote(o.Out))
+		fmt.Fprintf(s.Err, "Saved the plan to %s (mode 0600).%s Apply it with: %s\n", o.Out, note, o.applyCommand())
 	}
 	if o.DetailedExitCode && p.HasChanges() {
 		return &exitError{code: 2}
@@ -101,4 +102,27 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// applyCommand is the command that applies the saved plan, from the
+// working directory: the plan file carries the stack directory and the
+// variables; the flags choosing the default cluster and its records are
+// repeated, absolute.
+func (o planOptions) applyCommand() string {
+	args := []string{"convoy", "apply"}
+	c := o.Cluster
+	if c.Kubeconfig != "" {
+		kc := c.Kubeconfig
+		if abs, err := filepath.Abs(kc); err == nil {
+			kc = abs
+		}
+		args = append(args, "--kubeconfig", shellQuote(kc))
+	}
+	if c.Context != "" {
+		args = append(args, "--kube-context", shellQuote(c.Context))
+	}
+	if c.StorageDriver != "" && c.StorageDriver != "secret" {
+		args = append(args, "--storage-driver", shellQuote(c.StorageDriver))
+	}
+	return strings.Join(append(args, shellQuote(o.Out)), " ")
 }

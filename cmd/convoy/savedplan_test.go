@@ -67,6 +67,20 @@ func TestSavedPlanTravelsWithItsDirectoryAndVariables(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "was made for the stack in "+dir) {
 		t.Fatalf("apply with another -C: exit %d\n%s", code, errOut)
 	}
+	// The same API server under another name is another cluster to the
+	// plan: it observed only the one it was made against.
+	kc, err := os.ReadFile(cluster.Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(other, []byte(strings.ReplaceAll(string(kc), "https://127.0.0.1:", "https://localhost:")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runConvoy(t, "apply", planPath, "--kubeconfig", other)
+	if code != 1 || !strings.Contains(errOut, "was made against the default cluster at https://127.0.0.1:") {
+		t.Fatalf("apply against another cluster: exit %d\n%s", code, errOut)
+	}
 	code, out, errOut = runConvoy(t, "apply", planPath)
 	if code != 0 {
 		t.Fatalf("apply of the saved plan from elsewhere: exit %d\n%s\n%s", code, out, errOut)

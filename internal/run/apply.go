@@ -127,6 +127,9 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 		if err := planfile.VerifyConfig(p, hash); err != nil {
 			return nil, err
 		}
+		if err := verifyClusters(ctx, saved.Origin, cl, st, req.PlanFile); err != nil {
+			return nil, err
+		}
 		if err := planfile.Verify(ctx, p, cl.ByName(ctx, st)); err != nil {
 			return nil, err
 		}

@@ -23,6 +23,8 @@ type PlanRequest struct {
 type Planned struct {
 	Loaded *Loaded
 	Plan   *plan.Plan
+	// clusters are the clusters the plan observed (for a saved plan).
+	clusters []Connected
 }
 
 // Plan loads the stack and computes its plan. It changes nothing.
@@ -31,11 +33,16 @@ func Plan(ctx context.Context, o Options, req PlanRequest) (*Planned, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := computePlan(ctx, o, ls, NewClusters(o.Clusters), req)
+	cl := NewClusters(o.Clusters)
+	p, err := computePlan(ctx, o, ls, cl, req)
 	if err != nil {
 		return nil, err
 	}
-	return &Planned{Loaded: ls, Plan: p}, nil
+	clusters, err := cl.Stack(ctx, ls.Stack)
+	if err != nil {
+		return nil, err
+	}
+	return &Planned{Loaded: ls, Plan: p, clusters: clusters}, nil
 }
 
 // computePlan plans a loaded stack on connected clusters.

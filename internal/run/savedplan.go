@@ -2,6 +2,7 @@ package run
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -19,6 +20,14 @@ func SavePlan(path string, pl *Planned) error {
 	origin, err := pl.Loaded.Origin()
 	if err != nil {
 		return err
+	}
+	for _, c := range pl.clusters {
+		for _, name := range c.Names {
+			if origin.Clusters == nil {
+				origin.Clusters = map[string]string{}
+			}
+			origin.Clusters[name] = string(c.ID)
+		}
 	}
 	return planfile.Save(path, &planfile.File{Plan: pl.Plan, Origin: origin})
 }
@@ -92,4 +101,26 @@ func sameDir(a, b string) bool {
 	ra, erra := filepath.EvalSymlinks(a)
 	rb, errb := filepath.EvalSymlinks(b)
 	return erra == nil && errb == nil && ra == rb
+}
+
+// verifyClusters refuses a saved plan when a cluster it observed is now
+// reached at another API server (another --kubeconfig or --kube-context):
+// the plan's observations say nothing about that cluster.
+func verifyClusters(ctx context.Context, o *planfile.Origin, cl *Clusters, st *config.Stack, path string) error {
+	if o == nil || len(o.Clusters) == 0 {
+		return nil
+	}
+	clusters, err := cl.Stack(ctx, st)
+	if err != nil {
+		return err
+	}
+	for _, c := range clusters {
+		for _, name := range c.Names {
+			want, ok := o.Clusters[name]
+			if ok && want != string(c.ID) {
+				return fmt.Errorf("the plan in %s was made against %s at %s, but it is now reached at %s: give the --kubeconfig and --kube-context the plan was made with", path, c.Describe(), want, c.ID)
+			}
+		}
+	}
+	return nil
 }

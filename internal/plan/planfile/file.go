@@ -67,6 +67,10 @@ type Origin struct {
 	VarFiles []VarFile `json:",omitempty"`
 	// Env are the CONVOY_VAR_* variables of the environment ("K=V").
 	Env []string `json:",omitempty"`
+	// Clusters are the API servers the plan observed (kube.ClusterID), by
+	// cluster block name ("" for the default cluster): apply refuses to
+	// run the plan against other clusters.
+	Clusters map[string]string `json:",omitempty"`
 }
 
 // VarFile is a --var-file as it was read.
