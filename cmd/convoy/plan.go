@@ -10,6 +10,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/plan/view"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type planOptions struct {
@@ -46,13 +47,19 @@ error and 2 when there are changes.`,
 	fs.BoolVar(&o.DetailedExitCode, "detailed-exitcode", false, "exit 0 when there are no changes, 1 on error, 2 when there are changes")
 	fs.BoolVar(&o.JSON, "json", false, "print the plan as JSON (docs/plan-json.md)")
 	fs.BoolVar(&o.Markdown, "markdown", false, "print a summary for a pull-request comment")
-	fs.StringArrayVar(&o.Targets, "target", nil, "plan only this release (release.NAME or release.NAME[\"key\"]; repeatable)")
-	fs.BoolVar(&o.IncludeDeps, "include-deps", false, "with --target, also plan the releases the targets depend on")
+	addTargetFlags(fs, &o.Targets, &o.IncludeDeps, "plan")
 	addParallelismFlag(fs, &o.Parallelism, "how many renders, record reads and dry runs run at once")
 	addPlanViewFlags(fs, &o.View)
 	addForceConflictsFlag(fs)
 	_ = cmd.RegisterFlagCompletionFunc("target", completeReleases(&o.Stack, false))
 	return cmd
+}
+
+// addTargetFlags registers --target and --include-deps (Terraform's
+// -target); what is planned or applied.
+func addTargetFlags(fs *pflag.FlagSet, targets *[]string, includeDeps *bool, what string) {
+	fs.StringArrayVar(targets, "target", nil, what+" only this release (release.NAME or release.NAME[\"key\"]; repeatable)")
+	fs.BoolVar(includeDeps, "include-deps", false, "with --target, also "+what+" the releases the targets depend on")
 }
 
 func (o planOptions) Run(ctx context.Context, s streams) error {

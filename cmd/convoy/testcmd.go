@@ -14,6 +14,7 @@ import (
 
 type testOptions struct {
 	stackRun
+	Timeout time.Duration
 }
 
 func newTestCmd(s streams) *cobra.Command {
@@ -25,7 +26,7 @@ func newTestCmd(s streams) *cobra.Command {
 or of those named (an address such as release.api["eu"], or a Helm release
 name), as helm test does: each release's tests of its newest revision, in
 weight and name order, each created and waited to completion within the
-release's timeout, stopping at the first failure. Each test's last run is
+release's timeout (or --timeout), stopping at the first failure. Each test's last run is
 recorded in the release record, as Helm records it. The logs of a failed
 test's pods are printed. The exit code is 1 when a test failed. It holds the
 stack's lock, so it never runs beside an apply of the stack.`,
@@ -36,6 +37,7 @@ stack's lock, so it never runs beside an apply of the stack.`,
 	}
 	addStackRunFlags(cmd.Flags(), &o.stackRun)
 	addParallelismFlag(cmd.Flags(), &o.Parallelism, "how many releases are tested at once")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 0, "how long each test may take (as helm test --timeout; default: the release's timeout, else 5m0s)")
 	return cmd
 }
 
@@ -43,7 +45,7 @@ func (o testOptions) Run(ctx context.Context, s streams, names []string) error {
 	if o.Parallelism < 1 {
 		return errors.New("--parallelism must be at least 1")
 	}
-	runs, err := run.Test(ctx, o.options(), run.TestRequest{Releases: names})
+	runs, err := run.Test(ctx, o.options(), run.TestRequest{Releases: names, Timeout: o.Timeout})
 	if err != nil && len(runs) == 0 {
 		return err
 	}

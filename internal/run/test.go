@@ -1,7 +1,9 @@
 package run
 
 import (
+	"cmp"
 	"context"
+	"time"
 
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/release"
@@ -11,6 +13,9 @@ import (
 type TestRequest struct {
 	// Releases are addresses or Helm release names; none: every release.
 	Releases []string
+	// Timeout bounds each test's wait (helm test --timeout); 0: each
+	// release's own timeout.
+	Timeout time.Duration
 }
 
 // Tested is one release's test run: the result, or why its tests could
@@ -60,7 +65,7 @@ func Test(ctx context.Context, o Options, req TestRequest) ([]Tested, error) {
 			out[i].Err = err
 			return
 		}
-		out[i].Result, out[i].Err = eng.Test(ctx, release.TestRequest{Name: inst.Name, Namespace: inst.Namespace, Timeout: inst.Timeout})
+		out[i].Result, out[i].Err = eng.Test(ctx, release.TestRequest{Name: inst.Name, Namespace: inst.Namespace, Timeout: cmp.Or(req.Timeout, inst.Timeout)})
 	})
 	return out, err
 }
