@@ -31,6 +31,10 @@ release "nochart" {
   chart = "./not-a-chart"
 }
 
+release "deps" {
+  chart = "./needs-init"
+}
+
 release "badset" {
   chart = "`+chart+`"
   set = {
@@ -42,6 +46,14 @@ release "badset" {
 	if err := os.Mkdir(filepath.Join(dir, "not-a-chart"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A chart whose dependencies convoy init has not fetched yet is a chart.
+	if err := os.MkdirAll(filepath.Join(dir, "needs-init", "templates"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "needs-init", "Chart.yaml"), []byte("apiVersion: v2\nname: needs-init\nversion: 0.1.0\ndependencies:\n  - {name: redis, version: 1.0.0, repository: https://charts.example.com}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CONVOY_CACHE_DIR", t.TempDir())
 	t.Setenv("NO_COLOR", "1")
 	code, out, errOut := runConvoy(t, "validate", "-C", dir)
 	if code != 1 || out != "" {
@@ -55,14 +67,14 @@ release "badset" {
 		"Error: Not a chart",
 		"line 14, in release \"nochart\"",
 		"Error: Invalid set value",
-		"line 21, in release \"badset\"",
+		"line 25, in release \"badset\"",
 		`"hosts"    = ["a", "b"]`,
 	} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("validate output lacks %q", want)
 		}
 	}
-	if strings.Contains(errOut, `release "ok"`) || t.Failed() {
+	if strings.Contains(errOut, `release "ok"`) || strings.Contains(errOut, `release "deps"`) || t.Failed() {
 		t.Fatalf("validate output:\n%s", errOut)
 	}
 }

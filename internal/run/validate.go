@@ -77,14 +77,17 @@ func validateRelease(charts *resolve.Charts, dir string, inst *config.ReleaseIns
 	ch, err := charts.Load(dir, inst)
 	if err != nil {
 		if inst.ChartSource == config.ChartLocal {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Not a chart",
-				Detail:   fmt.Sprintf("%s: chart %q is not a chart that convoy can load: %v.", inst.Addr, inst.Chart, err),
-				Subject:  exprRange(blk.Chart, blk.DeclRange).Ptr(),
-			})
+			if why := notAChart(dir, inst.Chart); why != nil {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Not a chart",
+					Detail:   fmt.Sprintf("%s: chart %q is not a chart that convoy can load: %v.", inst.Addr, inst.Chart, why),
+					Subject:  exprRange(blk.Chart, blk.DeclRange).Ptr(),
+				})
+			}
 		}
-		return diags // a repository chart not fetched yet: convoy init
+		// Otherwise a chart or dependency not fetched yet: convoy init.
+		return diags
 	}
 	if !inst.Known || !setOK {
 		return diags
@@ -141,4 +144,15 @@ func itemRange(expr hcl.Expression, key string) hcl.Range {
 		}
 	}
 	return expr.Range()
+}
+
+// notAChart says why a local chart path is not a chart, or nil when it
+// loads (its dependencies may still need convoy init).
+func notAChart(dir, chartPath string) error {
+	path, err := config.ResolvePath(dir, chartPath)
+	if err != nil {
+		return err
+	}
+	_, err = chart.Load(path)
+	return err
 }
