@@ -56,15 +56,18 @@ func (c *Client) Wait(ctx context.Context, refs []Ref, opts WaitOptions) error {
 		}
 		targets = append(targets, ref)
 	}
-	var tick *blockerTicker
-	if opts.Blockers != nil {
-		every := opts.BlockersAfter
-		if every <= 0 {
-			every = DefaultBlockersAfter
-		}
-		tick = &blockerTicker{every: every, report: opts.Blockers}
+	return c.waitReporting(ctx, targets, mode, opts.Progress, opts.blockerTicker())
+}
+
+func (opts WaitOptions) blockerTicker() *blockerTicker {
+	if opts.Blockers == nil {
+		return nil
 	}
-	return c.waitReporting(ctx, targets, mode, opts.Progress, tick)
+	every := opts.BlockersAfter
+	if every <= 0 {
+		every = DefaultBlockersAfter
+	}
+	return &blockerTicker{every: every, report: opts.Blockers}
 }
 
 // blockerTicker reports, every so often, the objects a wait is blocked on.
@@ -78,13 +81,19 @@ type blockerTicker struct {
 // and Pods until they succeed, failing as soon as one fails. Objects of other
 // kinds are done once they exist and are not waited for.
 func (c *Client) WaitForCompletion(ctx context.Context, refs []Ref) error {
+	return c.WaitForCompletionWith(ctx, refs, WaitOptions{})
+}
+
+// WaitForCompletionWith is WaitForCompletion reporting progress and
+// blockers as opts says (WaitForJobs does not apply).
+func (c *Client) WaitForCompletionWith(ctx context.Context, refs []Ref, opts WaitOptions) error {
 	var targets []Ref
 	for _, ref := range uniqueRefs(refs) {
 		if isJob(ref) || (ref.Group == "" && ref.Kind == "Pod") {
 			targets = append(targets, ref)
 		}
 	}
-	return c.wait(ctx, targets, modeCompletion, nil)
+	return c.waitReporting(ctx, targets, modeCompletion, opts.Progress, opts.blockerTicker())
 }
 
 func isJob(ref Ref) bool { return ref.Group == "batch" && ref.Kind == "Job" }

@@ -22,8 +22,10 @@ type rowState struct {
 	started time.Time
 	elapsed time.Duration
 	done    bool
-	// blockers are what the release's wait is blocked on, one line each.
-	blockers []string
+	// blockers are what the release's wait is blocked on, one line each,
+	// while it is in phase blockedIn.
+	blockers  []string
+	blockedIn release.Phase
 }
 
 // maxBlockers and maxBlockerWidth keep the live view a few short lines per
@@ -222,10 +224,10 @@ func (l *Live) Event(ev release.Event) {
 	if r := l.byRel[ev.Namespace+"/"+ev.Release]; r != nil && !r.done {
 		switch {
 		case ev.Blockers != nil:
-			r.blockers = blockerLines(ev.Blockers)
+			r.blockers, r.blockedIn = blockerLines(ev.Blockers), ev.Phase
 			r.state = fmt.Sprintf("%s: %d not ready", ev.Phase, len(ev.Blockers))
 			return
-		case ev.Phase != release.PhaseWaiting:
+		case ev.Phase != r.blockedIn:
 			r.blockers = nil
 		}
 		r.state = string(ev.Phase) + ": " + ev.Message
