@@ -96,3 +96,23 @@ func compareGolden(t *testing.T, path, got string) {
 		t.Fatalf("%s differs from the golden file:\n%s", path, got)
 	}
 }
+
+// Values diffs are YAML paths and values, one leaf per line, never JSON
+// blobs of whole structures.
+func TestTextShowsStructuresLeafByLeaf(t *testing.T) {
+	d := plan.Compare(
+		map[string]any{"hosts": []any{"a", "b"}, "gone": map[string]any{"x": int64(1)}},
+		map[string]any{"hosts": []any{"a", "b", "c"}, "image": map[string]any{"repo": "web", "tag": "1.2", "pull": map[string]any{}}},
+	)
+	var b bytes.Buffer
+	writeDiff(&b, d, "")
+	want := `- gone.x: 1
++ hosts[2]: "c"
++ image.pull: {}
++ image.repo: "web"
++ image.tag: "1.2"
+`
+	if b.String() != want {
+		t.Fatalf("text:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
