@@ -221,7 +221,7 @@ release "docs" {
 		`(?m)^db\s+` + ns + `\s+install\s+1\s+deployed`,
 		`(?m)^docs\s+` + ns + `\s+install\s+1\s+deployed`,
 		`(?m)^api\s+` + ns + `\s+install\s+1\s+failed`,
-		`(?m)^web\s+` + ns + `\s+deploy\s+-\s+skipped \(dependency release.api failed\)`,
+		`(?m)^web\s+` + ns + `\s+install\s+-\s+skipped \(dependency release.api failed\)`,
 		`ContainersNotReady`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -19,12 +20,15 @@ func newStackCmd(use, short, long string, args cobra.PositionalArgs, o *stackRun
 		RunE: func(cmd *cobra.Command, args []string) error { return runE(cmd.Context(), args) },
 	}
 	addStackRunFlags(cmd.Flags(), o)
+	if strings.Contains(use, " RELEASE") {
+		cmd.ValidArgsFunction = completeReleases(&o.Stack, true)
+	}
 	return cmd
 }
 
 func newStatusCmd(s streams) *cobra.Command {
 	var o stackRun
-	return newStackCmd("status", "Show every release of the stack: revision, status, chart, last update", "", cobra.NoArgs, &o,
+	cmd := newStackCmd("status", "Show every release of the stack: revision, status, chart, last update", "", cobra.NoArgs, &o,
 		func(ctx context.Context, _ []string) error {
 			rows, err := run.Status(ctx, o.options())
 			if err != nil {
@@ -42,6 +46,8 @@ func newStatusCmd(s streams) *cobra.Command {
 			}
 			return tw.Flush()
 		})
+	addParallelismFlag(cmd.Flags(), &o.Parallelism, "how many release records are read at once")
+	return cmd
 }
 
 func newHistoryCmd(s streams) *cobra.Command {
@@ -146,6 +152,7 @@ type destroyOptions struct {
 	AutoApprove bool
 	KeepHistory bool
 	NoProgress  bool
+	View        planViewFlags
 }
 
 func newDestroyCmd(s streams) *cobra.Command {
@@ -161,7 +168,7 @@ and uninstalls them, dependents first.`,
 			}
 			res, err := run.Destroy(ctx, o.writerOptions(s), run.ApplyRequest{
 				KeepHistory: o.KeepHistory,
-				Review:      reviewPlan(s, o.AutoApprove, "Destroy these releases?"),
+				Review:      reviewPlan(s, o.View, o.AutoApprove, "Destroy these releases?"),
 				Progress:    newProgress(s, o.NoProgress),
 			})
 			return finish(s, res, err)
@@ -169,5 +176,6 @@ and uninstalls them, dependents first.`,
 	cmd.Flags().BoolVar(&o.AutoApprove, "auto-approve", false, "destroy without asking for confirmation (required when not on a terminal)")
 	cmd.Flags().BoolVar(&o.KeepHistory, "keep-history", false, "keep the release records, marked uninstalled")
 	addRunFlags(cmd.Flags(), &o.Parallelism, &o.NoProgress)
+	addPlanViewFlags(cmd.Flags(), &o.View)
 	return cmd
 }

@@ -49,7 +49,8 @@ type clusterFlags struct {
 
 func addClusterFlags(fs *pflag.FlagSet, f *clusterFlags) {
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "kubeconfig for releases without a cluster block (default $KUBECONFIG or ~/.kube/config)")
-	fs.StringVar(&f.Context, "context", "", "kubeconfig context for releases without a cluster block (default: current context)")
+	fs.StringVar(&f.Context, "kube-context", "", "kubeconfig context for releases without a cluster block (default: current context; as helm --kube-context)")
+	fs.StringVar(&f.Context, "context", "", "the same as --kube-context")
 	fs.Float32Var(&f.QPS, "kube-qps", run.DefaultQPS, "client-side limit of queries per second to the Kubernetes API (the server's priority and fairness still applies)")
 	fs.IntVar(&f.Burst, "kube-burst", run.DefaultBurst, "client-side burst of queries to the Kubernetes API")
 	fs.StringVar(&f.StorageDriver, "storage-driver", "secret", "where release records live: secret or configmap (as Helm's HELM_DRIVER)")

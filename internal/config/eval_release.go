@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -525,9 +526,24 @@ func valuesLayers(val cty.Value, expr hcl.Expression) (layers []ValuesLayer, kno
 	return layers, known, diags
 }
 
+// blankYAML reports whether YAML text holds no value: only blank lines,
+// comments and document markers.
+func blankYAML(text string) bool {
+	for line := range strings.Lines(text) {
+		l := strings.TrimSpace(line)
+		if l != "" && !strings.HasPrefix(l, "#") && l != "---" && l != "..." {
+			return false
+		}
+	}
+	return true
+}
+
 // checkYAMLValues checks that YAML text is a mapping (or empty). The error
 // never quotes the text, which may be sensitive.
 func checkYAMLValues(text string, rng hcl.Range) *hcl.Diagnostic {
+	if blankYAML(text) {
+		return nil // an empty layer, as an empty -f file is to Helm
+	}
 	ty, err := ctyyaml.ImpliedType([]byte(text))
 	if err != nil {
 		return &hcl.Diagnostic{

@@ -59,7 +59,8 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 	// Variable files: auto files in name order, then --var-file in order.
 	type varFile struct {
 		path string
-		auto bool // in the stack directory, which it may not leave
+		auto bool   // in the stack directory, which it may not leave
+		src  []byte // already read (VarFileSources)
 	}
 	var files []varFile
 	if cfg.Dir != "" {
@@ -72,13 +73,19 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 	for _, f := range opts.VarFiles {
 		files = append(files, varFile{path: f})
 	}
+	for _, vf := range opts.VarFileSources {
+		files = append(files, varFile{path: vf.Name, src: vf.Src})
+	}
 	for _, vf := range files {
 		f := vf.path
 		var src []byte
 		var d hcl.Diagnostics
-		if vf.auto {
+		switch {
+		case vf.src != nil:
+			src = vf.src
+		case vf.auto:
 			src, d = readConfigFile(cfg.Dir, filepath.Base(f))
-		} else {
+		default:
 			src, d = readVarFileArg(f)
 		}
 		diags = append(diags, d...)

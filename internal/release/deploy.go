@@ -275,6 +275,10 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 			Progress: func(ready, total int) {
 				e.logf(rel.Namespace, rel.Name, PhaseWaiting, "%d/%d ready", ready, total)
 			},
+			Blockers: func(objs []kube.ObjectStatus) {
+				e.notify(Event{Time: time.Now(), Namespace: rel.Namespace, Release: rel.Name, Phase: PhaseWaiting,
+					Message: blockedMessage(objs), Blockers: objs})
+			},
 		})
 		cancel()
 		if err != nil {
@@ -389,4 +393,17 @@ func whyStopped(ctx context.Context, err error, timeout time.Duration) error {
 		return fmt.Errorf("timed out after %s: %w", timeout, err)
 	}
 	return err
+}
+
+// blockedMessage is a wait's blockers on one line: the first object and
+// how many more.
+func blockedMessage(objs []kube.ObjectStatus) string {
+	if len(objs) == 0 {
+		return "waiting"
+	}
+	msg := "waiting for " + objs[0].String()
+	if len(objs) > 1 {
+		msg += fmt.Sprintf(" (and %d more)", len(objs)-1)
+	}
+	return msg
 }

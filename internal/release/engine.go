@@ -56,6 +56,9 @@ type Event struct {
 	Release   string
 	Phase     Phase
 	Message   string
+	// Blockers are, while a wait lasts, the objects it waits for and why
+	// they are not ready (nil in other events).
+	Blockers []kube.ObjectStatus
 }
 
 // EngineOptions configure an Engine.

@@ -58,7 +58,21 @@ func (a *Applied) Failed() bool {
 // change releases other stacks own, lets req.Review see the plan, marks
 // failed the records interrupted runs of the stack left pending, and
 // executes the plan in dependency order.
+//
+// A saved plan is applied with the stack directory and variable values it
+// was made from (savedPlanSource); o.Source may only agree with them.
 func Apply(ctx context.Context, o Options, req ApplyRequest) (res *Applied, err error) {
+	var saved *planfile.File
+	if req.PlanFile != "" {
+		f, err := planfile.Open(req.PlanFile)
+		if err != nil {
+			return nil, err
+		}
+		if o.Source, err = savedPlanSource(o.Source, f, req.PlanFile); err != nil {
+			return nil, err
+		}
+		saved = f
+	}
 	ls, err := Load(ctx, o.Source, Ordered)
 	if err != nil {
 		return nil, err
@@ -72,7 +86,7 @@ func Apply(ctx context.Context, o Options, req ApplyRequest) (res *Applied, err 
 	}
 	defer func() { err = errors.Join(err, lock.release(ctx)) }()
 
-	p, err := applyPlan(ctx, o, ls, cl, req, lock.runID)
+	p, err := applyPlan(ctx, o, ls, cl, req, saved, lock.runID)
 	if err != nil || p == nil {
 		return &Applied{Plan: p}, err
 	}
@@ -106,13 +120,10 @@ func Destroy(ctx context.Context, o Options, req ApplyRequest) (*Applied, error)
 // applyPlan is the plan to apply: the saved one, verified against what the
 // cluster and the stack files hold now, or a fresh one the user reviewed.
 // It returns nil (and no error) when there is nothing to do.
-func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req ApplyRequest, runID string) (*plan.Plan, error) {
+func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req ApplyRequest, saved *planfile.File, runID string) (*plan.Plan, error) {
 	st := ls.Stack
-	if req.PlanFile != "" {
-		p, err := planfile.Read(req.PlanFile)
-		if err != nil {
-			return nil, err
-		}
+	if saved != nil {
+		p := saved.Plan
 		if p.Stack != st.Name {
 			return nil, fmt.Errorf("the plan in %s is for stack %q, not %q", req.PlanFile, p.Stack, st.Name)
 		}
@@ -121,6 +132,9 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 			return nil, err
 		}
 		if err := planfile.VerifyConfig(p, hash); err != nil {
+			return nil, err
+		}
+		if err := verifyClusters(ctx, saved.Origin, cl, st, req.PlanFile); err != nil {
 			return nil, err
 		}
 		if err := planfile.Verify(ctx, p, cl.ByName(ctx, st)); err != nil {

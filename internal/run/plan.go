@@ -22,6 +22,8 @@ type PlanRequest struct {
 type Planned struct {
 	Loaded *Loaded
 	Plan   *plan.Plan
+	// clusters are the clusters the plan observed (for a saved plan).
+	clusters []Connected
 }
 
 // Plan loads the stack and computes its plan. It changes nothing.
@@ -39,7 +41,7 @@ func Plan(ctx context.Context, o Options, req PlanRequest) (*Planned, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Planned{Loaded: ls, Plan: p}, nil
+	return &Planned{Loaded: ls, Plan: p, clusters: clusters}, nil
 }
 
 // computePlan plans a loaded stack on connected clusters. interrupted

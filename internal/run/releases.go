@@ -27,26 +27,42 @@ func Status(ctx context.Context, o Options) ([]ReleaseStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl := NewClusters(o.Clusters)
-	var out []ReleaseStatus
-	for _, addr := range ls.Order {
-		inst := ls.Stack.Release(addr)
+	cl := o.newClusters(nil)
+	out := make([]ReleaseStatus, len(ls.Order))
+	errs := make([]error, len(ls.Order))
+	err = forEach(ctx, o.parallelism(), len(ls.Order), func(i int) {
+		inst := ls.Stack.Release(ls.Order[i])
+		out[i].Instance = inst
 		eng, err := cl.Engine(ctx, inst.Cluster)
 		if err != nil {
-			return nil, err
+			errs[i] = err
+			return
 		}
 		last, err := eng.Storage(inst.Namespace).Last(ctx, inst.Name)
 		switch {
 		case errors.Is(err, release.ErrReleaseNotFound):
-			out = append(out, ReleaseStatus{Instance: inst})
 		case err != nil:
-			return nil, err
+			errs[i] = err
 		default:
 			rev := revisionOf(last)
-			out = append(out, ReleaseStatus{Instance: inst, Last: &rev})
+			out[i].Last = &rev
 		}
+	})
+	if err := firstError(errs, err); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// firstError is the first non-nil of errs, else err: one failure per
+// run, not the same unreachable cluster once per release.
+func firstError(errs []error, err error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return err
 }
 
 // oneRelease loads the stack and connects to the cluster of one of its
