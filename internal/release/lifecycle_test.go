@@ -591,3 +591,19 @@ func TestLookupReadsTheLiveCluster(t *testing.T) {
 		t.Fatalf("lookup of a missing object rendered %q", d["found"])
 	}
 }
+
+// TestObjectRenderedOnlyWhenLookupMissesItIsInstalled: a rendering whose
+// lookups missed its own objects is rendered again with them found (so that
+// a checksum of a generated Secret agrees with it), but a chart that renders
+// an object only while lookup misses it keeps its first rendering.
+func TestObjectRenderedOnlyWhenLookupMissesItIsInstalled(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e, _ := newEngine(t)
+	req := &release.Request{Name: "one", Namespace: ns, Chart: loadChart(t, "created-once"), Timeout: 30 * time.Second}
+	if _, err := e.Deploy(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := configMapData(t, ns, "one-once"); !ok || d["created"] != "on install" {
+		t.Fatalf("the object was not installed: %v", d)
+	}
+}

@@ -61,12 +61,35 @@ func (e *Engine) PrepareRenderedWithHistory(req *Request, history []*Release, re
 // installing or upgrading the release (action), with the cluster's
 // capabilities and live lookups. Plan uses it to tell whether the deployed
 // revision, rendered again, is unchanged.
+//
+// Lookups of objects the rendering itself creates, which the cluster lacks,
+// see them as the revision creates them when the chart reuses what it looks
+// up (ownlookup.go): a generated password and the checksum of its Secret
+// agree from the install on.
 func (e *Engine) RenderRevision(ctx context.Context, req *Request, revision int, action chart.ReleaseAction) (*chart.Rendered, error) {
-	return chart.Render(req.Chart, e.RenderOptions(ctx, req, revision, action))
+	opts := e.RenderOptions(ctx, req, revision, action)
+	live := opts.Lookup
+	misses := &missRecorder{next: live}
+	opts.Lookup = misses.lookup
+	first, err := chart.Render(req.Chart, opts)
+	if err != nil || len(misses.missed) == 0 {
+		return first, err
+	}
+	own := e.ownObjects(first, req.Namespace, misses.missed)
+	if len(own) == 0 {
+		return first, nil
+	}
+	opts.Lookup = withOwnObjects(live, own)
+	second, err := chart.Render(req.Chart, opts)
+	if err != nil || !e.reproduces(second, req.Namespace, own) {
+		return first, nil
+	}
+	return second, nil
 }
 
-// RenderOptions are the options RenderRevision renders with. Plan renders
-// variants of them (other values, lookups shared between renders).
+// RenderOptions are the options RenderRevision starts from (it answers
+// lookups of the rendering's own objects itself). Plan renders variants of
+// them (other values, lookups shared between renders).
 func (e *Engine) RenderOptions(ctx context.Context, req *Request, revision int, action chart.ReleaseAction) chart.RenderOptions {
 	return chart.RenderOptions{
 		ReleaseName:  req.Name,
