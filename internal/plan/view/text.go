@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/convoy-sh/convoy/internal/plan"
 )
@@ -274,18 +275,27 @@ func isStructure(v any) bool {
 }
 
 // formatValue prints a leaf as a YAML scalar: strings double-quoted,
-// numbers, booleans and null as they are, empty structures as {} and [].
+// numbers, booleans and null as they are, empty structures as {} and [];
+// without HTML escapes (a probe's `$(< file)` reads as written), cut
+// between characters when long.
 func formatValue(v any) string {
 	if s, ok := v.(string); ok && s == plan.SensitivePlaceholder {
 		return s
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return fmt.Sprint(v)
 	}
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	const maxLen = 200
 	if len(b) > maxLen {
-		return string(b[:maxLen]) + "…"
+		n := maxLen
+		for n > 0 && !utf8.RuneStart(b[n]) {
+			n--
+		}
+		return string(b[:n]) + "…"
 	}
 	return string(b)
 }

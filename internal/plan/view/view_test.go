@@ -116,3 +116,25 @@ func TestTextShowsStructuresLeafByLeaf(t *testing.T) {
 		t.Fatalf("text:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
+
+// TestFormatValuePrintsTheValueAsWritten: values are JSON, but shell
+// commands in probes read as written (no \u003c for <), and a long value is
+// cut between characters, never inside one.
+func TestFormatValuePrintsTheValueAsWritten(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		v    any
+		want string
+	}{
+		{"redirect", "curl --user u:$(< $FILE) 127.0.0.1 && echo ok > /tmp/x", `"curl --user u:$(< $FILE) 127.0.0.1 && echo ok > /tmp/x"`},
+		{"structure", map[string]any{"a": "<b>"}, `{"a":"<b>"}`},
+		{"number", 3, `3`},
+		{"long", strings.Repeat("é", 150), `"` + strings.Repeat("é", 99) + "…"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := formatValue(tc.v); got != tc.want {
+				t.Fatalf("formatValue: %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
