@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -443,7 +444,27 @@ func (c *computer) sameRendering(ctx context.Context, eng *release.Engine, req *
 }
 
 func compareRecord(r *chart.Rendered, rec *release.Release) renderingDelta {
-	return renderingDelta{manifest: r.Manifest(false) != rec.Manifest, hooks: !sameHooks(release.RecordHooks(r), rec.Hooks)}
+	return renderingDelta{manifest: !sameObjects(r.Manifest(false), rec.Manifest), hooks: !sameHooks(release.RecordHooks(r), rec.Hooks)}
+}
+
+// sameObjects reports whether two manifests hold the same objects in the
+// same order. Helm 3 stored each document with its trailing blank lines
+// trimmed, Helm 4 and convoy store it as rendered: text that differs in
+// nothing an object holds is no change (a `|+` block scalar's trailing
+// newlines are in the object, and still count).
+func sameObjects(a, b string) bool {
+	if a == b {
+		return true
+	}
+	oa, err := kube.ParseUnmapped(a)
+	if err != nil {
+		return false
+	}
+	ob, err := kube.ParseUnmapped(b)
+	if err != nil {
+		return false
+	}
+	return slices.EqualFunc(oa, ob, func(x, y *unstructured.Unstructured) bool { return reflect.DeepEqual(x.Object, y.Object) })
 }
 
 // sameHooks compares the hooks an install, upgrade, rollback or uninstall
@@ -455,7 +476,7 @@ func sameHooks(a, b []*release.Hook) bool {
 	}
 	for i, h := range a {
 		o := b[i]
-		if h.Name != o.Name || h.Kind != o.Kind || h.Path != o.Path || h.Manifest != o.Manifest || h.Weight != o.Weight ||
+		if h.Name != o.Name || h.Kind != o.Kind || h.Path != o.Path || !sameObjects(h.Manifest, o.Manifest) || h.Weight != o.Weight ||
 			!slices.Equal(h.Events, o.Events) || !slices.Equal(h.DeletePolicies, o.DeletePolicies) {
 			return false
 		}
