@@ -214,11 +214,32 @@ func diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructu
 			changed[c.Path] = true
 		}
 	}
+	// A drifted field apply leaves as it is: the new revision either stops
+	// setting it, or sets it to the live value (a chart that reads it back
+	// through lookup, as a kept password).
+	var sets any
+	if dr.after != nil {
+		sets = projectSet(normalize(dr.after), req.IgnoreChanges.Strip(obj).Object)
+	}
+	var dropped, adopted bool
 	for _, c := range d.Changes {
-		if !changed[c.Path] && ch.Action != ObjectReplace {
-			drift.Corrected = false
-			drift.Note = "the revision being applied no longer sets these fields: they keep their live values"
+		if changed[c.Path] || ch.Action == ObjectReplace {
+			continue
 		}
+		drift.Corrected = false
+		if _, ok := pointerAt(c.Path, sets); ok {
+			adopted = true
+		} else {
+			dropped = true
+		}
+	}
+	switch {
+	case dropped && adopted:
+		drift.Note = "the revision being applied sets some of these fields to their live values and no longer sets the others: they keep their live values"
+	case adopted:
+		drift.Note = "the revision being applied sets these fields to their live values"
+	case dropped:
+		drift.Note = "the revision being applied no longer sets these fields: they keep their live values"
 	}
 	return ch, drift, warning, nil
 }
