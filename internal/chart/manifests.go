@@ -79,6 +79,13 @@ type Manifest struct {
 	Namespace  string
 }
 
+// Document is the manifest as the release manifest holds it: its content
+// and the newline that follows each document there. Helm applies the
+// objects it parses from the release manifest, so a block scalar with keep
+// chomping (|+) that ends the document keeps that newline in its value:
+// objects are parsed from Document, never from Content alone.
+func (m Manifest) Document() string { return m.Content + "\n" }
+
 // ManifestError is a rendered document that is not valid YAML.
 type ManifestError struct {
 	Template string

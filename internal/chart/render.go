@@ -86,7 +86,7 @@ func (r *Rendered) Manifest(includeCRDs bool) string {
 		}
 	}
 	for _, m := range r.Manifests {
-		fmt.Fprintf(&b, "---\n# Source: %s\n%s\n", m.Path, m.Content)
+		fmt.Fprintf(&b, "---\n# Source: %s\n%s", m.Path, m.Document())
 	}
 	return b.String()
 }

@@ -64,7 +64,7 @@ func unservedObjects(kc *kube.Client, r *chart.Rendered, namespace string) []*Ob
 	}
 	var out []*ObjectChange
 	for _, m := range r.Manifests {
-		objs, err := kube.ParseUnmapped(m.Content)
+		objs, err := kube.ParseUnmapped(m.Document())
 		if err != nil {
 			continue
 		}

@@ -232,7 +232,7 @@ func renderedDocs(r *chart.Rendered) []renderedDoc {
 		return &out[len(out)-1]
 	}
 	for _, m := range r.Manifests {
-		d := add("manifest:", m.Path, m.Content)
+		d := add("manifest:", m.Path, m.Document())
 		gv, _ := schema.ParseGroupVersion(m.APIVersion)
 		d.group, d.kind, d.namespace, d.name = gv.Group, m.Kind, m.Namespace, m.Name
 	}

@@ -44,7 +44,7 @@ func (e *Engine) buildManifests(ms []chart.Manifest, namespace string) ([]*unstr
 	var objs []*unstructured.Unstructured
 	src := sources{}
 	for _, m := range ms {
-		got, err := e.kube.Parse(m.Content, namespace)
+		got, err := e.kube.Parse(m.Document(), namespace)
 		if err != nil {
 			return nil, nil, fmt.Errorf("template %s: %w", m.Path, err)
 		}

@@ -61,7 +61,7 @@ func (e *Engine) ownObjects(r *chart.Rendered, namespace string, missed []lookup
 func (e *Engine) parseManifests(r *chart.Rendered, namespace string) []*unstructured.Unstructured {
 	var objs []*unstructured.Unstructured
 	for _, m := range r.Manifests {
-		got, err := e.kube.Parse(m.Content, namespace)
+		got, err := e.kube.Parse(m.Document(), namespace)
 		if err != nil {
 			continue
 		}

@@ -303,7 +303,7 @@ func savedShapes(kc *kube.Client, r *plan.ReleaseChange) map[kube.Ref]map[string
 		return out
 	}
 	for _, m := range r.Saved.Rendered.Manifests {
-		objs, err := kc.Parse(m.Content, r.Namespace)
+		objs, err := kc.Parse(m.Document(), r.Namespace)
 		if err != nil {
 			continue // kinds not served yet: compared by content
 		}
