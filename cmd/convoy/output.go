@@ -47,7 +47,7 @@ type outputJSON struct {
 }
 
 func (o outputOptions) Run(ctx context.Context, s streams, names []string) error {
-	outs, err := run.Output(ctx, o.options(), names)
+	outs, err := run.Output(ctx, o.options(s), names)
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func (o planOptions) Run(ctx context.Context, s streams) error {
 	if o.Parallelism < 1 {
 		return errors.New("--parallelism must be at least 1")
 	}
-	res, err := run.Plan(ctx, o.options(), run.PlanRequest{Targets: o.Targets, IncludeDeps: o.IncludeDeps})
+	res, err := run.Plan(ctx, o.options(s), run.PlanRequest{Targets: o.Targets, IncludeDeps: o.IncludeDeps})
 	if err != nil {
 		return err
 	}

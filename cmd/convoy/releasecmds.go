@@ -30,7 +30,7 @@ func newStatusCmd(s streams) *cobra.Command {
 	var o stackRun
 	cmd := newStackCmd("status", "Show every release of the stack: revision, status, chart, last update", "", cobra.NoArgs, &o,
 		func(ctx context.Context, _ []string) error {
-			rows, err := run.Status(ctx, o.options())
+			rows, err := run.Status(ctx, o.options(s))
 			if err != nil {
 				return err
 			}
@@ -54,7 +54,7 @@ func newHistoryCmd(s streams) *cobra.Command {
 	var o stackRun
 	return newStackCmd("history RELEASE", "Show a release's revisions (like helm history)", "", cobra.ExactArgs(1), &o,
 		func(ctx context.Context, args []string) error {
-			_, h, err := run.History(ctx, o.options(), args[0])
+			_, h, err := run.History(ctx, o.options(s), args[0])
 			if err != nil {
 				return err
 			}
@@ -135,7 +135,7 @@ the lock is released whoever holds it.`,
 			if len(args) == 1 {
 				id = args[0]
 			}
-			out, err := run.ForceUnlock(ctx, o.options(), id)
+			out, err := run.ForceUnlock(ctx, o.options(s), id)
 			for _, u := range out {
 				if u.Holder == "" {
 					fmt.Fprintf(s.Out, "Stack %q was not locked on %s.\n", u.Stack, u.Cluster.Describe())

@@ -74,12 +74,12 @@ func addParallelismFlag(fs *pflag.FlagSet, p *int, what string) {
 	fs.IntVarP(p, "parallelism", "p", plan.DefaultParallelism, what)
 }
 
-// options are the run's options.
-func (f stackRun) options() run.Options {
+// options are the run's options; the API servers' warnings go to s.Err.
+func (f stackRun) options(s streams) run.Options {
 	c := f.Cluster
 	return run.Options{
 		Source:      f.Stack.source(),
-		Clusters:    run.ClusterOptions{Kubeconfig: c.Kubeconfig, Context: c.Context, QPS: c.QPS, Burst: c.Burst, StorageDriver: c.StorageDriver},
+		Clusters:    run.ClusterOptions{Kubeconfig: c.Kubeconfig, Context: c.Context, QPS: c.QPS, Burst: c.Burst, StorageDriver: c.StorageDriver, Warnings: s.Err},
 		ChartCache:  chartCache(),
 		Parallelism: f.Parallelism,
 		Grace:       f.Grace,
@@ -90,7 +90,7 @@ func (f stackRun) options() run.Options {
 // the run does on its own (a dead holder's lock taken over, an interrupted
 // run's record marked failed) is printed as a warning.
 func (f stackRun) writerOptions(s streams) run.Options {
-	o := f.options()
+	o := f.options(s)
 	o.Announce = func(msg string) { fmt.Fprintf(s.Err, "Warning: %s\n", msg) }
 	return o
 }

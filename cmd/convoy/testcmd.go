@@ -45,7 +45,7 @@ func (o testOptions) Run(ctx context.Context, s streams, names []string) error {
 	if o.Parallelism < 1 {
 		return errors.New("--parallelism must be at least 1")
 	}
-	runs, err := run.Test(ctx, o.options(), run.TestRequest{Releases: names, Timeout: o.Timeout})
+	runs, err := run.Test(ctx, o.options(s), run.TestRequest{Releases: names, Timeout: o.Timeout})
 	if err != nil && len(runs) == 0 {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -31,6 +32,10 @@ type ClusterOptions struct {
 	StorageDriver string
 	// Observer receives the release engines' steps (nil: none).
 	Observer func(release.Event)
+	// Warnings receives the API servers' warnings (deprecated fields and
+	// versions), each once, as kubectl prints them: "Warning: ...". Nil
+	// leaves them to client-go, which logs them through klog.
+	Warnings io.Writer
 	// grace is Options.Grace, for the engines' final writes.
 	grace time.Duration
 }
@@ -41,7 +46,8 @@ type ClusterOptions struct {
 // lock. Connection failures are remembered, so a broken cluster is reported
 // once. Safe for concurrent use.
 type Clusters struct {
-	opts ClusterOptions
+	opts     ClusterOptions
+	warnings rest.WarningHandler // nil: client-go's default
 
 	mu     sync.Mutex
 	byName map[string]*clusterEntry // block name; "" is the default cluster
@@ -56,7 +62,11 @@ type clusterEntry struct {
 
 // NewClusters returns the connections of one run.
 func NewClusters(opts ClusterOptions) *Clusters {
-	return &Clusters{opts: opts, byName: map[string]*clusterEntry{}, byID: map[kube.ClusterID]*clusterEntry{}}
+	c := &Clusters{opts: opts, byName: map[string]*clusterEntry{}, byID: map[kube.ClusterID]*clusterEntry{}}
+	if opts.Warnings != nil {
+		c.warnings = rest.NewWarningWriter(opts.Warnings, rest.WarningWriterOptions{Deduplicate: true})
+	}
+	return c
 }
 
 // Engine returns the release engine of a cluster block (nil: the default
@@ -140,6 +150,9 @@ func (c *Clusters) restConfig(spec *config.ClusterSpec) (*rest.Config, error) {
 		return nil, fmt.Errorf("%s: %w", clusterDescription(spec), err)
 	}
 	cfg.QPS, cfg.Burst = c.opts.QPS, c.opts.Burst
+	if c.warnings != nil {
+		cfg.WarningHandler = c.warnings
+	}
 	return cfg, nil
 }
 
