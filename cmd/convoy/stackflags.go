@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"github.com/convoy-sh/convoy/internal/chart/source"
+	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/pflag"
@@ -15,6 +16,7 @@ type stackFlags struct {
 	Dir      string
 	Vars     []string // --var name=value, in order
 	VarFiles []string
+	Env      string // --env; "" falls back to $CONVOY_ENV
 }
 
 // addStackFlags registers -C, --var and --var-file on fs.
@@ -22,6 +24,7 @@ func addStackFlags(fs *pflag.FlagSet, f *stackFlags) {
 	addDirFlag(fs, &f.Dir)
 	fs.StringArrayVar(&f.Vars, "var", nil, "set a variable: --var name=value (repeatable; highest precedence)")
 	fs.StringArrayVar(&f.VarFiles, "var-file", nil, "read variable values from a .vars.hcl file (repeatable)")
+	fs.StringVar(&f.Env, "env", "", "the stack's environment block to use (default $"+config.EnvEnvironment+", else the one named \"default\")")
 }
 
 // addDirFlag registers -C for commands that only need the directory.
@@ -32,7 +35,11 @@ func addDirFlag(fs *pflag.FlagSet, dir *string) {
 // source is the stack the flags name, with the process environment for
 // CONVOY_VAR_* values.
 func (f stackFlags) source() run.Source {
-	return run.Source{Dir: f.Dir, Vars: f.Vars, VarFiles: f.VarFiles, Env: os.Environ()}
+	env := f.Env
+	if env == "" {
+		env = os.Getenv(config.EnvEnvironment)
+	}
+	return run.Source{Dir: f.Dir, Vars: f.Vars, VarFiles: f.VarFiles, Env: os.Environ(), Environment: env}
 }
 
 // clusterFlags choose the default cluster (for releases without a cluster

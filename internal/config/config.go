@@ -21,6 +21,22 @@ type Config struct {
 	Clusters     map[string]*Cluster
 	Repositories map[string]*Repository
 	Releases     map[string]*Release
+	// Environments are the `environment` blocks; one is chosen per run
+	// (EvalOptions.Environment).
+	Environments map[string]*Environment
+}
+
+// Environment is an `environment "name" { var_files, vars }` block: variable
+// values applied when the environment is chosen, after *.auto.vars.hcl and
+// before --var-file.
+type Environment struct {
+	Name string
+	// VarFiles is a list of .vars.hcl paths relative to the stack directory;
+	// nil when unset.
+	VarFiles hcl.Expression
+	// Vars is an object of variable values; nil when unset.
+	Vars      hcl.Expression
+	DeclRange hcl.Range
 }
 
 // StackBlock is the optional `stack "name" { ... }` block.

@@ -16,6 +16,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "cluster", LabelNames: []string{"name"}},
 		{Type: "repository", LabelNames: []string{"name"}},
 		{Type: "release", LabelNames: []string{"name"}},
+		{Type: "environment", LabelNames: []string{"name"}},
 	},
 }
 
@@ -86,9 +87,32 @@ func (c *Config) decodeFile(file *hcl.File) hcl.Diagnostics {
 				continue
 			}
 			c.Releases[r.Name] = r
+		case "environment":
+			env, d := decodeEnvironmentBlock(block)
+			diags = append(diags, d...)
+			if prev, ok := c.Environments[env.Name]; ok {
+				diags = append(diags, duplicate("environment", env.Name, prev.DeclRange, block.DefRange))
+				continue
+			}
+			c.Environments[env.Name] = env
 		}
 	}
 	return diags
+}
+
+var environmentBlockSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "var_files"},
+		{Name: "vars"},
+	},
+}
+
+func decodeEnvironmentBlock(block *hcl.Block) (*Environment, hcl.Diagnostics) {
+	env := &Environment{Name: block.Labels[0], DeclRange: block.DefRange}
+	content, diags := block.Body.Content(environmentBlockSchema)
+	env.VarFiles = attrExpr(content, "var_files")
+	env.Vars = attrExpr(content, "vars")
+	return env, diags
 }
 
 func duplicate(kind, name string, prev, this hcl.Range) *hcl.Diagnostic {

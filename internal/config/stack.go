@@ -11,6 +11,10 @@ import (
 // applying work from. Create it with Evaluate.
 type Stack struct {
 	Name string
+	// Environment is the chosen environment block ("" when the stack
+	// declares none); EnvironmentFiles are its var_files, relative to Dir.
+	Environment      string
+	EnvironmentFiles []string
 	// Dir is the stack directory; local chart paths are relative to it.
 	Dir              string
 	DefaultNamespace string
@@ -24,6 +28,17 @@ type Stack struct {
 	Releases []*ReleaseInstance
 
 	ev *evaluator // for EvaluateRelease
+}
+
+// ID is the stack's identity on a cluster: the owner label of its release
+// records and the name of its lock. Each environment of a stack is its own
+// deployment (Name.Environment), except "default", which keeps the stack's
+// name so that adding environments to a stack does not orphan its releases.
+func (s *Stack) ID() string {
+	if s.Environment == "" || s.Environment == DefaultEnvironment {
+		return s.Name
+	}
+	return s.Name + "." + s.Environment
 }
 
 // Release returns the instance with the given address, or nil.

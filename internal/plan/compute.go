@@ -74,7 +74,7 @@ func Compute(ctx context.Context, in Input) (*Plan, error) {
 		par = DefaultParallelism
 	}
 	c := &computer{in: in, sem: make(chan struct{}, par)}
-	p := &Plan{FormatVersion: FormatVersion, Stack: st.Name, ConfigHash: in.ConfigHash, CreatedAt: time.Now().UTC(), IncludeDeps: in.IncludeDeps, Destroy: in.Destroy}
+	p := &Plan{FormatVersion: FormatVersion, Stack: st.Name, Environment: st.Environment, ConfigHash: in.ConfigHash, CreatedAt: time.Now().UTC(), IncludeDeps: in.IncludeDeps, Destroy: in.Destroy}
 	for _, t := range in.Targets {
 		p.Targets = append(p.Targets, t.String())
 	}

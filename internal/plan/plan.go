@@ -47,6 +47,9 @@ const (
 type Plan struct {
 	FormatVersion int
 	Stack         string
+	// Environment is the stack's environment the plan was computed for
+	// ("" when the stack declares none); a saved plan applies only to it.
+	Environment string `json:",omitempty"`
 	// ConfigHash identifies the stack files and variable values the plan
 	// was computed from (ConfigHash function).
 	ConfigHash string

@@ -109,6 +109,9 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 		if p.Stack != st.Name {
 			return nil, fmt.Errorf("the plan in %s is for stack %q, not %q", req.PlanFile, p.Stack, st.Name)
 		}
+		if err := planfile.VerifyEnvironment(p, st.Environment); err != nil {
+			return nil, fmt.Errorf("the plan in %s: %w", req.PlanFile, err)
+		}
 		hash, err := ls.ConfigHash()
 		if err != nil {
 			return nil, err
@@ -149,7 +152,7 @@ func lockStack(ctx context.Context, st *config.Stack, cl *Clusters, command stri
 		}
 	}
 	for _, c := range clusters {
-		l, err := Acquire(ctx, c.Engine.Client(), st.Name, command)
+		l, err := AcquireEnvironment(ctx, c.Engine.Client(), st.ID(), st.Environment, command)
 		if err != nil {
 			unlock()
 			return nil, err
@@ -263,7 +266,7 @@ func renderAtApply(o Options, st *config.Stack, addrText string, eng *release.En
 		if err != nil {
 			return nil, err
 		}
-		return eng.Prepare(ctx, ReleaseRequest(st.Name, r))
+		return eng.Prepare(ctx, ReleaseRequest(st.ID(), r))
 	}, nil
 }
 

@@ -20,12 +20,15 @@ type Source struct {
 	VarFiles []string
 	// Env is the process environment (for CONVOY_VAR_* values).
 	Env []string
+	// Environment names the stack's environment block (--env, CONVOY_ENV);
+	// "" chooses the one named "default".
+	Environment string
 }
 
 // EvalOptions turns the source's variable inputs into config.EvalOptions.
 // A malformed --var is a diagnostic like any other user error.
 func (s Source) EvalOptions() (config.EvalOptions, hcl.Diagnostics) {
-	opts := config.EvalOptions{VarFiles: s.VarFiles, Vars: map[string]string{}, Env: s.Env}
+	opts := config.EvalOptions{VarFiles: s.VarFiles, Vars: map[string]string{}, Env: s.Env, Environment: s.Environment}
 	var diags hcl.Diagnostics
 	for _, kv := range s.Vars {
 		name, val, ok := strings.Cut(kv, "=")
@@ -120,7 +123,7 @@ func Load(ctx context.Context, src Source, level LoadLevel) (*Loaded, error) {
 // ConfigHash identifies the configuration the stack was loaded from, for
 // saved plans.
 func (ls *Loaded) ConfigHash() (string, error) {
-	return planfile.ConfigHash(ls.Config, ls.opts)
+	return planfile.ConfigHash(ls.Config, ls.opts, ls.Stack.Environment, ls.Stack.EnvironmentFiles)
 }
 
 // FindRelease finds a release instance by address (release.api["eu"]) or

@@ -25,6 +25,7 @@ const (
 	LockNamespace   = "default"
 	annoLockHost    = "convoy.dev/host"
 	annoLockCommand = "convoy.dev/command"
+	annoLockEnv     = "convoy.dev/environment"
 	lockDuration    = 30 * time.Second
 	lockRenewEvery  = 10 * time.Second
 )
@@ -43,7 +44,7 @@ var invalidName = regexp.MustCompile(`[^a-z0-9-]+`)
 
 // LockedError says another run holds the stack.
 type LockedError struct {
-	Stack, Holder, Host, Command string
+	Stack, Environment, Holder, Host, Command string
 	Since, LastRenew             time.Time
 }
 
@@ -52,8 +53,12 @@ func (e *LockedError) Error() string {
 	if !e.LastRenew.IsZero() && time.Since(e.LastRenew) > 2*lockDuration {
 		stale = fmt.Sprintf("; it was last renewed %s ago, so its holder probably died: if so, run `convoy force-unlock`", time.Since(e.LastRenew).Round(time.Second))
 	}
-	return fmt.Sprintf("stack %q is locked by %s on %s (%s) since %s%s",
-		e.Stack, e.Holder, e.Host, e.Command, e.Since.Format(time.RFC3339), stale)
+	env := ""
+	if e.Environment != "" {
+		env = fmt.Sprintf(" (environment %q)", e.Environment)
+	}
+	return fmt.Sprintf("stack %q%s is locked by %s on %s (%s) since %s%s",
+		e.Stack, env, e.Holder, e.Host, e.Command, e.Since.Format(time.RFC3339), stale)
 }
 
 // Lock is a held stack lock; Release it when done.
@@ -69,6 +74,13 @@ type Lock struct {
 // *LockedError naming the holder. While held, it is renewed in the
 // background so others can tell a live holder from a dead one.
 func Acquire(ctx context.Context, client kubernetes.Interface, stack, command string) (*Lock, error) {
+	return AcquireEnvironment(ctx, client, stack, "", command)
+}
+
+// AcquireEnvironment is Acquire for one environment of a stack: stack is
+// the stack's ID (config.Stack.ID, which names the environment), and the
+// Lease's annotations name the environment too.
+func AcquireEnvironment(ctx context.Context, client kubernetes.Interface, stack, environment, command string) (*Lock, error) {
 	host, _ := os.Hostname()
 	who := "unknown"
 	if u, err := user.Current(); err == nil {
@@ -91,6 +103,9 @@ func Acquire(ctx context.Context, client kubernetes.Interface, stack, command st
 			LeaseDurationSeconds: &secs,
 		},
 	}
+	if environment != "" {
+		lease.Annotations[annoLockEnv] = environment
+	}
 	leases := client.CoordinationV1().Leases(LockNamespace)
 	created, err := leases.Create(ctx, lease, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
@@ -98,7 +113,7 @@ func Acquire(ctx context.Context, client kubernetes.Interface, stack, command st
 		if gerr != nil {
 			return nil, fmt.Errorf("stack %q is locked (and reading the lock failed: %v)", stack, gerr)
 		}
-		le := &LockedError{Stack: stack, Host: cur.Annotations[annoLockHost], Command: cur.Annotations[annoLockCommand]}
+		le := &LockedError{Stack: stack, Environment: cur.Annotations[annoLockEnv], Host: cur.Annotations[annoLockHost], Command: cur.Annotations[annoLockCommand]}
 		if cur.Spec.HolderIdentity != nil {
 			le.Holder = *cur.Spec.HolderIdentity
 		}

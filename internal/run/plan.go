@@ -63,7 +63,7 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		ConfigHash:  hash,
 		Destroy:     req.Destroy,
 		Request: func(r *resolve.Release) *release.Request {
-			return ReleaseRequest(st.Name, r)
+			return ReleaseRequest(st.ID(), r)
 		},
 		Outputs: func(ctx context.Context, inst *config.ReleaseInstance) (map[config.ReleaseInstanceAddr]config.AppliedRelease, error) {
 			return appliedAttributes(ctx, st, inst, nil, cl)

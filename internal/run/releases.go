@@ -152,7 +152,7 @@ func ForceUnlock(ctx context.Context, o Options) ([]Unlocked, error) {
 	}
 	var out []Unlocked
 	for _, c := range clusters {
-		holder, err := ForceUnlockClient(ctx, c.Engine.Client(), ls.Stack.Name)
+		holder, err := ForceUnlockClient(ctx, c.Engine.Client(), ls.Stack.ID())
 		if err != nil {
 			return out, err
 		}

@@ -13,6 +13,7 @@ import (
 type jsonPlan struct {
 	FormatVersion int            `json:"format_version"`
 	Stack         string         `json:"stack"`
+	Environment   string         `json:"environment,omitempty"`
 	ConfigHash    string         `json:"config_hash"`
 	CreatedAt     time.Time      `json:"created_at"`
 	Targets       []string       `json:"targets,omitempty"`
@@ -130,7 +131,7 @@ func jsonRef(c *plan.ChartRef) *jsonChartRef {
 func JSON(w io.Writer, p *plan.Plan) error {
 	s := p.Summary()
 	out := jsonPlan{
-		FormatVersion: plan.FormatVersion, Stack: p.Stack, ConfigHash: p.ConfigHash, CreatedAt: p.CreatedAt,
+		FormatVersion: plan.FormatVersion, Stack: p.Stack, Environment: p.Environment, ConfigHash: p.ConfigHash, CreatedAt: p.CreatedAt,
 		Targets: p.Targets, IncludeDeps: p.IncludeDeps, HasChanges: p.HasChanges(),
 		Summary:  jsonSummary{Install: s.Install, Upgrade: s.Upgrade, Uninstall: s.Uninstall, Unchanged: s.Unchanged, DriftedObjects: s.Drifted},
 		Releases: []*jsonRelease{},

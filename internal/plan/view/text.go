@@ -28,15 +28,16 @@ func Text(w io.Writer, p *plan.Plan) error {
 }
 
 func writeText(b *bytes.Buffer, p *plan.Plan) {
+	stack := stackName(p)
 	switch {
 	case p.Destroy && !p.HasChanges():
-		fmt.Fprintf(b, "Nothing to destroy: no release of stack %q is installed.\n\n", p.Stack)
+		fmt.Fprintf(b, "Nothing to destroy: no release of stack %s is installed.\n\n", stack)
 	case p.Destroy:
-		fmt.Fprintf(b, "convoy will destroy stack %q:\n\n", p.Stack)
+		fmt.Fprintf(b, "convoy will destroy stack %s:\n\n", stack)
 	case !p.HasChanges():
-		fmt.Fprintf(b, "No changes. Stack %q matches the cluster.\n\n", p.Stack)
+		fmt.Fprintf(b, "No changes. Stack %s matches the cluster.\n\n", stack)
 	default:
-		fmt.Fprintf(b, "convoy will perform these actions on stack %q:\n\n", p.Stack)
+		fmt.Fprintf(b, "convoy will perform these actions on stack %s:\n\n", stack)
 	}
 	for _, r := range p.Releases {
 		if r.Action == plan.ActionNoOp {
@@ -69,6 +70,14 @@ func writeText(b *bytes.Buffer, p *plan.Plan) {
 		b.WriteString("\n")
 	}
 	b.WriteString(p.Summary().String() + "\n")
+}
+
+// stackName is the quoted stack name, with its environment if any.
+func stackName(p *plan.Plan) string {
+	if p.Environment == "" {
+		return fmt.Sprintf("%q", p.Stack)
+	}
+	return fmt.Sprintf("%q (environment %q)", p.Stack, p.Environment)
 }
 
 func writeDrift(b *bytes.Buffer, r *plan.ReleaseChange) {
@@ -194,7 +203,11 @@ func formatValue(v any) string {
 // collapsed block.
 func Markdown(w io.Writer, p *plan.Plan) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "### convoy plan: stack `%s`\n\n**%s**\n\n", p.Stack, p.Summary())
+	env := ""
+	if p.Environment != "" {
+		env = fmt.Sprintf(", environment `%s`", p.Environment)
+	}
+	fmt.Fprintf(&b, "### convoy plan: stack `%s`%s\n\n**%s**\n\n", p.Stack, env, p.Summary())
 	if len(p.Releases) > 0 {
 		b.WriteString("| Release | Namespace | Action | Chart | Objects changed | Drift |\n|---|---|---|---|---|---|\n")
 		for _, r := range p.Releases {
