@@ -28,6 +28,7 @@ type applyOptions struct {
 	Atomic      bool
 	NoProgress  bool
 	PlanFile    string
+	Selection   selectionFlags
 }
 
 func newApplyCmd(s streams) *cobra.Command {
@@ -58,6 +59,7 @@ release this run changed. One apply per stack runs at a time.`,
 	cmd.Flags().BoolVar(&o.AutoApprove, "auto-approve", false, "apply without asking for confirmation (required when not on a terminal)")
 	addForceConflictsFlag(cmd.Flags())
 	cmd.Flags().BoolVar(&o.Atomic, "atomic", false, "if any release fails, roll back every release changed in this run")
+	addSelectionFlags(cmd.Flags(), &o.Selection, "apply")
 	return cmd
 }
 
@@ -77,8 +79,12 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 	if o.Parallelism < 1 {
 		return errors.New("--parallelism must be at least 1")
 	}
+	if o.PlanFile != "" && (o.Selection.any() || o.Selection.IncludeDeps) {
+		return errors.New("a saved plan carries its own selection: --target, -l and --include-deps go to convoy plan")
+	}
 	res, err := run.Apply(ctx, o.options(), run.ApplyRequest{
 		PlanFile: o.PlanFile,
+		Plan:     o.Selection.request(),
 		Atomic:   o.Atomic,
 		Review:   reviewPlan(s, o.AutoApprove, "Apply this plan?"),
 		Progress: newProgress(s, o.NoProgress),

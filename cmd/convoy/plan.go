@@ -17,8 +17,7 @@ type planOptions struct {
 	DetailedExitCode bool
 	JSON             bool
 	Markdown         bool
-	Targets          []string
-	IncludeDeps      bool
+	Selection        selectionFlags
 }
 
 func newPlanCmd(s streams) *cobra.Command {
@@ -44,8 +43,7 @@ error and 2 when there are changes.`,
 	fs.BoolVar(&o.DetailedExitCode, "detailed-exitcode", false, "exit 0 when there are no changes, 1 on error, 2 when there are changes")
 	fs.BoolVar(&o.JSON, "json", false, "print the plan as JSON (docs/plan-json.md)")
 	fs.BoolVar(&o.Markdown, "markdown", false, "print a summary for a pull-request comment")
-	fs.StringArrayVar(&o.Targets, "target", nil, "plan only this release (release.NAME or release.NAME[\"key\"]; repeatable)")
-	fs.BoolVar(&o.IncludeDeps, "include-deps", false, "with --target, also plan the releases the targets depend on")
+	addSelectionFlags(fs, &o.Selection, "plan")
 	addParallelismFlag(fs, &o.Parallelism, "how many renders, record reads and dry runs run at once")
 	addForceConflictsFlag(fs)
 	return cmd
@@ -58,7 +56,7 @@ func (o planOptions) Run(ctx context.Context, s streams) error {
 	if o.Parallelism < 1 {
 		return errors.New("--parallelism must be at least 1")
 	}
-	res, err := run.Plan(ctx, o.options(), run.PlanRequest{Targets: o.Targets, IncludeDeps: o.IncludeDeps})
+	res, err := run.Plan(ctx, o.options(), o.Selection.request())
 	if err != nil {
 		return err
 	}

@@ -24,9 +24,10 @@ func newStackCmd(use, short, long string, args cobra.PositionalArgs, o *stackRun
 
 func newStatusCmd(s streams) *cobra.Command {
 	var o stackRun
-	return newStackCmd("status", "Show every release of the stack: revision, status, chart, last update", "", cobra.NoArgs, &o,
+	var selectors []string
+	cmd := newStackCmd("status", "Show every release of the stack: revision, status, chart, last update", "", cobra.NoArgs, &o,
 		func(ctx context.Context, _ []string) error {
-			rows, err := run.Status(ctx, o.options())
+			rows, err := run.Status(ctx, o.options(), run.StatusRequest{Selectors: selectors})
 			if err != nil {
 				return err
 			}
@@ -42,6 +43,8 @@ func newStatusCmd(s streams) *cobra.Command {
 			}
 			return tw.Flush()
 		})
+	addSelectorFlag(cmd.Flags(), &selectors, "show only")
+	return cmd
 }
 
 func newHistoryCmd(s streams) *cobra.Command {
@@ -134,6 +137,7 @@ type destroyOptions struct {
 	AutoApprove bool
 	KeepHistory bool
 	NoProgress  bool
+	Selection   selectionFlags
 }
 
 func newDestroyCmd(s streams) *cobra.Command {
@@ -148,6 +152,7 @@ and uninstalls them, dependents first.`,
 				return errors.New("--parallelism must be at least 1")
 			}
 			res, err := run.Destroy(ctx, o.options(), run.ApplyRequest{
+				Plan:        o.Selection.request(),
 				KeepHistory: o.KeepHistory,
 				Review:      reviewPlan(s, o.AutoApprove, "Destroy these releases?"),
 				Progress:    newProgress(s, o.NoProgress),
@@ -157,5 +162,6 @@ and uninstalls them, dependents first.`,
 	cmd.Flags().BoolVar(&o.AutoApprove, "auto-approve", false, "destroy without asking for confirmation (required when not on a terminal)")
 	cmd.Flags().BoolVar(&o.KeepHistory, "keep-history", false, "keep the release records, marked uninstalled")
 	addRunFlags(cmd.Flags(), &o.Parallelism, &o.NoProgress)
+	addSelectionFlags(cmd.Flags(), &o.Selection, "destroy")
 	return cmd
 }

@@ -14,6 +14,7 @@ import (
 type renderOptions struct {
 	Stack       stackFlags
 	Release     string
+	Selectors   []string
 	KubeVersion string
 	APIVersions []string
 	IncludeCRDs bool
@@ -41,6 +42,7 @@ in the stack's release order.`,
 	addStackFlags(cmd.Flags(), &o.Stack)
 	f := cmd.Flags()
 	f.StringVar(&o.Release, "release", "", "render only this release: an address (release.api[\"eu\"]) or a Helm release name")
+	addSelectorFlag(f, &o.Selectors, "render only")
 	f.StringVar(&o.KubeVersion, "kube-version", "", "Kubernetes version for .Capabilities.KubeVersion (default v1.37.0, as helm template)")
 	f.StringSliceVarP(&o.APIVersions, "api-versions", "a", nil, "extra API versions for .Capabilities.APIVersions")
 	f.BoolVar(&o.IncludeCRDs, "include-crds", false, "include the charts' crds/ files in the output")
@@ -50,7 +52,7 @@ in the stack's release order.`,
 
 func (o renderOptions) Run(ctx context.Context, s streams) error {
 	ls, results, err := run.Render(ctx, run.Options{Source: o.Stack.source(), ChartCache: chartCache()}, run.RenderRequest{
-		Release: o.Release, KubeVersion: o.KubeVersion, APIVersions: o.APIVersions,
+		Release: o.Release, Selectors: o.Selectors, KubeVersion: o.KubeVersion, APIVersions: o.APIVersions,
 	})
 	if err != nil {
 		return err

@@ -94,3 +94,31 @@ func chartCache() string {
 	dir, _ := source.DefaultCacheDir(os.Getenv)
 	return dir
 }
+
+// selectionFlags limit a run to some releases: --target addresses and -l
+// label selectors (helmfile's), with --include-deps.
+type selectionFlags struct {
+	Targets     []string
+	Selectors   []string
+	IncludeDeps bool
+}
+
+// addSelectorFlag registers -l on fs.
+func addSelectorFlag(fs *pflag.FlagSet, selectors *[]string, what string) {
+	fs.StringArrayVarP(selectors, "selector", "l", nil, what+" the releases whose labels match: key=value or key!=value, comma-separated terms all hold; repeatable, any selector matches (as helmfile)")
+}
+
+// addSelectionFlags registers --target, -l and --include-deps on fs.
+func addSelectionFlags(fs *pflag.FlagSet, f *selectionFlags, verb string) {
+	fs.StringArrayVar(&f.Targets, "target", nil, verb+" only this release (release.NAME or release.NAME[\"key\"]; repeatable)")
+	addSelectorFlag(fs, &f.Selectors, verb+" only")
+	fs.BoolVar(&f.IncludeDeps, "include-deps", false, "with --target or -l, also "+verb+" the releases they depend on")
+}
+
+// request is the plan request of the selection.
+func (f selectionFlags) request() run.PlanRequest {
+	return run.PlanRequest{Targets: f.Targets, Selectors: f.Selectors, IncludeDeps: f.IncludeDeps}
+}
+
+// any says whether the flags select anything.
+func (f selectionFlags) any() bool { return len(f.Targets) > 0 || len(f.Selectors) > 0 }

@@ -45,7 +45,7 @@ var invalidName = regexp.MustCompile(`[^a-z0-9-]+`)
 // LockedError says another run holds the stack.
 type LockedError struct {
 	Stack, Environment, Holder, Host, Command string
-	Since, LastRenew             time.Time
+	Since, LastRenew                          time.Time
 }
 
 func (e *LockedError) Error() string {

@@ -13,7 +13,10 @@ import (
 type PlanRequest struct {
 	// Targets limit the plan to these release addresses (plus their
 	// dependencies with IncludeDeps).
-	Targets     []string
+	Targets []string
+	// Selectors (-l tier=api,env!=dev) add the releases whose labels they
+	// match to the targets.
+	Selectors   []string
 	IncludeDeps bool
 	// Destroy plans the uninstall of every release of the stack.
 	Destroy bool
@@ -41,7 +44,7 @@ func Plan(ctx context.Context, o Options, req PlanRequest) (*Planned, error) {
 // computePlan plans a loaded stack on connected clusters.
 func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req PlanRequest) (*plan.Plan, error) {
 	st := ls.Stack
-	targets, diags := st.ResolveTargets(req.Targets)
+	targets, diags := st.Selection(req.Targets, req.Selectors)
 	if err := diagError(diags, ls.Config); err != nil {
 		return nil, err
 	}
@@ -58,6 +61,7 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		Engine:      cl.Engine,
 		Charts:      o.charts(),
 		Targets:     targets,
+		Selectors:   req.Selectors,
 		IncludeDeps: req.IncludeDeps,
 		Parallelism: o.parallelism(),
 		ConfigHash:  hash,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,16 +21,31 @@ type ReleaseStatus struct {
 	Last     *Revision
 }
 
-// Status reads the newest record of every release of the stack, in
-// dependency order.
-func Status(ctx context.Context, o Options) ([]ReleaseStatus, error) {
+// StatusRequest says which releases to show.
+type StatusRequest struct {
+	// Selectors (-l) limit the releases to those whose labels match; none:
+	// every release.
+	Selectors []string
+}
+
+// Status reads the newest record of every release of the stack (or of the
+// selected ones), in dependency order.
+func Status(ctx context.Context, o Options, req StatusRequest) ([]ReleaseStatus, error) {
 	ls, err := Load(ctx, o.Source, Ordered)
 	if err != nil {
 		return nil, err
 	}
+	order := ls.Order
+	if len(req.Selectors) > 0 {
+		sel, diags := ls.Stack.Select(req.Selectors)
+		if err := diagError(diags, ls.Config); err != nil {
+			return nil, err
+		}
+		order = slices.DeleteFunc(slices.Clone(order), func(a config.ReleaseInstanceAddr) bool { return !slices.Contains(sel, a) })
+	}
 	cl := NewClusters(o.Clusters)
 	var out []ReleaseStatus
-	for _, addr := range ls.Order {
+	for _, addr := range order {
 		inst := ls.Stack.Release(addr)
 		eng, err := cl.Engine(ctx, inst.Cluster)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/convoy-sh/convoy/internal/chart"
@@ -15,7 +16,9 @@ import (
 // RenderRequest says what to render offline and with which capabilities.
 type RenderRequest struct {
 	// Release renders only this release (address or Helm name); "" all.
-	Release     string
+	Release string
+	// Selectors (-l) render only the releases whose labels match.
+	Selectors   []string
 	KubeVersion string
 	APIVersions []string
 }
@@ -47,6 +50,13 @@ func Render(ctx context.Context, o Options, req RenderRequest) (*Loaded, []Rende
 			return ls, nil, err
 		}
 		releases = []*config.ReleaseInstance{r}
+	}
+	if len(req.Selectors) > 0 {
+		sel, diags := ls.Stack.Select(req.Selectors)
+		if err := diagError(diags, ls.Config); err != nil {
+			return ls, nil, err
+		}
+		releases = slices.DeleteFunc(slices.Clone(releases), func(r *config.ReleaseInstance) bool { return !slices.Contains(sel, r.Addr) })
 	}
 	charts := o.charts()
 	results := make([]Rendered, len(releases))

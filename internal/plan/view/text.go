@@ -39,6 +39,7 @@ func writeText(b *bytes.Buffer, p *plan.Plan) {
 	default:
 		fmt.Fprintf(b, "convoy will perform these actions on stack %s:\n\n", stack)
 	}
+	writeSelection(b, p)
 	for _, r := range p.Releases {
 		if r.Action == plan.ActionNoOp {
 			continue
@@ -70,6 +71,25 @@ func writeText(b *bytes.Buffer, p *plan.Plan) {
 		b.WriteString("\n")
 	}
 	b.WriteString(p.Summary().String() + "\n")
+}
+
+// writeSelection says what a plan limited by --target or -l covers, and
+// which releases --include-deps added and why.
+func writeSelection(b *bytes.Buffer, p *plan.Plan) {
+	if len(p.Targets) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "Selected: %s", strings.Join(p.Targets, ", "))
+	for _, s := range p.Selectors {
+		fmt.Fprintf(b, " (-l %s)", s)
+	}
+	b.WriteString("\n")
+	for _, r := range p.Releases {
+		if len(r.IncludedFor) > 0 {
+			fmt.Fprintf(b, "Included: %s, a dependency of %s (--include-deps)\n", r.Addr, strings.Join(r.IncludedFor, ", "))
+		}
+	}
+	b.WriteString("\n")
 }
 
 // stackName is the quoted stack name, with its environment if any.
