@@ -123,6 +123,8 @@ type Release struct {
 	IgnoreChanges   hcl.Expression
 	Labels          hcl.Expression
 	Cluster         hcl.Expression
+	Patches         hcl.Expression
+	PostRenderer    hcl.Expression
 
 	// DependsOn are the explicit depends_on entries, already resolved.
 	DependsOn []DependsOnEntry
@@ -147,7 +149,8 @@ func (r *Release) instanceExprs() []hcl.Expression {
 		r.ReleaseName, r.Chart, r.Version, r.Namespace, r.CreateNamespace,
 		r.Values, r.Set, r.SetSensitive, r.Wait, r.WaitForJobs, r.Timeout,
 		r.Atomic, r.CleanupOnFail, r.HistoryMax, r.DisableHooks,
-		r.TakeOwnership, r.IgnoreChanges, r.Labels, r.Cluster,
+		r.TakeOwnership, r.IgnoreChanges, r.Labels, r.Cluster, r.Patches,
+		r.PostRenderer,
 	}
 	out := all[:0]
 	for _, e := range all {

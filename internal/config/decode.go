@@ -273,6 +273,8 @@ var releaseBlockSchema = &hcl.BodySchema{
 		{Name: "labels"},
 		{Name: "cluster"},
 		{Name: "depends_on"},
+		{Name: "patches"},
+		{Name: "post_renderer"},
 	},
 }
 
@@ -308,6 +310,8 @@ func decodeReleaseBlock(block *hcl.Block) (*Release, hcl.Diagnostics) {
 	r.IgnoreChanges = attrExpr(content, "ignore_changes")
 	r.Labels = attrExpr(content, "labels")
 	r.Cluster = attrExpr(content, "cluster")
+	r.Patches = attrExpr(content, "patches")
+	r.PostRenderer = attrExpr(content, "post_renderer")
 	if a, ok := content.Attributes["depends_on"]; ok {
 		deps, d := decodeDependsOn(a.Expr)
 		diags = append(diags, d...)

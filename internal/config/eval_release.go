@@ -2,8 +2,10 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -302,6 +304,22 @@ func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[
 		ignore, d := ignoreChanges(val, rel.IgnoreChanges)
 		diags = append(diags, d...)
 		ri.IgnoreChanges = ignore
+	}
+
+	if val, ok := eval(rel.Patches); ok {
+		patches, d := patches(val, rel.Patches)
+		diags = append(diags, d...)
+		ri.Patches = patches
+	}
+	if val, ok := eval(rel.PostRenderer); ok {
+		pr, d := postRenderer(val, rel.PostRenderer)
+		diags = append(diags, d...)
+		// A command written as a path is relative to the stack directory;
+		// a bare name is looked up in PATH, as Helm does.
+		if pr != nil && strings.Contains(pr.Command, "/") && !filepath.IsAbs(pr.Command) {
+			pr.Command = filepath.Join(e.cfg.Dir, pr.Command)
+		}
+		ri.PostRenderer = pr
 	}
 
 	if val, ok := eval(rel.Labels); ok {

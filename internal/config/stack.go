@@ -180,6 +180,11 @@ type ReleaseInstance struct {
 	// managers (ignore_changes), in the order written.
 	IgnoreChanges []IgnoreChange
 	Labels        map[string]string
+	// Patches are applied to the rendered manifests, in order (patches).
+	Patches []Patch
+	// PostRenderer is Helm's exec post-renderer (post_renderer), run after
+	// the patches; nil when unset.
+	PostRenderer *PostRenderer
 
 	// Cluster is the cluster block this release targets, nil for the default.
 	Cluster *ClusterSpec

@@ -8,6 +8,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/postrender"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -62,7 +63,7 @@ func (e *Engine) PrepareRenderedWithHistory(req *Request, history []*Release, re
 // capabilities and live lookups. Plan uses it to tell whether the deployed
 // revision, rendered again, is unchanged.
 func (e *Engine) RenderRevision(ctx context.Context, req *Request, revision int, action chart.ReleaseAction) (*chart.Rendered, error) {
-	return chart.Render(req.Chart, chart.RenderOptions{
+	r, err := chart.Render(req.Chart, chart.RenderOptions{
 		ReleaseName:  req.Name,
 		Namespace:    req.Namespace,
 		Revision:     revision,
@@ -71,6 +72,13 @@ func (e *Engine) RenderRevision(ctx context.Context, req *Request, revision int,
 		UserValues:   req.Values,
 		Lookup:       e.kube.Lookup(ctx),
 	})
+	if err != nil {
+		return nil, err
+	}
+	if err := postrender.Apply(ctx, r, req.Namespace, req.PostRender); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // observeHistory is observe with the history given.

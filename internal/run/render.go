@@ -10,6 +10,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/postrender"
 	"github.com/convoy-sh/convoy/internal/resolve"
 )
 
@@ -72,14 +73,14 @@ func Render(ctx context.Context, o Options, req RenderRequest) (*Loaded, []Rende
 				return
 			}
 			defer func() { <-sem }()
-			results[i].Out, results[i].Err = renderOne(charts, ls.Stack.Dir, r, req)
+			results[i].Out, results[i].Err = renderOne(ctx, charts, ls.Stack.Dir, r, req)
 		})
 	}
 	wg.Wait()
 	return ls, results, nil
 }
 
-func renderOne(charts *resolve.Charts, dir string, r *config.ReleaseInstance, req RenderRequest) (*chart.Rendered, error) {
+func renderOne(ctx context.Context, charts *resolve.Charts, dir string, r *config.ReleaseInstance, req RenderRequest) (*chart.Rendered, error) {
 	rel, err := resolve.Resolve(charts, dir, r)
 	if err != nil {
 		if errors.Is(err, resolve.ErrUnknown) {
@@ -96,6 +97,9 @@ func renderOne(charts *resolve.Charts, dir string, r *config.ReleaseInstance, re
 	})
 	if err != nil {
 		return nil, errors.New(chart.HelmTemplateMessage(err))
+	}
+	if err := postrender.Apply(ctx, out, r.Namespace, postRender(r)); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
