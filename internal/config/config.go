@@ -125,6 +125,8 @@ type Release struct {
 	Cluster         hcl.Expression
 	Patches         hcl.Expression
 	PostRenderer    hcl.Expression
+	// Manifests replaces Chart: YAML files deployed as the release.
+	Manifests hcl.Expression
 
 	// DependsOn are the explicit depends_on entries, already resolved.
 	DependsOn []DependsOnEntry
@@ -150,7 +152,7 @@ func (r *Release) instanceExprs() []hcl.Expression {
 		r.Values, r.Set, r.SetSensitive, r.Wait, r.WaitForJobs, r.Timeout,
 		r.Atomic, r.CleanupOnFail, r.HistoryMax, r.DisableHooks,
 		r.TakeOwnership, r.IgnoreChanges, r.Labels, r.Cluster, r.Patches,
-		r.PostRenderer,
+		r.PostRenderer, r.Manifests,
 	}
 	out := all[:0]
 	for _, e := range all {

@@ -254,7 +254,8 @@ var releaseBlockSchema = &hcl.BodySchema{
 		{Name: "count"},
 		{Name: "for_each"},
 		{Name: "name"},
-		{Name: "chart", Required: true},
+		{Name: "chart"},
+		{Name: "manifests"},
 		{Name: "version"},
 		{Name: "namespace"},
 		{Name: "create_namespace"},
@@ -293,6 +294,23 @@ func decodeReleaseBlock(block *hcl.Block) (*Release, hcl.Diagnostics) {
 	}
 	r.ReleaseName = attrExpr(content, "name")
 	r.Chart = attrExpr(content, "chart")
+	r.Manifests = attrExpr(content, "manifests")
+	switch {
+	case r.Chart == nil && r.Manifests == nil:
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  `Missing "chart" or "manifests"`,
+			Detail:   `A release deploys a chart (chart = "./charts/api") or YAML files (manifests = ["k8s/*.yaml"]).`,
+			Subject:  block.DefRange.Ptr(),
+		})
+	case r.Chart != nil && r.Manifests != nil:
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  `Invalid combination of "chart" and "manifests"`,
+			Detail:   `A release deploys either a chart or manifests, not both.`,
+			Subject:  r.Manifests.Range().Ptr(),
+		})
+	}
 	r.Version = attrExpr(content, "version")
 	r.Namespace = attrExpr(content, "namespace")
 	r.CreateNamespace = attrExpr(content, "create_namespace")

@@ -237,6 +237,17 @@ func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[
 		okNS = !d.HasErrors()
 	}
 	ri.Chart, okChart = str(rel.Chart, "chart", "")
+	if rel.Manifests != nil {
+		ri.Chart, ri.ChartSource = "manifests", ChartManifests
+		if val, ok := eval(rel.Manifests); ok {
+			files, d := e.manifestFiles(val, rel.Manifests)
+			diags = append(diags, d...)
+			ri.Manifests = files
+			okChart = !d.HasErrors()
+		} else {
+			okChart = false
+		}
+	}
 	if okChart && rel.Chart != nil {
 		d := e.resolveChart(ri, rel.Chart)
 		diags = append(diags, d...)

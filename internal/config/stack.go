@@ -96,6 +96,7 @@ const (
 	ChartLocal ChartSource = iota + 1 // a directory or .tgz, relative to the stack directory
 	ChartRepo                         // "repo/name" from a repository block
 	ChartOCI                          // "oci://registry/path/name"
+	ChartManifests                    // manifests = [...]: YAML files as a chart (ReleaseInstance.Manifests)
 )
 
 func (c ChartSource) String() string {
@@ -106,6 +107,8 @@ func (c ChartSource) String() string {
 		return "repository"
 	case ChartOCI:
 		return "oci"
+	case ChartManifests:
+		return "manifests"
 	}
 	return "unknown"
 }
@@ -158,6 +161,9 @@ type ReleaseInstance struct {
 	Repository *RepositorySpec
 	// Version is a semver constraint ("" means latest / the local chart).
 	Version string
+	// Manifests are the YAML files of a ChartManifests release: paths
+	// relative to the stack directory, in name order.
+	Manifests []string
 
 	Values []ValuesLayer
 	// Set and SetSensitive map Helm --set paths to values. Every value in
