@@ -93,10 +93,10 @@ type RepositorySpec struct {
 type ChartSource uint8
 
 const (
-	ChartLocal ChartSource = iota + 1 // a directory or .tgz, relative to the stack directory
-	ChartRepo                         // "repo/name" from a repository block
-	ChartOCI                          // "oci://registry/path/name"
-	ChartManifests                    // manifests = [...]: YAML files as a chart (ReleaseInstance.Manifests)
+	ChartLocal     ChartSource = iota + 1 // a directory or .tgz, relative to the stack directory
+	ChartRepo                             // "repo/name" from a repository block
+	ChartOCI                              // "oci://registry/path/name"
+	ChartManifests                        // manifests = [...]: YAML files as a chart (ReleaseInstance.Manifests)
 )
 
 func (c ChartSource) String() string {
