@@ -14,7 +14,6 @@ import (
 	"github.com/convoy-sh/convoy/internal/apply"
 	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/plan/view"
 	"github.com/convoy-sh/convoy/internal/progress"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/cobra"
@@ -28,6 +27,7 @@ type applyOptions struct {
 	Atomic      bool
 	NoProgress  bool
 	PlanFile    string
+	View        planViewFlags
 	Selection   selectionFlags
 }
 
@@ -45,11 +45,19 @@ waits and atomic rollback. A release whose dependency failed is skipped;
 independent releases go on. Releases this stack deployed earlier that are no
 longer in its files are uninstalled when everything else succeeded. With
 --atomic (or atomic = true in the stack block) a failure rolls back every
-release this run changed. One apply per stack runs at a time.`,
-		Args: cobra.MaximumNArgs(1),
+release this run changed. One apply per stack runs at a time.
+
+A saved plan is applied with the stack directory and the variable values it
+was made with, from any directory: -C, --var, --var-file and CONVOY_VAR_*
+are not needed, and any given must agree with the plan's.`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completePlanFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.PlanFile = args[0]
+				if !cmd.Flags().Changed("dir") {
+					o.Stack.Dir = "" // the plan's own directory
+				}
 			}
 			return o.Run(cmd.Context(), s)
 		},
@@ -59,7 +67,9 @@ release this run changed. One apply per stack runs at a time.`,
 	cmd.Flags().BoolVar(&o.AutoApprove, "auto-approve", false, "apply without asking for confirmation (required when not on a terminal)")
 	addForceConflictsFlag(cmd.Flags())
 	cmd.Flags().BoolVar(&o.Atomic, "atomic", false, "if any release fails, roll back every release changed in this run")
+	addPlanViewFlags(cmd.Flags(), &o.View)
 	addSelectionFlags(cmd.Flags(), &o.Selection, "apply")
+	_ = cmd.RegisterFlagCompletionFunc("target", completeReleases(&o.Stack, false))
 	return cmd
 }
 
@@ -80,13 +90,13 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 		return errors.New("--parallelism must be at least 1")
 	}
 	if o.PlanFile != "" && (o.Selection.any() || o.Selection.IncludeDeps) {
-		return errors.New("a saved plan carries its own selection: --target, -l and --include-deps go to convoy plan")
+		return errors.New("--target, -l and --include-deps apply to a plan computed now; a saved plan keeps the targets it was made with")
 	}
-	res, err := run.Apply(ctx, o.options(), run.ApplyRequest{
+	res, err := run.Apply(ctx, o.writerOptions(s), run.ApplyRequest{
 		PlanFile: o.PlanFile,
 		Plan:     o.Selection.request(),
 		Atomic:   o.Atomic,
-		Review:   reviewPlan(s, o.AutoApprove, "Apply this plan?"),
+		Review:   reviewPlan(s, o.View, o.AutoApprove, "Apply this plan?"),
 		Progress: newProgress(s, o.NoProgress),
 	})
 	return finish(s, res, err)
@@ -94,9 +104,9 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 
 // reviewPlan prints a computed plan and, when it changes anything, asks
 // for confirmation.
-func reviewPlan(s streams, autoApprove bool, question string) func(*plan.Plan) error {
+func reviewPlan(s streams, v planViewFlags, autoApprove bool, question string) func(*plan.Plan) error {
 	return func(p *plan.Plan) error {
-		if err := view.Text(s.Out, p); err != nil {
+		if err := v.text(s.Out, p); err != nil {
 			return err
 		}
 		if !p.HasChanges() {
@@ -106,24 +116,22 @@ func reviewPlan(s streams, autoApprove bool, question string) func(*plan.Plan) e
 	}
 }
 
-// finish prints a run's results; a failed step ends the command with 1.
+// finish prints a run's results, also when an error followed them (the
+// stack lock could not be released); a failed step ends the command with 1.
 func finish(s streams, res *run.Applied, err error) error {
-	if err != nil {
+	if res == nil || len(res.Results) == 0 {
 		return err
 	}
-	if len(res.Results) == 0 {
-		return nil
-	}
 	writeResults(s.Out, res.Results, res.Plan)
-	if res.Failed() {
+	if err == nil && res.Failed() {
 		return errSilent
 	}
-	return nil
+	return err
 }
 
 // isTerminal reports whether r (or w) is an interactive terminal.
 func isTerminal(r any) bool {
-	f, ok := r.(*os.File)
+	f, ok := fileOf(r)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
@@ -159,16 +167,24 @@ func newProgress(s streams, noProgress bool) func([]apply.Row) apply.Progress {
 func writeResults(w io.Writer, rs []*apply.Result, p *plan.Plan) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RELEASE\tNAMESPACE\tACTION\tREVISION\tRESULT\tDURATION")
+	planned := map[string]plan.Action{}
+	if p != nil {
+		for _, rc := range p.Releases {
+			planned[rc.Addr] = rc.Action
+		}
+	}
 	for _, r := range rs {
-		action := "deploy"
+		// The plan's words: what the user approved.
+		action := string(planned[r.ID])
 		switch {
+		case action != "":
 		case r.Step.Kind == apply.StepUninstall:
 			action = "uninstall"
 		case r.Step.Kind == apply.StepNoOp:
 			action = "no-op"
 		case r.Release != nil && r.Release.Version == 1:
 			action = "install"
-		case r.Release != nil:
+		default:
 			action = "upgrade"
 		}
 		rev, result := "-", string(r.Status)

@@ -221,7 +221,7 @@ release "docs" {
 		`(?m)^db\s+` + ns + `\s+install\s+1\s+deployed`,
 		`(?m)^docs\s+` + ns + `\s+install\s+1\s+deployed`,
 		`(?m)^api\s+` + ns + `\s+install\s+1\s+failed`,
-		`(?m)^web\s+` + ns + `\s+deploy\s+-\s+skipped \(dependency release.api failed\)`,
+		`(?m)^web\s+` + ns + `\s+install\s+-\s+skipped \(dependency release.api failed\)`,
 		`ContainersNotReady`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
@@ -441,7 +441,7 @@ func TestForceUnlockReleasesAStaleLock(t *testing.T) {
 	stackName := "stale-" + ns[len(ns)-6:]
 	dir := writeStack(t, fmt.Sprintf("stack %q {\n  default_namespace = %q\n}\nrelease \"a\" {\n  chart = %q\n}\n", stackName, ns, appChart(t)))
 	// A lock left by a run that died.
-	if _, err := run.Acquire(context.Background(), cluster.Client(), stackName, "convoy apply"); err != nil {
+	if _, err := run.Acquire(context.Background(), cluster.Client(), stackName, run.LockOptions{Command: "convoy apply"}); err != nil {
 		t.Fatal(err)
 	}
 	code, _, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--auto-approve")

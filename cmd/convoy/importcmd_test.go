@@ -98,6 +98,16 @@ releases:
 	if _, err := os.Stat(filepath.Join(out, "values", "api.yaml")); err != nil {
 		t.Errorf("values file not copied: %v", err)
 	}
+	// The local chart stays behind (a warning says so): bring it along.
+	if !strings.Contains(stderr, "the local chart ./charts/api is relative to the helmfile's directory") {
+		t.Errorf("no warning about the local chart:\n%s", stderr)
+	}
+	if err := os.MkdirAll(filepath.Join(out, "charts", "api", "templates"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "charts", "api", "Chart.yaml"), []byte("apiVersion: v2\nname: api\nversion: 0.1.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, env := range []string{"staging", "prod"} {
 		if code, stdout, stderr := runConvoy(t, "validate", "-C", out, "--env", env); code != 0 {
 			t.Fatalf("validate --env %s: exit %d\n%s\n%s\n%s", env, code, stdout, stderr, hcl)

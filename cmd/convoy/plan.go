@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 
-	"github.com/convoy-sh/convoy/internal/plan/planfile"
 	"github.com/convoy-sh/convoy/internal/plan/view"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ type planOptions struct {
 	JSON             bool
 	Markdown         bool
 	Selection        selectionFlags
+	View             planViewFlags
 }
 
 func newPlanCmd(s streams) *cobra.Command {
@@ -33,7 +35,8 @@ nothing. --out saves the plan for convoy apply, which refuses it once
 anything it observed has changed.
 
 With --detailed-exitcode the exit code is 0 when nothing would change, 1 on
-error and 2 when there are changes.`,
+error and 2 when there are changes. A plan that would change a release
+another stack owns is shown, then exits 1: apply refuses it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context(), s) },
 	}
@@ -45,7 +48,9 @@ error and 2 when there are changes.`,
 	fs.BoolVar(&o.Markdown, "markdown", false, "print a summary for a pull-request comment")
 	addSelectionFlags(fs, &o.Selection, "plan")
 	addParallelismFlag(fs, &o.Parallelism, "how many renders, record reads and dry runs run at once")
+	addPlanViewFlags(fs, &o.View)
 	addForceConflictsFlag(fs)
+	_ = cmd.RegisterFlagCompletionFunc("target", completeReleases(&o.Stack, false))
 	return cmd
 }
 
@@ -67,23 +72,59 @@ func (o planOptions) Run(ctx context.Context, s streams) error {
 	case o.Markdown:
 		err = view.Markdown(s.Out, p)
 	default:
-		err = view.Text(s.Out, p)
+		err = o.View.text(s.Out, p)
 	}
 	if err != nil {
 		return err
 	}
 	if o.Out != "" {
-		if err := planfile.Write(o.Out, p); err != nil {
+		if err := run.SavePlan(o.Out, res); err != nil {
 			return err
 		}
 		note := ""
-		if p.HasSensitive() {
-			note = " It holds sensitive values unmasked (apply needs them): keep it as secret as they are."
+		if p.HasSensitive() || len(o.Stack.Vars)+len(o.Stack.VarFiles) > 0 {
+			note = " It holds the variable values and sensitive values unmasked (apply needs them): keep it as secret as they are."
 		}
-		fmt.Fprintf(s.Err, "Saved the plan to %s (mode 0600).%s Apply it with: convoy apply %s\n", o.Out, note, o.Out)
+		fmt.Fprintf(s.Err, "Saved the plan to %s (mode 0600).%s Apply it with: %s\n", o.Out, note, o.applyCommand())
+	}
+	if r := p.Refused(); len(r) > 0 {
+		return &run.ForeignError{Releases: r}
 	}
 	if o.DetailedExitCode && p.HasChanges() {
 		return &exitError{code: 2}
 	}
 	return nil
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// applyCommand is the command that applies the saved plan, from the
+// working directory: the plan file carries the stack directory and the
+// variables; the flags choosing the default cluster and its records are
+// repeated, absolute.
+func (o planOptions) applyCommand() string {
+	args := []string{"convoy", "apply"}
+	c := o.Cluster
+	if c.Kubeconfig != "" {
+		kc := c.Kubeconfig
+		if abs, err := filepath.Abs(kc); err == nil {
+			kc = abs
+		}
+		args = append(args, "--kubeconfig", shellQuote(kc))
+	}
+	if c.Context != "" {
+		args = append(args, "--kube-context", shellQuote(c.Context))
+	}
+	if c.StorageDriver != "" && c.StorageDriver != "secret" {
+		args = append(args, "--storage-driver", shellQuote(c.StorageDriver))
+	}
+	return strings.Join(append(args, shellQuote(o.Out)), " ")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -19,6 +20,9 @@ func newStackCmd(use, short, long string, args cobra.PositionalArgs, o *stackRun
 		RunE: func(cmd *cobra.Command, args []string) error { return runE(cmd.Context(), args) },
 	}
 	addStackRunFlags(cmd.Flags(), o)
+	if strings.Contains(use, " RELEASE") {
+		cmd.ValidArgsFunction = completeReleases(&o.Stack, true)
+	}
 	return cmd
 }
 
@@ -44,6 +48,7 @@ func newStatusCmd(s streams) *cobra.Command {
 			return tw.Flush()
 		})
 	addSelectorFlag(cmd.Flags(), &selectors, "show only")
+	addParallelismFlag(cmd.Flags(), &o.Parallelism, "how many release records are read at once")
 	return cmd
 }
 
@@ -80,14 +85,16 @@ It holds the stack's lock, so it never runs beside an apply of the stack.`,
 				}
 				revision = n
 			}
-			opts := o.options()
+			opts := o.writerOptions(s)
 			opts.Clusters.Observer = run.LogEvents(s.Err)
 			inst, rel, err := run.Rollback(ctx, opts, args[0], revision)
-			if err != nil {
-				return err
+			switch {
+			case rel != nil && err == nil:
+				fmt.Fprintf(s.Out, "Rollback was a success: %s is at revision %d (%s).\n", inst.Name, rel.Version, rel.Description)
+			case rel != nil:
+				fmt.Fprintf(s.Out, "%s is at revision %d, %s (%s).\n", inst.Name, rel.Version, rel.Status, rel.Description)
 			}
-			fmt.Fprintf(s.Out, "Rollback was a success: %s is at revision %d (%s).\n", inst.Name, rel.Version, rel.Description)
-			return nil
+			return err
 		})
 }
 
@@ -99,28 +106,38 @@ pending-rollback or uninstalling is locked: convoy and helm refuse to touch it,
 because another operation may be running. When none is (the operation
 crashed), recover marks that revision failed, saying what was interrupted, so
 the next apply can proceed. It holds the stack's lock, so it never runs
-beside an apply of the stack.`,
+beside an apply of the stack. Apply does this on its own for records a run of
+the stack left pending when that run is provably gone (it no longer holds the
+lock); recover is for the rest.`,
 		cobra.ExactArgs(1), &o,
 		func(ctx context.Context, args []string) error {
-			inst, rel, err := run.Recover(ctx, o.options(), args[0])
-			if err != nil {
-				return err
+			inst, rel, err := run.Recover(ctx, o.writerOptions(s), args[0])
+			if rel != nil {
+				fmt.Fprintf(s.Out, "%s revision %d is now failed: %s\n", inst.Name, rel.Version, rel.Description)
 			}
-			fmt.Fprintf(s.Out, "%s revision %d is now failed: %s\n", inst.Name, rel.Version, rel.Description)
-			return nil
+			return err
 		})
 }
 
 func newForceUnlockCmd(s streams) *cobra.Command {
 	var o stackRun
-	return newStackCmd("force-unlock", "Release the stack's lock left by an apply that died",
-		`Only one apply or destroy of a stack runs at a time: it holds a
-coordination.k8s.io Lease on every cluster the stack uses. If a run died
-without releasing it, the next one refuses and names the holder. Make sure
-that holder is really gone, then run force-unlock.`,
-		cobra.NoArgs, &o,
-		func(ctx context.Context, _ []string) error {
-			out, err := run.ForceUnlock(ctx, o.options())
+	return newStackCmd("force-unlock [LOCK_ID]", "Release the stack's lock left by a run that died",
+		`Only one run that changes a stack (apply, destroy, rollback, recover) runs
+at a time: it holds a coordination.k8s.io Lease on every cluster the stack
+uses, renewed every few seconds. A holder that is gone is taken over by the
+next run on its own: at once on the same host when its process no longer
+exists, and from anywhere once it has not renewed the lock for 30s.
+Otherwise the next run refuses, naming the holder and the lock's id. Make
+sure that holder is really gone, then run force-unlock with that id; a lock
+with another id (a run that started since) is left alone. Without an id,
+the lock is released whoever holds it.`,
+		cobra.MaximumNArgs(1), &o,
+		func(ctx context.Context, args []string) error {
+			id := ""
+			if len(args) == 1 {
+				id = args[0]
+			}
+			out, err := run.ForceUnlock(ctx, o.options(), id)
 			for _, u := range out {
 				if u.Holder == "" {
 					fmt.Fprintf(s.Out, "Stack %q was not locked on %s.\n", u.Stack, u.Cluster.Describe())
@@ -137,6 +154,7 @@ type destroyOptions struct {
 	AutoApprove bool
 	KeepHistory bool
 	NoProgress  bool
+	View        planViewFlags
 	Selection   selectionFlags
 }
 
@@ -151,10 +169,10 @@ and uninstalls them, dependents first.`,
 			if o.Parallelism < 1 {
 				return errors.New("--parallelism must be at least 1")
 			}
-			res, err := run.Destroy(ctx, o.options(), run.ApplyRequest{
+			res, err := run.Destroy(ctx, o.writerOptions(s), run.ApplyRequest{
 				Plan:        o.Selection.request(),
 				KeepHistory: o.KeepHistory,
-				Review:      reviewPlan(s, o.AutoApprove, "Destroy these releases?"),
+				Review:      reviewPlan(s, o.View, o.AutoApprove, "Destroy these releases?"),
 				Progress:    newProgress(s, o.NoProgress),
 			})
 			return finish(s, res, err)
@@ -162,6 +180,7 @@ and uninstalls them, dependents first.`,
 	cmd.Flags().BoolVar(&o.AutoApprove, "auto-approve", false, "destroy without asking for confirmation (required when not on a terminal)")
 	cmd.Flags().BoolVar(&o.KeepHistory, "keep-history", false, "keep the release records, marked uninstalled")
 	addRunFlags(cmd.Flags(), &o.Parallelism, &o.NoProgress)
+	addPlanViewFlags(cmd.Flags(), &o.View)
 	addSelectionFlags(cmd.Flags(), &o.Selection, "destroy")
 	return cmd
 }

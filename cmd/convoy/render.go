@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/run"
@@ -19,6 +21,7 @@ type renderOptions struct {
 	APIVersions []string
 	IncludeCRDs bool
 	OutDir      string
+	Parallelism int
 }
 
 func newRenderCmd(s streams) *cobra.Command {
@@ -46,12 +49,17 @@ in the stack's release order.`,
 	f.StringVar(&o.KubeVersion, "kube-version", "", "Kubernetes version for .Capabilities.KubeVersion (default v1.37.0, as helm template)")
 	f.StringSliceVarP(&o.APIVersions, "api-versions", "a", nil, "extra API versions for .Capabilities.APIVersions")
 	f.BoolVar(&o.IncludeCRDs, "include-crds", false, "include the charts' crds/ files in the output")
+	f.IntVarP(&o.Parallelism, "parallelism", "p", runtime.GOMAXPROCS(0), "how many releases are rendered at once")
 	f.StringVar(&o.OutDir, "out-dir", "", "write the manifests to files under this directory instead of stdout")
+	_ = cmd.RegisterFlagCompletionFunc("release", completeReleases(&o.Stack, false))
 	return cmd
 }
 
 func (o renderOptions) Run(ctx context.Context, s streams) error {
-	ls, results, err := run.Render(ctx, run.Options{Source: o.Stack.source(), ChartCache: chartCache()}, run.RenderRequest{
+	if o.Parallelism < 1 {
+		return errors.New("--parallelism must be at least 1")
+	}
+	ls, results, err := run.Render(ctx, run.Options{Source: o.Stack.source(), ChartCache: chartCache(), Parallelism: o.Parallelism}, run.RenderRequest{
 		Release: o.Release, Selectors: o.Selectors, KubeVersion: o.KubeVersion, APIVersions: o.APIVersions,
 	})
 	if err != nil {

@@ -96,6 +96,9 @@ dependency order with Helm's hooks, waits, atomic rollback and history.`,
 		newForceUnlockCmd(s),
 		newRenderCmd(s),
 		newPlanCmd(s),
+		newShowCmd(s),
+		newOutputCmd(s),
+		newTestCmd(s),
 	)
 	return root
 }

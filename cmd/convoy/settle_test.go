@@ -136,3 +136,39 @@ func configMap(t *testing.T, ns, name string) map[string]string {
 	}
 	return cm.Data
 }
+
+// TestPlanRightAfterApplyWithoutWait: right after an apply with
+// wait = false of 100 releases with Deployments, while the controllers are
+// still writing their annotations and status, a plan has no changes. Five
+// rounds, each changing every release.
+func TestPlanRightAfterApplyWithoutWait(t *testing.T) {
+	if testing.Short() {
+		t.Skip("applies 500 revisions")
+	}
+	ns := cluster.Namespace(t)
+	dir := writeStack(t, fmt.Sprintf(`
+stack %[1]q {
+  default_namespace = %[1]q
+}
+variable "round" {
+  type = number
+}
+release "app" {
+  count  = 100
+  name   = format("app-%%03d", count.index)
+  chart  = %[2]q
+  values = [{ message = "round-${var.round}", replicas = 2 }]
+  wait   = false
+}
+`, ns, appChart(t)))
+	kc := cluster.Kubeconfig()
+	for round := 1; round <= 5; round++ {
+		r := fmt.Sprint(round)
+		if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--var", "round="+r, "--auto-approve", "--no-progress", "-p", "20"); code != 0 {
+			t.Fatalf("round %d: apply: exit %d\n%s\n%s", round, code, out, errOut)
+		}
+		if code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--var", "round="+r, "--detailed-exitcode", "-p", "20"); code != 0 {
+			t.Fatalf("round %d: the plan right after apply is not clean: exit %d\n%s\n%s", round, code, out, errOut)
+		}
+	}
+}

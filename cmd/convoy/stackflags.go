@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/config"
@@ -54,7 +56,8 @@ type clusterFlags struct {
 
 func addClusterFlags(fs *pflag.FlagSet, f *clusterFlags) {
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "kubeconfig for releases without a cluster block (default $KUBECONFIG or ~/.kube/config)")
-	fs.StringVar(&f.Context, "context", "", "kubeconfig context for releases without a cluster block (default: current context)")
+	fs.StringVar(&f.Context, "kube-context", "", "kubeconfig context for releases without a cluster block (default: current context; as helm --kube-context)")
+	fs.StringVar(&f.Context, "context", "", "the same as --kube-context")
 	fs.Float32Var(&f.QPS, "kube-qps", run.DefaultQPS, "client-side limit of queries per second to the Kubernetes API (the server's priority and fairness still applies)")
 	fs.IntVar(&f.Burst, "kube-burst", run.DefaultBurst, "client-side burst of queries to the Kubernetes API")
 	fs.StringVar(&f.StorageDriver, "storage-driver", "secret", "where release records live: secret or configmap (as Helm's HELM_DRIVER)")
@@ -65,6 +68,8 @@ type stackRun struct {
 	Stack       stackFlags
 	Cluster     clusterFlags
 	Parallelism int
+	// Grace is run.Options.Grace (no flag: tests shorten it).
+	Grace time.Duration
 }
 
 func addStackRunFlags(fs *pflag.FlagSet, f *stackRun) {
@@ -84,7 +89,17 @@ func (f stackRun) options() run.Options {
 		Clusters:    run.ClusterOptions{Kubeconfig: c.Kubeconfig, Context: c.Context, QPS: c.QPS, Burst: c.Burst, StorageDriver: c.StorageDriver},
 		ChartCache:  chartCache(),
 		Parallelism: f.Parallelism,
+		Grace:       f.Grace,
 	}
+}
+
+// writerOptions are the options of a command that changes the stack: what
+// the run does on its own (a dead holder's lock taken over, an interrupted
+// run's record marked failed) is printed as a warning.
+func (f stackRun) writerOptions(s streams) run.Options {
+	o := f.options()
+	o.Announce = func(msg string) { fmt.Fprintf(s.Err, "Warning: %s\n", msg) }
+	return o
 }
 
 // chartCache is the chart cache directory from the environment

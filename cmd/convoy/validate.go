@@ -23,7 +23,11 @@ func newValidateCmd(s streams) *cobra.Command {
 		Short: "Check a stack's configuration without contacting any cluster",
 		Long: `Validate loads and evaluates the stack: syntax, block and attribute names,
 types, references, variables and their validation rules, and the release
-dependency graph. It exits 0 when the stack is valid and 1 otherwise.`,
+dependency graph. It then checks the releases against their charts, offline:
+a local chart path that is not a chart, values that break a chart's
+values.schema.json (local charts, and repository charts already in the chart
+cache), and set or set_sensitive values Helm's --set cannot take. It exits 0
+when the stack is valid and 1 otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.Run(cmd.Context(), s)
@@ -43,7 +47,7 @@ type validateResult struct {
 }
 
 func (o validateOptions) Run(ctx context.Context, s streams) error {
-	ls, err := run.Load(ctx, o.Stack.source(), run.Ordered)
+	ls, err := run.Validate(ctx, run.Options{Source: o.Stack.source(), ChartCache: chartCache()})
 	diags := ls.Warnings
 	var de *run.DiagnosticsError
 	switch {

@@ -41,6 +41,8 @@ type Step struct {
 	// stale for this release.
 	CheckRevision  bool
 	ExpectRevision int
+	// RunID labels the records a restore writes (release.RunLabel).
+	RunID string
 }
 
 // Result is a step's outcome and the release record it left.
@@ -128,13 +130,13 @@ func (x *executor) Restore(ctx context.Context, id string) (bool, error) {
 		return false, nil
 	}
 	if res.PreviousDeployed == 0 {
-		_, err := s.Engine.Uninstall(ctx, release.UninstallRequest{Name: s.Name, Namespace: s.Namespace, Wait: true})
+		_, err := s.Engine.Uninstall(ctx, release.UninstallRequest{Name: s.Name, Namespace: s.Namespace, Wait: true, RunID: s.RunID})
 		if errors.Is(err, release.ErrReleaseNotFound) {
 			return false, nil // already gone (its own atomic uninstalled it)
 		}
 		return err == nil, err
 	}
-	rb, err := s.Engine.Rollback(ctx, release.RollbackRequest{Name: s.Name, Namespace: s.Namespace, Revision: res.PreviousDeployed, Wait: release.WaitReady, IgnoreChanges: res.ignore})
+	rb, err := s.Engine.Rollback(ctx, release.RollbackRequest{Name: s.Name, Namespace: s.Namespace, Revision: res.PreviousDeployed, Wait: release.WaitReady, IgnoreChanges: res.ignore, RunID: s.RunID})
 	if err == nil {
 		res.Release = rb
 	}

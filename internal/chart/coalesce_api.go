@@ -12,3 +12,22 @@ func CoalesceValues(ch *Chart, user map[string]any) (map[string]any, error) {
 	}
 	return coalesceNode(warn, tree, deepCopyMap(orEmpty(user)), "", false)
 }
+
+// ValidateValues checks the values a release of ch would render with
+// against the values.schema.json of the chart and its subcharts, as Render
+// does first; a violation is a *SchemaError.
+func ValidateValues(ch *Chart, user map[string]any) error {
+	warn := func(string, ...any) {}
+	tree := newTree(ch)
+	if err := processDependencies(warn, tree, user); err != nil {
+		return &DependencyError{Err: err}
+	}
+	values, err := coalesceNode(warn, tree, deepCopyMap(orEmpty(user)), "", false)
+	if err != nil {
+		return err
+	}
+	if err := validateSchemas(tree, values); err != nil {
+		return &SchemaError{Message: err.Error()}
+	}
+	return nil
+}

@@ -121,6 +121,7 @@ type Release struct {
 	DisableHooks    hcl.Expression
 	TakeOwnership   hcl.Expression
 	IgnoreChanges   hcl.Expression
+	AdoptFromStack  hcl.Expression
 	Labels          hcl.Expression
 	Cluster         hcl.Expression
 	Patches         hcl.Expression
@@ -151,8 +152,8 @@ func (r *Release) instanceExprs() []hcl.Expression {
 		r.ReleaseName, r.Chart, r.Version, r.Namespace, r.CreateNamespace,
 		r.Values, r.Set, r.SetSensitive, r.Wait, r.WaitForJobs, r.Timeout,
 		r.Atomic, r.CleanupOnFail, r.HistoryMax, r.DisableHooks,
-		r.TakeOwnership, r.IgnoreChanges, r.Labels, r.Cluster, r.Patches,
-		r.PostRenderer, r.Manifests,
+		r.TakeOwnership, r.IgnoreChanges, r.AdoptFromStack, r.Labels, r.Cluster,
+		r.Patches, r.PostRenderer, r.Manifests,
 	}
 	out := all[:0]
 	for _, e := range all {

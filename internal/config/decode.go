@@ -271,6 +271,7 @@ var releaseBlockSchema = &hcl.BodySchema{
 		{Name: "disable_hooks"},
 		{Name: "take_ownership"},
 		{Name: "ignore_changes"},
+		{Name: "adopt_from_stack"},
 		{Name: "labels"},
 		{Name: "cluster"},
 		{Name: "depends_on"},
@@ -326,6 +327,7 @@ func decodeReleaseBlock(block *hcl.Block) (*Release, hcl.Diagnostics) {
 	r.DisableHooks = attrExpr(content, "disable_hooks")
 	r.TakeOwnership = attrExpr(content, "take_ownership")
 	r.IgnoreChanges = attrExpr(content, "ignore_changes")
+	r.AdoptFromStack = attrExpr(content, "adopt_from_stack")
 	r.Labels = attrExpr(content, "labels")
 	r.Cluster = attrExpr(content, "cluster")
 	r.Patches = attrExpr(content, "patches")

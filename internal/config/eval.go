@@ -20,6 +20,9 @@ type EvalOptions struct {
 	// VarFiles are --var-file paths, applied in order after the stack's
 	// *.auto.vars.hcl files.
 	VarFiles []string
+	// VarFileSources are variables files already read (ReadVarFile, or
+	// the contents a saved plan recorded), applied in order after VarFiles.
+	VarFileSources []VarFile
 	// Vars are --var name=value pairs, the highest precedence.
 	Vars map[string]string
 	// Env is the process environment ("K=V"), read for CONVOY_VAR_* values.

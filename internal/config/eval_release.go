@@ -279,6 +279,7 @@ func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[
 	ri.CleanupOnFail = boolean(rel.CleanupOnFail, "cleanup_on_fail", false)
 	ri.DisableHooks = boolean(rel.DisableHooks, "disable_hooks", false)
 	ri.TakeOwnership = boolean(rel.TakeOwnership, "take_ownership", false)
+	ri.AdoptFromStack, _ = str(rel.AdoptFromStack, "adopt_from_stack", "")
 
 	if s, ok := str(rel.Timeout, "timeout", ""); ok && rel.Timeout != nil {
 		d, err := time.ParseDuration(s)
@@ -553,9 +554,24 @@ func valuesLayers(val cty.Value, expr hcl.Expression) (layers []ValuesLayer, kno
 	return layers, known, diags
 }
 
+// blankYAML reports whether YAML text holds no value: only blank lines,
+// comments and document markers.
+func blankYAML(text string) bool {
+	for line := range strings.Lines(text) {
+		l := strings.TrimSpace(line)
+		if l != "" && !strings.HasPrefix(l, "#") && l != "---" && l != "..." {
+			return false
+		}
+	}
+	return true
+}
+
 // checkYAMLValues checks that YAML text is a mapping (or empty). The error
 // never quotes the text, which may be sensitive.
 func checkYAMLValues(text string, rng hcl.Range) *hcl.Diagnostic {
+	if blankYAML(text) {
+		return nil // an empty layer, as an empty -f file is to Helm
+	}
 	ty, err := ctyyaml.ImpliedType([]byte(text))
 	if err != nil {
 		return &hcl.Diagnostic{

@@ -62,14 +62,18 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 	type varFile struct {
 		path  string
 		stack string // the name in the stack directory, which it may not leave; "" for --var-file
+		src   []byte // already read (VarFileSources)
 	}
 	readFile := func(vf varFile) {
 		f := vf.path
 		var src []byte
 		var d hcl.Diagnostics
-		if vf.stack != "" {
+		switch {
+		case vf.src != nil:
+			src = vf.src
+		case vf.stack != "":
 			src, d = readConfigFile(cfg.Dir, vf.stack)
-		} else {
+		default:
 			src, d = readVarFileArg(f)
 		}
 		diags = append(diags, d...)
@@ -121,6 +125,9 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 	}
 	for _, f := range opts.VarFiles {
 		readFile(varFile{path: f})
+	}
+	for _, vf := range opts.VarFileSources {
+		readFile(varFile{path: vf.Name, src: vf.Src})
 	}
 
 	raw := func(name, s, where string) (varValue, hcl.Diagnostics) {

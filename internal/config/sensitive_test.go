@@ -232,7 +232,7 @@ var sensitiveRefs = []string{"var.s", "var.n", "var.b", "var.m", "var.l", "local
 var releaseAttrs = []string{
 	"name", "namespace", "chart", "version", "values", "set", "set_sensitive", "labels",
 	"timeout", "history_max", "wait", "wait_for_jobs", "atomic", "cleanup_on_fail",
-	"disable_hooks", "take_ownership", "create_namespace", "count", "for_each",
+	"disable_hooks", "take_ownership", "adopt_from_stack", "create_namespace", "count", "for_each",
 }
 
 // sensitiveStack builds a stack from fuzz choices: for every release

@@ -185,7 +185,11 @@ type ReleaseInstance struct {
 	// IgnoreChanges are the fields this release leaves to other field
 	// managers (ignore_changes), in the order written.
 	IgnoreChanges []IgnoreChange
-	Labels        map[string]string
+	// AdoptFromStack names the stack this one takes the release over from:
+	// a release whose newest record another stack wrote is otherwise left
+	// alone.
+	AdoptFromStack string
+	Labels         map[string]string
 	// Patches are applied to the rendered manifests, in order (patches).
 	Patches []Patch
 	// PostRenderer is Helm's exec post-renderer (post_renderer), run after

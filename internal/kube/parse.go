@@ -26,6 +26,18 @@ import (
 // Errors name the document by position and by its "# Source:" comment when
 // Helm's renderer wrote one, and the object when it could be decoded.
 func (c *Client) Parse(manifest string, defaultNamespace string) ([]*unstructured.Unstructured, error) {
+	return parse(manifest, func(u *unstructured.Unstructured) error { return c.scope(u, defaultNamespace) })
+}
+
+// ParseUnmapped splits a manifest into objects like Parse, without the
+// RESTMapper: for kinds the cluster does not serve yet, whose scope is not
+// known. Objects keep the namespace they were given.
+func ParseUnmapped(manifest string) ([]*unstructured.Unstructured, error) {
+	return parse(manifest, func(*unstructured.Unstructured) error { return nil })
+}
+
+// parse splits a manifest into objects, each passed to check.
+func parse(manifest string, check func(*unstructured.Unstructured) error) ([]*unstructured.Unstructured, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(manifest)))
 	var objs []*unstructured.Unstructured
 	for n := 1; ; n++ {
@@ -41,33 +53,11 @@ func (c *Client) Parse(manifest string, defaultNamespace string) ([]*unstructure
 			return nil, fmt.Errorf("%s: %w", docName(n, doc), err)
 		}
 		for _, u := range found {
-			if err := c.scope(u, defaultNamespace); err != nil {
+			if err := check(u); err != nil {
 				return nil, fmt.Errorf("%s: %w", docName(n, doc), err)
 			}
 			objs = append(objs, u)
 		}
-	}
-}
-
-// ParseUnmapped splits a manifest into objects like Parse, without the
-// RESTMapper: for kinds the cluster does not serve yet, whose scope is not
-// known. Objects keep the namespace they were given.
-func ParseUnmapped(manifest string) ([]*unstructured.Unstructured, error) {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(manifest)))
-	var objs []*unstructured.Unstructured
-	for n := 1; ; n++ {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return objs, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("manifest document %d: %w", n, err)
-		}
-		found, err := decodeDocument(doc)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", docName(n, doc), err)
-		}
-		objs = append(objs, found...)
 	}
 }
 

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/event"
@@ -22,7 +23,17 @@ type WaitOptions struct {
 	// Progress, if set, is told how many of the objects waited for are
 	// ready, each time that number changes.
 	Progress func(ready, total int)
+	// Blockers, if set, is told which objects are not ready yet and why
+	// (their pods' problems and Warning events, as a NotReadyError says),
+	// once the wait has lasted BlockersAfter and then every BlockersAfter
+	// while the list changes. Zero BlockersAfter: DefaultBlockersAfter.
+	Blockers      func([]ObjectStatus)
+	BlockersAfter time.Duration
 }
+
+// DefaultBlockersAfter is how long a wait runs before it names what it
+// waits for.
+const DefaultBlockersAfter = 3 * time.Second
 
 // resyncPeriod re-lists what the watches may have missed; the watches do
 // the real work.
@@ -45,25 +56,53 @@ func (c *Client) Wait(ctx context.Context, refs []Ref, opts WaitOptions) error {
 		}
 		targets = append(targets, ref)
 	}
-	return c.wait(ctx, targets, mode, opts.Progress)
+	return c.waitReporting(ctx, targets, mode, opts.Progress, opts.blockerTicker())
+}
+
+func (opts WaitOptions) blockerTicker() *blockerTicker {
+	if opts.Blockers == nil {
+		return nil
+	}
+	every := opts.BlockersAfter
+	if every <= 0 {
+		every = DefaultBlockersAfter
+	}
+	return &blockerTicker{every: every, report: opts.Blockers}
+}
+
+// blockerTicker reports, every so often, the objects a wait is blocked on.
+type blockerTicker struct {
+	every  time.Duration
+	report func([]ObjectStatus)
+	last   string
 }
 
 // WaitForCompletion waits as Helm does for hooks: Jobs until they complete
 // and Pods until they succeed, failing as soon as one fails. Objects of other
 // kinds are done once they exist and are not waited for.
 func (c *Client) WaitForCompletion(ctx context.Context, refs []Ref) error {
+	return c.WaitForCompletionWith(ctx, refs, WaitOptions{})
+}
+
+// WaitForCompletionWith is WaitForCompletion reporting progress and
+// blockers as opts says (WaitForJobs does not apply).
+func (c *Client) WaitForCompletionWith(ctx context.Context, refs []Ref, opts WaitOptions) error {
 	var targets []Ref
 	for _, ref := range uniqueRefs(refs) {
 		if isJob(ref) || (ref.Group == "" && ref.Kind == "Pod") {
 			targets = append(targets, ref)
 		}
 	}
-	return c.wait(ctx, targets, modeCompletion, nil)
+	return c.waitReporting(ctx, targets, modeCompletion, opts.Progress, opts.blockerTicker())
 }
 
 func isJob(ref Ref) bool { return ref.Group == "batch" && ref.Kind == "Job" }
 
 func (c *Client) wait(ctx context.Context, targets []Ref, mode waitMode, progress func(ready, total int)) error {
+	return c.waitReporting(ctx, targets, mode, progress, nil)
+}
+
+func (c *Client) waitReporting(ctx context.Context, targets []Ref, mode waitMode, progress func(ready, total int), tick *blockerTicker) error {
 	if len(targets) == 0 {
 		return nil
 	}
@@ -79,7 +118,24 @@ func (c *Client) wait(ctx context.Context, targets []Ref, mode waitMode, progres
 	sw.ResyncPeriod = resyncPeriod
 	sw.StatusReader = statusReader{inner: statusreaders.NewDefaultStatusReader(c.mapper), mode: mode}
 
-	seen, err := watchStatus(ctx, sw, targets, progress)
+	var onTick func(map[object.ObjMetadata]*event.ResourceStatus)
+	var every time.Duration
+	if tick != nil {
+		every = tick.every
+		onTick = func(seen map[object.ObjMetadata]*event.ResourceStatus) {
+			objs := blockers(targets, seen)
+			c.explain(ctx, objs, seen)
+			var key strings.Builder
+			for _, o := range objs {
+				key.WriteString(o.String() + "\n")
+			}
+			if key.String() != tick.last {
+				tick.last = key.String()
+				tick.report(objs)
+			}
+		}
+	}
+	seen, err := watchStatus(ctx, sw, targets, progress, every, onTick)
 	if err != nil {
 		return err
 	}
@@ -112,7 +168,8 @@ func (c *Client) wait(ctx context.Context, targets []Ref, mode waitMode, progres
 // watchStatus follows the status of refs until all are Current, one is
 // Failed, or ctx ends, and returns the last status seen of each (absent:
 // never seen).
-func watchStatus(ctx context.Context, sw *watcher.DefaultStatusWatcher, refs []Ref, progress func(ready, total int)) (map[object.ObjMetadata]*event.ResourceStatus, error) {
+// Every interval (when onTick is set) onTick is shown what was seen so far.
+func watchStatus(ctx context.Context, sw *watcher.DefaultStatusWatcher, refs []Ref, progress func(ready, total int), interval time.Duration, onTick func(map[object.ObjMetadata]*event.ResourceStatus)) (map[object.ObjMetadata]*event.ResourceStatus, error) {
 	ids := make(object.ObjMetadataSet, len(refs))
 	for i, ref := range refs {
 		ids[i] = objMeta(ref)
@@ -128,7 +185,24 @@ func watchStatus(ctx context.Context, sw *watcher.DefaultStatusWatcher, refs []R
 
 	seen := make(map[object.ObjMetadata]*event.ResourceStatus, len(ids))
 	reported := -1
-	for e := range events {
+	var ticks <-chan time.Time
+	if onTick != nil && interval > 0 {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		ticks = t.C
+	}
+	for {
+		var e event.Event
+		select {
+		case <-ticks:
+			onTick(seen)
+			continue
+		case ev, ok := <-events:
+			if !ok {
+				return seen, nil
+			}
+			e = ev
+		}
 		switch e.Type {
 		case event.ErrorEvent:
 			if ctx.Err() != nil {
@@ -150,7 +224,24 @@ func watchStatus(ctx context.Context, sw *watcher.DefaultStatusWatcher, refs []R
 			return seen, nil
 		}
 	}
-	return seen, nil
+}
+
+// blockers are the objects of targets not ready yet, with their own
+// status; explain adds their pods' problems.
+func blockers(targets []Ref, seen map[object.ObjMetadata]*event.ResourceStatus) []ObjectStatus {
+	var out []ObjectStatus
+	for _, ref := range targets {
+		rs := seen[objMeta(ref)]
+		switch {
+		case rs == nil || rs.Status == status.NotFoundStatus:
+			out = append(out, ObjectStatus{Ref: ref, State: StateNotFound})
+		case rs.Status == status.FailedStatus:
+			out = append(out, ObjectStatus{Ref: ref, State: StateFailed, Message: summary(rs)})
+		case rs.Status != status.CurrentStatus:
+			out = append(out, ObjectStatus{Ref: ref, State: StateNotReady, Message: summary(rs)})
+		}
+	}
+	return out
 }
 
 // settled: every object is Current, or one has Failed.

@@ -41,14 +41,19 @@ type Input struct {
 	ConfigHash string
 	// Request turns a resolved release into the release engine's request.
 	Request func(*resolve.Release) *release.Request
-	// Outputs reads what a release's expressions may reference of its
-	// dependencies from their deployed revisions and the live cluster
-	// (revision, status, resources). A release whose values read outputs of
+	// Outputs turns a dependency's deployed record into what expressions
+	// may reference of it (revision, status, resources), reading its live
+	// objects through get. A release whose values read outputs of
 	// dependencies that this plan leaves unchanged is planned with them;
 	// nil: such releases are always known only after apply.
-	Outputs func(ctx context.Context, inst *config.ReleaseInstance) (map[config.ReleaseInstanceAddr]config.AppliedRelease, error)
+	Outputs func(ctx context.Context, kc *kube.Client, rel *release.Release, get func(context.Context, kube.Ref) (*unstructured.Unstructured, error)) (config.AppliedRelease, error)
 	// Destroy plans the uninstall of every release of the stack.
 	Destroy bool
+	// Interrupted reports whether the run with this id (release.RunLabel),
+	// which left a record of the stack pending, is gone: it no longer holds
+	// the stack's lock. Such records are planned as failed (Interrupted).
+	// Nil: no run is known to be gone, and pending records are errors.
+	Interrupted func(runID string) bool
 }
 
 // Compute plans the stack: every selected release is resolved, rendered

@@ -232,11 +232,13 @@ func equalJSON(a, b any) bool {
 }
 
 // Mask replaces the values of changes for which sensitive returns true by
-// SensitivePlaceholder, and drops their line diffs.
+// SensitivePlaceholder, and drops their line diffs. An added or removed
+// structure is masked leaf by leaf: one sensitive leaf hides that leaf only.
 func (d *Diff) Mask(sensitive func(c *Change) bool) {
 	if d == nil {
 		return
 	}
+	d.splitSensitive(sensitive)
 	for _, c := range d.Changes {
 		if c.Sensitive || !sensitive(c) {
 			continue

@@ -67,22 +67,9 @@ const ShapePrefix = "shape:"
 // absentField stands for a field the applied object sets and live lacks.
 const absentField = "\x00absent"
 
-func project(v, shape any) any {
-	sm, isMap := shape.(map[string]any)
-	vm, vIsMap := v.(map[string]any)
-	if !isMap || !vIsMap {
-		return v
-	}
-	out := make(map[string]any, len(sm))
-	for k, sub := range sm {
-		if lv, ok := vm[k]; ok {
-			out[k] = project(lv, sub)
-		} else {
-			out[k] = absentField
-		}
-	}
-	return out
-}
+// project restricts v to the fields shape sets, a field v lacks standing
+// as absentField (so that its absence counts in a hash).
+func project(v, shape any) any { return projectFields(v, shape, absentField) }
 
 // dryRunResult is the server's answer to a dry-run apply.
 type dryRunResult struct {

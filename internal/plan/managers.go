@@ -12,7 +12,12 @@ import (
 // projectSet restricts v to the fields shape sets: maps are followed key
 // by key, lists and scalars taken whole, and fields v lacks left out. It is
 // how drift compares only what convoy applies.
-func projectSet(v, shape any) any {
+func projectSet(v, shape any) any { return projectFields(v, shape, nil) }
+
+// projectFields restricts v to the fields shape sets, following maps key by
+// key and taking lists and scalars whole. A field v lacks is left out when
+// absent is nil, else it stands as absent.
+func projectFields(v, shape, absent any) any {
 	sm, isMap := shape.(map[string]any)
 	vm, vIsMap := v.(map[string]any)
 	if !isMap || !vIsMap {
@@ -21,7 +26,9 @@ func projectSet(v, shape any) any {
 	out := make(map[string]any, len(sm))
 	for k, sub := range sm {
 		if lv, ok := vm[k]; ok {
-			out[k] = projectSet(lv, sub)
+			out[k] = projectFields(lv, sub, absent)
+		} else if absent != nil {
+			out[k] = absent
 		}
 	}
 	return out

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/convoy-sh/convoy/internal/kube"
 )
 
 // minRedactLen is the shortest sensitive string replaced wherever it occurs
@@ -20,6 +22,9 @@ type Redactor struct {
 	exact map[string]bool
 	// needles are replaced in text, longest first.
 	needles []string
+	// fields are the fields of a release's objects rendered from sensitive
+	// values (derived.go): masked in diffs whatever their value.
+	fields derivedFields
 }
 
 // NewRedactor masks the given sensitive strings.
@@ -153,12 +158,16 @@ func (p *Plan) Redactor() *Redactor {
 	return NewRedactor(all...)
 }
 
-// maskDiff masks changes holding sensitive strings, and every change under
-// secretPaths.
+// fieldsOf are the fields of the object ref rendered from sensitive values.
+func (r *Redactor) fieldsOf(ref kube.Ref) []string { return r.fields.of(ref) }
+
+// maskDiff masks changes holding sensitive strings, and every change at,
+// under or above one of secretPaths (a created object's "data" holds
+// "data.token").
 func MaskDiff(d *Diff, r *Redactor, secretPaths ...string) {
 	d.Mask(func(c *Change) bool {
 		for _, p := range secretPaths {
-			if HasPrefix(c.Path, p) {
+			if HasPrefix(c.Path, p) || HasPrefix(p, c.Path) {
 				return true
 			}
 		}

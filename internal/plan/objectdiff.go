@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,6 +42,9 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 		ref     kube.Ref
 		version string
 		hash    string
+		// elsewhere is the missing namespace of a new object validated
+		// in kube.ValidationNamespace.
+		elsewhere string
 	}
 	var items []*unstructured.Unstructured
 	items = append(items, current...)
@@ -74,12 +78,17 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 					}
 				}
 				prev := prevBy[identityKey(ref)]
+				if live == nil {
+					if res.elsewhere, res.warning, err = validateNew(ctx, kc, obj, req); err != nil {
+						return inTemplate(prep.TemplateOf(ref), err)
+					}
+				}
 				ch, drift, warn, err := diffObject(ctx, kc, obj, prev, live, req, red)
 				if err != nil {
-					return err
+					return inTemplate(prep.TemplateOf(ref), err)
 				}
 				ch.Template = prep.TemplateOf(ref)
-				res.change, res.drift, res.warning = ch, drift, warn
+				res.change, res.drift, res.warning = ch, drift, cmp.Or(warn, res.warning)
 				return nil
 			})
 		})
@@ -102,9 +111,13 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	var elsewhere []string
 	for _, r := range results {
 		if r.ref == (kube.Ref{}) {
 			continue
+		}
+		if r.elsewhere != "" {
+			elsewhere = append(elsewhere, r.elsewhere)
 		}
 		rc.Observed.Objects = append(rc.Observed.Objects, ObservedObject{Ref: r.ref, ResourceVersion: r.version, Hash: r.hash})
 		if r.change != nil {
@@ -117,6 +130,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 			rc.Warnings = append(rc.Warnings, r.warning)
 		}
 	}
+	rc.Warnings = append(rc.Warnings, missingNamespaces(elsewhere, req, items)...)
 	return nil
 }
 
@@ -137,7 +151,7 @@ func getLive(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.
 // drift. Changed fields name the field manager that wrote the live value.
 func diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructured.Unstructured, req *release.Request, red *Redactor) (*ObjectChange, *ObjectDrift, string, error) {
 	ref := kube.RefOf(obj)
-	secret := secretPaths(ref.Kind)
+	secret := append(secretPaths(ref.Kind), red.fieldsOf(ref)...)
 	if live == nil {
 		ch := objectChange(ref, ObjectCreate)
 		ch.Diff = Compare(map[string]any{}, normalize(obj))

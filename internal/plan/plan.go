@@ -103,6 +103,17 @@ type ReleaseChange struct {
 	// Warnings are things apply may trip over (objects owned by someone
 	// else, chart warnings).
 	Warnings []string `json:",omitempty"`
+	// Owner is the other stack whose label the release's newest record
+	// carries ("" when it is this stack's or no stack's). Apply refuses to
+	// change it unless Adopt.
+	Owner string `json:",omitempty"`
+	// Adopt: the release block's adopt_from_stack names Owner, and apply
+	// takes the release over from it.
+	Adopt bool `json:",omitempty"`
+	// Interrupted is the newest record when a run of this stack that is
+	// gone left it pending: apply marks it failed before anything else,
+	// and the plan is computed as if it were.
+	Interrupted *Interrupted `json:",omitempty"`
 
 	Observed Observed
 	// Saved is what apply executes without re-rendering; nil when
@@ -143,6 +154,7 @@ const (
 	ReasonDependency   ReasonKind = "dependency-output" // values read outputs of changing releases
 	ReasonRemoved      ReasonKind = "removed"           // no longer in the stack's files
 	ReasonDestroy      ReasonKind = "destroy"           // convoy destroy
+	ReasonAdopt        ReasonKind = "adopt"             // taken over from another stack (adopt_from_stack)
 )
 
 // ChartRef names a chart version.

@@ -8,22 +8,17 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// release plans one release instance.
-func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*ReleaseChange, error) {
-	rc := &ReleaseChange{Addr: inst.Addr.String(), Name: inst.Name, Namespace: inst.Namespace, Cluster: clusterName(inst.Cluster)}
-	for _, d := range inst.DependsOn {
-		rc.DependsOn = append(rc.DependsOn, d.Addr.String())
-	}
-	eng, err := c.in.Engine(ctx, inst.Cluster)
-	if err != nil {
-		return nil, err
-	}
-	hist, err := c.history(ctx, eng, inst.Namespace, inst.Name)
+// release plans one release instance. Its errors are masked with
+// everything the release's sensitive values render to.
+func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_ *ReleaseChange, err error) {
+	rc, eng, hist, interrupted, err := c.begin(ctx, inst)
 	if err != nil {
 		return nil, err
 	}
@@ -37,8 +32,13 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	if last != nil {
 		rc.Observed.LastRevision, rc.Observed.LastStatus = last.Version, string(last.Info.Status)
 	}
+	rc.interrupted(interrupted)
 	if deployed != nil && deployed.Chart != nil && deployed.Chart.Metadata != nil {
 		rc.Chart.Before = chartRef(deployed.Chart)
+	}
+	if c.ownership(rc, inst, last); rc.Refused() {
+		rc.Action = ActionUpgrade // what it would be: apply refuses
+		return rc, nil
 	}
 	rc.Sensitive = resolve.SensitiveValues(inst) // the known part, for the unknown too
 	if !inst.Known {
@@ -58,6 +58,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 		return nil, err
 	}
 	red := NewRedactor(rc.Sensitive)
+	defer func() { err = red.Err(err) }()
 	req := c.in.Request(r)
 	var prep *release.Prepared
 	if err := c.do(ctx, func() error {
@@ -68,7 +69,16 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 		if !meta.IsNoMatchError(err) {
 			return nil, err
 		}
-		return c.unknownKinds(ctx, eng, rc, req, last, deployed, red, err)
+		return c.unknownKinds(ctx, eng, rc, req, hist, last, deployed, &red, err)
+	}
+	derivedWarning, err := c.maskDerived(ctx, eng, rc, req, prep.Revision, prep.IsInstall, prep.Rendered, &red)
+	if err != nil {
+		return nil, err
+	}
+	if req.CreateNamespace {
+		if err := eng.Kube().ValidateNamespace(ctx, req.Namespace); err != nil {
+			return nil, err
+		}
 	}
 	rc.Action = ActionUpgrade
 	if prep.IsInstall {
@@ -78,7 +88,8 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	saved := *req
 	saved.Chart = nil
 	rc.Saved = &SavedRelease{Rendered: prep.Rendered, Request: saved}
-	rc.Warnings = warningsOf(prep.Rendered, red)
+	observed := rc.Warnings // who owns it, what was interrupted
+	rc.Warnings = append(slices.Clip(observed), warningsOf(prep.Rendered, red)...)
 	crds, err := c.crdChanges(ctx, eng.Kube(), prep.Rendered, rc.Action)
 	if err != nil {
 		return nil, err
@@ -100,6 +111,10 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 		rc.Reasons = append(rc.Reasons, installReason(last))
 	default:
 		rc.Reasons = append(rc.Reasons, stateReasons(last, deployed)...)
+		if rc.Adopt {
+			// The new revision is what carries this stack's label.
+			rc.Reasons = append(rc.Reasons, Reason{Kind: ReasonAdopt, Detail: fmt.Sprintf("taken over from stack %q", rc.Owner)})
+		}
 		if deployed == nil {
 			break // nothing deployed to compare with: the state says it all
 		}
@@ -125,7 +140,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 		// Correcting drift is an upgrade: show the next revision's objects.
 		unchanged = false
 		rc.Reasons = append(rc.Reasons, Reason{Kind: ReasonDrift, Detail: fmt.Sprintf("%d %s changed outside convoy", len(rc.Drift), plural(len(rc.Drift), "object", "objects"))})
-		rc.Objects, rc.Drift, rc.Warnings = nil, nil, warningsOf(prep.Rendered, red)
+		rc.Objects, rc.Drift, rc.Warnings = nil, nil, append(slices.Clip(observed), warningsOf(prep.Rendered, red)...)
 		if err := c.objects(ctx, eng, rc, prep, red, false); err != nil {
 			return nil, err
 		}
@@ -143,7 +158,55 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (*
 	if rc.Action != ActionNoOp && !req.DisableHooks {
 		rc.Hooks = hookRuns(prep.Rendered, rc.Action)
 	}
+	if rc.Action != ActionNoOp {
+		if err := prep.CheckRecordSize(); err != nil {
+			return nil, err
+		}
+	}
+	if derivedWarning != "" {
+		rc.Warnings = append(rc.Warnings, derivedWarning)
+	}
 	return rc, nil
+}
+
+// maskDerived adds what the release's sensitive values render to
+// (derived.go) to rc.Sensitive and to *red. It returns a warning when that
+// could not be found out.
+func (c *computer) maskDerived(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, revision int, install bool, rendered *chart.Rendered, red **Redactor) (string, error) {
+	if len(rc.Sensitive) == 0 {
+		return "", nil
+	}
+	d, err := c.secretDerived(ctx, eng, req, revision, install, rendered, *red)
+	if err != nil {
+		return "", err
+	}
+	if len(d.values) > 0 {
+		rc.Sensitive = append(rc.Sensitive, d.values...)
+		slices.Sort(rc.Sensitive)
+		rc.Sensitive = slices.Compact(rc.Sensitive)
+	}
+	r := NewRedactor(rc.Sensitive)
+	r.fields = d.fields
+	*red = r
+	return d.warning, nil
+}
+
+// begin starts the plan of an instance: its identity and dependencies, its
+// cluster's engine and its records.
+func (c *computer) begin(ctx context.Context, inst *config.ReleaseInstance) (*ReleaseChange, *release.Engine, []*release.Release, *Interrupted, error) {
+	rc := &ReleaseChange{Addr: inst.Addr.String(), Name: inst.Name, Namespace: inst.Namespace, Cluster: clusterName(inst.Cluster)}
+	for _, d := range inst.DependsOn {
+		rc.DependsOn = append(rc.DependsOn, d.Addr.String())
+	}
+	eng, err := c.in.Engine(ctx, inst.Cluster)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	hist, interrupted, err := c.observe(ctx, eng, inst.Namespace, inst.Name)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return rc, eng, hist, interrupted, nil
 }
 
 // withOutputs evaluates a release whose values read attributes of other
@@ -170,9 +233,32 @@ func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance
 	if len(changed) > 0 || c.in.Outputs == nil {
 		return nil, changed, nil
 	}
-	av, err := c.in.Outputs(ctx, inst)
-	if err != nil {
-		return nil, nil, err
+	av := map[config.ReleaseInstanceAddr]config.AppliedRelease{}
+	for _, d := range inst.DependsOn {
+		dep := c.in.Stack.Release(d.Addr)
+		if dep == nil {
+			continue
+		}
+		eng, err := c.in.Engine(ctx, dep.Cluster)
+		if err != nil {
+			return nil, nil, err
+		}
+		hist, err := c.history(ctx, eng, dep.Namespace, dep.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		i := slices.IndexFunc(hist, func(r *release.Release) bool { return r.Info.Status == release.StatusDeployed })
+		if i < 0 {
+			continue // not deployed: stays unknown
+		}
+		kc := eng.Kube()
+		a, err := c.in.Outputs(ctx, kc, hist[i], func(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
+			return c.live(ctx, kc, ref)
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("outputs of %s: %w", d.Addr, err)
+		}
+		av[d.Addr] = a
 	}
 	known, diags := c.in.Stack.EvaluateRelease(inst.Addr, av)
 	if diags.HasErrors() {
@@ -236,7 +322,7 @@ func chartText(r *ChartRef) string {
 // not serve yet: their CRDs come from a release it depends on, installed
 // earlier in the same apply. It is rendered and saved; its objects can
 // only be diffed at apply time.
-func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, last, deployed *release.Release, red *Redactor, cause error) (*ReleaseChange, error) {
+func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, hist []*release.Release, last, deployed *release.Release, redp **Redactor, cause error) (*ReleaseChange, error) {
 	install := last == nil || (last.Info.Status == release.StatusUninstalled && deployed == nil)
 	revision := 1
 	if last != nil {
@@ -252,6 +338,15 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *Re
 		rendered, err = eng.RenderRevision(ctx, req, revision, action)
 		return err
 	}); err != nil {
+		return nil, err
+	}
+	derivedWarning, err := c.maskDerived(ctx, eng, rc, req, revision, install, rendered, redp)
+	if err != nil {
+		return nil, err
+	}
+	red := *redp
+	p := &release.Prepared{Request: req, History: hist, Revision: revision, IsInstall: install, Rendered: rendered}
+	if err := p.CheckRecordSize(); err != nil {
 		return nil, err
 	}
 	rc.Action = ActionUpgrade
@@ -270,12 +365,15 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *Re
 	}
 	rc.Values = Compare(orEmpty(before), orEmpty(req.Values))
 	MaskValues(rc.Values, red)
-	rc.Warnings = append(warningsOf(rendered, red), fmt.Sprintf("its objects cannot be compared before the cluster serves their kinds: %s", red.Text(cause.Error())))
+	rc.Warnings = append(append(rc.Warnings, warningsOf(rendered, red)...), fmt.Sprintf("its objects cannot be compared before the cluster serves their kinds: %s", red.Text(cause.Error())))
 	crds, err := c.crdChanges(ctx, eng.Kube(), rendered, rc.Action)
 	if err != nil {
 		return nil, err
 	}
 	rc.Objects = append(crds, unservedObjects(eng.Kube(), rendered, req.Namespace)...)
+	if derivedWarning != "" {
+		rc.Warnings = append(rc.Warnings, derivedWarning)
+	}
 	if !req.DisableHooks {
 		rc.Hooks = hookRuns(rendered, rc.Action)
 	}

@@ -7,6 +7,8 @@ type Summary struct {
 	Install, Upgrade, Uninstall, Unchanged int
 	// Drifted counts live objects that differ from what convoy applied.
 	Drifted int
+	// Refused counts releases another stack owns: apply refuses to run.
+	Refused int
 	// Destroy: the plan of convoy destroy, which only uninstalls.
 	Destroy bool
 }
@@ -15,6 +17,10 @@ type Summary struct {
 func (p *Plan) Summary() Summary {
 	s := Summary{Destroy: p.Destroy}
 	for _, r := range p.Releases {
+		if r.Refused() {
+			s.Refused++
+			continue
+		}
 		switch r.Action {
 		case ActionInstall:
 			s.Install++
@@ -37,6 +43,9 @@ func (s Summary) String() string {
 	line := fmt.Sprintf("Plan: %d to install, %d to upgrade, %d to uninstall, %d unchanged.", s.Install, s.Upgrade, s.Uninstall, s.Unchanged)
 	if s.Drifted > 0 {
 		line += fmt.Sprintf(" Drift: %d %s.", s.Drifted, plural(s.Drifted, "object", "objects"))
+	}
+	if s.Refused > 0 {
+		line += fmt.Sprintf(" Refused: %d %s owned by another stack: apply refuses to run.", s.Refused, plural(s.Refused, "release", "releases"))
 	}
 	return line
 }

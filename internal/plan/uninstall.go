@@ -63,7 +63,7 @@ func (c *computer) removed(ctx context.Context) ([]*ReleaseChange, error) {
 		for _, k := range slices.SortedFunc(maps.Keys(candidates), func(a, b key) int {
 			return cmp.Or(cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
 		}) {
-			hist, err := c.history(ctx, eng, k.namespace, k.name)
+			hist, interrupted, err := c.observe(ctx, eng, k.namespace, k.name)
 			if err != nil {
 				return nil, err
 			}
@@ -78,6 +78,7 @@ func (c *computer) removed(ctx context.Context) ([]*ReleaseChange, error) {
 			if err != nil {
 				return nil, fmt.Errorf("removed release %s/%s: %w", last.Namespace, last.Name, err)
 			}
+			rc.interrupted(interrupted)
 			out = append(out, rc)
 		}
 	}
@@ -88,18 +89,11 @@ func (c *computer) removed(ctx context.Context) ([]*ReleaseChange, error) {
 // a no-op when it is not installed, or when its newest record belongs to
 // another stack.
 func (c *computer) destroy(ctx context.Context, inst *config.ReleaseInstance) (*ReleaseChange, error) {
-	eng, err := c.in.Engine(ctx, inst.Cluster)
+	noop, eng, hist, interrupted, err := c.begin(ctx, inst)
 	if err != nil {
 		return nil, err
 	}
-	hist, err := c.history(ctx, eng, inst.Namespace, inst.Name)
-	if err != nil {
-		return nil, err
-	}
-	noop := &ReleaseChange{Addr: inst.Addr.String(), Name: inst.Name, Namespace: inst.Namespace, Cluster: clusterName(inst.Cluster), Action: ActionNoOp}
-	for _, d := range inst.DependsOn {
-		noop.DependsOn = append(noop.DependsOn, d.Addr.String())
-	}
+	noop.Action = ActionNoOp
 	if len(hist) == 0 {
 		return noop, nil
 	}
@@ -118,6 +112,7 @@ func (c *computer) destroy(ctx context.Context, inst *config.ReleaseInstance) (*
 	}
 	rc.Addr, rc.DependsOn = noop.Addr, noop.DependsOn
 	rc.Reasons = []Reason{{Kind: ReasonDestroy}}
+	rc.interrupted(interrupted)
 	rc.Sensitive = resolve.SensitiveValues(inst)
 	rc.Uninstall.DisableHooks = inst.DisableHooks
 	rc.Uninstall.Timeout = inst.Timeout

@@ -12,6 +12,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/apply"
 	"github.com/convoy-sh/convoy/internal/dag"
+	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
 )
 
@@ -21,6 +22,59 @@ type rowState struct {
 	started time.Time
 	elapsed time.Duration
 	done    bool
+	// blockers are what the release's wait is blocked on, one line each,
+	// while it is in phase blockedIn.
+	blockers  []string
+	blockedIn release.Phase
+}
+
+// maxBlockers and maxBlockerWidth keep the live view a few short lines per
+// release.
+const (
+	maxBlockers     = 3
+	maxDetails      = 2
+	maxBlockerWidth = 140
+)
+
+// blockerLines are the live view's lines for a wait's blockers: per
+// object its kind, namespace/name and own status, then the reasons found
+// below it (its pods' problems, Warning events) indented, each cut to a
+// terminal line.
+func blockerLines(objs []kube.ObjectStatus) []string {
+	cut := func(s string) string {
+		if r := []rune(s); len(r) > maxBlockerWidth {
+			return string(r[:maxBlockerWidth-1]) + "…"
+		}
+		return s
+	}
+	var out []string
+	for i, o := range objs {
+		if i == maxBlockers {
+			out = append(out, fmt.Sprintf("… and %d more", len(objs)-maxBlockers))
+			break
+		}
+		name := o.Ref.Name
+		if o.Ref.Namespace != "" {
+			name = o.Ref.Namespace + "/" + name
+		}
+		line := o.Ref.Kind + " " + name + ": "
+		switch {
+		case o.State != kube.StateNotReady && o.Message != "":
+			line += o.State.String() + ": " + o.Message
+		case o.Message != "":
+			line += o.Message
+		default:
+			line += o.State.String()
+		}
+		out = append(out, cut(line))
+		for j, d := range o.Details {
+			if j == maxDetails {
+				break
+			}
+			out = append(out, cut("    "+d))
+		}
+	}
+	return out
 }
 
 type progressBase struct {
@@ -133,7 +187,7 @@ func (l *Live) draw() {
 	if l.drawn > 0 {
 		fmt.Fprintf(&b, "\x1b[%dA", l.drawn)
 	}
-	width := 0
+	width, n := 0, 0
 	for _, r := range l.rows {
 		width = max(width, len(r.ID))
 	}
@@ -147,8 +201,19 @@ func (l *Live) draw() {
 			timing = fmt.Sprintf(" (%s)", el.Round(100*time.Millisecond))
 		}
 		fmt.Fprintf(&b, "\x1b[2K%-*s  %s%s\n", width, r.ID, r.state, timing)
+		n++
+		if !r.done {
+			for _, bl := range r.blockers {
+				fmt.Fprintf(&b, "\x1b[2K%-*s    ⏳ %s\n", width, "", bl)
+				n++
+			}
+		}
 	}
-	l.drawn = len(l.rows)
+	// Lines left from a taller frame are cleared.
+	for ; n < l.drawn; n++ {
+		b.WriteString("\x1b[2K\n")
+	}
+	l.drawn = n
 	_, _ = io.WriteString(l.w, b.String())
 }
 
@@ -157,6 +222,14 @@ func (l *Live) Event(ev release.Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if r := l.byRel[ev.Namespace+"/"+ev.Release]; r != nil && !r.done {
+		switch {
+		case ev.Blockers != nil:
+			r.blockers, r.blockedIn = blockerLines(ev.Blockers), ev.Phase
+			r.state = fmt.Sprintf("%s: %d not ready", ev.Phase, len(ev.Blockers))
+			return
+		case ev.Phase != r.blockedIn:
+			r.blockers = nil
+		}
 		r.state = string(ev.Phase) + ": " + ev.Message
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/apply"
 	"github.com/convoy-sh/convoy/internal/dag"
+	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
 )
 
@@ -65,5 +66,37 @@ func TestLinesViewIsTimestampedLines(t *testing.T) {
 	want := "2026-11-21T12:00:00Z release.db: applying 3 objects\n2026-11-21T12:00:00Z release.web: skipped: dependency release.db failed\n"
 	if buf.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", buf.String(), want)
+	}
+}
+
+func TestLiveViewShowsWhatAWaitIsBlockedOn(t *testing.T) {
+	var buf syncBuffer
+	l := NewLive(&buf, rows)
+	l.Started("release.db")
+	l.Event(release.Event{Namespace: "data", Release: "db", Phase: release.PhaseWaiting, Message: "waiting for v1 Service data/db", Blockers: []kube.ObjectStatus{{
+		Ref: kube.Ref{Version: "v1", Kind: "Service", Namespace: "data", Name: "db"}, State: kube.StateNotReady, Message: "no load balancer address",
+	}, {
+		Ref: kube.Ref{Group: "batch", Version: "v1", Kind: "Job", Namespace: "data", Name: "migrate"}, State: kube.StateFailed, Message: "BackoffLimitExceeded",
+		Details: []string{"pod migrate-x: container m: terminated: Error (exit code 1)"},
+	}}})
+	time.Sleep(300 * time.Millisecond)
+	for _, want := range []string{
+		"release.db   waiting: 2 not ready",
+		"⏳ Service data/db: no load balancer address\n",
+		"⏳ Job data/migrate: failed: BackoffLimitExceeded\n",
+		"⏳     pod migrate-x: container m: terminated: Error (exit code 1)\n",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("live view lacks %q:\n%q", want, buf.String())
+		}
+	}
+	// Once the release moves on, its blockers go and the frame shrinks
+	// with every stale line cleared.
+	l.Finished("release.db", dag.Outcome[string]{Status: dag.Succeeded, Duration: time.Second})
+	l.Close()
+	out := buf.String()
+	last := out[strings.LastIndex(out, "\x1b[5A"):]
+	if strings.Contains(last, "⏳") || strings.Count(last, "\x1b[2K") != 5 {
+		t.Fatalf("final frame:\n%q", last)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart"
@@ -61,6 +60,9 @@ type Request struct {
 	PostRender postrender.Spec `json:",omitempty"`
 	// Labels are extra labels on the release records (e.g. convoy.dev/stack).
 	Labels map[string]string
+	// RunID labels the records this operation writes (RunLabel): the id of
+	// the stack lock its run holds.
+	RunID string
 }
 
 func (r *Request) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
@@ -144,64 +146,53 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 	req := p.Request
 	store := e.Storage(req.Namespace)
 	e.logf(req.Namespace, req.Name, PhaseRendering, "preparing revision %d", p.Revision)
+	if err := p.CheckRecordSize(); err != nil {
+		return nil, err
+	}
 	// As Helm: crds/ are installed (never upgraded) before anything else.
-	if p.IsInstall && len(p.Rendered.CRDs) > 0 {
+	// Objects of the kinds they define can be built, and so validated, only
+	// after that; otherwise the CRDs wait until everything is validated.
+	crdsInstalled := false
+	if p.IsInstall && p.NeedsCRDs {
 		if err := e.installCRDs(ctx, req.Namespace, req.Name, p.Rendered.CRDs); err != nil {
 			return nil, err
 		}
-		if p.NeedsCRDs {
-			if err := e.build(p, p.Rendered); err != nil {
-				return nil, err
-			}
-			p.NeedsCRDs = false
-		}
-	}
-	objs, src := p.Objects, p.sources
-	if req.CreateNamespace {
-		if err := e.kube.EnsureNamespace(ctx, req.Namespace, nil); err != nil {
+		if err := e.build(p, p.Rendered); err != nil {
 			return nil, err
 		}
+		p.NeedsCRDs, crdsInstalled = false, true
 	}
-	// Validate against the server before recording anything: an invalid
-	// object must leave neither a revision nor a change behind. Objects the
-	// release did not own before may be adopted only with take_ownership.
+	objs, src := p.Objects, p.sources
+	// Validate against the server before creating or recording anything
+	// (the namespace included): an invalid object must leave neither a
+	// revision nor a change behind. Objects the release did not own before
+	// may be adopted only with take_ownership.
 	if !req.TakeOwnership {
 		if err := e.checkOwnership(ctx, objs, req.Name, req.Namespace, identities(p.Previous)); err != nil {
 			return nil, err
 		}
 	}
-	if _, err := e.apply(ctx, objs, src, req.IgnoreChanges, kube.DryRunServer); err != nil {
+	if err := e.validate(ctx, req, objs, src); err != nil {
 		return nil, err
 	}
-
-	now := time.Now()
-	rel := &Release{
-		Name:      req.Name,
-		Namespace: req.Namespace,
-		Chart:     p.Rendered.Chart,
-		Config:    req.Values,
-		Manifest:  p.Rendered.Manifest(false),
-		Hooks:     hooksFromChart(p.Rendered.Hooks),
-		Version:   p.Revision,
-		Info: &Info{
-			FirstDeployed: now,
-			LastDeployed:  now,
-			Status:        StatusPendingInstall,
-			Description:   "Initial install underway",
-			Notes:         p.Rendered.Notes,
-		},
-		ApplyMethod: ApplyMethodSSA,
-		Labels:      maps.Clone(req.Labels),
-	}
-	if !p.IsInstall {
-		rel.Info.Status, rel.Info.Description = StatusPendingUpgrade, "Preparing upgrade"
-		if first := p.History[0]; !first.Info.FirstDeployed.IsZero() {
-			rel.Info.FirstDeployed = first.Info.FirstDeployed
+	if p.IsInstall && len(p.Rendered.CRDs) > 0 && !crdsInstalled {
+		if err := e.installCRDs(ctx, req.Namespace, req.Name, p.Rendered.CRDs); err != nil {
+			return nil, err
 		}
 	}
+	if req.CreateNamespace {
+		if err := e.kube.EnsureNamespace(ctx, req.Namespace, nil); err != nil {
+			return nil, err
+		}
+	}
+
+	rel := p.record(time.Now())
 	// Creating revision N fails if anyone created it since Prepare: the
 	// per-release lock.
-	if err := store.Create(ctx, rel); err != nil {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := e.createRecord(ctx, store, rel); err != nil {
 		if errors.Is(err, ErrReleaseExists) {
 			return nil, fmt.Errorf("release %s revision %d was created by another operation since this one was prepared: %w", req.Name, p.Revision, err)
 		}
@@ -289,6 +280,10 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 			Progress: func(ready, total int) {
 				e.logf(rel.Namespace, rel.Name, PhaseWaiting, "%d/%d ready", ready, total)
 			},
+			Blockers: func(objs []kube.ObjectStatus) {
+				e.notify(Event{Time: time.Now(), Namespace: rel.Namespace, Release: rel.Name, Phase: PhaseWaiting,
+					Message: blockedMessage(objs), Blockers: objs})
+			},
 		})
 		cancel()
 		if err != nil {
@@ -305,24 +300,25 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 
 // finishDeployed records the success of p deployed as rel: the new
 // revision deployed, the previous deployed one superseded, old revisions
-// pruned.
+// pruned. The writes are retried and may outlive ctx by the engine's grace
+// period.
 func (e *Engine) finishDeployed(ctx context.Context, store *Storage, p *Prepared, rel *Release) error {
 	if previous := p.Deployed; previous != nil {
-		previous.Info.Status = StatusSuperseded
-		if err := store.Update(ctx, previous); err != nil {
-			return err
+		if err := e.writeFinal(ctx, store, previous, StatusSuperseded, previous.Info.Description); err != nil {
+			// The new revision stays pending: that is what needs fixing.
+			return &RecordError{Name: rel.Name, Namespace: rel.Namespace, Revision: rel.Version, Left: rel.Info.Status, Want: StatusDeployed,
+				RunID: rel.Labels[RunLabel], Err: fmt.Errorf("superseding revision %d: %w", previous.Version, errors.Unwrap(err))}
 		}
 	}
-	rel.Info.Status = StatusDeployed
-	rel.Info.Description = "Upgrade complete"
+	description := "Upgrade complete"
 	if p.IsInstall {
-		rel.Info.Description = "Install complete"
+		description = "Install complete"
 	}
-	if err := store.Update(ctx, rel); err != nil {
+	if err := e.writeFinal(ctx, store, rel, StatusDeployed, description); err != nil {
 		return err
 	}
 	e.logf(rel.Namespace, rel.Name, PhaseDone, "revision %d deployed", rel.Version)
-	return store.Prune(ctx, rel.Name, p.Request.HistoryMax)
+	return Retry(ctx, e.grace, func(ctx context.Context) error { return store.Prune(ctx, rel.Name, p.Request.HistoryMax) })
 }
 
 // failDeploy records the failed deploy of p as rel and then, in this
@@ -333,14 +329,12 @@ func (e *Engine) failDeploy(ctx context.Context, store *Storage, p *Prepared, re
 	// record has to say what happened.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	rel.Info.Status = StatusFailed
+	description := fmt.Sprintf("Upgrade %q failed: %v", rel.Name, cause)
 	if isInstall {
-		rel.Info.Description = fmt.Sprintf("Release %q failed: %v", rel.Name, cause)
-	} else {
-		rel.Info.Description = fmt.Sprintf("Upgrade %q failed: %v", rel.Name, cause)
+		description = fmt.Sprintf("Release %q failed: %v", rel.Name, cause)
 	}
-	if err := store.Update(rctx, rel); err != nil {
-		return rel, fmt.Errorf("%w (and recording the failure failed: %v)", cause, err)
+	if err := e.writeFinal(ctx, store, rel, StatusFailed, description); err != nil {
+		return rel, fmt.Errorf("%w; %w", cause, err)
 	}
 	e.logf(rel.Namespace, rel.Name, PhaseFailed, "revision %d failed: %v", rel.Version, cause)
 
@@ -355,7 +349,7 @@ func (e *Engine) failDeploy(ctx context.Context, store *Storage, p *Prepared, re
 	}
 	if isInstall {
 		e.logf(rel.Namespace, rel.Name, PhaseRestoring, "atomic: uninstalling the failed install")
-		if _, err := e.Uninstall(rctx, UninstallRequest{Name: rel.Name, Namespace: rel.Namespace, Timeout: req.timeout(), Wait: true}); err != nil {
+		if _, err := e.Uninstall(rctx, UninstallRequest{Name: rel.Name, Namespace: rel.Namespace, Timeout: req.timeout(), Wait: true, RunID: req.RunID}); err != nil {
 			return rel, fmt.Errorf("release %s failed, and the atomic uninstall also failed: %v; original error: %w", rel.Name, err, cause)
 		}
 		return rel, fmt.Errorf("release %s failed and was uninstalled (atomic): %w", rel.Name, cause)
@@ -364,7 +358,7 @@ func (e *Engine) failDeploy(ctx context.Context, store *Storage, p *Prepared, re
 		return rel, fmt.Errorf("upgrade of %s failed and there is no deployed revision to roll back to (atomic): %w", rel.Name, cause)
 	}
 	e.logf(rel.Namespace, rel.Name, PhaseRestoring, "atomic: rolling back to revision %d", deployed.Version)
-	rb, err := e.Rollback(rctx, RollbackRequest{Name: rel.Name, Namespace: rel.Namespace, Revision: deployed.Version, Wait: req.Wait, Timeout: req.timeout(), DisableHooks: req.DisableHooks, IgnoreChanges: req.IgnoreChanges, HistoryMax: req.HistoryMax})
+	rb, err := e.Rollback(rctx, RollbackRequest{Name: rel.Name, Namespace: rel.Namespace, Revision: deployed.Version, Wait: req.Wait, Timeout: req.timeout(), DisableHooks: req.DisableHooks, IgnoreChanges: req.IgnoreChanges, HistoryMax: req.HistoryMax, RunID: req.RunID})
 	if err != nil {
 		return rel, fmt.Errorf("upgrade of %s failed, and the atomic rollback to revision %d also failed: %v; original error: %w", rel.Name, deployed.Version, err, cause)
 	}
@@ -404,4 +398,17 @@ func whyStopped(ctx context.Context, err error, timeout time.Duration) error {
 		return fmt.Errorf("timed out after %s: %w", timeout, err)
 	}
 	return err
+}
+
+// blockedMessage is a wait's blockers on one line: the first object and
+// how many more.
+func blockedMessage(objs []kube.ObjectStatus) string {
+	if len(objs) == 0 {
+		return "waiting"
+	}
+	msg := "waiting for " + objs[0].String()
+	if len(objs) > 1 {
+		msg += fmt.Sprintf(" (and %d more)", len(objs)-1)
+	}
+	return msg
 }

@@ -56,6 +56,9 @@ type Event struct {
 	Release   string
 	Phase     Phase
 	Message   string
+	// Blockers are, while a wait lasts, the objects it waits for and why
+	// they are not ready (nil in other events).
+	Blockers []kube.ObjectStatus
 }
 
 // EngineOptions configure an Engine.
@@ -68,6 +71,9 @@ type EngineOptions struct {
 	// Log receives one timestamped line per step when Observer is nil;
 	// nil discards.
 	Log io.Writer
+	// Grace bounds how long writing a release's final state may go on
+	// after the operation's context ended (0: DefaultGrace).
+	Grace time.Duration
 }
 
 // Engine runs release operations against one cluster. It holds no
@@ -79,6 +85,7 @@ type Engine struct {
 	driver StorageDriver
 	caps   *chart.Capabilities
 	notify func(Event)
+	grace  time.Duration
 }
 
 // NewEngine connects to the cluster and reads its capabilities (version and
@@ -108,7 +115,7 @@ func NewEngine(ctx context.Context, cfg *rest.Config, opts EngineOptions) (*Engi
 		}
 		notify = func(ev Event) { WriteEvent(log, ev) }
 	}
-	return &Engine{kube: kc, client: client, driver: opts.Driver, caps: caps, notify: notify}, nil
+	return &Engine{kube: kc, client: client, driver: opts.Driver, caps: caps, notify: notify, grace: opts.Grace}, nil
 }
 
 // Client is the engine's typed Kubernetes client.

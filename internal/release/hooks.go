@@ -66,7 +66,10 @@ func (e *Engine) runHooks(ctx context.Context, rel *Release, event chart.HookEve
 		}
 		e.logf(rel.Namespace, rel.Name, PhaseHooks, "running %s hook %s", event, h.Path)
 		h.LastRun = HookExecution{StartedAt: time.Now(), Phase: HookPhaseRunning}
-		err = e.execHook(ctx, objs, timeout)
+		err = e.execHook(ctx, objs, timeout, func(objs []kube.ObjectStatus) {
+			e.notify(Event{Time: time.Now(), Namespace: rel.Namespace, Release: rel.Name, Phase: PhaseHooks,
+				Message: blockedMessage(objs), Blockers: objs})
+		})
 		h.LastRun.CompletedAt = time.Now()
 		if err != nil {
 			h.LastRun.Phase = HookPhaseFailed
@@ -87,7 +90,8 @@ func (e *Engine) runHooks(ctx context.Context, rel *Release, event chart.HookEve
 }
 
 // execHook creates a hook's objects and waits for Jobs and Pods to finish.
-func (e *Engine) execHook(ctx context.Context, objs []*unstructured.Unstructured, timeout time.Duration) error {
+// blockers is told, while the wait lasts, what it waits for.
+func (e *Engine) execHook(ctx context.Context, objs []*unstructured.Unstructured, timeout time.Duration, blockers func([]kube.ObjectStatus)) error {
 	if _, err := e.kube.Apply(ctx, objs, kube.ApplyOptions{Force: true}); err != nil {
 		return err
 	}
@@ -102,7 +106,7 @@ func (e *Engine) execHook(ctx context.Context, objs []*unstructured.Unstructured
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return e.kube.WaitForCompletion(wctx, wait)
+	return e.kube.WaitForCompletionWith(wctx, wait, kube.WaitOptions{Blockers: blockers})
 }
 
 // deleteSucceededHooks removes, newest first, the hooks asking for

@@ -63,15 +63,7 @@ func (e *Engine) PrepareRenderedWithHistory(req *Request, history []*Release, re
 // capabilities and live lookups. Plan uses it to tell whether the deployed
 // revision, rendered again, is unchanged.
 func (e *Engine) RenderRevision(ctx context.Context, req *Request, revision int, action chart.ReleaseAction) (*chart.Rendered, error) {
-	r, err := chart.Render(req.Chart, chart.RenderOptions{
-		ReleaseName:  req.Name,
-		Namespace:    req.Namespace,
-		Revision:     revision,
-		Action:       action,
-		Capabilities: e.caps,
-		UserValues:   req.Values,
-		Lookup:       e.kube.Lookup(ctx),
-	})
+	r, err := chart.Render(req.Chart, e.RenderOptions(ctx, req, revision, action))
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +71,21 @@ func (e *Engine) RenderRevision(ctx context.Context, req *Request, revision int,
 		return nil, err
 	}
 	return r, nil
+}
+
+// RenderOptions are the options RenderRevision renders with. Plan renders
+// variants of them (other values, lookups shared between renders), and
+// applies the request's PostRender to what it renders.
+func (e *Engine) RenderOptions(ctx context.Context, req *Request, revision int, action chart.ReleaseAction) chart.RenderOptions {
+	return chart.RenderOptions{
+		ReleaseName:  req.Name,
+		Namespace:    req.Namespace,
+		Revision:     revision,
+		Action:       action,
+		Capabilities: e.caps,
+		UserValues:   req.Values,
+		Lookup:       e.kube.Lookup(ctx),
+	}
 }
 
 // observeHistory is observe with the history given.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -28,6 +27,8 @@ type RollbackRequest struct {
 	// IgnoreChanges are fields left to other field managers, as in
 	// Request.
 	IgnoreChanges kube.IgnoreRules
+	// RunID labels the new revision's record (RunLabel).
+	RunID string
 }
 
 func (r RollbackRequest) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
@@ -85,9 +86,9 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 			RollbackRevision: target.Version,
 		},
 		ApplyMethod: ApplyMethodSSA,
-		Labels:      maps.Clone(last.Labels),
+		Labels:      withRun(last.Labels, req.RunID),
 	}
-	if err := store.Create(ctx, rel); err != nil {
+	if err := e.createRecord(ctx, store, rel); err != nil {
 		return nil, err
 	}
 	e.logf(req.Namespace, req.Name, PhaseApplying, "rolling back to revision %d as revision %d", target.Version, rel.Version)
@@ -97,16 +98,19 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if current != nil {
-		current.Info.Status = StatusSuperseded
-		if err := store.Update(rctx, current); err != nil {
+		if err := e.writeFinal(ctx, store, current, StatusSuperseded, current.Info.Description); err != nil {
+			want := StatusDeployed
+			if runErr != nil {
+				want = StatusFailed
+			}
+			err = &RecordError{Name: rel.Name, Namespace: rel.Namespace, Revision: rel.Version, Left: rel.Info.Status, Want: want,
+				RunID: rel.Labels[RunLabel], Err: fmt.Errorf("superseding revision %d: %w", current.Version, errors.Unwrap(err))}
 			return rel, errors.Join(runErr, err)
 		}
 	}
 	if runErr != nil {
-		rel.Info.Status = StatusFailed
-		rel.Info.Description = fmt.Sprintf("Rollback %q failed: %v", req.Name, runErr)
-		if err := store.Update(rctx, rel); err != nil {
-			return rel, fmt.Errorf("%w (and recording the failure failed: %v)", runErr, err)
+		if err := e.writeFinal(ctx, store, rel, StatusFailed, fmt.Sprintf("Rollback %q failed: %v", req.Name, runErr)); err != nil {
+			return rel, fmt.Errorf("%w; %w", runErr, err)
 		}
 		if req.CleanupOnFail && len(created) > 0 {
 			if _, err := e.kube.Delete(rctx, created, kube.DeleteOptions{Propagation: kube.PropagationBackground}); err != nil {
@@ -115,12 +119,11 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 		}
 		return rel, runErr
 	}
-	rel.Info.Status = StatusDeployed
-	if err := store.Update(rctx, rel); err != nil {
+	if err := e.writeFinal(ctx, store, rel, StatusDeployed, rel.Info.Description); err != nil {
 		return rel, err
 	}
 	e.logf(req.Namespace, req.Name, PhaseDone, "revision %d deployed (rollback to %d)", rel.Version, target.Version)
-	return rel, store.Prune(rctx, req.Name, req.HistoryMax)
+	return rel, Retry(ctx, e.grace, func(ctx context.Context) error { return store.Prune(ctx, req.Name, req.HistoryMax) })
 }
 
 func (e *Engine) performRollback(ctx context.Context, rel *Release, objs, previous []*unstructured.Unstructured, req RollbackRequest) ([]kube.Ref, error) {

@@ -22,6 +22,8 @@ type UninstallRequest struct {
 	Wait bool
 	// Timeout bounds each wait (hooks, deletion); 0 means DefaultTimeout.
 	Timeout time.Duration
+	// RunID labels the record while it is uninstalling (RunLabel).
+	RunID string `json:",omitempty"`
 }
 
 func (r UninstallRequest) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
@@ -57,7 +59,11 @@ func (e *Engine) Uninstall(ctx context.Context, req UninstallRequest) (*Uninstal
 	last.Info.Status = StatusUninstalling
 	last.Info.Deleted = time.Now()
 	last.Info.Description = "Deletion in progress (or silently failed)"
-	if err := store.Update(ctx, last); err != nil {
+	last.Labels = withRun(last.Labels, req.RunID)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := Retry(ctx, e.grace, func(ctx context.Context) error { return store.Update(ctx, last) }); err != nil {
 		return nil, err
 	}
 	e.logf(req.Namespace, req.Name, PhaseApplying, "uninstalling revision %d", last.Version)
@@ -65,22 +71,16 @@ func (e *Engine) Uninstall(ctx context.Context, req UninstallRequest) (*Uninstal
 	kept, runErr := e.performUninstall(ctx, last, objs, req)
 	runErr = whyStopped(ctx, runErr, req.timeout())
 	res := &UninstallResult{Release: last, Kept: kept}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
 	if runErr != nil {
-		last.Info.Status = StatusFailed
-		last.Info.Description = fmt.Sprintf("Uninstallation failed: %v", runErr)
-		if err := store.Update(rctx, last); err != nil {
-			return res, errors.Join(runErr, err)
+		if err := e.writeFinal(ctx, store, last, StatusFailed, fmt.Sprintf("Uninstallation failed: %v", runErr)); err != nil {
+			return res, fmt.Errorf("%w; %w", runErr, err)
 		}
 		return res, runErr
 	}
 	if !req.KeepHistory {
-		return res, purge(rctx, store, history)
+		return res, Retry(ctx, e.grace, func(ctx context.Context) error { return purge(ctx, store, history) })
 	}
-	last.Info.Status = StatusUninstalled
-	last.Info.Description = "Uninstallation complete"
-	return res, store.Update(rctx, last)
+	return res, e.writeFinal(ctx, store, last, StatusUninstalled, "Uninstallation complete")
 }
 
 func (e *Engine) performUninstall(ctx context.Context, rel *Release, objs []*unstructured.Unstructured, req UninstallRequest) ([]kube.Ref, error) {
@@ -132,10 +132,8 @@ func (e *Engine) Recover(ctx context.Context, name, namespace string) (*Release,
 	if !last.Info.Status.IsPending() {
 		return nil, fmt.Errorf("release %s revision %d is %s, not pending: nothing to recover", name, last.Version, last.Info.Status)
 	}
-	was := last.Info.Status
-	last.Info.Status = StatusFailed
-	last.Info.Description = fmt.Sprintf("Recovered by convoy: %s of revision %d was interrupted (started %s)", was, last.Version, last.Info.LastDeployed.Format(time.RFC3339))
-	if err := store.Update(ctx, last); err != nil {
+	description := fmt.Sprintf("Recovered by convoy: %s of revision %d was interrupted (started %s)", last.Info.Status, last.Version, last.Info.LastDeployed.Format(time.RFC3339))
+	if err := e.writeFinal(ctx, store, last, StatusFailed, description); err != nil {
 		return nil, err
 	}
 	return last, nil

@@ -198,3 +198,10 @@ func applySet(into map[string]any, path string, v cty.Value) (bool, error) {
 func escapeSetValue(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `,`, `\,`).Replace(s)
 }
+
+// CheckSet reports whether a set or set_sensitive value can be set at path
+// (a scalar or null, at a path Helm's --set parses).
+func CheckSet(path string, v cty.Value) error {
+	_, err := applySet(map[string]any{}, path, v)
+	return err
+}

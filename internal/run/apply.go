@@ -3,8 +3,10 @@ package run
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/convoy-sh/convoy/internal/apply"
@@ -39,6 +41,8 @@ type ApplyRequest struct {
 
 // Applied is what a run did: the plan it executed and each step's result
 // (in the plan's order). Results is empty when the plan had no changes.
+// A run that executed returns it also with an error (the stack lock could
+// not be released).
 type Applied struct {
 	Plan    *plan.Plan
 	Results []*apply.Result
@@ -50,35 +54,52 @@ func (a *Applied) Failed() bool {
 }
 
 // Apply loads the stack, takes its lock on every cluster it uses, plans
-// (or verifies the saved plan under the lock), lets req.Review see the
-// plan, and executes it in dependency order.
-func Apply(ctx context.Context, o Options, req ApplyRequest) (*Applied, error) {
+// (or verifies the saved plan under the lock), refuses a plan that would
+// change releases other stacks own, lets req.Review see the plan, marks
+// failed the records interrupted runs of the stack left pending, and
+// executes the plan in dependency order.
+//
+// A saved plan is applied with the stack directory and variable values it
+// was made from (savedPlanSource); o.Source may only agree with them.
+func Apply(ctx context.Context, o Options, req ApplyRequest) (res *Applied, err error) {
+	var saved *planfile.File
+	if req.PlanFile != "" {
+		f, err := planfile.Open(req.PlanFile)
+		if err != nil {
+			return nil, err
+		}
+		if o.Source, err = savedPlanSource(o.Source, f, req.PlanFile); err != nil {
+			return nil, err
+		}
+		saved = f
+	}
 	ls, err := Load(ctx, o.Source, Ordered)
 	if err != nil {
 		return nil, err
 	}
 	st := ls.Stack
 	fwd := &forwarder{}
-	copts := o.Clusters
-	copts.Observer = fwd.event
-	cl := NewClusters(copts)
-	unlock, err := lockStack(ctx, st, cl, cmp.Or(req.Command, "convoy apply"))
+	cl := o.newClusters(fwd.event)
+	lock, err := lockStack(ctx, o, st, cl, cmp.Or(req.Command, "convoy apply"))
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer func() { err = errors.Join(err, lock.release(ctx)) }()
 
-	p, err := applyPlan(ctx, o, ls, cl, req)
+	p, err := applyPlan(ctx, o, ls, cl, req, saved, lock.runID)
 	if err != nil || p == nil {
 		return &Applied{Plan: p}, err
 	}
-	steps, err := newSteps(ctx, o, st, p, cl, req.KeepHistory)
+	if err := healInterrupted(ctx, o, p, cl.ByName(ctx, st), lock.runID); err != nil {
+		return &Applied{Plan: p}, err
+	}
+	steps, err := newSteps(ctx, o, st, p, cl, req.KeepHistory, lock.runID)
 	if err != nil {
 		return nil, err
 	}
 	var view apply.Progress = apply.NoProgress{}
 	if req.Progress != nil {
-		view = req.Progress(rowsOf(steps))
+		view = redactedProgress{Progress: req.Progress(rowsOf(steps)), red: p.Redactor()}
 	}
 	fwd.set(view)
 	results := apply.Execute(ctx, steps, apply.ExecOptions{Parallelism: o.parallelism(), Atomic: req.Atomic || st.Atomic, Progress: view})
@@ -99,13 +120,10 @@ func Destroy(ctx context.Context, o Options, req ApplyRequest) (*Applied, error)
 // applyPlan is the plan to apply: the saved one, verified against what the
 // cluster and the stack files hold now, or a fresh one the user reviewed.
 // It returns nil (and no error) when there is nothing to do.
-func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req ApplyRequest) (*plan.Plan, error) {
+func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req ApplyRequest, saved *planfile.File, runID string) (*plan.Plan, error) {
 	st := ls.Stack
-	if req.PlanFile != "" {
-		p, err := planfile.Read(req.PlanFile)
-		if err != nil {
-			return nil, err
-		}
+	if saved != nil {
+		p := saved.Plan
 		if p.Stack != st.Name {
 			return nil, fmt.Errorf("the plan in %s is for stack %q, not %q", req.PlanFile, p.Stack, st.Name)
 		}
@@ -119,14 +137,20 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 		if err := planfile.VerifyConfig(p, hash); err != nil {
 			return nil, err
 		}
+		if err := verifyClusters(ctx, saved.Origin, cl, st, req.PlanFile); err != nil {
+			return nil, err
+		}
 		if err := planfile.Verify(ctx, p, cl.ByName(ctx, st)); err != nil {
 			return nil, err
 		}
-		return p, nil
+		return p, refuseForeign(p)
 	}
-	p, err := computePlan(ctx, o, ls, cl, req.Plan)
+	p, err := computePlan(ctx, o, ls, cl, req.Plan, heldBy(runID))
 	if err != nil {
 		return nil, err
+	}
+	if err := refuseForeign(p); err != nil {
+		return p, err
 	}
 	if req.Review != nil {
 		if err := req.Review(p); err != nil {
@@ -139,27 +163,31 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 	return p, nil
 }
 
-// lockStack takes the stack's lock on every cluster it uses, or none.
-func lockStack(ctx context.Context, st *config.Stack, cl *Clusters, command string) (func(), error) {
-	clusters, err := cl.Stack(ctx, st)
-	if err != nil {
-		return nil, err
-	}
-	var held []*Lock
-	unlock := func() {
-		for _, l := range held {
-			_ = l.Release(context.WithoutCancel(ctx))
+// ForeignError is a plan that would change releases other stacks own:
+// apply refuses it whole, before changing anything.
+type ForeignError struct {
+	Releases []*plan.ReleaseChange
+}
+
+func (e *ForeignError) Error() string {
+	var b strings.Builder
+	b.WriteString("apply refuses to change releases other stacks own: ")
+	for i, rc := range e.Releases {
+		if i > 0 {
+			b.WriteString("; ")
 		}
+		fmt.Fprintf(&b, "%s (release %s, namespace %s) is owned by stack %q (revision %d); to take it over, set adopt_from_stack = %q in its release block",
+			rc.Addr, rc.Name, rc.Namespace, rc.Owner, rc.Observed.LastRevision, rc.Owner)
 	}
-	for _, c := range clusters {
-		l, err := AcquireEnvironment(ctx, c.Engine.Client(), st.ID(), st.Environment, command)
-		if err != nil {
-			unlock()
-			return nil, err
-		}
-		held = append(held, l)
+	return b.String()
+}
+
+// refuseForeign refuses a plan that would change another stack's releases.
+func refuseForeign(p *plan.Plan) error {
+	if r := p.Refused(); len(r) > 0 {
+		return &ForeignError{Releases: r}
 	}
-	return unlock, nil
+	return nil
 }
 
 // newSteps turns the plan into the run: a step per release in the plan's
@@ -167,7 +195,7 @@ func lockStack(ctx context.Context, st *config.Stack, cl *Clusters, command stri
 // were known only after apply are rendered when their dependencies are
 // done); uninstalls of removed releases wait for every deploy; a destroy
 // plan runs in reverse dependency order.
-func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl *Clusters, keepHistory bool) ([]*apply.Step, error) {
+func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl *Clusters, keepHistory bool, runID string) ([]*apply.Step, error) {
 	charts := o.charts()
 	engineFor := cl.ByName(ctx, st)
 	var steps []*apply.Step
@@ -179,7 +207,7 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 		}
 		step := &apply.Step{
 			ID: rc.Addr, Name: rc.Name, Namespace: rc.Namespace, DependsOn: rc.DependsOn, Engine: eng,
-			CheckRevision: true, ExpectRevision: rc.Observed.LastRevision,
+			CheckRevision: true, ExpectRevision: rc.Observed.LastRevision, RunID: runID,
 		}
 		switch rc.Action {
 		case plan.ActionNoOp:
@@ -194,11 +222,12 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 				step.Uninstall = *rc.Uninstall
 			}
 			step.Uninstall.KeepHistory = keepHistory
+			step.Uninstall.RunID = runID
 		default:
 			step.Kind = apply.StepDeploy
 			deployIDs = append(deployIDs, rc.Addr)
 			if rc.KnownAfterApply || rc.Saved == nil {
-				prepare, err := renderAtApply(o, st, rc.Addr, eng, cl, charts)
+				prepare, err := renderAtApply(o, st, rc.Addr, eng, cl, charts, runID)
 				if err != nil {
 					return nil, err
 				}
@@ -207,6 +236,7 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 				saved := rc.Saved
 				step.Prepare = func(ctx context.Context, _ map[string]*release.Release) (*release.Prepared, error) {
 					req := saved.Request
+					req.RunID = runID
 					return eng.PrepareRendered(ctx, &req, saved.Rendered)
 				}
 			}
@@ -240,15 +270,13 @@ func reverseSteps(steps []*apply.Step) []*apply.Step {
 // renderAtApply renders a release when its step starts, with its
 // dependencies' outputs. A diagnostic of the values known only now keeps
 // its source range.
-func renderAtApply(o Options, st *config.Stack, addrText string, eng *release.Engine, cl *Clusters, charts *resolve.Charts) (func(context.Context, map[string]*release.Release) (*release.Prepared, error), error) {
-	addr, diags := config.ParseReleaseInstanceAddr(addrText)
-	if diags.HasErrors() {
-		return nil, &DiagnosticsError{Diags: diags}
-	}
-	inst := st.Release(addr)
-	if inst == nil {
+func renderAtApply(o Options, st *config.Stack, addrText string, eng *release.Engine, cl *Clusters, charts *resolve.Charts, runID string) (func(context.Context, map[string]*release.Release) (*release.Prepared, error), error) {
+	i := slices.IndexFunc(st.Releases, func(r *config.ReleaseInstance) bool { return r.Addr.String() == addrText })
+	if i < 0 {
 		return nil, fmt.Errorf("the plan has %s, which the stack does not define", addrText)
 	}
+	inst := st.Releases[i]
+	addr := inst.Addr
 	return func(ctx context.Context, applied map[string]*release.Release) (*release.Prepared, error) {
 		cur := inst
 		if !inst.Known {
@@ -266,7 +294,9 @@ func renderAtApply(o Options, st *config.Stack, addrText string, eng *release.En
 		if err != nil {
 			return nil, err
 		}
-		return eng.Prepare(ctx, ReleaseRequest(st.ID(), r))
+		req := ReleaseRequest(st.ID(), r)
+		req.RunID = runID
+		return eng.Prepare(ctx, req)
 	}, nil
 }
 

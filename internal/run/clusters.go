@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/kube"
@@ -30,6 +31,8 @@ type ClusterOptions struct {
 	StorageDriver string
 	// Observer receives the release engines' steps (nil: none).
 	Observer func(release.Event)
+	// grace is Options.Grace, for the engines' final writes.
+	grace time.Duration
 }
 
 // Clusters connects to the clusters of a run: each cluster block (and the
@@ -95,6 +98,7 @@ func (c *Clusters) connect(ctx context.Context, spec *config.ClusterSpec) *clust
 		Kube:     kube.Options{QPS: c.opts.QPS, Burst: c.opts.Burst},
 		Driver:   driver,
 		Observer: c.opts.Observer,
+		Grace:    c.opts.grace,
 	})
 	if err != nil {
 		e.err = &connectError{err: fmt.Errorf("%s: %w", clusterDescription(spec), err)}

@@ -3,6 +3,9 @@ package run
 import (
 	"context"
 	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/config"
@@ -18,6 +21,9 @@ type Source struct {
 	Vars []string
 	// VarFiles are --var-file paths, relative to the working directory.
 	VarFiles []string
+	// VarFileSources are variables files already read (a saved plan's),
+	// applied after VarFiles.
+	VarFileSources []config.VarFile
 	// Env is the process environment (for CONVOY_VAR_* values).
 	Env []string
 	// Environment names the stack's environment block (--env, CONVOY_ENV);
@@ -26,10 +32,18 @@ type Source struct {
 }
 
 // EvalOptions turns the source's variable inputs into config.EvalOptions.
-// A malformed --var is a diagnostic like any other user error.
+// A malformed --var is a diagnostic like any other user error. Each
+// --var-file is read here, once (it may be a pipe), so that a saved plan
+// records exactly what was evaluated.
 func (s Source) EvalOptions() (config.EvalOptions, hcl.Diagnostics) {
-	opts := config.EvalOptions{VarFiles: s.VarFiles, Vars: map[string]string{}, Env: s.Env, Environment: s.Environment}
+	opts := config.EvalOptions{Vars: map[string]string{}, Env: s.Env, Environment: s.Environment}
 	var diags hcl.Diagnostics
+	for _, path := range s.VarFiles {
+		vf, d := config.ReadVarFile(path)
+		diags = append(diags, d...)
+		opts.VarFileSources = append(opts.VarFileSources, vf)
+	}
+	opts.VarFileSources = append(opts.VarFileSources, s.VarFileSources...)
 	for _, kv := range s.Vars {
 		name, val, ok := strings.Cut(kv, "=")
 		if !ok || name == "" {
@@ -126,6 +140,37 @@ func (ls *Loaded) ConfigHash() (string, error) {
 	return planfile.ConfigHash(ls.Config, ls.opts, ls.Stack.Environment, ls.Stack.EnvironmentFiles)
 }
 
+// Origin is what a saved plan records of the stack's inputs: the absolute
+// directory and every variable value given (CONVOY_VAR_* only from the
+// environment).
+func (ls *Loaded) Origin() (*planfile.Origin, error) {
+	dir, err := filepath.Abs(ls.Config.Dir)
+	if err != nil {
+		return nil, err
+	}
+	o := &planfile.Origin{Dir: dir}
+	if len(ls.opts.Vars) > 0 {
+		o.Vars = maps.Clone(ls.opts.Vars)
+	}
+	for _, vf := range ls.opts.VarFileSources {
+		o.VarFiles = append(o.VarFiles, planfile.VarFile{Name: vf.Name, Content: string(vf.Src)})
+	}
+	o.Env = convoyEnv(ls.opts.Env)
+	return o, nil
+}
+
+// convoyEnv are the CONVOY_VAR_* entries of env, sorted.
+func convoyEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if strings.HasPrefix(kv, config.EnvVarPrefix) {
+			out = append(out, kv)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // FindRelease finds a release instance by address (release.api["eu"]) or
 // by Helm release name (which must then be unique).
 func (ls *Loaded) FindRelease(name string) (*config.ReleaseInstance, error) {
@@ -150,4 +195,19 @@ func (ls *Loaded) FindRelease(name string) (*config.ReleaseInstance, error) {
 		return nil, fmt.Errorf("no release %q in the stack (releases: %s)", name, strings.Join(names, ", "))
 	}
 	return found, nil
+}
+
+// ReleaseAddresses are the addresses of the stack's release instances, in
+// dependency order when the graph is valid (for shell completion: offline,
+// nothing read but the stack).
+func ReleaseAddresses(ctx context.Context, src Source) ([]string, error) {
+	ls, err := Load(ctx, src, Evaluated)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range ls.Stack.Releases {
+		out = append(out, r.Addr.String())
+	}
+	return out, nil
 }

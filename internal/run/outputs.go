@@ -11,6 +11,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // ResourceKey names a live object in release.X.resources:
@@ -24,15 +25,24 @@ func ResourceKey(ref kube.Ref) string {
 // (as the cluster has them now, status included). Secrets are marked
 // sensitive, so whatever is derived from them is masked in every output.
 func Outputs(ctx context.Context, eng *release.Engine, rel *release.Release) (config.AppliedRelease, error) {
+	return OutputsFrom(ctx, eng.Kube(), rel, eng.Kube().Get)
+}
+
+// OutputsFrom is Outputs reading the live objects through get (a plan's
+// shared lists, say), which returns nil for an object that is gone.
+func OutputsFrom(ctx context.Context, kc *kube.Client, rel *release.Release, get func(context.Context, kube.Ref) (*unstructured.Unstructured, error)) (config.AppliedRelease, error) {
 	out := config.AppliedRelease{Revision: rel.Version, Status: string(rel.Info.Status)}
-	objs, err := eng.Kube().Parse(rel.Manifest, rel.Namespace)
+	objs, err := kc.Parse(rel.Manifest, rel.Namespace)
 	if err != nil {
 		return out, fmt.Errorf("release %s: %w", rel.Name, err)
 	}
 	attrs := map[string]cty.Value{}
 	for _, o := range objs {
 		ref := kube.RefOf(o)
-		live, err := eng.Kube().Get(ctx, ref)
+		live, err := get(ctx, ref)
+		if err == nil && live == nil {
+			err = fmt.Errorf("%s: not found", ref)
+		}
 		if err != nil {
 			return out, err
 		}

@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
@@ -26,6 +25,8 @@ type PlanRequest struct {
 type Planned struct {
 	Loaded *Loaded
 	Plan   *plan.Plan
+	// clusters are the clusters the plan observed (for a saved plan).
+	clusters []Connected
 }
 
 // Plan loads the stack and computes its plan. It changes nothing.
@@ -34,15 +35,22 @@ func Plan(ctx context.Context, o Options, req PlanRequest) (*Planned, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := computePlan(ctx, o, ls, NewClusters(o.Clusters), req)
+	cl := o.newClusters(nil)
+	clusters, err := cl.Stack(ctx, ls.Stack)
 	if err != nil {
 		return nil, err
 	}
-	return &Planned{Loaded: ls, Plan: p}, nil
+	p, err := computePlan(ctx, o, ls, cl, req, goneRuns(ctx, clusters, ls.Stack.ID()))
+	if err != nil {
+		return nil, err
+	}
+	return &Planned{Loaded: ls, Plan: p, clusters: clusters}, nil
 }
 
-// computePlan plans a loaded stack on connected clusters.
-func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req PlanRequest) (*plan.Plan, error) {
+// computePlan plans a loaded stack on connected clusters. interrupted
+// says which runs that left records of the stack pending are gone
+// (plan.Input.Interrupted).
+func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req PlanRequest, interrupted func(string) bool) (*plan.Plan, error) {
 	st := ls.Stack
 	targets, diags := st.Selection(req.Targets, req.Selectors)
 	if err := diagError(diags, ls.Config); err != nil {
@@ -66,11 +74,10 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		Parallelism: o.parallelism(),
 		ConfigHash:  hash,
 		Destroy:     req.Destroy,
+		Interrupted: interrupted,
 		Request: func(r *resolve.Release) *release.Request {
 			return ReleaseRequest(st.ID(), r)
 		},
-		Outputs: func(ctx context.Context, inst *config.ReleaseInstance) (map[config.ReleaseInstanceAddr]config.AppliedRelease, error) {
-			return appliedAttributes(ctx, st, inst, nil, cl)
-		},
+		Outputs: OutputsFrom,
 	})
 }

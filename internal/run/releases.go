@@ -43,26 +43,42 @@ func Status(ctx context.Context, o Options, req StatusRequest) ([]ReleaseStatus,
 		}
 		order = slices.DeleteFunc(slices.Clone(order), func(a config.ReleaseInstanceAddr) bool { return !slices.Contains(sel, a) })
 	}
-	cl := NewClusters(o.Clusters)
-	var out []ReleaseStatus
-	for _, addr := range order {
-		inst := ls.Stack.Release(addr)
+	cl := o.newClusters(nil)
+	out := make([]ReleaseStatus, len(order))
+	errs := make([]error, len(order))
+	err = forEach(ctx, o.parallelism(), len(order), func(i int) {
+		inst := ls.Stack.Release(order[i])
+		out[i].Instance = inst
 		eng, err := cl.Engine(ctx, inst.Cluster)
 		if err != nil {
-			return nil, err
+			errs[i] = err
+			return
 		}
 		last, err := eng.Storage(inst.Namespace).Last(ctx, inst.Name)
 		switch {
 		case errors.Is(err, release.ErrReleaseNotFound):
-			out = append(out, ReleaseStatus{Instance: inst})
 		case err != nil:
-			return nil, err
+			errs[i] = err
 		default:
 			rev := revisionOf(last)
-			out = append(out, ReleaseStatus{Instance: inst, Last: &rev})
+			out[i].Last = &rev
 		}
+	})
+	if err := firstError(errs, err); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// firstError is the first non-nil of errs, else err: one failure per
+// run, not the same unreachable cluster once per release.
+func firstError(errs []error, err error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return err
 }
 
 // oneRelease loads the stack and connects to the cluster of one of its
@@ -76,9 +92,35 @@ func oneRelease(ctx context.Context, o Options, name string) (*Loaded, *config.R
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	cl := NewClusters(o.Clusters)
+	cl := o.newClusters(nil)
 	eng, err := cl.Engine(ctx, inst.Cluster)
 	return ls, inst, cl, eng, err
+}
+
+// ownRelease checks, holding the stack lock, that the release's newest
+// record is the stack's (or no stack's) before a single-release command
+// changes it. A record left pending by a run of the stack that is gone is
+// marked failed first (when heal), as apply does.
+func ownRelease(ctx context.Context, o Options, stack string, inst *config.ReleaseInstance, eng *release.Engine, lock *stackLock, heal bool) error {
+	last, err := eng.Storage(inst.Namespace).Last(ctx, inst.Name)
+	if errors.Is(err, release.ErrReleaseNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if owner := last.Labels[release.StackLabel]; owner != "" && owner != stack {
+		return fmt.Errorf("release %s (namespace %s) is owned by stack %q (revision %d): stack %q leaves it alone", inst.Name, inst.Namespace, owner, last.Version, stack)
+	}
+	run := last.Labels[release.RunLabel]
+	if !heal || !last.Info.Status.IsPending() || run == "" || run == lock.runID || last.Labels[release.StackLabel] != stack {
+		return nil
+	}
+	if _, err := eng.RecoverInterrupted(ctx, inst.Name, inst.Namespace, last.Version, run, lock.runID); err != nil {
+		return err
+	}
+	o.announce(fmt.Sprintf("%s: revision %d, left %s by interrupted run %s, is now failed", inst.Addr, last.Version, last.Info.Status, run))
+	return nil
 }
 
 // History returns a release's records, oldest first.
@@ -104,47 +146,58 @@ func History(ctx context.Context, o Options, name string) (*config.ReleaseInstan
 // Rollback restores an earlier revision of a release (0: the previous
 // one) as a new revision, with the release's wait and timeout settings,
 // holding the stack lock.
-func Rollback(ctx context.Context, o Options, name string, revision int) (*config.ReleaseInstance, *Revision, error) {
+//
+// The release must be the stack's: one whose newest record another stack
+// wrote is refused. The revision written is returned also with an error
+// (its record could not be finished, or the lock not released).
+func Rollback(ctx context.Context, o Options, name string, revision int) (inst *config.ReleaseInstance, rev *Revision, err error) {
 	ls, inst, cl, eng, err := oneRelease(ctx, o, name)
 	if err != nil {
 		return nil, nil, err
 	}
-	unlock, err := lockStack(ctx, ls.Stack, cl, "convoy rollback")
+	lock, err := lockStack(ctx, o, ls.Stack, cl, "convoy rollback")
 	if err != nil {
 		return nil, nil, err
 	}
-	defer unlock()
+	defer func() { err = errors.Join(err, lock.release(ctx)) }()
+	if err := ownRelease(ctx, o, ls.Stack.ID(), inst, eng, lock, true); err != nil {
+		return inst, nil, err
+	}
 	rel, err := eng.Rollback(ctx, release.RollbackRequest{
 		Name: inst.Name, Namespace: inst.Namespace, Revision: revision,
 		Wait: waitMode(inst), Timeout: inst.Timeout, DisableHooks: inst.DisableHooks,
-		CleanupOnFail: inst.CleanupOnFail, HistoryMax: inst.HistoryMax,
+		CleanupOnFail: inst.CleanupOnFail, HistoryMax: inst.HistoryMax, RunID: lock.runID,
 		IgnoreChanges: ignoreRules(inst.IgnoreChanges),
 	})
-	if err != nil {
-		return inst, nil, err
+	if rel != nil {
+		r := revisionOf(rel)
+		rev = &r
 	}
-	rev := revisionOf(rel)
-	return inst, &rev, nil
+	return inst, rev, err
 }
 
 // Recover marks a release's pending revision failed, holding the stack
-// lock (so no run of this stack is writing it).
-func Recover(ctx context.Context, o Options, name string) (*config.ReleaseInstance, *Revision, error) {
+// lock (so no run of this stack is writing it). A release another stack
+// owns is refused.
+func Recover(ctx context.Context, o Options, name string) (inst *config.ReleaseInstance, rev *Revision, err error) {
 	ls, inst, cl, eng, err := oneRelease(ctx, o, name)
 	if err != nil {
 		return nil, nil, err
 	}
-	unlock, err := lockStack(ctx, ls.Stack, cl, "convoy recover")
+	lock, err := lockStack(ctx, o, ls.Stack, cl, "convoy recover")
 	if err != nil {
 		return nil, nil, err
 	}
-	defer unlock()
+	defer func() { err = errors.Join(err, lock.release(ctx)) }()
+	if err := ownRelease(ctx, o, ls.Stack.ID(), inst, eng, lock, false); err != nil {
+		return inst, nil, err
+	}
 	rel, err := eng.Recover(ctx, inst.Name, inst.Namespace)
 	if err != nil {
 		return inst, nil, err
 	}
-	rev := revisionOf(rel)
-	return inst, &rev, nil
+	r := revisionOf(rel)
+	return inst, &r, nil
 }
 
 // Unlocked says what ForceUnlock found on one cluster.
@@ -156,19 +209,20 @@ type Unlocked struct {
 }
 
 // ForceUnlock removes the stack's lock on every cluster it uses, whoever
-// holds it.
-func ForceUnlock(ctx context.Context, o Options) ([]Unlocked, error) {
+// holds it; with a lockID (the id a locked run's error names), only a lock
+// with that id: another run's is left alone, and is an error.
+func ForceUnlock(ctx context.Context, o Options, lockID string) ([]Unlocked, error) {
 	ls, err := Load(ctx, o.Source, Evaluated)
 	if err != nil {
 		return nil, err
 	}
-	clusters, err := NewClusters(o.Clusters).Stack(ctx, ls.Stack)
+	clusters, err := o.newClusters(nil).Stack(ctx, ls.Stack)
 	if err != nil {
 		return nil, err
 	}
 	var out []Unlocked
 	for _, c := range clusters {
-		holder, err := ForceUnlockClient(ctx, c.Engine.Client(), ls.Stack.ID())
+		holder, err := ForceUnlockClient(ctx, c.Engine.Client(), ls.Stack.ID(), lockID)
 		if err != nil {
 			return out, err
 		}

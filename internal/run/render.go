@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/config"
@@ -32,7 +31,7 @@ type Rendered struct {
 }
 
 // Render renders releases of the stack offline, exactly as helm template
-// would: in parallel (at most GOMAXPROCS at once), each distinct chart
+// would: in parallel (at most o.Parallelism at once, default GOMAXPROCS), each distinct chart
 // loaded once, results in the stack's release order.
 func Render(ctx context.Context, o Options, req RenderRequest) (*Loaded, []Rendered, error) {
 	if req.KubeVersion != "" {
@@ -61,22 +60,24 @@ func Render(ctx context.Context, o Options, req RenderRequest) (*Loaded, []Rende
 	}
 	charts := o.charts()
 	results := make([]Rendered, len(releases))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
+	limit := o.Parallelism
+	if limit < 1 {
+		limit = runtime.GOMAXPROCS(0)
+	}
 	for i, r := range releases {
 		results[i].Instance = r
-		wg.Go(func() {
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				results[i].Err = ctx.Err()
-				return
-			}
-			defer func() { <-sem }()
-			results[i].Out, results[i].Err = renderOne(ctx, charts, ls.Stack.Dir, r, req)
-		})
+		results[i].Err = context.Canceled // replaced when rendered
 	}
-	wg.Wait()
+	err = forEach(ctx, limit, len(releases), func(i int) {
+		results[i].Out, results[i].Err = renderOne(ctx, charts, ls.Stack.Dir, releases[i], req)
+	})
+	if err != nil {
+		for i := range results {
+			if results[i].Out == nil && errors.Is(results[i].Err, context.Canceled) {
+				results[i].Err = err
+			}
+		}
+	}
 	return ls, results, nil
 }
 

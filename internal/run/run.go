@@ -1,7 +1,10 @@
 package run
 
 import (
+	"time"
+
 	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
 )
 
@@ -16,6 +19,32 @@ type Options struct {
 	// Parallelism bounds the releases planned or applied at once (0: the
 	// default).
 	Parallelism int
+	// Announce is told what a run did on its own that people should know
+	// though nothing failed: the lock of a holder that is gone taken over,
+	// a record an interrupted run left pending marked failed (nil: nobody).
+	Announce func(string)
+	// Grace bounds how long writing a release's final state and releasing
+	// the stack lock may go on after the run's context ended, retrying
+	// (0: DefaultGrace).
+	Grace time.Duration
+}
+
+// announce tells o.Announce, if any.
+func (o Options) announce(msg string) {
+	if o.Announce != nil {
+		o.Announce(msg)
+	}
+}
+
+// newClusters connects the run's clusters; their engines report steps to
+// observer (nil: o.Clusters.Observer).
+func (o Options) newClusters(observer func(release.Event)) *Clusters {
+	c := o.Clusters
+	if observer != nil {
+		c.Observer = observer
+	}
+	c.grace = o.Grace
+	return NewClusters(c)
 }
 
 func (o Options) parallelism() int {

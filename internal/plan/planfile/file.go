@@ -34,7 +34,7 @@ const fileKind = "convoy-plan"
 // FileFormatVersion is the version of the plan file's layout, apart from
 // the --json schema (plan.FormatVersion): it changes when a file written
 // by one convoy cannot be applied by another.
-const FileFormatVersion = 2
+const FileFormatVersion = 3
 
 // planFile is the saved plan: JSON, mode 0600.
 type planFile struct {
@@ -42,15 +42,54 @@ type planFile struct {
 	FormatVersion int
 	// SensitiveValues says that the file holds sensitive values unmasked
 	// (apply needs them): keep it as secret as the values themselves.
-	SensitiveValues bool `json:",omitempty"`
+	SensitiveValues bool    `json:",omitempty"`
+	Origin          *Origin `json:",omitempty"`
 	Plan            *plan.Plan
+}
+
+// File is a saved plan and what it was made from.
+type File struct {
+	Plan *plan.Plan
+	// Origin is nil in files saved without one (apply then needs the
+	// stack's flags).
+	Origin *Origin
+}
+
+// Origin is what a plan was made from, so that `convoy apply plan.cvp`
+// works from any directory without repeating -C or --var: the stack
+// directory and every variable input. Values of sensitive variables are
+// stored as given, like the sensitive values in the rendered output.
+type Origin struct {
+	// Dir is the absolute stack directory.
+	Dir string
+	// Vars are the --var values, by name.
+	Vars map[string]string `json:",omitempty"`
+	// VarFiles are the --var-file files, in order, with their content.
+	VarFiles []VarFile `json:",omitempty"`
+	// Env are the CONVOY_VAR_* variables of the environment ("K=V").
+	Env []string `json:",omitempty"`
+	// Clusters are the API servers the plan observed (kube.ClusterID), by
+	// cluster block name ("" for the default cluster): apply refuses to
+	// run the plan against other clusters.
+	Clusters map[string]string `json:",omitempty"`
+}
+
+// VarFile is a --var-file as it was read.
+type VarFile struct {
+	Name    string
+	Content string
 }
 
 // Write saves the plan with everything apply needs (rendered output,
 // values, requests, observations) to path, readable only by its owner
 // (mode 0600): it holds values unmasked, sensitive ones included.
-func Write(path string, p *plan.Plan) error {
-	b, err := json.Marshal(planFile{Kind: fileKind, FormatVersion: FileFormatVersion, SensitiveValues: p.HasSensitive(), Plan: p})
+func Write(path string, p *plan.Plan) error { return Save(path, &File{Plan: p}) }
+
+// Save is Write with the plan's origin.
+func Save(path string, f *File) error {
+	p := f.Plan
+	sensitive := p.HasSensitive() || (f.Origin != nil && (len(f.Origin.Vars) > 0 || len(f.Origin.VarFiles) > 0 || len(f.Origin.Env) > 0))
+	b, err := json.Marshal(planFile{Kind: fileKind, FormatVersion: FileFormatVersion, SensitiveValues: sensitive, Origin: f.Origin, Plan: p})
 	if err != nil {
 		return fmt.Errorf("encode plan: %w", err)
 	}
@@ -77,9 +116,18 @@ func Write(path string, p *plan.Plan) error {
 	return nil
 }
 
-// Read reads a plan saved by Write. Numbers in values keep their
-// exact form.
+// Read reads the plan of a file saved by Write or Save. Numbers in values
+// keep their exact form.
 func Read(path string) (*plan.Plan, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return f.Plan, nil
+}
+
+// Open reads a file saved by Write or Save, origin included.
+func Open(path string) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read plan: %w", err)
@@ -88,7 +136,7 @@ func Read(path string) (*plan.Plan, error) {
 	return readPlan(f, path)
 }
 
-func readPlan(r io.Reader, name string) (*plan.Plan, error) {
+func readPlan(r io.Reader, name string) (*File, error) {
 	dec := json.NewDecoder(r)
 	dec.UseNumber()
 	var pf planFile
@@ -101,7 +149,7 @@ func readPlan(r io.Reader, name string) (*plan.Plan, error) {
 	if pf.FormatVersion != FileFormatVersion || pf.Plan.FormatVersion != plan.FormatVersion {
 		return nil, fmt.Errorf("%s is a plan file of format version %d; this convoy reads version %d: run convoy plan again", name, pf.FormatVersion, FileFormatVersion)
 	}
-	return pf.Plan, nil
+	return &File{Plan: pf.Plan, Origin: pf.Origin}, nil
 }
 
 // ConfigHash identifies a stack configuration: its files (by name
@@ -147,6 +195,9 @@ func ConfigHash(cfg *config.Config, opts config.EvalOptions, environment string,
 			return "", fmt.Errorf("hash the configuration: %w", err)
 		}
 		write("var-file", string(b))
+	}
+	for _, vf := range opts.VarFileSources {
+		write("var-file", string(vf.Src))
 	}
 	for _, k := range slices.Sorted(maps.Keys(opts.Vars)) {
 		write("var", k, opts.Vars[k])
@@ -317,4 +368,10 @@ func objectMoved(ctx context.Context, kc *kube.Client, ob plan.ObservedObject, s
 }
 
 // readPlanBytes is Read for tests.
-func readPlanBytes(b []byte) (*plan.Plan, error) { return readPlan(bytes.NewReader(b), "plan") }
+func readPlanBytes(b []byte) (*plan.Plan, error) {
+	f, err := readPlan(bytes.NewReader(b), "plan")
+	if err != nil {
+		return nil, err
+	}
+	return f.Plan, nil
+}

@@ -30,6 +30,7 @@ type jsonSummary struct {
 	Uninstall      int `json:"uninstall"`
 	Unchanged      int `json:"unchanged"`
 	DriftedObjects int `json:"drifted_objects"`
+	Refused        int `json:"refused,omitempty"`
 }
 
 type jsonRelease struct {
@@ -49,6 +50,12 @@ type jsonRelease struct {
 	Drift           []*jsonDrift  `json:"drift,omitempty"`
 	Warnings        []string      `json:"warnings,omitempty"`
 	Observed        jsonObserved  `json:"observed"`
+	// Owner, Adopt, Refused: another stack owns the release (see
+	// plan.ReleaseChange).
+	Owner       string           `json:"owner_stack,omitempty"`
+	Adopt       bool             `json:"adopt,omitempty"`
+	Refused     bool             `json:"refused,omitempty"`
+	Interrupted *jsonInterrupted `json:"interrupted,omitempty"`
 }
 
 type jsonReason struct {
@@ -105,6 +112,12 @@ type jsonChange struct {
 	Manager   string       `json:"manager,omitempty"`
 }
 
+type jsonInterrupted struct {
+	RunID    string `json:"run_id"`
+	Revision int    `json:"revision"`
+	Status   string `json:"status"`
+}
+
 type jsonObserved struct {
 	LastRevision int    `json:"last_revision"`
 	LastStatus   string `json:"last_status,omitempty"`
@@ -135,7 +148,7 @@ func JSON(w io.Writer, p *plan.Plan) error {
 	out := jsonPlan{
 		FormatVersion: plan.FormatVersion, Stack: p.Stack, Environment: p.Environment, ConfigHash: p.ConfigHash, CreatedAt: p.CreatedAt,
 		Targets: p.Targets, IncludeDeps: p.IncludeDeps, Selectors: p.Selectors, HasChanges: p.HasChanges(),
-		Summary:  jsonSummary{Install: s.Install, Upgrade: s.Upgrade, Uninstall: s.Uninstall, Unchanged: s.Unchanged, DriftedObjects: s.Drifted},
+		Summary:  jsonSummary{Install: s.Install, Upgrade: s.Upgrade, Uninstall: s.Uninstall, Unchanged: s.Unchanged, DriftedObjects: s.Drifted, Refused: s.Refused},
 		Releases: []*jsonRelease{},
 	}
 	for _, r := range p.Releases {
@@ -146,6 +159,10 @@ func JSON(w io.Writer, p *plan.Plan) error {
 			Values:   jsonChanges(r.Values),
 			Warnings: r.Warnings,
 			Observed: jsonObserved{LastRevision: r.Observed.LastRevision, LastStatus: r.Observed.LastStatus},
+			Owner:    r.Owner, Adopt: r.Adopt, Refused: r.Refused(),
+		}
+		if i := r.Interrupted; i != nil {
+			jr.Interrupted = &jsonInterrupted{RunID: i.RunID, Revision: i.Revision, Status: i.Status}
 		}
 		for _, rs := range r.Reasons {
 			jr.Reasons = append(jr.Reasons, jsonReason{Kind: rs.Kind, Detail: rs.Detail})

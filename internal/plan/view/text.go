@@ -19,15 +19,43 @@ var objectSymbol = map[plan.ObjectAction]string{plan.ObjectCreate: "+", plan.Obj
 
 var opSymbol = map[plan.FieldOp]string{plan.FieldAdd: "+", plan.FieldRemove: "-", plan.FieldChange: "~"}
 
-// Text writes the plan for a terminal. Sensitive values are masked.
-func Text(w io.Writer, p *plan.Plan) error {
+// Detail says how much of each release the text view prints.
+type Detail int
+
+const (
+	// Full prints values diffs, hooks, objects and their field diffs.
+	Full Detail = iota
+	// Compact prints the actions only: each changing release and the
+	// objects it creates, updates, replaces or deletes.
+	Compact
+)
+
+// TextOptions choose how the text view prints.
+type TextOptions struct {
+	Detail Detail
+	// Color marks the action symbols with ANSI colours: + green, ~ yellow,
+	// - red, -/+ magenta.
+	Color bool
+}
+
+// Text writes the plan for a terminal, without colour. Sensitive values
+// are masked.
+func Text(w io.Writer, p *plan.Plan) error { return TextWith(w, p, TextOptions{}) }
+
+// TextWith writes the plan for a terminal as o says. Sensitive values are
+// masked.
+func TextWith(w io.Writer, p *plan.Plan, o TextOptions) error {
 	var b bytes.Buffer
-	writeText(&b, p)
-	_, err := io.WriteString(w, p.Redactor().Text(b.String()))
+	writeText(&b, p, o.Detail)
+	out := p.Redactor().Text(b.String())
+	if o.Color {
+		out = colorize(out)
+	}
+	_, err := io.WriteString(w, out)
 	return err
 }
 
-func writeText(b *bytes.Buffer, p *plan.Plan) {
+func writeText(b *bytes.Buffer, p *plan.Plan, detail Detail) {
 	stack := stackName(p)
 	switch {
 	case p.Destroy && !p.HasChanges():
@@ -44,8 +72,12 @@ func writeText(b *bytes.Buffer, p *plan.Plan) {
 		if r.Action == plan.ActionNoOp {
 			continue
 		}
-		writeRelease(b, r)
+		writeRelease(b, r, detail)
 		b.WriteString("\n")
+	}
+	if detail == Compact {
+		b.WriteString(p.Summary().String() + "\n")
+		return
 	}
 	var drifted bool
 	for _, r := range p.Releases {
@@ -73,33 +105,6 @@ func writeText(b *bytes.Buffer, p *plan.Plan) {
 	b.WriteString(p.Summary().String() + "\n")
 }
 
-// writeSelection says what a plan limited by --target or -l covers, and
-// which releases --include-deps added and why.
-func writeSelection(b *bytes.Buffer, p *plan.Plan) {
-	if len(p.Targets) == 0 {
-		return
-	}
-	fmt.Fprintf(b, "Selected: %s", strings.Join(p.Targets, ", "))
-	for _, s := range p.Selectors {
-		fmt.Fprintf(b, " (-l %s)", s)
-	}
-	b.WriteString("\n")
-	for _, r := range p.Releases {
-		if len(r.IncludedFor) > 0 {
-			fmt.Fprintf(b, "Included: %s, a dependency of %s (--include-deps)\n", r.Addr, strings.Join(r.IncludedFor, ", "))
-		}
-	}
-	b.WriteString("\n")
-}
-
-// stackName is the quoted stack name, with its environment if any.
-func stackName(p *plan.Plan) string {
-	if p.Environment == "" {
-		return fmt.Sprintf("%q", p.Stack)
-	}
-	return fmt.Sprintf("%q (environment %q)", p.Stack, p.Environment)
-}
-
 func writeDrift(b *bytes.Buffer, r *plan.ReleaseChange) {
 	for _, d := range r.Drift {
 		fmt.Fprintf(b, "  %s: %s\n", r.Addr, d.Ref)
@@ -118,12 +123,33 @@ func writeDrift(b *bytes.Buffer, r *plan.ReleaseChange) {
 	}
 }
 
-func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange) {
-	fmt.Fprintf(b, "  %s %s (%s) namespace %s", actionSymbol[r.Action], r.Addr, r.Action, r.Namespace)
+func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange, detail Detail) {
+	switch {
+	case r.Refused():
+		fmt.Fprintf(b, "  ! %s (refused: owned by stack %q) namespace %s", r.Addr, r.Owner, r.Namespace)
+	case r.Adopt:
+		fmt.Fprintf(b, "  %s %s (%s, adopted from stack %q) namespace %s", actionSymbol[r.Action], r.Addr, r.Action, r.Owner, r.Namespace)
+	default:
+		fmt.Fprintf(b, "  %s %s (%s) namespace %s", actionSymbol[r.Action], r.Addr, r.Action, r.Namespace)
+	}
 	if r.Cluster != "" {
 		fmt.Fprintf(b, ", cluster %s", r.Cluster)
 	}
 	b.WriteString("\n")
+	if r.Interrupted != nil {
+		fmt.Fprintf(b, "      %s\n", r.Interrupted)
+	}
+	if r.Refused() {
+		return
+	}
+	if detail == Compact {
+		for _, o := range r.Objects {
+			if o.Action != plan.ObjectNoOp {
+				fmt.Fprintf(b, "      %s %s\n", objectSymbol[o.Action], o.Ref)
+			}
+		}
+		return
+	}
 	if len(r.Reasons) > 0 {
 		why := make([]string, len(r.Reasons))
 		for i, rs := range r.Reasons {
@@ -193,16 +219,64 @@ func writeDiff(b *bytes.Buffer, d *plan.Diff, indent string) {
 				fmt.Fprintf(b, "%s    %s\n", indent, l)
 			}
 		case c.Op == plan.FieldAdd:
-			fmt.Fprintf(b, "%s+ %s: %s%s\n", indent, path, formatValue(c.After), manager)
+			writeLeaves(b, indent, "+", c.Path, c.After, manager)
 		case c.Op == plan.FieldRemove:
-			fmt.Fprintf(b, "%s- %s: %s%s\n", indent, path, formatValue(c.Before), manager)
+			writeLeaves(b, indent, "-", c.Path, c.Before, manager)
+		case isStructure(c.Before) || isStructure(c.After):
+			writeStructureChange(b, indent, c, manager)
 		default:
 			fmt.Fprintf(b, "%s~ %s: %s → %s%s\n", indent, path, formatValue(c.Before), formatValue(c.After), manager)
 		}
 	}
 }
 
-// formatValue prints a value compactly: strings quoted, structures as JSON.
+// writeLeaves prints an added or removed value as one line per leaf, at
+// its YAML path: `+ image.tag: "1.2"`.
+func writeLeaves(b *bytes.Buffer, indent, sym, path string, v any, manager string) {
+	for _, l := range plan.Leaves(path, v) {
+		p := l.Path
+		if p == "" {
+			p = "(whole value)"
+		}
+		fmt.Fprintf(b, "%s%s %s: %s%s\n", indent, sym, p, formatValue(l.Value), manager)
+	}
+}
+
+// writeStructureChange prints a change of or to a structure (a list whose
+// length changes, a map that becomes a scalar) leaf by leaf: the leaves
+// that go or change their value with -, the new ones with +.
+func writeStructureChange(b *bytes.Buffer, indent string, c *plan.Change, manager string) {
+	before, after := plan.Leaves(c.Path, c.Before), plan.Leaves(c.Path, c.After)
+	same := func(l plan.Leaf, in []plan.Leaf) bool {
+		for _, o := range in {
+			if o.Path == l.Path && formatValue(o.Value) == formatValue(l.Value) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, l := range before {
+		if !same(l, after) {
+			writeLeaves(b, indent, "-", l.Path, l.Value, manager)
+		}
+	}
+	for _, l := range after {
+		if !same(l, before) {
+			writeLeaves(b, indent, "+", l.Path, l.Value, manager)
+		}
+	}
+}
+
+func isStructure(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any:
+		return true
+	}
+	return false
+}
+
+// formatValue prints a leaf as a YAML scalar: strings double-quoted,
+// numbers, booleans and null as they are, empty structures as {} and [].
 func formatValue(v any) string {
 	if s, ok := v.(string); ok && s == plan.SensitivePlaceholder {
 		return s
@@ -218,67 +292,35 @@ func formatValue(v any) string {
 	return string(b)
 }
 
-// Markdown writes a summary fit for a pull-request comment: the
-// summary line, a table of releases, and each changed release's diff in a
-// collapsed block.
-func Markdown(w io.Writer, p *plan.Plan) error {
-	var b bytes.Buffer
-	env := ""
-	if p.Environment != "" {
-		env = fmt.Sprintf(", environment `%s`", p.Environment)
-	}
-	fmt.Fprintf(&b, "### convoy plan: stack `%s`%s\n\n**%s**\n\n", p.Stack, env, p.Summary())
-	if len(p.Releases) > 0 {
-		b.WriteString("| Release | Namespace | Action | Chart | Objects changed | Drift |\n|---|---|---|---|---|---|\n")
-		for _, r := range p.Releases {
-			chartStr := ""
-			switch {
-			case r.Chart.Changed() && r.Chart.Before != nil && r.Chart.After != nil:
-				chartStr = fmt.Sprintf("%s %s → %s", r.Chart.Before.Name, r.Chart.Before.Version, r.Chart.After.Version)
-			case r.Chart.After != nil:
-				chartStr = r.Chart.After.Name + " " + r.Chart.After.Version
-			case r.Chart.Before != nil:
-				chartStr = r.Chart.Before.Name + " " + r.Chart.Before.Version
+// ANSI colours of the action symbols.
+const (
+	ansiReset   = "\x1b[0m"
+	ansiRed     = "\x1b[31m"
+	ansiGreen   = "\x1b[32m"
+	ansiYellow  = "\x1b[33m"
+	ansiMagenta = "\x1b[35m"
+)
+
+var symbolColor = []struct{ sym, color string }{
+	{"-/+ ", ansiMagenta}, {"+ ", ansiGreen}, {"- ", ansiRed}, {"~ ", ansiYellow},
+}
+
+// colorize colours the action symbol that starts a line (after its
+// indent); unified-diff lines and everything else stay as they are.
+func colorize(text string) string {
+	lines := strings.SplitAfter(text, "\n")
+	for i, l := range lines {
+		body := strings.TrimLeft(l, " ")
+		indent := l[:len(l)-len(body)]
+		for _, sc := range symbolColor {
+			if strings.HasPrefix(body, sc.sym) {
+				sym := strings.TrimSuffix(sc.sym, " ")
+				lines[i] = indent + sc.color + sym + ansiReset + body[len(sym):]
+				break
 			}
-			objs := "-"
-			if r.KnownAfterApply {
-				objs = "(known after apply)"
-			} else if r.Action != plan.ActionNoOp {
-				n := 0
-				for _, o := range r.Objects {
-					if o.Action != plan.ObjectNoOp {
-						n++
-					}
-				}
-				objs = fmt.Sprint(n)
-			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s %s | %s | %s | %d |\n", r.Addr, r.Namespace, actionSymbol[r.Action], r.Action, chartStr, objs, len(r.Drift))
-		}
-		b.WriteString("\n")
-	}
-	for _, r := range p.Releases {
-		if r.Action == plan.ActionNoOp && len(r.Drift) == 0 {
-			continue
-		}
-		var d bytes.Buffer
-		writeRelease(&d, r)
-		if len(r.Drift) > 0 {
-			d.WriteString("\n  Drift (changed outside convoy):\n")
-			writeDrift(&d, r)
-		}
-		fmt.Fprintf(&b, "<details><summary><code>%s</code> (%s)</summary>\n\n```diff\n%s```\n\n</details>\n\n", r.Addr, r.Action, diffGutter(d.String()))
-	}
-	var warn []string
-	for _, r := range p.Releases {
-		for _, w := range r.Warnings {
-			warn = append(warn, fmt.Sprintf("- `%s`: %s", r.Addr, w))
 		}
 	}
-	if len(warn) > 0 {
-		b.WriteString("**Warnings**\n\n" + strings.Join(warn, "\n") + "\n")
-	}
-	_, err := io.WriteString(w, p.Redactor().Text(b.String()))
-	return err
+	return strings.Join(lines, "")
 }
 
 // diffGutter moves each line's change symbol to the first column, where a
@@ -316,4 +358,31 @@ func sameNoOps(objs []*plan.ObjectChange) int {
 		n++
 	}
 	return n
+}
+
+// writeSelection says what a plan limited by --target or -l covers, and
+// which releases --include-deps added and why.
+func writeSelection(b *bytes.Buffer, p *plan.Plan) {
+	if len(p.Targets) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "Selected: %s", strings.Join(p.Targets, ", "))
+	for _, s := range p.Selectors {
+		fmt.Fprintf(b, " (-l %s)", s)
+	}
+	b.WriteString("\n")
+	for _, r := range p.Releases {
+		if len(r.IncludedFor) > 0 {
+			fmt.Fprintf(b, "Included: %s, a dependency of %s (--include-deps)\n", r.Addr, strings.Join(r.IncludedFor, ", "))
+		}
+	}
+	b.WriteString("\n")
+}
+
+// stackName is the quoted stack name, with its environment if any.
+func stackName(p *plan.Plan) string {
+	if p.Environment == "" {
+		return fmt.Sprintf("%q", p.Stack)
+	}
+	return fmt.Sprintf("%q (environment %q)", p.Stack, p.Environment)
 }

@@ -24,28 +24,19 @@ func TestRenderGolden(t *testing.T) {
 		"plan.txt":  func(b *bytes.Buffer, p *plan.Plan) error { return Text(b, p) },
 		"plan.json": func(b *bytes.Buffer, p *plan.Plan) error { return JSON(b, p) },
 		"plan.md":   func(b *bytes.Buffer, p *plan.Plan) error { return Markdown(b, p) },
+		"plan-color.txt": func(b *bytes.Buffer, p *plan.Plan) error {
+			return TextWith(b, p, TextOptions{Color: true})
+		},
+		"plan-compact.txt": func(b *bytes.Buffer, p *plan.Plan) error {
+			return TextWith(b, p, TextOptions{Detail: Compact})
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var b bytes.Buffer
 			if err := render(&b, p); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", "render", name)
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if b.String() != string(want) {
-				t.Fatalf("%s differs from the golden file:\n%s", name, b.String())
-			}
+			compareGolden(t, filepath.Join("testdata", "render", name), b.String())
 			if bytes.Contains(b.Bytes(), []byte("hunter2-canary")) {
 				t.Fatalf("%s leaks the sensitive value", name)
 			}
@@ -84,5 +75,44 @@ func TestTextShowsMultilineChangesAsUnifiedDiffs(t *testing.T) {
 	writeDiff(&b, d, "")
 	if !strings.Contains(b.String(), "~ conf:\n") || !strings.Contains(b.String(), "    -e\n    +E\n") {
 		t.Fatalf("text:\n%s", b.String())
+	}
+}
+
+func compareGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if got != string(want) {
+		t.Fatalf("%s differs from the golden file:\n%s", path, got)
+	}
+}
+
+// Values diffs are YAML paths and values, one leaf per line, never JSON
+// blobs of whole structures.
+func TestTextShowsStructuresLeafByLeaf(t *testing.T) {
+	d := plan.Compare(
+		map[string]any{"hosts": []any{"a", "b"}, "gone": map[string]any{"x": int64(1)}},
+		map[string]any{"hosts": []any{"a", "b", "c"}, "image": map[string]any{"repo": "web", "tag": "1.2", "pull": map[string]any{}}},
+	)
+	var b bytes.Buffer
+	writeDiff(&b, d, "")
+	want := `- gone.x: 1
++ hosts[2]: "c"
++ image.pull: {}
++ image.repo: "web"
++ image.tag: "1.2"
+`
+	if b.String() != want {
+		t.Fatalf("text:\n%s\nwant:\n%s", b.String(), want)
 	}
 }

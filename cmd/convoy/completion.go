@@ -1,0 +1,38 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/spf13/cobra"
+)
+
+// completePlanFiles completes saved plan files (*.cvp) and directories.
+func completePlanFiles(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return []string{"cvp"}, cobra.ShellCompDirectiveFilterFileExt
+}
+
+// completeReleases completes release addresses of the stack that the
+// command's -C names (loaded offline; nothing when it does not load).
+// With one, only the first argument is a release.
+func completeReleases(f *stackFlags, one bool) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if one && len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		addrs, err := run.ReleaseAddresses(cmd.Context(), f.source())
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		var out []string
+		for _, a := range addrs {
+			if strings.HasPrefix(a, toComplete) {
+				out = append(out, a)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// apply --target applies only the targets (Terraform's -target); a saved
+// plan keeps its own.
+func TestApplyTarget(t *testing.T) {
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	dir := writeStack(t, threeTier(appChart(t), ns, "v1"))
+	code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve", "--target", "release.db")
+	if code != 0 || !strings.Contains(out, "Plan: 1 to install, 0 to upgrade") {
+		t.Fatalf("apply --target: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if got := revisions(statusOf(t, ns, "db")); got != "1:deployed" {
+		t.Fatalf("db: %s", got)
+	}
+	if h := statusOf(t, ns, "api"); len(h) != 0 {
+		t.Fatalf("api was applied outside the target: %s", revisions(h))
+	}
+	if code, _, errOut := runConvoy(t, "apply", "plan.cvp", "--target", "release.db"); code != 1 || !strings.Contains(errOut, "a saved plan keeps the targets") {
+		t.Fatalf("--target with a plan file: exit %d\n%s", code, errOut)
+	}
+}
+
+// --kube-context (Helm's name) and --context are one flag.
+func TestKubeContextFlag(t *testing.T) {
+	dir := writeStack(t, threeTier(appChart(t), "x", "v1"))
+	for _, flag := range []string{"--kube-context", "--context"} {
+		code, _, errOut := runConvoy(t, "status", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), flag, "no-such-context")
+		if code != 1 || !strings.Contains(errOut, "no-such-context") {
+			t.Errorf("%s: exit %d\n%s", flag, code, errOut)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func varStack(chart, ns string) string {
+	return `
+stack "` + ns + `" {
+  default_namespace = "` + ns + `"
+}
+variable "message" {
+  type = string
+}
+variable "token" {
+  type      = string
+  sensitive = true
+}
+release "api" {
+  chart  = "` + chart + `"
+  values = [{ message = var.message, token = var.token }]
+}
+`
+}
+
+// A plan saved with --var, --var-file and -C in one directory applies from
+// another with no stack flags at all, and refuses a --var that differs.
+func TestSavedPlanTravelsWithItsDirectoryAndVariables(t *testing.T) {
+	ns := cluster.Namespace(t)
+	t.Setenv("KUBECONFIG", cluster.Kubeconfig())
+	dir := writeStack(t, varStack(appChart(t), ns))
+	varFile := filepath.Join(t.TempDir(), "secret.vars.hcl")
+	if err := os.WriteFile(varFile, []byte(`token = "tok-canary-7781"`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	t.Chdir(work)
+	code, out, errOut := runConvoy(t, "plan", "-C", dir, "--var", "message=from-plan", "--var-file", varFile, "--out", "my plan.cvp")
+	if code != 0 || !strings.Contains(errOut, "convoy apply 'my plan.cvp'") || !strings.Contains(errOut, "variable values") {
+		t.Fatalf("plan --out: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// The var file is gone by apply time: the plan carries its contents.
+	if err := os.Remove(varFile); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut = runConvoy(t, "show", filepath.Join(work, "my plan.cvp"))
+	if code != 0 || !strings.Contains(out, "in "+dir) || !strings.Contains(out, "--var message") ||
+		!strings.Contains(out, "+ release.api (install)") || strings.Contains(out, "tok-canary-7781") {
+		t.Fatalf("show: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, _ := runConvoy(t, "show", filepath.Join(work, "my plan.cvp"), "--json"); code != 0 || !strings.HasPrefix(out, "{") || strings.Contains(out, "tok-canary-7781") {
+		t.Fatalf("show --json: exit %d\n%s", code, out)
+	}
+
+	elsewhere := t.TempDir()
+	t.Chdir(elsewhere)
+	planPath := filepath.Join(work, "my plan.cvp")
+	code, _, errOut = runConvoy(t, "apply", planPath, "--var", "message=other")
+	if code != 1 || !strings.Contains(errOut, "--var message differs") {
+		t.Fatalf("apply with a differing --var: exit %d\n%s", code, errOut)
+	}
+	code, _, errOut = runConvoy(t, "apply", planPath, "-C", work)
+	if code != 1 || !strings.Contains(errOut, "was made for the stack in "+dir) {
+		t.Fatalf("apply with another -C: exit %d\n%s", code, errOut)
+	}
+	// The same API server under another name is another cluster to the
+	// plan: it observed only the one it was made against.
+	kc, err := os.ReadFile(cluster.Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(other, []byte(strings.ReplaceAll(string(kc), "https://127.0.0.1:", "https://localhost:")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runConvoy(t, "apply", planPath, "--kubeconfig", other)
+	if code != 1 || !strings.Contains(errOut, "was made against the default cluster at https://127.0.0.1:") {
+		t.Fatalf("apply against another cluster: exit %d\n%s", code, errOut)
+	}
+	code, out, errOut = runConvoy(t, "apply", planPath)
+	if code != 0 {
+		t.Fatalf("apply of the saved plan from elsewhere: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if got := revisions(statusOf(t, ns, "api")); got != "1:deployed" {
+		t.Fatalf("api: %s", got)
+	}
+	if data, _ := cmData(t, ns, "api-config"); data["message"] != "from-plan" {
+		t.Fatalf("applied message %q", data["message"])
+	}
+}

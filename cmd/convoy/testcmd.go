@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/spf13/cobra"
+)
+
+type testOptions struct {
+	stackRun
+	Timeout time.Duration
+}
+
+func newTestCmd(s streams) *cobra.Command {
+	var o testOptions
+	cmd := &cobra.Command{
+		Use:   "test [RELEASE...]",
+		Short: "Run the charts' test hooks of releases (like helm test)",
+		Long: `Test runs the test hooks (helm.sh/hook: test) of every release of the stack,
+or of those named (an address such as release.api["eu"], or a Helm release
+name), as helm test does: each release's tests of its newest revision, in
+weight and name order, each created and waited to completion within the
+release's timeout (or --timeout), stopping at the first failure. Each test's last run is
+recorded in the release record, as Helm records it. The logs of a failed
+test's pods are printed. The exit code is 1 when a test failed. It holds the
+stack's lock, so it never runs beside an apply of the stack.`,
+		ValidArgsFunction: completeReleases(&o.Stack, false),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.Run(cmd.Context(), s, args)
+		},
+	}
+	addStackRunFlags(cmd.Flags(), &o.stackRun)
+	addParallelismFlag(cmd.Flags(), &o.Parallelism, "how many releases are tested at once")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 0, "how long each test may take (as helm test --timeout; default: the release's timeout, else 5m0s)")
+	return cmd
+}
+
+func (o testOptions) Run(ctx context.Context, s streams, names []string) error {
+	if o.Parallelism < 1 {
+		return errors.New("--parallelism must be at least 1")
+	}
+	runs, err := run.Test(ctx, o.options(), run.TestRequest{Releases: names, Timeout: o.Timeout})
+	if err != nil && len(runs) == 0 {
+		return err
+	}
+	tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RELEASE\tNAMESPACE\tTEST\tPHASE\tDURATION")
+	failed := false
+	for _, t := range runs {
+		inst := t.Instance
+		switch {
+		case t.Err != nil:
+			fmt.Fprintf(tw, "%s\t%s\t-\terror\t-\n", inst.Name, inst.Namespace)
+		case len(t.Result.Hooks) == 0:
+			fmt.Fprintf(tw, "%s\t%s\t-\tno tests\t-\n", inst.Name, inst.Namespace)
+		default:
+			for _, h := range t.Result.Hooks {
+				phase, dur := string(h.LastRun.Phase), "-"
+				if phase == "" {
+					phase = "not run"
+				}
+				if !h.LastRun.CompletedAt.IsZero() && !h.LastRun.StartedAt.IsZero() {
+					dur = h.LastRun.CompletedAt.Sub(h.LastRun.StartedAt).Round(10 * time.Millisecond).String()
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", inst.Name, inst.Namespace, h.Name, phase, dur)
+			}
+		}
+		failed = failed || t.Failed()
+	}
+	tw.Flush()
+	for _, t := range runs {
+		switch {
+		case t.Err != nil:
+			fmt.Fprintf(s.Out, "\n%s (%s/%s): %v\n", t.Instance.Addr, t.Instance.Namespace, t.Instance.Name, t.Err)
+		case t.Result.Err != nil:
+			fmt.Fprintf(s.Out, "\n%s (%s/%s): %v\n", t.Instance.Addr, t.Instance.Namespace, t.Instance.Name, t.Result.Err)
+			for _, l := range t.Result.Logs {
+				fmt.Fprintf(s.Out, "\nLogs of pod %s", l.Pod)
+				if l.Container != "" {
+					fmt.Fprintf(s.Out, ", container %s", l.Container)
+				}
+				if l.Err != nil {
+					fmt.Fprintf(s.Out, ": unavailable: %v\n", l.Err)
+					continue
+				}
+				fmt.Fprintln(s.Out, ":")
+				for _, line := range strings.Split(strings.TrimRight(l.Log, "\n"), "\n") {
+					fmt.Fprintf(s.Out, "  %s\n", line)
+				}
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if failed {
+		return errSilent
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/convoy-sh/convoy/internal/release"
+)
+
+func testedStack(t *testing.T, ns string) string {
+	chart, err := filepath.Abs(filepath.Join("testdata", "charts", "tested"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf(`
+stack %[2]q {
+  default_namespace = %[2]q
+}
+release "good" {
+  chart = %[1]q
+}
+release "bad" {
+  chart  = %[1]q
+  values = [{ failTest = true }]
+}
+`, chart, ns)
+}
+
+func testRuns(t *testing.T, ns, name string) map[string]release.HookPhase {
+	t.Helper()
+	h := statusOf(t, ns, name)
+	out := map[string]release.HookPhase{}
+	for _, hk := range h[len(h)-1].Hooks {
+		out[hk.Name] = hk.LastRun.Phase
+	}
+	return out
+}
+
+// convoy test runs the charts' test hooks as helm test: a passing release,
+// a failing one with its failed pod's logs, the runs recorded; and convoy
+// output shows the releases' outputs.
+func TestTestHooksAndOutputs(t *testing.T) {
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	dir := writeStack(t, testedStack(t, ns))
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve"); code != 0 {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	code, out, errOut := runConvoy(t, "test", "release.good", "-C", dir, "--kubeconfig", kc)
+	if code != 0 || !strings.Contains(out, "good-test-connection  Succeeded") {
+		t.Fatalf("test of a passing release: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if got := testRuns(t, ns, "good"); got["good-test-connection"] != release.HookPhaseSucceeded {
+		t.Fatalf("recorded test runs of good: %v", got)
+	}
+
+	code, out, errOut = runConvoy(t, "test", "-C", dir, "--kubeconfig", kc, "--kube-context", "")
+	for _, want := range []string{
+		"bad-test-connection   Succeeded",
+		"bad-test-fail         Failed",
+		"release.bad (" + ns + "/bad): test hook tested/templates/test-fail.yaml (v1 Pod " + ns + "/bad-test-fail) failed",
+		"Logs of pod bad-test-fail, container check",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("test output lacks %q", want)
+		}
+	}
+	if code != 1 || t.Failed() {
+		t.Fatalf("test of a failing release: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if got := testRuns(t, ns, "bad"); got["bad-test-fail"] != release.HookPhaseFailed || got["bad-test-connection"] != release.HookPhaseSucceeded {
+		t.Fatalf("recorded test runs of bad: %v", got)
+	}
+
+	code, out, errOut = runConvoy(t, "output", "-C", dir, "--kubeconfig", kc, "--json")
+	var doc map[string]struct {
+		Revision  int
+		Status    string
+		Resources []string
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
+		t.Fatalf("output --json: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if g := doc["release.good"]; g.Revision != 1 || g.Status != "deployed" || strings.Join(g.Resources, ",") != "v1/ConfigMap/good-config" || len(doc) != 2 {
+		t.Fatalf("output --json: %s", out)
+	}
+	code, out, _ = runConvoy(t, "output", "bad", "-C", dir, "--kubeconfig", kc)
+	if code != 0 || out != "release.bad ("+ns+"/bad)\n  revision  = 1\n  status    = \"deployed\"\n  resources = {\n    \"v1/ConfigMap/bad-config\"\n  }\n" {
+		t.Fatalf("output bad: exit %d\n%s", code, out)
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	dir := writeStack(t, testedStack(t, "x"))
+	code, out, _ := runConvoy(t, "__complete", "output", "-C", dir, "release.g")
+	if code != 0 || !strings.HasPrefix(out, "release.good\n:4\n") {
+		t.Fatalf("release completion: exit %d\n%s", code, out)
+	}
+	code, out, _ = runConvoy(t, "__complete", "plan", "-C", dir, "--target", "release.")
+	if code != 0 || !strings.HasPrefix(out, "release.bad\nrelease.good\n:4\n") {
+		t.Fatalf("--target completion: exit %d\n%s", code, out)
+	}
+	code, out, _ = runConvoy(t, "__complete", "apply", "")
+	if code != 0 || !strings.HasPrefix(out, "cvp\n:8\n") {
+		t.Fatalf("plan file completion: exit %d\n%s", code, out)
+	}
+}

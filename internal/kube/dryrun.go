@@ -1,0 +1,86 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// ValidationNamespace is where an object whose own namespace does not exist
+// yet is validated: it always exists. The API server refuses any request in
+// a missing namespace before it validates the object, dry runs included.
+const ValidationNamespace = "default"
+
+// DryRunCreate asks the API server to create obj without persisting it
+// (dryRun=All): admission, defaulting and validation run. An object that
+// exists already passed them (the server checks for it last), so that is
+// no error.
+func (c *Client) DryRunCreate(ctx context.Context, obj *unstructured.Unstructured) error {
+	res, ref, err := c.resourceFor(RefOf(obj))
+	if err != nil {
+		return err
+	}
+	_, err = res.Create(ctx, obj, metav1.CreateOptions{FieldManager: c.fieldManager, DryRun: []string{metav1.DryRunAll}})
+	if err == nil || apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return objectError(ref, err)
+}
+
+// DryRunCreateIn is DryRunCreate of obj placed in namespace ns instead of
+// its own, which does not exist yet. Admission that depends on the
+// namespace (quotas, pod security, webhooks with namespace selectors) sees
+// ns. Errors name obj as it is, with a note where it was validated.
+func (c *Client) DryRunCreateIn(ctx context.Context, obj *unstructured.Unstructured, ns string) error {
+	moved := obj.DeepCopy()
+	moved.SetNamespace(ns)
+	err := c.DryRunCreate(ctx, moved)
+	if err == nil {
+		return nil
+	}
+	var oe *ObjectError
+	if errors.As(err, &oe) {
+		err = oe.Err
+	}
+	return objectError(RefOf(obj), fmt.Errorf("%w (validated in namespace %q: namespace %q does not exist yet)", err, ns, obj.GetNamespace()))
+}
+
+// IsNamespaceNotFound reports whether err is the API server's refusal of a
+// request in a namespace that does not exist, and which one.
+func IsNamespaceNotFound(err error) (string, bool) {
+	var se apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &se) {
+		return "", false
+	}
+	d := se.Status().Details
+	if d == nil || d.Kind != "namespaces" || d.Group != "" {
+		return "", false
+	}
+	return d.Name, true
+}
+
+// NamespaceObject is a Namespace named name, as create_namespace creates it.
+func NamespaceObject(name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind("Namespace")
+	u.SetName(name)
+	return u
+}
+
+// ValidateNamespace dry-run creates namespace name when it does not exist
+// (create_namespace): a name the API server would refuse fails before
+// anything is created. An existing namespace is not checked: creating it
+// may be forbidden to whoever only uses it.
+func (c *Client) ValidateNamespace(ctx context.Context, name string) error {
+	ns := NamespaceObject(name)
+	_, err := c.Get(ctx, RefOf(ns))
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	return c.DryRunCreate(ctx, ns)
+}

@@ -1,0 +1,59 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/release"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// validateNew asks the API server whether it would create obj, which does
+// not exist: a server-side dry-run apply, as apply validates it. The API
+// server refuses anything in a namespace that does not exist before it
+// validates it, so an object whose namespace is missing (create_namespace,
+// a Namespace of the release or of a dependency) is dry-run created in
+// kube.ValidationNamespace instead: elsewhere names its namespace then. A
+// refused object is an error naming it.
+func validateNew(ctx context.Context, kc *kube.Client, obj *unstructured.Unstructured, req *release.Request) (elsewhere, warning string, err error) {
+	_, err = dryRun(ctx, kc, obj, req.IgnoreChanges)
+	ns, missing := kube.IsNamespaceNotFound(err)
+	if err == nil || !missing || ns != obj.GetNamespace() {
+		return "", "", err
+	}
+	switch err := kc.DryRunCreateIn(ctx, obj, kube.ValidationNamespace); {
+	case apierrors.IsForbidden(err):
+		return ns, fmt.Sprintf("%s is not validated before apply: %v", kube.RefOf(obj), err), nil
+	case err != nil:
+		return "", "", err
+	}
+	return ns, "", nil
+}
+
+// missingNamespaces warns about the namespaces that objects were validated
+// outside of because they do not exist, unless the release creates them.
+func missingNamespaces(namespaces []string, req *release.Request, objs []*unstructured.Unstructured) []string {
+	slices.Sort(namespaces)
+	var out []string
+	for _, ns := range slices.Compact(namespaces) {
+		created := req.CreateNamespace && ns == req.Namespace
+		for _, o := range objs {
+			created = created || (o.GetAPIVersion() == "v1" && o.GetKind() == "Namespace" && o.GetName() == ns)
+		}
+		if !created {
+			out = append(out, fmt.Sprintf("namespace %s does not exist: its objects were validated by a dry run in namespace %s, and apply fails unless it exists by then (created by a release this one depends on)", ns, kube.ValidationNamespace))
+		}
+	}
+	return out
+}
+
+// inTemplate names the template an object error comes from.
+func inTemplate(template string, err error) error {
+	if template == "" || err == nil {
+		return err
+	}
+	return fmt.Errorf("template %s: %w", template, err)
+}

@@ -1,0 +1,111 @@
+package release
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/kube"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// MaxRecordBytes is the largest record payload the cluster stores: the API
+// server refuses a Secret, and a ConfigMap, whose data exceed 1 MiB
+// (core/v1 MaxSecretSize; bigger requests hit its 3 MiB body limit first,
+// "Request entity too large"). Helm sets no limit of its own.
+const MaxRecordBytes = corev1.MaxSecretSize
+
+// RecordTooLargeError is a revision whose record the cluster would refuse.
+type RecordTooLargeError struct {
+	Name     string
+	Revision int
+	// Size is the encoded record's size (base64 of gzip of JSON), Limit
+	// MaxRecordBytes.
+	Size, Limit int
+}
+
+func (e *RecordTooLargeError) Error() string {
+	return fmt.Sprintf("release %s revision %d: the release record would be %d bytes, more than the %d bytes a Secret or ConfigMap holds (it stores the whole chart, its files included, and the values: make the chart or its values smaller, e.g. without large files)",
+		e.Name, e.Revision, e.Size, e.Limit)
+}
+
+// CheckRecordSize encodes the record this revision would write and fails
+// with a *RecordTooLargeError when the cluster could not store it.
+func (p *Prepared) CheckRecordSize() error {
+	rel := p.record(time.Now())
+	rel.Info.Status, rel.Info.Description = StatusDeployed, "Upgrade complete"
+	payload, err := encode(rel)
+	if err != nil {
+		return fmt.Errorf("encode release %s: %w", rel.Name, err)
+	}
+	if len(payload) > MaxRecordBytes {
+		return &RecordTooLargeError{Name: rel.Name, Revision: rel.Version, Size: len(payload), Limit: MaxRecordBytes}
+	}
+	return nil
+}
+
+// record is the pending record of the revision p prepares.
+func (p *Prepared) record(now time.Time) *Release {
+	req := p.Request
+	rel := &Release{
+		Name:      req.Name,
+		Namespace: req.Namespace,
+		Chart:     p.Rendered.Chart,
+		Config:    req.Values,
+		Manifest:  p.Rendered.Manifest(false),
+		Hooks:     hooksFromChart(p.Rendered.Hooks),
+		Version:   p.Revision,
+		Info: &Info{
+			FirstDeployed: now,
+			LastDeployed:  now,
+			Status:        StatusPendingInstall,
+			Description:   "Initial install underway",
+			Notes:         p.Rendered.Notes,
+		},
+		ApplyMethod: ApplyMethodSSA,
+		Labels:      withRun(req.Labels, req.RunID),
+	}
+	if !p.IsInstall {
+		rel.Info.Status, rel.Info.Description = StatusPendingUpgrade, "Preparing upgrade"
+		if first := p.History[0]; !first.Info.FirstDeployed.IsZero() {
+			rel.Info.FirstDeployed = first.Info.FirstDeployed
+		}
+	}
+	return rel
+}
+
+// validate asks the API server, creating nothing, whether it would accept
+// the release: the namespace create_namespace creates and every object
+// (server-side dry-run apply). An object whose namespace does not exist yet
+// (create_namespace, a Namespace of the release) cannot be dry-run there:
+// it is dry-run created in kube.ValidationNamespace instead.
+func (e *Engine) validate(ctx context.Context, req *Request, objs []*unstructured.Unstructured, src sources) error {
+	if req.CreateNamespace {
+		if err := e.kube.ValidateNamespace(ctx, req.Namespace); err != nil {
+			return err
+		}
+	}
+	for len(objs) > 0 {
+		got, err := e.apply(ctx, objs, src, req.IgnoreChanges, kube.DryRunServer)
+		if err == nil {
+			return nil
+		}
+		if len(got) >= len(objs) {
+			return err
+		}
+		obj := objs[len(got)]
+		if ns, ok := kube.IsNamespaceNotFound(err); !ok || ns != obj.GetNamespace() {
+			return err
+		}
+		switch err := e.kube.DryRunCreateIn(ctx, obj, kube.ValidationNamespace); {
+		case apierrors.IsForbidden(err):
+			e.logf(req.Namespace, req.Name, PhaseRendering, "%s not validated: %v", kube.RefOf(obj), err)
+		case err != nil:
+			return src.inTemplate(err)
+		}
+		objs = objs[len(got)+1:]
+	}
+	return nil
+}

@@ -1,0 +1,61 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/release"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// heldBy says, for a run holding the stack lock as runID, which runs that
+// left records of the stack pending are gone: every other one, since the
+// lock is exclusive.
+func heldBy(runID string) func(string) bool {
+	return func(id string) bool { return id != runID }
+}
+
+// goneRuns says, for a plan that holds no lock, which runs that left
+// records pending are gone: all but the holders of the stack's locks that
+// may still be alive. Nil when the locks cannot be read.
+func goneRuns(ctx context.Context, clusters []Connected, stack string) func(string) bool {
+	me := thisProcess()
+	live := map[string]bool{}
+	for _, c := range clusters {
+		l, err := c.Engine.Client().CoordinationV1().Leases(LockNamespace).Get(ctx, LockName(stack), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil
+		}
+		if gone(l, me, time.Now(), processExists) == "" {
+			live[lockID(l)] = true
+		}
+	}
+	return func(id string) bool { return !live[id] }
+}
+
+// healInterrupted marks failed every record of the plan that a run of the
+// stack that is gone left pending, before anything else is applied. The
+// caller holds the stack lock as runID.
+func healInterrupted(ctx context.Context, o Options, p *plan.Plan, engineFor func(string) (*release.Engine, error), runID string) error {
+	for _, rc := range p.Releases {
+		i := rc.Interrupted
+		if i == nil {
+			continue
+		}
+		eng, err := engineFor(rc.Cluster)
+		if err != nil {
+			return err
+		}
+		if _, err := eng.RecoverInterrupted(ctx, rc.Name, rc.Namespace, i.Revision, i.RunID, runID); err != nil {
+			return fmt.Errorf("%s: %w", rc.Addr, err)
+		}
+		o.announce(fmt.Sprintf("%s: revision %d, left %s by interrupted run %s, is now failed", rc.Addr, i.Revision, i.Status, i.RunID))
+	}
+	return nil
+}

@@ -1,0 +1,29 @@
+package run
+
+import (
+	"github.com/convoy-sh/convoy/internal/apply"
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/release"
+)
+
+// redactedProgress masks the plan's sensitive values (and what templates
+// rendered from them) in everything a progress view shows: the engine's
+// messages quote API server errors, which quote field values.
+type redactedProgress struct {
+	apply.Progress
+	red *plan.Redactor
+}
+
+func (r redactedProgress) Event(ev release.Event) {
+	ev.Message = r.red.Text(ev.Message)
+	r.Progress.Event(ev)
+}
+
+func (r redactedProgress) Finished(id string, o apply.Outcome) {
+	o.Err, o.RestoreErr = r.red.Err(o.Err), r.red.Err(o.RestoreErr)
+	r.Progress.Finished(id, o)
+}
+
+func (r redactedProgress) Skipped(id, reason string) {
+	r.Progress.Skipped(id, r.red.Text(reason))
+}

@@ -1,0 +1,74 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/convoy-sh/convoy/internal/config"
+)
+
+// stackLock is a stack's lock held by one run on every cluster the stack
+// uses.
+type stackLock struct {
+	stack string
+	// runID is the lock's id and the release.RunLabel of the records the
+	// run writes.
+	runID string
+	opts  Options
+	held  []heldLock
+}
+
+type heldLock struct {
+	cluster Connected
+	lock    *Lock
+}
+
+// lockStack takes the stack's lock on every cluster it uses, or none.
+// Locks of holders that are gone are taken over, and o.Announce is told.
+func lockStack(ctx context.Context, o Options, st *config.Stack, cl *Clusters, command string) (*stackLock, error) {
+	clusters, err := cl.Stack(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	sl := &stackLock{stack: st.ID(), runID: NewRunID(), opts: o}
+	for _, c := range clusters {
+		announce := o.announce
+		if len(clusters) > 1 {
+			announce = func(msg string) { o.announce(c.Describe() + ": " + msg) }
+		}
+		l, err := Acquire(ctx, c.Engine.Client(), st.ID(), LockOptions{Command: command, RunID: sl.runID, Announce: announce, Environment: st.Environment})
+		if err != nil {
+			return nil, errors.Join(err, sl.release(ctx))
+		}
+		sl.held = append(sl.held, heldLock{cluster: c, lock: l})
+	}
+	return sl, nil
+}
+
+// release gives the lock up on every cluster, retrying for the run's
+// grace period. What could not be released is an *UnlockError each.
+func (s *stackLock) release(ctx context.Context) error {
+	var errs []error
+	for _, h := range s.held {
+		if err := h.lock.Release(ctx, s.opts.Grace); err != nil {
+			errs = append(errs, &UnlockError{Stack: s.stack, Cluster: h.cluster.Describe(), LockID: s.runID, Err: err})
+		}
+	}
+	s.held = nil
+	return errors.Join(errs...)
+}
+
+// UnlockError says a run could not release the stack's lock on a cluster.
+// The lock stays until it expires or is taken over, and says how.
+type UnlockError struct {
+	Stack, Cluster, LockID string
+	Err                    error
+}
+
+func (e *UnlockError) Error() string {
+	return fmt.Sprintf("the lock of stack %q on %s was not released (%v): a run on this host takes it over once this process has ended, any other once it expires (%s); `convoy force-unlock %s` releases it now",
+		e.Stack, e.Cluster, e.Err, LockDuration, e.LockID)
+}
+
+func (e *UnlockError) Unwrap() error { return e.Err }

@@ -1,0 +1,72 @@
+package run
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/release"
+)
+
+// TestRequest says which releases' tests to run.
+type TestRequest struct {
+	// Releases are addresses or Helm release names; none: every release.
+	Releases []string
+	// Timeout bounds each test's wait (helm test --timeout); 0: each
+	// release's own timeout.
+	Timeout time.Duration
+}
+
+// Tested is one release's test run: the result, or why its tests could
+// not run (Err: not installed, unreachable cluster).
+type Tested struct {
+	Instance *config.ReleaseInstance
+	Result   *release.TestResult
+	Err      error
+}
+
+// Failed reports whether the release's tests did not all pass.
+func (t Tested) Failed() bool { return t.Err != nil || t.Result == nil || t.Result.Err != nil }
+
+// Test runs the test hooks of releases (helm test), at most o.Parallelism
+// releases at once, holding the stack's lock (the runs are recorded in the
+// releases' records). Results are in the stack's order.
+func Test(ctx context.Context, o Options, req TestRequest) (_ []Tested, err error) {
+	ls, err := Load(ctx, o.Source, Ordered)
+	if err != nil {
+		return nil, err
+	}
+	var insts []*config.ReleaseInstance
+	if len(req.Releases) == 0 {
+		for _, addr := range ls.Order {
+			insts = append(insts, ls.Stack.Release(addr))
+		}
+	}
+	for _, n := range req.Releases {
+		inst, err := ls.FindRelease(n)
+		if err != nil {
+			return nil, err
+		}
+		insts = append(insts, inst)
+	}
+	cl := o.newClusters(nil)
+	lock, err := lockStack(ctx, o, ls.Stack, cl, "convoy test")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, lock.release(ctx)) }()
+	out := make([]Tested, len(insts))
+	err = forEach(ctx, o.parallelism(), len(insts), func(i int) {
+		inst := insts[i]
+		out[i].Instance = inst
+		eng, err := cl.Engine(ctx, inst.Cluster)
+		if err != nil {
+			out[i].Err = err
+			return
+		}
+		out[i].Result, out[i].Err = eng.Test(ctx, release.TestRequest{Name: inst.Name, Namespace: inst.Namespace, Timeout: cmp.Or(req.Timeout, inst.Timeout)})
+	})
+	return out, err
+}
