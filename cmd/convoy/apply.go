@@ -28,8 +28,7 @@ type applyOptions struct {
 	NoProgress  bool
 	PlanFile    string
 	View        planViewFlags
-	Targets     []string
-	IncludeDeps bool
+	Selection   selectionFlags
 }
 
 func newApplyCmd(s streams) *cobra.Command {
@@ -69,7 +68,7 @@ are not needed, and any given must agree with the plan's.`,
 	addForceConflictsFlag(cmd.Flags())
 	cmd.Flags().BoolVar(&o.Atomic, "atomic", false, "if any release fails, roll back every release changed in this run")
 	addPlanViewFlags(cmd.Flags(), &o.View)
-	addTargetFlags(cmd.Flags(), &o.Targets, &o.IncludeDeps, "apply")
+	addSelectionFlags(cmd.Flags(), &o.Selection, "apply")
 	_ = cmd.RegisterFlagCompletionFunc("target", completeReleases(&o.Stack, false))
 	return cmd
 }
@@ -90,12 +89,12 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 	if o.Parallelism < 1 {
 		return errors.New("--parallelism must be at least 1")
 	}
-	if o.PlanFile != "" && len(o.Targets) > 0 {
-		return errors.New("--target applies to a plan computed now; a saved plan keeps the targets it was made with")
+	if o.PlanFile != "" && (o.Selection.any() || o.Selection.IncludeDeps) {
+		return errors.New("--target, -l and --include-deps apply to a plan computed now; a saved plan keeps the targets it was made with")
 	}
 	res, err := run.Apply(ctx, o.writerOptions(s), run.ApplyRequest{
-		Plan:     run.PlanRequest{Targets: o.Targets, IncludeDeps: o.IncludeDeps},
 		PlanFile: o.PlanFile,
+		Plan:     o.Selection.request(),
 		Atomic:   o.Atomic,
 		Review:   reviewPlan(s, o.View, o.AutoApprove, "Apply this plan?"),
 		Progress: newProgress(s, o.NoProgress),

@@ -10,7 +10,6 @@ import (
 	"github.com/convoy-sh/convoy/internal/plan/view"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 type planOptions struct {
@@ -19,8 +18,7 @@ type planOptions struct {
 	DetailedExitCode bool
 	JSON             bool
 	Markdown         bool
-	Targets          []string
-	IncludeDeps      bool
+	Selection        selectionFlags
 	View             planViewFlags
 }
 
@@ -48,19 +46,12 @@ another stack owns is shown, then exits 1: apply refuses it.`,
 	fs.BoolVar(&o.DetailedExitCode, "detailed-exitcode", false, "exit 0 when there are no changes, 1 on error, 2 when there are changes")
 	fs.BoolVar(&o.JSON, "json", false, "print the plan as JSON (docs/plan-json.md)")
 	fs.BoolVar(&o.Markdown, "markdown", false, "print a summary for a pull-request comment")
-	addTargetFlags(fs, &o.Targets, &o.IncludeDeps, "plan")
+	addSelectionFlags(fs, &o.Selection, "plan")
 	addParallelismFlag(fs, &o.Parallelism, "how many renders, record reads and dry runs run at once")
 	addPlanViewFlags(fs, &o.View)
 	addForceConflictsFlag(fs)
 	_ = cmd.RegisterFlagCompletionFunc("target", completeReleases(&o.Stack, false))
 	return cmd
-}
-
-// addTargetFlags registers --target and --include-deps (Terraform's
-// -target); what is planned or applied.
-func addTargetFlags(fs *pflag.FlagSet, targets *[]string, includeDeps *bool, what string) {
-	fs.StringArrayVar(targets, "target", nil, what+" only this release (release.NAME or release.NAME[\"key\"]; repeatable)")
-	fs.BoolVar(includeDeps, "include-deps", false, "with --target, also "+what+" the releases the targets depend on")
 }
 
 func (o planOptions) Run(ctx context.Context, s streams) error {
@@ -70,7 +61,7 @@ func (o planOptions) Run(ctx context.Context, s streams) error {
 	if o.Parallelism < 1 {
 		return errors.New("--parallelism must be at least 1")
 	}
-	res, err := run.Plan(ctx, o.options(s), run.PlanRequest{Targets: o.Targets, IncludeDeps: o.IncludeDeps})
+	res, err := run.Plan(ctx, o.options(s), o.Selection.request())
 	if err != nil {
 		return err
 	}

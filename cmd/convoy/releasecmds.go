@@ -28,9 +28,10 @@ func newStackCmd(use, short, long string, args cobra.PositionalArgs, o *stackRun
 
 func newStatusCmd(s streams) *cobra.Command {
 	var o stackRun
+	var selectors []string
 	cmd := newStackCmd("status", "Show every release of the stack: revision, status, chart, last update", "", cobra.NoArgs, &o,
 		func(ctx context.Context, _ []string) error {
-			rows, err := run.Status(ctx, o.options(s))
+			rows, err := run.Status(ctx, o.options(s), run.StatusRequest{Selectors: selectors})
 			if err != nil {
 				return err
 			}
@@ -46,6 +47,7 @@ func newStatusCmd(s streams) *cobra.Command {
 			}
 			return tw.Flush()
 		})
+	addSelectorFlag(cmd.Flags(), &selectors, "show only")
 	addParallelismFlag(cmd.Flags(), &o.Parallelism, "how many release records are read at once")
 	return cmd
 }
@@ -153,6 +155,7 @@ type destroyOptions struct {
 	KeepHistory bool
 	NoProgress  bool
 	View        planViewFlags
+	Selection   selectionFlags
 }
 
 func newDestroyCmd(s streams) *cobra.Command {
@@ -167,6 +170,7 @@ and uninstalls them, dependents first.`,
 				return errors.New("--parallelism must be at least 1")
 			}
 			res, err := run.Destroy(ctx, o.writerOptions(s), run.ApplyRequest{
+				Plan:        o.Selection.request(),
 				KeepHistory: o.KeepHistory,
 				Review:      reviewPlan(s, o.View, o.AutoApprove, "Destroy these releases?"),
 				Progress:    newProgress(s, o.NoProgress),
@@ -177,5 +181,6 @@ and uninstalls them, dependents first.`,
 	cmd.Flags().BoolVar(&o.KeepHistory, "keep-history", false, "keep the release records, marked uninstalled")
 	addRunFlags(cmd.Flags(), &o.Parallelism, &o.NoProgress)
 	addPlanViewFlags(cmd.Flags(), &o.View)
+	addSelectionFlags(cmd.Flags(), &o.Selection, "destroy")
 	return cmd
 }

@@ -16,6 +16,7 @@ import (
 type renderOptions struct {
 	Stack       stackFlags
 	Release     string
+	Selectors   []string
 	KubeVersion string
 	APIVersions []string
 	IncludeCRDs bool
@@ -44,6 +45,7 @@ in the stack's release order.`,
 	addStackFlags(cmd.Flags(), &o.Stack)
 	f := cmd.Flags()
 	f.StringVar(&o.Release, "release", "", "render only this release: an address (release.api[\"eu\"]) or a Helm release name")
+	addSelectorFlag(f, &o.Selectors, "render only")
 	f.StringVar(&o.KubeVersion, "kube-version", "", "Kubernetes version for .Capabilities.KubeVersion (default v1.37.0, as helm template)")
 	f.StringSliceVarP(&o.APIVersions, "api-versions", "a", nil, "extra API versions for .Capabilities.APIVersions")
 	f.BoolVar(&o.IncludeCRDs, "include-crds", false, "include the charts' crds/ files in the output")
@@ -58,7 +60,7 @@ func (o renderOptions) Run(ctx context.Context, s streams) error {
 		return errors.New("--parallelism must be at least 1")
 	}
 	ls, results, err := run.Render(ctx, run.Options{Source: o.Stack.source(), ChartCache: chartCache(), Parallelism: o.Parallelism}, run.RenderRequest{
-		Release: o.Release, KubeVersion: o.KubeVersion, APIVersions: o.APIVersions,
+		Release: o.Release, Selectors: o.Selectors, KubeVersion: o.KubeVersion, APIVersions: o.APIVersions,
 	})
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart/source"
+	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/pflag"
@@ -17,6 +18,7 @@ type stackFlags struct {
 	Dir      string
 	Vars     []string // --var name=value, in order
 	VarFiles []string
+	Env      string // --env; "" falls back to $CONVOY_ENV
 }
 
 // addStackFlags registers -C, --var and --var-file on fs.
@@ -24,6 +26,7 @@ func addStackFlags(fs *pflag.FlagSet, f *stackFlags) {
 	addDirFlag(fs, &f.Dir)
 	fs.StringArrayVar(&f.Vars, "var", nil, "set a variable: --var name=value (repeatable; highest precedence)")
 	fs.StringArrayVar(&f.VarFiles, "var-file", nil, "read variable values from a .vars.hcl file (repeatable)")
+	fs.StringVar(&f.Env, "env", "", "the stack's environment block to use (default $"+config.EnvEnvironment+", else the one named \"default\")")
 }
 
 // addDirFlag registers -C for commands that only need the directory.
@@ -34,7 +37,11 @@ func addDirFlag(fs *pflag.FlagSet, dir *string) {
 // source is the stack the flags name, with the process environment for
 // CONVOY_VAR_* values.
 func (f stackFlags) source() run.Source {
-	return run.Source{Dir: f.Dir, Vars: f.Vars, VarFiles: f.VarFiles, Env: os.Environ()}
+	env := f.Env
+	if env == "" {
+		env = os.Getenv(config.EnvEnvironment)
+	}
+	return run.Source{Dir: f.Dir, Vars: f.Vars, VarFiles: f.VarFiles, Env: os.Environ(), Environment: env}
 }
 
 // clusterFlags choose the default cluster (for releases without a cluster
@@ -102,3 +109,31 @@ func chartCache() string {
 	dir, _ := source.DefaultCacheDir(os.Getenv)
 	return dir
 }
+
+// selectionFlags limit a run to some releases: --target addresses and -l
+// label selectors (helmfile's), with --include-deps.
+type selectionFlags struct {
+	Targets     []string
+	Selectors   []string
+	IncludeDeps bool
+}
+
+// addSelectorFlag registers -l on fs.
+func addSelectorFlag(fs *pflag.FlagSet, selectors *[]string, what string) {
+	fs.StringArrayVarP(selectors, "selector", "l", nil, what+" the releases whose labels match: key=value or key!=value, comma-separated terms all hold; repeatable, any selector matches (as helmfile)")
+}
+
+// addSelectionFlags registers --target, -l and --include-deps on fs.
+func addSelectionFlags(fs *pflag.FlagSet, f *selectionFlags, verb string) {
+	fs.StringArrayVar(&f.Targets, "target", nil, verb+" only this release (release.NAME or release.NAME[\"key\"]; repeatable)")
+	addSelectorFlag(fs, &f.Selectors, verb+" only")
+	fs.BoolVar(&f.IncludeDeps, "include-deps", false, "with --target or -l, also "+verb+" the releases they depend on")
+}
+
+// request is the plan request of the selection.
+func (f selectionFlags) request() run.PlanRequest {
+	return run.PlanRequest{Targets: f.Targets, Selectors: f.Selectors, IncludeDeps: f.IncludeDeps}
+}
+
+// any says whether the flags select anything.
+func (f selectionFlags) any() bool { return len(f.Targets) > 0 || len(f.Selectors) > 0 }

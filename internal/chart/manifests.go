@@ -245,3 +245,17 @@ func HooksFor(hooks []*Hook, event HookEvent) []*Hook {
 	})
 	return out
 }
+
+// SplitManifests parses a stream of documents (a post-renderer's output)
+// into resources in Helm's kind order, each recorded as coming from path.
+// Documents that are hooks stay resources: post-rendering sees no hooks.
+func SplitManifests(path, stream string) ([]Manifest, error) {
+	hooks, manifests, err := sortManifests(map[string]string{path: stream})
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range hooks {
+		manifests = append(manifests, Manifest{Path: path, Content: h.Manifest, Kind: h.Kind, Name: h.Name})
+	}
+	return manifests, nil
+}

@@ -21,6 +21,22 @@ type Config struct {
 	Clusters     map[string]*Cluster
 	Repositories map[string]*Repository
 	Releases     map[string]*Release
+	// Environments are the `environment` blocks; one is chosen per run
+	// (EvalOptions.Environment).
+	Environments map[string]*Environment
+}
+
+// Environment is an `environment "name" { var_files, vars }` block: variable
+// values applied when the environment is chosen, after *.auto.vars.hcl and
+// before --var-file.
+type Environment struct {
+	Name string
+	// VarFiles is a list of .vars.hcl paths relative to the stack directory;
+	// nil when unset.
+	VarFiles hcl.Expression
+	// Vars is an object of variable values; nil when unset.
+	Vars      hcl.Expression
+	DeclRange hcl.Range
 }
 
 // StackBlock is the optional `stack "name" { ... }` block.
@@ -108,6 +124,10 @@ type Release struct {
 	AdoptFromStack  hcl.Expression
 	Labels          hcl.Expression
 	Cluster         hcl.Expression
+	Patches         hcl.Expression
+	PostRenderer    hcl.Expression
+	// Manifests replaces Chart: YAML files deployed as the release.
+	Manifests hcl.Expression
 
 	// DependsOn are the explicit depends_on entries, already resolved.
 	DependsOn []DependsOnEntry
@@ -133,6 +153,7 @@ func (r *Release) instanceExprs() []hcl.Expression {
 		r.Values, r.Set, r.SetSensitive, r.Wait, r.WaitForJobs, r.Timeout,
 		r.Atomic, r.CleanupOnFail, r.HistoryMax, r.DisableHooks,
 		r.TakeOwnership, r.IgnoreChanges, r.AdoptFromStack, r.Labels, r.Cluster,
+		r.Patches, r.PostRenderer, r.Manifests,
 	}
 	out := all[:0]
 	for _, e := range all {

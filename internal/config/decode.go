@@ -16,6 +16,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "cluster", LabelNames: []string{"name"}},
 		{Type: "repository", LabelNames: []string{"name"}},
 		{Type: "release", LabelNames: []string{"name"}},
+		{Type: "environment", LabelNames: []string{"name"}},
 	},
 }
 
@@ -86,9 +87,32 @@ func (c *Config) decodeFile(file *hcl.File) hcl.Diagnostics {
 				continue
 			}
 			c.Releases[r.Name] = r
+		case "environment":
+			env, d := decodeEnvironmentBlock(block)
+			diags = append(diags, d...)
+			if prev, ok := c.Environments[env.Name]; ok {
+				diags = append(diags, duplicate("environment", env.Name, prev.DeclRange, block.DefRange))
+				continue
+			}
+			c.Environments[env.Name] = env
 		}
 	}
 	return diags
+}
+
+var environmentBlockSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "var_files"},
+		{Name: "vars"},
+	},
+}
+
+func decodeEnvironmentBlock(block *hcl.Block) (*Environment, hcl.Diagnostics) {
+	env := &Environment{Name: block.Labels[0], DeclRange: block.DefRange}
+	content, diags := block.Body.Content(environmentBlockSchema)
+	env.VarFiles = attrExpr(content, "var_files")
+	env.Vars = attrExpr(content, "vars")
+	return env, diags
 }
 
 func duplicate(kind, name string, prev, this hcl.Range) *hcl.Diagnostic {
@@ -230,7 +254,8 @@ var releaseBlockSchema = &hcl.BodySchema{
 		{Name: "count"},
 		{Name: "for_each"},
 		{Name: "name"},
-		{Name: "chart", Required: true},
+		{Name: "chart"},
+		{Name: "manifests"},
 		{Name: "version"},
 		{Name: "namespace"},
 		{Name: "create_namespace"},
@@ -250,6 +275,8 @@ var releaseBlockSchema = &hcl.BodySchema{
 		{Name: "labels"},
 		{Name: "cluster"},
 		{Name: "depends_on"},
+		{Name: "patches"},
+		{Name: "post_renderer"},
 	},
 }
 
@@ -268,6 +295,23 @@ func decodeReleaseBlock(block *hcl.Block) (*Release, hcl.Diagnostics) {
 	}
 	r.ReleaseName = attrExpr(content, "name")
 	r.Chart = attrExpr(content, "chart")
+	r.Manifests = attrExpr(content, "manifests")
+	switch {
+	case r.Chart == nil && r.Manifests == nil:
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  `Missing "chart" or "manifests"`,
+			Detail:   `A release deploys a chart (chart = "./charts/api") or YAML files (manifests = ["k8s/*.yaml"]).`,
+			Subject:  block.DefRange.Ptr(),
+		})
+	case r.Chart != nil && r.Manifests != nil:
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  `Invalid combination of "chart" and "manifests"`,
+			Detail:   `A release deploys either a chart or manifests, not both.`,
+			Subject:  r.Manifests.Range().Ptr(),
+		})
+	}
 	r.Version = attrExpr(content, "version")
 	r.Namespace = attrExpr(content, "namespace")
 	r.CreateNamespace = attrExpr(content, "create_namespace")
@@ -286,6 +330,8 @@ func decodeReleaseBlock(block *hcl.Block) (*Release, hcl.Diagnostics) {
 	r.AdoptFromStack = attrExpr(content, "adopt_from_stack")
 	r.Labels = attrExpr(content, "labels")
 	r.Cluster = attrExpr(content, "cluster")
+	r.Patches = attrExpr(content, "patches")
+	r.PostRenderer = attrExpr(content, "post_renderer")
 	if a, ok := content.Attributes["depends_on"]; ok {
 		deps, d := decodeDependsOn(a.Expr)
 		diags = append(diags, d...)

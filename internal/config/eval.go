@@ -28,6 +28,9 @@ type EvalOptions struct {
 	// Env is the process environment ("K=V"), read for CONVOY_VAR_* values.
 	// The library never reads os.Environ itself.
 	Env []string
+	// Environment names the environment block to use ("": the one named
+	// "default", if the stack declares environments).
+	Environment string
 }
 
 // evaluator holds everything evaluated before releases. After Evaluate it
@@ -38,6 +41,14 @@ type evaluator struct {
 
 	vars   map[string]cty.Value
 	locals map[string]cty.Value
+
+	// envName is the chosen environment ("" when the stack declares
+	// none); envFiles are its var_files, relative to the stack directory.
+	envName  string
+	envFiles []string
+	// envFailed: no environment could be chosen; nothing that may refer to
+	// environment.name is evaluated.
+	envFailed bool
 
 	stackName        string
 	defaultNamespace string
@@ -88,6 +99,9 @@ func Evaluate(ctx context.Context, cfg *Config, opts EvalOptions) (*Stack, hcl.D
 		static:       map[ReleaseInstanceAddr]staticAttrs{},
 	}
 	diags := e.evalVariables(opts)
+	if e.envFailed {
+		return nil, diags
+	}
 	diags = append(diags, e.evalLocals()...)
 	diags = append(diags, e.evalStackBlock()...)
 	diags = append(diags, e.evalClusters()...)
@@ -103,6 +117,8 @@ func Evaluate(ctx context.Context, cfg *Config, opts EvalOptions) (*Stack, hcl.D
 	}
 	stack := &Stack{
 		Name:             e.stackName,
+		Environment:      e.envName,
+		EnvironmentFiles: e.envFiles,
 		Dir:              cfg.Dir,
 		DefaultNamespace: e.defaultNamespace,
 		Atomic:           e.atomic,
@@ -165,8 +181,9 @@ func (e *evaluator) scopeVariables(refs []*Reference) map[string]cty.Value {
 		}
 	}
 	return map[string]cty.Value{
-		"var":   objectOrEmpty(vars),
-		"local": objectOrEmpty(locals),
+		"var":         objectOrEmpty(vars),
+		"local":       objectOrEmpty(locals),
+		"environment": e.environmentVal(),
 	}
 }
 

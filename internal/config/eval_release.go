@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -236,6 +237,17 @@ func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[
 		okNS = !d.HasErrors()
 	}
 	ri.Chart, okChart = str(rel.Chart, "chart", "")
+	if rel.Manifests != nil {
+		ri.Chart, ri.ChartSource = "manifests", ChartManifests
+		if val, ok := eval(rel.Manifests); ok {
+			files, d := e.manifestFiles(val, rel.Manifests)
+			diags = append(diags, d...)
+			ri.Manifests = files
+			okChart = !d.HasErrors()
+		} else {
+			okChart = false
+		}
+	}
 	if okChart && rel.Chart != nil {
 		d := e.resolveChart(ri, rel.Chart)
 		diags = append(diags, d...)
@@ -304,6 +316,22 @@ func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[
 		ignore, d := ignoreChanges(val, rel.IgnoreChanges)
 		diags = append(diags, d...)
 		ri.IgnoreChanges = ignore
+	}
+
+	if val, ok := eval(rel.Patches); ok {
+		patches, d := patches(val, rel.Patches)
+		diags = append(diags, d...)
+		ri.Patches = patches
+	}
+	if val, ok := eval(rel.PostRenderer); ok {
+		pr, d := postRenderer(val, rel.PostRenderer)
+		diags = append(diags, d...)
+		// A command written as a path is relative to the stack directory;
+		// a bare name is looked up in PATH, as Helm does.
+		if pr != nil && strings.Contains(pr.Command, "/") && !filepath.IsAbs(pr.Command) {
+			pr.Command = filepath.Join(e.cfg.Dir, pr.Command)
+		}
+		ri.PostRenderer = pr
 	}
 
 	if val, ok := eval(rel.Labels); ok {

@@ -25,7 +25,8 @@ type varValue struct {
 }
 
 // evalVariables resolves every declared variable from (lowest to highest
-// precedence) defaults, *.auto.vars.hcl, --var-file, CONVOY_VAR_* and --var,
+// precedence) defaults, *.auto.vars.hcl, the environment's var_files and
+// vars, --var-file, CONVOY_VAR_* and --var,
 // converts to the declared type, checks validations and marks sensitive
 // values.
 func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
@@ -56,41 +57,28 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 		}
 	}
 
-	// Variable files: auto files in name order, then --var-file in order.
+	// Variable files: auto files in name order, then the environment's
+	// var_files and vars, then --var-file in order.
 	type varFile struct {
-		path string
-		auto bool   // in the stack directory, which it may not leave
-		src  []byte // already read (VarFileSources)
+		path  string
+		stack string // the name in the stack directory, which it may not leave; "" for --var-file
+		src   []byte // already read (VarFileSources)
 	}
-	var files []varFile
-	if cfg.Dir != "" {
-		matches, _ := filepath.Glob(filepath.Join(cfg.Dir, "*.auto.vars.hcl"))
-		sort.Strings(matches)
-		for _, m := range matches {
-			files = append(files, varFile{path: m, auto: true})
-		}
-	}
-	for _, f := range opts.VarFiles {
-		files = append(files, varFile{path: f})
-	}
-	for _, vf := range opts.VarFileSources {
-		files = append(files, varFile{path: vf.Name, src: vf.Src})
-	}
-	for _, vf := range files {
+	readFile := func(vf varFile) {
 		f := vf.path
 		var src []byte
 		var d hcl.Diagnostics
 		switch {
 		case vf.src != nil:
 			src = vf.src
-		case vf.auto:
-			src, d = readConfigFile(cfg.Dir, filepath.Base(f))
+		case vf.stack != "":
+			src, d = readConfigFile(cfg.Dir, vf.stack)
 		default:
 			src, d = readVarFileArg(f)
 		}
 		diags = append(diags, d...)
 		if d.HasErrors() {
-			continue
+			return
 		}
 		vals, bad, d := parseVarFile(f, src)
 		diags = append(diags, d...)
@@ -110,6 +98,36 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 			}
 			given[name] = vv
 		}
+	}
+	if cfg.Dir != "" {
+		matches, _ := filepath.Glob(filepath.Join(cfg.Dir, "*.auto.vars.hcl"))
+		sort.Strings(matches)
+		for _, m := range matches {
+			readFile(varFile{path: m, stack: filepath.Base(m)})
+		}
+	}
+	env, d := e.selectEnvironment(opts)
+	diags = append(diags, d...)
+	e.envFailed = d.HasErrors()
+	if env != nil {
+		e.envName = env.Name
+		files, d := e.environmentVarFiles(env)
+		diags = append(diags, d...)
+		for _, f := range files {
+			e.envFiles = append(e.envFiles, f)
+			readFile(varFile{path: filepath.Join(cfg.Dir, f), stack: f})
+		}
+		vals, d := e.environmentVars(env)
+		diags = append(diags, d...)
+		for name, vv := range vals {
+			given[name] = vv
+		}
+	}
+	for _, f := range opts.VarFiles {
+		readFile(varFile{path: f})
+	}
+	for _, vf := range opts.VarFileSources {
+		readFile(varFile{path: vf.Name, src: vf.Src})
 	}
 
 	raw := func(name, s, where string) (varValue, hcl.Diagnostics) {

@@ -76,6 +76,7 @@ func functions(dir string) map[string]function.Function {
 		// files
 		"file":       fileFunc(dir),
 		"fileexists": fileExistsFunc(dir),
+		"sops_file":  sopsFileFunc(dir),
 	}
 	fs["yamldecode"] = guard(fs["yamldecode"], limitYAMLInput)
 	fs["setproduct"] = guard(fs["setproduct"], limitProduct)

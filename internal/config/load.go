@@ -80,6 +80,7 @@ func LoadSources(dir string, sources map[string][]byte) (*Config, hcl.Diagnostic
 		Clusters:     map[string]*Cluster{},
 		Repositories: map[string]*Repository{},
 		Releases:     map[string]*Release{},
+		Environments: map[string]*Environment{},
 	}
 	var diags hcl.Diagnostics
 	for _, name := range sortedKeys(sources) {

@@ -11,12 +11,13 @@ import (
 type RefKind uint8
 
 const (
-	RefVar     RefKind = iota + 1 // var.NAME
-	RefLocal                      // local.NAME
-	RefEach                       // each.key, each.value
-	RefCount                      // count.index
-	RefCluster                    // cluster.NAME
-	RefRelease                    // release.NAME...
+	RefVar         RefKind = iota + 1 // var.NAME
+	RefLocal                          // local.NAME
+	RefEach                           // each.key, each.value
+	RefCount                          // count.index
+	RefCluster                        // cluster.NAME
+	RefRelease                        // release.NAME...
+	RefEnvironment                    // environment.name
 )
 
 func (k RefKind) String() string {
@@ -33,6 +34,8 @@ func (k RefKind) String() string {
 		return "cluster"
 	case RefRelease:
 		return "release"
+	case RefEnvironment:
+		return "environment"
 	}
 	return "?"
 }
@@ -61,13 +64,13 @@ func parseReference(trav hcl.Traversal) (*Reference, hcl.Diagnostics) {
 	rng := trav.SourceRange()
 	kind, ok := map[string]RefKind{
 		"var": RefVar, "local": RefLocal, "each": RefEach, "count": RefCount,
-		"cluster": RefCluster, "release": RefRelease,
+		"cluster": RefCluster, "release": RefRelease, "environment": RefEnvironment,
 	}[root]
 	if !ok {
 		return nil, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Unknown reference",
-			Detail:   fmt.Sprintf("There is no %q in the stack language. References start with var., local., each., count., cluster. or release.", root),
+			Detail:   fmt.Sprintf("There is no %q in the stack language. References start with var., local., each., count., cluster., release. or environment.", root),
 			Subject:  trav[0].SourceRange().Ptr(),
 		}}
 	}
@@ -103,6 +106,15 @@ func parseReference(trav hcl.Traversal) (*Reference, hcl.Diagnostics) {
 				Severity: hcl.DiagError,
 				Summary:  "Invalid each attribute",
 				Detail:   "each has only the attributes each.key and each.value.",
+				Subject:  rng.Ptr(),
+			}}
+		}
+	case RefEnvironment:
+		if attr.Name != "name" {
+			return nil, hcl.Diagnostics{{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid environment attribute",
+				Detail:   "environment has only the attribute environment.name.",
 				Subject:  rng.Ptr(),
 			}}
 		}

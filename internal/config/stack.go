@@ -11,6 +11,10 @@ import (
 // applying work from. Create it with Evaluate.
 type Stack struct {
 	Name string
+	// Environment is the chosen environment block ("" when the stack
+	// declares none); EnvironmentFiles are its var_files, relative to Dir.
+	Environment      string
+	EnvironmentFiles []string
 	// Dir is the stack directory; local chart paths are relative to it.
 	Dir              string
 	DefaultNamespace string
@@ -24,6 +28,17 @@ type Stack struct {
 	Releases []*ReleaseInstance
 
 	ev *evaluator // for EvaluateRelease
+}
+
+// ID is the stack's identity on a cluster: the owner label of its release
+// records and the name of its lock. Each environment of a stack is its own
+// deployment (Name.Environment), except "default", which keeps the stack's
+// name so that adding environments to a stack does not orphan its releases.
+func (s *Stack) ID() string {
+	if s.Environment == "" || s.Environment == DefaultEnvironment {
+		return s.Name
+	}
+	return s.Name + "." + s.Environment
 }
 
 // Release returns the instance with the given address, or nil.
@@ -78,9 +93,10 @@ type RepositorySpec struct {
 type ChartSource uint8
 
 const (
-	ChartLocal ChartSource = iota + 1 // a directory or .tgz, relative to the stack directory
-	ChartRepo                         // "repo/name" from a repository block
-	ChartOCI                          // "oci://registry/path/name"
+	ChartLocal     ChartSource = iota + 1 // a directory or .tgz, relative to the stack directory
+	ChartRepo                             // "repo/name" from a repository block
+	ChartOCI                              // "oci://registry/path/name"
+	ChartManifests                        // manifests = [...]: YAML files as a chart (ReleaseInstance.Manifests)
 )
 
 func (c ChartSource) String() string {
@@ -91,6 +107,8 @@ func (c ChartSource) String() string {
 		return "repository"
 	case ChartOCI:
 		return "oci"
+	case ChartManifests:
+		return "manifests"
 	}
 	return "unknown"
 }
@@ -143,6 +161,9 @@ type ReleaseInstance struct {
 	Repository *RepositorySpec
 	// Version is a semver constraint ("" means latest / the local chart).
 	Version string
+	// Manifests are the YAML files of a ChartManifests release: paths
+	// relative to the stack directory, in name order.
+	Manifests []string
 
 	Values []ValuesLayer
 	// Set and SetSensitive map Helm --set paths to values. Every value in
@@ -169,6 +190,11 @@ type ReleaseInstance struct {
 	// alone.
 	AdoptFromStack string
 	Labels         map[string]string
+	// Patches are applied to the rendered manifests, in order (patches).
+	Patches []Patch
+	// PostRenderer is Helm's exec post-renderer (post_renderer), run after
+	// the patches; nil when unset.
+	PostRenderer *PostRenderer
 
 	// Cluster is the cluster block this release targets, nil for the default.
 	Cluster *ClusterSpec

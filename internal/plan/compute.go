@@ -32,7 +32,9 @@ type Input struct {
 	Charts *resolve.Charts
 	// Targets limit the plan to these instances (plus their dependencies
 	// with IncludeDeps). A targeted plan uninstalls nothing.
-	Targets     []config.ReleaseInstanceAddr
+	Targets []config.ReleaseInstanceAddr
+	// Selectors are the -l selectors Targets came from, for the record.
+	Selectors   []string
 	IncludeDeps bool
 	Parallelism int
 	// ConfigHash is recorded in the plan (planfile.ConfigHash).
@@ -79,10 +81,12 @@ func Compute(ctx context.Context, in Input) (*Plan, error) {
 		par = DefaultParallelism
 	}
 	c := &computer{in: in, sem: make(chan struct{}, par)}
-	p := &Plan{FormatVersion: FormatVersion, Stack: st.Name, ConfigHash: in.ConfigHash, CreatedAt: time.Now().UTC(), IncludeDeps: in.IncludeDeps, Destroy: in.Destroy}
+	p := &Plan{FormatVersion: FormatVersion, Stack: st.Name, Environment: st.Environment, ConfigHash: in.ConfigHash, CreatedAt: time.Now().UTC(), IncludeDeps: in.IncludeDeps, Destroy: in.Destroy}
+	p.Selectors = in.Selectors
 	for _, t := range in.Targets {
 		p.Targets = append(p.Targets, t.String())
 	}
+	includedFor := includedDependencies(st, in.Targets, order)
 
 	changes := make([]*ReleaseChange, len(order))
 	errs := make([]error, len(order))
@@ -106,6 +110,9 @@ func Compute(ctx context.Context, in Input) (*Plan, error) {
 				plan = c.destroy
 			}
 			rc, err := plan(ctx, inst)
+			if rc != nil {
+				rc.IncludedFor = includedFor[addr]
+			}
 			e.change = rc
 			if err != nil {
 				red := NewRedactor(resolve.SensitiveValues(inst))
@@ -126,6 +133,36 @@ func Compute(ctx context.Context, in Input) (*Plan, error) {
 	}
 	p.Releases = append(changes, removed...)
 	return p, nil
+}
+
+// includedDependencies says, for each release of order that is not a
+// target, which releases of order depend on it directly: why
+// --include-deps brought it in.
+func includedDependencies(st *config.Stack, targets, order []config.ReleaseInstanceAddr) map[config.ReleaseInstanceAddr][]string {
+	if len(targets) == 0 {
+		return nil
+	}
+	selected := map[config.ReleaseInstanceAddr]bool{}
+	for _, t := range targets {
+		selected[t] = true
+	}
+	planned := map[config.ReleaseInstanceAddr]bool{}
+	for _, a := range order {
+		planned[a] = true
+	}
+	out := map[config.ReleaseInstanceAddr][]string{}
+	for _, a := range order {
+		inst := st.Release(a)
+		if inst == nil {
+			continue
+		}
+		for _, d := range inst.DependsOn {
+			if planned[d.Addr] && !selected[d.Addr] && !slices.Contains(out[d.Addr], a.String()) {
+				out[d.Addr] = append(out[d.Addr], a.String())
+			}
+		}
+	}
+	return out
 }
 
 // computer is one Compute run: the shared pool and the record lists.

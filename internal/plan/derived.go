@@ -10,6 +10,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/postrender"
 	"github.com/convoy-sh/convoy/internal/release"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -89,8 +90,11 @@ func (c *computer) secretDerived(ctx context.Context, eng *release.Engine, req *
 		var r *chart.Rendered
 		err := c.do(ctx, func() error {
 			var err error
-			r, err = chart.Render(req.Chart, o)
-			return err
+			if r, err = chart.Render(req.Chart, o); err != nil {
+				return err
+			}
+			// Compared with the real rendering, which is post-rendered.
+			return postrender.Apply(ctx, r, req.Namespace, req.PostRender)
 		})
 		return r, err
 	}

@@ -59,7 +59,7 @@ func (c *computer) observe(ctx context.Context, eng *release.Engine, namespace, 
 	}
 	last := hist[len(hist)-1]
 	run := last.Labels[release.RunLabel]
-	if !last.Info.Status.IsPending() || run == "" || last.Labels[release.StackLabel] != c.in.Stack.Name ||
+	if !last.Info.Status.IsPending() || run == "" || last.Labels[release.StackLabel] != c.in.Stack.ID() ||
 		c.in.Interrupted == nil || !c.in.Interrupted(run) {
 		return hist, nil, nil
 	}
@@ -79,7 +79,7 @@ func (c *computer) ownership(rc *ReleaseChange, inst *config.ReleaseInstance, la
 		return
 	}
 	owner := last.Labels[release.StackLabel]
-	if owner == "" || owner == c.in.Stack.Name {
+	if owner == "" || owner == c.in.Stack.ID() {
 		return
 	}
 	rc.Owner, rc.Adopt = owner, inst.AdoptFromStack == owner

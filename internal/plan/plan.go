@@ -47,6 +47,9 @@ const (
 type Plan struct {
 	FormatVersion int
 	Stack         string
+	// Environment is the stack's environment the plan was computed for
+	// ("" when the stack declares none); a saved plan applies only to it.
+	Environment string `json:",omitempty"`
 	// ConfigHash identifies the stack files and variable values the plan
 	// was computed from (ConfigHash function).
 	ConfigHash string
@@ -55,6 +58,9 @@ type Plan struct {
 	// whole stack); IncludeDeps says whether their dependencies were added.
 	Targets     []string `json:",omitempty"`
 	IncludeDeps bool     `json:",omitempty"`
+	// Selectors are the -l selectors the plan was limited to (with
+	// Targets: the releases either names).
+	Selectors []string `json:",omitempty"`
 	// Destroy: the plan uninstalls every release of the stack (convoy
 	// destroy); apply walks it in reverse dependency order.
 	Destroy  bool `json:",omitempty"`
@@ -73,6 +79,9 @@ type ReleaseChange struct {
 	Action  Action
 	// DependsOn are the addresses of the releases this one depends on.
 	DependsOn []string `json:",omitempty"`
+	// IncludedFor: the release was not selected (--target, -l) but is in
+	// the plan because these planned releases depend on it (IncludeDeps).
+	IncludedFor []string `json:",omitempty"`
 	// Reasons say why the release changes (empty for no-ops).
 	Reasons []Reason `json:",omitempty"`
 	// KnownAfterApply: the release's values depend on attributes of other

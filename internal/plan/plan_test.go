@@ -80,7 +80,7 @@ func (e *env) load(vars map[string]string) (*config.Stack, string) {
 	if diags.HasErrors() {
 		e.t.Fatal(diags)
 	}
-	hash, err := planfile.ConfigHash(cfg, opts)
+	hash, err := planfile.ConfigHash(cfg, opts, "", nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func (c *computer) removed(ctx context.Context) ([]*ReleaseChange, error) {
 		seen[id] = true
 		var recs []*release.Release
 		if err := c.do(ctx, func() error {
-			recs, err = eng.Storage("").Driver.List(ctx, map[string]string{"owner": "helm", release.StackLabel: st.Name})
+			recs, err = eng.Storage("").Driver.List(ctx, map[string]string{"owner": "helm", release.StackLabel: st.ID()})
 			return err
 		}); err != nil {
 			return nil, err
@@ -71,7 +71,7 @@ func (c *computer) removed(ctx context.Context) ([]*ReleaseChange, error) {
 				continue
 			}
 			last := hist[len(hist)-1]
-			if last.Labels[release.StackLabel] != st.Name || last.Info.Status == release.StatusUninstalled {
+			if last.Labels[release.StackLabel] != st.ID() || last.Info.Status == release.StatusUninstalled {
 				continue
 			}
 			rc, err := c.uninstall(ctx, eng, name, last)
@@ -102,7 +102,7 @@ func (c *computer) destroy(ctx context.Context, inst *config.ReleaseInstance) (*
 	if last.Info.Status == release.StatusUninstalled {
 		return noop, nil
 	}
-	if owner := last.Labels[release.StackLabel]; owner != "" && owner != c.in.Stack.Name {
+	if owner := last.Labels[release.StackLabel]; owner != "" && owner != c.in.Stack.ID() {
 		noop.Warnings = append(noop.Warnings, fmt.Sprintf("revision %d belongs to stack %q: destroy leaves it alone", last.Version, owner))
 		return noop, nil
 	}

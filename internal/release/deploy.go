@@ -9,6 +9,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/postrender"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -53,6 +54,10 @@ type Request struct {
 	// IgnoreChanges are fields left to other field managers (an
 	// autoscaler's replicas): applied only when their object is created.
 	IgnoreChanges kube.IgnoreRules `json:",omitempty"`
+	// PostRender changes the rendered manifests (patches, an exec
+	// post-renderer) before anything is planned, applied or recorded: the
+	// record stores the result, as with helm --post-renderer.
+	PostRender postrender.Spec `json:",omitempty"`
 	// Labels are extra labels on the release records (e.g. convoy.dev/stack).
 	Labels map[string]string
 	// RunID labels the records this operation writes (RunLabel): the id of

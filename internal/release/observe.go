@@ -8,6 +8,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/postrender"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -71,25 +72,29 @@ func (e *Engine) RenderRevision(ctx context.Context, req *Request, revision int,
 	live := opts.Lookup
 	misses := &missRecorder{next: live}
 	opts.Lookup = misses.lookup
-	first, err := chart.Render(req.Chart, opts)
-	if err != nil || len(misses.missed) == 0 {
-		return first, err
+	r, err := chart.Render(req.Chart, opts)
+	if err != nil {
+		return nil, err
 	}
-	own := e.ownObjects(first, req.Namespace, misses.missed)
-	if len(own) == 0 {
-		return first, nil
+	if len(misses.missed) > 0 {
+		if own := e.ownObjects(r, req.Namespace, misses.missed); len(own) > 0 {
+			opts.Lookup = withOwnObjects(live, own)
+			if second, err := chart.Render(req.Chart, opts); err == nil && e.reproduces(second, req.Namespace, own) {
+				r = second
+			}
+		}
 	}
-	opts.Lookup = withOwnObjects(live, own)
-	second, err := chart.Render(req.Chart, opts)
-	if err != nil || !e.reproduces(second, req.Namespace, own) {
-		return first, nil
+	if err := postrender.Apply(ctx, r, req.Namespace, req.PostRender); err != nil {
+		return nil, err
 	}
-	return second, nil
+	return r, nil
 }
 
 // RenderOptions are the options RenderRevision starts from (it answers
-// lookups of the rendering's own objects itself). Plan renders variants of
-// them (other values, lookups shared between renders).
+// lookups of the rendering's own objects itself, and applies the request's
+// PostRender to what it renders). Plan renders variants of them (other
+// values, lookups shared between renders), and applies the request's
+// PostRender to what it renders.
 func (e *Engine) RenderOptions(ctx context.Context, req *Request, revision int, action chart.ReleaseAction) chart.RenderOptions {
 	return chart.RenderOptions{
 		ReleaseName:  req.Name,

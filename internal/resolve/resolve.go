@@ -16,6 +16,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/memo"
+	"github.com/convoy-sh/convoy/internal/safefile"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -57,6 +58,9 @@ func NewCharts(cacheDir string) *Charts {
 // version the stack's lock file records (written by `convoy init`); Load
 // never touches the network.
 func (c *Charts) Load(dir string, r *config.ReleaseInstance) (*chart.Chart, error) {
+	if r.ChartSource == config.ChartManifests {
+		return manifestsChart(dir, r)
+	}
 	if r.ChartSource != config.ChartLocal {
 		return c.loadLocked(dir, r)
 	}
@@ -70,6 +74,24 @@ func (c *Charts) Load(dir string, r *config.ReleaseInstance) (*chart.Chart, erro
 	}
 	if source.HasMissingDependencies(ch) {
 		return c.withLocalDependencies(dir, path, r, ch)
+	}
+	return ch, nil
+}
+
+// manifestsChart builds the chart of a manifests release from its files,
+// read like file() reads (inside the stack directory, regular, bounded).
+func manifestsChart(dir string, r *config.ReleaseInstance) (*chart.Chart, error) {
+	var files []*chart.File
+	for _, name := range r.Manifests {
+		b, err := (safefile.Dir{Path: dir, Desc: "the stack directory"}).Read(name, config.MaxFileSize)
+		if err != nil {
+			return nil, fmt.Errorf("%s: manifests: %w", r.Addr, err)
+		}
+		files = append(files, &chart.File{Name: name, Data: b})
+	}
+	ch, err := chart.FromManifests(r.Name, files)
+	if err != nil {
+		return nil, fmt.Errorf("%s: manifests: %w", r.Addr, err)
 	}
 	return ch, nil
 }

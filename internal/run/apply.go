@@ -127,6 +127,9 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 		if p.Stack != st.Name {
 			return nil, fmt.Errorf("the plan in %s is for stack %q, not %q", req.PlanFile, p.Stack, st.Name)
 		}
+		if err := planfile.VerifyEnvironment(p, st.Environment); err != nil {
+			return nil, fmt.Errorf("the plan in %s: %w", req.PlanFile, err)
+		}
 		hash, err := ls.ConfigHash()
 		if err != nil {
 			return nil, err
@@ -291,7 +294,7 @@ func renderAtApply(o Options, st *config.Stack, addrText string, eng *release.En
 		if err != nil {
 			return nil, err
 		}
-		req := ReleaseRequest(st.Name, r)
+		req := ReleaseRequest(st.ID(), r)
 		req.RunID = runID
 		return eng.Prepare(ctx, req)
 	}, nil

@@ -148,7 +148,7 @@ func orLatest(c string) string {
 func remoteReleases(st *config.Stack) (map[string]*config.ReleaseInstance, error) {
 	out := map[string]*config.ReleaseInstance{}
 	for _, r := range st.Releases {
-		if r.ChartSource == config.ChartLocal {
+		if r.ChartSource == config.ChartLocal || r.ChartSource == config.ChartManifests {
 			continue
 		}
 		name := r.Addr.Release.Name

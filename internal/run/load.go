@@ -26,6 +26,9 @@ type Source struct {
 	VarFileSources []config.VarFile
 	// Env is the process environment (for CONVOY_VAR_* values).
 	Env []string
+	// Environment names the stack's environment block (--env, CONVOY_ENV);
+	// "" chooses the one named "default".
+	Environment string
 }
 
 // EvalOptions turns the source's variable inputs into config.EvalOptions.
@@ -33,7 +36,7 @@ type Source struct {
 // --var-file is read here, once (it may be a pipe), so that a saved plan
 // records exactly what was evaluated.
 func (s Source) EvalOptions() (config.EvalOptions, hcl.Diagnostics) {
-	opts := config.EvalOptions{Vars: map[string]string{}, Env: s.Env}
+	opts := config.EvalOptions{Vars: map[string]string{}, Env: s.Env, Environment: s.Environment}
 	var diags hcl.Diagnostics
 	for _, path := range s.VarFiles {
 		vf, d := config.ReadVarFile(path)
@@ -134,7 +137,7 @@ func Load(ctx context.Context, src Source, level LoadLevel) (*Loaded, error) {
 // ConfigHash identifies the configuration the stack was loaded from, for
 // saved plans.
 func (ls *Loaded) ConfigHash() (string, error) {
-	return planfile.ConfigHash(ls.Config, ls.opts)
+	return planfile.ConfigHash(ls.Config, ls.opts, ls.Stack.Environment, ls.Stack.EnvironmentFiles)
 }
 
 // Origin is what a saved plan records of the stack's inputs: the absolute

@@ -33,6 +33,7 @@ const (
 	annoLockPid     = "convoy.dev/pid"
 	annoLockPidNS   = "convoy.dev/pid-namespace"
 	annoLockRun     = "convoy.dev/run"
+	annoLockEnv     = "convoy.dev/environment"
 	// LockDuration is how long a holder that stopped renewing its Lease
 	// keeps it: after that, the lock is expired and the next run takes it
 	// over.
@@ -73,11 +74,15 @@ type LockOptions struct {
 	// Announce is told when the lock of a holder that is gone is taken
 	// over (nil: nobody is).
 	Announce func(string)
+	// Environment is the stack's environment ("" when it declares none):
+	// the stack passed to Acquire is then its ID (config.Stack.ID), and the
+	// Lease's annotations name the environment.
+	Environment string
 }
 
 // LockedError says another run holds the stack.
 type LockedError struct {
-	Stack, Holder, Host, Command string
+	Stack, Environment, Holder, Host, Command string
 	// LockID is the holder's run id (the Lease's UID for locks taken by
 	// convoy versions that did not record one).
 	LockID           string
@@ -89,8 +94,12 @@ func (e *LockedError) Error() string {
 	if !e.LastRenew.IsZero() {
 		renewed = fmt.Sprintf("; last renewed %s ago (it expires %s after that)", time.Since(e.LastRenew).Round(time.Second), LockDuration)
 	}
-	return fmt.Sprintf("stack %q is locked by %s (%s, run %s) since %s%s. If that run is gone: convoy force-unlock %s",
-		e.Stack, e.Holder, e.Command, e.LockID, e.Since.Format(time.RFC3339), renewed, e.LockID)
+	env := ""
+	if e.Environment != "" {
+		env = fmt.Sprintf(" (environment %q)", e.Environment)
+	}
+	return fmt.Sprintf("stack %q%s is locked by %s (%s, run %s) since %s%s. If that run is gone: convoy force-unlock %s",
+		e.Stack, env, e.Holder, e.Command, e.LockID, e.Since.Format(time.RFC3339), renewed, e.LockID)
 }
 
 // Lock is a held stack lock; Release it when done.
@@ -156,6 +165,9 @@ func Acquire(ctx context.Context, client kubernetes.Interface, stack string, opt
 			LeaseDurationSeconds: &secs,
 		},
 	}
+	if opts.Environment != "" {
+		lease.Annotations[annoLockEnv] = opts.Environment
+	}
 	leases := client.CoordinationV1().Leases(LockNamespace)
 	// A few rounds: a takeover can race with the holder's renewal or with
 	// another run taking over too.
@@ -197,7 +209,7 @@ func Acquire(ctx context.Context, client kubernetes.Interface, stack string, opt
 
 // lockedError describes the holder of a Lease.
 func lockedError(stack string, cur *coordinationv1.Lease) *LockedError {
-	le := &LockedError{Stack: stack, Host: cur.Annotations[annoLockHost], Command: cur.Annotations[annoLockCommand], LockID: lockID(cur)}
+	le := &LockedError{Stack: stack, Environment: cur.Annotations[annoLockEnv], Host: cur.Annotations[annoLockHost], Command: cur.Annotations[annoLockCommand], LockID: lockID(cur)}
 	if cur.Spec.HolderIdentity != nil {
 		le.Holder = *cur.Spec.HolderIdentity
 	}

@@ -12,7 +12,10 @@ import (
 type PlanRequest struct {
 	// Targets limit the plan to these release addresses (plus their
 	// dependencies with IncludeDeps).
-	Targets     []string
+	Targets []string
+	// Selectors (-l tier=api,env!=dev) add the releases whose labels they
+	// match to the targets.
+	Selectors   []string
 	IncludeDeps bool
 	// Destroy plans the uninstall of every release of the stack.
 	Destroy bool
@@ -37,7 +40,7 @@ func Plan(ctx context.Context, o Options, req PlanRequest) (*Planned, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := computePlan(ctx, o, ls, cl, req, goneRuns(ctx, clusters, ls.Stack.Name))
+	p, err := computePlan(ctx, o, ls, cl, req, goneRuns(ctx, clusters, ls.Stack.ID()))
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +52,7 @@ func Plan(ctx context.Context, o Options, req PlanRequest) (*Planned, error) {
 // (plan.Input.Interrupted).
 func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req PlanRequest, interrupted func(string) bool) (*plan.Plan, error) {
 	st := ls.Stack
-	targets, diags := st.ResolveTargets(req.Targets)
+	targets, diags := st.Selection(req.Targets, req.Selectors)
 	if err := diagError(diags, ls.Config); err != nil {
 		return nil, err
 	}
@@ -66,13 +69,14 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		Engine:      cl.Engine,
 		Charts:      o.charts(),
 		Targets:     targets,
+		Selectors:   req.Selectors,
 		IncludeDeps: req.IncludeDeps,
 		Parallelism: o.parallelism(),
 		ConfigHash:  hash,
 		Destroy:     req.Destroy,
 		Interrupted: interrupted,
 		Request: func(r *resolve.Release) *release.Request {
-			return ReleaseRequest(st.Name, r)
+			return ReleaseRequest(st.ID(), r)
 		},
 		Outputs: OutputsFrom,
 	})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,18 +21,33 @@ type ReleaseStatus struct {
 	Last     *Revision
 }
 
-// Status reads the newest record of every release of the stack, in
-// dependency order.
-func Status(ctx context.Context, o Options) ([]ReleaseStatus, error) {
+// StatusRequest says which releases to show.
+type StatusRequest struct {
+	// Selectors (-l) limit the releases to those whose labels match; none:
+	// every release.
+	Selectors []string
+}
+
+// Status reads the newest record of every release of the stack (or of the
+// selected ones), in dependency order.
+func Status(ctx context.Context, o Options, req StatusRequest) ([]ReleaseStatus, error) {
 	ls, err := Load(ctx, o.Source, Ordered)
 	if err != nil {
 		return nil, err
 	}
+	order := ls.Order
+	if len(req.Selectors) > 0 {
+		sel, diags := ls.Stack.Select(req.Selectors)
+		if err := diagError(diags, ls.Config); err != nil {
+			return nil, err
+		}
+		order = slices.DeleteFunc(slices.Clone(order), func(a config.ReleaseInstanceAddr) bool { return !slices.Contains(sel, a) })
+	}
 	cl := o.newClusters(nil)
-	out := make([]ReleaseStatus, len(ls.Order))
-	errs := make([]error, len(ls.Order))
-	err = forEach(ctx, o.parallelism(), len(ls.Order), func(i int) {
-		inst := ls.Stack.Release(ls.Order[i])
+	out := make([]ReleaseStatus, len(order))
+	errs := make([]error, len(order))
+	err = forEach(ctx, o.parallelism(), len(order), func(i int) {
+		inst := ls.Stack.Release(order[i])
 		out[i].Instance = inst
 		eng, err := cl.Engine(ctx, inst.Cluster)
 		if err != nil {
@@ -144,7 +160,7 @@ func Rollback(ctx context.Context, o Options, name string, revision int) (inst *
 		return nil, nil, err
 	}
 	defer func() { err = errors.Join(err, lock.release(ctx)) }()
-	if err := ownRelease(ctx, o, ls.Stack.Name, inst, eng, lock, true); err != nil {
+	if err := ownRelease(ctx, o, ls.Stack.ID(), inst, eng, lock, true); err != nil {
 		return inst, nil, err
 	}
 	rel, err := eng.Rollback(ctx, release.RollbackRequest{
@@ -173,7 +189,7 @@ func Recover(ctx context.Context, o Options, name string) (inst *config.ReleaseI
 		return nil, nil, err
 	}
 	defer func() { err = errors.Join(err, lock.release(ctx)) }()
-	if err := ownRelease(ctx, o, ls.Stack.Name, inst, eng, lock, false); err != nil {
+	if err := ownRelease(ctx, o, ls.Stack.ID(), inst, eng, lock, false); err != nil {
 		return inst, nil, err
 	}
 	rel, err := eng.Recover(ctx, inst.Name, inst.Namespace)
@@ -206,7 +222,7 @@ func ForceUnlock(ctx context.Context, o Options, lockID string) ([]Unlocked, err
 	}
 	var out []Unlocked
 	for _, c := range clusters {
-		holder, err := ForceUnlockClient(ctx, c.Engine.Client(), ls.Stack.Name, lockID)
+		holder, err := ForceUnlockClient(ctx, c.Engine.Client(), ls.Stack.ID(), lockID)
 		if err != nil {
 			return out, err
 		}

@@ -5,16 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/postrender"
 	"github.com/convoy-sh/convoy/internal/resolve"
 )
 
 // RenderRequest says what to render offline and with which capabilities.
 type RenderRequest struct {
 	// Release renders only this release (address or Helm name); "" all.
-	Release     string
+	Release string
+	// Selectors (-l) render only the releases whose labels match.
+	Selectors   []string
 	KubeVersion string
 	APIVersions []string
 }
@@ -47,6 +51,13 @@ func Render(ctx context.Context, o Options, req RenderRequest) (*Loaded, []Rende
 		}
 		releases = []*config.ReleaseInstance{r}
 	}
+	if len(req.Selectors) > 0 {
+		sel, diags := ls.Stack.Select(req.Selectors)
+		if err := diagError(diags, ls.Config); err != nil {
+			return ls, nil, err
+		}
+		releases = slices.DeleteFunc(slices.Clone(releases), func(r *config.ReleaseInstance) bool { return !slices.Contains(sel, r.Addr) })
+	}
 	charts := o.charts()
 	results := make([]Rendered, len(releases))
 	limit := o.Parallelism
@@ -58,7 +69,7 @@ func Render(ctx context.Context, o Options, req RenderRequest) (*Loaded, []Rende
 		results[i].Err = context.Canceled // replaced when rendered
 	}
 	err = forEach(ctx, limit, len(releases), func(i int) {
-		results[i].Out, results[i].Err = renderOne(charts, ls.Stack.Dir, releases[i], req)
+		results[i].Out, results[i].Err = renderOne(ctx, charts, ls.Stack.Dir, releases[i], req)
 	})
 	if err != nil {
 		for i := range results {
@@ -70,7 +81,7 @@ func Render(ctx context.Context, o Options, req RenderRequest) (*Loaded, []Rende
 	return ls, results, nil
 }
 
-func renderOne(charts *resolve.Charts, dir string, r *config.ReleaseInstance, req RenderRequest) (*chart.Rendered, error) {
+func renderOne(ctx context.Context, charts *resolve.Charts, dir string, r *config.ReleaseInstance, req RenderRequest) (*chart.Rendered, error) {
 	rel, err := resolve.Resolve(charts, dir, r)
 	if err != nil {
 		if errors.Is(err, resolve.ErrUnknown) {
@@ -87,6 +98,9 @@ func renderOne(charts *resolve.Charts, dir string, r *config.ReleaseInstance, re
 	})
 	if err != nil {
 		return nil, errors.New(chart.HelmTemplateMessage(err))
+	}
+	if err := postrender.Apply(ctx, out, r.Namespace, postRender(r)); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

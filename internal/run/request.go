@@ -5,6 +5,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/postrender"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
 )
@@ -33,8 +34,28 @@ func ReleaseRequest(stack string, r *resolve.Release) *release.Request {
 		DisableHooks:    inst.DisableHooks,
 		TakeOwnership:   inst.TakeOwnership,
 		IgnoreChanges:   ignoreRules(inst.IgnoreChanges),
+		PostRender:      postRender(inst),
 		Labels:          labels,
 	}
+}
+
+// postRender is a release's patches and post_renderer for the release
+// engine.
+func postRender(inst *config.ReleaseInstance) postrender.Spec {
+	var spec postrender.Spec
+	for _, p := range inst.Patches {
+		t := p.Target
+		spec.Patches = append(spec.Patches, postrender.Patch{
+			Name:     p.Name,
+			Target:   postrender.Target{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace, Labels: t.Labels},
+			Patch:    p.Patch,
+			JSON6902: p.JSON6902,
+		})
+	}
+	if pr := inst.PostRenderer; pr != nil {
+		spec.Exec = &postrender.Exec{Command: pr.Command, Args: pr.Args}
+	}
+	return spec
 }
 
 // waitMode is what a release waits for after applying.

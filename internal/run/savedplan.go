@@ -82,7 +82,13 @@ func savedPlanSource(given Source, f *planfile.File, path string) (Source, error
 			return Source{}, differs("the environment variable " + name)
 		}
 	}
-	src := Source{Dir: o.Dir, Env: o.Env}
+	// The plan's environment, which --env or CONVOY_ENV may only repeat.
+	if given.Environment != "" {
+		if err := planfile.VerifyEnvironment(f.Plan, given.Environment); err != nil {
+			return Source{}, fmt.Errorf("the plan in %s: %w", path, err)
+		}
+	}
+	src := Source{Dir: o.Dir, Env: o.Env, Environment: f.Plan.Environment}
 	for _, name := range slices.Sorted(maps.Keys(o.Vars)) {
 		src.Vars = append(src.Vars, name+"="+o.Vars[name])
 	}

@@ -31,13 +31,13 @@ func lockStack(ctx context.Context, o Options, st *config.Stack, cl *Clusters, c
 	if err != nil {
 		return nil, err
 	}
-	sl := &stackLock{stack: st.Name, runID: NewRunID(), opts: o}
+	sl := &stackLock{stack: st.ID(), runID: NewRunID(), opts: o}
 	for _, c := range clusters {
 		announce := o.announce
 		if len(clusters) > 1 {
 			announce = func(msg string) { o.announce(c.Describe() + ": " + msg) }
 		}
-		l, err := Acquire(ctx, c.Engine.Client(), st.Name, LockOptions{Command: command, RunID: sl.runID, Announce: announce})
+		l, err := Acquire(ctx, c.Engine.Client(), st.ID(), LockOptions{Command: command, RunID: sl.runID, Announce: announce, Environment: st.Environment})
 		if err != nil {
 			return nil, errors.Join(err, sl.release(ctx))
 		}

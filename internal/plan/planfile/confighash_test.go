@@ -16,7 +16,7 @@ func TestConfigHashCoversTheLockFile(t *testing.T) {
 		t.Fatal(diags.Error())
 	}
 	hash := func() string {
-		h, err := ConfigHash(cfg, config.EvalOptions{})
+		h, err := ConfigHash(cfg, config.EvalOptions{}, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ package planfile
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -155,8 +156,9 @@ func readPlan(r io.Reader, name string) (*File, error) {
 // relative to the stack directory and content), the content of the
 // --var-file files, the --var values and the CONVOY_VAR_* environment. Files
 // read by expressions (file("values.yaml")) are not included: a saved plan
-// carries their effect in its rendered output.
-func ConfigHash(cfg *config.Config, opts config.EvalOptions) (string, error) {
+// carries their effect in its rendered output. The chosen environment and
+// its var_files (relative to the stack directory) are.
+func ConfigHash(cfg *config.Config, opts config.EvalOptions, environment string, envFiles []string) (string, error) {
 	h := sha256.New()
 	write := func(parts ...string) {
 		for _, p := range parts {
@@ -178,6 +180,14 @@ func ConfigHash(cfg *config.Config, opts config.EvalOptions) (string, error) {
 		write("lock", string(lock))
 	case !errors.Is(err, fs.ErrNotExist):
 		return "", fmt.Errorf("hash the configuration: %w", err)
+	}
+	write("environment", environment)
+	for _, f := range envFiles {
+		b, err := (safefile.Dir{Path: cfg.Dir, Desc: "the stack directory"}).Read(f, config.MaxFileSize)
+		if err != nil {
+			return "", fmt.Errorf("hash the configuration: %w", err)
+		}
+		write("environment-file", filepath.ToSlash(f), string(b))
 	}
 	for _, vf := range opts.VarFiles {
 		b, err := os.ReadFile(vf)
@@ -213,6 +223,21 @@ type StaleError struct {
 
 func (e *StaleError) Error() string {
 	return "the saved plan is stale, run convoy plan again:\n  - " + strings.Join(e.Changes, "\n  - ")
+}
+
+// VerifyEnvironment refuses a plan made for another environment of the
+// stack.
+func VerifyEnvironment(p *plan.Plan, environment string) error {
+	if p.Environment == environment {
+		return nil
+	}
+	name := func(e string) string {
+		if e == "" {
+			return "no environment"
+		}
+		return fmt.Sprintf("environment %q", e)
+	}
+	return fmt.Errorf("the plan is for %s, not %s: apply it with --env %s, or plan again", name(p.Environment), name(environment), cmp.Or(p.Environment, `""`))
 }
 
 // VerifyConfig refuses a plan computed from another stack configuration

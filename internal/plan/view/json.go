@@ -13,10 +13,12 @@ import (
 type jsonPlan struct {
 	FormatVersion int            `json:"format_version"`
 	Stack         string         `json:"stack"`
+	Environment   string         `json:"environment,omitempty"`
 	ConfigHash    string         `json:"config_hash"`
 	CreatedAt     time.Time      `json:"created_at"`
 	Targets       []string       `json:"targets,omitempty"`
 	IncludeDeps   bool           `json:"include_deps,omitempty"`
+	Selectors     []string       `json:"selectors,omitempty"`
 	HasChanges    bool           `json:"has_changes"`
 	Summary       jsonSummary    `json:"summary"`
 	Releases      []*jsonRelease `json:"releases"`
@@ -38,6 +40,7 @@ type jsonRelease struct {
 	Cluster         string        `json:"cluster,omitempty"`
 	Action          plan.Action   `json:"action"`
 	DependsOn       []string      `json:"depends_on,omitempty"`
+	IncludedFor     []string      `json:"included_for,omitempty"`
 	KnownAfterApply bool          `json:"known_after_apply,omitempty"`
 	Reasons         []jsonReason  `json:"reasons,omitempty"`
 	Chart           jsonChart     `json:"chart"`
@@ -143,15 +146,15 @@ func jsonRef(c *plan.ChartRef) *jsonChartRef {
 func JSON(w io.Writer, p *plan.Plan) error {
 	s := p.Summary()
 	out := jsonPlan{
-		FormatVersion: plan.FormatVersion, Stack: p.Stack, ConfigHash: p.ConfigHash, CreatedAt: p.CreatedAt,
-		Targets: p.Targets, IncludeDeps: p.IncludeDeps, HasChanges: p.HasChanges(),
+		FormatVersion: plan.FormatVersion, Stack: p.Stack, Environment: p.Environment, ConfigHash: p.ConfigHash, CreatedAt: p.CreatedAt,
+		Targets: p.Targets, IncludeDeps: p.IncludeDeps, Selectors: p.Selectors, HasChanges: p.HasChanges(),
 		Summary:  jsonSummary{Install: s.Install, Upgrade: s.Upgrade, Uninstall: s.Uninstall, Unchanged: s.Unchanged, DriftedObjects: s.Drifted, Refused: s.Refused},
 		Releases: []*jsonRelease{},
 	}
 	for _, r := range p.Releases {
 		jr := &jsonRelease{
 			Address: r.Addr, Name: r.Name, Namespace: r.Namespace, Cluster: r.Cluster, Action: r.Action,
-			DependsOn: r.DependsOn, KnownAfterApply: r.KnownAfterApply,
+			DependsOn: r.DependsOn, IncludedFor: r.IncludedFor, KnownAfterApply: r.KnownAfterApply,
 			Chart:    jsonChart{Before: jsonRef(r.Chart.Before), After: jsonRef(r.Chart.After)},
 			Values:   jsonChanges(r.Values),
 			Warnings: r.Warnings,

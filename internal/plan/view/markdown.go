@@ -42,7 +42,11 @@ func markdown(p *plan.Plan, limit int) string {
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "### convoy plan: stack `%s`\n\n**%s**\n\n", p.Stack, p.Summary())
+	env := ""
+	if p.Environment != "" {
+		env = fmt.Sprintf(", environment `%s`", p.Environment)
+	}
+	fmt.Fprintf(&b, "### convoy plan: stack `%s`%s\n\n**%s**\n\n", p.Stack, env, p.Summary())
 	// The note on what was cut, and the closing lines, always fit.
 	const reserve = 4096
 	budget := limit - 1 - reserve

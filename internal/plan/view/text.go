@@ -57,16 +57,18 @@ func TextWith(w io.Writer, p *plan.Plan, o TextOptions) error {
 }
 
 func writeText(b *bytes.Buffer, p *plan.Plan, detail Detail) {
+	stack := stackName(p)
 	switch {
 	case p.Destroy && !p.HasChanges():
-		fmt.Fprintf(b, "Nothing to destroy: no release of stack %q is installed.\n\n", p.Stack)
+		fmt.Fprintf(b, "Nothing to destroy: no release of stack %s is installed.\n\n", stack)
 	case p.Destroy:
-		fmt.Fprintf(b, "convoy will destroy stack %q:\n\n", p.Stack)
+		fmt.Fprintf(b, "convoy will destroy stack %s:\n\n", stack)
 	case !p.HasChanges():
-		fmt.Fprintf(b, "No changes. Stack %q matches the cluster.\n\n", p.Stack)
+		fmt.Fprintf(b, "No changes. Stack %s matches the cluster.\n\n", stack)
 	default:
-		fmt.Fprintf(b, "convoy will perform these actions on stack %q:\n\n", p.Stack)
+		fmt.Fprintf(b, "convoy will perform these actions on stack %s:\n\n", stack)
 	}
+	writeSelection(b, p)
 	for _, r := range p.Releases {
 		if r.Action == plan.ActionNoOp {
 			continue
@@ -366,4 +368,31 @@ func sameNoOps(objs []*plan.ObjectChange) int {
 		n++
 	}
 	return n
+}
+
+// writeSelection says what a plan limited by --target or -l covers, and
+// which releases --include-deps added and why.
+func writeSelection(b *bytes.Buffer, p *plan.Plan) {
+	if len(p.Targets) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "Selected: %s", strings.Join(p.Targets, ", "))
+	for _, s := range p.Selectors {
+		fmt.Fprintf(b, " (-l %s)", s)
+	}
+	b.WriteString("\n")
+	for _, r := range p.Releases {
+		if len(r.IncludedFor) > 0 {
+			fmt.Fprintf(b, "Included: %s, a dependency of %s (--include-deps)\n", r.Addr, strings.Join(r.IncludedFor, ", "))
+		}
+	}
+	b.WriteString("\n")
+}
+
+// stackName is the quoted stack name, with its environment if any.
+func stackName(p *plan.Plan) string {
+	if p.Environment == "" {
+		return fmt.Sprintf("%q", p.Stack)
+	}
+	return fmt.Sprintf("%q (environment %q)", p.Stack, p.Environment)
 }
