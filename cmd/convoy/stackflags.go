@@ -7,7 +7,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/pflag"
 )
@@ -77,8 +77,10 @@ func addStackRunFlags(fs *pflag.FlagSet, f *stackRun) {
 	addClusterFlags(fs, &f.Cluster)
 }
 
+// addParallelismFlag registers -p for commands that walk the releases
+// (default dag.DefaultParallelism releases at once).
 func addParallelismFlag(fs *pflag.FlagSet, p *int, what string) {
-	fs.IntVarP(p, "parallelism", "p", plan.DefaultParallelism, what)
+	fs.IntVarP(p, "parallelism", "p", dag.DefaultParallelism, what)
 }
 
 // options are the run's options; the API servers' warnings go to s.Err.
