@@ -77,17 +77,7 @@ func (s *Stack) Select(selectors []string) ([]ReleaseInstanceAddr, hcl.Diagnosti
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid selector", Detail: err.Error() + "."})
 			continue
 		}
-		matched := false
-		for _, ri := range s.Releases {
-			if !sel.Matches(ri.SelectorLabels()) {
-				continue
-			}
-			matched = true
-			if !seen[ri.Addr] {
-				seen[ri.Addr] = true
-				out = append(out, ri.Addr)
-			}
-		}
+		matched := s.collect(&out, seen, func(ri *ReleaseInstance) bool { return sel.Matches(ri.SelectorLabels()) })
 		if !matched {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,

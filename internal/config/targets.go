@@ -21,21 +21,10 @@ func (s *Stack) ResolveTargets(targets []string) ([]ReleaseInstanceAddr, hcl.Dia
 		if d.HasErrors() {
 			continue
 		}
-		matched := false
-		for _, ri := range s.Releases {
-			if ri.Addr.Release != addr.Release {
-				continue
-			}
-			// Without a key, the target names the whole release.
-			if addr.Key != NoKey && ri.Addr.Key != addr.Key {
-				continue
-			}
-			matched = true
-			if !seen[ri.Addr] {
-				seen[ri.Addr] = true
-				out = append(out, ri.Addr)
-			}
-		}
+		// Without a key, the target names the whole release.
+		matched := s.collect(&out, seen, func(ri *ReleaseInstance) bool {
+			return ri.Addr.Release == addr.Release && (addr.Key == NoKey || ri.Addr.Key == addr.Key)
+		})
 		if !matched {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
@@ -58,4 +47,21 @@ func sortAddrs(as []ReleaseInstanceAddr) {
 		}
 		return 0
 	})
+}
+
+// collect appends to *out the instances match accepts that seen does not
+// hold yet, and reports whether match accepted any.
+func (s *Stack) collect(out *[]ReleaseInstanceAddr, seen map[ReleaseInstanceAddr]bool, match func(*ReleaseInstance) bool) bool {
+	matched := false
+	for _, ri := range s.Releases {
+		if !match(ri) {
+			continue
+		}
+		matched = true
+		if !seen[ri.Addr] {
+			seen[ri.Addr] = true
+			*out = append(*out, ri.Addr)
+		}
+	}
+	return matched
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // crdChanges lists the CRDs of the chart's crds/ directories: created when
@@ -62,6 +63,17 @@ func unservedObjects(kc *kube.Client, r *chart.Rendered, namespace string) []*Ob
 			defined[group+"/"+kind] = true
 		}
 	}
+	// An unserved kind makes the mapper read discovery again: ask once per
+	// kind, not once per object.
+	servedKinds := map[schema.GroupVersionKind]bool{}
+	served := func(gvk schema.GroupVersionKind) bool {
+		ok, asked := servedKinds[gvk]
+		if !asked {
+			ok = kc.Served(gvk)
+			servedKinds[gvk] = ok
+		}
+		return ok
+	}
 	var out []*ObjectChange
 	for _, m := range r.Manifests {
 		objs, err := kube.ParseUnmapped(m.Document())
@@ -71,14 +83,14 @@ func unservedObjects(kc *kube.Client, r *chart.Rendered, namespace string) []*Ob
 		for _, o := range objs {
 			gvk := o.GroupVersionKind()
 			ref := kube.Ref{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()}
-			served := kc.Served(gvk)
-			if !served && ref.Namespace == "" {
+			isServed := served(gvk)
+			if !isServed && ref.Namespace == "" {
 				ref.Namespace = namespace // scope unknown: namespaced, as most custom kinds
 			}
 			ch := objectChange(ref, ObjectCreate)
 			ch.Template = m.Path
 			switch {
-			case served:
+			case isServed:
 				ch.Reason = "applied after the chart's CRDs are installed; not compared before"
 			case defined[gvk.Group+"/"+gvk.Kind]:
 				ch.Reason = fmt.Sprintf("kind %s is defined by the chart's crds/, installed first", gvk.Kind)
