@@ -10,6 +10,7 @@ export CONVOY_KWOK_BIN := $(TOOLS_DIR)/kwok-$(KWOK_VERSION)/bin/kwok
 export CONVOY_HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)/bin/helm
 export CONVOY_HELM3 := $(TOOLS_DIR)/helm3-$(HELM3_VERSION)/bin/helm
 export CONVOY_REGISTRY := $(TOOLS_DIR)/registry-$(REGISTRY_VERSION)/bin/registry
+export CONVOY_HELMFILE := $(TOOLS_DIR)/helmfile-$(HELMFILE_VERSION)/bin/helmfile
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
@@ -26,10 +27,10 @@ build:
 bin/devcluster:
 	go build -o bin/devcluster ./hack/devcluster
 
-# Builds what is missing: the control plane, kwok, the helm oracles (v4 and v3)
-# and the registry.
+# Builds what is missing: the control plane, kwok, the helm oracles (v4 and v3),
+# the registry and the helmfile oracle.
 tools:
-	hack/build-tools.sh k8s kwok helm helm3 registry
+	hack/build-tools.sh k8s kwok helm helm3 registry helmfile
 
 # Unit and integration tests against a devcluster of their own.
 test: tools bin/devcluster

@@ -8,8 +8,9 @@
 #   $TOOLS/helm-$HELM_VERSION/bin/helm
 #   $TOOLS/helm3-$HELM3_VERSION/bin/helm   (Helm 3, client-side apply, for interop tests)
 #   $TOOLS/registry-$REGISTRY_VERSION/bin/registry   (the OCI registry of the chart-source tests)
+#   $TOOLS/helmfile-$HELMFILE_VERSION/bin/helmfile   (the oracle of `convoy import helmfile`)
 #
-# Usage: hack/build-tools.sh [k8s] [kwok] [helm] [helm3] [registry]   (default: all)
+# Usage: hack/build-tools.sh [k8s] [kwok] [helm] [helm3] [registry] [helmfile]   (default: all)
 # Prints nothing but progress on stderr; safe to run concurrently (each tool is
 # built in a temporary directory and renamed into place).
 set -euo pipefail
@@ -69,11 +70,32 @@ build_helm() { go_install helm "$HELM_VERSION" helm.sh/helm/v4/cmd/helm "the ora
 build_helm3() { go_install helm3 "$HELM3_VERSION" helm.sh/helm/v3/cmd/helm "Helm 3, whose client-side-applied releases convoy upgrades"; }
 build_registry() { go_install registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry "OCI chart sources in tests"; }
 
+# helmfile's go.mod has replace directives, which `go install pkg@version`
+# refuses; so it is built inside a writable copy of the module source the
+# proxy serves, where its replace directives apply.
+build_helmfile() {
+  local dest="$TOOLS/helmfile-$HELMFILE_VERSION"
+  [ -f "$dest/.done" ] && return 0
+  log "building helmfile $HELMFILE_VERSION (the oracle of convoy import helmfile; several minutes)"
+  local tmp dir
+  tmp=$(mktemp -d "$TOOLS/.helmfile.XXXXXX")
+  dir=$(cd "$tmp" && go mod download -json "github.com/helmfile/helmfile@$HELMFILE_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -n "$dir" ] || { log "helmfile $HELMFILE_VERSION: the module proxy gave no source directory"; exit 1; }
+  cp -R "$dir" "$tmp/src"
+  chmod -R u+w "$tmp/src"
+  (cd "$tmp/src" && CGO_ENABLED=0 go build -trimpath \
+      -ldflags "-s -w -X go.szostok.io/version.version=$HELMFILE_VERSION" -o "$tmp/bin/helmfile" .)
+  rm -rf "$tmp/src"
+  finish "$tmp" "$dest"
+  log "helmfile $HELMFILE_VERSION ready in $dest"
+}
+
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(k8s kwok helm helm3 registry)
+[ ${#targets[@]} -eq 0 ] && targets=(k8s kwok helm helm3 registry helmfile)
 for t in "${targets[@]}"; do
   case $t in
-    k8s|kwok|helm|helm3|registry) "build_$t" ;;
-    *) echo "build-tools: unknown tool $t (want k8s, kwok, helm, helm3, registry)" >&2; exit 2 ;;
+    k8s|kwok|helm|helm3|registry|helmfile) "build_$t" ;;
+    *) echo "build-tools: unknown tool $t (want k8s, kwok, helm, helm3, registry, helmfile)" >&2; exit 2 ;;
   esac
 done
