@@ -19,11 +19,16 @@ func newImportCmd(s streams) *cobra.Command {
 		Use:   "helmfile FILE",
 		Short: "Convert a helmfile.yaml into a stack directory",
 		Long: `Import helmfile writes a stack (stack.hcl, and the values files the helmfile
-reads) from a plain-YAML helmfile: repositories, releases (values, set,
-secrets as sops_file, needs as depends_on, labels, patches, helmDefaults) and
-environments (their values as variables). What it cannot convert is listed
-as warnings. A Go-templated helmfile is refused: render it first with
-helmfile build. Check the result with convoy validate.`,
+reads) from a helmfile.yaml or helmfile.yaml.gotmpl: repositories, releases
+(values, set, secrets as sops_file, needs as depends_on, installed as count,
+labels, patches, helmDefaults) and environments (their values as variables).
+bases and ---separated parts are merged as helmfile merges them. Go
+templates are translated where they can be ({{ .Environment.Name }},
+{{ .Values.x }}, {{ requiredEnv "X" }}, quote, default, printf, ...; a
+.gotmpl values file becomes an HCL template read with templatefile); the
+rest is kept as comments (LEFT BY HAND) where it stood. Everything left by
+hand is printed, one warning per item, and listed at the head of stack.hcl.
+Check the result with convoy validate.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
@@ -36,10 +41,13 @@ helmfile build. Check the result with convoy validate.`,
 			if err := res.Write(out); err != nil {
 				return err
 			}
-			for _, w := range res.Warnings {
+			for _, w := range res.LeftByHand {
 				fmt.Fprintf(s.Err, "Warning: %s\n", w)
 			}
 			fmt.Fprintf(s.Out, "Wrote %s (%d files). Check it with: convoy validate -C %s\n", filepath.Join(out, "stack.hcl"), len(res.Files), out)
+			if n := len(res.LeftByHand); n > 0 {
+				fmt.Fprintf(s.Out, "%d left by hand: listed at the head of stack.hcl, each kept as a comment where it stood.\n", n)
+			}
 			return nil
 		},
 	}
