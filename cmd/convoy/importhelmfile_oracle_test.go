@@ -75,7 +75,8 @@ func TestImportHelmfileMatchesHelmfileTemplate(t *testing.T) {
 	// (b) charts from an OCI registry (a repository with oci: true and a
 	// direct oci:// chart) and secrets encrypted with sops/age. helmfile
 	// decrypts secrets through the helm-secrets plugin, which the oracle
-	// does not have (and convoy does not need): helmfile templates a copy
+	// does not have ("plugin secrets not installed"; convoy does not need
+	// it, and the tests install no third-party plugin): helmfile templates a copy
 	// of the helmfile whose secrets entry is the decrypted file as a
 	// values entry, in the same place (after the release's values), while
 	// convoy imports and renders the helmfile as written, decrypting with

@@ -177,7 +177,17 @@ func (c *converter) placeNotes(st *state, src string, from int, top *omap) {
 		}
 		line := p.item.line
 		indent := indentOf(src, p.item.start)
-		switch sectionOf(line) {
+		section := sectionOf(line)
+		if section == "" {
+			// above every key: it belongs to the section below it
+			for i, l := range keyLines {
+				if l > line {
+					section = top.keys[i]
+					break
+				}
+			}
+		}
+		switch section {
 		case "releases":
 			if r, k := findEntry(st.releases, src, line, indent, nextTop(line)); r != nil {
 				if k != "" {
@@ -192,10 +202,8 @@ func (c *converter) placeNotes(st *state, src string, from int, top *omap) {
 			st.repoNotes = append(st.repoNotes, i)
 		case "environments":
 			st.envNotes = append(st.envNotes, i)
-		case "":
-			st.topNotes = append(st.topNotes, i)
 		default:
-			if top.lines["releases"] > line {
+			if l, ok := top.lines["releases"]; !ok || l > line {
 				st.topNotes = append(st.topNotes, i)
 			} else {
 				st.endNotes = append(st.endNotes, i)

@@ -1,0 +1,13 @@
+replicas: ${var.replicas}
+host: api.${var.domain}
+env: ${jsonencode(tostring(environment.name))}
+fullname: ${release.name}-${release.namespace}
+tag: ${var.IMAGE_TAG}
+# LEFT BY HAND (values/api.yaml.gotmpl:6, if block):
+# {{- if eq .Environment.Name "prod" }}
+# resources:
+#   limits: {cpu: 1}
+# {{- end }}
+# LEFT BY HAND (values/api.yaml.gotmpl:10, the function toYaml has no translation):
+# extra: {{ .Values.extra | toYaml }}
+literal: "$${not.hcl}"
