@@ -130,11 +130,11 @@ func dedent(s string) string {
 // loadFile reads a helmfile (the main one, or a base) and merges its parts.
 // name is relative to the helmfile's directory.
 func (c *converter) loadFile(name string, main bool) (*state, error) {
-	b, err := os.ReadFile(filepath.Join(c.dir, name))
+	b, err := c.readFile(name)
 	if err != nil {
 		return nil, err
 	}
-	content := strings.ReplaceAll(string(b), "\r\n", "\n")
+	content := strings.ReplaceAll(b, "\r\n", "\n")
 	parts := strings.Split(content, "\n---\n")
 	var final *state
 	line := 1

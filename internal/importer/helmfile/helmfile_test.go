@@ -151,3 +151,23 @@ func TestConvertErrors(t *testing.T) {
 		})
 	}
 }
+
+// FuzzConvert: no input makes Convert panic.
+func FuzzConvert(f *testing.F) {
+	for _, s := range []string{
+		"releases:\n  - name: a\n    chart: r/a\n    values:\n      - x: {{ .Values.a | default 1 }}\n",
+		"bases: [b.yaml]\n---\n{{ if .Values.x }}\nreleases: []\n{{ end }}\n",
+		"environments:\n  default:\n    values: [{a: {{ .Environment.Name }}}]\n---\nreleases:\n  - name: {{ .Values.a }}\n    needs: [x/{{ .Values.a }}]\n    installed: {{ .Values.b }}\n    timeout: {{ .Values.t }}\n",
+		"{{ {{ }} }}\n{{- /* x */ -}}\n{{ \"}}",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "helmfile.yaml.gotmpl"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_ = os.WriteFile(filepath.Join(dir, "b.yaml"), []byte("releases: [{name: b, chart: r/b}]\n"), 0o644)
+		_, _ = Convert(filepath.Join(dir, "helmfile.yaml.gotmpl"))
+	})
+}

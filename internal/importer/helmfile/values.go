@@ -9,10 +9,15 @@ import (
 	"strings"
 )
 
+// readFile reads a file the helmfile names, refusing text that holds what
+// looks like one of the converter's placeholders.
 func (c *converter) readFile(name string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(c.dir, name))
 	if err != nil {
 		return "", err
+	}
+	if placeholderRE.Match(b) {
+		return "", fmt.Errorf("%s holds %s, which convoy import uses for its own placeholders: rename it", name, placeholderRE.Find(b))
 	}
 	return string(b), nil
 }

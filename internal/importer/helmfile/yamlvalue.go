@@ -48,8 +48,22 @@ var placeholderRE = regexp.MustCompile(`__convoy_([0-9]+)__`)
 
 func placeholder(n int) string { return fmt.Sprintf("__convoy_%d__", n) }
 
+// maxNodes bounds the nodes fromNode visits, aliases expanded: a few
+// aliases of aliases would otherwise expand without end.
+const maxNodes = 1 << 20
+
 // fromNode converts a parsed YAML node.
 func fromNode(n *yaml.Node) (any, error) {
+	budget := maxNodes
+	return fromNodeBudget(n, &budget)
+}
+
+func fromNodeBudget(n *yaml.Node, budget *int) (any, error) {
+	*budget--
+	if *budget < 0 {
+		return nil, fmt.Errorf("line %d: more than %d values once aliases are expanded", n.Line, maxNodes)
+	}
+	fromNode := func(n *yaml.Node) (any, error) { return fromNodeBudget(n, budget) }
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
