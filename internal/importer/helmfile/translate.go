@@ -162,6 +162,30 @@ func (tr translator) command(c *parse.CommandNode, prev *expr, r *refs) (expr, e
 			text = empty("try("+x+", null)") + " ? " + d + " : try(" + x + ", " + d + ")"
 		}
 		return expr{text: "(" + text + ")", str: args[0].str && args[1].str}, nil
+	case "toYaml":
+		if err := want(1); err != nil {
+			return expr{}, err
+		}
+		return expr{text: "chomp(yamlencode(" + args[0].text + "))", str: true}, nil
+	case "toJson", "toRawJson":
+		if err := want(1); err != nil {
+			return expr{}, err
+		}
+		return expr{text: "jsonencode(" + args[0].text + ")", str: true}, nil
+	case "indent", "nindent":
+		if err := want(2); err != nil {
+			return expr{}, err
+		}
+		n, ok := c.Args[1].(*parse.NumberNode)
+		if !ok || !n.IsInt || n.Int64 < 0 || n.Int64 > 100 {
+			return expr{}, fmt.Errorf("%s by a computed width", id.Ident)
+		}
+		// HCL's indent leaves the first line as it is; sprig's indents it too
+		lead := strings.Repeat(" ", int(n.Int64))
+		if id.Ident == "nindent" {
+			lead = `\n` + lead
+		}
+		return expr{text: `"` + lead + "${indent(" + n.Text + ", " + args[1].text + `)}"`, str: true}, nil
 	case "printf":
 		if n < 1 {
 			return expr{}, fmt.Errorf("printf without a format")
