@@ -125,6 +125,18 @@ func Init(ctx context.Context, o Options, req InitRequest) (*Initialized, error)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	// A release block with no instance in this environment (count = 0
+	// here) keeps its entry: another environment deploys it, and an init
+	// for this one must not unlock it there.
+	instantiated := map[string]bool{}
+	for _, r := range st.Releases {
+		instantiated[r.Addr.Release.Name] = true
+	}
+	for name, e := range old.Releases {
+		if _, declared := ls.Config.Releases[name]; declared && !instantiated[name] {
+			lock.Releases[name] = e
+		}
+	}
 	if len(lock.Releases) == 0 && len(old.Releases) == 0 {
 		return out, nil
 	}
