@@ -168,7 +168,7 @@ func (c *converter) loadPart(file, src string, firstLine int, main bool) (*state
 	if top == nil {
 		top = newOmap()
 	}
-	st := c.readState(file, top)
+	st := c.readState(file, top, firstLine)
 	c.placeNotes(st, src, from, top)
 	bases, _ := top.get("bases").([]any)
 	if len(bases) == 0 {

@@ -36,8 +36,10 @@ type env struct {
 	other   []string
 }
 
-func (c *converter) readState(file string, top *omap) *state {
+// readState reads one part; firstLine is the part's first line in file.
+func (c *converter) readState(file string, top *omap, firstLine int) *state {
 	st := &state{defaults: newOmap(), envs: map[string]*env{}}
+	at := func(line int) int { return firstLine + line - 1 }
 	for _, k := range top.keys {
 		v := top.vals[k]
 		switch k {
@@ -47,7 +49,7 @@ func (c *converter) readState(file string, top *omap) *state {
 			for _, x := range l {
 				m, ok := x.(*omap)
 				if !ok {
-					c.warn("%s:%d: %s: an entry is not a mapping: not imported", file, top.lines[k], k)
+					c.warn("%s:%d: %s: an entry is not a mapping: not imported", file, at(top.lines[k]), k)
 					continue
 				}
 				e := &entry{m: m, file: file, after: map[string][]int{}}
@@ -60,6 +62,11 @@ func (c *converter) readState(file string, top *omap) *state {
 		case "helmDefaults":
 			if m, ok := v.(*omap); ok {
 				st.defaults = m
+				for _, dk := range m.keys {
+					if _, ok := flagAttrs[dk]; !ok {
+						c.warn("%s:%d: helmDefaults: %s is not imported", file, at(m.lines[dk]), dk)
+					}
+				}
 			}
 		case "environments":
 			m, _ := v.(*omap)
@@ -81,7 +88,7 @@ func (c *converter) readState(file string, top *omap) *state {
 				st.envs[name] = e
 			}
 		default:
-			c.warn("%s:%d: top-level %q is not imported", file, top.lines[k], k)
+			c.warn("%s:%d: top-level %q is not imported", file, at(top.lines[k]), k)
 		}
 	}
 	return st
@@ -178,14 +185,9 @@ func (c *converter) placeNotes(st *state, src string, from int, top *omap) {
 		line := p.item.line
 		indent := indentOf(src, p.item.start)
 		section := sectionOf(line)
-		if section == "" {
-			// above every key: it belongs to the section below it
-			for i, l := range keyLines {
-				if l > line {
-					section = top.keys[i]
-					break
-				}
-			}
+		if k := keyBelow(src, p.item.end, top, keyLines); k != "" && indent == 0 {
+			// unindented right above a key: it belongs to that key's section
+			section = k
 		}
 		switch section {
 		case "releases":
@@ -210,6 +212,25 @@ func (c *converter) placeNotes(st *state, src string, from int, top *omap) {
 			}
 		}
 	}
+}
+
+// keyBelow is the top-level key that follows the text ending at off, when
+// nothing but blank lines and comments stand between them.
+func keyBelow(src string, off int, top *omap, keyLines []int) string {
+	endLine := lineOf(src, off)
+	lines := strings.Split(src, "\n")
+	for i, l := range keyLines {
+		if l <= endLine {
+			continue
+		}
+		for _, between := range lines[endLine:min(l-1, len(lines))] {
+			if t := strings.TrimSpace(between); t != "" && !strings.HasPrefix(t, "#") {
+				return ""
+			}
+		}
+		return top.keys[i]
+	}
+	return ""
 }
 
 // findEntry finds where a line of the releases list belongs: inside an

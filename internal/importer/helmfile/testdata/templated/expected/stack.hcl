@@ -3,12 +3,12 @@
 # Left by hand (8): templates are kept as comments (LEFT BY HAND) where they stood.
 #   - environments.yaml.gotmpl:10: {{ requiredEnv "TAG" }}: an environment block sees only environment.name, not variables
 #   - helmfile.yaml.gotmpl:8: {{ if .Values.x }}x: y{{ end }}: if block
-#   - helmfile.yaml.gotmpl:14: {{- if eq .Environment.Name "prod" }} ...: if block
-#   - helmfile.yaml.gotmpl:37: {{- if .Values.debug }} ...: if block
-#   - helmfile.yaml.gotmpl:40: {{ .Values.x | b64enc }}: the function b64enc has no translation
-#   - helmfile.yaml.gotmpl:43: {{ range $i, $e := list 1 2 }} ...: range block
+#   - helmfile.yaml.gotmpl:11: helmDefaults: kubeContext is not imported
+#   - helmfile.yaml.gotmpl:17: {{- if eq .Environment.Name "prod" }} ...: if block
+#   - helmfile.yaml.gotmpl:40: {{- if .Values.debug }} ...: if block
+#   - helmfile.yaml.gotmpl:43: {{ .Values.x | b64enc }}: the function b64enc has no translation
+#   - helmfile.yaml.gotmpl:46: {{ range $i, $e := list 1 2 }} ...: range block
 #   - values/api.yaml.gotmpl:6: {{- if eq .Environment.Name "prod" }} ...: if block
-#   - values/api.yaml.gotmpl:10: extra: {{ .Values.extra | toYaml }}: the function toYaml has no translation
 
 variable "domain" {
   default     = null
@@ -33,6 +33,11 @@ variable "apiEnabled" {
 variable "dbVersion" {
   default     = null
   description = "helmfile value dbVersion (no environment sets it)"
+}
+
+variable "extra" {
+  default     = null
+  description = "helmfile value extra (no environment sets it)"
 }
 
 variable "timeout" {
@@ -71,7 +76,7 @@ environment "prod" {
 }
 
 # {{/* repositories come from the platform team */}}
-# LEFT BY HAND (helmfile.yaml.gotmpl:14, if block):
+# LEFT BY HAND (helmfile.yaml.gotmpl:17, if block):
 # {{- if eq .Environment.Name "prod" }}
 # - name: extra
 #   url: https://extra.example.com
@@ -88,6 +93,7 @@ release "db" {
     tier  = "data"
     owner = upper(format("%s-%s", "team", environment.name))
   }
+  wait = true
 }
 
 release "api" {
@@ -96,7 +102,7 @@ release "api" {
   chart      = "charts/api"
   depends_on = [release.db]
   values = [
-    templatefile("values/api.yaml.tpl", { var = { IMAGE_TAG = var.IMAGE_TAG, domain = var.domain, replicas = var.replicas }, environment = { name = environment.name }, release = { name = "api", namespace = "shop-${environment.name}" } }),
+    templatefile("values/api.yaml.tpl", { var = { IMAGE_TAG = var.IMAGE_TAG, domain = var.domain, extra = var.extra, replicas = var.replicas }, environment = { name = environment.name }, release = { name = "api", namespace = "shop-${environment.name}" } }),
     file("values/${environment.name}.yaml"),
     {
       image = {
@@ -105,19 +111,20 @@ release "api" {
       }
     },
     {
-      # LEFT BY HAND (helmfile.yaml.gotmpl:40, the function b64enc has no translation):
+      # LEFT BY HAND (helmfile.yaml.gotmpl:43, the function b64enc has no translation):
       # - weird: {{ .Values.x | b64enc }}
     },
   ]
-  # LEFT BY HAND (helmfile.yaml.gotmpl:37, if block):
+  # LEFT BY HAND (helmfile.yaml.gotmpl:40, if block):
   # {{- if .Values.debug }}
   # debug: true
   # {{- end }}
   count   = var.apiEnabled ? 1 : 0
   timeout = "${var.timeout}s"
+  wait    = true
 }
 
-# LEFT BY HAND (helmfile.yaml.gotmpl:43, range block):
+# LEFT BY HAND (helmfile.yaml.gotmpl:46, range block):
 # {{ range $i, $e := list 1 2 }}
 #   - name: worker-{{ $i }}
 #     chart: charts/worker
@@ -126,6 +133,7 @@ release "jobs" {
   name  = "jobs"
   chart = "charts/jobs"
   count = 0
+  wait  = true
 }
 
 # LEFT BY HAND (helmfile.yaml.gotmpl:8, if block):

@@ -8,6 +8,5 @@ tag: ${var.IMAGE_TAG}
 # resources:
 #   limits: {cpu: 1}
 # {{- end }}
-# LEFT BY HAND (values/api.yaml.gotmpl:10, the function toYaml has no translation):
-# extra: {{ .Values.extra | toYaml }}
+extra: ${chomp(yamlencode(var.extra))}
 literal: "$${not.hcl}"
