@@ -49,6 +49,9 @@ func (c *converter) hclText(v any, sc scope, indent string) (text string, ok boo
 		if !c.usable(int(v), sc) {
 			return "", false
 		}
+		if p.item.expr.yamlOf != "" {
+			return p.item.expr.yamlOf, true
+		}
 		return p.item.expr.text, true
 	case string:
 		return c.stringText(v, sc)

@@ -209,6 +209,12 @@ func (c *converter) placeholders(file, src string, firstLine int) string {
 	var b strings.Builder
 	last := 0
 	for _, it := range items {
+		if it.kind == itemExpr && alone(src, it.start, it.end) && !valuePosition(src, it.start) {
+			// An expression alone on its line, not a value: it splices YAML
+			// (toYaml | nindent) into the mapping or list around it.
+			it.kind, it.why = itemHand, "it splices YAML into what surrounds it: merge it by hand"
+			it.alone, it.start, it.end = true, lineStart(src, it.start), lineEnd(src, it.end)
+		}
 		b.WriteString(src[last:it.start])
 		i := len(c.items)
 		c.items = append(c.items, &placed{item: it, file: file, src: src, line: firstLine + it.line - 1, refs: it.refs})
@@ -223,6 +229,14 @@ func (c *converter) placeholders(file, src string, firstLine int) string {
 	}
 	b.WriteString(src[last:])
 	return b.String()
+}
+
+// valuePosition reports whether the line holding off is a value: the
+// line above it (blank lines aside) ends with "key:" or "-".
+func valuePosition(src string, off int) bool {
+	above := strings.TrimRight(src[:lineStart(src, off)], " \t\r\n")
+	prev := strings.TrimSpace(above[lineStart(above, len(above)):])
+	return strings.HasSuffix(prev, ":") || prev == "-"
 }
 
 // Write writes the files under dir, which must not hold a stack.hcl yet.

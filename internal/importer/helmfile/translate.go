@@ -20,6 +20,9 @@ type expr struct {
 	// quote: the outermost call was quote (or squote, with single quotes),
 	// so where the template's output is text it is written quoted.
 	quote string
+	// yamlOf: the text is the YAML of this expression (toYaml, indented or
+	// not), which is what a YAML value made of it alone means.
+	yamlOf string
 }
 
 // refs are what translated expressions refer to.
@@ -166,7 +169,7 @@ func (tr translator) command(c *parse.CommandNode, prev *expr, r *refs) (expr, e
 		if err := want(1); err != nil {
 			return expr{}, err
 		}
-		return expr{text: "chomp(yamlencode(" + args[0].text + "))", str: true}, nil
+		return expr{text: "chomp(yamlencode(" + args[0].text + "))", str: true, yamlOf: args[0].text}, nil
 	case "toJson", "toRawJson":
 		if err := want(1); err != nil {
 			return expr{}, err
@@ -185,7 +188,7 @@ func (tr translator) command(c *parse.CommandNode, prev *expr, r *refs) (expr, e
 		if id.Ident == "nindent" {
 			lead = `\n` + lead
 		}
-		return expr{text: `"` + lead + "${indent(" + n.Text + ", " + args[1].text + `)}"`, str: true}, nil
+		return expr{text: `"` + lead + "${indent(" + n.Text + ", " + args[1].text + `)}"`, str: true, yamlOf: args[1].yamlOf}, nil
 	case "printf":
 		if n < 1 {
 			return expr{}, fmt.Errorf("printf without a format")

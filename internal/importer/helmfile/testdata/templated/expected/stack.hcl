@@ -1,13 +1,14 @@
 # Imported from helmfile.yaml.gotmpl by `convoy import helmfile`.
 #
-# Left by hand (8): templates are kept as comments (LEFT BY HAND) where they stood.
+# Left by hand (9): templates are kept as comments (LEFT BY HAND) where they stood.
 #   - environments.yaml.gotmpl:10: {{ requiredEnv "TAG" }}: an environment block sees only environment.name, not variables
 #   - helmfile.yaml.gotmpl:8: {{ if .Values.x }}x: y{{ end }}: if block
 #   - helmfile.yaml.gotmpl:11: helmDefaults: kubeContext is not imported
 #   - helmfile.yaml.gotmpl:17: {{- if eq .Environment.Name "prod" }} ...: if block
 #   - helmfile.yaml.gotmpl:40: {{- if .Values.debug }} ...: if block
 #   - helmfile.yaml.gotmpl:43: {{ .Values.x | b64enc }}: the function b64enc has no translation
-#   - helmfile.yaml.gotmpl:46: {{ range $i, $e := list 1 2 }} ...: range block
+#   - helmfile.yaml.gotmpl:46: {{- toYaml .Values.extraValues | nindent 8 }}: it splices YAML into what surrounds it: merge it by hand
+#   - helmfile.yaml.gotmpl:49: {{ range $i, $e := list 1 2 }} ...: range block
 #   - values/api.yaml.gotmpl:6: {{- if eq .Environment.Name "prod" }} ...: if block
 
 variable "domain" {
@@ -38,6 +39,11 @@ variable "dbVersion" {
 variable "extra" {
   default     = null
   description = "helmfile value extra (no environment sets it)"
+}
+
+variable "resources" {
+  default     = null
+  description = "helmfile value resources (no environment sets it)"
 }
 
 variable "timeout" {
@@ -114,17 +120,22 @@ release "api" {
       # LEFT BY HAND (helmfile.yaml.gotmpl:43, the function b64enc has no translation):
       # - weird: {{ .Values.x | b64enc }}
     },
+    {
+      resources = var.resources
+    },
   ]
   # LEFT BY HAND (helmfile.yaml.gotmpl:40, if block):
   # {{- if .Values.debug }}
   # debug: true
   # {{- end }}
+  # LEFT BY HAND (helmfile.yaml.gotmpl:46, it splices YAML into what surrounds it: merge it by hand):
+  # {{- toYaml .Values.extraValues | nindent 8 }}
   count   = var.apiEnabled ? 1 : 0
   timeout = "${var.timeout}s"
   wait    = true
 }
 
-# LEFT BY HAND (helmfile.yaml.gotmpl:46, range block):
+# LEFT BY HAND (helmfile.yaml.gotmpl:49, range block):
 # {{ range $i, $e := list 1 2 }}
 #   - name: worker-{{ $i }}
 #     chart: charts/worker
