@@ -19,7 +19,7 @@ LDFLAGS := -X github.com/convoy-sh/convoy/internal/version.version=$(VERSION) \
 
 DEVCLUSTER_STATE := .devcluster
 
-.PHONY: build tools test lint demo devcluster-up devcluster-down bin/devcluster
+.PHONY: build tools cluster-tools test lint demo devcluster-up devcluster-down bin/devcluster
 
 build:
 	go build -ldflags '$(LDFLAGS)' -o bin/convoy ./cmd/convoy
@@ -31,6 +31,10 @@ bin/devcluster:
 # the registry and the helmfile oracle.
 tools:
 	hack/build-tools.sh k8s kwok helm helm3 registry helmfile
+
+# What a local cluster needs (the demo does not wait for the test oracles).
+cluster-tools:
+	hack/build-tools.sh k8s kwok
 
 # Unit and integration tests against a devcluster of their own.
 test: tools bin/devcluster
@@ -45,7 +49,7 @@ lint:
 # migration hook and waits).
 DEMO_STACK ?= examples/shop
 DEMO_KUBECONFIG := $(CURDIR)/$(DEVCLUSTER_STATE)/kubeconfig
-demo: build tools bin/devcluster
+demo: build cluster-tools bin/devcluster
 	bin/devcluster up --state $(DEVCLUSTER_STATE)
 	KUBECONFIG=$(DEMO_KUBECONFIG) bin/convoy plan -C $(DEMO_STACK)
 	KUBECONFIG=$(DEMO_KUBECONFIG) bin/convoy apply -C $(DEMO_STACK) --auto-approve
@@ -54,7 +58,7 @@ demo: build tools bin/devcluster
 	@echo "The stack is deployed. Try: export KUBECONFIG=$(DEMO_KUBECONFIG); bin/convoy plan -C $(DEMO_STACK) --var api_replicas=3"
 	@echo "Stop the cluster with: make devcluster-down"
 
-devcluster-up: tools bin/devcluster
+devcluster-up: cluster-tools bin/devcluster
 	bin/devcluster up --state $(DEVCLUSTER_STATE)
 	@echo "export KUBECONFIG=$(CURDIR)/$(DEVCLUSTER_STATE)/kubeconfig"
 
