@@ -82,3 +82,22 @@ func (c *computer) unchanged(ctx context.Context, eng *release.Engine, rc *Relea
 	}
 	return true, nil
 }
+
+// relabel returns the labels that would let later plans prove the
+// release unchanged, when its deployed record lacks them or holds others
+// (a capability or convoy's version changed since, or an older convoy or
+// helm wrote it): rc is planned unchanged in full, so the rendering equals
+// the deployed revision's and nothing drifted.
+func relabel(deployed, last *release.Release, rc *ReleaseChange, req *release.Request) map[string]string {
+	if deployed == nil || deployed != last || rc.Adopt || rc.Interrupted != nil || req.Fingerprint == "" || rc.appliedState == "" {
+		return nil
+	}
+	want := map[string]string{
+		release.FingerprintLabel: release.RevisionFingerprint(req.Fingerprint, deployed.Version),
+		release.AppliedLabel:     rc.appliedState,
+	}
+	if deployed.Labels[release.FingerprintLabel] == want[release.FingerprintLabel] && deployed.Labels[release.AppliedLabel] == want[release.AppliedLabel] {
+		return nil
+	}
+	return want
+}

@@ -45,6 +45,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 		// elsewhere is the missing namespace of a new object validated
 		// in kube.ValidationNamespace.
 		elsewhere string
+		live      *unstructured.Unstructured
 	}
 	var items []*unstructured.Unstructured
 	items = append(items, current...)
@@ -71,6 +72,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 				if err != nil {
 					return err
 				}
+				res.live = live
 				if live != nil {
 					res.version, res.hash = live.GetResourceVersion(), ContentHash(live)
 					if next := nextBy[identityKey(ref)]; next != nil {
@@ -110,6 +112,14 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return err
+	}
+	if unchanged {
+		refs := make([]kube.Ref, len(items))
+		lives := make([]*unstructured.Unstructured, len(items))
+		for i := range items {
+			refs[i], lives[i] = results[i].ref, results[i].live
+		}
+		rc.appliedState = kc.AppliedState(refs, lives)
 	}
 	var elsewhere []string
 	for _, r := range results {

@@ -1,16 +1,21 @@
 package release
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"sync"
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/version"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Labels convoy adds to the records it writes, which Helm keeps as custom
@@ -35,7 +40,8 @@ const labelHashLen = 40
 // Fingerprint is a hash of everything a release's rendering and apply
 // depend on but the revision number: the chart's files (with its
 // dependencies'), the user values, name and namespace, the cluster's
-// capabilities, the post-renderer, the apply settings that shape objects
+// capabilities (its version only, for charts whose templates do not read
+// .Capabilities), the post-renderer, the apply settings that shape objects
 // and convoy's version. Charts that call lookup, read the clock or random
 // numbers render differently from the same inputs (chart.Pure): a plan
 // does not rely on their fingerprint. "" when the chart's files are not at
@@ -45,6 +51,11 @@ func (e *Engine) Fingerprint(req *Request) string {
 		return ""
 	}
 	v := version.Get()
+	caps := e.caps
+	if !chart.UsesCapabilities(req.Chart) {
+		// Only Chart.yaml's kubeVersion constraint sees the cluster.
+		caps = &chart.Capabilities{KubeVersion: e.caps.KubeVersion}
+	}
 	in := struct {
 		Chart           string
 		Values          map[string]any
@@ -56,7 +67,7 @@ func (e *Engine) Fingerprint(req *Request) string {
 		CreateNamespace bool
 		TakeOwnership   bool
 		Convoy          string
-	}{chartDigest(req.Chart), req.Values, req.Name, req.Namespace, e.caps, req.PostRender, req.IgnoreChanges,
+	}{chartDigest(req.Chart), req.Values, req.Name, req.Namespace, caps, req.PostRender, req.IgnoreChanges,
 		req.DisableHooks, req.CreateNamespace, req.TakeOwnership, v.Version + "+" + v.Commit}
 	b, err := json.Marshal(in)
 	if err != nil {
@@ -114,4 +125,42 @@ func setAppliedState(kc *kube.Client, rel *Release, results []kube.Result) {
 		rel.Labels = map[string]string{}
 	}
 	rel.Labels[AppliedLabel] = kc.AppliedState(refs, lives)
+}
+
+// Relabel sets labels on revision of a release's records when it is still
+// the deployed one, without touching what the record holds: a metadata
+// patch conditioned on the record's resourceVersion. It writes no
+// revision. Apply uses it to label releases planned unchanged
+// (plan.ReleaseChange.Relabel).
+func (e *Engine) Relabel(ctx context.Context, namespace, name string, revision int, labels map[string]string) error {
+	key := recordKey(name, revision)
+	var meta metav1.Object
+	var err error
+	if e.driver == DriverConfigMap {
+		meta, err = e.client.CoreV1().ConfigMaps(namespace).Get(ctx, key, metav1.GetOptions{})
+	} else {
+		meta, err = e.client.CoreV1().Secrets(namespace).Get(ctx, key, metav1.GetOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("label release %s revision %d: %w", name, revision, err)
+	}
+	if Status(meta.GetLabels()["status"]) != StatusDeployed {
+		return nil // changed since the plan: the next plan finds out
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": labels, "resourceVersion": meta.GetResourceVersion()}})
+	if err != nil {
+		return err
+	}
+	if e.driver == DriverConfigMap {
+		_, err = e.client.CoreV1().ConfigMaps(namespace).Patch(ctx, key, types.MergePatchType, patch, metav1.PatchOptions{})
+	} else {
+		_, err = e.client.CoreV1().Secrets(namespace).Patch(ctx, key, types.MergePatchType, patch, metav1.PatchOptions{})
+	}
+	if apierrors.IsConflict(err) {
+		return nil // written since it was read: the next plan finds out
+	}
+	if err != nil {
+		return fmt.Errorf("label release %s revision %d: %w", name, revision, err)
+	}
+	return nil
 }
