@@ -81,7 +81,7 @@ release "db" {
   wait             = false
   chart            = "$charts/db"
   values = [{
-    primary = { persistence = { size = count.index < var.changed ? "16Gi" : "8Gi" } }
+    primary = { extendedConfiguration = count.index < var.changed ? "max_connections = 200" : "max_connections = 100" }
   }]
 }
 release "reader" {
