@@ -21,6 +21,8 @@ type planOptions struct {
 	Markdown         bool
 	Selection        selectionFlags
 	View             planViewFlags
+	Refresh          string
+	Stats            bool
 }
 
 func newPlanCmd(s streams) *cobra.Command {
@@ -50,21 +52,37 @@ another stack owns is shown, then exits 1: apply refuses it.`,
 	addSelectionFlags(fs, &o.Selection, "plan")
 	fs.IntVarP(&o.Parallelism, "parallelism", "p", plan.DefaultParallelism, "how many renders, record reads and dry runs run at once")
 	addPlanViewFlags(fs, &o.View)
+	fs.StringVar(&o.Refresh, "refresh", "incremental", "incremental: render and dry-run only releases whose inputs or live objects changed since their deployed revision; full: every release")
+	fs.BoolVar(&o.Stats, "stats", false, "print what the plan cost on stderr: API requests and bytes, renders, dry runs, lists, and releases found unchanged by fingerprint")
 	addForceConflictsFlag(fs)
 	_ = cmd.RegisterFlagCompletionFunc("target", completeReleases(&o.Stack, false))
 	return cmd
 }
 
-func (o planOptions) Run(ctx context.Context, s streams) error {
+func (o planOptions) Run(ctx context.Context, s streams) (err error) {
 	if o.JSON && o.Markdown {
 		return errors.New("--json and --markdown exclude each other")
 	}
 	if o.Parallelism < 1 {
 		return errors.New("--parallelism must be at least 1")
 	}
-	res, err := run.Plan(ctx, o.options(s), o.Selection.request())
+	req := o.Selection.request()
+	if req.Refresh, err = plan.ParseRefresh(o.Refresh); err != nil {
+		return err
+	}
+	opts := o.options(s)
+	var traffic run.Traffic
+	if o.Stats {
+		req.Stats = &plan.Stats{}
+		opts.Clusters.Traffic = &traffic
+	}
+	res, err := run.Plan(ctx, opts, req)
 	if err != nil {
 		return err
+	}
+	if o.Stats {
+		fmt.Fprintf(s.Err, "stats: requests=%d (get=%d list=%d patch=%d other=%d) bytes=%d %s\n",
+			traffic.Requests.Load(), traffic.Get.Load(), traffic.List.Load(), traffic.Patch.Load(), traffic.Other.Load(), traffic.Bytes.Load(), req.Stats)
 	}
 	p := res.Plan
 	switch {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/cobra"
@@ -39,11 +41,18 @@ func (e *exitError) Unwrap() error { return e.err }
 // (for example rendered HCL diagnostics); run only sets the exit code.
 var errSilent = &exitError{code: 1}
 
+// stopProfile ends the CPU profile --cpuprofile started (nil: none).
+var stopProfile func()
+
 // execute runs the convoy command line and returns the process exit code.
 func execute(ctx context.Context, args []string, s streams) int {
 	root := newRootCmd(s)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if stopProfile != nil {
+		stopProfile()
+		stopProfile = nil
+	}
 	if err == nil {
 		return 0
 	}
@@ -79,6 +88,24 @@ dependency order with Helm's hooks, waits, atomic rollback and history.`,
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
+	var cpuProfile string
+	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the command to this file (for go tool pprof)")
+	_ = root.PersistentFlags().MarkHidden("cpuprofile")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if cpuProfile == "" {
+			return nil
+		}
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return err
+		}
+		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+		return nil
+	}
 	root.AddCommand(
 		newVersionCmd(s),
 		newValidateCmd(s),

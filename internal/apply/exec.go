@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -63,7 +64,12 @@ type executor struct {
 	mu       sync.Mutex
 	results  map[string]*Result
 	applied  map[string]*release.Release
+	renders  chan struct{}
 }
+
+// DefaultRenders is how many releases an apply prepares at once: twice the
+// CPUs the process may use (a preparation also waits on the API server).
+func DefaultRenders() int { return 2 * runtime.GOMAXPROCS(0) }
 
 func (x *executor) result(id string) *Result {
 	x.mu.Lock()
@@ -96,7 +102,13 @@ func (x *executor) Run(ctx context.Context, id string) error {
 		applied[k] = v
 	}
 	x.mu.Unlock()
+	select {
+	case x.renders <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	p, err := s.Prepare(ctx, applied)
+	<-x.renders
 	if err != nil {
 		return err
 	}
@@ -145,7 +157,13 @@ func (x *executor) Restore(ctx context.Context, id string) (bool, error) {
 
 // ExecOptions configure Execute.
 type ExecOptions struct {
+	// Parallelism bounds the releases in flight, waiting ones included
+	// (0: dag.DefaultParallelism). Waiting costs no CPU: it is Renders that
+	// bound the CPU-heavy part, and the clients' QPS the API calls.
 	Parallelism int
+	// Renders bounds the releases being prepared (records read, chart
+	// rendered, objects built) at once; 0: DefaultRenders.
+	Renders int
 	// Atomic: when any step fails, every deploy step that ran is restored.
 	Atomic   bool
 	Progress Progress
@@ -154,7 +172,11 @@ type ExecOptions struct {
 // Execute runs the steps (in topological order) and returns a result per
 // step, in that order.
 func Execute(ctx context.Context, steps []*Step, opts ExecOptions) []*Result {
-	x := &executor{steps: map[string]*Step{}, progress: opts.Progress, results: map[string]*Result{}, applied: map[string]*release.Release{}}
+	renders := opts.Renders
+	if renders <= 0 {
+		renders = DefaultRenders()
+	}
+	x := &executor{steps: map[string]*Step{}, progress: opts.Progress, results: map[string]*Result{}, applied: map[string]*release.Release{}, renders: make(chan struct{}, renders)}
 	nodes := make([]dag.Node[string], len(steps))
 	for i, s := range steps {
 		x.steps[s.ID] = s

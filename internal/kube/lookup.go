@@ -6,7 +6,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 )
 
 // Lookup returns the implementation of the chart template function
@@ -51,4 +53,36 @@ func lookupResult(content func() map[string]any, err error) (map[string]any, err
 		return nil, err
 	}
 	return content(), nil
+}
+
+// List lists the objects of a kind in a namespace ("" for a cluster-scoped
+// kind, or for every namespace), with opts' selectors. Each item carries
+// its apiVersion and kind.
+func (c *Client) List(ctx context.Context, apiVersion, kind, namespace string, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, err
+	}
+	m, err := c.mapping(gv.WithKind(kind))
+	if err != nil {
+		return nil, err
+	}
+	var res dynamic.ResourceInterface = c.dynamic.Resource(m.Resource)
+	if m.Scope.Name() == meta.RESTScopeNameNamespace && namespace != "" {
+		res = c.dynamic.Resource(m.Resource).Namespace(namespace)
+	}
+	l, err := res.List(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*unstructured.Unstructured, len(l.Items))
+	for i := range l.Items {
+		u := &l.Items[i]
+		if u.GetKind() == "" {
+			u.SetAPIVersion(apiVersion)
+			u.SetKind(kind)
+		}
+		out[i] = u
+	}
+	return out, nil
 }

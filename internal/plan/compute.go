@@ -13,6 +13,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/memo"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -58,6 +59,36 @@ type Input struct {
 	// the stack's lock. Such records are planned as failed (Interrupted).
 	// Nil: no run is known to be gone, and pending records are errors.
 	Interrupted func(runID string) bool
+	// Refresh says how releases are planned (RefreshIncremental by
+	// default).
+	Refresh Refresh
+	// Stats, when not nil, counts the plan's work.
+	Stats *Stats
+}
+
+// Refresh is how much of the stack a plan renders and dry-runs again.
+type Refresh int
+
+const (
+	// RefreshIncremental renders and dry-runs a release only when
+	// something its rendering depends on changed since its deployed
+	// revision (fingerprint.go), or its live objects changed since they
+	// were applied.
+	RefreshIncremental Refresh = iota
+	// RefreshFull renders and dry-runs every release.
+	RefreshFull
+)
+
+// ParseRefresh accepts the --refresh values: "incremental" (or "") and
+// "full".
+func ParseRefresh(s string) (Refresh, error) {
+	switch s {
+	case "", "incremental":
+		return RefreshIncremental, nil
+	case "full":
+		return RefreshFull, nil
+	}
+	return 0, fmt.Errorf("unknown refresh mode %q (want incremental or full)", s)
 }
 
 // Compute plans the stack: every selected release is resolved, rendered
@@ -84,7 +115,11 @@ func Compute(ctx context.Context, in Input) (*Plan, error) {
 	if par <= 0 {
 		par = DefaultParallelism
 	}
-	c := &computer{in: in, sem: make(chan struct{}, par)}
+	stats := in.Stats
+	if stats == nil {
+		stats = &Stats{}
+	}
+	c := &computer{in: in, sem: make(chan struct{}, par), stats: stats}
 	p := &Plan{FormatVersion: FormatVersion, Stack: st.Name, Environment: st.Environment, ConfigHash: in.ConfigHash, CreatedAt: time.Now().UTC(), IncludeDeps: in.IncludeDeps, Destroy: in.Destroy}
 	p.Selectors = in.Selectors
 	for _, t := range in.Targets {
@@ -171,8 +206,9 @@ func includedDependencies(st *config.Stack, targets, order []config.ReleaseInsta
 
 // computer is one Compute run: the shared pool and the record lists.
 type computer struct {
-	in  Input
-	sem chan struct{}
+	in    Input
+	sem   chan struct{}
+	stats *Stats
 
 	// planned are the releases of this plan, done when planned: a release
 	// reading its dependencies' outputs waits for their plans.
@@ -199,37 +235,43 @@ type plannedEntry struct {
 	change *ReleaseChange // nil when planning it failed
 }
 
-// live reads the live object: one list per kind and namespace, shared by
-// every release of the plan, instead of one request per object. Secrets
-// are read one by one: listing them would fetch every release record.
+// live reads the live object: one list per kind and namespace (or per
+// cluster-scoped kind), shared by every release of the plan, instead of one
+// request per object. Secrets are listed without Helm's release records,
+// which would make the list as large as the stack's history.
 func (c *computer) live(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.Unstructured, error) {
-	if ref.Namespace == "" || (ref.Group == "" && ref.Kind == "Secret") {
+	namespaced, err := kc.IsNamespaced(ref.GroupVersionKind())
+	if err != nil || (namespaced && ref.Namespace == "") {
 		return getLive(ctx, kc, ref)
 	}
 	key := kindKey{nsKey{kc.ClusterID(), ref.Namespace}, ref.APIVersion(), ref.Kind}
+	cached := true
 	objs, err := c.lists.Get(key, func() (map[string]*unstructured.Unstructured, error) {
-		list, err := kc.Lookup(ctx)(ref.APIVersion(), ref.Kind, ref.Namespace, "")
-		if err != nil {
-			return nil, fmt.Errorf("list %s %s in namespace %s: %w", ref.APIVersion(), ref.Kind, ref.Namespace, err)
+		cached = false
+		var opts metav1.ListOptions
+		if ref.Group == "" && ref.Kind == "Secret" {
+			opts.FieldSelector = "type!=" + release.SecretType
 		}
-		objs := map[string]*unstructured.Unstructured{}
-		items, _ := list["items"].([]any)
-		for _, it := range items {
-			m, ok := it.(map[string]any)
-			if !ok {
-				continue
+		list, err := kc.List(ctx, ref.APIVersion(), ref.Kind, ref.Namespace, opts)
+		if err != nil {
+			where := "in namespace " + ref.Namespace
+			if ref.Namespace == "" {
+				where = "in the cluster"
 			}
-			u := &unstructured.Unstructured{Object: m}
-			if u.GetKind() == "" {
-				u.SetAPIVersion(ref.APIVersion())
-				u.SetKind(ref.Kind)
-			}
+			return nil, fmt.Errorf("list %s %s %s: %w", ref.APIVersion(), ref.Kind, where, err)
+		}
+		c.stats.add(&c.stats.Lists, 1)
+		objs := make(map[string]*unstructured.Unstructured, len(list))
+		for _, u := range list {
 			objs[u.GetName()] = u
 		}
 		return objs, nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if cached {
+		c.stats.add(&c.stats.ListHits, 1)
 	}
 	if o := objs[ref.Name]; o != nil {
 		return o.DeepCopy(), nil

@@ -81,8 +81,10 @@ type dryRunResult struct {
 // dryRun applies obj server-side without persisting it, exactly as apply
 // will: taking over the fields obj sets from other field managers, and
 // leaving those ignore names to them.
-func dryRun(ctx context.Context, kc *kube.Client, obj *unstructured.Unstructured, ignore kube.IgnoreRules) (dryRunResult, error) {
-	res, err := kc.Apply(ctx, []*unstructured.Unstructured{obj}, kube.ApplyOptions{DryRun: kube.DryRunServer, Force: true, Ignore: ignore})
+// live is the object as the plan read it (nil: absent).
+func (c *computer) dryRun(ctx context.Context, kc *kube.Client, obj, live *unstructured.Unstructured, ignore kube.IgnoreRules) (dryRunResult, error) {
+	c.stats.add(&c.stats.DryRuns, 1)
+	res, err := kc.Apply(ctx, []*unstructured.Unstructured{obj}, kube.ApplyOptions{DryRun: kube.DryRunServer, Force: true, Ignore: ignore, Live: live, LiveKnown: true})
 	switch {
 	case err == nil:
 		return dryRunResult{after: res[0].Live}, nil

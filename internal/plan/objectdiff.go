@@ -45,6 +45,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 		// elsewhere is the missing namespace of a new object validated
 		// in kube.ValidationNamespace.
 		elsewhere string
+		live      *unstructured.Unstructured
 	}
 	var items []*unstructured.Unstructured
 	items = append(items, current...)
@@ -71,6 +72,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 				if err != nil {
 					return err
 				}
+				res.live = live
 				if live != nil {
 					res.version, res.hash = live.GetResourceVersion(), ContentHash(live)
 					if next := nextBy[identityKey(ref)]; next != nil {
@@ -79,11 +81,11 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 				}
 				prev := prevBy[identityKey(ref)]
 				if live == nil {
-					if res.elsewhere, res.warning, err = validateNew(ctx, kc, obj, req); err != nil {
+					if res.elsewhere, res.warning, err = c.validateNew(ctx, kc, obj, req); err != nil {
 						return inTemplate(prep.TemplateOf(ref), err)
 					}
 				}
-				ch, drift, warn, err := diffObject(ctx, kc, obj, prev, live, req, red)
+				ch, drift, warn, err := c.diffObject(ctx, kc, obj, prev, live, req, red)
 				if err != nil {
 					return inTemplate(prep.TemplateOf(ref), err)
 				}
@@ -110,6 +112,14 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return err
+	}
+	if unchanged {
+		refs := make([]kube.Ref, len(items))
+		lives := make([]*unstructured.Unstructured, len(items))
+		for i := range items {
+			refs[i], lives[i] = results[i].ref, results[i].live
+		}
+		rc.appliedState = kc.AppliedState(refs, lives)
 	}
 	var elsewhere []string
 	for _, r := range results {
@@ -149,7 +159,7 @@ func getLive(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.
 // ignore_changes leaves to others), applied again, against live. Fields
 // only other managers set (a controller's annotations, defaults) are never
 // drift. Changed fields name the field manager that wrote the live value.
-func diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructured.Unstructured, req *release.Request, red *Redactor) (*ObjectChange, *ObjectDrift, string, error) {
+func (c *computer) diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructured.Unstructured, req *release.Request, red *Redactor) (*ObjectChange, *ObjectDrift, string, error) {
 	ref := kube.RefOf(obj)
 	secret := append(secretPaths(ref.Kind), red.fieldsOf(ref)...)
 	if live == nil {
@@ -166,7 +176,7 @@ func diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructu
 	if prev == nil && !ownedByRelease(live, req.Name, req.Namespace) && !req.TakeOwnership {
 		warning = fmt.Sprintf("%s exists and is not owned by release %s: apply refuses to adopt it unless take_ownership = true", ref, req.Name)
 	}
-	dr, err := dryRun(ctx, kc, obj, req.IgnoreChanges)
+	dr, err := c.dryRun(ctx, kc, obj, live, req.IgnoreChanges)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -193,7 +203,7 @@ func diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructu
 	}
 	applied := dr
 	if !sameObject(prev, obj) {
-		if applied, err = dryRun(ctx, kc, prev, req.IgnoreChanges); err != nil {
+		if applied, err = c.dryRun(ctx, kc, prev, live, req.IgnoreChanges); err != nil {
 			return nil, nil, "", err
 		}
 	}

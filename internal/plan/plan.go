@@ -116,6 +116,14 @@ type ReleaseChange struct {
 	Interrupted *Interrupted `json:",omitempty"`
 
 	Observed Observed
+	// Relabel are the labels apply writes on the deployed record of a
+	// release planned unchanged in full whose record lacks them or holds
+	// stale ones (release.FingerprintLabel, release.AppliedLabel): later
+	// plans then prove it unchanged without rendering it. Nil otherwise.
+	Relabel map[string]string `json:",omitempty"`
+	// appliedState is release.AppliedLabel's value for the live objects
+	// of a release whose rendering equals its deployed revision's.
+	appliedState string
 	// Saved is what apply executes without re-rendering; nil when
 	// KnownAfterApply and for uninstalls.
 	Saved *SavedRelease `json:",omitempty"`

@@ -61,9 +61,14 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 	red := NewRedactor(rc.Sensitive)
 	defer func() { err = red.Err(err) }()
 	req := c.in.Request(r)
+	if same, err := c.unchanged(ctx, eng, rc, req, last, deployed, red); err != nil || same {
+		return rc, err
+	}
+	c.stats.add(&c.stats.Full, 1)
 	var prep *release.Prepared
 	if err := c.do(ctx, func() error {
 		var err error
+		c.stats.add(&c.stats.Renders, 1)
 		prep, err = eng.PrepareWithHistory(ctx, req, hist)
 		return err
 	}); err != nil {
@@ -151,6 +156,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 		for _, o := range rc.Objects {
 			o.Action, o.Diff = ObjectNoOp, nil
 		}
+		rc.Relabel = relabel(deployed, last, rc, req)
 	}
 	rc.Objects = append(crds, rc.Objects...)
 	if prep.NeedsCRDs {
@@ -336,6 +342,7 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *Re
 		if install {
 			action = chart.ActionInstall
 		}
+		c.stats.add(&c.stats.Renders, 1)
 		rendered, err = eng.RenderRevision(ctx, req, revision, action)
 		return err
 	}); err != nil {
@@ -434,6 +441,7 @@ func (c *computer) sameRendering(ctx context.Context, eng *release.Engine, req *
 		if deployed.Version == 1 {
 			action = chart.ActionInstall
 		}
+		c.stats.add(&c.stats.Renders, 1)
 		again, err = eng.RenderRevision(ctx, req, deployed.Version, action)
 		return err
 	})

@@ -47,9 +47,9 @@ func (c *computer) removed(ctx context.Context) ([]*ReleaseChange, error) {
 			continue
 		}
 		seen[id] = true
-		var recs []*release.Release
+		var recs []release.RecordKey
 		if err := c.do(ctx, func() error {
-			recs, err = eng.Storage("").Driver.List(ctx, map[string]string{"owner": "helm", release.StackLabel: st.ID()})
+			recs, err = eng.Labelled(ctx, map[string]string{"owner": "helm", release.StackLabel: st.ID()})
 			return err
 		}); err != nil {
 			return nil, err

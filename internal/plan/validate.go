@@ -18,12 +18,13 @@ import (
 // a Namespace of the release or of a dependency) is dry-run created in
 // kube.ValidationNamespace instead: elsewhere names its namespace then. A
 // refused object is an error naming it.
-func validateNew(ctx context.Context, kc *kube.Client, obj *unstructured.Unstructured, req *release.Request) (elsewhere, warning string, err error) {
-	_, err = dryRun(ctx, kc, obj, req.IgnoreChanges)
+func (c *computer) validateNew(ctx context.Context, kc *kube.Client, obj *unstructured.Unstructured, req *release.Request) (elsewhere, warning string, err error) {
+	_, err = c.dryRun(ctx, kc, obj, nil, req.IgnoreChanges)
 	ns, missing := kube.IsNamespaceNotFound(err)
 	if err == nil || !missing || ns != obj.GetNamespace() {
 		return "", "", err
 	}
+	c.stats.add(&c.stats.DryRuns, 1)
 	switch err := kc.DryRunCreateIn(ctx, obj, kube.ValidationNamespace); {
 	case apierrors.IsForbidden(err):
 		return ns, fmt.Sprintf("%s is not validated before apply: %v", kube.RefOf(obj), err), nil

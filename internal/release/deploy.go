@@ -63,6 +63,10 @@ type Request struct {
 	// RunID labels the records this operation writes (RunLabel): the id of
 	// the stack lock its run holds.
 	RunID string
+	// Fingerprint is Engine.Fingerprint of the request, set by Prepare
+	// (kept in saved plans, whose charts come without their files): the
+	// record is labelled with it (FingerprintLabel).
+	Fingerprint string `json:",omitempty"`
 }
 
 func (r *Request) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
@@ -266,6 +270,7 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 	if err != nil {
 		return created, err
 	}
+	setAppliedState(e.kube, rel, results)
 	if gone := removed(r.previous, r.objs); len(gone) > 0 {
 		e.logf(rel.Namespace, rel.Name, PhaseApplying, "deleting %d objects no longer in the release", len(gone))
 		if _, err := e.kube.Delete(ctx, gone, kube.DeleteOptions{Propagation: kube.PropagationBackground}); err != nil {

@@ -10,7 +10,11 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 )
 
@@ -82,6 +86,7 @@ type EngineOptions struct {
 type Engine struct {
 	kube   *kube.Client
 	client kubernetes.Interface
+	meta   metadata.Interface
 	driver StorageDriver
 	caps   *chart.Capabilities
 	notify func(Event)
@@ -103,6 +108,10 @@ func NewEngine(ctx context.Context, cfg *rest.Config, opts EngineOptions) (*Engi
 	if err != nil {
 		return nil, err
 	}
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
 	caps, err := clusterCapabilities(client)
 	if err != nil {
 		return nil, err
@@ -115,7 +124,7 @@ func NewEngine(ctx context.Context, cfg *rest.Config, opts EngineOptions) (*Engi
 		}
 		notify = func(ev Event) { WriteEvent(log, ev) }
 	}
-	return &Engine{kube: kc, client: client, driver: opts.Driver, caps: caps, notify: notify, grace: opts.Grace}, nil
+	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, caps: caps, notify: notify, grace: opts.Grace}, nil
 }
 
 // Client is the engine's typed Kubernetes client.
@@ -171,4 +180,36 @@ func clusterCapabilities(client kubernetes.Interface) (*chart.Capabilities, erro
 	caps.KubeVersion = *kv
 	caps.APIVersions = versions
 	return caps, nil
+}
+
+// RecordKey names a release by its namespace and name.
+type RecordKey struct{ Namespace, Name string }
+
+// Labelled lists, across all namespaces, the releases with a record whose
+// labels match selector, reading only the records' metadata: what a plan
+// needs to find the releases a stack left behind, without fetching and
+// decoding every record of the stack.
+func (e *Engine) Labelled(ctx context.Context, selector map[string]string) ([]RecordKey, error) {
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	opts := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(selector).String()}
+	if e.driver == DriverConfigMap {
+		gvr.Resource = "configmaps"
+	} else {
+		opts.FieldSelector = "type=" + SecretType
+	}
+	list, err := e.meta.Resource(gvr).List(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("list release records: %w", err)
+	}
+	seen := map[RecordKey]bool{}
+	var out []RecordKey
+	for _, o := range list.Items {
+		k := RecordKey{Namespace: o.Namespace, Name: o.Labels["name"]}
+		if k.Name == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, k)
+	}
+	return out, nil
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
+	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -131,4 +133,38 @@ func refs(objs []*unstructured.Unstructured) []kube.Ref {
 		out[i] = kube.RefOf(o)
 	}
 	return out
+}
+
+// RecordManifests splits a record's manifest ("---\n# Source: PATH\n
+// CONTENT\n" per document, as Rendered.Manifest writes it) into its
+// documents with the templates they came from.
+func RecordManifests(manifest string) []chart.Manifest {
+	var out []chart.Manifest
+	for _, part := range strings.Split(manifest, "---\n# Source: ") {
+		path, content, ok := strings.Cut(part, "\n")
+		if !ok || strings.TrimSpace(content) == "" {
+			continue
+		}
+		out = append(out, chart.Manifest{Path: path, Content: strings.TrimSuffix(content, "\n")})
+	}
+	return out
+}
+
+// RecordObjects parses the objects of a record, with the ownership
+// metadata apply gives them, and the template each came from.
+func (e *Engine) RecordObjects(rec *Release) ([]*unstructured.Unstructured, []string, error) {
+	var objs []*unstructured.Unstructured
+	var paths []string
+	for _, m := range RecordManifests(rec.Manifest) {
+		got, err := e.kube.Parse(m.Document(), rec.Namespace)
+		if err != nil {
+			return nil, nil, fmt.Errorf("revision %d of %s, template %s: %w", rec.Version, rec.Name, m.Path, err)
+		}
+		for range got {
+			paths = append(paths, m.Path)
+		}
+		objs = append(objs, got...)
+	}
+	setOwnership(objs, rec.Name, rec.Namespace)
+	return objs, paths, nil
 }

@@ -209,3 +209,33 @@ func pointers[T any](items []T) []*T {
 	}
 	return out
 }
+
+// lazyRecord is a record whose payload is decoded only when asked.
+type lazyRecord struct {
+	labels    map[string]string
+	namespace string
+	decode    func() (*Release, error)
+}
+
+// lazyLister lists records without decoding them (kubeDriver).
+type lazyLister interface {
+	listLazy(ctx context.Context, selector map[string]string) ([]lazyRecord, error)
+}
+
+// listLazy implements lazyLister.
+func (d *kubeDriver[T, L]) listLazy(ctx context.Context, selector map[string]string) ([]lazyRecord, error) {
+	list, err := d.client.List(ctx, metav1.ListOptions{
+		LabelSelector: labels.SelectorFromSet(selector).String(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list release records in namespace %q: %w", d.namespace, err)
+	}
+	var out []lazyRecord
+	for _, obj := range d.records.items(list) {
+		if _, ok := d.records.payload(obj); !ok {
+			continue
+		}
+		out = append(out, lazyRecord{labels: obj.GetLabels(), namespace: obj.GetNamespace(), decode: func() (*Release, error) { return d.read(obj) }})
+	}
+	return out, nil
+}

@@ -67,6 +67,9 @@ func (p *Prepared) record(now time.Time) *Release {
 		ApplyMethod: ApplyMethodSSA,
 		Labels:      withRun(req.Labels, req.RunID),
 	}
+	if f := RevisionFingerprint(req.Fingerprint, p.Revision); f != "" {
+		rel.Labels[FingerprintLabel] = f
+	}
 	if !p.IsInstall {
 		rel.Info.Status, rel.Info.Description = StatusPendingUpgrade, "Preparing upgrade"
 		if first := p.History[0]; !first.Info.FirstDeployed.IsZero() {

@@ -157,10 +157,41 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 			return p, err
 		}
 	}
+	relabel(ctx, o, p, cl, st)
 	if !p.HasChanges() {
 		return nil, nil
 	}
 	return p, nil
+}
+
+// relabel writes the labels the plan found missing or stale on the
+// deployed records of unchanged releases (plan.ReleaseChange.Relabel), so
+// that later plans prove them unchanged without rendering them. It writes
+// no revision; a failure only costs later plans time, and is announced.
+func relabel(ctx context.Context, o Options, p *plan.Plan, cl *Clusters, st *config.Stack) {
+	engineFor := cl.ByName(ctx, st)
+	var todo []*plan.ReleaseChange
+	for _, rc := range p.Releases {
+		if rc.Action == plan.ActionNoOp && len(rc.Relabel) > 0 {
+			todo = append(todo, rc)
+		}
+	}
+	sem := make(chan struct{}, o.parallelism())
+	var wg sync.WaitGroup
+	for _, rc := range todo {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			eng, err := engineFor(rc.Cluster)
+			if err == nil {
+				err = eng.Relabel(ctx, rc.Namespace, rc.Name, rc.Observed.LastRevision, rc.Relabel)
+			}
+			if err != nil {
+				o.announce(fmt.Sprintf("%s: not labelled for incremental plans: %v", rc.Addr, err))
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // ForeignError is a plan that would change releases other stacks own:

@@ -36,6 +36,8 @@ type ClusterOptions struct {
 	// versions), each once, as kubectl prints them: "Warning: ...". Nil
 	// leaves them to client-go, which logs them through klog.
 	Warnings io.Writer
+	// Traffic, when not nil, counts every request to every cluster.
+	Traffic *kube.Traffic
 	// grace is Options.Grace, for the engines' final writes.
 	grace time.Duration
 }
@@ -152,6 +154,9 @@ func (c *Clusters) restConfig(spec *config.ClusterSpec) (*rest.Config, error) {
 	cfg.QPS, cfg.Burst = c.opts.QPS, c.opts.Burst
 	if c.warnings != nil {
 		cfg.WarningHandler = c.warnings
+	}
+	if c.opts.Traffic != nil {
+		c.opts.Traffic.Wrap(cfg)
 	}
 	return cfg, nil
 }

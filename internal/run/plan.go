@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 
+	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
@@ -19,6 +20,10 @@ type PlanRequest struct {
 	IncludeDeps bool
 	// Destroy plans the uninstall of every release of the stack.
 	Destroy bool
+	// Refresh: incremental (default) or full (plan.Refresh).
+	Refresh plan.Refresh
+	// Stats, when not nil, counts the plan's work.
+	Stats *plan.Stats
 }
 
 // Planned is a computed plan with the stack it was computed from.
@@ -75,9 +80,14 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		ConfigHash:  hash,
 		Destroy:     req.Destroy,
 		Interrupted: interrupted,
+		Refresh:     req.Refresh,
+		Stats:       req.Stats,
 		Request: func(r *resolve.Release) *release.Request {
 			return ReleaseRequest(st.ID(), r)
 		},
 		Outputs: OutputsFrom,
 	})
 }
+
+// Traffic counts the requests of a run's clients (ClusterOptions.Traffic).
+type Traffic = kube.Traffic

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+)
+
+// TestIncrementalAndFullPlansAgree: for each kind of change a release can
+// see (its values, its chart's version, a dependency's output, kubectl
+// drift, the object a lookup reads, a CRD that changes the cluster's
+// capabilities), the incremental plan equals the full one (--refresh=full)
+// and names the change; once the change is applied, both plan no change,
+// and the incremental plan proves it without rendering the releases whose
+// charts render the same from the same inputs (--stats).
+func TestIncrementalAndFullPlansAgree(t *testing.T) {
+	ns := cluster.Namespace(t)
+	group := "incr-" + ns + ".convoy.dev"
+	dir := writeStack(t, fmt.Sprintf(`
+stack %[1]q {
+  default_namespace = %[1]q
+}
+variable "message" {
+  default = "hello"
+}
+variable "chart" {
+  default = %[2]q
+}
+release "app" {
+  chart  = var.chart
+  values = [{ message = var.message }]
+}
+release "reader" {
+  chart  = %[2]q
+  values = [{ upstream = tostring(release.app.revision) }]
+}
+release "lookup" {
+  chart = %[3]q
+}
+release "caps" {
+  chart  = %[4]q
+  values = [{ group = %[5]q }]
+}
+`, ns, testChart(t, "incr"), testChart(t, "incr-lookup"), testChart(t, "incr-caps"), group))
+	kc := cluster.Kubeconfig()
+	ctx := context.Background()
+	// pure releases are those the incremental plan may prove unchanged:
+	// all but the one whose chart calls lookup.
+	const pure = 3
+
+	plans := func(step string, vars ...string) (incremental, full map[string]any) {
+		t.Helper()
+		get := func(refresh string) map[string]any {
+			args := append([]string{"plan", "-C", dir, "--kubeconfig", kc, "--json", "--refresh", refresh}, vars...)
+			code, out, errOut := runConvoy(t, args...)
+			if code != 0 {
+				t.Fatalf("%s: plan --refresh=%s: exit %d\n%s\n%s", step, refresh, code, out, errOut)
+			}
+			var p map[string]any
+			if err := json.Unmarshal([]byte(out), &p); err != nil {
+				t.Fatalf("%s: %v\n%s", step, err, out)
+			}
+			delete(p, "created_at")
+			return p
+		}
+		incremental, full = get("incremental"), get("full")
+		a, _ := json.MarshalIndent(incremental, "", " ")
+		b, _ := json.MarshalIndent(full, "", " ")
+		if string(a) != string(b) {
+			t.Fatalf("%s: the incremental plan differs from the full one\nincremental:\n%s\nfull:\n%s", step, a, b)
+		}
+		return incremental, full
+	}
+	actions := func(p map[string]any) map[string]string {
+		out := map[string]string{}
+		for _, r := range p["releases"].([]any) {
+			m := r.(map[string]any)
+			out[m["address"].(string)] = m["action"].(string)
+		}
+		return out
+	}
+	reasons := func(p map[string]any, addr string) string {
+		for _, r := range p["releases"].([]any) {
+			m := r.(map[string]any)
+			if m["address"] == addr {
+				b, _ := json.Marshal(m["reasons"])
+				return string(b)
+			}
+		}
+		return ""
+	}
+	expect := func(step string, p map[string]any, want map[string]string) {
+		t.Helper()
+		got := actions(p)
+		for addr, action := range want {
+			if got[addr] != action {
+				t.Fatalf("%s: %s is %q, want %q (all: %v)", step, addr, got[addr], action, got)
+			}
+		}
+	}
+	apply := func(step string, args ...string) {
+		t.Helper()
+		args = append([]string{"apply", "-C", dir, "--kubeconfig", kc, "--auto-approve", "--no-progress"}, args...)
+		if code, out, errOut := runConvoy(t, args...); code != 0 {
+			t.Fatalf("%s: apply: exit %d\n%s\n%s", step, code, out, errOut)
+		}
+	}
+	// settled: after an apply, both modes plan no change, and the
+	// incremental plan proved the pure releases unchanged without a
+	// rendering.
+	settled := func(step string, vars ...string) {
+		t.Helper()
+		p, _ := plans(step+", applied", vars...)
+		if p["has_changes"] != false {
+			t.Fatalf("%s, applied: the plan has changes: %v", step, actions(p))
+		}
+		args := append([]string{"plan", "-C", dir, "--kubeconfig", kc, "--stats"}, vars...)
+		_, _, errOut := runConvoy(t, args...)
+		m := regexp.MustCompile(`releases-unchanged-by-fingerprint=(\d+) releases-planned-in-full=(\d+)`).FindStringSubmatch(errOut)
+		if m == nil {
+			t.Fatalf("%s: no stats line in\n%s", step, errOut)
+		}
+		if n, _ := strconv.Atoi(m[1]); n != pure {
+			t.Fatalf("%s, applied: %s releases proven unchanged without rendering, want %d\n%s", step, m[1], pure, errOut)
+		}
+	}
+
+	setLookup := func(value string) {
+		t.Helper()
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "lookup-source", Namespace: ns}, Data: map[string]string{"value": value}}
+		cms := cluster.Client().CoreV1().ConfigMaps(ns)
+		if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+			if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	setLookup("one")
+	apply("install")
+	settled("install")
+
+	// Values.
+	p, _ := plans("values", "--var", "message=changed")
+	expect("values", p, map[string]string{"release.app": "upgrade", "release.lookup": "no-op", "release.caps": "no-op"})
+	if !strings.Contains(reasons(p, "release.app"), `"values"`) {
+		t.Fatalf("values: app's reasons do not name the values: %s", reasons(p, "release.app"))
+	}
+
+	// A dependency's output: app alone gets revision 2; reader reads it.
+	apply("dependency output", "--var", "message=changed", "--target", "release.app")
+	p, _ = plans("dependency output", "--var", "message=changed")
+	expect("dependency output", p, map[string]string{"release.app": "no-op", "release.reader": "upgrade"})
+	apply("dependency output", "--var", "message=changed")
+	settled("dependency output", "--var", "message=changed")
+
+	// The chart's version.
+	vars := []string{"--var", "message=changed", "--var", "chart=" + testChart(t, "incr-v2")}
+	p, _ = plans("chart version", vars...)
+	expect("chart version", p, map[string]string{"release.app": "upgrade"})
+	if !strings.Contains(reasons(p, "release.app"), "incr 1.0.0 → incr 1.1.0") {
+		t.Fatalf("chart version: app's reasons: %s", reasons(p, "release.app"))
+	}
+	apply("chart version", vars...)
+	settled("chart version", vars...)
+
+	// kubectl drift: a field convoy set, changed by another manager.
+	deploy, err := cluster.Client().AppsV1().Deployments(ns).Get(ctx, "app", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	three := int32(3)
+	deploy.Spec.Replicas = &three
+	if _, err := cluster.Client().AppsV1().Deployments(ns).Update(ctx, deploy, metav1.UpdateOptions{FieldManager: "kubectl-scale"}); err != nil {
+		t.Fatal(err)
+	}
+	p, _ = plans("drift", vars...)
+	expect("drift", p, map[string]string{"release.app": "upgrade", "release.lookup": "no-op", "release.caps": "no-op"})
+	if !strings.Contains(reasons(p, "release.app"), `"drift"`) {
+		t.Fatalf("drift: app's reasons: %s", reasons(p, "release.app"))
+	}
+	apply("drift", vars...)
+	settled("drift", vars...)
+
+	// The object a lookup reads.
+	setLookup("two")
+	p, _ = plans("lookup", vars...)
+	expect("lookup", p, map[string]string{"release.lookup": "upgrade", "release.app": "no-op"})
+	apply("lookup", vars...)
+	settled("lookup", vars...)
+
+	// The cluster's capabilities: a CRD that serves the group caps asks for.
+	crds := dynamic.NewForConfigOrDie(cluster.RESTConfig()).Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "widgets." + group},
+		"spec": map[string]any{
+			"group": group, "scope": "Namespaced",
+			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
+		},
+	}}
+	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = crds.Delete(context.Background(), crd.GetName(), metav1.DeleteOptions{}) })
+	waitServed(t, group+"/v1")
+	p, _ = plans("capabilities", vars...)
+	expect("capabilities", p, map[string]string{"release.caps": "upgrade", "release.app": "no-op"})
+	apply("capabilities", vars...)
+	if cm := configMap(t, ns, "caps-caps"); cm["served"] != "true" {
+		t.Fatalf("capabilities: the chart did not see %s/v1: %v", group, cm)
+	}
+	settled("capabilities", vars...)
+
+	// A record without convoy's labels (written by helm, or by an older
+	// convoy) is planned in full; an apply with no changes labels it,
+	// without a revision, and later plans prove it unchanged again.
+	before := revisions(statusOf(t, ns, "app"))
+	h := statusOf(t, ns, "app")
+	key := fmt.Sprintf("sh.helm.release.v1.app.v%d", h[len(h)-1].Version)
+	patch := `{"metadata":{"labels":{"convoy.dev/fingerprint":null,"convoy.dev/applied":null}}}`
+	if _, err := cluster.Client().CoreV1().Secrets(ns).Patch(ctx, key, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, errOut := runConvoy(t, append([]string{"plan", "-C", dir, "--kubeconfig", kc, "--stats"}, vars...)...)
+	if !strings.Contains(errOut, "releases-unchanged-by-fingerprint=2 ") {
+		t.Fatalf("unlabelled: the release without labels was not planned in full:\n%s", errOut)
+	}
+	apply("unlabelled", vars...)
+	if got := revisions(statusOf(t, ns, "app")); got != before {
+		t.Fatalf("unlabelled: the apply wrote a revision: %s, was %s", got, before)
+	}
+	settled("unlabelled", vars...)
+}
+
+// waitServed waits until discovery lists groupVersion.
+func waitServed(t *testing.T, groupVersion string) {
+	t.Helper()
+	for range 100 {
+		if _, err := cluster.Client().Discovery().ServerResourcesForGroupVersion(groupVersion); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s is not served", groupVersion)
+}

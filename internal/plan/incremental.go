@@ -1,0 +1,103 @@
+package plan
+
+import (
+	"context"
+
+	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/release"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// unchanged plans a release as unchanged without rendering it or asking
+// for dry runs, when that can be proven (docs/performance.md):
+//   - its newest revision is the deployed one, and convoy wrote it;
+//   - what it would be rendered from now has the fingerprint recorded on
+//     that revision (release.FingerprintLabel): chart files, values, name,
+//     namespace, capabilities, post-renderer, convoy's version;
+//   - its chart renders the same from the same inputs (chart.Pure: no
+//     lookup, clock or randomness outside test hooks), has no crds/, and
+//     no exec post-renderer changes its output;
+//   - nobody changed what that revision's apply set on its objects since
+//     (release.AppliedLabel against the live objects, read through the
+//     plan's lists).
+//
+// It reports false when any of these does not hold: the release is then
+// planned in full, which finds what changed. The result is what the full
+// plan of an unchanged release says.
+func (c *computer) unchanged(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, last, deployed *release.Release, red *Redactor) (bool, error) {
+	if c.in.Refresh != RefreshIncremental || last == nil || deployed != last || rc.Adopt || rc.Interrupted != nil {
+		return false, nil
+	}
+	label, applied := deployed.Labels[release.FingerprintLabel], deployed.Labels[release.AppliedLabel]
+	if label == "" || applied == "" || req.PostRender.Exec != nil || !chart.Pure(req.Chart) || len(req.Chart.CRDFiles()) > 0 {
+		return false, nil
+	}
+	req.Fingerprint = eng.Fingerprint(req)
+	if release.RevisionFingerprint(req.Fingerprint, deployed.Version) != label {
+		return false, nil
+	}
+	kc := eng.Kube()
+	objs, paths, err := eng.RecordObjects(deployed)
+	if err != nil {
+		return false, nil // the full plan says what is wrong with it
+	}
+	refs := make([]kube.Ref, len(objs))
+	lives := make([]*unstructured.Unstructured, len(objs))
+	if err := c.do(ctx, func() error {
+		for i, o := range objs {
+			refs[i] = kube.RefOf(o)
+			live, err := c.live(ctx, kc, refs[i])
+			if err != nil {
+				return err
+			}
+			lives[i] = live
+		}
+		return nil
+	}); err != nil {
+		return false, err
+	}
+	if kc.AppliedState(refs, lives) != applied {
+		return false, nil
+	}
+
+	c.stats.add(&c.stats.Unchanged, 1)
+	rc.Action = ActionNoOp
+	rc.Chart.After = chartRef(req.Chart)
+	rc.Values = Compare(orEmpty(deployed.Config), orEmpty(req.Values))
+	MaskValues(rc.Values, red)
+	saved := *req
+	saved.Chart = nil
+	rendered := &chart.Rendered{Manifests: release.RecordManifests(deployed.Manifest), Chart: deployed.Chart, Notes: deployed.Info.Notes}
+	rc.Saved = &SavedRelease{Rendered: rendered, Request: saved}
+	for i, o := range objs {
+		ch := objectChange(refs[i], ObjectNoOp)
+		ch.Template = paths[i]
+		rc.Objects = append(rc.Objects, ch)
+		ob := ObservedObject{Ref: refs[i]}
+		if live := lives[i]; live != nil {
+			ob.ResourceVersion, ob.Hash = live.GetResourceVersion(), ShapeHash(live, req.IgnoreChanges.Strip(o).Object)
+		}
+		rc.Observed.Objects = append(rc.Observed.Objects, ob)
+	}
+	return true, nil
+}
+
+// relabel returns the labels that would let later plans prove the
+// release unchanged, when its deployed record lacks them or holds others
+// (a capability or convoy's version changed since, or an older convoy or
+// helm wrote it): rc is planned unchanged in full, so the rendering equals
+// the deployed revision's and nothing drifted.
+func relabel(deployed, last *release.Release, rc *ReleaseChange, req *release.Request) map[string]string {
+	if deployed == nil || deployed != last || rc.Adopt || rc.Interrupted != nil || req.Fingerprint == "" || rc.appliedState == "" {
+		return nil
+	}
+	want := map[string]string{
+		release.FingerprintLabel: release.RevisionFingerprint(req.Fingerprint, deployed.Version),
+		release.AppliedLabel:     rc.appliedState,
+	}
+	if deployed.Labels[release.FingerprintLabel] == want[release.FingerprintLabel] && deployed.Labels[release.AppliedLabel] == want[release.AppliedLabel] {
+		return nil
+	}
+	return want
+}

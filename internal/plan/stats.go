@@ -1,0 +1,31 @@
+package plan
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// Stats count the work of one Compute (convoy plan --stats): what a plan
+// of a large stack costs, and what incremental planning saved.
+type Stats struct {
+	// Renders are chart renderings (a release may be rendered twice: as
+	// the next revision and, when that differs, as the deployed one).
+	Renders atomic.Int64
+	// DryRuns are server-side dry-run applies and creates.
+	DryRuns atomic.Int64
+	// Lists are the lists of live objects (one per kind and namespace);
+	// ListHits the reads they answered without a request of their own.
+	Lists, ListHits atomic.Int64
+	// Unchanged are the releases found unchanged from their fingerprint
+	// and their live objects, without a rendering or dry run; Full the
+	// releases planned by rendering and dry runs.
+	Unchanged, Full atomic.Int64
+}
+
+func (s *Stats) add(c *atomic.Int64, n int64) { c.Add(n) }
+
+// String is the stats on one line.
+func (s *Stats) String() string {
+	return fmt.Sprintf("renders=%d dry-runs=%d lists=%d list-hits=%d releases-unchanged-by-fingerprint=%d releases-planned-in-full=%d",
+		s.Renders.Load(), s.DryRuns.Load(), s.Lists.Load(), s.ListHits.Load(), s.Unchanged.Load(), s.Full.Load())
+}

@@ -1,0 +1,166 @@
+package release
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/version"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Labels convoy adds to the records it writes, which Helm keeps as custom
+// labels and otherwise ignores. They let a plan tell, without rendering or
+// dry runs, that a release is unchanged (docs/performance.md):
+const (
+	// FingerprintLabel is the fingerprint of what the revision was
+	// rendered from (Engine.Fingerprint) and its revision number: a record
+	// that another tool copied the label to, as a new revision, does not
+	// match it.
+	FingerprintLabel = "convoy.dev/fingerprint"
+	// AppliedLabel identifies what convoy's field manager owned of the
+	// revision's objects right after it applied them (kube.AppliedState):
+	// any change to a field it set moves that field to another manager.
+	AppliedLabel = "convoy.dev/applied"
+)
+
+// labelHashLen is how much of a SHA-256 a label keeps (160 bits; label
+// values are at most 63 characters).
+const labelHashLen = 40
+
+// Fingerprint is a hash of everything a release's rendering and apply
+// depend on but the revision number: the chart's files (with its
+// dependencies'), the user values, name and namespace, the cluster's
+// capabilities (its version only, for charts whose templates do not read
+// .Capabilities), the post-renderer, the apply settings that shape objects
+// and convoy's version. Charts that call lookup, read the clock or random
+// numbers render differently from the same inputs (chart.Pure): a plan
+// does not rely on their fingerprint. "" when the chart's files are not at
+// hand (a chart decoded from a record).
+func (e *Engine) Fingerprint(req *Request) string {
+	if req.Chart == nil || len(req.Chart.Raw) == 0 {
+		return ""
+	}
+	v := version.Get()
+	caps := e.caps
+	if !chart.UsesCapabilities(req.Chart) {
+		// Only Chart.yaml's kubeVersion constraint sees the cluster.
+		caps = &chart.Capabilities{KubeVersion: e.caps.KubeVersion}
+	}
+	in := struct {
+		Chart           string
+		Values          map[string]any
+		Name, Namespace string
+		Capabilities    *chart.Capabilities
+		PostRender      any
+		Ignore          any
+		DisableHooks    bool
+		CreateNamespace bool
+		TakeOwnership   bool
+		Convoy          string
+	}{chartDigest(req.Chart), req.Values, req.Name, req.Namespace, caps, req.PostRender, req.IgnoreChanges,
+		req.DisableHooks, req.CreateNamespace, req.TakeOwnership, v.Version + "+" + v.Commit}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// RevisionFingerprint is the FingerprintLabel value of a revision rendered
+// from inputs with the given fingerprint.
+func RevisionFingerprint(fingerprint string, revision int) string {
+	if fingerprint == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(fingerprint + "/" + strconv.Itoa(revision)))
+	return hex.EncodeToString(sum[:])[:labelHashLen]
+}
+
+// chartDigests memoises chartDigest: charts are loaded once per run and
+// never modified.
+var chartDigests sync.Map // *chart.Chart → string
+
+// chartDigest hashes every file of a chart as loaded, and its
+// dependencies'.
+func chartDigest(c *chart.Chart) string {
+	if d, ok := chartDigests.Load(c); ok {
+		return d.(string)
+	}
+	h := sha256.New()
+	for _, f := range c.Raw {
+		h.Write([]byte(f.Name))
+		h.Write([]byte{0})
+		h.Write([]byte(strconv.Itoa(len(f.Data))))
+		h.Write([]byte{0})
+		h.Write(f.Data)
+	}
+	for _, d := range c.Dependencies() {
+		h.Write([]byte("dependency\x00" + chartDigest(d)))
+	}
+	d := hex.EncodeToString(h.Sum(nil))
+	chartDigests.Store(c, d)
+	return d
+}
+
+// setAppliedState labels rel with the applied state of the objects an
+// apply just returned (AppliedLabel).
+func setAppliedState(kc *kube.Client, rel *Release, results []kube.Result) {
+	refs := make([]kube.Ref, len(results))
+	lives := make([]*unstructured.Unstructured, len(results))
+	for i, r := range results {
+		refs[i], lives[i] = r.Ref, r.Live
+	}
+	if rel.Labels == nil {
+		rel.Labels = map[string]string{}
+	}
+	rel.Labels[AppliedLabel] = kc.AppliedState(refs, lives)
+}
+
+// Relabel sets labels on revision of a release's records when it is still
+// the deployed one, without touching what the record holds: a metadata
+// patch conditioned on the record's resourceVersion. It writes no
+// revision. Apply uses it to label releases planned unchanged
+// (plan.ReleaseChange.Relabel).
+func (e *Engine) Relabel(ctx context.Context, namespace, name string, revision int, labels map[string]string) error {
+	key := recordKey(name, revision)
+	var meta metav1.Object
+	var err error
+	if e.driver == DriverConfigMap {
+		meta, err = e.client.CoreV1().ConfigMaps(namespace).Get(ctx, key, metav1.GetOptions{})
+	} else {
+		meta, err = e.client.CoreV1().Secrets(namespace).Get(ctx, key, metav1.GetOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("label release %s revision %d: %w", name, revision, err)
+	}
+	if Status(meta.GetLabels()["status"]) != StatusDeployed {
+		return nil // changed since the plan: the next plan finds out
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": labels, "resourceVersion": meta.GetResourceVersion()}})
+	if err != nil {
+		return err
+	}
+	if e.driver == DriverConfigMap {
+		_, err = e.client.CoreV1().ConfigMaps(namespace).Patch(ctx, key, types.MergePatchType, patch, metav1.PatchOptions{})
+	} else {
+		_, err = e.client.CoreV1().Secrets(namespace).Patch(ctx, key, types.MergePatchType, patch, metav1.PatchOptions{})
+	}
+	if apierrors.IsConflict(err) {
+		return nil // written since it was read: the next plan finds out
+	}
+	if err != nil {
+		return fmt.Errorf("label release %s revision %d: %w", name, revision, err)
+	}
+	return nil
+}
