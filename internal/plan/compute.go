@@ -216,6 +216,9 @@ type computer struct {
 
 	histories memo.Map[nsKey, map[string][]*release.Release]           // records by release name
 	lists     memo.Map[kindKey, map[string]*unstructured.Unstructured] // live objects by name
+	// namespaces are the namespaces create_namespace would create,
+	// validated once each.
+	namespaces memo.Map[nsKey, struct{}]
 }
 
 // nsKey is a namespace of a cluster.

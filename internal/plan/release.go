@@ -82,7 +82,10 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 		return nil, err
 	}
 	if req.CreateNamespace {
-		if err := eng.Kube().ValidateNamespace(ctx, req.Namespace); err != nil {
+		key := nsKey{eng.Kube().ClusterID(), req.Namespace}
+		if _, err := c.namespaces.Get(key, func() (struct{}, error) {
+			return struct{}{}, eng.Kube().ValidateNamespace(ctx, req.Namespace)
+		}); err != nil {
 			return nil, err
 		}
 	}
