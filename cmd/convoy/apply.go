@@ -29,6 +29,7 @@ type applyOptions struct {
 	PlanFile    string
 	View        planViewFlags
 	Selection   selectionFlags
+	Refresh     string
 }
 
 func newApplyCmd(s streams) *cobra.Command {
@@ -69,6 +70,7 @@ are not needed, and any given must agree with the plan's.`,
 	cmd.Flags().BoolVar(&o.Atomic, "atomic", false, "if any release fails, roll back every release changed in this run")
 	addPlanViewFlags(cmd.Flags(), &o.View)
 	addSelectionFlags(cmd.Flags(), &o.Selection, "apply")
+	addRefreshFlag(cmd.Flags(), &o.Refresh)
 	_ = cmd.RegisterFlagCompletionFunc("target", completeReleases(&o.Stack, false))
 	return cmd
 }
@@ -92,9 +94,14 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 	if o.PlanFile != "" && (o.Selection.any() || o.Selection.IncludeDeps) {
 		return errors.New("--target, -l and --include-deps apply to a plan computed now; a saved plan keeps the targets it was made with")
 	}
+	req := o.Selection.request()
+	var err error
+	if req.Refresh, err = plan.ParseRefresh(o.Refresh); err != nil {
+		return err
+	}
 	res, err := run.Apply(ctx, o.writerOptions(s), run.ApplyRequest{
 		PlanFile: o.PlanFile,
-		Plan:     o.Selection.request(),
+		Plan:     req,
 		Atomic:   o.Atomic,
 		Review:   reviewPlan(s, o.View, o.AutoApprove, "Apply this plan?"),
 		Progress: newProgress(s, o.NoProgress),

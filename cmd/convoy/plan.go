@@ -11,6 +11,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/plan/view"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type planOptions struct {
@@ -52,7 +53,7 @@ another stack owns is shown, then exits 1: apply refuses it.`,
 	addSelectionFlags(fs, &o.Selection, "plan")
 	fs.IntVarP(&o.Parallelism, "parallelism", "p", plan.DefaultParallelism, "how many renders, record reads and dry runs run at once")
 	addPlanViewFlags(fs, &o.View)
-	fs.StringVar(&o.Refresh, "refresh", "incremental", "incremental: render and dry-run only releases whose inputs or live objects changed since their deployed revision; full: every release")
+	addRefreshFlag(fs, &o.Refresh)
 	fs.BoolVar(&o.Stats, "stats", false, "print what the plan cost on stderr: API requests and bytes, renders, dry runs, lists, and releases found unchanged by fingerprint")
 	addForceConflictsFlag(fs)
 	_ = cmd.RegisterFlagCompletionFunc("target", completeReleases(&o.Stack, false))
@@ -146,4 +147,9 @@ func (o planOptions) applyCommand() string {
 		args = append(args, "--storage-driver", shellQuote(c.StorageDriver))
 	}
 	return strings.Join(append(args, shellQuote(o.Out)), " ")
+}
+
+// addRefreshFlag registers --refresh for the commands that compute a plan.
+func addRefreshFlag(fs *pflag.FlagSet, refresh *string) {
+	fs.StringVar(refresh, "refresh", "incremental", "incremental: render and dry-run only the releases whose inputs or live objects changed since their deployed revision (docs/performance.md); full: every release")
 }
