@@ -77,6 +77,9 @@ type Cluster struct {
 	Name       string
 	Kubeconfig hcl.Expression // nil: $KUBECONFIG or ~/.kube/config
 	Context    hcl.Expression // nil: the kubeconfig's current context
+	// QPS and Burst are the client-side rate limits of requests to this
+	// cluster (nil: --kube-qps and --kube-burst).
+	QPS, Burst hcl.Expression
 	DeclRange  hcl.Range
 }
 

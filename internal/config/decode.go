@@ -211,6 +211,8 @@ var clusterBlockSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "kubeconfig"},
 		{Name: "context"},
+		{Name: "qps"},
+		{Name: "burst"},
 	},
 }
 
@@ -219,6 +221,8 @@ func decodeClusterBlock(block *hcl.Block) (*Cluster, hcl.Diagnostics) {
 	content, diags := block.Body.Content(clusterBlockSchema)
 	c.Kubeconfig = attrExpr(content, "kubeconfig")
 	c.Context = attrExpr(content, "context")
+	c.QPS = attrExpr(content, "qps")
+	c.Burst = attrExpr(content, "burst")
 	return c, diags
 }
 

@@ -339,6 +339,28 @@ func (e *evaluator) evalClusters() hcl.Diagnostics {
 			diags = append(diags, d...)
 			*f.dst = s
 		}
+		for _, f := range []struct {
+			expr hcl.Expression
+			attr string
+			dst  *int
+		}{{c.QPS, "qps", &spec.QPS}, {c.Burst, "burst", &spec.Burst}} {
+			if f.expr == nil {
+				continue
+			}
+			val, d := e.evalSimple(f.expr, "a cluster block")
+			diags = append(diags, d...)
+			if d.HasErrors() {
+				continue
+			}
+			n, d := asInt(val, f.expr, f.attr)
+			diags = append(diags, d...)
+			if !d.HasErrors() && n < 1 {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid " + f.attr,
+					Detail: fmt.Sprintf("%s must be at least 1, not %d.", f.attr, n), Subject: f.expr.Range().Ptr()})
+				continue
+			}
+			*f.dst = n
+		}
 		e.clusters[name] = spec
 		e.clusterVals[name] = cty.ObjectVal(map[string]cty.Value{
 			"name":       cty.StringVal(name),

@@ -67,6 +67,8 @@ type ClusterSpec struct {
 	Name       string
 	Kubeconfig string
 	Context    string
+	// QPS and Burst are the cluster's client rate limits (0: the run's).
+	QPS, Burst int
 	DeclRange  hcl.Range
 }
 

@@ -107,7 +107,7 @@ func (c *Clusters) connect(ctx context.Context, spec *config.ClusterSpec) *clust
 		return e
 	}
 	eng, err := release.NewEngine(ctx, cfg, release.EngineOptions{
-		Kube:     kube.Options{QPS: c.opts.QPS, Burst: c.opts.Burst},
+		Kube:     kube.Options{QPS: cfg.QPS, Burst: cfg.Burst},
 		Driver:   driver,
 		Observer: c.opts.Observer,
 		Grace:    c.opts.grace,
@@ -152,6 +152,12 @@ func (c *Clusters) restConfig(spec *config.ClusterSpec) (*rest.Config, error) {
 		return nil, fmt.Errorf("%s: %w", clusterDescription(spec), err)
 	}
 	cfg.QPS, cfg.Burst = c.opts.QPS, c.opts.Burst
+	if spec != nil && spec.QPS > 0 {
+		cfg.QPS = float32(spec.QPS)
+	}
+	if spec != nil && spec.Burst > 0 {
+		cfg.Burst = spec.Burst
+	}
 	if c.warnings != nil {
 		cfg.WarningHandler = c.warnings
 	}
