@@ -43,6 +43,7 @@ type ApplyOptions struct {
 	// absent). A dry run then does not read it again: a plan holds every
 	// live object from one list per kind and namespace, and the GET before
 	// each dry-run PATCH was half its requests. Real applies always read.
+	// Such a dry run's Result has no Action: plans compare the objects.
 	Live      *unstructured.Unstructured
 	LiveKnown bool
 }
@@ -115,6 +116,9 @@ func (c *Client) applyOne(ctx context.Context, obj *unstructured.Unstructured, o
 	live, err := res.Apply(ctx, ref.Name, obj, applyOpts)
 	if err != nil {
 		return Result{}, objectError(ref, err)
+	}
+	if opts.DryRun != DryRunNone && opts.LiveKnown {
+		return Result{Ref: ref, Live: live}, nil // a plan compares the objects itself
 	}
 	return Result{Ref: ref, Action: actionOf(before, live, c.fieldManager), Live: live}, nil
 }
