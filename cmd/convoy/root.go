@@ -41,8 +41,12 @@ func (e *exitError) Unwrap() error { return e.err }
 // (for example rendered HCL diagnostics); run only sets the exit code.
 var errSilent = &exitError{code: 1}
 
-// stopProfile ends the CPU profile --cpuprofile started (nil: none).
-var stopProfile func()
+// stopProfile ends the CPU profile --cpuprofile started (nil: none);
+// heapProfile is where --memprofile writes the heap profile at the end.
+var (
+	stopProfile func()
+	heapProfile string
+)
 
 // execute runs the convoy command line and returns the process exit code.
 func execute(ctx context.Context, args []string, s streams) int {
@@ -52,6 +56,12 @@ func execute(ctx context.Context, args []string, s streams) int {
 	if stopProfile != nil {
 		stopProfile()
 		stopProfile = nil
+	}
+	if heapProfile != "" {
+		if f, err := os.Create(heapProfile); err == nil {
+			_ = pprof.Lookup("heap").WriteTo(f, 0)
+			f.Close()
+		}
 	}
 	if err == nil {
 		return 0
@@ -91,6 +101,8 @@ dependency order with Helm's hooks, waits, atomic rollback and history.`,
 	var cpuProfile string
 	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the command to this file (for go tool pprof)")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
+	root.PersistentFlags().StringVar(&heapProfile, "memprofile", "", "write a Go heap profile at the end of the command to this file")
+	_ = root.PersistentFlags().MarkHidden("memprofile")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
 		if cpuProfile == "" {
 			return nil

@@ -121,25 +121,26 @@ func (w *budgetWriter) WriteString(s string) (int, error) {
 // a loop that does none of those (nested ranges over a bound list, with no
 // output) runs on in the background until it ends, but the render
 // returns.
-func executeWithBudget(cache *templateCache, tpls map[string]renderable, opts RenderOptions) (map[string]string, error) {
+func executeWithBudget(cache *templateCache, tpls map[string]renderable, opts RenderOptions) (map[string]string, map[string]bool, error) {
 	b := newRenderBudget(opts)
 	type result struct {
-		files map[string]string
-		err   error
+		files  map[string]string
+		impure map[string]bool
+		err    error
 	}
 	done := make(chan result, 1)
 	go func() {
-		files, err := executeTemplates(cache, tpls, opts.Lookup, b)
-		done <- result{files, err}
+		files, impure, err := executeTemplates(cache, tpls, opts.Lookup, b)
+		done <- result{files, impure, err}
 	}()
 	timer := time.NewTimer(b.timeout)
 	defer timer.Stop()
 	select {
 	case r := <-done:
-		return r.files, r.err
+		return r.files, r.impure, r.err
 	case <-timer.C:
 		b.expired.Store(true)
-		return nil, &TemplateError{Template: *b.current.Load(), Message: b.timeoutError().Error(), Err: b.timeoutError()}
+		return nil, nil, &TemplateError{Template: *b.current.Load(), Message: b.timeoutError().Error(), Err: b.timeoutError()}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -113,6 +114,44 @@ type renderState struct {
 	depth    int
 	lookup   LookupFunc
 	budget   *renderBudget
+	// current is the template being executed; impure the templates that
+	// called a function whose result is not a function of the render's
+	// inputs (impureFuncNames, lookup).
+	current string
+	impure  map[string]bool
+}
+
+// impureFuncNames are the template functions that read the clock, draw
+// random numbers or generate keys: a rendering that calls them differs
+// from one made from the same inputs (lookup, which reads the cluster, is
+// bound per render).
+var impureFuncNames = []string{
+	"now", "ago",
+	"randAlphaNum", "randAlpha", "randAscii", "randNumeric", "randBytes", "randInt", "shuffle", "uuidv4",
+	"genPrivateKey", "genCA", "genCAWithKey", "genSelfSignedCert", "genSelfSignedCertWithKey", "genSignedCert", "genSignedCertWithKey",
+	"bcrypt", "htpasswd", "encryptAES",
+}
+
+var impureBase = sync.OnceValue(func() map[string]reflect.Value {
+	base := baseFuncs()
+	out := map[string]reflect.Value{}
+	for _, name := range impureFuncNames {
+		if f, ok := base[name]; ok {
+			out[name] = reflect.ValueOf(f)
+		}
+	}
+	return out
+})
+
+// marking wraps f so that a call marks the current template impure.
+func (s *renderState) marking(f reflect.Value) any {
+	return reflect.MakeFunc(f.Type(), func(args []reflect.Value) []reflect.Value {
+		s.impure[s.current] = true
+		if f.Type().IsVariadic() {
+			return f.CallSlice(args)
+		}
+		return f.Call(args)
+	}).Interface()
 }
 
 var errNestingTooDeep = errors.New("unable to execute template")
@@ -178,7 +217,7 @@ func (s *renderState) funcs(t *template.Template) template.FuncMap {
 	if lookup == nil {
 		lookup = offlineLookup
 	}
-	return template.FuncMap{
+	fm := template.FuncMap{
 		"include": s.includeFunc(t),
 		"tpl":     s.tplFunc(t),
 		"required": func(msg string, val any) (any, error) {
@@ -190,9 +229,16 @@ func (s *renderState) funcs(t *template.Template) template.FuncMap {
 			}
 			return val, nil
 		},
-		"fail":   func(msg string) (string, error) { return "", errors.New(warnWrap(msg)) },
-		"lookup": lookup,
+		"fail": func(msg string) (string, error) { return "", errors.New(warnWrap(msg)) },
+		"lookup": func(apiVersion, kind, namespace, name string) (map[string]any, error) {
+			s.impure[s.current] = true
+			return lookup(apiVersion, kind, namespace, name)
+		},
 	}
+	for name, f := range impureBase() {
+		fm[name] = s.marking(f)
+	}
+	return fm
 }
 
 // parsedSet is a parsed template set with the render-independent functions,
@@ -246,7 +292,7 @@ func parseSet(tpls map[string]renderable, keys []string) (ps *parsedSet) {
 // executeTemplates parses (or reuses the parse of) and executes all
 // templates, returning the output of every non-partial template by name.
 // Output and time are spent from budget.
-func executeTemplates(cache *templateCache, tpls map[string]renderable, lookup LookupFunc, budget *renderBudget) (out map[string]string, err error) {
+func executeTemplates(cache *templateCache, tpls map[string]renderable, lookup LookupFunc, budget *renderBudget) (out map[string]string, impure map[string]bool, err error) {
 	keys := templateOrder(tpls)
 	var ps *parsedSet
 	if cache != nil {
@@ -255,38 +301,38 @@ func executeTemplates(cache *templateCache, tpls map[string]renderable, lookup L
 		ps = parseSet(tpls, keys)
 	}
 	if ps.err != nil {
-		return nil, ps.err
+		return nil, nil, ps.err
 	}
 	// current is the template being executed, for panics: the message
 	// stays Helm's, the error still names the template.
 	var current string
 	defer func() {
 		if r := recover(); r != nil {
-			out, err = nil, &TemplateError{Template: current, Message: fmt.Sprintf("rendering template failed: %v", r)}
+			out, impure, err = nil, nil, &TemplateError{Template: current, Message: fmt.Sprintf("rendering template failed: %v", r)}
 		}
 	}()
 	t, err := ps.t.Clone()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	s := &renderState{included: map[string]int{}, lookup: lookup, budget: budget}
+	s := &renderState{included: map[string]int{}, lookup: lookup, budget: budget, impure: map[string]bool{}}
 	t.Funcs(s.funcs(t))
 	out = make(map[string]string, len(keys))
 	for _, name := range keys {
 		if strings.HasPrefix(path.Base(name), "_") {
 			continue
 		}
-		current = name
+		current, s.current = name, name
 		budget.setCurrent(name)
 		r := tpls[name]
 		r.vals["Template"] = map[string]any{"Name": name, "BasePath": r.basePath}
 		b := budgetWriter{budget: budget}
 		if err := t.ExecuteTemplate(&b, name, r.vals); err != nil {
-			return nil, execError(name, err)
+			return nil, nil, execError(name, err)
 		}
 		out[name] = strings.ReplaceAll(b.String(), "<no value>", "")
 	}
-	return out, nil
+	return out, s.impure, nil
 }
 
 // TemplateError is a template parse or execution failure. Message is

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,6 +74,30 @@ type Rendered struct {
 	// Warnings are the non-fatal messages Helm logs (coalescing conflicts,
 	// non-bool conditions, missing import tables), in a stable order.
 	Warnings []string
+	// Impure: a template whose output is a release resource or a hook an
+	// install, upgrade, rollback or uninstall runs called lookup, read the
+	// clock or drew random numbers, so that a rendering from the same
+	// inputs may differ. Test hooks (convoy test) do not count.
+	Impure bool `json:",omitempty"`
+}
+
+// impureOutput says whether an impure template (by name) produced a
+// resource or a hook other than a test hook.
+func impureOutput(impure map[string]bool, r *Rendered) bool {
+	if len(impure) == 0 {
+		return false
+	}
+	for _, m := range r.Manifests {
+		if impure[m.Path] {
+			return true
+		}
+	}
+	for _, h := range r.Hooks {
+		if impure[h.Path] && slices.ContainsFunc(h.Events, func(e HookEvent) bool { return e != HookTest }) {
+			return true
+		}
+	}
+	return false
 }
 
 // Manifest returns the release manifest as Helm stores it in a release
@@ -192,7 +217,7 @@ func Render(ch *Chart, opts RenderOptions) (*Rendered, error) {
 		},
 		"Values": common.Values(values),
 	}
-	files, err := executeWithBudget(ch.templates, collectTemplates(tree, top), opts)
+	files, impure, err := executeWithBudget(ch.templates, collectTemplates(tree, top), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -209,6 +234,7 @@ func Render(ch *Chart, opts RenderOptions) (*Rendered, error) {
 	if err != nil {
 		return nil, err
 	}
+	out.Impure = impureOutput(impure, out)
 	out.CRDs = treeCRDs(tree)
 	out.Chart = tree.processedChart(nil)
 	return out, nil

@@ -15,9 +15,10 @@ import (
 //   - what it would be rendered from now has the fingerprint recorded on
 //     that revision (release.FingerprintLabel): chart files, values, name,
 //     namespace, capabilities, post-renderer, convoy's version;
-//   - its chart renders the same from the same inputs (chart.Pure: no
-//     lookup, clock or randomness outside test hooks), has no crds/, and
-//     no exec post-renderer changes its output;
+//   - that revision's rendering called no lookup, clock or random
+//     function outside test hooks (chart.Rendered.Impure: such records
+//     carry no fingerprint), its chart has no crds/, and no exec
+//     post-renderer changes its output;
 //   - nobody changed what that revision's apply set on its objects since
 //     (release.AppliedLabel against the live objects, read through the
 //     plan's lists).
@@ -30,7 +31,7 @@ func (c *computer) unchanged(ctx context.Context, eng *release.Engine, rc *Relea
 		return false, nil
 	}
 	label, applied := deployed.Labels[release.FingerprintLabel], deployed.Labels[release.AppliedLabel]
-	if label == "" || applied == "" || req.PostRender.Exec != nil || !chart.Pure(req.Chart) || len(req.Chart.CRDFiles()) > 0 {
+	if label == "" || applied == "" || req.PostRender.Exec != nil || len(req.Chart.CRDFiles()) > 0 {
 		return false, nil
 	}
 	req.Fingerprint = eng.Fingerprint(req)
@@ -88,8 +89,9 @@ func (c *computer) unchanged(ctx context.Context, eng *release.Engine, rc *Relea
 // (a capability or convoy's version changed since, or an older convoy or
 // helm wrote it): rc is planned unchanged in full, so the rendering equals
 // the deployed revision's and nothing drifted.
-func relabel(deployed, last *release.Release, rc *ReleaseChange, req *release.Request) map[string]string {
-	if deployed == nil || deployed != last || rc.Adopt || rc.Interrupted != nil || req.Fingerprint == "" || rc.appliedState == "" {
+func relabel(deployed, last *release.Release, rc *ReleaseChange, req *release.Request, rendered *chart.Rendered) map[string]string {
+	if deployed == nil || deployed != last || rc.Adopt || rc.Interrupted != nil || req.Fingerprint == "" || rc.appliedState == "" ||
+		rendered.Impure || req.PostRender.Exec != nil {
 		return nil
 	}
 	want := map[string]string{

@@ -159,7 +159,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 		for _, o := range rc.Objects {
 			o.Action, o.Diff = ObjectNoOp, nil
 		}
-		rc.Relabel = relabel(deployed, last, rc, req)
+		rc.Relabel = relabel(deployed, last, rc, req, prep.Rendered)
 	}
 	rc.Objects = append(crds, rc.Objects...)
 	if prep.NeedsCRDs {

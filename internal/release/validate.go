@@ -67,7 +67,7 @@ func (p *Prepared) record(now time.Time) *Release {
 		ApplyMethod: ApplyMethodSSA,
 		Labels:      withRun(req.Labels, req.RunID),
 	}
-	if f := RevisionFingerprint(req.Fingerprint, p.Revision); f != "" {
+	if f := RevisionFingerprint(req.Fingerprint, p.Revision); f != "" && !p.Rendered.Impure && req.PostRender.Exec == nil {
 		rel.Labels[FingerprintLabel] = f
 	}
 	if !p.IsInstall {
