@@ -26,7 +26,7 @@ func (c *computer) crdChanges(ctx context.Context, kc *kube.Client, r *chart.Ren
 			var live *unstructured.Unstructured
 			if err := c.do(ctx, func() error {
 				var err error
-				live, err = getLive(ctx, kc, ref)
+				live, err = c.live(ctx, kc, ref)
 				return err
 			}); err != nil {
 				return nil, err

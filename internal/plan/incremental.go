@@ -27,21 +27,43 @@ import (
 // planned in full, which finds what changed. The result is what the full
 // plan of an unchanged release says.
 func (c *computer) unchanged(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, last, deployed *release.Release, red *Redactor) (bool, error) {
-	if c.in.Refresh != RefreshIncremental || last == nil || deployed != last || rc.Adopt || rc.Interrupted != nil {
-		return false, nil
+	why, err := c.provenUnchanged(ctx, eng, rc, req, last, deployed, red)
+	if err != nil || why == "" {
+		return why == "", err
+	}
+	c.stats.full(why)
+	return false, nil
+}
+
+// provenUnchanged plans rc as unchanged when that can be proven (see
+// unchanged), or says why not.
+func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, last, deployed *release.Release, red *Redactor) (string, error) {
+	switch {
+	case c.in.Refresh != RefreshIncremental:
+		return "refresh-full", nil
+	case last == nil:
+		return "not-installed", nil
+	case deployed != last || rc.Interrupted != nil:
+		return "newest-not-deployed", nil
+	case rc.Adopt:
+		return "adopted", nil
+	case req.PostRender.Exec != nil:
+		return "exec-post-renderer", nil
+	case len(req.Chart.CRDFiles()) > 0:
+		return "crds", nil
 	}
 	label, applied := deployed.Labels[release.FingerprintLabel], deployed.Labels[release.AppliedLabel]
-	if label == "" || applied == "" || req.PostRender.Exec != nil || len(req.Chart.CRDFiles()) > 0 {
-		return false, nil
+	if label == "" || applied == "" {
+		return "no-fingerprint", nil
 	}
 	req.Fingerprint = eng.Fingerprint(req)
 	if release.RevisionFingerprint(req.Fingerprint, deployed.Version) != label {
-		return false, nil
+		return "inputs-changed", nil
 	}
 	kc := eng.Kube()
 	objs, paths, err := eng.RecordObjects(deployed)
 	if err != nil {
-		return false, nil // the full plan says what is wrong with it
+		return "record-unreadable", nil // the full plan says what is wrong with it
 	}
 	refs := make([]kube.Ref, len(objs))
 	lives := make([]*unstructured.Unstructured, len(objs))
@@ -56,10 +78,10 @@ func (c *computer) unchanged(ctx context.Context, eng *release.Engine, rc *Relea
 		}
 		return nil
 	}); err != nil {
-		return false, err
+		return "", err
 	}
 	if kc.AppliedState(refs, lives) != applied {
-		return false, nil
+		return "live-objects-changed", nil
 	}
 
 	c.stats.add(&c.stats.Unchanged, 1)
@@ -81,7 +103,7 @@ func (c *computer) unchanged(ctx context.Context, eng *release.Engine, rc *Relea
 		}
 		rc.Observed.Objects = append(rc.Observed.Objects, ob)
 	}
-	return true, nil
+	return "", nil
 }
 
 // relabel returns the labels that would let later plans prove the

@@ -64,7 +64,6 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 	if same, err := c.unchanged(ctx, eng, rc, req, last, deployed, red); err != nil || same {
 		return rc, err
 	}
-	c.stats.add(&c.stats.Full, 1)
 	var prep *release.Prepared
 	if err := c.do(ctx, func() error {
 		var err error

@@ -2,6 +2,10 @@ package plan
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -20,12 +24,37 @@ type Stats struct {
 	// and their live objects, without a rendering or dry run; Full the
 	// releases planned by rendering and dry runs.
 	Unchanged, Full atomic.Int64
+
+	mu sync.Mutex
+	// why counts the reasons releases were planned in full.
+	why map[string]int
+}
+
+// full counts a release planned in full and why.
+func (s *Stats) full(why string) {
+	s.Full.Add(1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.why == nil {
+		s.why = map[string]int{}
+	}
+	s.why[why]++
 }
 
 func (s *Stats) add(c *atomic.Int64, n int64) { c.Add(n) }
 
 // String is the stats on one line.
 func (s *Stats) String() string {
-	return fmt.Sprintf("renders=%d dry-runs=%d lists=%d list-hits=%d releases-unchanged-by-fingerprint=%d releases-planned-in-full=%d",
+	s.mu.Lock()
+	var why []string
+	for _, k := range slices.Sorted(maps.Keys(s.why)) {
+		why = append(why, fmt.Sprintf("%s:%d", k, s.why[k]))
+	}
+	s.mu.Unlock()
+	out := fmt.Sprintf("renders=%d dry-runs=%d lists=%d list-hits=%d releases-unchanged-by-fingerprint=%d releases-planned-in-full=%d",
 		s.Renders.Load(), s.DryRuns.Load(), s.Lists.Load(), s.ListHits.Load(), s.Unchanged.Load(), s.Full.Load())
+	if len(why) > 0 {
+		out += " (" + strings.Join(why, " ") + ")"
+	}
+	return out
 }
