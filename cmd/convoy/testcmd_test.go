@@ -58,16 +58,23 @@ func TestTestHooksAndOutputs(t *testing.T) {
 		t.Fatalf("recorded test runs of good: %v", got)
 	}
 
+	// What the failing test pod's container logged, as the devcluster's
+	// kubelet serves it; the passing tests' pods log something else.
+	cluster.PodLog(t, ns, "bad-test-fail", "checking bad:80", "wget: can't connect to remote host: Connection refused")
+	cluster.NamespaceLog(t, ns, "connected to the service")
 	code, out, errOut = runConvoy(t, "test", "-C", dir, "--kubeconfig", kc, "--kube-context", "")
 	for _, want := range []string{
 		"bad-test-connection   Succeeded",
 		"bad-test-fail         Failed",
 		"release.bad (" + ns + "/bad): test hook tested/templates/test-fail.yaml (v1 Pod " + ns + "/bad-test-fail) failed",
-		"Logs of pod bad-test-fail, container check",
+		"Logs of pod bad-test-fail, container check:\n  checking bad:80\n  wget: can't connect to remote host: Connection refused\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("test output lacks %q", want)
 		}
+	}
+	if strings.Contains(out, "connected to the service") {
+		t.Errorf("without --logs, the logs of passing tests' pods are printed")
 	}
 	if code != 1 || t.Failed() {
 		t.Fatalf("test of a failing release: exit %d\n%s\n%s", code, out, errOut)
