@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -114,5 +115,49 @@ func TestCompletion(t *testing.T) {
 	code, out, _ = runConvoy(t, "__complete", "apply", "")
 	if code != 0 || !strings.HasPrefix(out, "cvp\n:8\n") {
 		t.Fatalf("plan file completion: exit %d\n%s", code, out)
+	}
+}
+
+// convoy test --filter chooses tests by name as helm test --filter does,
+// and --logs prints the logs of every test's pods (a Job's too), not only
+// of a failed test's.
+func TestTestFilterAndLogs(t *testing.T) {
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	dir := writeStack(t, testedStack(t, ns))
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve"); code != 0 {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	cluster.PodLog(t, ns, "bad-test-fail", "checking bad:80", "wget: bad address")
+	cluster.NamespaceLog(t, ns, "connected to the service")
+
+	code, out, errOut := runConvoy(t, "test", "release.bad", "-C", dir, "--kubeconfig", kc, "--filter", "!name=bad-test-fail", "--logs")
+	logs := regexp.MustCompile(`Logs of pod bad-test-connection-\w+, container check:\n  connected to the service\n`)
+	if code != 0 || !regexp.MustCompile(`bad-test-fail +skipped \(--filter\)`).MatchString(out) || !logs.MatchString(out) || strings.Contains(out, "wget") {
+		t.Fatalf("test --filter !name=bad-test-fail --logs: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if got := testRuns(t, ns, "bad"); got["bad-test-fail"] != "" || got["bad-test-connection"] != release.HookPhaseSucceeded {
+		t.Fatalf("recorded test runs of bad: %v", got)
+	}
+
+	code, out, errOut = runConvoy(t, "test", "-C", dir, "--kubeconfig", kc, "--filter", "name=bad-test-fail,name=good-test-connection")
+	for _, want := range []string{
+		`(?m)^good +` + ns + ` +good-test-connection +Succeeded `,
+		`(?m)^bad +` + ns + ` +bad-test-fail +Failed `,
+		`(?m)^bad +` + ns + ` +bad-test-connection +skipped \(--filter\) `,
+		`Logs of pod bad-test-fail, container check:\n  checking bad:80\n  wget: bad address\n`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("test --filter name=...,name=... lacks %s", want)
+		}
+	}
+	if code != 1 || strings.Contains(out, "connected to the service") || t.Failed() {
+		t.Fatalf("test --filter name=bad-test-fail,name=good-test-connection: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	for _, f := range []string{"size=big", "name=", "bad-test-fail"} {
+		if code, _, errOut := runConvoy(t, "test", "-C", dir, "--kubeconfig", kc, "--filter", f); code == 0 || !strings.Contains(errOut, "--filter") {
+			t.Errorf("--filter %q: exit %d, stderr %q", f, code, errOut)
+		}
 	}
 }

@@ -17,6 +17,12 @@ type TestRequest struct {
 	// Timeout bounds each test's wait (helm test --timeout); 0: each
 	// release's own timeout.
 	Timeout time.Duration
+	// Only and Skip choose tests by name (helm test --filter name=... and
+	// '!name=...'); none: every test.
+	Only, Skip []string
+	// Logs reads the logs of every test's pods, not only of a failed
+	// test's (helm test --logs).
+	Logs bool
 }
 
 // Tested is one release's test run: the result, or why its tests could
@@ -66,7 +72,10 @@ func Test(ctx context.Context, o Options, req TestRequest) (_ []Tested, err erro
 			out[i].Err = err
 			return
 		}
-		out[i].Result, out[i].Err = eng.Test(ctx, release.TestRequest{Name: inst.Name, Namespace: inst.Namespace, Timeout: cmp.Or(req.Timeout, inst.Timeout)})
+		out[i].Result, out[i].Err = eng.Test(ctx, release.TestRequest{
+			Name: inst.Name, Namespace: inst.Namespace, Timeout: cmp.Or(req.Timeout, inst.Timeout),
+			Only: req.Only, Skip: req.Skip, Logs: req.Logs,
+		})
 	})
 	return out, err
 }
