@@ -29,6 +29,8 @@ type RollbackRequest struct {
 	IgnoreChanges kube.IgnoreRules
 	// RunID labels the new revision's record (RunLabel).
 	RunID string
+	// Description is the new revision's description; "": "Rollback to N".
+	Description string
 }
 
 func (r RollbackRequest) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
@@ -81,7 +83,7 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 			FirstDeployed:    history[0].Info.FirstDeployed,
 			LastDeployed:     now,
 			Status:           StatusPendingRollback,
-			Description:      fmt.Sprintf("Rollback to %d", target.Version),
+			Description:      cmp.Or(req.Description, fmt.Sprintf("Rollback to %d", target.Version)),
 			Notes:            target.Info.Notes,
 			RollbackRevision: target.Version,
 		},
