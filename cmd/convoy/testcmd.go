@@ -15,18 +15,19 @@ import (
 type testOptions struct {
 	stackRun
 	Timeout time.Duration
-	Logs    bool
-	Filter  []string
+	Logs      bool
+	Filter    []string
+	Selectors []string
 }
 
 func newTestCmd(s streams) *cobra.Command {
 	var o testOptions
 	cmd := &cobra.Command{
-		Use:   "test [RELEASE...]",
+		Use:   "test [RELEASE... | -l SELECTOR]",
 		Short: "Run the charts' test hooks of releases (like helm test)",
 		Long: `Test runs the test hooks (helm.sh/hook: test) of every release of the stack,
 or of those named (an address such as release.api["eu"], or a Helm release
-name), as helm test does: each release's tests of its newest revision, in
+name) and those whose labels -l selects, as helm test does: each release's tests of its newest revision, in
 weight and name order, each created and waited to completion within the
 release's timeout (or --timeout), stopping at the first failure. Each test's last run is
 recorded in the release record, as Helm records it. The logs of a failed
@@ -43,6 +44,7 @@ never runs beside an apply of the stack.`,
 	}
 	addStackRunFlags(cmd.Flags(), &o.stackRun)
 	addParallelismFlag(cmd.Flags(), &o.Parallelism, "how many releases are tested at once")
+	addSelectorFlag(cmd.Flags(), &o.Selectors, "test")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 0, "how long each test may take (as helm test --timeout; default: the release's timeout, else 5m0s)")
 	cmd.Flags().BoolVar(&o.Logs, "logs", false, "print the logs of every test's pods, not only of a failed test's (as helm test --logs)")
 	cmd.Flags().StringSliceVar(&o.Filter, "filter", nil, "run only the tests named: name=NAME, or all but one: !name=NAME (repeatable or comma-separated; as helm test --filter)")
@@ -78,7 +80,7 @@ func (o testOptions) Run(ctx context.Context, s streams, names []string) error {
 	if err != nil {
 		return err
 	}
-	runs, err := run.Test(ctx, o.options(s), run.TestRequest{Releases: names, Timeout: o.Timeout, Only: only, Skip: skip, Logs: o.Logs})
+	runs, err := run.Test(ctx, o.options(s), run.TestRequest{Releases: names, Selectors: o.Selectors, Timeout: o.Timeout, Only: only, Skip: skip, Logs: o.Logs})
 	if err != nil && len(runs) == 0 {
 		return err
 	}

@@ -21,11 +21,13 @@ stack %[2]q {
   default_namespace = %[2]q
 }
 release "good" {
-  chart = %[1]q
+  chart  = %[1]q
+  labels = { tier = "front" }
 }
 release "bad" {
   chart  = %[1]q
   values = [{ failTest = true }]
+  labels = { tier = "back" }
 }
 `, chart, ns)
 }
@@ -116,6 +118,35 @@ func TestCompletion(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "cvp\n:8\n") {
 		t.Fatalf("plan file completion: exit %d\n%s", code, out)
 	}
+
+	// --env completes the stack's environment blocks, on every command
+	// that has it, even when a variable has no value yet.
+	envs := writeStack(t, testedStack(t, "x")+`
+variable "region" {}
+environment "staging" {
+  vars = { region = "eu" }
+}
+environment "prod" {}
+environment "preview" {}
+`)
+	for _, args := range [][]string{
+		{"plan", "-C", envs, "--env", "p"},
+		{"test", "-C", envs, "-l", "tier=web", "--env", "p"},
+		{"status", "-C", envs, "--env=p"},
+	} {
+		code, out, _ = runConvoy(t, append([]string{"__complete"}, args...)...)
+		if code != 0 || !strings.HasPrefix(out, "preview\nprod\n:4\n") {
+			t.Errorf("--env completion of %v: exit %d\n%s", args, code, out)
+		}
+	}
+	code, out, _ = runConvoy(t, "__complete", "apply", "-C", envs, "--env", "")
+	if code != 0 || !strings.HasPrefix(out, "preview\nprod\nstaging\n:4\n") {
+		t.Errorf("--env completion of every environment: exit %d\n%s", code, out)
+	}
+	code, out, _ = runConvoy(t, "__complete", "plan", "-C", dir, "--env", "")
+	if code != 0 || !strings.HasPrefix(out, ":4\n") {
+		t.Errorf("--env completion without environments: exit %d\n%s", code, out)
+	}
 }
 
 // convoy test --filter chooses tests by name as helm test --filter does,
@@ -153,6 +184,11 @@ func TestTestFilterAndLogs(t *testing.T) {
 	}
 	if code != 1 || strings.Contains(out, "connected to the service") || t.Failed() {
 		t.Fatalf("test --filter name=bad-test-fail,name=good-test-connection: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	code, out, errOut = runConvoy(t, "test", "-C", dir, "--kubeconfig", kc, "-l", "tier=front")
+	if code != 0 || !regexp.MustCompile(`(?m)^good +`+ns+` +good-test-connection +Succeeded `).MatchString(out) || strings.Contains(out, "bad") {
+		t.Fatalf("test -l tier=front: exit %d\n%s\n%s", code, out, errOut)
 	}
 
 	for _, f := range []string{"size=big", "name=", "bad-test-fail"} {

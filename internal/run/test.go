@@ -4,16 +4,20 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/hashicorp/hcl/v2"
 )
 
 // TestRequest says which releases' tests to run.
 type TestRequest struct {
-	// Releases are addresses or Helm release names; none: every release.
-	Releases []string
+	// Releases are addresses or Helm release names; Selectors (-l) add
+	// the releases whose labels match; neither: every release.
+	Releases  []string
+	Selectors []string
 	// Timeout bounds each test's wait (helm test --timeout); 0: each
 	// release's own timeout.
 	Timeout time.Duration
@@ -45,8 +49,16 @@ func Test(ctx context.Context, o Options, req TestRequest) (_ []Tested, err erro
 		return nil, err
 	}
 	var insts []*config.ReleaseInstance
-	if len(req.Releases) == 0 {
-		for _, addr := range ls.Order {
+	var selected []config.ReleaseInstanceAddr
+	if len(req.Selectors) > 0 {
+		var diags hcl.Diagnostics
+		selected, diags = ls.Stack.Select(req.Selectors)
+		if err := diagError(diags, ls.Config); err != nil {
+			return nil, err
+		}
+	}
+	for _, addr := range ls.Order {
+		if len(req.Releases) == 0 && len(req.Selectors) == 0 || slices.Contains(selected, addr) {
 			insts = append(insts, ls.Stack.Release(addr))
 		}
 	}
@@ -55,7 +67,9 @@ func Test(ctx context.Context, o Options, req TestRequest) (_ []Tested, err erro
 		if err != nil {
 			return nil, err
 		}
-		insts = append(insts, inst)
+		if !slices.Contains(insts, inst) {
+			insts = append(insts, inst)
+		}
 	}
 	cl := o.newClusters(nil)
 	lock, err := lockStack(ctx, o, ls.Stack, cl, "convoy test")
