@@ -14,7 +14,7 @@ import (
 
 type testOptions struct {
 	stackRun
-	Timeout time.Duration
+	Timeout   time.Duration
 	Logs      bool
 	Filter    []string
 	Selectors []string
