@@ -36,3 +36,14 @@ func TestKubeContextFlag(t *testing.T) {
 		}
 	}
 }
+
+// --rollback-on-failure (Helm 4's name) is --atomic.
+func TestRollbackOnFailureIsAtomic(t *testing.T) {
+	cmd := newApplyCmd(streams{})
+	if err := cmd.ParseFlags([]string{"--rollback-on-failure"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := cmd.Flags().Lookup("atomic").Value.String(); got != "true" {
+		t.Fatalf("--rollback-on-failure left --atomic %s", got)
+	}
+}
