@@ -79,7 +79,7 @@ func (o renderOptions) Run(ctx context.Context, s streams) error {
 			if single {
 				return res.Err
 			}
-			fmt.Fprintf(s.Err, "Error: %s: %v\n", res.Instance.Addr, res.Err)
+			fmt.Fprintf(s.Err, "Error: %v\n", res.AddrErr())
 			continue
 		}
 		if o.OutDir != "" {
