@@ -69,7 +69,7 @@ func TestTestHooksAndOutputs(t *testing.T) {
 	for _, want := range []string{
 		"bad-test-connection   Succeeded",
 		"bad-test-fail         Failed",
-		"release.bad (" + ns + "/bad): test hook tested/templates/test-fail.yaml (v1 Pod " + ns + "/bad-test-fail) failed",
+		"release.bad (" + ns + "/bad): test hook tested/templates/test-fail.yaml: v1 Pod " + ns + "/bad-test-fail: failed: pod failed; pod bad-test-fail: container check: terminated: Error (exit code 1)",
 		"Logs of pod bad-test-fail, container check:\n  checking bad:80\n  wget: can't connect to remote host: Connection refused\n",
 	} {
 		if !strings.Contains(out, want) {

@@ -252,7 +252,7 @@ type rollout struct {
 func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.Ref, error) {
 	if !r.disableHooks {
 		if err := e.runHooks(ctx, rel, r.pre, r.timeout); err != nil {
-			return nil, fmt.Errorf("failed %s: %w", r.pre, err)
+			return nil, err
 		}
 	}
 	e.logf(rel.Namespace, rel.Name, PhaseApplying, "applying %d objects", len(r.objs))
@@ -292,7 +292,7 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 	}
 	if !r.disableHooks {
 		if err := e.runHooks(ctx, rel, r.post, r.timeout); err != nil {
-			return created, fmt.Errorf("failed %s: %w", r.post, err)
+			return created, err
 		}
 	}
 	return created, nil

@@ -3,6 +3,7 @@ package release
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -21,7 +22,25 @@ type HookError struct {
 }
 
 func (e *HookError) Error() string {
+	if e.Ref.Name == "" || namesOnly(e.Err, e.Ref) {
+		// The cause names the object (or there is none): say it once.
+		return fmt.Sprintf("%s hook %s: %v", e.Event, e.Hook, e.Err)
+	}
 	return fmt.Sprintf("%s hook %s (%s) failed: %v", e.Event, e.Hook, e.Ref, e.Err)
+}
+
+// namesOnly reports whether err's message starts with ref, the one object
+// it is about: a kube.ObjectError, or a wait's NotReadyError of ref alone.
+func namesOnly(err error, ref kube.Ref) bool {
+	var oe *kube.ObjectError
+	var nr *kube.NotReadyError
+	switch {
+	case errors.As(err, &oe):
+		return oe.Ref == ref && err == error(oe)
+	case errors.As(err, &nr):
+		return len(nr.Objects) == 1 && nr.Objects[0].Ref == ref && err == error(nr)
+	}
+	return false
 }
 
 func (e *HookError) Unwrap() error { return e.Err }

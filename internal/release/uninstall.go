@@ -87,7 +87,7 @@ func (e *Engine) performUninstall(ctx context.Context, rel *Release, objs []*uns
 	timeout := req.timeout()
 	if !req.DisableHooks {
 		if err := e.runHooks(ctx, rel, chart.HookPreDelete, timeout); err != nil {
-			return nil, fmt.Errorf("failed %s: %w", chart.HookPreDelete, err)
+			return nil, err
 		}
 	}
 	del, kept := deletable(objs)
@@ -105,7 +105,7 @@ func (e *Engine) performUninstall(ctx context.Context, rel *Release, objs []*uns
 	}
 	if !req.DisableHooks {
 		if err := e.runHooks(ctx, rel, chart.HookPostDelete, timeout); err != nil {
-			return kept, fmt.Errorf("failed %s: %w", chart.HookPostDelete, err)
+			return kept, err
 		}
 	}
 	return kept, nil
