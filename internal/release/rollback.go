@@ -31,6 +31,8 @@ type RollbackRequest struct {
 	RunID string
 	// Description is the new revision's description; "": "Rollback to N".
 	Description string
+	// Redact masks sensitive values in the description of a failure.
+	Redact Redactor
 }
 
 func (r RollbackRequest) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
@@ -111,7 +113,7 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 		}
 	}
 	if runErr != nil {
-		if err := e.writeFinal(ctx, store, rel, StatusFailed, fmt.Sprintf("Rollback %q failed: %v", req.Name, runErr)); err != nil {
+		if err := e.writeFinal(ctx, store, rel, StatusFailed, req.Redact.text(fmt.Sprintf("Rollback %q failed: %v", req.Name, runErr))); err != nil {
 			return rel, fmt.Errorf("%w; %w", runErr, err)
 		}
 		if req.CleanupOnFail && len(created) > 0 {
