@@ -19,6 +19,7 @@ type planOptions struct {
 	DetailedExitCode bool
 	JSON             bool
 	Markdown         bool
+	Destroy          bool
 	Selection        selectionFlags
 	View             planViewFlags
 }
@@ -35,6 +36,11 @@ changes per object, and drift (objects changed outside convoy). It changes
 nothing. --out saves the plan for convoy apply, which refuses it once
 anything it observed has changed.
 
+With --destroy it plans what convoy destroy would do: the uninstall of every
+release (or of those --target and -l select), dependents first; a destroy
+plan saved with --out is applied with convoy apply PLAN_FILE, as terraform
+plan -destroy.
+
 With --detailed-exitcode the exit code is 0 when nothing would change, 1 on
 error and 2 when there are changes. A plan that would change a release
 another stack owns is shown, then exits 1: apply refuses it.`,
@@ -47,6 +53,7 @@ another stack owns is shown, then exits 1: apply refuses it.`,
 	fs.BoolVar(&o.DetailedExitCode, "detailed-exitcode", false, "exit 0 when there are no changes, 1 on error, 2 when there are changes")
 	fs.BoolVar(&o.JSON, "json", false, "print the plan as JSON (docs/plan-json.md)")
 	fs.BoolVar(&o.Markdown, "markdown", false, "print a summary for a pull-request comment")
+	fs.BoolVar(&o.Destroy, "destroy", false, "plan the uninstall of the releases, as convoy destroy would (as terraform plan -destroy)")
 	addSelectionFlags(fs, &o.Selection, "plan")
 	fs.IntVarP(&o.Parallelism, "parallelism", "p", plan.DefaultParallelism, "how many renders, record reads and dry runs run at once")
 	addPlanViewFlags(fs, &o.View)
@@ -62,7 +69,9 @@ func (o planOptions) Run(ctx context.Context, s streams) error {
 	if o.Parallelism < 1 {
 		return errors.New("--parallelism must be at least 1")
 	}
-	res, err := run.Plan(ctx, o.options(s), o.Selection.request())
+	req := o.Selection.request()
+	req.Destroy = o.Destroy
+	res, err := run.Plan(ctx, o.options(s), req)
 	if err != nil {
 		return err
 	}
