@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
 )
 
 // newStackCmd is a command over the stack's releases on their clusters.
@@ -55,6 +58,8 @@ func newStatusCmd(s streams) *cobra.Command {
 func newHistoryCmd(s streams) *cobra.Command {
 	var o stackRun
 	var maxRevs int
+	var showRollback bool
+	format := helmOutputTable
 	cmd := newStackCmd("history RELEASE", "Show a release's revisions (like helm history)", "", cobra.ExactArgs(1), &o,
 		func(ctx context.Context, args []string) error {
 			if maxRevs < 1 {
@@ -65,15 +70,78 @@ func newHistoryCmd(s streams) *cobra.Command {
 				return err
 			}
 			h = h[max(0, len(h)-maxRevs):]
+			if format != helmOutputTable {
+				return writeHistory(s.Out, format, h)
+			}
 			tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "REVISION\tUPDATED\tSTATUS\tCHART\tAPP VERSION\tDESCRIPTION")
+			rollback := func(string) string { return "" }
+			if showRollback {
+				rollback = func(v string) string { return v + "\t" }
+			}
+			fmt.Fprintf(tw, "REVISION\tUPDATED\tSTATUS\tCHART\tAPP VERSION\t%sDESCRIPTION\n", rollback("ROLLBACK"))
 			for _, r := range h {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.Version, r.Updated.Local().Format(time.ANSIC), r.Status, r.Chart, r.AppVersion, r.Description)
+				rb := ""
+				if r.RollbackRevision > 0 {
+					rb = strconv.Itoa(r.RollbackRevision)
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s%s\n", r.Version, r.Updated.Local().Format(time.ANSIC), r.Status, r.Chart, r.AppVersion, rollback(rb), r.Description)
 			}
 			return tw.Flush()
 		})
 	cmd.Flags().IntVar(&maxRevs, "max", 256, "show at most this many revisions, the newest (as helm history --max)")
+	cmd.Flags().VarP(&format, "output", "o", "table, json or yaml (as helm history -o, with its fields)")
+	cmd.Flags().BoolVar(&showRollback, "show-rollback-revision", false, "show the revision each rollback restored, in a ROLLBACK column (as helm history)")
 	return cmd
+}
+
+// outputFormat is helm's -o: table, json or yaml.
+type outputFormat string
+
+const (
+	helmOutputTable outputFormat = "table"
+	helmOutputJSON  outputFormat = "json"
+	helmOutputYAML  outputFormat = "yaml"
+)
+
+func (f *outputFormat) String() string { return string(*f) }
+func (f *outputFormat) Type() string   { return "format" }
+func (f *outputFormat) Set(s string) error {
+	switch v := outputFormat(s); v {
+	case helmOutputTable, helmOutputJSON, helmOutputYAML:
+		*f = v
+		return nil
+	}
+	return fmt.Errorf("%q is not table, json or yaml", s)
+}
+
+// writeHistory prints revisions as helm history -o json|yaml does, field
+// for field, so scripts written for helm read it.
+func writeHistory(w io.Writer, format outputFormat, h []run.Revision) error {
+	type helmRevision struct {
+		Revision    int       `json:"revision"`
+		Updated     time.Time `json:"updated"`
+		Status      string    `json:"status"`
+		Chart       string    `json:"chart"`
+		AppVersion  string    `json:"app_version"`
+		Rollback    int       `json:"rollback_revision,omitempty"`
+		Description string    `json:"description"`
+	}
+	out := make([]helmRevision, len(h))
+	for i, r := range h {
+		out[i] = helmRevision{Revision: r.Version, Updated: r.Updated, Status: r.Status, Chart: r.Chart, AppVersion: r.AppVersion, Rollback: r.RollbackRevision, Description: r.Description}
+	}
+	b, err := json.Marshal(out)
+	if err == nil && format == helmOutputYAML {
+		b, err = yaml.JSONToYAML(b)
+	}
+	if err != nil {
+		return err
+	}
+	if format == helmOutputJSON {
+		b = append(b, '\n')
+	}
+	_, err = w.Write(b)
+	return err
 }
 
 type rollbackOptions struct {

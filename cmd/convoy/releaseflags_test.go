@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -72,7 +74,26 @@ func TestRollbackAndHistoryFlags(t *testing.T) {
 	if code != 0 || len(rows) != 2 || !strings.HasPrefix(rows[0], "5") || !strings.Contains(out, "back to three") {
 		t.Fatalf("history --max 2: exit %d\n%s\n%s", code, out, errOut)
 	}
+	// -o json and yaml are helm history's, field for field.
+	helmOut, err := cluster.Helm(t, "history", "api", "-n", ns, "--max", "2", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got []map[string]any
+	code, out, errOut = runConvoy(t, "history", "api", "-C", dir, "--kubeconfig", kc, "--max", "2", "-o", "json")
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || json.Unmarshal([]byte(helmOut), &want) != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("history -o json: exit %d\n%s\n%s\nhelm history -o json:\n%s", code, out, errOut, helmOut)
+	}
+	code, out, errOut = runConvoy(t, "history", "api", "-C", dir, "--kubeconfig", kc, "--max", "1", "-o", "yaml")
+	if code != 0 || !strings.HasPrefix(out, "- app_version: \"1.0\"\n  chart: app-0.1.0\n  description: back to three\n  revision: 6\n  rollback_revision: 3\n  status: deployed\n  updated: \"") {
+		t.Fatalf("history -o yaml: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runConvoy(t, "history", "api", "-C", dir, "--kubeconfig", kc, "--max", "1", "--show-rollback-revision")
+	if code != 0 || !regexp.MustCompile(`(?m)^REVISION +UPDATED +STATUS +CHART +APP VERSION +ROLLBACK +DESCRIPTION\n6 .* deployed +app-0\.1\.0 +1\.0 +3 +back to three\n$`).MatchString(out) {
+		t.Fatalf("history --show-rollback-revision: exit %d\n%s\n%s", code, out, errOut)
+	}
 	for _, bad := range [][]string{
+		{"history", "api", "-o", "xml"},
 		{"history", "api", "--max", "0"},
 		{"rollback", "api", "--wait=maybe"},
 		{"rollback", "api", "--history-max", "-2"},

@@ -304,10 +304,12 @@ type Revision struct {
 	Chart       string // name-version
 	AppVersion  string
 	Description string
+	// RollbackRevision is the revision a rollback restored; 0 otherwise.
+	RollbackRevision int
 }
 
 func revisionOf(r *release.Release) Revision {
-	rev := Revision{Version: r.Version, Updated: r.Info.LastDeployed, Status: string(r.Info.Status), Description: r.Info.Description}
+	rev := Revision{Version: r.Version, Updated: r.Info.LastDeployed, Status: string(r.Info.Status), Description: r.Info.Description, RollbackRevision: r.Info.RollbackRevision}
 	if r.Chart != nil && r.Chart.Metadata != nil {
 		rev.Chart = r.Chart.Metadata.Name + "-" + r.Chart.Metadata.Version
 		rev.AppVersion = r.Chart.Metadata.AppVersion
