@@ -38,6 +38,17 @@ func TestKubeContextFlag(t *testing.T) {
 	}
 }
 
+// Helm's --qps and --burst-limit are --kube-qps and --kube-burst.
+func TestHelmClientRateFlags(t *testing.T) {
+	cmd := newStatusCmd(streams{})
+	if err := cmd.ParseFlags([]string{"--qps", "7.5", "--burst-limit", "9"}); err != nil {
+		t.Fatal(err)
+	}
+	if q, b := cmd.Flags().Lookup("kube-qps").Value.String(), cmd.Flags().Lookup("kube-burst").Value.String(); q != "7.5" || b != "9" {
+		t.Fatalf("--qps 7.5 --burst-limit 9 left --kube-qps %s --kube-burst %s", q, b)
+	}
+}
+
 // --rollback-on-failure (Helm 4's name) is --atomic.
 func TestRollbackOnFailureIsAtomic(t *testing.T) {
 	cmd := newApplyCmd(streams{})
