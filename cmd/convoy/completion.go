@@ -36,3 +36,36 @@ func completeReleases(f *stackFlags, one bool) func(*cobra.Command, []string, st
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
 }
+
+// completeEnvironments completes --env with the environment blocks of the
+// stack that the command's -C names (parsed only, so a stack whose
+// variables are not all set still completes; nothing when it does not
+// parse).
+func completeEnvironments(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	dir := "."
+	if f := cmd.Flags().Lookup("dir"); f != nil {
+		dir = f.Value.String()
+	}
+	names, err := run.EnvironmentNames(dir)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+	}
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(n, toComplete) {
+			out = append(out, n)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// registerEnvCompletion gives --env its completion on every command that
+// has the flag.
+func registerEnvCompletion(cmd *cobra.Command) {
+	if cmd.Flags().Lookup("env") != nil {
+		_ = cmd.RegisterFlagCompletionFunc("env", completeEnvironments)
+	}
+	for _, c := range cmd.Commands() {
+		registerEnvCompletion(c)
+	}
+}

@@ -20,6 +20,7 @@ type planOptions struct {
 	DetailedExitCode bool
 	JSON             bool
 	Markdown         bool
+	Destroy          bool
 	Selection        selectionFlags
 	View             planViewFlags
 	Refresh          string
@@ -38,6 +39,11 @@ changes per object, and drift (objects changed outside convoy). It changes
 nothing. --out saves the plan for convoy apply, which refuses it once
 anything it observed has changed.
 
+With --destroy it plans what convoy destroy would do: the uninstall of every
+release (or of those --target and -l select), dependents first; a destroy
+plan saved with --out is applied with convoy apply PLAN_FILE, as terraform
+plan -destroy.
+
 With --detailed-exitcode the exit code is 0 when nothing would change, 1 on
 error and 2 when there are changes. A plan that would change a release
 another stack owns is shown, then exits 1: apply refuses it.`,
@@ -50,6 +56,7 @@ another stack owns is shown, then exits 1: apply refuses it.`,
 	fs.BoolVar(&o.DetailedExitCode, "detailed-exitcode", false, "exit 0 when there are no changes, 1 on error, 2 when there are changes")
 	fs.BoolVar(&o.JSON, "json", false, "print the plan as JSON (docs/plan-json.md)")
 	fs.BoolVar(&o.Markdown, "markdown", false, "print a summary for a pull-request comment")
+	fs.BoolVar(&o.Destroy, "destroy", false, "plan the uninstall of the releases, as convoy destroy would (as terraform plan -destroy)")
 	addSelectionFlags(fs, &o.Selection, "plan")
 	fs.IntVarP(&o.Parallelism, "parallelism", "p", plan.DefaultParallelism, "how many renders, record reads and dry runs run at once")
 	addPlanViewFlags(fs, &o.View)
@@ -77,6 +84,7 @@ func (o planOptions) Run(ctx context.Context, s streams) (err error) {
 		req.Stats = &plan.Stats{}
 		opts.Clusters.Traffic = &traffic
 	}
+	req.Destroy = o.Destroy
 	res, err := run.Plan(ctx, opts, req)
 	if err != nil {
 		return err

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
 )
 
 // newStackCmd is a command over the stack's releases on their clusters.
@@ -54,40 +57,138 @@ func newStatusCmd(s streams) *cobra.Command {
 
 func newHistoryCmd(s streams) *cobra.Command {
 	var o stackRun
-	return newStackCmd("history RELEASE", "Show a release's revisions (like helm history)", "", cobra.ExactArgs(1), &o,
+	var maxRevs int
+	var showRollback bool
+	format := helmOutputTable
+	cmd := newStackCmd("history RELEASE", "Show a release's revisions (like helm history)", "", cobra.ExactArgs(1), &o,
 		func(ctx context.Context, args []string) error {
+			if maxRevs < 1 {
+				return errors.New("--max must be at least 1")
+			}
 			_, h, err := run.History(ctx, o.options(s), args[0])
 			if err != nil {
 				return err
 			}
+			h = h[max(0, len(h)-maxRevs):]
+			if format != helmOutputTable {
+				return writeHistory(s.Out, format, h)
+			}
 			tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "REVISION\tUPDATED\tSTATUS\tCHART\tAPP VERSION\tDESCRIPTION")
+			rollback := func(string) string { return "" }
+			if showRollback {
+				rollback = func(v string) string { return v + "\t" }
+			}
+			fmt.Fprintf(tw, "REVISION\tUPDATED\tSTATUS\tCHART\tAPP VERSION\t%sDESCRIPTION\n", rollback("ROLLBACK"))
 			for _, r := range h {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.Version, r.Updated.Local().Format(time.ANSIC), r.Status, r.Chart, r.AppVersion, r.Description)
+				rb := ""
+				if r.RollbackRevision > 0 {
+					rb = strconv.Itoa(r.RollbackRevision)
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s%s\n", r.Version, r.Updated.Local().Format(time.ANSIC), r.Status, r.Chart, r.AppVersion, rollback(rb), r.Description)
 			}
 			return tw.Flush()
 		})
+	cmd.Flags().IntVar(&maxRevs, "max", 256, "show at most this many revisions, the newest (as helm history --max)")
+	cmd.Flags().VarP(&format, "output", "o", "table, json or yaml (as helm history -o, with its fields)")
+	cmd.Flags().BoolVar(&showRollback, "show-rollback-revision", false, "show the revision each rollback restored, in a ROLLBACK column (as helm history)")
+	return cmd
+}
+
+// outputFormat is helm's -o: table, json or yaml.
+type outputFormat string
+
+const (
+	helmOutputTable outputFormat = "table"
+	helmOutputJSON  outputFormat = "json"
+	helmOutputYAML  outputFormat = "yaml"
+)
+
+func (f *outputFormat) String() string { return string(*f) }
+func (f *outputFormat) Type() string   { return "format" }
+func (f *outputFormat) Set(s string) error {
+	switch v := outputFormat(s); v {
+	case helmOutputTable, helmOutputJSON, helmOutputYAML:
+		*f = v
+		return nil
+	}
+	return fmt.Errorf("%q is not table, json or yaml", s)
+}
+
+// writeHistory prints revisions as helm history -o json|yaml does, field
+// for field, so scripts written for helm read it.
+func writeHistory(w io.Writer, format outputFormat, h []run.Revision) error {
+	type helmRevision struct {
+		Revision    int       `json:"revision"`
+		Updated     time.Time `json:"updated"`
+		Status      string    `json:"status"`
+		Chart       string    `json:"chart"`
+		AppVersion  string    `json:"app_version"`
+		Rollback    int       `json:"rollback_revision,omitempty"`
+		Description string    `json:"description"`
+	}
+	out := make([]helmRevision, len(h))
+	for i, r := range h {
+		out[i] = helmRevision{Revision: r.Version, Updated: r.Updated, Status: r.Status, Chart: r.Chart, AppVersion: r.AppVersion, Rollback: r.RollbackRevision, Description: r.Description}
+	}
+	b, err := json.Marshal(out)
+	if err == nil && format == helmOutputYAML {
+		b, err = yaml.JSONToYAML(b)
+	}
+	if err != nil {
+		return err
+	}
+	if format == helmOutputJSON {
+		b = append(b, '\n')
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+type rollbackOptions struct {
+	stackRun
+	Timeout       time.Duration
+	Wait          waitFlag
+	WaitForJobs   bool
+	CleanupOnFail bool
+	NoHooks       bool
+	HistoryMax    int
+	Description   string
 }
 
 func newRollbackCmd(s streams) *cobra.Command {
-	var o stackRun
-	return newStackCmd("rollback RELEASE [REVISION]", "Roll a release back to an earlier revision (default: the previous one)",
+	var o rollbackOptions
+	var cmd *cobra.Command
+	cmd = newStackCmd("rollback RELEASE [REVISION]", "Roll a release back to an earlier revision (default: the previous one)",
 		`Rollback restores an earlier revision's chart, values and manifest as a new
-revision, like helm rollback, with the release's wait and timeout settings.
+revision, like helm rollback, with the release's wait, timeout, hooks,
+cleanup_on_fail and history_max settings unless a flag overrides them.
 It holds the stack's lock, so it never runs beside an apply of the stack.`,
-		cobra.RangeArgs(1, 2), &o,
+		cobra.RangeArgs(1, 2), &o.stackRun,
 		func(ctx context.Context, args []string) error {
-			revision := 0
+			req := run.RollbackRequest{Release: args[0], Timeout: o.Timeout, CleanupOnFail: o.CleanupOnFail, NoHooks: o.NoHooks, Description: o.Description}
 			if len(args) == 2 {
 				n, err := strconv.Atoi(args[1])
 				if err != nil || n <= 0 {
 					return fmt.Errorf("revision %q is not a positive number", args[1])
 				}
-				revision = n
+				req.Revision = n
+			}
+			if o.Timeout < 0 {
+				return errors.New("--timeout must not be negative")
+			}
+			if len(o.Description) > 256 {
+				return fmt.Errorf("--description is %d characters long, longer than 256", len(o.Description))
+			}
+			req.Wait = o.Wait.override(o.WaitForJobs)
+			if cmd.Flags().Changed("history-max") {
+				if o.HistoryMax < 0 {
+					return errors.New("--history-max must be 0 (unlimited) or a positive number")
+				}
+				req.HistoryMax = &o.HistoryMax
 			}
 			opts := o.writerOptions(s)
 			opts.Clusters.Observer = run.LogEvents(s.Err)
-			inst, rel, err := run.Rollback(ctx, opts, args[0], revision)
+			inst, rel, err := run.Rollback(ctx, opts, req)
 			switch {
 			case rel != nil && err == nil:
 				fmt.Fprintf(s.Out, "Rollback was a success: %s is at revision %d (%s).\n", inst.Name, rel.Version, rel.Description)
@@ -96,6 +197,62 @@ It holds the stack's lock, so it never runs beside an apply of the stack.`,
 			}
 			return err
 		})
+	f := cmd.Flags()
+	f.DurationVar(&o.Timeout, "timeout", 0, "how long each wait may take (hooks, resources; as helm rollback --timeout; default: the release's timeout, else 5m0s)")
+	f.Var(&o.Wait, "wait", "wait until the restored objects are ready: --wait, --wait=true or false (Helm's watcher and legacy mean true, hookOnly false; default: the release's wait)")
+	f.Lookup("wait").NoOptDefVal = "true"
+	f.BoolVar(&o.WaitForJobs, "wait-for-jobs", false, "when waiting, also wait until Jobs complete (as helm rollback --wait-for-jobs; default: the release's wait_for_jobs)")
+	f.BoolVar(&o.CleanupOnFail, "cleanup-on-fail", false, "delete the objects this rollback created when it fails (as helm rollback; default: the release's cleanup_on_fail)")
+	f.BoolVar(&o.NoHooks, "no-hooks", false, "run no rollback hooks (as helm rollback; default: the release's disable_hooks)")
+	f.IntVar(&o.HistoryMax, "history-max", 0, "keep at most this many revisions, 0 for no limit (as helm rollback; default: the release's history_max)")
+	f.StringVar(&o.Description, "description", "", "the new revision's description (at most 256 characters; default \"Rollback to N\")")
+	return cmd
+}
+
+// waitFlag is rollback's --wait: unset (the release's setting), on or off.
+// It accepts Helm 4's wait strategies: watcher and legacy wait, hookOnly
+// does not.
+type waitFlag struct {
+	set, on bool
+}
+
+func (w *waitFlag) String() string {
+	switch {
+	case !w.set:
+		return ""
+	case w.on:
+		return "true"
+	}
+	return "false"
+}
+
+func (w *waitFlag) Set(v string) error {
+	switch strings.ToLower(v) {
+	case "true", "watcher", "legacy":
+		w.set, w.on = true, true
+	case "false", "hookonly":
+		w.set, w.on = true, false
+	default:
+		return fmt.Errorf("%q is neither true nor false (nor one of Helm's watcher, legacy, hookOnly)", v)
+	}
+	return nil
+}
+
+func (w *waitFlag) Type() string { return "bool" }
+
+// override is what --wait and --wait-for-jobs say of the release's wait.
+func (w waitFlag) override(forJobs bool) run.WaitOverride {
+	switch {
+	case w.set && !w.on:
+		return run.WaitOff
+	case w.set && forJobs:
+		return run.WaitOnWithJobs
+	case w.set:
+		return run.WaitOn
+	case forJobs:
+		return run.WaitJobsIfWaiting
+	}
+	return run.WaitAsRelease
 }
 
 func newRecoverCmd(s streams) *cobra.Command {

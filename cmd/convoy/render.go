@@ -51,6 +51,7 @@ in the stack's release order.`,
 	f.BoolVar(&o.IncludeCRDs, "include-crds", false, "include the charts' crds/ files in the output")
 	f.IntVarP(&o.Parallelism, "parallelism", "p", runtime.GOMAXPROCS(0), "how many releases are rendered at once")
 	f.StringVar(&o.OutDir, "out-dir", "", "write the manifests to files under this directory instead of stdout")
+	f.StringVar(&o.OutDir, "output-dir", "", "the same as --out-dir (helm template's name)")
 	_ = cmd.RegisterFlagCompletionFunc("release", completeReleases(&o.Stack, false))
 	return cmd
 }
@@ -78,7 +79,7 @@ func (o renderOptions) Run(ctx context.Context, s streams) error {
 			if single {
 				return res.Err
 			}
-			fmt.Fprintf(s.Err, "Error: %s: %v\n", res.Instance.Addr, res.Err)
+			fmt.Fprintf(s.Err, "Error: %v\n", res.AddrErr())
 			continue
 		}
 		if o.OutDir != "" {

@@ -125,20 +125,23 @@ func TestRenderErrors(t *testing.T) {
 	}
 }
 
+// --out-dir, and helm template's name for it, --output-dir.
 func TestRenderOutDir(t *testing.T) {
-	out := t.TempDir()
-	code, stdout, errOut := runConvoy(t, "render", "-C", "../../examples/shop", "--out-dir", out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	if !strings.Contains(stdout, "wrote "+filepath.Join(out, "db", "postgres", "templates")) {
-		t.Fatalf("stdout: %s", stdout)
-	}
-	data, err := os.ReadFile(filepath.Join(out, "db", "postgres", "templates", "service.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(string(data), "---\n# Source: postgres/templates/service.yaml\n") {
-		t.Fatalf("file content: %s", data)
+	for _, flag := range []string{"--out-dir", "--output-dir"} {
+		out := t.TempDir()
+		code, stdout, errOut := runConvoy(t, "render", "-C", "../../examples/shop", flag, out)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", flag, code, errOut)
+		}
+		if !strings.Contains(stdout, "wrote "+filepath.Join(out, "db", "postgres", "templates")) {
+			t.Fatalf("%s: stdout: %s", flag, stdout)
+		}
+		data, err := os.ReadFile(filepath.Join(out, "db", "postgres", "templates", "service.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(data), "---\n# Source: postgres/templates/service.yaml\n") {
+			t.Fatalf("%s: file content: %s", flag, data)
+		}
 	}
 }

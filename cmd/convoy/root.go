@@ -139,5 +139,6 @@ dependency order with Helm's hooks, waits, atomic rollback and history.`,
 		newOutputCmd(s),
 		newTestCmd(s),
 	)
+	registerEnvCompletion(root)
 	return root
 }

@@ -60,6 +60,8 @@ func addClusterFlags(fs *pflag.FlagSet, f *clusterFlags) {
 	fs.StringVar(&f.Context, "context", "", "the same as --kube-context")
 	fs.Float32Var(&f.QPS, "kube-qps", run.DefaultQPS, "client-side limit of queries per second to the Kubernetes API (the server's priority and fairness still applies)")
 	fs.IntVar(&f.Burst, "kube-burst", run.DefaultBurst, "client-side burst of queries to the Kubernetes API")
+	fs.Float32Var(&f.QPS, "qps", run.DefaultQPS, "the same as --kube-qps (helm's name)")
+	fs.IntVar(&f.Burst, "burst-limit", run.DefaultBurst, "the same as --kube-burst (helm's name)")
 	fs.StringVar(&f.StorageDriver, "storage-driver", "secret", "where release records live: secret or configmap (as Helm's HELM_DRIVER)")
 }
 

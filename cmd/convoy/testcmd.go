@@ -14,22 +14,29 @@ import (
 
 type testOptions struct {
 	stackRun
-	Timeout time.Duration
+	Timeout   time.Duration
+	Logs      bool
+	Filter    []string
+	Selectors []string
 }
 
 func newTestCmd(s streams) *cobra.Command {
 	var o testOptions
 	cmd := &cobra.Command{
-		Use:   "test [RELEASE...]",
+		Use:   "test [RELEASE... | -l SELECTOR]",
 		Short: "Run the charts' test hooks of releases (like helm test)",
 		Long: `Test runs the test hooks (helm.sh/hook: test) of every release of the stack,
 or of those named (an address such as release.api["eu"], or a Helm release
-name), as helm test does: each release's tests of its newest revision, in
+name) and those whose labels -l selects, as helm test does: each release's tests of its newest revision, in
 weight and name order, each created and waited to completion within the
 release's timeout (or --timeout), stopping at the first failure. Each test's last run is
 recorded in the release record, as Helm records it. The logs of a failed
-test's pods are printed. The exit code is 1 when a test failed. It holds the
-stack's lock, so it never runs beside an apply of the stack.`,
+test's pods are printed; with --logs, those of every test's pods (Pods and
+Jobs' pods), read as each test ends, before its delete policy removes it.
+--filter chooses tests by name, as helm test --filter: name=NAME runs only
+the tests named, !name=NAME leaves one out (repeatable, or comma-separated).
+The exit code is 1 when a test failed. It holds the stack's lock, so it
+never runs beside an apply of the stack.`,
 		ValidArgsFunction: completeReleases(&o.Stack, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.Run(cmd.Context(), s, args)
@@ -37,15 +44,43 @@ stack's lock, so it never runs beside an apply of the stack.`,
 	}
 	addStackRunFlags(cmd.Flags(), &o.stackRun)
 	addParallelismFlag(cmd.Flags(), &o.Parallelism, "how many releases are tested at once")
+	addSelectorFlag(cmd.Flags(), &o.Selectors, "test")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 0, "how long each test may take (as helm test --timeout; default: the release's timeout, else 5m0s)")
+	cmd.Flags().BoolVar(&o.Logs, "logs", false, "print the logs of every test's pods, not only of a failed test's (as helm test --logs)")
+	cmd.Flags().StringSliceVar(&o.Filter, "filter", nil, "run only the tests named: name=NAME, or all but one: !name=NAME (repeatable or comma-separated; as helm test --filter)")
 	return cmd
+}
+
+// testFilter parses --filter terms as helm test does: name=NAME keeps a
+// test, !name=NAME (or "! name=NAME") leaves it out. Other attributes are
+// an error, not ignored.
+func testFilter(terms []string) (only, skip []string, err error) {
+	for _, f := range terms {
+		neg := strings.HasPrefix(f, "!")
+		attr, name, ok := strings.Cut(strings.TrimSpace(strings.TrimPrefix(f, "!")), "=")
+		switch {
+		case !ok || attr != "name":
+			return nil, nil, fmt.Errorf("--filter %q: want name=NAME or !name=NAME (tests are filtered by name only, as helm test)", f)
+		case name == "":
+			return nil, nil, fmt.Errorf("--filter %q: the test's name is empty", f)
+		case neg:
+			skip = append(skip, name)
+		default:
+			only = append(only, name)
+		}
+	}
+	return only, skip, nil
 }
 
 func (o testOptions) Run(ctx context.Context, s streams, names []string) error {
 	if o.Parallelism < 1 {
 		return errors.New("--parallelism must be at least 1")
 	}
-	runs, err := run.Test(ctx, o.options(s), run.TestRequest{Releases: names, Timeout: o.Timeout})
+	only, skip, err := testFilter(o.Filter)
+	if err != nil {
+		return err
+	}
+	runs, err := run.Test(ctx, o.options(s), run.TestRequest{Releases: names, Selectors: o.Selectors, Timeout: o.Timeout, Only: only, Skip: skip, Logs: o.Logs})
 	if err != nil && len(runs) == 0 {
 		return err
 	}
@@ -57,7 +92,7 @@ func (o testOptions) Run(ctx context.Context, s streams, names []string) error {
 		switch {
 		case t.Err != nil:
 			fmt.Fprintf(tw, "%s\t%s\t-\terror\t-\n", inst.Name, inst.Namespace)
-		case len(t.Result.Hooks) == 0:
+		case len(t.Result.Hooks) == 0 && len(t.Result.Skipped) == 0:
 			fmt.Fprintf(tw, "%s\t%s\t-\tno tests\t-\n", inst.Name, inst.Namespace)
 		default:
 			for _, h := range t.Result.Hooks {
@@ -70,6 +105,9 @@ func (o testOptions) Run(ctx context.Context, s streams, names []string) error {
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", inst.Name, inst.Namespace, h.Name, phase, dur)
 			}
+			for _, h := range t.Result.Skipped {
+				fmt.Fprintf(tw, "%s\t%s\t%s\tskipped (--filter)\t-\n", inst.Name, inst.Namespace, h.Name)
+			}
 		}
 		failed = failed || t.Failed()
 	}
@@ -80,6 +118,8 @@ func (o testOptions) Run(ctx context.Context, s streams, names []string) error {
 			fmt.Fprintf(s.Out, "\n%s (%s/%s): %v\n", t.Instance.Addr, t.Instance.Namespace, t.Instance.Name, t.Err)
 		case t.Result.Err != nil:
 			fmt.Fprintf(s.Out, "\n%s (%s/%s): %v\n", t.Instance.Addr, t.Instance.Namespace, t.Instance.Name, t.Result.Err)
+		}
+		if t.Result != nil {
 			for _, l := range t.Result.Logs {
 				fmt.Fprintf(s.Out, "\nLogs of pod %s", l.Pod)
 				if l.Container != "" {
@@ -90,6 +130,10 @@ func (o testOptions) Run(ctx context.Context, s streams, names []string) error {
 					continue
 				}
 				fmt.Fprintln(s.Out, ":")
+				if strings.TrimSpace(l.Log) == "" {
+					fmt.Fprintln(s.Out, "  (empty)")
+					continue
+				}
 				for _, line := range strings.Split(strings.TrimRight(l.Log, "\n"), "\n") {
 					fmt.Fprintf(s.Out, "  %s\n", line)
 				}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -20,11 +21,13 @@ stack %[2]q {
   default_namespace = %[2]q
 }
 release "good" {
-  chart = %[1]q
+  chart  = %[1]q
+  labels = { tier = "front" }
 }
 release "bad" {
   chart  = %[1]q
   values = [{ failTest = true }]
+  labels = { tier = "back" }
 }
 `, chart, ns)
 }
@@ -58,16 +61,23 @@ func TestTestHooksAndOutputs(t *testing.T) {
 		t.Fatalf("recorded test runs of good: %v", got)
 	}
 
+	// What the failing test pod's container logged, as the devcluster's
+	// kubelet serves it; the passing tests' pods log something else.
+	cluster.PodLog(t, ns, "bad-test-fail", "checking bad:80", "wget: can't connect to remote host: Connection refused")
+	cluster.NamespaceLog(t, ns, "connected to the service")
 	code, out, errOut = runConvoy(t, "test", "-C", dir, "--kubeconfig", kc, "--kube-context", "")
 	for _, want := range []string{
 		"bad-test-connection   Succeeded",
 		"bad-test-fail         Failed",
-		"release.bad (" + ns + "/bad): test hook tested/templates/test-fail.yaml (v1 Pod " + ns + "/bad-test-fail) failed",
-		"Logs of pod bad-test-fail, container check",
+		"release.bad (" + ns + "/bad): test hook tested/templates/test-fail.yaml: v1 Pod " + ns + "/bad-test-fail: failed: pod failed; pod bad-test-fail: container check: terminated: Error (exit code 1)",
+		"Logs of pod bad-test-fail, container check:\n  checking bad:80\n  wget: can't connect to remote host: Connection refused\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("test output lacks %q", want)
 		}
+	}
+	if strings.Contains(out, "connected to the service") {
+		t.Errorf("without --logs, the logs of passing tests' pods are printed")
 	}
 	if code != 1 || t.Failed() {
 		t.Fatalf("test of a failing release: exit %d\n%s\n%s", code, out, errOut)
@@ -107,5 +117,83 @@ func TestCompletion(t *testing.T) {
 	code, out, _ = runConvoy(t, "__complete", "apply", "")
 	if code != 0 || !strings.HasPrefix(out, "cvp\n:8\n") {
 		t.Fatalf("plan file completion: exit %d\n%s", code, out)
+	}
+
+	// --env completes the stack's environment blocks, on every command
+	// that has it, even when a variable has no value yet.
+	envs := writeStack(t, testedStack(t, "x")+`
+variable "region" {}
+environment "staging" {
+  vars = { region = "eu" }
+}
+environment "prod" {}
+environment "preview" {}
+`)
+	for _, args := range [][]string{
+		{"plan", "-C", envs, "--env", "p"},
+		{"test", "-C", envs, "-l", "tier=web", "--env", "p"},
+		{"status", "-C", envs, "--env=p"},
+	} {
+		code, out, _ = runConvoy(t, append([]string{"__complete"}, args...)...)
+		if code != 0 || !strings.HasPrefix(out, "preview\nprod\n:4\n") {
+			t.Errorf("--env completion of %v: exit %d\n%s", args, code, out)
+		}
+	}
+	code, out, _ = runConvoy(t, "__complete", "apply", "-C", envs, "--env", "")
+	if code != 0 || !strings.HasPrefix(out, "preview\nprod\nstaging\n:4\n") {
+		t.Errorf("--env completion of every environment: exit %d\n%s", code, out)
+	}
+	code, out, _ = runConvoy(t, "__complete", "plan", "-C", dir, "--env", "")
+	if code != 0 || !strings.HasPrefix(out, ":4\n") {
+		t.Errorf("--env completion without environments: exit %d\n%s", code, out)
+	}
+}
+
+// convoy test --filter chooses tests by name as helm test --filter does,
+// and --logs prints the logs of every test's pods (a Job's too), not only
+// of a failed test's.
+func TestTestFilterAndLogs(t *testing.T) {
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	dir := writeStack(t, testedStack(t, ns))
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve"); code != 0 {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	cluster.PodLog(t, ns, "bad-test-fail", "checking bad:80", "wget: bad address")
+	cluster.NamespaceLog(t, ns, "connected to the service")
+
+	code, out, errOut := runConvoy(t, "test", "release.bad", "-C", dir, "--kubeconfig", kc, "--filter", "!name=bad-test-fail", "--logs")
+	logs := regexp.MustCompile(`Logs of pod bad-test-connection-\w+, container check:\n  connected to the service\n`)
+	if code != 0 || !regexp.MustCompile(`bad-test-fail +skipped \(--filter\)`).MatchString(out) || !logs.MatchString(out) || strings.Contains(out, "wget") {
+		t.Fatalf("test --filter !name=bad-test-fail --logs: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if got := testRuns(t, ns, "bad"); got["bad-test-fail"] != "" || got["bad-test-connection"] != release.HookPhaseSucceeded {
+		t.Fatalf("recorded test runs of bad: %v", got)
+	}
+
+	code, out, errOut = runConvoy(t, "test", "-C", dir, "--kubeconfig", kc, "--filter", "name=bad-test-fail,name=good-test-connection")
+	for _, want := range []string{
+		`(?m)^good +` + ns + ` +good-test-connection +Succeeded `,
+		`(?m)^bad +` + ns + ` +bad-test-fail +Failed `,
+		`(?m)^bad +` + ns + ` +bad-test-connection +skipped \(--filter\) `,
+		`Logs of pod bad-test-fail, container check:\n  checking bad:80\n  wget: bad address\n`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("test --filter name=...,name=... lacks %s", want)
+		}
+	}
+	if code != 1 || strings.Contains(out, "connected to the service") || t.Failed() {
+		t.Fatalf("test --filter name=bad-test-fail,name=good-test-connection: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	code, out, errOut = runConvoy(t, "test", "-C", dir, "--kubeconfig", kc, "-l", "tier=front")
+	if code != 0 || !regexp.MustCompile(`(?m)^good +`+ns+` +good-test-connection +Succeeded `).MatchString(out) || strings.Contains(out, "bad") {
+		t.Fatalf("test -l tier=front: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	for _, f := range []string{"size=big", "name=", "bad-test-fail"} {
+		if code, _, errOut := runConvoy(t, "test", "-C", dir, "--kubeconfig", kc, "--filter", f); code == 0 || !strings.Contains(errOut, "--filter") {
+			t.Errorf("--filter %q: exit %d, stderr %q", f, code, errOut)
+		}
 	}
 }

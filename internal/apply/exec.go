@@ -55,6 +55,8 @@ type Result struct {
 	PreviousDeployed int
 	// ignore are the release's ignore_changes, which a restore keeps to.
 	ignore kube.IgnoreRules
+	// redact masks sensitive values in what a restore records.
+	redact release.Redactor
 }
 
 // executor runs steps for Walk.
@@ -122,8 +124,9 @@ func (x *executor) Run(ctx context.Context, id string) error {
 	if p.Deployed != nil {
 		res.PreviousDeployed = p.Deployed.Version
 	}
-	res.ignore = p.Request.IgnoreChanges
+	res.ignore, res.redact = p.Request.IgnoreChanges, p.Request.Redact
 	rel, err := s.Engine.Execute(ctx, p)
+	err = redactErr(p.Request.Redact, err)
 	res.Release = rel
 	if err == nil {
 		x.mu.Lock()
@@ -148,7 +151,7 @@ func (x *executor) Restore(ctx context.Context, id string) (bool, error) {
 		}
 		return err == nil, err
 	}
-	rb, err := s.Engine.Rollback(ctx, release.RollbackRequest{Name: s.Name, Namespace: s.Namespace, Revision: res.PreviousDeployed, Wait: release.WaitReady, IgnoreChanges: res.ignore, RunID: s.RunID})
+	rb, err := s.Engine.Rollback(ctx, release.RollbackRequest{Name: s.Name, Namespace: s.Namespace, Revision: res.PreviousDeployed, Wait: release.WaitReady, IgnoreChanges: res.ignore, RunID: s.RunID, Redact: res.redact})
 	if err == nil {
 		res.Release = rb
 	}
@@ -209,3 +212,24 @@ func (p *progressExec) Run(ctx context.Context, id string) error {
 	p.progress.Finished(id, Outcome{ID: id, Status: st, Err: err, Duration: time.Since(start)})
 	return err
 }
+
+// redactErr masks sensitive values in err's message (the engine's errors
+// quote the API server's, which quote field values); it still unwraps to
+// err.
+func redactErr(redact release.Redactor, err error) error {
+	if redact == nil || err == nil {
+		return err
+	}
+	if msg := redact(err.Error()); msg != err.Error() {
+		return &redactedError{msg: msg, err: err}
+	}
+	return err
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }

@@ -22,6 +22,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -128,12 +129,12 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("generate certificates: %w", err)
 	}
-	ports, err := freePorts(3)
+	ports, err := freePorts(4)
 	if err != nil {
 		return err
 	}
-	etcdClient, etcdPeer, apiPort := ports[0], ports[1], ports[2]
-	c.componentPorts = map[string]int{"etcd": etcdClient, "etcd-peer": etcdPeer, "kube-apiserver": apiPort}
+	etcdClient, etcdPeer, apiPort, kubeletPort := ports[0], ports[1], ports[2], ports[3]
+	c.componentPorts = map[string]int{"etcd": etcdClient, "etcd-peer": etcdPeer, "kube-apiserver": apiPort, "kwok": kubeletPort}
 	bin := func(name string) string { return filepath.Join(opts.Tools.KubeBinDir, name) }
 
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdClient)
@@ -175,6 +176,10 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 		"--allow-privileged=true",
 		"--cert-dir="+filepath.Join(c.dir, "apiserver-certs"),
 		"--profiling=false",
+		// The kubelet (kwok's server, for pod logs) is reached at the node's
+		// InternalIP, 127.0.0.1; its self-signed certificate is accepted
+		// because no --kubelet-certificate-authority is given.
+		"--kubelet-preferred-address-types=InternalIP",
 	)
 	if err != nil {
 		return err
@@ -229,6 +234,13 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	dyn, err := dynamic.NewForConfig(c.restConfig)
+	if err != nil {
+		return err
+	}
+	if err := createLogsCRDs(ctx, dyn); err != nil {
+		return err
+	}
 	for i := range opts.Nodes {
 		if err := createNode(ctx, client, fmt.Sprintf("kwok-node-%d", i)); err != nil {
 			return err
@@ -238,13 +250,22 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 	if err := os.WriteFile(stages, stagesYAML, 0o600); err != nil {
 		return err
 	}
+	if err := waitLogsCRDs(ctx, dyn); err != nil {
+		return err
+	}
+	kubeletAddr := "127.0.0.1:" + strconv.Itoa(kubeletPort)
 	if _, err := c.run("kwok", opts.Tools.Kwok,
 		"--kubeconfig="+c.kubeconfig,
 		"--config="+stages,
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector="+NodeAnnotation+"=fake",
 		"--cidr=10.244.0.1/16",
-		"--node-ip=10.240.0.1",
+		// The nodes' InternalIP and kubelet port: kwok's server answers
+		// there for every node (pod logs, see podlogs.go).
+		"--node-ip=127.0.0.1",
+		"--node-port="+strconv.Itoa(kubeletPort),
+		"--server-address="+kubeletAddr,
+		"--enable-crds="+kwokCRDs(),
 		// Heartbeats go through node leases; without them the node-lifecycle
 		// controller would mark the nodes NotReady after its grace period.
 		"--node-lease-duration-seconds=40",

@@ -433,3 +433,67 @@ func TestReadyAfterDelaysReadiness(t *testing.T) {
 		t.Fatalf("Available after %s, before the 2s readiness delay", took)
 	}
 }
+
+// A pod's log given with PodLog, and a namespace's with NamespaceLog, come
+// back through the pods/log API (kube-apiserver → kwok's kubelet server) of
+// a Failed pod and of a Job's pod; a pod with neither has no logs.
+func TestPodLogs(t *testing.T) {
+	ns := cluster.Namespace(t)
+	client := cluster.Client()
+	ctx := context.Background()
+	cluster.PodLog(t, ns, "failing", "checking the database", "error: connection refused")
+	cluster.NamespaceLog(t, ns, "migrated 3 tables")
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "failing", Labels: map[string]string{devcluster.LabelFail: "true"}},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "check", Image: "busybox:1.36"}, {Name: "side", Image: "busybox:1.36"}},
+		},
+	}
+	if _, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.BatchV1().Jobs(ns).Create(ctx, job("migrate", nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		p, err := client.CoreV1().Pods(ns).Get(ctx, "failing", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodFailed, nil
+	})
+	if err != nil {
+		t.Fatalf("pod never Failed: %v", err)
+	}
+	logOf := func(pod, container string) (string, error) {
+		b, err := client.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container}).DoRaw(ctx)
+		return string(b), err
+	}
+	for _, c := range []string{"check", "side"} {
+		if got, err := logOf("failing", c); err != nil || got != "checking the database\nerror: connection refused\n" {
+			t.Errorf("log of failing/%s: %q, %v", c, got, err)
+		}
+	}
+	waitJob(t, client, ns, "migrate", batchv1.JobComplete)
+	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=migrate"})
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("job's pods: %v, %v", pods, err)
+	}
+	if got, err := logOf(pods.Items[0].Name, "migrate"); err != nil || got != "migrated 3 tables\n" {
+		t.Errorf("log of the job's pod: %q, %v", got, err)
+	}
+
+	other := cluster.Namespace(t)
+	pod.Name, pod.Labels = "quiet", nil
+	if _, err := client.CoreV1().Pods(other).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		p, err := client.CoreV1().Pods(other).Get(ctx, "quiet", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning, nil
+	})
+	if err != nil {
+		t.Fatalf("pod never Running: %v", err)
+	}
+	if got, err := client.CoreV1().Pods(other).GetLogs("quiet", &corev1.PodLogOptions{Container: "check"}).DoRaw(ctx); err == nil || !strings.Contains(string(got), "no logs found for container") {
+		t.Errorf("log of a pod without logs: %q, %v", got, err)
+	}
+}

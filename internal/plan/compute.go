@@ -155,7 +155,7 @@ func Compute(ctx context.Context, in Input) (*Plan, error) {
 			e.change = rc
 			if err != nil {
 				red := NewRedactor(resolve.SensitiveValues(inst))
-				errs[i] = fmt.Errorf("%s: %w", addr, red.Err(err))
+				errs[i] = resolve.WithAddr(addr, red.Err(err))
 				return
 			}
 			changes[i] = rc

@@ -150,12 +150,16 @@ func (p *Plan) RedactError(err error) error {
 }
 
 // Redactor masks the sensitive values of every release of the plan.
-func (p *Plan) Redactor() *Redactor {
+func (p *Plan) Redactor() *Redactor { return p.RedactorWith() }
+
+// RedactorWith is Redactor, masking also the strings more: the sensitive
+// values of a release known only when it is applied.
+func (p *Plan) RedactorWith(more ...[]string) *Redactor {
 	var all [][]string
 	for _, r := range p.Releases {
 		all = append(all, r.Sensitive)
 	}
-	return NewRedactor(all...)
+	return NewRedactor(append(all, more...)...)
 }
 
 // fieldsOf are the fields of the object ref rendered from sensitive values.

@@ -100,11 +100,14 @@ type Lines struct {
 	progressBase
 	w   io.Writer
 	now func() time.Time
+	// failed is, by step, the failure the release engine reported, so
+	// that the step's end does not print the same error again.
+	failed map[string]string
 }
 
 // NewLines returns the plain view writing to w.
 func NewLines(w io.Writer, rows []apply.Row) *Lines {
-	return &Lines{progressBase: newBase(rows), w: w, now: time.Now}
+	return &Lines{progressBase: newBase(rows), w: w, now: time.Now, failed: map[string]string{}}
 }
 
 func (l *Lines) line(id, msg string) {
@@ -118,6 +121,9 @@ func (l *Lines) Event(ev release.Event) {
 	id := ev.Namespace + "/" + ev.Release
 	if r := l.byRel[id]; r != nil {
 		id = r.ID
+	}
+	if ev.Phase == release.PhaseFailed {
+		l.failed[id] = ev.Message
 	}
 	l.line(id, ev.Message)
 }
@@ -134,7 +140,7 @@ func (l *Lines) Finished(id string, o dag.Outcome[string]) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	msg := fmt.Sprintf("%s after %s", o.Status, o.Duration.Round(10*time.Millisecond))
-	if o.Err != nil {
+	if o.Err != nil && !strings.HasSuffix(l.failed[id], ": "+o.Err.Error()) {
 		msg += ": " + o.Err.Error()
 	}
 	l.line(id, msg)

@@ -69,6 +69,25 @@ func TestLinesViewIsTimestampedLines(t *testing.T) {
 	}
 }
 
+// A failure the engine reported is not printed again when the step ends;
+// an error it did not report is.
+func TestLinesViewPrintsAFailureOnce(t *testing.T) {
+	var buf bytes.Buffer
+	l := NewLines(&buf, rows)
+	fixed := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	l.now = func() time.Time { return fixed }
+	cause := errors.New("pre-upgrade hook app/templates/hook.yaml: batch/v1 Job data/migrate: failed: BackoffLimitExceeded")
+	l.Event(release.Event{Namespace: "data", Release: "db", Phase: release.PhaseFailed, Message: "revision 2 failed: " + cause.Error()})
+	l.Finished("release.db", dag.Outcome[string]{Status: dag.Failed, Duration: 1500 * time.Millisecond, Err: cause})
+	l.Finished("release.web", dag.Outcome[string]{Status: dag.Failed, Duration: time.Second, Err: errors.New("connection refused")})
+	want := "2026-11-21T12:00:00Z release.db: revision 2 failed: " + cause.Error() + "\n" +
+		"2026-11-21T12:00:00Z release.db: failed after 1.5s\n" +
+		"2026-11-21T12:00:00Z release.web: failed after 1s: connection refused\n"
+	if buf.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", buf.String(), want)
+	}
+}
+
 func TestLiveViewShowsWhatAWaitIsBlockedOn(t *testing.T) {
 	var buf syncBuffer
 	l := NewLive(&buf, rows)

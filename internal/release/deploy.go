@@ -67,9 +67,23 @@ type Request struct {
 	// (kept in saved plans, whose charts come without their files): the
 	// record is labelled with it (FingerprintLabel).
 	Fingerprint string `json:",omitempty"`
+	// Redact masks the sensitive values in text the records keep (a
+	// failure's description quotes errors, which quote values); nil keeps
+	// the text. Not saved with a plan: the run that applies sets it.
+	Redact Redactor `json:"-"`
 }
 
 func (r *Request) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
+
+// Redactor masks sensitive values in a text; nil masks nothing.
+type Redactor func(string) string
+
+func (r Redactor) text(s string) string {
+	if r == nil {
+		return s
+	}
+	return r(s)
+}
 
 // Prepared is a release rendered and built against what the cluster holds
 // now, not yet applied: what plan shows and what Execute applies.
@@ -256,7 +270,7 @@ type rollout struct {
 func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.Ref, error) {
 	if !r.disableHooks {
 		if err := e.runHooks(ctx, rel, r.pre, r.timeout); err != nil {
-			return nil, fmt.Errorf("failed %s: %w", r.pre, err)
+			return nil, err
 		}
 	}
 	e.logf(rel.Namespace, rel.Name, PhaseApplying, "applying %d objects", len(r.objs))
@@ -297,7 +311,7 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 	}
 	if !r.disableHooks {
 		if err := e.runHooks(ctx, rel, r.post, r.timeout); err != nil {
-			return created, fmt.Errorf("failed %s: %w", r.post, err)
+			return created, err
 		}
 	}
 	return created, nil
@@ -338,6 +352,7 @@ func (e *Engine) failDeploy(ctx context.Context, store *Storage, p *Prepared, re
 	if isInstall {
 		description = fmt.Sprintf("Release %q failed: %v", rel.Name, cause)
 	}
+	description = req.Redact.text(description)
 	if err := e.writeFinal(ctx, store, rel, StatusFailed, description); err != nil {
 		return rel, fmt.Errorf("%w; %w", cause, err)
 	}

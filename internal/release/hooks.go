@@ -3,6 +3,7 @@ package release
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -21,7 +22,25 @@ type HookError struct {
 }
 
 func (e *HookError) Error() string {
+	if e.Ref.Name == "" || namesOnly(e.Err, e.Ref) {
+		// The cause names the object (or there is none): say it once.
+		return fmt.Sprintf("%s hook %s: %v", e.Event, e.Hook, e.Err)
+	}
 	return fmt.Sprintf("%s hook %s (%s) failed: %v", e.Event, e.Hook, e.Ref, e.Err)
+}
+
+// namesOnly reports whether err's message starts with ref, the one object
+// it is about: a kube.ObjectError, or a wait's NotReadyError of ref alone.
+func namesOnly(err error, ref kube.Ref) bool {
+	var oe *kube.ObjectError
+	var nr *kube.NotReadyError
+	switch {
+	case errors.As(err, &oe):
+		return oe.Ref == ref && err == error(oe)
+	case errors.As(err, &nr):
+		return len(nr.Objects) == 1 && nr.Objects[0].Ref == ref && err == error(nr)
+	}
+	return false
 }
 
 func (e *HookError) Unwrap() error { return e.Err }
@@ -47,6 +66,11 @@ func hasPolicy(h *Hook, p chart.HookDeletePolicy) bool {
 // failed hook is deleted if it asks for hook-failed, and earlier hooks of
 // the event that ask for hook-succeeded are deleted, as Helm does.
 func (e *Engine) runHooks(ctx context.Context, rel *Release, event chart.HookEvent, timeout time.Duration) error {
+	return e.runHookList(ctx, rel, event, hooksOf(rel, event), timeout, nil)
+}
+
+// hooksOf are the release's hooks for event, in the order they run.
+func hooksOf(rel *Release, event chart.HookEvent) []*Hook {
 	var hooks []*Hook
 	for _, h := range rel.Hooks {
 		if slices.Contains(h.Events, event) {
@@ -54,6 +78,17 @@ func (e *Engine) runHooks(ctx context.Context, rel *Release, event chart.HookEve
 		}
 	}
 	slices.SortStableFunc(hooks, hookOrder)
+	return hooks
+}
+
+// ranHook is told that a hook finished (err: how it failed), before any of
+// the hook's delete policies remove its objects: what it reads of them
+// (pod logs) is still there.
+type ranHook func(h *Hook, objs []*unstructured.Unstructured, err error)
+
+// runHookList runs hooks (of rel, in order) as runHooks does, telling ran,
+// if not nil, of each that finished.
+func (e *Engine) runHookList(ctx context.Context, rel *Release, event chart.HookEvent, hooks []*Hook, timeout time.Duration, ran ranHook) error {
 	for i, h := range hooks {
 		objs, err := e.kube.Parse(h.Manifest, rel.Namespace)
 		if err != nil {
@@ -71,6 +106,9 @@ func (e *Engine) runHooks(ctx context.Context, rel *Release, event chart.HookEve
 				Message: blockedMessage(objs), Blockers: objs})
 		})
 		h.LastRun.CompletedAt = time.Now()
+		if ran != nil {
+			ran(h, objs, err)
+		}
 		if err != nil {
 			h.LastRun.Phase = HookPhaseFailed
 			if hasPolicy(h, chart.HookFailed) {

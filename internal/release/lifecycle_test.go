@@ -392,6 +392,14 @@ func TestFailingPreUpgradeHookChangesNothing(t *testing.T) {
 	if !errors.As(err, &hookErr) || hookErr.Hook != "app/templates/hook.yaml" || !strings.Contains(err.Error(), "pre-upgrade") {
 		t.Fatalf("want a pre-upgrade HookError naming app/templates/hook.yaml, got %v", err)
 	}
+	// The event, the hook and its Job are each named once.
+	want := "pre-upgrade hook app/templates/hook.yaml: batch/v1 Job " + ns + "/web-pre-upgrade: failed: BackoffLimitExceeded"
+	if msg := err.Error(); !strings.HasPrefix(msg, want) || strings.Count(msg, "pre-upgrade hook") != 1 || strings.Count(msg, "batch/v1 Job") != 1 {
+		t.Fatalf("hook error:\n%s\nwant it to start with\n%s", msg, want)
+	}
+	if h := history(t, e, ns, "web"); !strings.HasPrefix(h[len(h)-1].Info.Description, `Upgrade "web" failed: `+want) {
+		t.Fatalf("failed revision's description: %s", h[len(h)-1].Info.Description)
+	}
 	if d, _ := configMapData(t, ns, "web-config"); d["message"] != "before" {
 		t.Fatalf("a resource changed although the pre-upgrade hook failed: %v", d)
 	}

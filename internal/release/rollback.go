@@ -29,6 +29,10 @@ type RollbackRequest struct {
 	IgnoreChanges kube.IgnoreRules
 	// RunID labels the new revision's record (RunLabel).
 	RunID string
+	// Description is the new revision's description; "": "Rollback to N".
+	Description string
+	// Redact masks sensitive values in the description of a failure.
+	Redact Redactor
 }
 
 func (r RollbackRequest) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
@@ -81,7 +85,7 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 			FirstDeployed:    history[0].Info.FirstDeployed,
 			LastDeployed:     now,
 			Status:           StatusPendingRollback,
-			Description:      fmt.Sprintf("Rollback to %d", target.Version),
+			Description:      cmp.Or(req.Description, fmt.Sprintf("Rollback to %d", target.Version)),
 			Notes:            target.Info.Notes,
 			RollbackRevision: target.Version,
 		},
@@ -109,7 +113,7 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 		}
 	}
 	if runErr != nil {
-		if err := e.writeFinal(ctx, store, rel, StatusFailed, fmt.Sprintf("Rollback %q failed: %v", req.Name, runErr)); err != nil {
+		if err := e.writeFinal(ctx, store, rel, StatusFailed, req.Redact.text(fmt.Sprintf("Rollback %q failed: %v", req.Name, runErr))); err != nil {
 			return rel, fmt.Errorf("%w; %w", runErr, err)
 		}
 		if req.CleanupOnFail && len(created) > 0 {

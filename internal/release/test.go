@@ -3,7 +3,6 @@ package release
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/kube"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // TestRequest runs a release's test hooks (helm test).
@@ -21,23 +21,41 @@ type TestRequest struct {
 	Namespace string
 	// Timeout bounds each test hook's wait; 0 means DefaultTimeout.
 	Timeout time.Duration
+	// Only, when not empty, names the tests to run (helm test --filter
+	// name=...); Skip names tests not to run (--filter '!name=...'). The
+	// others keep their previous last run.
+	Only, Skip []string
+	// Logs reads the pods' logs of every test that ran (helm test
+	// --logs), not only of the failed one.
+	Logs bool
+}
+
+// selects reports whether the request runs the test hook h.
+func (r TestRequest) selects(h *Hook) bool {
+	return !slices.Contains(r.Skip, h.Name) && (len(r.Only) == 0 || slices.Contains(r.Only, h.Name))
 }
 
 // TestResult is what a test run did: the release record with the test
 // hooks' last runs updated, and, when a test failed, the logs of its pods.
 type TestResult struct {
 	Release *Release
-	// Hooks are the release's test hooks in the order they ran (or would
-	// have: those after a failure keep their previous last run).
+	// Hooks are the release's test hooks the request selects in the order
+	// they ran (or would have: those after a failure keep their previous
+	// last run).
 	Hooks []*Hook
+	// Skipped are the test hooks the request left out.
+	Skipped []*Hook
 	// Err is the failed test (a *HookError), nil when every test passed.
 	Err error
-	// Logs are the failed test's pods' container logs.
+	// Logs are the container logs of the failed test's pods and, when the
+	// request asks for them, of every test that ran, in the tests' order.
 	Logs []PodLog
 }
 
 // PodLog is one container's log, or why it could not be read.
 type PodLog struct {
+	// Hook is the test (hook name) whose pod this is.
+	Hook      string
 	Pod       string
 	Container string
 	Log       string
@@ -59,20 +77,30 @@ func (e *Engine) Test(ctx context.Context, req TestRequest) (*TestResult, error)
 		return nil, fmt.Errorf("release %s (namespace %s): %w", req.Name, req.Namespace, err)
 	}
 	res := &TestResult{Release: rel}
-	for _, h := range rel.Hooks {
-		if slices.Contains(h.Events, chart.HookTest) {
+	for _, h := range hooksOf(rel, chart.HookTest) {
+		if req.selects(h) {
 			res.Hooks = append(res.Hooks, h)
+		} else {
+			res.Skipped = append(res.Skipped, h)
 		}
 	}
-	slices.SortStableFunc(res.Hooks, hookOrder)
 	if len(res.Hooks) == 0 {
 		return res, nil
 	}
-	res.Err = e.runHooks(ctx, rel, chart.HookTest, cmp.Or(req.Timeout, DefaultTimeout))
-	var he *HookError
-	if errors.As(res.Err, &he) && he.Ref.Name != "" {
-		res.Logs = e.podLogs(ctx, he.Ref)
-	}
+	// Logs are read as each test ends, before its delete policy (a
+	// hook-succeeded or hook-failed pod) removes its pods.
+	res.Err = e.runHookList(ctx, rel, chart.HookTest, res.Hooks, cmp.Or(req.Timeout, DefaultTimeout),
+		func(h *Hook, objs []*unstructured.Unstructured, err error) {
+			if err == nil && !req.Logs {
+				return
+			}
+			for _, o := range objs {
+				for _, l := range e.podLogs(ctx, kube.RefOf(o)) {
+					l.Hook = h.Name
+					res.Logs = append(res.Logs, l)
+				}
+			}
+		})
 	if err := store.Update(context.WithoutCancel(ctx), rel); err != nil {
 		return res, fmt.Errorf("record the test run of %s: %w", rel.Name, err)
 	}
@@ -103,7 +131,7 @@ func (e *Engine) podLogs(ctx context.Context, ref kube.Ref) []PodLog {
 			out = append(out, PodLog{Pod: name, Err: err})
 			continue
 		}
-		for _, c := range pod.Spec.Containers {
+		for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
 			l := PodLog{Pod: name, Container: c.Name}
 			l.Log, l.Err = readLog(ctx, pods.GetLogs(name, &corev1.PodLogOptions{Container: c.Name}).Stream)
 			out = append(out, l)

@@ -24,6 +24,8 @@ type UninstallRequest struct {
 	Timeout time.Duration
 	// RunID labels the record while it is uninstalling (RunLabel).
 	RunID string `json:",omitempty"`
+	// Redact masks sensitive values in the description of a failure.
+	Redact Redactor `json:"-"`
 }
 
 func (r UninstallRequest) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
@@ -72,7 +74,7 @@ func (e *Engine) Uninstall(ctx context.Context, req UninstallRequest) (*Uninstal
 	runErr = whyStopped(ctx, runErr, req.timeout())
 	res := &UninstallResult{Release: last, Kept: kept}
 	if runErr != nil {
-		if err := e.writeFinal(ctx, store, last, StatusFailed, fmt.Sprintf("Uninstallation failed: %v", runErr)); err != nil {
+		if err := e.writeFinal(ctx, store, last, StatusFailed, req.Redact.text(fmt.Sprintf("Uninstallation failed: %v", runErr))); err != nil {
 			return res, fmt.Errorf("%w; %w", runErr, err)
 		}
 		return res, runErr
@@ -87,7 +89,7 @@ func (e *Engine) performUninstall(ctx context.Context, rel *Release, objs []*uns
 	timeout := req.timeout()
 	if !req.DisableHooks {
 		if err := e.runHooks(ctx, rel, chart.HookPreDelete, timeout); err != nil {
-			return nil, fmt.Errorf("failed %s: %w", chart.HookPreDelete, err)
+			return nil, err
 		}
 	}
 	del, kept := deletable(objs)
@@ -105,7 +107,7 @@ func (e *Engine) performUninstall(ctx context.Context, rel *Release, objs []*uns
 	}
 	if !req.DisableHooks {
 		if err := e.runHooks(ctx, rel, chart.HookPostDelete, timeout); err != nil {
-			return kept, fmt.Errorf("failed %s: %w", chart.HookPostDelete, err)
+			return kept, err
 		}
 	}
 	return kept, nil

@@ -66,11 +66,11 @@ func (c *Charts) Load(dir string, r *config.ReleaseInstance) (*chart.Chart, erro
 	}
 	path, err := config.ResolvePath(dir, r.Chart)
 	if err != nil {
-		return nil, fmt.Errorf("%s: chart %s: %w", r.Addr, r.Chart, err)
+		return nil, instError(r, "chart %s: %w", r.Chart, err)
 	}
 	ch, err := c.local.Get(path, func() (*chart.Chart, error) { return chart.Load(path) })
 	if err != nil {
-		return nil, fmt.Errorf("%s: load chart %s: %w", r.Addr, r.Chart, err)
+		return nil, instError(r, "load chart %s: %w", r.Chart, err)
 	}
 	if source.HasMissingDependencies(ch) {
 		return c.withLocalDependencies(dir, path, r, ch)
@@ -85,13 +85,13 @@ func manifestsChart(dir string, r *config.ReleaseInstance) (*chart.Chart, error)
 	for _, name := range r.Manifests {
 		b, err := (safefile.Dir{Path: dir, Desc: "the stack directory"}).Read(name, config.MaxFileSize)
 		if err != nil {
-			return nil, fmt.Errorf("%s: manifests: %w", r.Addr, err)
+			return nil, instError(r, "manifests: %w", err)
 		}
 		files = append(files, &chart.File{Name: name, Data: b})
 	}
 	ch, err := chart.FromManifests(r.Name, files)
 	if err != nil {
-		return nil, fmt.Errorf("%s: manifests: %w", r.Addr, err)
+		return nil, instError(r, "manifests: %w", err)
 	}
 	return ch, nil
 }
@@ -133,9 +133,9 @@ func Values(r *config.ReleaseInstance) (map[string]any, bool, error) {
 		}
 		if err != nil {
 			if errors.Is(err, config.ErrUnknownValue) {
-				return nil, false, fmt.Errorf("%s: values[%d]: %w", r.Addr, i, err)
+				return nil, false, instError(r, "values[%d]: %w", i, err)
 			}
-			return nil, false, fmt.Errorf("%s: values[%d] (%s): %w", r.Addr, i, l.Range, err)
+			return nil, false, instError(r, "values[%d] (%s): %w", i, l.Range, err)
 		}
 		anySensitive = anySensitive || sensitive
 		layers = append(layers, m)
@@ -148,7 +148,7 @@ func Values(r *config.ReleaseInstance) (map[string]any, bool, error) {
 		for _, path := range slices.Sorted(maps.Keys(set)) {
 			sensitive, err := applySet(values, path, set[path])
 			if err != nil {
-				return nil, false, fmt.Errorf("%s: set %q: %w", r.Addr, path, err)
+				return nil, false, instError(r, "set %q: %w", path, err)
 			}
 			anySensitive = anySensitive || sensitive
 		}
@@ -204,4 +204,28 @@ func escapeSetValue(s string) string {
 func CheckSet(path string, v cty.Value) error {
 	_, err := applySet(map[string]any{}, path, v)
 	return err
+}
+
+// Error is an error of one release instance; its message starts with the
+// instance's address.
+type Error struct {
+	Addr config.ReleaseInstanceAddr
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Addr.String() + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+func instError(r *config.ReleaseInstance, format string, args ...any) error {
+	return &Error{Addr: r.Addr, Err: fmt.Errorf(format, args...)}
+}
+
+// WithAddr names addr in err, unless err is already an Error of addr (or
+// wraps one): an error is printed with its release's address once.
+func WithAddr(addr config.ReleaseInstanceAddr, err error) error {
+	var re *Error
+	if err == nil || errors.As(err, &re) && re.Addr == addr {
+		return err
+	}
+	return &Error{Addr: addr, Err: err}
 }

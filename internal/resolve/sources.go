@@ -23,17 +23,17 @@ func SourceRequest(r *config.ReleaseInstance) (source.Request, error) {
 	case config.ChartRepo:
 		spec := r.Repository
 		if spec == nil {
-			return source.Request{}, fmt.Errorf("%s: chart %q has no repository", r.Addr, r.Chart)
+			return source.Request{}, instError(r, "chart %q has no repository", r.Chart)
 		}
 		repo := source.Repository{Name: spec.Name, URL: spec.URL, Username: spec.Username}
 		pw, err := secretString(spec.Password)
 		if err != nil {
-			return source.Request{}, fmt.Errorf("%s: repository %q: password: %w", r.Addr, spec.Name, err)
+			return source.Request{}, instError(r, "repository %q: password: %w", spec.Name, err)
 		}
 		repo.Password = pw
 		tok, err := secretString(spec.BearerToken)
 		if err != nil {
-			return source.Request{}, fmt.Errorf("%s: repository %q: bearer_token: %w", r.Addr, spec.Name, err)
+			return source.Request{}, instError(r, "repository %q: bearer_token: %w", spec.Name, err)
 		}
 		repo.BearerToken = tok
 		repo.CAFile, repo.CertFile, repo.KeyFile = spec.CAFile, spec.CertFile, spec.KeyFile
@@ -41,7 +41,7 @@ func SourceRequest(r *config.ReleaseInstance) (source.Request, error) {
 		_, name, _ := strings.Cut(r.Chart, "/")
 		return source.Request{Repository: repo, Chart: name, Constraint: r.Version}, nil
 	}
-	return source.Request{}, fmt.Errorf("%s: chart %q is local, not from a repository", r.Addr, r.Chart)
+	return source.Request{}, instError(r, "chart %q is local, not from a repository", r.Chart)
 }
 
 func secretString(v cty.Value) (string, error) {
@@ -104,10 +104,10 @@ func (c *Charts) loadLocked(dir string, r *config.ReleaseInstance) (*chart.Chart
 	}
 	e, ok := lock.Releases[r.Addr.Release.Name]
 	if !ok {
-		return nil, fmt.Errorf("%s: chart %q (version %q) is not in %s; run `convoy init` to resolve it", r.Addr, r.Chart, r.Version, source.LockFileName)
+		return nil, instError(r, "chart %q (version %q) is not in %s; run `convoy init` to resolve it", r.Chart, r.Version, source.LockFileName)
 	}
 	if why := LockMatches(e, r, req); why != "" {
-		return nil, fmt.Errorf("%s: %s; run `convoy init` to resolve it again (or `convoy init --upgrade`)", r.Addr, why)
+		return nil, instError(r, "%s; run `convoy init` to resolve it again (or `convoy init --upgrade`)", why)
 	}
 	cache, err := c.cache()
 	if err != nil {
@@ -116,9 +116,9 @@ func (c *Charts) loadLocked(dir string, r *config.ReleaseInstance) (*chart.Chart
 	ch, err := c.locked.Get(e.Digest, func() (*chart.Chart, error) { return cache.LoadLocked(e.Resolved) })
 	if err != nil {
 		if errors.Is(err, source.ErrNotCached) {
-			return nil, fmt.Errorf("%s: chart %s %s (%s) is locked but not in the chart cache %s; run `convoy init` to download it", r.Addr, r.Chart, e.Version, e.Digest, cache.Dir)
+			return nil, instError(r, "chart %s %s (%s) is locked but not in the chart cache %s; run `convoy init` to download it", r.Chart, e.Version, e.Digest, cache.Dir)
 		}
-		return nil, fmt.Errorf("%s: chart %s %s: %w", r.Addr, r.Chart, e.Version, err)
+		return nil, instError(r, "chart %s %s: %w", r.Chart, e.Version, err)
 	}
 	return ch, nil
 }
@@ -152,7 +152,7 @@ func (c *Charts) withLocalDependencies(dir, path string, r *config.ReleaseInstan
 		}
 		e, ok := lock.Releases[r.Addr.Release.Name]
 		if !ok || e.Source != source.LocalSource || e.Chart != r.Chart {
-			return nil, fmt.Errorf("%s: chart %s lacks dependencies %s in charts/ and %s does not lock them; run `convoy init` (or vendor them with `helm dependency build`)", r.Addr, r.Chart, strings.Join(source.MissingDependencies(ch), ", "), source.LockFileName)
+			return nil, instError(r, "chart %s lacks dependencies %s in charts/ and %s does not lock them; run `convoy init` (or vendor them with `helm dependency build`)", r.Chart, strings.Join(source.MissingDependencies(ch), ", "), source.LockFileName)
 		}
 		deps = e.Dependencies
 	}
@@ -172,7 +172,7 @@ func (c *Charts) withLocalDependencies(dir, path string, r *config.ReleaseInstan
 		if errors.Is(err, source.ErrNotCached) {
 			hint = "; run `convoy init` to download it"
 		}
-		return nil, fmt.Errorf("%s: chart %s: %w%s", r.Addr, r.Chart, err, hint)
+		return nil, instError(r, "chart %s: %w%s", r.Chart, err, hint)
 	}
 	return full, nil
 }

@@ -229,6 +229,8 @@ func refuseForeign(p *plan.Plan) error {
 func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl *Clusters, keepHistory bool, runID string) ([]*apply.Step, error) {
 	charts := o.charts()
 	engineFor := cl.ByName(ctx, st)
+	// What the records keep is masked as the plan masks what it prints.
+	redact := release.Redactor(p.Redactor().Text)
 	var steps []*apply.Step
 	var deployIDs []string
 	for _, rc := range p.Releases {
@@ -254,11 +256,12 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 			}
 			step.Uninstall.KeepHistory = keepHistory
 			step.Uninstall.RunID = runID
+			step.Uninstall.Redact = redact
 		default:
 			step.Kind = apply.StepDeploy
 			deployIDs = append(deployIDs, rc.Addr)
 			if rc.KnownAfterApply || rc.Saved == nil {
-				prepare, err := renderAtApply(o, st, rc.Addr, eng, cl, charts, runID)
+				prepare, err := renderAtApply(o, st, p, rc.Addr, eng, cl, charts, runID)
 				if err != nil {
 					return nil, err
 				}
@@ -267,7 +270,7 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 				saved := rc.Saved
 				step.Prepare = func(ctx context.Context, _ map[string]*release.Release) (*release.Prepared, error) {
 					req := saved.Request
-					req.RunID = runID
+					req.RunID, req.Redact = runID, redact
 					return eng.PrepareRendered(ctx, &req, saved.Rendered)
 				}
 			}
@@ -301,7 +304,7 @@ func reverseSteps(steps []*apply.Step) []*apply.Step {
 // renderAtApply renders a release when its step starts, with its
 // dependencies' outputs. A diagnostic of the values known only now keeps
 // its source range.
-func renderAtApply(o Options, st *config.Stack, addrText string, eng *release.Engine, cl *Clusters, charts *resolve.Charts, runID string) (func(context.Context, map[string]*release.Release) (*release.Prepared, error), error) {
+func renderAtApply(o Options, st *config.Stack, p *plan.Plan, addrText string, eng *release.Engine, cl *Clusters, charts *resolve.Charts, runID string) (func(context.Context, map[string]*release.Release) (*release.Prepared, error), error) {
 	i := slices.IndexFunc(st.Releases, func(r *config.ReleaseInstance) bool { return r.Addr.String() == addrText })
 	if i < 0 {
 		return nil, fmt.Errorf("the plan has %s, which the stack does not define", addrText)
@@ -321,13 +324,17 @@ func renderAtApply(o Options, st *config.Stack, addrText string, eng *release.En
 			}
 			cur = again
 		}
+		// Sensitive values the plan could not know (parts of values known
+		// only now) are masked in errors and records too.
+		red := p.RedactorWith(resolve.SensitiveValues(cur))
 		r, err := resolve.Resolve(charts, st.Dir, cur)
 		if err != nil {
-			return nil, err
+			return nil, red.Err(err)
 		}
 		req := ReleaseRequest(st.ID(), r)
-		req.RunID = runID
-		return eng.Prepare(ctx, req)
+		req.RunID, req.Redact = runID, red.Text
+		prep, err := eng.Prepare(ctx, req)
+		return prep, red.Err(err)
 	}, nil
 }
 

@@ -197,6 +197,16 @@ func (ls *Loaded) FindRelease(name string) (*config.ReleaseInstance, error) {
 	return found, nil
 }
 
+// EnvironmentNames are the names of the stack's environment blocks,
+// sorted (for shell completion: the files are parsed, not evaluated).
+func EnvironmentNames(dir string) ([]string, error) {
+	cfg, diags := config.LoadDir(dir)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return slices.Sorted(maps.Keys(cfg.Environments)), nil
+}
+
 // ReleaseAddresses are the addresses of the stack's release instances, in
 // dependency order when the graph is valid (for shell completion: offline,
 // nothing read but the stack).

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +12,9 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/resolve"
 )
 
 // ReleaseStatus is one release of the stack and its newest record (nil:
@@ -143,15 +146,70 @@ func History(ctx context.Context, o Options, name string) (*config.ReleaseInstan
 	return inst, revs, nil
 }
 
-// Rollback restores an earlier revision of a release (0: the previous
-// one) as a new revision, with the release's wait and timeout settings,
+// RollbackRequest says which release to roll back, to what, and how,
+// where the command line overrides the release's own settings (as helm
+// rollback's flags).
+type RollbackRequest struct {
+	// Release is an address or a Helm release name.
+	Release string
+	// Revision to restore; 0: the one before the newest.
+	Revision int
+	// Timeout bounds each wait; 0: the release's timeout.
+	Timeout time.Duration
+	// Wait overrides the release's wait and wait_for_jobs.
+	Wait WaitOverride
+	// CleanupOnFail and NoHooks turn on cleanup_on_fail and
+	// disable_hooks for this rollback; false leaves the release's.
+	CleanupOnFail, NoHooks bool
+	// HistoryMax overrides the release's history_max (nil: its own).
+	HistoryMax *int
+	// Description replaces "Rollback to N" in the new revision's record.
+	Description string
+}
+
+// WaitOverride is what a command line says of a release's wait.
+type WaitOverride int
+
+// Wait overrides.
+const (
+	// WaitAsRelease keeps the release's wait and wait_for_jobs.
+	WaitAsRelease WaitOverride = iota
+	// WaitOff does not wait (helm --wait=hookOnly).
+	WaitOff
+	// WaitOn waits for the objects to be ready (helm --wait).
+	WaitOn
+	// WaitOnWithJobs also waits for Jobs to complete (--wait --wait-for-jobs).
+	WaitOnWithJobs
+	// WaitJobsIfWaiting keeps the release's wait, and when it waits,
+	// waits for Jobs too (--wait-for-jobs alone).
+	WaitJobsIfWaiting
+)
+
+func (w WaitOverride) mode(own release.WaitMode) release.WaitMode {
+	switch w {
+	case WaitOff:
+		return release.WaitNone
+	case WaitOn:
+		return release.WaitReady
+	case WaitOnWithJobs:
+		return release.WaitReadyAndJobs
+	case WaitJobsIfWaiting:
+		if own != release.WaitNone {
+			return release.WaitReadyAndJobs
+		}
+	}
+	return own
+}
+
+// Rollback restores an earlier revision of a release as a new revision,
+// with the release's wait and timeout settings unless req overrides them,
 // holding the stack lock.
 //
 // The release must be the stack's: one whose newest record another stack
 // wrote is refused. The revision written is returned also with an error
 // (its record could not be finished, or the lock not released).
-func Rollback(ctx context.Context, o Options, name string, revision int) (inst *config.ReleaseInstance, rev *Revision, err error) {
-	ls, inst, cl, eng, err := oneRelease(ctx, o, name)
+func Rollback(ctx context.Context, o Options, req RollbackRequest) (inst *config.ReleaseInstance, rev *Revision, err error) {
+	ls, inst, cl, eng, err := oneRelease(ctx, o, req.Release)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -163,17 +221,24 @@ func Rollback(ctx context.Context, o Options, name string, revision int) (inst *
 	if err := ownRelease(ctx, o, ls.Stack.ID(), inst, eng, lock, true); err != nil {
 		return inst, nil, err
 	}
+	wait := req.Wait.mode(waitMode(inst))
+	red := plan.NewRedactor(resolve.SensitiveValues(inst))
+	historyMax := inst.HistoryMax
+	if req.HistoryMax != nil {
+		historyMax = *req.HistoryMax
+	}
 	rel, err := eng.Rollback(ctx, release.RollbackRequest{
-		Name: inst.Name, Namespace: inst.Namespace, Revision: revision,
-		Wait: waitMode(inst), Timeout: inst.Timeout, DisableHooks: inst.DisableHooks,
-		CleanupOnFail: inst.CleanupOnFail, HistoryMax: inst.HistoryMax, RunID: lock.runID,
-		IgnoreChanges: ignoreRules(inst.IgnoreChanges),
+		Name: inst.Name, Namespace: inst.Namespace, Revision: req.Revision,
+		Wait: wait, Timeout: cmp.Or(req.Timeout, inst.Timeout), DisableHooks: inst.DisableHooks || req.NoHooks,
+		CleanupOnFail: inst.CleanupOnFail || req.CleanupOnFail, HistoryMax: historyMax, RunID: lock.runID,
+		IgnoreChanges: ignoreRules(inst.IgnoreChanges), Description: req.Description,
+		Redact: red.Text,
 	})
 	if rel != nil {
 		r := revisionOf(rel)
 		rev = &r
 	}
-	return inst, rev, err
+	return inst, rev, red.Err(err)
 }
 
 // Recover marks a release's pending revision failed, holding the stack
@@ -239,10 +304,12 @@ type Revision struct {
 	Chart       string // name-version
 	AppVersion  string
 	Description string
+	// RollbackRevision is the revision a rollback restored; 0 otherwise.
+	RollbackRevision int
 }
 
 func revisionOf(r *release.Release) Revision {
-	rev := Revision{Version: r.Version, Updated: r.Info.LastDeployed, Status: string(r.Info.Status), Description: r.Info.Description}
+	rev := Revision{Version: r.Version, Updated: r.Info.LastDeployed, Status: string(r.Info.Status), Description: r.Info.Description, RollbackRevision: r.Info.RollbackRevision}
 	if r.Chart != nil && r.Chart.Metadata != nil {
 		rev.Chart = r.Chart.Metadata.Name + "-" + r.Chart.Metadata.Version
 		rev.AppVersion = r.Chart.Metadata.AppVersion

@@ -30,6 +30,9 @@ type Rendered struct {
 	Err      error
 }
 
+// AddrErr is Err naming the release's address once.
+func (r Rendered) AddrErr() error { return resolve.WithAddr(r.Instance.Addr, r.Err) }
+
 // Render renders releases of the stack offline, exactly as helm template
 // would: in parallel (at most o.Parallelism at once, default GOMAXPROCS), each distinct chart
 // loaded once, results in the stack's release order.

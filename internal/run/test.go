@@ -4,19 +4,29 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/hashicorp/hcl/v2"
 )
 
 // TestRequest says which releases' tests to run.
 type TestRequest struct {
-	// Releases are addresses or Helm release names; none: every release.
-	Releases []string
+	// Releases are addresses or Helm release names; Selectors (-l) add
+	// the releases whose labels match; neither: every release.
+	Releases  []string
+	Selectors []string
 	// Timeout bounds each test's wait (helm test --timeout); 0: each
 	// release's own timeout.
 	Timeout time.Duration
+	// Only and Skip choose tests by name (helm test --filter name=... and
+	// '!name=...'); none: every test.
+	Only, Skip []string
+	// Logs reads the logs of every test's pods, not only of a failed
+	// test's (helm test --logs).
+	Logs bool
 }
 
 // Tested is one release's test run: the result, or why its tests could
@@ -39,8 +49,16 @@ func Test(ctx context.Context, o Options, req TestRequest) (_ []Tested, err erro
 		return nil, err
 	}
 	var insts []*config.ReleaseInstance
-	if len(req.Releases) == 0 {
-		for _, addr := range ls.Order {
+	var selected []config.ReleaseInstanceAddr
+	if len(req.Selectors) > 0 {
+		var diags hcl.Diagnostics
+		selected, diags = ls.Stack.Select(req.Selectors)
+		if err := diagError(diags, ls.Config); err != nil {
+			return nil, err
+		}
+	}
+	for _, addr := range ls.Order {
+		if len(req.Releases) == 0 && len(req.Selectors) == 0 || slices.Contains(selected, addr) {
 			insts = append(insts, ls.Stack.Release(addr))
 		}
 	}
@@ -49,7 +67,9 @@ func Test(ctx context.Context, o Options, req TestRequest) (_ []Tested, err erro
 		if err != nil {
 			return nil, err
 		}
-		insts = append(insts, inst)
+		if !slices.Contains(insts, inst) {
+			insts = append(insts, inst)
+		}
 	}
 	cl := o.newClusters(nil)
 	lock, err := lockStack(ctx, o, ls.Stack, cl, "convoy test")
@@ -66,7 +86,10 @@ func Test(ctx context.Context, o Options, req TestRequest) (_ []Tested, err erro
 			out[i].Err = err
 			return
 		}
-		out[i].Result, out[i].Err = eng.Test(ctx, release.TestRequest{Name: inst.Name, Namespace: inst.Namespace, Timeout: cmp.Or(req.Timeout, inst.Timeout)})
+		out[i].Result, out[i].Err = eng.Test(ctx, release.TestRequest{
+			Name: inst.Name, Namespace: inst.Namespace, Timeout: cmp.Or(req.Timeout, inst.Timeout),
+			Only: req.Only, Skip: req.Skip, Logs: req.Logs,
+		})
 	})
 	return out, err
 }

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -168,4 +169,30 @@ func (e *Env) runHelm(t testing.TB, bin string, args []string) (string, error) {
 		return stdout.String(), fmt.Errorf("helm %s: %v: %s", strings.Join(args, " "), err, stderr.String())
 	}
 	return stdout.String(), nil
+}
+
+// PodLog makes lines the log (stdout) of every container of the pod
+// namespace/name, which need not exist yet: `kubectl logs` and the
+// pods/log API return them once the pod runs.
+func (e *Env) PodLog(t testing.TB, namespace, name string, lines ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	file := filepath.Join(t.TempDir(), namespace+"_"+name+".log")
+	if err := devcluster.WritePodLog(ctx, e.config, namespace, name, file, lines); err != nil {
+		t.Fatalf("pod log: %v", err)
+	}
+}
+
+// NamespaceLog makes lines the log (stdout) of every container of every
+// pod in namespace that has no PodLog of its own, until t ends.
+func (e *Env) NamespaceLog(t testing.TB, namespace string, lines ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	file := filepath.Join(t.TempDir(), namespace+".log")
+	if err := devcluster.WriteNamespaceLog(ctx, e.config, namespace, file, lines); err != nil {
+		t.Fatalf("namespace log: %v", err)
+	}
+	t.Cleanup(func() { _ = devcluster.DeleteNamespaceLog(context.Background(), e.config, namespace) })
 }
