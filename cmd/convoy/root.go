@@ -99,6 +99,7 @@ dependency order with Helm's hooks, waits, atomic rollback and history.`,
 		newShowCmd(s),
 		newOutputCmd(s),
 		newTestCmd(s),
+		newPushCmd(s),
 	)
 	return root
 }
