@@ -82,9 +82,9 @@ func TestPushFetchRoundTrip(t *testing.T) {
 		t.Fatalf("fetched %s, pushed %s", f.Digest, p.Digest)
 	}
 	for name, want := range map[string]string{
-		"values/api.yaml":                   "replicas: 2\n",
-		"convoy.lock.hcl":                   "# lock\n",
-		"charts/web/Chart.yaml":             "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+		"values/api.yaml":                    "replicas: 2\n",
+		"convoy.lock.hcl":                    "# lock\n",
+		"charts/web/Chart.yaml":              "apiVersion: v2\nname: web\nversion: 0.1.0\n",
 		"../../charts/api/templates/cm.yaml": "kind: ConfigMap\n",
 	} {
 		got, err := os.ReadFile(filepath.Join(f.Dir, filepath.FromSlash(name)))
