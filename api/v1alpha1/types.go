@@ -125,6 +125,8 @@ type PlanStatus struct {
 	HasChanges bool `json:"hasChanges,omitempty"`
 	// Drifted counts live objects changed outside convoy.
 	Drifted int `json:"drifted,omitempty"`
+	// DriftOnly: the plan changes nothing but restores drifted objects.
+	DriftOnly bool `json:"driftOnly,omitempty"`
 	// ConfigMapRef names the ConfigMap with the plan's text (plan.txt)
 	// and markdown (plan.md).
 	ConfigMapRef *LocalObjectReference `json:"configMapRef,omitempty"`

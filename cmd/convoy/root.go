@@ -100,6 +100,9 @@ dependency order with Helm's hooks, waits, atomic rollback and history.`,
 		newOutputCmd(s),
 		newTestCmd(s),
 		newPushCmd(s),
+		newControllerCmd(s),
+		newApproveCmd(s),
+		newGetCmd(s),
 	)
 	return root
 }

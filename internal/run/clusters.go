@@ -26,6 +26,10 @@ type ClusterOptions struct {
 	// $KUBECONFIG (or ~/.kube/config) and its current context.
 	Kubeconfig string
 	Context    string
+	// Kubeconfigs replace the kubeconfig of cluster blocks, by block
+	// name, with the file's current context (the controller's kubeconfig
+	// Secrets).
+	Kubeconfigs map[string]string
 	QPS        float32
 	Burst      int
 	// StorageDriver is where release records live: secret or configmap.
@@ -133,6 +137,9 @@ func (c *Clusters) restConfig(spec *config.ClusterSpec) (*rest.Config, error) {
 	if spec != nil {
 		path = cmp.Or(spec.Kubeconfig, path)
 		ctxName = cmp.Or(spec.Context, ctxName)
+		if p, ok := c.opts.Kubeconfigs[spec.Name]; ok {
+			path, ctxName = p, ""
+		}
 	}
 	if path != "" {
 		p, err := config.ExpandHome(path)

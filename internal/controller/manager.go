@@ -1,0 +1,150 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/chart/source"
+	"github.com/convoy-sh/convoy/internal/stacksource"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+// NewScheme is the scheme of the controller and the CLI's Stack commands:
+// the built-in types and convoy.dev/v1alpha1.
+func NewScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// RestConfig is the client configuration of a kubeconfig and context
+// ("": $KUBECONFIG, ~/.kube/config, else the in-cluster config).
+func RestConfig(kubeconfig, context string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return cfg, nil
+}
+
+// Run runs the controller until ctx ends.
+func Run(ctx context.Context, o Options) error {
+	cfg, err := RestConfig(o.Kubeconfig, o.Context)
+	if err != nil {
+		return err
+	}
+	if o.CacheDir == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("no --cache-dir and no user cache directory: %w", err)
+		}
+		o.CacheDir = filepath.Join(dir, "convoy", "controller")
+	}
+	scheme, err := NewScheme()
+	if err != nil {
+		return err
+	}
+	sel, err := shardSelector(o.Shard)
+	if err != nil {
+		return fmt.Errorf("--shard %q: %w", o.Shard, err)
+	}
+	byObject := cache.ByObject{Label: sel}
+	if o.Namespace != "" {
+		byObject.Namespaces = map[string]cache.Config{o.Namespace: {}}
+	}
+	dur := func(d, def time.Duration) *time.Duration {
+		if d <= 0 {
+			d = def
+		}
+		return &d
+	}
+	skip := true
+	mgr, err := manager.New(cfg, manager.Options{
+		Scheme:                        scheme,
+		Logger:                        o.Logger,
+		Metrics:                       metricsserver.Options{BindAddress: orDefault(o.MetricsAddress, ":8080")},
+		HealthProbeBindAddress:        orDefault(o.HealthAddress, ":8081"),
+		LeaderElection:                o.LeaderElect,
+		LeaderElectionID:              LeaseName(o.Shard),
+		LeaderElectionNamespace:       o.leaderElectionNamespace(),
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 dur(o.LeaseDuration, 15*time.Second),
+		RenewDeadline:                 dur(o.RenewDeadline, 10*time.Second),
+		RetryPeriod:                   dur(o.RetryPeriod, 2*time.Second),
+		Cache:                         cache.Options{ByObject: map[client.Object]cache.ByObject{&v1alpha1.Stack{}: byObject}},
+		// Secrets and ConfigMaps are read when needed, never cached:
+		// caching them would watch every Secret of the cluster.
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}}},
+	})
+	if err != nil {
+		return err
+	}
+	res := &source.Resolver{Cache: source.Cache{Dir: filepath.Join(o.CacheDir, "charts")}, RegistryConfigs: o.RegistryConfigs}
+	r := &reconciler{
+		client:   mgr.GetClient(),
+		reader:   mgr.GetAPIReader(),
+		scheme:   scheme,
+		events:   mgr.GetEventRecorder("convoy-controller"),
+		opts:     o,
+		metrics:  newMetrics(),
+		registry: stacksource.Registry{Resolver: res},
+		resolver: res,
+	}
+	err = builder.ControllerManagedBy(mgr).
+		Named("stack").
+		For(&v1alpha1.Stack{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: o.concurrency(), SkipNameValidation: &skip}).
+		Complete(r)
+	if err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("cache", func(req *http.Request) error {
+		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+			return fmt.Errorf("the Stack cache is not synced")
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
