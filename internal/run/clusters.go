@@ -30,8 +30,8 @@ type ClusterOptions struct {
 	// name, with the file's current context (the controller's kubeconfig
 	// Secrets).
 	Kubeconfigs map[string]string
-	QPS        float32
-	Burst      int
+	QPS         float32
+	Burst       int
 	// StorageDriver is where release records live: secret or configmap.
 	StorageDriver string
 	// Observer receives the release engines' steps (nil: none).

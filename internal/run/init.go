@@ -8,8 +8,8 @@ import (
 	"maps"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/chart"
