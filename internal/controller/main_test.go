@@ -2,6 +2,10 @@ package controller_test
 
 import (
 	"context"
+	"encoding/json"
+	"log/slog"
+	"os/signal"
+	"syscall"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,7 +33,31 @@ var cluster = devtest.New()
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
+	if spec := os.Getenv(envChild); spec != "" {
+		os.Exit(runChild(spec))
+	}
 	os.Exit(cluster.Run(m))
+}
+
+// envChild makes the test binary a controller process with these options
+// (JSON): the leader election tests kill it with SIGKILL.
+const envChild = "CONVOY_TEST_CONTROLLER"
+
+func runChild(spec string) int {
+	var o controller.Options
+	if err := json.Unmarshal([]byte(spec), &o); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	o.Logger = logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, nil))
+	ctrllog.SetLogger(o.Logger)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := controller.Run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }
 
 var installOnce sync.Once

@@ -14,9 +14,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -89,19 +91,26 @@ func Run(ctx context.Context, o Options) error {
 		return &d
 	}
 	skip := true
+	var lock resourcelock.Interface
+	if o.LeaderElect {
+		if lock, err = leaseLock(cfg, o); err != nil {
+			return err
+		}
+	}
 	mgr, err := manager.New(cfg, manager.Options{
-		Scheme:                        scheme,
-		Logger:                        o.Logger,
-		Metrics:                       metricsserver.Options{BindAddress: orDefault(o.MetricsAddress, ":8080")},
-		HealthProbeBindAddress:        orDefault(o.HealthAddress, ":8081"),
-		LeaderElection:                o.LeaderElect,
-		LeaderElectionID:              LeaseName(o.Shard),
-		LeaderElectionNamespace:       o.leaderElectionNamespace(),
-		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:                 dur(o.LeaseDuration, 15*time.Second),
-		RenewDeadline:                 dur(o.RenewDeadline, 10*time.Second),
-		RetryPeriod:                   dur(o.RetryPeriod, 2*time.Second),
-		Cache:                         cache.Options{ByObject: map[client.Object]cache.ByObject{&v1alpha1.Stack{}: byObject}},
+		LeaderElectionResourceLockInterface: lock,
+		Scheme:                              scheme,
+		Logger:                              o.Logger,
+		Metrics:                             metricsserver.Options{BindAddress: orDefault(o.MetricsAddress, ":8080")},
+		HealthProbeBindAddress:              orDefault(o.HealthAddress, ":8081"),
+		LeaderElection:                      o.LeaderElect,
+		LeaderElectionID:                    LeaseName(o.Shard),
+		LeaderElectionNamespace:             o.leaderElectionNamespace(),
+		LeaderElectionReleaseOnCancel:       true,
+		LeaseDuration:                       dur(o.LeaseDuration, 15*time.Second),
+		RenewDeadline:                       dur(o.renewDeadline(), 0),
+		RetryPeriod:                         dur(o.RetryPeriod, 2*time.Second),
+		Cache:                               cache.Options{ByObject: map[client.Object]cache.ByObject{&v1alpha1.Stack{}: byObject}},
 		// Secrets and ConfigMaps are read when needed, never cached:
 		// caching them would watch every Secret of the cluster.
 		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}}},
@@ -140,6 +149,25 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// leaseLock is the shard's leader election Lease, held under the
+// process's identity (o.Identity, else host and pid), so that the Lease
+// says which replica leads.
+func leaseLock(cfg *rest.Config, o Options) (resourcelock.Interface, error) {
+	id := o.Identity
+	if id == "" {
+		host, _ := os.Hostname()
+		id = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = max(o.renewDeadline()/2, time.Second)
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return resourcelock.New(resourcelock.LeasesResourceLock, o.leaderElectionNamespace(), LeaseName(o.Shard),
+		cs.CoreV1(), cs.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
 }
 
 func orDefault(s, def string) string {

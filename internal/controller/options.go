@@ -45,7 +45,10 @@ type Options struct {
 	// RegistryConfigs are credential files for registries (Helm's, then
 	// Docker's).
 	RegistryConfigs []string
-	Logger          logr.Logger
+	// Identity names this process in its leader election Lease ("": host
+	// and pid).
+	Identity string
+	Logger   logr.Logger
 	// Warnings receives the API servers' warnings (nil: discarded).
 	Warnings io.Writer
 }
@@ -75,6 +78,13 @@ func shardSelector(shard string) (labels.Selector, error) {
 }
 
 func (o Options) concurrency() int { return cmp.Or(o.Concurrency, 4) }
+
+func (o Options) renewDeadline() time.Duration {
+	if o.RenewDeadline > 0 {
+		return o.RenewDeadline
+	}
+	return 10 * time.Second
+}
 
 func (o Options) leaderElectionNamespace() string {
 	return cmp.Or(o.LeaderElectionNamespace, "convoy-system")
