@@ -3,14 +3,14 @@ package controller_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
-	"os/signal"
-	"syscall"
 	"fmt"
+	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
