@@ -21,8 +21,9 @@ func TestAutoApplyThenUpgradeOnNewPush(t *testing.T) {
 	reg := sourcetest.StartRegistry(t, "", "")
 	d1 := push(t, reg, stackDir(t, ns, "v1", ""), "live")
 	create(t, c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "vars", Namespace: ns}, Data: map[string]string{"message": "from-cm", "unrelated": "x"}})
+	create(t, c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "secrets", Namespace: ns}, StringData: map[string]string{"token": "s3cr3t-t0ken"}})
 	create(t, c, newStack(ns, "shop", "oci://"+reg.Host+"/stacks/app:live", func(st *v1alpha1.Stack) {
-		st.Spec.VarsFrom = []v1alpha1.VarsFrom{{Kind: "ConfigMap", Name: "vars"}}
+		st.Spec.VarsFrom = []v1alpha1.VarsFrom{{Kind: "ConfigMap", Name: "vars"}, {Kind: "Secret", Name: "secrets"}}
 	}))
 	startController(t, ns, nil)
 
@@ -43,6 +44,10 @@ func TestAutoApplyThenUpgradeOnNewPush(t *testing.T) {
 	}
 	if cm.Data["digest"] != st.Status.Plan.Digest || !strings.Contains(cm.Data["plan.txt"], "install") || !strings.Contains(cm.Data["plan.md"], "api") {
 		t.Fatalf("plan ConfigMap %v", cm.Data)
+	}
+	// A value from a Secret is sensitive: masked in the plan's text.
+	if strings.Contains(cm.Data["plan.txt"]+cm.Data["plan.md"], "s3cr3t-t0ken") || !strings.Contains(cm.Data["plan.txt"], "extra: (sensitive)") {
+		t.Fatalf("the plan text shows the Secret's value, or not the token at all:\n%s", cm.Data["plan.txt"])
 	}
 
 	d2 := push(t, reg, stackDir(t, ns, "v2", ""), "live")

@@ -169,7 +169,7 @@ variable "token" {
 }
 release "api" {
   chart  = "./charts/app"
-  values = [{ message = "api-${var.message}-%[2]s" }]
+  values = [{ message = "api-${var.message}-%[2]s", extra = var.token }]
   wait   = true
   %[3]s
 }
