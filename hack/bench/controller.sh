@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Controller benchmark (issue 13) on a devcluster of its own: STACKS Stack
 # objects (default 200) of RELEASES releases each (default 5; a ConfigMap
-# and a Deployment per release, no waits), pushed to a local registry,
+# and a Deployment of 0 replicas per release: the devcluster has room for
+# ~300 pods), pushed to a local registry,
 # split between two shards, each reconciled by one `convoy controller`
 # process (--concurrency 8). It reports:
 #
@@ -61,7 +62,7 @@ apiVersion: apps/v1
 kind: Deployment
 metadata: { name: {{ .Release.Name }} }
 spec:
-  replicas: 1
+  replicas: 0
   selector: { matchLabels: { app: {{ .Release.Name }} } }
   template:
     metadata: { labels: { app: {{ .Release.Name }} } }
