@@ -27,7 +27,7 @@ func newMetrics() *metrics {
 	m := &metrics{
 		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "convoy_controller_reconciles_total",
-			Help: "Stack reconciles by result (uptodate, applied, approval_required, drifted, locked, stale, error, suspended).",
+			Help: "Stack reconciles by result (uptodate, applied, approval_required, drifted, locked, stale, error, suspended, idle).",
 		}, []string{"result"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "convoy_controller_reconcile_duration_seconds",

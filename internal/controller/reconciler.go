@@ -94,7 +94,7 @@ func releaseCounts(rs []v1alpha1.ReleaseStatus) map[string]int {
 	return out
 }
 
-// run is a reconcile's view of one Stack: its source pulled, its inputs
+// stackRun is a reconcile's view of one Stack: its source pulled, its inputs
 // read, the run options built from them.
 type stackRun struct {
 	st      *v1alpha1.Stack
@@ -130,13 +130,13 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 	st.Status.Source = &v1alpha1.SourceStatus{Ref: f.Ref.String(), Digest: f.Digest}
 	cfg, diags := config.LoadDir(f.Dir)
 	if diags.HasErrors() {
-		return r.stall(st, nil, ReasonInvalid, diagText(diags, cfg))
+		return r.stall(st, ReasonInvalid, diagText(diags, cfg))
 	}
 	in, err := readInputs(ctx, r.reader, st, f.Digest, cfg.Variables, tmpDir)
 	if err != nil {
 		var ce *configError
 		if errors.As(err, &ce) {
-			return r.stall(st, nil, ReasonInvalid, err.Error())
+			return r.stall(st, ReasonInvalid, err.Error())
 		}
 		retrying(st, ReasonPlanFailed, err.Error())
 		return outcome{result: "error", err: err}
@@ -177,7 +177,9 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 			return r.waiting(sr, p, interval)
 		}
 	case sameInputs && !due:
-		return outcome{result: "uptodate", requeue: interval - time.Since(p.CreatedAt.Time)}
+		// Nothing changed and no plan is due (a failed apply is tried
+		// again with the next plan).
+		return outcome{result: "idle", requeue: interval - time.Since(p.CreatedAt.Time)}
 	}
 	return r.planAndAct(ctx, sr, 0)
 }
@@ -247,7 +249,7 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 		setCond(st, CondDrifted, metav1.ConditionFalse, ReasonNoDrift, "no object changed outside convoy")
 	}
 	if refused := p.Refused(); len(refused) > 0 {
-		return r.stall(st, p, ReasonInvalid, (&run.ForeignError{Releases: refused}).Error())
+		return r.stall(st, ReasonInvalid, (&run.ForeignError{Releases: refused}).Error())
 	}
 	interval := st.Spec.IntervalOrDefault().Duration
 	if !p.HasChanges() {
@@ -416,7 +418,7 @@ func (r *reconciler) failed(sr *stackRun, p *plan.Plan, reason string, err error
 	var de *run.DiagnosticsError
 	var fe *run.ForeignError
 	if errors.As(err, &de) || errors.As(err, &fe) {
-		return r.stall(sr.st, p, ReasonInvalid, msg)
+		return r.stall(sr.st, ReasonInvalid, msg)
 	}
 	sr.st.Status.LastError = msg
 	retrying(sr.st, reason, msg)
@@ -424,7 +426,9 @@ func (r *reconciler) failed(sr *stackRun, p *plan.Plan, reason string, err error
 	return outcome{result: "error", err: errors.New(msg)}
 }
 
-func (r *reconciler) stall(st *v1alpha1.Stack, _ *plan.Plan, reason, msg string) outcome {
+// stall records a Stack that cannot progress until its spec or inputs
+// change; it is looked at again at its interval.
+func (r *reconciler) stall(st *v1alpha1.Stack, reason, msg string) outcome {
 	st.Status.LastError = msg
 	stalled(st, reason, msg)
 	r.event(st, corev1.EventTypeWarning, reason, "Reconcile", msg)
