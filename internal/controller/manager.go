@@ -13,7 +13,11 @@ import (
 	"github.com/convoy-sh/convoy/internal/stacksource"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -23,10 +27,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // NewScheme is the scheme of the controller and the CLI's Stack commands:
@@ -80,9 +86,13 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("--shard %q: %w", o.Shard, err)
 	}
-	byObject := cache.ByObject{Label: sel}
+	cacheOpts := cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&v1alpha1.Stack{}: {Label: sel},
+		// Release records are Secrets too: their changes are no input.
+		secretMeta(): {Label: notHelmRecords()},
+	}}
 	if o.Namespace != "" {
-		byObject.Namespaces = map[string]cache.Config{o.Namespace: {}}
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{o.Namespace: {}}
 	}
 	dur := func(d, def time.Duration) *time.Duration {
 		if d <= 0 {
@@ -110,9 +120,10 @@ func Run(ctx context.Context, o Options) error {
 		LeaseDuration:                       dur(o.LeaseDuration, 15*time.Second),
 		RenewDeadline:                       dur(o.renewDeadline(), 0),
 		RetryPeriod:                         dur(o.RetryPeriod, 2*time.Second),
-		Cache:                               cache.Options{ByObject: map[client.Object]cache.ByObject{&v1alpha1.Stack{}: byObject}},
-		// Secrets and ConfigMaps are read when needed, never cached:
-		// caching them would watch every Secret of the cluster.
+		Cache:                               cacheOpts,
+		// Secrets and ConfigMaps are read when needed, never cached with
+		// their data (their metadata is watched):
+		// caching them would hold every Secret of the cluster.
 		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}}},
 	})
 	if err != nil {
@@ -132,6 +143,10 @@ func Run(ctx context.Context, o Options) error {
 	err = builder.ControllerManagedBy(mgr).
 		Named("stack").
 		For(&v1alpha1.Stack{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// A changed varsFrom object or kubeconfig Secret is a changed
+		// input: watched as metadata only, never cached with its data.
+		Watches(configMapMeta(), handler.EnqueueRequestsFromMapFunc(r.stacksReferencing("ConfigMap")), builder.OnlyMetadata).
+		Watches(secretMeta(), handler.EnqueueRequestsFromMapFunc(r.stacksReferencing("Secret")), builder.OnlyMetadata).
 		WithOptions(controller.Options{MaxConcurrentReconciles: o.concurrency(), SkipNameValidation: &skip}).
 		Complete(r)
 	if err != nil {
@@ -149,6 +164,54 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+func configMapMeta() *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}}
+}
+
+func secretMeta() *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}}
+}
+
+// notHelmRecords selects the objects that are not release records.
+func notHelmRecords() labels.Selector {
+	req, _ := labels.NewRequirement("owner", selection.NotEquals, []string{"helm"})
+	return labels.NewSelector().Add(*req)
+}
+
+// stacksReferencing maps a ConfigMap or Secret to the Stacks of its
+// namespace that read it (varsFrom, or clusters for Secrets).
+func (r *reconciler) stacksReferencing(kind string) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		var l v1alpha1.StackList
+		if err := r.client.List(ctx, &l, client.InNamespace(obj.GetNamespace())); err != nil {
+			return nil
+		}
+		var out []reconcile.Request
+		for _, st := range l.Items {
+			if references(&st, kind, obj.GetName()) {
+				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: st.Namespace, Name: st.Name}})
+			}
+		}
+		return out
+	}
+}
+
+func references(st *v1alpha1.Stack, kind, name string) bool {
+	for _, vf := range st.Spec.VarsFrom {
+		if vf.Kind == kind && vf.Name == name {
+			return true
+		}
+	}
+	if kind == "Secret" {
+		for _, c := range st.Spec.Clusters {
+			if c.SecretRef.Name == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // leaseLock is the shard's leader election Lease, held under the
