@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/run"
@@ -50,18 +49,7 @@ func newResolver(s streams, getenv func(string) string) (*source.Resolver, error
 	if err != nil {
 		return nil, err
 	}
-	var configs []string
-	if p := getenv("HELM_REGISTRY_CONFIG"); p != "" {
-		configs = append(configs, p)
-	} else if cfg, err := os.UserConfigDir(); err == nil {
-		configs = append(configs, filepath.Join(cfg, "helm", "registry", "config.json"))
-	}
-	if d := getenv("DOCKER_CONFIG"); d != "" {
-		configs = append(configs, filepath.Join(d, "config.json"))
-	} else if home, err := os.UserHomeDir(); err == nil {
-		configs = append(configs, filepath.Join(home, ".docker", "config.json"))
-	}
-	return &source.Resolver{Cache: source.Cache{Dir: dir}, RegistryConfigs: configs, Warn: s.Err}, nil
+	return &source.Resolver{Cache: source.Cache{Dir: dir}, RegistryConfigs: registryConfigs(getenv), Warn: s.Err}, nil
 }
 
 func (o initOptions) Run(ctx context.Context, s streams) error {

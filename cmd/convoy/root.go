@@ -138,6 +138,10 @@ dependency order with Helm's hooks, waits, atomic rollback and history.`,
 		newShowCmd(s),
 		newOutputCmd(s),
 		newTestCmd(s),
+		newPushCmd(s),
+		newControllerCmd(s),
+		newApproveCmd(s),
+		newGetCmd(s),
 	)
 	registerEnvCompletion(root)
 	return root

@@ -25,6 +25,9 @@ type EvalOptions struct {
 	VarFileSources []VarFile
 	// Vars are --var name=value pairs, the highest precedence.
 	Vars map[string]string
+	// SensitiveVars are variables whose values are sensitive whatever
+	// their declaration says (the controller's values from Secrets).
+	SensitiveVars map[string]bool
 	// Env is the process environment ("K=V"), read for CONVOY_VAR_* values.
 	// The library never reads os.Environ itself.
 	Env []string

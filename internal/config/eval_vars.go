@@ -223,7 +223,7 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 			e.vars[name] = cty.UnknownVal(types[name])
 			continue
 		}
-		if v.Sensitive {
+		if v.Sensitive || opts.SensitiveVars[name] {
 			conv = conv.Mark(Sensitive)
 		}
 		e.vars[name] = conv

@@ -26,8 +26,12 @@ type ClusterOptions struct {
 	// $KUBECONFIG (or ~/.kube/config) and its current context.
 	Kubeconfig string
 	Context    string
-	QPS        float32
-	Burst      int
+	// Kubeconfigs replace the kubeconfig of cluster blocks, by block
+	// name, with the file's current context (the controller's kubeconfig
+	// Secrets).
+	Kubeconfigs map[string]string
+	QPS         float32
+	Burst       int
 	// StorageDriver is where release records live: secret or configmap.
 	StorageDriver string
 	// Observer receives the release engines' steps (nil: none).
@@ -135,6 +139,9 @@ func (c *Clusters) restConfig(spec *config.ClusterSpec) (*rest.Config, error) {
 	if spec != nil {
 		path = cmp.Or(spec.Kubeconfig, path)
 		ctxName = cmp.Or(spec.Context, ctxName)
+		if p, ok := c.opts.Kubeconfigs[spec.Name]; ok {
+			path, ctxName = p, ""
+		}
 	}
 	if path != "" {
 		p, err := config.ExpandHome(path)

@@ -7,7 +7,9 @@ import (
 	"io"
 	"maps"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/chart"
@@ -20,7 +22,11 @@ import (
 type InitRequest struct {
 	// Upgrade re-resolves every chart to the highest version its
 	// constraint admits, ignoring the lock file.
-	Upgrade  bool
+	Upgrade bool
+	// Frozen fills the chart cache from the lock file and never writes
+	// it: a chart the lock file lacks or no longer matches is an error
+	// (the controller runs stacks pulled as they were pushed).
+	Frozen   bool
 	Resolver *source.Resolver
 	// Warn receives warnings (an unreadable lock file replaced).
 	Warn io.Writer
@@ -138,6 +144,12 @@ func Init(ctx context.Context, o Options, req InitRequest) (*Initialized, error)
 		}
 	}
 	if len(lock.Releases) == 0 && len(old.Releases) == 0 {
+		return out, nil
+	}
+	if req.Frozen {
+		if stale := staleLockEntries(old, lock); len(stale) > 0 {
+			return nil, fmt.Errorf("%s in %s is out of date for %s: run convoy init and push the stack again", source.LockFileName, st.Dir, strings.Join(stale, ", "))
+		}
 		return out, nil
 	}
 	if err := lock.Write(st.Dir); err != nil {
@@ -267,4 +279,16 @@ func localLockHolds(ch *chart.Chart, e source.LockedRelease, cache source.Cache)
 		}
 	}
 	return true
+}
+
+// staleLockEntries names the release blocks whose entry in the lock file
+// differs from what init resolved.
+func staleLockEntries(old, now *source.Lock) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(now.Releases)) {
+		if e, ok := old.Releases[name]; !ok || !reflect.DeepEqual(e, now.Releases[name]) {
+			out = append(out, "release "+strconv.Quote(name))
+		}
+	}
+	return out
 }

@@ -29,6 +29,9 @@ type Source struct {
 	// Environment names the stack's environment block (--env, CONVOY_ENV);
 	// "" chooses the one named "default".
 	Environment string
+	// SensitiveVars are variables whose values are sensitive whatever the
+	// stack declares (values the controller read from Secrets).
+	SensitiveVars map[string]bool
 }
 
 // EvalOptions turns the source's variable inputs into config.EvalOptions.
@@ -36,7 +39,7 @@ type Source struct {
 // --var-file is read here, once (it may be a pipe), so that a saved plan
 // records exactly what was evaluated.
 func (s Source) EvalOptions() (config.EvalOptions, hcl.Diagnostics) {
-	opts := config.EvalOptions{Vars: map[string]string{}, Env: s.Env, Environment: s.Environment}
+	opts := config.EvalOptions{Vars: map[string]string{}, Env: s.Env, Environment: s.Environment, SensitiveVars: s.SensitiveVars}
 	var diags hcl.Diagnostics
 	for _, path := range s.VarFiles {
 		vf, d := config.ReadVarFile(path)

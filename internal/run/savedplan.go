@@ -88,7 +88,7 @@ func savedPlanSource(given Source, f *planfile.File, path string) (Source, error
 			return Source{}, fmt.Errorf("the plan in %s: %w", path, err)
 		}
 	}
-	src := Source{Dir: o.Dir, Env: o.Env, Environment: f.Plan.Environment}
+	src := Source{Dir: o.Dir, Env: o.Env, Environment: f.Plan.Environment, SensitiveVars: given.SensitiveVars}
 	for _, name := range slices.Sorted(maps.Keys(o.Vars)) {
 		src.Vars = append(src.Vars, name+"="+o.Vars[name])
 	}
@@ -129,4 +129,24 @@ func verifyClusters(ctx context.Context, o *planfile.Origin, cl *Clusters, st *c
 		}
 	}
 	return nil
+}
+
+// CheckSavedPlan verifies a saved plan as Apply does before it executes
+// one (stack, environment, configuration, clusters, every observation),
+// without taking the lock or changing anything. A plan whose observations
+// no longer hold is a *planfile.StaleError.
+func CheckSavedPlan(ctx context.Context, o Options, path string) error {
+	f, err := planfile.Open(path)
+	if err != nil {
+		return err
+	}
+	if o.Source, err = savedPlanSource(o.Source, f, path); err != nil {
+		return err
+	}
+	ls, err := Load(ctx, o.Source, Ordered)
+	if err != nil {
+		return err
+	}
+	_, err = applyPlan(ctx, o, ls, o.newClusters(nil), ApplyRequest{PlanFile: path}, f, "")
+	return err
 }

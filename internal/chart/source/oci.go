@@ -203,3 +203,12 @@ func ociHint(err error) string {
 	}
 	return ""
 }
+
+// OCIRepository is a client of one OCI repository (host/path, no tag or
+// digest) as convoy speaks to registries: plain HTTP to loopback hosts,
+// credentials from the repository given (or the resolver's credential
+// files), the resolver's timeouts. `convoy push` and the stack sources of
+// the controller use it.
+func (res *Resolver) OCIRepository(repo Repository, repoRef string) (*remote.Repository, error) {
+	return res.ociRepository(Request{Repository: repo}, repoRef)
+}

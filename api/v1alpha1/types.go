@@ -1,0 +1,173 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Approval says whether a plan applies on its own or waits for a person.
+type Approval string
+
+// Approval modes.
+const (
+	// ApprovalAuto applies every plan with changes.
+	ApprovalAuto Approval = "auto"
+	// ApprovalManual applies a plan only once spec.approvedPlan names its
+	// digest.
+	ApprovalManual Approval = "manual"
+)
+
+// ShardLabel selects the controller shard that reconciles a Stack
+// (`convoy controller --shard KEY`).
+const ShardLabel = "convoy.dev/shard"
+
+// Stack is a convoy stack reconciled in the cluster: pulled from an OCI
+// artifact (`convoy push`), planned on every change and at an interval,
+// and applied as its approval mode says.
+type Stack struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   StackSpec   `json:"spec,omitempty"`
+	Status StackStatus `json:"status,omitempty"`
+}
+
+// StackSpec is what a Stack should be.
+type StackSpec struct {
+	// Source is the stack artifact: oci://registry/repository:tag, or
+	// …@sha256:… to pin a digest.
+	Source string `json:"source"`
+	// Environment names the stack's environment block ("": the one named
+	// "default").
+	Environment string `json:"environment,omitempty"`
+	// Vars are variable values, as --var name=value.
+	Vars map[string]string `json:"vars,omitempty"`
+	// VarsFrom are ConfigMaps and Secrets in the Stack's namespace whose
+	// keys are variable values; a Secret's values are sensitive. Later
+	// entries win over earlier ones, and Vars over all.
+	VarsFrom []VarsFrom `json:"varsFrom,omitempty"`
+	// Interval is how often the stack is planned again, to notice drift
+	// and new tags (default 5m).
+	Interval *metav1.Duration `json:"interval,omitempty"`
+	// Approval is auto (default) or manual.
+	Approval Approval `json:"approval,omitempty"`
+	// ApprovedPlan, with manual approval, is the digest of the plan to
+	// apply (status.plan.digest).
+	ApprovedPlan string `json:"approvedPlan,omitempty"`
+	// DriftCorrection restores live objects that drifted from what convoy
+	// applied, without approval: the approved state is put back.
+	DriftCorrection bool `json:"driftCorrection,omitempty"`
+	// Clusters give the kubeconfig of the stack's cluster blocks, by block
+	// name; releases without a cluster block go to the controller's own
+	// cluster.
+	Clusters []ClusterRef `json:"clusters,omitempty"`
+	// Suspend stops planning and applying.
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// VarsFrom names a ConfigMap or Secret whose keys are variable values.
+type VarsFrom struct {
+	// Kind is ConfigMap or Secret.
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Optional: a missing object is no error.
+	Optional bool `json:"optional,omitempty"`
+}
+
+// ClusterRef gives a cluster block its kubeconfig from a Secret.
+type ClusterRef struct {
+	// Name is the cluster block's name in the stack.
+	Name      string       `json:"name"`
+	SecretRef SecretKeyRef `json:"secretRef"`
+}
+
+// SecretKeyRef is a key of a Secret in the Stack's namespace.
+type SecretKeyRef struct {
+	Name string `json:"name"`
+	// Key defaults to "kubeconfig".
+	Key string `json:"key,omitempty"`
+}
+
+// StackStatus is what the controller last observed and did.
+type StackStatus struct {
+	// ObservedGeneration is the spec generation the status describes.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions: Ready, Reconciling, Stalled, Planned, ApprovalRequired,
+	// Drifted (kstatus-compatible).
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Source is the artifact last pulled.
+	Source *SourceStatus `json:"source,omitempty"`
+	// Plan is the last plan computed.
+	Plan *PlanStatus `json:"plan,omitempty"`
+	// LastAppliedPlan is the digest of the last plan applied.
+	LastAppliedPlan string `json:"lastAppliedPlan,omitempty"`
+	// Releases are the stack's releases after the last apply.
+	Releases []ReleaseStatus `json:"releases,omitempty"`
+	// LastError is the last reconcile's error ("" when it succeeded).
+	LastError string `json:"lastError,omitempty"`
+	// LastReconcileTime is when the stack was last planned.
+	LastReconcileTime *metav1.Time `json:"lastReconcileTime,omitempty"`
+}
+
+// SourceStatus is a pulled artifact.
+type SourceStatus struct {
+	// Ref is the source pinned to its digest.
+	Ref    string `json:"ref,omitempty"`
+	Digest string `json:"digest,omitempty"`
+}
+
+// PlanStatus is a computed plan.
+type PlanStatus struct {
+	// Digest identifies the saved plan: what approvedPlan names.
+	Digest string `json:"digest,omitempty"`
+	// Summary counts the plan's actions.
+	Summary string `json:"summary,omitempty"`
+	// HasChanges says whether applying the plan would change anything.
+	HasChanges bool `json:"hasChanges,omitempty"`
+	// Drifted counts live objects changed outside convoy.
+	Drifted int `json:"drifted,omitempty"`
+	// DriftOnly: the plan changes nothing but restores drifted objects.
+	DriftOnly bool `json:"driftOnly,omitempty"`
+	// ConfigMapRef names the ConfigMap with the plan's text (plan.txt)
+	// and markdown (plan.md).
+	ConfigMapRef *LocalObjectReference `json:"configMapRef,omitempty"`
+	// SourceDigest is the artifact the plan was computed from.
+	SourceDigest string `json:"sourceDigest,omitempty"`
+	// Inputs identifies the variable values, environment and generation
+	// the plan was computed from.
+	Inputs string `json:"inputs,omitempty"`
+	// CreatedAt is when the plan was computed.
+	CreatedAt *metav1.Time `json:"createdAt,omitempty"`
+}
+
+// LocalObjectReference names an object in the Stack's namespace.
+type LocalObjectReference struct {
+	Name string `json:"name"`
+}
+
+// ReleaseStatus is one release after an apply.
+type ReleaseStatus struct {
+	// Address is the release instance address (release.api["eu"]).
+	Address   string `json:"address"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	// Cluster is the cluster block ("" for the default cluster).
+	Cluster  string `json:"cluster,omitempty"`
+	Revision int    `json:"revision,omitempty"`
+	// Status is the record's status (deployed, failed, …) or the step's.
+	Status string `json:"status,omitempty"`
+}
+
+// StackList is a list of Stacks.
+type StackList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Stack `json:"items"`
+}
+
+// IntervalOrDefault is the spec's interval, 5 minutes when unset.
+func (s *StackSpec) IntervalOrDefault() metav1.Duration {
+	if s.Interval != nil && s.Interval.Duration > 0 {
+		return *s.Interval
+	}
+	return metav1.Duration{Duration: DefaultInterval}
+}

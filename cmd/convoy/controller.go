@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/util/duration"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+type controllerOptions struct {
+	controller.Options
+	Verbose bool
+}
+
+func newControllerCmd(s streams) *cobra.Command {
+	var o controllerOptions
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Reconcile Stack objects: plan, approve, apply and correct drift in the cluster",
+		Long: `The controller reconciles Stack objects (stacks.convoy.dev): it pulls each
+Stack's source artifact (convoy push), plans it on every change and at its
+interval, saves the plan and publishes its text in a ConfigMap, and applies
+exactly that plan: at once with approval auto, or once spec.approvedPlan names
+its digest with approval manual (convoy approve). Drift is reported, and
+restored with spec.driftCorrection.
+
+Replicas elect a leader per shard on a Lease; --shard KEY reconciles only the
+Stacks labelled convoy.dev/shard=KEY (without --shard: the Stacks without that
+label). It runs in the cluster (convoy controller install --deployment) or
+outside it against a kubeconfig. See docs/controller.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context(), s) },
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the cluster the Stacks live in, also their default cluster (default $KUBECONFIG, ~/.kube/config, else in-cluster)")
+	fs.StringVar(&o.Context, "kube-context", "", "kubeconfig context")
+	fs.StringVar(&o.Shard, "shard", "", "reconcile only Stacks labelled "+v1alpha1.ShardLabel+"=KEY (default: those without the label)")
+	fs.StringVarP(&o.Namespace, "namespace", "n", "", "reconcile only the Stacks of this namespace (default: all)")
+	fs.IntVar(&o.Concurrency, "concurrency", 4, "Stacks reconciled at once")
+	fs.IntVar(&o.Parallelism, "parallelism", 0, "releases one Stack plans or applies at once (default: as convoy apply)")
+	fs.Float32Var(&o.QPS, "kube-qps", run.DefaultQPS, "per-cluster limit of queries per second of each Stack's run")
+	fs.IntVar(&o.Burst, "kube-burst", run.DefaultBurst, "per-cluster burst of each Stack's run")
+	fs.StringVar(&o.MetricsAddress, "metrics-address", ":8080", "listen address of the Prometheus metrics (/metrics); 0 disables")
+	fs.StringVar(&o.HealthAddress, "health-address", ":8081", "listen address of /healthz and /readyz; 0 disables")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "elect one active replica per shard on a Lease")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "convoy-system", "namespace of the leader election Leases")
+	fs.DurationVar(&o.LeaseDuration, "lease-duration", 15*time.Second, "how long a leader that stopped renewing keeps the Lease")
+	fs.DurationVar(&o.RenewDeadline, "renew-deadline", 10*time.Second, "how long the leader retries renewing before it steps down")
+	fs.DurationVar(&o.RetryPeriod, "retry-period", 2*time.Second, "how often candidates try to take the Lease")
+	fs.StringVar(&o.CacheDir, "cache-dir", "", "pulled stacks, charts and temporary plans (default: the user cache directory's convoy/controller)")
+	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "log at debug level")
+	cmd.AddCommand(newControllerInstallCmd(s))
+	return cmd
+}
+
+func (o controllerOptions) Run(ctx context.Context, s streams) error {
+	level := slog.LevelInfo
+	if o.Verbose {
+		level = slog.LevelDebug
+	}
+	logger := logr.FromSlogHandler(slog.NewTextHandler(s.Err, &slog.HandlerOptions{Level: level}))
+	ctrllog.SetLogger(logger)
+	opts := o.Options
+	opts.Logger = logger
+	opts.Warnings = s.Err
+	opts.RegistryConfigs = registryConfigs(os.Getenv)
+	if o.Concurrency < 1 {
+		return fmt.Errorf("--concurrency must be at least 1")
+	}
+	return controller.Run(ctx, opts)
+}
+
+// registryConfigs are the registry credential files: Helm's, then
+// Docker's.
+func registryConfigs(getenv func(string) string) []string {
+	var configs []string
+	if p := getenv("HELM_REGISTRY_CONFIG"); p != "" {
+		configs = append(configs, p)
+	} else if cfg, err := os.UserConfigDir(); err == nil {
+		configs = append(configs, filepath.Join(cfg, "helm", "registry", "config.json"))
+	}
+	if d := getenv("DOCKER_CONFIG"); d != "" {
+		configs = append(configs, filepath.Join(d, "config.json"))
+	} else if home, err := os.UserHomeDir(); err == nil {
+		configs = append(configs, filepath.Join(home, ".docker", "config.json"))
+	}
+	return configs
+}
+
+// kubeFlags reach the cluster of the Stack commands.
+type kubeFlags struct {
+	Kubeconfig, Context string
+}
+
+func (f *kubeFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.Kubeconfig, "kubeconfig", "", "kubeconfig (default $KUBECONFIG or ~/.kube/config)")
+	cmd.Flags().StringVar(&f.Context, "kube-context", "", "kubeconfig context")
+}
+
+type controllerInstallOptions struct {
+	kubeFlags
+	Deployment bool
+}
+
+func newControllerInstallCmd(s streams) *cobra.Command {
+	var o controllerInstallOptions
+	cmd := &cobra.Command{
+		Use:   "install",
+		Short: "Install the Stack CRD and the controller's RBAC (and with --deployment, the controller)",
+		Long: `Install applies, with server-side apply, the stacks.convoy.dev CRD (and waits
+until it is established), the convoy-system namespace with the controller's
+ServiceAccount and RBAC, and with --deployment the controller's Deployment.
+The same manifests are under deploy/ in the source.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context(), s) },
+	}
+	o.add(cmd)
+	cmd.Flags().BoolVar(&o.Deployment, "deployment", false, "install the controller's Deployment too")
+	return cmd
+}
+
+func (o controllerInstallOptions) Run(ctx context.Context, s streams) error {
+	cfg, err := controller.RestConfig(o.Kubeconfig, o.Context)
+	if err != nil {
+		return err
+	}
+	c, err := controller.NewClient(cfg)
+	if err != nil {
+		return err
+	}
+	return controller.Install(ctx, c, controller.InstallRequest{Deployment: o.Deployment, Log: s.Out})
+}
+
+type approveOptions struct {
+	kubeFlags
+	Namespace, Name, Plan string
+}
+
+func newApproveCmd(s streams) *cobra.Command {
+	var o approveOptions
+	cmd := &cobra.Command{
+		Use:   "approve STACK",
+		Short: "Approve a Stack's current plan (manual approval): the controller applies it",
+		Long: `Approve sets the Stack's spec.approvedPlan to the digest of its current plan
+(status.plan.digest), which the controller then applies, exactly as planned:
+if anything it observed moved meanwhile, the controller refuses it as stale
+and plans again, and the new plan needs approval again. With --plan the
+digest must be the current plan's, so that what you reviewed is what you
+approve. Read the plan with: kubectl get configmap convoy-plan-STACK -o
+jsonpath='{.data.plan\.txt}'.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Name = args[0]
+			return o.Run(cmd.Context(), s)
+		},
+	}
+	o.add(cmd)
+	cmd.Flags().StringVarP(&o.Namespace, "namespace", "n", "default", "the Stack's namespace")
+	cmd.Flags().StringVar(&o.Plan, "plan", "", "the plan digest you reviewed; refused unless it is the current plan's")
+	return cmd
+}
+
+func (o approveOptions) Run(ctx context.Context, s streams) error {
+	cfg, err := controller.RestConfig(o.Kubeconfig, o.Context)
+	if err != nil {
+		return err
+	}
+	c, err := controller.NewClient(cfg)
+	if err != nil {
+		return err
+	}
+	d, err := controller.Approve(ctx, c, o.Namespace, o.Name, o.Plan)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "Approved plan %s of Stack %s/%s.\n", d, o.Namespace, o.Name)
+	return nil
+}
+
+type getStacksOptions struct {
+	kubeFlags
+	Namespace     string
+	AllNamespaces bool
+}
+
+func newGetCmd(s streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "get",
+		Short: "List convoy objects in the cluster",
+		Args:  cobra.NoArgs,
+	}
+	var o getStacksOptions
+	stacks := &cobra.Command{
+		Use:     "stacks",
+		Aliases: []string{"stack"},
+		Short:   "List Stack objects with their readiness, plan and revisions",
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context(), s) },
+	}
+	o.add(stacks)
+	stacks.Flags().StringVarP(&o.Namespace, "namespace", "n", "default", "namespace")
+	stacks.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "every namespace")
+	cmd.AddCommand(stacks)
+	return cmd
+}
+
+func (o getStacksOptions) Run(ctx context.Context, s streams) error {
+	cfg, err := controller.RestConfig(o.Kubeconfig, o.Context)
+	if err != nil {
+		return err
+	}
+	c, err := controller.NewClient(cfg)
+	if err != nil {
+		return err
+	}
+	ns := o.Namespace
+	if o.AllNamespaces {
+		ns = ""
+	}
+	items, err := controller.ListStacks(ctx, c, ns)
+	if err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		fmt.Fprintln(s.Err, "No Stacks.")
+		return nil
+	}
+	tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAMESPACE\tNAME\tREADY\tSTATUS\tPLAN\tAPPROVAL\tRELEASES\tAGE")
+	for _, st := range items {
+		readyStatus, reason := "Unknown", ""
+		if c := meta.FindStatusCondition(st.Status.Conditions, controller.CondReady); c != nil {
+			readyStatus, reason = string(c.Status), c.Reason
+		}
+		planText := "-"
+		if p := st.Status.Plan; p != nil {
+			planText = p.Summary
+			if p.HasChanges && st.Status.LastAppliedPlan != p.Digest {
+				planText += " (" + shortDigest(p.Digest) + ")"
+			}
+		}
+		var rels []string
+		for _, r := range st.Status.Releases {
+			rels = append(rels, fmt.Sprintf("%s:%d", r.Name, r.Revision))
+		}
+		approval := string(st.Spec.Approval)
+		if approval == "" {
+			approval = string(v1alpha1.ApprovalAuto)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", st.Namespace, st.Name, readyStatus, reason, planText, approval,
+			orDash(strings.Join(rels, ",")), duration.HumanDuration(time.Since(st.CreationTimestamp.Time)))
+	}
+	return tw.Flush()
+}
+
+func shortDigest(d string) string {
+	if len(d) > 19 {
+		return d[:19]
+	}
+	return d
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
+	"github.com/convoy-sh/convoy/internal/controller"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// copyTree copies a directory of regular files.
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(to, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a running command's writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// convoy push, controller install, controller, get stacks and approve, as
+// a person runs them.
+func TestPushControllerApproveGetStacks(t *testing.T) {
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	reg := sourcetest.StartRegistry(t, "", "")
+	root := t.TempDir()
+	copyTree(t, appChart(t), filepath.Join(root, "charts", "app"))
+	dir := filepath.Join(root, "stacks", "shop")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hcl := strings.ReplaceAll(threeTier("../../charts/app", ns, "v1"), "wait   = true", "")
+	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ref := "oci://" + reg.Host + "/stacks/shop:v1"
+	code, out, errOut := runConvoy(t, "push", dir, ref)
+	if code != 0 || !regexp.MustCompile(`^sha256:[0-9a-f]{64}\n$`).MatchString(out) || !strings.Contains(errOut, "Pushed "+ref+"@") {
+		t.Fatalf("push: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	code, out, errOut = runConvoy(t, "controller", "install", "--kubeconfig", kc)
+	if code != 0 || !strings.Contains(out, "applied apiextensions.k8s.io/v1 CustomResourceDefinition stacks.convoy.dev") || !strings.Contains(out, "ClusterRole convoy-controller") {
+		t.Fatalf("controller install: exit %d\n%s\n%s", code, out, errOut)
+	}
+	c, err := controller.NewClient(cluster.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &v1alpha1.Stack{
+		ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: ns},
+		Spec:       v1alpha1.StackSpec{Source: ref, Approval: v1alpha1.ApprovalManual, Interval: &metav1.Duration{Duration: time.Hour}},
+	}
+	if err := c.Create(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var ctlErr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- execute(ctx, []string{"controller", "--kubeconfig", kc, "-n", ns, "--metrics-address", "0", "--health-address", "0", "--cache-dir", t.TempDir()},
+			streams{In: strings.NewReader(""), Out: &ctlErr, Err: &ctlErr})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("convoy controller exit %d\n%s", code, ctlErr.String())
+		}
+	})
+	wait := func(what string, ok func(*v1alpha1.Stack) bool) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			var got v1alpha1.Stack
+			if err := c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "shop"}, &got); err != nil {
+				t.Fatal(err)
+			}
+			if ok(&got) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("not %s: %+v\ncontroller log:\n%s", what, got.Status, ctlErr.String())
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	wait("planned", func(st *v1alpha1.Stack) bool { return st.Status.Plan != nil && st.Status.Plan.HasChanges })
+
+	code, out, errOut = runConvoy(t, "get", "stacks", "-n", ns, "--kubeconfig", kc)
+	if code != 0 || !regexp.MustCompile(`shop\s+False\s+ApprovalRequired\s+3 to install, 0 to upgrade, 0 to uninstall, 0 unchanged \(sha256:[0-9a-f]{12}\)\s+manual\s+-`).MatchString(out) {
+		t.Fatalf("get stacks: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runConvoy(t, "approve", "shop", "-n", ns, "--kubeconfig", kc, "--plan", "sha256:0123")
+	if code != 1 || !strings.Contains(errOut, "the current plan is sha256:") {
+		t.Fatalf("approve another digest: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runConvoy(t, "approve", "shop", "-n", ns, "--kubeconfig", kc)
+	if code != 0 || !strings.HasPrefix(out, "Approved plan sha256:") {
+		t.Fatalf("approve: exit %d\n%s\n%s", code, out, errOut)
+	}
+	wait("applied", func(st *v1alpha1.Stack) bool { return len(st.Status.Releases) == 3 })
+	code, out, errOut = runConvoy(t, "get", "stacks", "-A", "--kubeconfig", kc)
+	if code != 0 || !regexp.MustCompile(ns+`\s+shop\s+True\s+Applied\s+.*\s+manual\s+db:1,api:1,web:1`).MatchString(out) {
+		t.Fatalf("get stacks after the apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, _, errOut = runConvoy(t, "approve", "shop", "-n", ns, "--kubeconfig", kc)
+	if code != 1 || !strings.Contains(errOut, "is applied already") {
+		t.Fatalf("approve again: exit %d\n%s", code, errOut)
+	}
+	code, _, errOut = runConvoy(t, "approve", "nope", "-n", ns, "--kubeconfig", kc)
+	if code != 1 || !strings.Contains(errOut, "convoy.dev/v1alpha1 Stack "+ns+"/nope not found") {
+		t.Fatalf("approve a missing Stack: exit %d\n%s", code, errOut)
+	}
+}
+
+func TestPushRefusesAnAbsoluteChartWithItsPosition(t *testing.T) {
+	dir := writeStack(t, "release \"a\" {\n  chart = \"/srv/charts/a\"\n}\n")
+	code, _, errOut := runConvoy(t, "push", dir, "oci://127.0.0.1:1/s:v1")
+	if code != 1 || !strings.Contains(errOut, "Chart path cannot be pushed") || !strings.Contains(errOut, "stack.hcl line 2") {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+}

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Controller benchmark (issue 13) on a devcluster of its own: STACKS Stack
+# objects (default 200) of RELEASES releases each (default 5; a ConfigMap
+# and a Deployment of 0 replicas per release: the devcluster has room for
+# ~300 pods), pushed to a local registry,
+# split between two shards, each reconciled by one `convoy controller`
+# process (--concurrency 8). It reports:
+#
+#   1. the time from starting the controllers to every Stack Ready (cold:
+#      empty caches, nothing installed);
+#   2. each controller's CPU time and peak RSS over that run;
+#   3. the reconcile latency of one changed Stack (a var changed in its
+#      spec: until its new plan is applied and it is Ready again), with the
+#      whole fleet idle at a 10m interval.
+#
+# Usage: hack/bench/controller.sh [STACKS] [RELEASES]. Needs the devcluster
+# tools and the registry (make tools; source the tools' env).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+stacks=${1:-200}
+releases=${2:-5}
+: "${CONVOY_REGISTRY:?set CONVOY_REGISTRY to the registry binary (make tools)}"
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  [ -f "$work/dc/kubeconfig" ] && "$work/devcluster" down --state "$work/dc" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+(cd "$root" && go build -o "$work/convoy" ./cmd/convoy && go build -o "$work/devcluster" ./hack/devcluster)
+"$work/devcluster" up --state "$work/dc" >/dev/null
+export KUBECONFIG=$work/dc/kubeconfig
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat > "$work/registry.yml" <<YML
+version: 0.1
+log: { level: error, accesslog: { disabled: true } }
+storage: { filesystem: { rootdirectory: $work/registry } }
+http: { addr: 127.0.0.1:$port, secret: bench }
+YML
+"$CONVOY_REGISTRY" serve "$work/registry.yml" >"$work/registry.log" 2>&1 &
+pids+=($!)
+until curl -sf "http://127.0.0.1:$port/v2/" >/dev/null; do sleep 0.1; done
+
+# The chart and the stacks.
+mkdir -p "$work/src/charts/app/templates"
+cat > "$work/src/charts/app/Chart.yaml" <<'Y'
+apiVersion: v2
+name: app
+version: 0.1.0
+Y
+cat > "$work/src/charts/app/templates/app.yaml" <<'Y'
+apiVersion: v1
+kind: ConfigMap
+metadata: { name: {{ .Release.Name }}-config }
+data: { message: {{ .Values.message | quote }} }
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: { name: {{ .Release.Name }} }
+spec:
+  replicas: 0
+  selector: { matchLabels: { app: {{ .Release.Name }} } }
+  template:
+    metadata: { labels: { app: {{ .Release.Name }} } }
+    spec: { containers: [ { name: app, image: "nginx:1.27" } ] }
+Y
+echo "pushing $stacks stacks of $releases releases ..."
+start=$(date +%s.%N)
+for n in $(seq 1 "$stacks"); do
+  i=$(printf %03d "$n")
+  d=$work/src/stacks/s$i
+  mkdir -p "$d"
+  cat > "$d/stack.hcl" <<HCL
+stack "bench-$i" {
+  default_namespace = "bench-$i"
+}
+variable "message" {
+  default = "v1"
+}
+release "app" {
+  count            = $releases
+  name             = format("app-%d", count.index)
+  chart            = "../../charts/app"
+  create_namespace = true
+  values           = [{ message = var.message }]
+}
+HCL
+  "$work/convoy" push "$d" "oci://127.0.0.1:$port/stacks/s$i:v1" >/dev/null 2>>"$work/push.err"
+done
+awk -v s="$start" -v e="$(date +%s.%N)" -v n="$stacks" 'BEGIN { printf "pushed %d stacks in %.1f s\n", n, e - s }'
+
+"$work/convoy" controller install >/dev/null
+kubectl create namespace bench >/dev/null
+for n in $(seq 1 "$stacks"); do
+  i=$(printf %03d "$n")
+  shard=$([ $((10#$i % 2)) -eq 0 ] && echo a || echo b)
+  cat <<Y
+---
+apiVersion: convoy.dev/v1alpha1
+kind: Stack
+metadata: { name: s$i, namespace: bench, labels: { convoy.dev/shard: $shard } }
+spec: { source: "oci://127.0.0.1:$port/stacks/s$i:v1", interval: 10m }
+Y
+done > "$work/stacks.yaml"
+kubectl apply -f "$work/stacks.yaml" >/dev/null
+
+ready() {
+  kubectl get stacks -n bench -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c '^True$' || true
+}
+# cpu PID: user+system seconds; rss PID: peak RSS in MiB.
+cpu() { awk -v t="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / t }' "/proc/$1/stat"; }
+rss() { awk '/VmHWM/ { printf "%d", $2 / 1024 }' "/proc/$1/status"; }
+
+echo "starting two controllers (shards a and b) ..."
+start=$(date +%s.%N)
+ctl=()
+for shard in a b; do
+  "$work/convoy" controller --shard "$shard" --concurrency 8 --metrics-address 0 --health-address 0 \
+    --cache-dir "$work/cache-$shard" >"$work/controller-$shard.log" 2>&1 &
+  pids+=($!); ctl+=($!)
+done
+while [ "$(ready)" -lt "$stacks" ]; do
+  if [ "$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print (e - s > 1800) }')" = 1 ]; then
+    echo "not all Ready after 30 min: $(ready)/$stacks"; kubectl get stacks -n bench | grep -v True | head; exit 1
+  fi
+  sleep 1
+done
+awk -v s="$start" -v e="$(date +%s.%N)" -v n="$stacks" -v r="$releases" \
+  'BEGIN { printf "all %d Stacks (%d releases) Ready from cold in %.1f s\n", n, n * r, e - s }'
+for k in 0 1; do
+  echo "controller shard $([ $k -eq 0 ] && echo a || echo b): CPU $(cpu "${ctl[$k]}") s, peak RSS $(rss "${ctl[$k]}") MiB"
+done
+
+echo "changing one Stack ..."
+before=$(kubectl get stack s001 -n bench -o jsonpath='{.status.lastAppliedPlan}')
+start=$(date +%s.%N)
+kubectl patch stack s001 -n bench --type merge -p '{"spec":{"vars":{"message":"v2"}}}' >/dev/null
+until [ "$(kubectl get stack s001 -n bench -o jsonpath='{.status.lastAppliedPlan}')" != "$before" ] &&
+      [ "$(kubectl get stack s001 -n bench -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]; do
+  sleep 0.05
+done
+awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "reconcile latency of one changed Stack: %.2f s (patch to Ready, via kubectl polling)\n", e - s }'
+echo "revision of s001's releases: $(kubectl get stack s001 -n bench -o jsonpath='{range .status.releases[*]}{.name}:{.revision} {end}')"

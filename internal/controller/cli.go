@@ -1,0 +1,170 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/deploy"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// NewClient is a client of Stacks and the built-in types.
+func NewClient(cfg *rest.Config) (client.Client, error) {
+	s, err := NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: s})
+}
+
+// ApproveError says why a Stack cannot be approved.
+type ApproveError struct{ msg string }
+
+func (e *ApproveError) Error() string { return e.msg }
+
+// Approve sets the Stack's spec.approvedPlan to the digest of its current
+// plan (or to want, which must be that digest), and returns the digest.
+func Approve(ctx context.Context, c client.Client, namespace, name, want string) (string, error) {
+	var st v1alpha1.Stack
+	key := types.NamespacedName{Namespace: namespace, Name: name}
+	if err := c.Get(ctx, key, &st); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", &ApproveError{fmt.Sprintf("convoy.dev/v1alpha1 Stack %s not found", key)}
+		}
+		return "", fmt.Errorf("convoy.dev/v1alpha1 Stack %s: %w", key, err)
+	}
+	p := st.Status.Plan
+	switch {
+	case p == nil || p.Digest == "":
+		return "", &ApproveError{fmt.Sprintf("convoy.dev/v1alpha1 Stack %s has no plan yet", key)}
+	case !p.HasChanges:
+		return "", &ApproveError{fmt.Sprintf("convoy.dev/v1alpha1 Stack %s: plan %s changes nothing", key, p.Digest)}
+	case st.Status.LastAppliedPlan == p.Digest:
+		return "", &ApproveError{fmt.Sprintf("convoy.dev/v1alpha1 Stack %s: plan %s is applied already", key, p.Digest)}
+	case want != "" && want != p.Digest:
+		return "", &ApproveError{fmt.Sprintf("convoy.dev/v1alpha1 Stack %s: the current plan is %s (%s), not %s", key, p.Digest, p.Summary, want)}
+	}
+	orig := st.DeepCopy()
+	st.Spec.ApprovedPlan = p.Digest
+	// The resourceVersion precondition: approve the plan that was read.
+	if err := c.Patch(ctx, &st, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return "", fmt.Errorf("convoy.dev/v1alpha1 Stack %s: %w", key, err)
+	}
+	return p.Digest, nil
+}
+
+// ListStacks lists the Stacks of a namespace ("": all).
+func ListStacks(ctx context.Context, c client.Client, namespace string) ([]v1alpha1.Stack, error) {
+	var l v1alpha1.StackList
+	var opts []client.ListOption
+	if namespace != "" {
+		opts = append(opts, client.InNamespace(namespace))
+	}
+	if err := c.List(ctx, &l, opts...); err != nil {
+		if apierrors.IsNotFound(err) || isNoMatch(err) {
+			return nil, errors.New("the cluster has no Stack type (stacks.convoy.dev): run convoy controller install")
+		}
+		return nil, err
+	}
+	return l.Items, nil
+}
+
+func isNoMatch(err error) bool {
+	return err != nil && bytes.Contains([]byte(err.Error()), []byte("no matches for kind"))
+}
+
+// InstallRequest says what to install.
+type InstallRequest struct {
+	// Deployment installs the controller's Deployment too.
+	Deployment bool
+	// Log receives a line per object applied.
+	Log io.Writer
+}
+
+// Install applies the CRD (and waits until it is established), the RBAC
+// and, when asked, the Deployment, with server-side apply.
+func Install(ctx context.Context, c client.Client, req InstallRequest) error {
+	docs := [][]byte{deploy.CRD, deploy.RBAC}
+	if req.Deployment {
+		docs = append(docs, deploy.Deployment)
+	}
+	for _, doc := range docs {
+		objs, err := decodeAll(doc)
+		if err != nil {
+			return err
+		}
+		for _, u := range objs {
+			//nolint:staticcheck // client.Apply with unstructured objects
+			if err := c.Patch(ctx, u, client.Apply, client.FieldOwner("convoy"), client.ForceOwnership); err != nil {
+				return fmt.Errorf("%s %s %s: %w", u.GetAPIVersion(), u.GetKind(), objName(u), err)
+			}
+			if req.Log != nil {
+				fmt.Fprintf(req.Log, "applied %s %s %s\n", u.GetAPIVersion(), u.GetKind(), objName(u))
+			}
+			if u.GetKind() == "CustomResourceDefinition" {
+				if err := waitEstablished(ctx, c, u.GetName()); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func objName(u *unstructured.Unstructured) string {
+	if u.GetNamespace() != "" {
+		return u.GetNamespace() + "/" + u.GetName()
+	}
+	return u.GetName()
+}
+
+func decodeAll(doc []byte) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(doc), 4096)
+	var out []*unstructured.Unstructured
+	for {
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, err
+		}
+		if len(m) > 0 {
+			out = append(out, &unstructured.Unstructured{Object: m})
+		}
+	}
+}
+
+func waitEstablished(ctx context.Context, c client.Client, name string) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var crd apiextensionsv1.CustomResourceDefinition
+		err := c.Get(ctx, types.NamespacedName{Name: name}, &crd)
+		if err == nil {
+			for _, cond := range crd.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					return nil
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("apiextensions.k8s.io/v1 CustomResourceDefinition %s: not established after a minute", name)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,241 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/chart/source"
+	"github.com/convoy-sh/convoy/internal/stacksource"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// NewScheme is the scheme of the controller and the CLI's Stack commands:
+// the built-in types and convoy.dev/v1alpha1.
+func NewScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// RestConfig is the client configuration of a kubeconfig and context
+// ("": $KUBECONFIG, ~/.kube/config, else the in-cluster config).
+func RestConfig(kubeconfig, context string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return cfg, nil
+}
+
+// Run runs the controller until ctx ends.
+func Run(ctx context.Context, o Options) error {
+	cfg, err := RestConfig(o.Kubeconfig, o.Context)
+	if err != nil {
+		return err
+	}
+	if o.CacheDir == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("no --cache-dir and no user cache directory: %w", err)
+		}
+		o.CacheDir = filepath.Join(dir, "convoy", "controller")
+	}
+	scheme, err := NewScheme()
+	if err != nil {
+		return err
+	}
+	sel, err := shardSelector(o.Shard)
+	if err != nil {
+		return fmt.Errorf("--shard %q: %w", o.Shard, err)
+	}
+	cacheOpts := cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&v1alpha1.Stack{}: {Label: sel},
+		// Release records are Secrets too: their changes are no input.
+		secretMeta(): {Label: notHelmRecords()},
+	}}
+	if o.Namespace != "" {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{o.Namespace: {}}
+	}
+	dur := func(d, def time.Duration) *time.Duration {
+		if d <= 0 {
+			d = def
+		}
+		return &d
+	}
+	skip := true
+	var lock resourcelock.Interface
+	if o.LeaderElect {
+		if lock, err = leaseLock(cfg, o); err != nil {
+			return err
+		}
+	}
+	mgr, err := manager.New(cfg, manager.Options{
+		LeaderElectionResourceLockInterface: lock,
+		Scheme:                              scheme,
+		Logger:                              o.Logger,
+		Metrics:                             metricsserver.Options{BindAddress: orDefault(o.MetricsAddress, ":8080")},
+		HealthProbeBindAddress:              orDefault(o.HealthAddress, ":8081"),
+		LeaderElection:                      o.LeaderElect,
+		LeaderElectionID:                    LeaseName(o.Shard),
+		LeaderElectionNamespace:             o.leaderElectionNamespace(),
+		LeaderElectionReleaseOnCancel:       true,
+		LeaseDuration:                       dur(o.LeaseDuration, 15*time.Second),
+		RenewDeadline:                       dur(o.renewDeadline(), 0),
+		RetryPeriod:                         dur(o.RetryPeriod, 2*time.Second),
+		Cache:                               cacheOpts,
+		// Secrets and ConfigMaps are read when needed, never cached with
+		// their data (their metadata is watched):
+		// caching them would hold every Secret of the cluster.
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}}},
+	})
+	if err != nil {
+		return err
+	}
+	res := &source.Resolver{Cache: source.Cache{Dir: filepath.Join(o.CacheDir, "charts")}, RegistryConfigs: o.RegistryConfigs}
+	r := &reconciler{
+		client:   mgr.GetClient(),
+		reader:   mgr.GetAPIReader(),
+		scheme:   scheme,
+		events:   mgr.GetEventRecorder("convoy-controller"),
+		opts:     o,
+		metrics:  newMetrics(),
+		registry: stacksource.Registry{Resolver: res},
+		resolver: res,
+	}
+	err = builder.ControllerManagedBy(mgr).
+		Named("stack").
+		For(&v1alpha1.Stack{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// A changed varsFrom object or kubeconfig Secret is a changed
+		// input: watched as metadata only, never cached with its data.
+		Watches(configMapMeta(), handler.EnqueueRequestsFromMapFunc(r.stacksReferencing("ConfigMap")), builder.OnlyMetadata).
+		Watches(secretMeta(), handler.EnqueueRequestsFromMapFunc(r.stacksReferencing("Secret")), builder.OnlyMetadata).
+		WithOptions(controller.Options{MaxConcurrentReconciles: o.concurrency(), SkipNameValidation: &skip}).
+		Complete(r)
+	if err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("cache", func(req *http.Request) error {
+		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+			return fmt.Errorf("the Stack cache is not synced")
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+func configMapMeta() *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}}
+}
+
+func secretMeta() *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}}
+}
+
+// notHelmRecords selects the objects that are not release records.
+func notHelmRecords() labels.Selector {
+	req, _ := labels.NewRequirement("owner", selection.NotEquals, []string{"helm"})
+	return labels.NewSelector().Add(*req)
+}
+
+// stacksReferencing maps a ConfigMap or Secret to the Stacks of its
+// namespace that read it (varsFrom, or clusters for Secrets).
+func (r *reconciler) stacksReferencing(kind string) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		var l v1alpha1.StackList
+		if err := r.client.List(ctx, &l, client.InNamespace(obj.GetNamespace())); err != nil {
+			return nil
+		}
+		var out []reconcile.Request
+		for _, st := range l.Items {
+			if references(&st, kind, obj.GetName()) {
+				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: st.Namespace, Name: st.Name}})
+			}
+		}
+		return out
+	}
+}
+
+func references(st *v1alpha1.Stack, kind, name string) bool {
+	for _, vf := range st.Spec.VarsFrom {
+		if vf.Kind == kind && vf.Name == name {
+			return true
+		}
+	}
+	if kind == "Secret" {
+		for _, c := range st.Spec.Clusters {
+			if c.SecretRef.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// leaseLock is the shard's leader election Lease, held under the
+// process's identity (o.Identity, else host and pid), so that the Lease
+// says which replica leads.
+func leaseLock(cfg *rest.Config, o Options) (resourcelock.Interface, error) {
+	id := o.Identity
+	if id == "" {
+		host, _ := os.Hostname()
+		id = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = max(o.renewDeadline()/2, time.Second)
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return resourcelock.New(resourcelock.LeasesResourceLock, o.leaderElectionNamespace(), LeaseName(o.Shard),
+		cs.CoreV1(), cs.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

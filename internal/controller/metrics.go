@@ -1,0 +1,86 @@
+package controller
+
+import (
+	"errors"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// metrics are the controller's Prometheus series, on controller-runtime's
+// registry (served at the metrics address with its own series).
+type metrics struct {
+	reconciles *prometheus.CounterVec
+	duration   *prometheus.HistogramVec
+	releases   *prometheus.GaugeVec
+
+	mu sync.Mutex
+	// byStack are the release statuses of each Stack (namespace/name),
+	// summed into releases.
+	byStack map[string]map[string]int
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "convoy_controller_reconciles_total",
+			Help: "Stack reconciles by result (uptodate, applied, approval_required, drifted, locked, stale, error, suspended, idle).",
+		}, []string{"result"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "convoy_controller_reconcile_duration_seconds",
+			Help:    "Time spent per reconcile phase (fetch, plan, apply, total).",
+			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+		}, []string{"phase"}),
+		releases: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "convoy_controller_releases",
+			Help: "Releases of the reconciled Stacks by status (deployed, failed, …).",
+		}, []string{"status"}),
+		byStack: map[string]map[string]int{},
+	}
+	m.reconciles = register(m.reconciles)
+	m.duration = register(m.duration)
+	m.releases = register(m.releases)
+	return m
+}
+
+// register registers c, or returns the collector registered before under
+// the same name (a second controller in one process, as in tests).
+func register[C prometheus.Collector](c C) C {
+	err := ctrlmetrics.Registry.Register(c)
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if prev, ok := are.ExistingCollector.(C); ok {
+			return prev
+		}
+	}
+	return c
+}
+
+// setReleases records a Stack's release statuses (nil: the Stack is gone).
+func (m *metrics) setReleases(stack string, statuses map[string]int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := m.byStack[stack]
+	if statuses == nil {
+		delete(m.byStack, stack)
+	} else {
+		m.byStack[stack] = statuses
+	}
+	keys := map[string]bool{}
+	for k := range old {
+		keys[k] = true
+	}
+	for k := range statuses {
+		keys[k] = true
+	}
+	for _, status := range slices.Sorted(maps.Keys(keys)) {
+		total := 0
+		for _, s := range m.byStack {
+			total += s[status]
+		}
+		m.releases.WithLabelValues(status).Set(float64(total))
+	}
+}

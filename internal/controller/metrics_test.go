@@ -1,0 +1,75 @@
+package controller_test
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
+	"github.com/convoy-sh/convoy/internal/controller"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode, string(b)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// The health endpoints answer, and the metrics count reconciles, time
+// them, and count releases by status.
+func TestMetricsAndHealth(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := kube(t)
+	reg := sourcetest.StartRegistry(t, "", "")
+	push(t, reg, stackDir(t, ns, "v1", ""), "v1")
+	create(t, c, newStack(ns, "shop", "oci://"+reg.Host+"/stacks/app:v1", nil))
+	metrics, health := freeAddr(t), freeAddr(t)
+	startController(t, ns, func(o *controller.Options) { o.MetricsAddress, o.HealthAddress = metrics, health })
+	waitStack(t, c, ns, "shop", 60*time.Second, "Ready", isCond("Ready", metav1.ConditionTrue, ""))
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if code, body := get(t, "http://"+health+path); code != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, code, body)
+		}
+	}
+	_, body := get(t, "http://"+metrics+"/metrics")
+	for _, want := range []string{
+		`convoy_controller_reconciles_total{result="applied"}`,
+		`convoy_controller_reconcile_duration_seconds_count{phase="plan"}`,
+		`convoy_controller_reconcile_duration_seconds_count{phase="apply"}`,
+		`convoy_controller_releases{status="deployed"} 2`,
+		`controller_runtime_reconcile_total{controller="stack"`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if t.Failed() {
+		fmt.Println(body)
+	}
+}

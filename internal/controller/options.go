@@ -1,0 +1,91 @@
+package controller
+
+import (
+	"cmp"
+	"io"
+	"time"
+
+	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+)
+
+// Options configure a controller process.
+type Options struct {
+	// Kubeconfig and Context reach the cluster the Stacks live in, which
+	// is also the stacks' default cluster ("": $KUBECONFIG, ~/.kube/config,
+	// or the in-cluster config).
+	Kubeconfig, Context string
+	// Shard limits the controller to Stacks labelled convoy.dev/shard=Shard;
+	// "" takes the Stacks without the label.
+	Shard string
+	// Namespace limits the controller to one namespace ("": all).
+	Namespace string
+	// Concurrency bounds the Stacks reconciled at once (default 4).
+	Concurrency int
+	// Parallelism bounds the releases one Stack plans or applies at once
+	// (0: the CLI's default).
+	Parallelism int
+	// QPS and Burst limit the requests to each cluster a stack deploys to.
+	QPS   float32
+	Burst int
+	// MetricsAddress and HealthAddress are the listen addresses of the
+	// Prometheus and health endpoints ("0" disables one).
+	MetricsAddress, HealthAddress string
+	// LeaderElect elects one leader per shard on a Lease in
+	// LeaderElectionNamespace.
+	LeaderElect             bool
+	LeaderElectionNamespace string
+	LeaseDuration           time.Duration
+	RenewDeadline           time.Duration
+	RetryPeriod             time.Duration
+	// CacheDir holds pulled stacks, charts and temporary plan files.
+	CacheDir string
+	// RegistryConfigs are credential files for registries (Helm's, then
+	// Docker's).
+	RegistryConfigs []string
+	// Identity names this process in its leader election Lease ("": host
+	// and pid).
+	Identity string
+	Logger   logr.Logger
+	// Warnings receives the API servers' warnings (nil: discarded).
+	Warnings io.Writer
+}
+
+// LeaseName is the leader election Lease of a shard.
+func LeaseName(shard string) string {
+	if shard == "" {
+		return "convoy-controller"
+	}
+	return LeaseNameOf(shard)
+}
+
+// LeaseNameOf is the Lease of a named shard.
+func LeaseNameOf(shard string) string { return "convoy-controller-shard-" + shard }
+
+// shardSelector selects the Stacks of a shard.
+func shardSelector(shard string) (labels.Selector, error) {
+	op, vals := selection.DoesNotExist, []string(nil)
+	if shard != "" {
+		op, vals = selection.Equals, []string{shard}
+	}
+	req, err := labels.NewRequirement(v1alpha1.ShardLabel, op, vals)
+	if err != nil {
+		return nil, err
+	}
+	return labels.NewSelector().Add(*req), nil
+}
+
+func (o Options) concurrency() int { return cmp.Or(o.Concurrency, 4) }
+
+func (o Options) renewDeadline() time.Duration {
+	if o.RenewDeadline > 0 {
+		return o.RenewDeadline
+	}
+	return 10 * time.Second
+}
+
+func (o Options) leaderElectionNamespace() string {
+	return cmp.Or(o.LeaderElectionNamespace, "convoy-system")
+}

@@ -1,0 +1,566 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/chart/source"
+	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/dag"
+	"github.com/convoy-sh/convoy/internal/diagtext"
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/plan/planfile"
+	"github.com/convoy-sh/convoy/internal/plan/view"
+	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/hashicorp/hcl/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// reconciler reconciles one Stack at a time (controller-runtime never
+// runs one key twice at once).
+type reconciler struct {
+	client   client.Client // Stacks from the cache; writes
+	reader   client.Reader // Secrets and ConfigMaps, uncached
+	scheme   *runtime.Scheme
+	events   events.EventRecorder
+	opts     Options
+	metrics  *metrics
+	registry stacksource.Registry
+	resolver *source.Resolver
+}
+
+// outcome is what one reconcile decided.
+type outcome struct {
+	// result labels the reconciles metric.
+	result  string
+	requeue time.Duration
+	// err makes controller-runtime retry with backoff.
+	err error
+}
+
+func (r *reconciler) dirs() (stacks, charts, tmp string) {
+	return filepath.Join(r.opts.CacheDir, "stacks"), filepath.Join(r.opts.CacheDir, "charts"), filepath.Join(r.opts.CacheDir, "tmp")
+}
+
+// Reconcile observes the Stack, decides, acts, and records its status.
+func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	start := time.Now()
+	var st v1alpha1.Stack
+	if err := r.client.Get(ctx, req.NamespacedName, &st); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.metrics.setReleases(req.String(), nil)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	orig := st.DeepCopy()
+	out := r.reconcile(ctx, &st)
+	st.Status.ObservedGeneration = st.Generation
+	if err := r.client.Status().Patch(ctx, &st, client.MergeFrom(orig)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return reconcile.Result{}, nil
+		}
+		out.err = errors.Join(out.err, fmt.Errorf("convoy.dev/v1alpha1 Stack %s status: %w", req, err))
+	}
+	r.metrics.setReleases(req.String(), releaseCounts(st.Status.Releases))
+	r.metrics.reconciles.WithLabelValues(out.result).Inc()
+	r.metrics.duration.WithLabelValues("total").Observe(time.Since(start).Seconds())
+	if out.err != nil {
+		return reconcile.Result{}, out.err
+	}
+	return reconcile.Result{RequeueAfter: out.requeue}, nil
+}
+
+func releaseCounts(rs []v1alpha1.ReleaseStatus) map[string]int {
+	out := map[string]int{}
+	for _, r := range rs {
+		out[r.Status]++
+	}
+	return out
+}
+
+// stackRun is a reconcile's view of one Stack: its source pulled, its inputs
+// read, the run options built from them.
+type stackRun struct {
+	st      *v1alpha1.Stack
+	fetched *stacksource.Fetched
+	in      *inputs
+	opts    run.Options
+	tmp     string
+}
+
+func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome {
+	interval := st.Spec.IntervalOrDefault().Duration
+	if st.Spec.Suspend {
+		ready(st, metav1.ConditionFalse, ReasonSuspended, "spec.suspend is true: nothing is planned or applied")
+		return outcome{result: "suspended"}
+	}
+	stacksDir, chartsDir, tmpDir := r.dirs()
+	for _, d := range []string{stacksDir, chartsDir, tmpDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			retrying(st, ReasonSourceFailed, err.Error())
+			return outcome{result: "error", err: err}
+		}
+	}
+	t := time.Now()
+	f, err := stacksource.Fetch(ctx, r.registry, stacksDir, st.Spec.Source)
+	r.metrics.duration.WithLabelValues("fetch").Observe(time.Since(t).Seconds())
+	if err != nil {
+		msg := "spec.source: " + err.Error()
+		st.Status.LastError = msg
+		retrying(st, ReasonSourceFailed, msg)
+		r.event(st, corev1.EventTypeWarning, ReasonSourceFailed, "Fetch", msg)
+		return outcome{result: "error", err: errors.New(msg)}
+	}
+	st.Status.Source = &v1alpha1.SourceStatus{Ref: f.Ref.String(), Digest: f.Digest}
+	cfg, diags := config.LoadDir(f.Dir)
+	if diags.HasErrors() {
+		return r.stall(st, ReasonInvalid, diagText(diags, cfg))
+	}
+	in, err := readInputs(ctx, r.reader, st, f.Digest, cfg.Variables, tmpDir)
+	if err != nil {
+		var ce *configError
+		if errors.As(err, &ce) {
+			return r.stall(st, ReasonInvalid, err.Error())
+		}
+		retrying(st, ReasonPlanFailed, err.Error())
+		return outcome{result: "error", err: err}
+	}
+	defer in.cleanup()
+	sr := &stackRun{st: st, fetched: f, in: in, tmp: tmpDir}
+	sr.opts = run.Options{
+		Source: run.Source{Dir: f.Dir, Vars: in.varArgs(), Environment: st.Spec.Environment, SensitiveVars: in.sensitive},
+		Clusters: run.ClusterOptions{
+			Kubeconfig: r.opts.Kubeconfig, Context: r.opts.Context, Kubeconfigs: in.kubeconfigs,
+			QPS: r.opts.QPS, Burst: r.opts.Burst, StorageDriver: "secret", Warnings: r.opts.Warnings,
+		},
+		ChartCache:  chartsDir,
+		Parallelism: r.opts.Parallelism,
+		Announce:    func(msg string) { r.event(st, corev1.EventTypeNormal, "Announce", "Lock", in.redact(msg)) },
+	}
+	if _, err := run.Init(ctx, sr.opts, run.InitRequest{Frozen: true, Resolver: r.resolver}); err != nil {
+		return r.failed(sr, nil, ReasonPlanFailed, err)
+	}
+
+	p := st.Status.Plan
+	sameInputs := p != nil && p.Inputs == in.hash
+	due := !sameInputs || p.CreatedAt == nil || time.Since(p.CreatedAt.Time) >= interval
+	pending := sameInputs && p.HasChanges && st.Status.LastAppliedPlan != p.Digest
+	switch {
+	case pending && mayApply(st, p):
+		return r.apply(ctx, sr, p.Digest, p.DriftOnly, 0)
+	case pending && !due:
+		return r.waiting(sr, p, interval-time.Since(p.CreatedAt.Time))
+	case pending:
+		// Still the plan to approve, unless what it observed moved.
+		stale, err := r.stale(ctx, sr, p.Digest)
+		if err != nil {
+			return r.failed(sr, nil, ReasonPlanFailed, err)
+		}
+		if !stale {
+			p.CreatedAt = &metav1.Time{Time: time.Now()}
+			return r.waiting(sr, p, interval)
+		}
+	case sameInputs && !due:
+		// Nothing changed and no plan is due (a failed apply is tried
+		// again with the next plan).
+		return outcome{result: "idle", requeue: interval - time.Since(p.CreatedAt.Time)}
+	}
+	return r.planAndAct(ctx, sr, 0)
+}
+
+// mayApply says whether the Stack's pending plan may be applied now.
+func mayApply(st *v1alpha1.Stack, p *v1alpha1.PlanStatus) bool {
+	switch {
+	case p.DriftOnly && st.Spec.DriftCorrection:
+		return true
+	case st.Spec.Approval == v1alpha1.ApprovalManual:
+		return st.Spec.ApprovedPlan == p.Digest
+	case p.DriftOnly:
+		return false // auto, without drift correction: report only
+	}
+	return true
+}
+
+// planAndAct computes and saves a new plan, then applies it or waits.
+func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) outcome {
+	st := sr.st
+	t := time.Now()
+	planned, err := run.Plan(ctx, sr.opts, run.PlanRequest{})
+	r.metrics.duration.WithLabelValues("plan").Observe(time.Since(t).Seconds())
+	if err != nil {
+		return r.failed(sr, nil, ReasonPlanFailed, err)
+	}
+	p := planned.Plan
+	tmp, err := os.CreateTemp(sr.tmp, "plan-*.cvp")
+	if err != nil {
+		return r.failed(sr, p, ReasonPlanFailed, err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	if err := run.SavePlan(tmp.Name(), planned); err != nil {
+		return r.failed(sr, p, ReasonPlanFailed, err)
+	}
+	file, err := os.ReadFile(tmp.Name())
+	if err != nil {
+		return r.failed(sr, p, ReasonPlanFailed, err)
+	}
+	digest := planDigest(file)
+	var text, md bytes.Buffer
+	if err := view.Text(&text, p); err != nil {
+		return r.failed(sr, p, ReasonPlanFailed, err)
+	}
+	if err := view.Markdown(&md, p); err != nil {
+		return r.failed(sr, p, ReasonPlanFailed, err)
+	}
+	if err := storePlan(ctx, r.client, r.scheme, st, file, digest, sr.in.redact(text.String()), sr.in.redact(md.String())); err != nil {
+		return r.failed(sr, p, ReasonPlanFailed, err)
+	}
+	sum := p.Summary()
+	driftOnly := isDriftOnly(p)
+	ps := &v1alpha1.PlanStatus{
+		Digest: digest, Summary: strings.TrimSuffix(strings.TrimPrefix(sum.String(), "Plan: "), "."), HasChanges: p.HasChanges(),
+		Drifted: sum.Drifted + driftedReleases(p), DriftOnly: driftOnly,
+		ConfigMapRef: &v1alpha1.LocalObjectReference{Name: planObjectName(st.Name)},
+		SourceDigest: sr.fetched.Digest, Inputs: sr.in.hash, CreatedAt: &metav1.Time{Time: time.Now()},
+	}
+	st.Status.Plan = ps
+	st.Status.LastReconcileTime = ps.CreatedAt
+	setCond(st, CondPlanned, metav1.ConditionTrue, ReasonPlanned, fmt.Sprintf("plan %s: %s", digest, ps.Summary))
+	if ps.Drifted > 0 {
+		setCond(st, CondDrifted, metav1.ConditionTrue, ReasonDrifted, driftMessage(p))
+		r.event(st, corev1.EventTypeWarning, ReasonDrifted, "Plan", driftMessage(p))
+	} else {
+		setCond(st, CondDrifted, metav1.ConditionFalse, ReasonNoDrift, "no object changed outside convoy")
+	}
+	if refused := p.Refused(); len(refused) > 0 {
+		return r.stall(st, ReasonInvalid, (&run.ForeignError{Releases: refused}).Error())
+	}
+	interval := st.Spec.IntervalOrDefault().Duration
+	if !p.HasChanges() {
+		st.Status.LastError = ""
+		st.Status.Releases = releasesOfPlan(p)
+		setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonUpToDate, "nothing to apply")
+		ready(st, metav1.ConditionTrue, ReasonUpToDate, "the live releases match the stack "+sr.fetched.Ref.String())
+		return outcome{result: "uptodate", requeue: interval}
+	}
+	r.event(st, corev1.EventTypeNormal, ReasonPlanned, "Plan", fmt.Sprintf("plan %s: %s", digest, ps.Summary))
+	if mayApply(st, ps) {
+		return r.apply(ctx, sr, digest, driftOnly, depth)
+	}
+	return r.waiting(sr, ps, interval)
+}
+
+// waiting records a plan that waits: for approval, or, drift only
+// without drift correction, for nothing.
+func (r *reconciler) waiting(sr *stackRun, p *v1alpha1.PlanStatus, requeue time.Duration) outcome {
+	st := sr.st
+	st.Status.LastError = ""
+	if p.DriftOnly && st.Spec.Approval != v1alpha1.ApprovalManual {
+		msg := fmt.Sprintf("%d objects changed outside convoy; spec.driftCorrection is false: plan %s restores them when applied", p.Drifted, p.Digest)
+		setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonDrifted, "drift is reported, not corrected")
+		ready(st, metav1.ConditionFalse, ReasonDrifted, msg)
+		return outcome{result: "drifted", requeue: requeue}
+	}
+	msg := fmt.Sprintf("plan %s (%s) waits for approval: set spec.approvedPlan to its digest (convoy approve %s -n %s)", p.Digest, p.Summary, st.Name, st.Namespace)
+	reason := ReasonApprovalRequired
+	if st.Spec.ApprovedPlan != "" && st.Spec.ApprovedPlan != p.Digest && st.Spec.ApprovedPlan != st.Status.LastAppliedPlan {
+		reason = ReasonApprovalMismatch
+		msg = fmt.Sprintf("spec.approvedPlan %s is not the current plan %s (%s): nothing applied", st.Spec.ApprovedPlan, p.Digest, p.Summary)
+		r.event(st, corev1.EventTypeWarning, reason, "Approve", msg)
+	}
+	setCond(st, CondApprovalRequired, metav1.ConditionTrue, reason, msg)
+	ready(st, metav1.ConditionFalse, ReasonApprovalRequired, msg)
+	return outcome{result: "approval_required", requeue: requeue}
+}
+
+// stale reports whether the saved plan's observations no longer hold.
+func (r *reconciler) stale(ctx context.Context, sr *stackRun, digest string) (bool, error) {
+	path, err := r.planFile(ctx, sr, digest)
+	if errors.Is(err, errNoSavedPlan) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer os.Remove(path)
+	err = run.CheckSavedPlan(ctx, sr.opts, path)
+	var se *planfile.StaleError
+	if errors.As(err, &se) {
+		r.event(sr.st, corev1.EventTypeNormal, ReasonStale, "Verify", sr.in.redact("plan "+digest+": "+se.Error()))
+		return true, nil
+	}
+	return false, err
+}
+
+// planFile writes the saved plan of digest to a temporary file, its
+// origin pointing at this process's copy of the stack.
+func (r *reconciler) planFile(ctx context.Context, sr *stackRun, digest string) (string, error) {
+	file, err := loadPlan(ctx, r.reader, sr.st, digest)
+	if err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(sr.tmp, "apply-*.cvp")
+	if err != nil {
+		return "", err
+	}
+	path := tmp.Name()
+	_, err = tmp.Write(file)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		var f *planfile.File
+		if f, err = planfile.Open(path); err == nil && f.Origin != nil {
+			f.Origin.Dir = sr.fetched.Dir
+			err = planfile.Save(path, f)
+		}
+	}
+	if err != nil {
+		os.Remove(path)
+		return "", err
+	}
+	return path, nil
+}
+
+// apply applies exactly the saved plan of digest. A stale plan is planned
+// again (and, when the Stack allows, applied) once.
+func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, driftOnly bool, depth int) outcome {
+	st := sr.st
+	path, err := r.planFile(ctx, sr, digest)
+	if errors.Is(err, errNoSavedPlan) && depth == 0 {
+		return r.planAndAct(ctx, sr, depth+1)
+	}
+	if err != nil {
+		return r.failed(sr, nil, ReasonApplyFailed, err)
+	}
+	defer os.Remove(path)
+	t := time.Now()
+	res, err := run.Apply(ctx, sr.opts, run.ApplyRequest{PlanFile: path, Command: fmt.Sprintf("convoy controller (Stack %s/%s)", st.Namespace, st.Name)})
+	r.metrics.duration.WithLabelValues("apply").Observe(time.Since(t).Seconds())
+	var p *plan.Plan
+	if res != nil {
+		p = res.Plan
+	}
+	var se *planfile.StaleError
+	var le *run.LockedError
+	switch {
+	case errors.As(err, &se):
+		msg := sr.in.redact(fmt.Sprintf("plan %s is stale, planning again: %s", digest, se.Error()))
+		r.event(st, corev1.EventTypeNormal, ReasonStale, "Apply", msg)
+		if depth > 0 {
+			retrying(st, ReasonStale, msg)
+			return outcome{result: "stale", requeue: 5 * time.Second}
+		}
+		return r.planAndAct(ctx, sr, depth+1)
+	case errors.As(err, &le):
+		msg := "waiting for the stack lock: " + le.Error()
+		st.Status.LastError = msg
+		setCond(st, CondReady, metav1.ConditionFalse, ReasonLocked, msg)
+		r.event(st, corev1.EventTypeWarning, ReasonLocked, "Apply", msg)
+		return outcome{result: "locked", requeue: 10 * time.Second}
+	case err != nil && (res == nil || len(res.Results) == 0):
+		return r.failed(sr, p, ReasonApplyFailed, err)
+	}
+	st.Status.LastAppliedPlan = digest
+	if res != nil {
+		st.Status.Releases = releasesOfResults(res)
+	}
+	if err == nil && res != nil && res.Failed() {
+		err = stepErrors(res)
+	}
+	if err != nil {
+		return r.failed(sr, p, ReasonApplyFailed, err)
+	}
+	st.Status.LastError = ""
+	msg := fmt.Sprintf("applied plan %s from %s", digest, sr.fetched.Ref)
+	setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonApplied, msg)
+	if driftOnly {
+		setCond(st, CondDrifted, metav1.ConditionFalse, ReasonDriftCorrected, "drift corrected by plan "+digest)
+		r.event(st, corev1.EventTypeNormal, ReasonDriftCorrected, "Apply", "drift corrected by plan "+digest)
+	} else {
+		r.event(st, corev1.EventTypeNormal, ReasonApplied, "Apply", msg)
+	}
+	ready(st, metav1.ConditionTrue, ReasonApplied, msg)
+	return outcome{result: "applied", requeue: st.Spec.IntervalOrDefault().Duration}
+}
+
+// stepErrors joins the failed steps' errors, one line per release.
+func stepErrors(res *run.Applied) error {
+	var lines []string
+	for _, s := range res.Results {
+		if s.Status == dag.Failed && s.Err != nil {
+			lines = append(lines, fmt.Sprintf("%s: %v", s.Step.ID, s.Err))
+		}
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
+
+// failed records an error: a stack at fault stalls, the rest is retried
+// with backoff.
+func (r *reconciler) failed(sr *stackRun, p *plan.Plan, reason string, err error) outcome {
+	msg := message(err, p, sr.in)
+	var de *run.DiagnosticsError
+	var fe *run.ForeignError
+	if errors.As(err, &de) || errors.As(err, &fe) {
+		return r.stall(sr.st, ReasonInvalid, msg)
+	}
+	sr.st.Status.LastError = msg
+	retrying(sr.st, reason, msg)
+	r.event(sr.st, corev1.EventTypeWarning, reason, "Reconcile", msg)
+	return outcome{result: "error", err: errors.New(msg)}
+}
+
+// stall records a Stack that cannot progress until its spec or inputs
+// change; it is looked at again at its interval.
+func (r *reconciler) stall(st *v1alpha1.Stack, reason, msg string) outcome {
+	st.Status.LastError = msg
+	stalled(st, reason, msg)
+	r.event(st, corev1.EventTypeWarning, reason, "Reconcile", msg)
+	return outcome{result: "error", requeue: st.Spec.IntervalOrDefault().Duration}
+}
+
+// message renders an error for status and events: diagnostics with
+// their source positions, sensitive values masked.
+func message(err error, p *plan.Plan, in *inputs) string {
+	var de *run.DiagnosticsError
+	if errors.As(err, &de) {
+		var b bytes.Buffer
+		if werr := diagtext.Write(&b, de.Diags, de.Files, false); werr == nil {
+			return in.redact(redactPlan(p, strings.TrimSpace(b.String())))
+		}
+	}
+	return in.redact(redactPlan(p, err.Error()))
+}
+
+func redactPlan(p *plan.Plan, s string) string {
+	if p == nil {
+		return s
+	}
+	return p.Redactor().Text(s)
+}
+
+// diagText renders diagnostics with their source positions.
+func diagText(diags hcl.Diagnostics, cfg *config.Config) string {
+	var files map[string]*hcl.File
+	if cfg != nil {
+		files = cfg.Files
+	}
+	var b bytes.Buffer
+	if err := diagtext.Write(&b, diags, files, false); err != nil {
+		return diags.Error()
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func (r *reconciler) event(st *v1alpha1.Stack, typ, reason, action, note string) {
+	if r.events != nil {
+		if len(note) > 1000 {
+			note = note[:1000] + "…"
+		}
+		r.events.Eventf(st, nil, typ, reason, action, "%s", note)
+	}
+}
+
+// isDriftOnly: every release the plan changes changes only because live
+// objects drifted.
+func isDriftOnly(p *plan.Plan) bool {
+	changed := false
+	for _, rc := range p.Releases {
+		if rc.Action == plan.ActionNoOp {
+			continue
+		}
+		changed = true
+		if len(rc.Reasons) == 0 || slices.ContainsFunc(rc.Reasons, func(r plan.Reason) bool { return r.Kind != plan.ReasonDrift }) {
+			return false
+		}
+	}
+	return changed
+}
+
+// driftedReleases counts the objects of drift-only upgrades (the plan
+// moves their drift into the upgrade's objects).
+func driftedReleases(p *plan.Plan) int {
+	n := 0
+	for _, rc := range p.Releases {
+		for _, reason := range rc.Reasons {
+			if reason.Kind == plan.ReasonDrift {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func driftMessage(p *plan.Plan) string {
+	var parts []string
+	for _, rc := range p.Releases {
+		for _, d := range rc.Drift {
+			parts = append(parts, fmt.Sprintf("%s: %s", rc.Addr, d.Ref))
+		}
+		for _, reason := range rc.Reasons {
+			if reason.Kind == plan.ReasonDrift {
+				parts = append(parts, fmt.Sprintf("%s: %s", rc.Addr, reason.Detail))
+			}
+		}
+	}
+	return "drift: " + strings.Join(parts, "; ")
+}
+
+func releasesOfPlan(p *plan.Plan) []v1alpha1.ReleaseStatus {
+	var out []v1alpha1.ReleaseStatus
+	for _, rc := range p.Releases {
+		if rc.Action == plan.ActionUninstall {
+			continue
+		}
+		out = append(out, v1alpha1.ReleaseStatus{Address: rc.Addr, Name: rc.Name, Namespace: rc.Namespace, Cluster: rc.Cluster, Revision: rc.Observed.LastRevision, Status: rc.Observed.LastStatus})
+	}
+	return out
+}
+
+func releasesOfResults(res *run.Applied) []v1alpha1.ReleaseStatus {
+	byAddr := map[string]*plan.ReleaseChange{}
+	if res.Plan != nil {
+		for _, rc := range res.Plan.Releases {
+			byAddr[rc.Addr] = rc
+		}
+	}
+	var out []v1alpha1.ReleaseStatus
+	for _, s := range res.Results {
+		rc := byAddr[s.Step.ID]
+		rs := v1alpha1.ReleaseStatus{Address: s.Step.ID, Name: s.Step.Name, Namespace: s.Step.Namespace, Status: string(s.Status)}
+		if rc != nil {
+			rs.Cluster = rc.Cluster
+			if rc.Action == plan.ActionUninstall && s.Status == dag.Succeeded {
+				continue
+			}
+			rs.Revision, rs.Status = rc.Observed.LastRevision, rc.Observed.LastStatus
+		}
+		if s.Release != nil {
+			rs.Revision = s.Release.Version
+			if s.Release.Info != nil {
+				rs.Status = string(s.Release.Info.Status)
+			}
+		}
+		if s.Status != dag.Succeeded {
+			rs.Status = string(s.Status)
+		}
+		out = append(out, rs)
+	}
+	return out
+}
