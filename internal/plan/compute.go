@@ -243,6 +243,16 @@ type plannedEntry struct {
 // request per object. Secrets are listed without Helm's release records,
 // which would make the list as large as the stack's history.
 func (c *computer) live(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.Unstructured, error) {
+	o, err := c.liveShared(ctx, kc, ref)
+	if o == nil || err != nil {
+		return nil, err
+	}
+	return o.DeepCopy(), nil
+}
+
+// liveShared is live without the copy: the object is the plan's, shared,
+// and must not be modified.
+func (c *computer) liveShared(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.Unstructured, error) {
 	namespaced, err := kc.IsNamespaced(ref.GroupVersionKind())
 	if err != nil || (namespaced && ref.Namespace == "") {
 		return getLive(ctx, kc, ref)
@@ -276,10 +286,7 @@ func (c *computer) live(ctx context.Context, kc *kube.Client, ref kube.Ref) (*un
 	if cached {
 		c.stats.add(&c.stats.ListHits, 1)
 	}
-	if o := objs[ref.Name]; o != nil {
-		return o.DeepCopy(), nil
-	}
-	return nil, nil
+	return objs[ref.Name], nil
 }
 
 // do runs f holding one slot of the pool.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/kube"
@@ -37,10 +38,37 @@ func normalize(obj *unstructured.Unstructured) map[string]any {
 	return o
 }
 
+// normalizedView is normalize without the deep copy: the maps normalize
+// changes are copied, everything below them is shared with obj. Only for
+// reading (hashing).
+func normalizedView(obj *unstructured.Unstructured) map[string]any {
+	if obj == nil {
+		return map[string]any{}
+	}
+	o := maps.Clone(obj.Object)
+	delete(o, "status")
+	if md, ok := o["metadata"].(map[string]any); ok {
+		md = maps.Clone(md)
+		o["metadata"] = md
+		for _, k := range []string{"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp", "selfLink"} {
+			delete(md, k)
+		}
+		if a, ok := md["annotations"].(map[string]any); ok {
+			a = maps.Clone(a)
+			md["annotations"] = a
+			delete(a, lastAppliedAnnotation)
+			if len(a) == 0 {
+				delete(md, "annotations")
+			}
+		}
+	}
+	return o
+}
+
 // contentHash identifies an object's content without status and server
 // bookkeeping: what Verify compares when the resourceVersion moved.
 func ContentHash(obj *unstructured.Unstructured) string {
-	b, err := json.Marshal(normalize(obj))
+	b, err := json.Marshal(normalizedView(obj))
 	if err != nil {
 		return ""
 	}
@@ -53,7 +81,7 @@ func ContentHash(obj *unstructured.Unstructured) string {
 // scalars whole). Fields others added since, such as a controller's
 // annotation, do not change it; a changed value convoy sets does.
 func ShapeHash(live *unstructured.Unstructured, applied map[string]any) string {
-	b, err := json.Marshal(project(normalize(live), applied))
+	b, err := json.Marshal(project(normalizedView(live), applied))
 	if err != nil {
 		return ""
 	}

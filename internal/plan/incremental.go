@@ -70,7 +70,7 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 	if err := c.do(ctx, func() error {
 		for i, o := range objs {
 			refs[i] = kube.RefOf(o)
-			live, err := c.live(ctx, kc, refs[i])
+			live, err := c.liveShared(ctx, kc, refs[i])
 			if err != nil {
 				return err
 			}
