@@ -152,6 +152,9 @@ for n in "${sizes[@]}"; do
   dir=$work/fleet$n
   mkfleet "$dir" "b$n" "$n"
   measure "N=$n: apply (setup, -p 20)" "$work/convoy" apply -C "$dir" --auto-approve --no-progress -p 20
+  # Let the controllers and the fake kubelet finish what the apply started
+  # (ReplicaSets, pods, their status), as they have by the time people plan.
+  sleep 30
   for i in 1 2 3; do
     measure "N=$n: plan, no change ($i)" "$work/convoy" plan -C "$dir" --detailed-exitcode --stats
   done
