@@ -133,11 +133,7 @@ The same manifests are under deploy/ in the source.`,
 }
 
 func (o controllerInstallOptions) Run(ctx context.Context, s streams) error {
-	cfg, err := controller.RestConfig(o.Kubeconfig, o.Context)
-	if err != nil {
-		return err
-	}
-	c, err := controller.NewClient(cfg)
+	c, err := controller.Connect(o.Kubeconfig, o.Context)
 	if err != nil {
 		return err
 	}
@@ -174,11 +170,7 @@ jsonpath='{.data.plan\.txt}'.`,
 }
 
 func (o approveOptions) Run(ctx context.Context, s streams) error {
-	cfg, err := controller.RestConfig(o.Kubeconfig, o.Context)
-	if err != nil {
-		return err
-	}
-	c, err := controller.NewClient(cfg)
+	c, err := controller.Connect(o.Kubeconfig, o.Context)
 	if err != nil {
 		return err
 	}
@@ -218,11 +210,7 @@ func newGetCmd(s streams) *cobra.Command {
 }
 
 func (o getStacksOptions) Run(ctx context.Context, s streams) error {
-	cfg, err := controller.RestConfig(o.Kubeconfig, o.Context)
-	if err != nil {
-		return err
-	}
-	c, err := controller.NewClient(cfg)
+	c, err := controller.Connect(o.Kubeconfig, o.Context)
 	if err != nil {
 		return err
 	}

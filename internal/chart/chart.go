@@ -50,6 +50,7 @@ type Chart struct {
 	schemaCache  *compiledSchema
 	files        map[string][]byte
 	templates    *templateCache
+	facts        *facts
 }
 
 // filesMap is .Files' content, built once at load.

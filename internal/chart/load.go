@@ -160,7 +160,7 @@ func readDir(dir string, b *budget) ([]*File, error) {
 
 // loadFiles builds a chart from its files (names relative to the chart).
 func loadFiles(files []*File, b *budget) (*Chart, error) {
-	c := &Chart{schemaCache: &compiledSchema{}, templates: &templateCache{}}
+	c := &Chart{schemaCache: &compiledSchema{}, templates: &templateCache{}, facts: &facts{}}
 	subcharts := map[string][]*File{}
 	var subchartOrder []string
 	for _, f := range files {

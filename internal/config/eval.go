@@ -325,34 +325,33 @@ func (e *evaluator) evalClusters() hcl.Diagnostics {
 	for _, name := range sortedKeys(e.cfg.Clusters) {
 		c := e.cfg.Clusters[name]
 		spec := &ClusterSpec{Name: name, DeclRange: c.DeclRange}
+		// eval evaluates an attribute of the block that is set.
+		eval := func(expr hcl.Expression) (cty.Value, bool) {
+			if expr == nil {
+				return cty.NilVal, false
+			}
+			val, d := e.evalSimple(expr, "a cluster block")
+			diags = append(diags, d...)
+			return val, !d.HasErrors()
+		}
 		for _, f := range []struct {
 			expr hcl.Expression
 			attr string
 			dst  *string
 		}{{c.Kubeconfig, "kubeconfig", &spec.Kubeconfig}, {c.Context, "context", &spec.Context}} {
-			if f.expr == nil {
-				continue
+			if val, ok := eval(f.expr); ok {
+				s, d := asString(val, f.expr, f.attr)
+				diags = append(diags, d...)
+				*f.dst = s
 			}
-			val, d := e.evalSimple(f.expr, "a cluster block")
-			diags = append(diags, d...)
-			if d.HasErrors() {
-				continue
-			}
-			s, d := asString(val, f.expr, f.attr)
-			diags = append(diags, d...)
-			*f.dst = s
 		}
 		for _, f := range []struct {
 			expr hcl.Expression
 			attr string
 			dst  *int
 		}{{c.QPS, "qps", &spec.QPS}, {c.Burst, "burst", &spec.Burst}} {
-			if f.expr == nil {
-				continue
-			}
-			val, d := e.evalSimple(f.expr, "a cluster block")
-			diags = append(diags, d...)
-			if d.HasErrors() {
+			val, ok := eval(f.expr)
+			if !ok {
 				continue
 			}
 			n, d := asInt(val, f.expr, f.attr)

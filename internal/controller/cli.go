@@ -19,6 +19,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// Connect is NewClient of the cluster a kubeconfig and context name (as
+// RestConfig): what the Stack commands (approve, get stacks, install) use.
+func Connect(kubeconfig, context string) (client.Client, error) {
+	cfg, err := RestConfig(kubeconfig, context)
+	if err != nil {
+		return nil, err
+	}
+	return NewClient(cfg)
+}
+
 // NewClient is a client of Stacks and the built-in types.
 func NewClient(cfg *rest.Config) (client.Client, error) {
 	s, err := NewScheme()

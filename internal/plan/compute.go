@@ -216,6 +216,9 @@ type computer struct {
 
 	histories memo.Map[nsKey, map[string][]*release.Release]           // records by release name
 	lists     memo.Map[kindKey, map[string]*unstructured.Unstructured] // live objects by name
+	// outputs are the outputs of the deployed revisions that releases
+	// read (a release read by many is read once).
+	outputs memo.Map[revisionKey, config.AppliedRelease]
 	// namespaces are the namespaces create_namespace would create,
 	// validated once each.
 	namespaces memo.Map[nsKey, struct{}]
@@ -225,6 +228,13 @@ type computer struct {
 type nsKey struct {
 	cluster   kube.ClusterID
 	namespace string
+}
+
+// revisionKey is a revision of a release.
+type revisionKey struct {
+	nsKey
+	name     string
+	revision int
 }
 
 // kindKey is a kind in a namespace of a cluster.

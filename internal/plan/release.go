@@ -261,8 +261,11 @@ func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance
 			continue // not deployed: stays unknown
 		}
 		kc := eng.Kube()
-		a, err := c.in.Outputs(ctx, kc, hist[i], func(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
-			return c.live(ctx, kc, ref)
+		key := revisionKey{nsKey{kc.ClusterID(), dep.Namespace}, dep.Name, hist[i].Version}
+		a, err := c.outputs.Get(key, func() (config.AppliedRelease, error) {
+			return c.in.Outputs(ctx, kc, hist[i], func(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
+				return c.live(ctx, kc, ref)
+			})
 		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("outputs of %s: %w", d.Addr, err)

@@ -12,7 +12,6 @@ import (
 	"github.com/convoy-sh/convoy/internal/kube"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -190,13 +189,8 @@ type RecordKey struct{ Namespace, Name string }
 // needs to find the releases a stack left behind, without fetching and
 // decoding every record of the stack.
 func (e *Engine) Labelled(ctx context.Context, selector map[string]string) ([]RecordKey, error) {
-	gvr := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
-	opts := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(selector).String()}
-	if e.driver == DriverConfigMap {
-		gvr.Resource = "configmaps"
-	} else {
-		opts.FieldSelector = "type=" + SecretType
-	}
+	gvr, records := e.recordResource()
+	opts := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(selector).String(), FieldSelector: records}
 	list, err := e.meta.Resource(gvr).List(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("list release records: %w", err)

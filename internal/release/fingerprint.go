@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"sync"
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
@@ -47,12 +46,12 @@ const labelHashLen = 40
 // does not rely on their fingerprint. "" when the chart's files are not at
 // hand (a chart decoded from a record).
 func (e *Engine) Fingerprint(req *Request) string {
-	if req.Chart == nil || len(req.Chart.Raw) == 0 {
+	if req.Chart == nil || req.Chart.Digest() == "" {
 		return ""
 	}
 	v := version.Get()
 	caps := e.caps
-	if !chart.UsesCapabilities(req.Chart) {
+	if !req.Chart.UsesCapabilities() {
 		// Only Chart.yaml's kubeVersion constraint sees the cluster.
 		caps = &chart.Capabilities{KubeVersion: e.caps.KubeVersion}
 	}
@@ -67,7 +66,7 @@ func (e *Engine) Fingerprint(req *Request) string {
 		CreateNamespace bool
 		TakeOwnership   bool
 		Convoy          string
-	}{chartDigest(req.Chart), req.Values, req.Name, req.Namespace, caps, req.PostRender, req.IgnoreChanges,
+	}{req.Chart.Digest(), req.Values, req.Name, req.Namespace, caps, req.PostRender, req.IgnoreChanges,
 		req.DisableHooks, req.CreateNamespace, req.TakeOwnership, v.Version + "+" + v.Commit}
 	b, err := json.Marshal(in)
 	if err != nil {
@@ -85,32 +84,6 @@ func RevisionFingerprint(fingerprint string, revision int) string {
 	}
 	sum := sha256.Sum256([]byte(fingerprint + "/" + strconv.Itoa(revision)))
 	return hex.EncodeToString(sum[:])[:labelHashLen]
-}
-
-// chartDigests memoises chartDigest: charts are loaded once per run and
-// never modified.
-var chartDigests sync.Map // *chart.Chart → string
-
-// chartDigest hashes every file of a chart as loaded, and its
-// dependencies'.
-func chartDigest(c *chart.Chart) string {
-	if d, ok := chartDigests.Load(c); ok {
-		return d.(string)
-	}
-	h := sha256.New()
-	for _, f := range c.Raw {
-		h.Write([]byte(f.Name))
-		h.Write([]byte{0})
-		h.Write([]byte(strconv.Itoa(len(f.Data))))
-		h.Write([]byte{0})
-		h.Write(f.Data)
-	}
-	for _, d := range c.Dependencies() {
-		h.Write([]byte("dependency\x00" + chartDigest(d)))
-	}
-	d := hex.EncodeToString(h.Sum(nil))
-	chartDigests.Store(c, d)
-	return d
 }
 
 // setAppliedState labels rel with the applied state of the objects an
@@ -134,28 +107,20 @@ func setAppliedState(kc *kube.Client, rel *Release, results []kube.Result) {
 // (plan.ReleaseChange.Relabel).
 func (e *Engine) Relabel(ctx context.Context, namespace, name string, revision int, labels map[string]string) error {
 	key := recordKey(name, revision)
-	var meta metav1.Object
-	var err error
-	if e.driver == DriverConfigMap {
-		meta, err = e.client.CoreV1().ConfigMaps(namespace).Get(ctx, key, metav1.GetOptions{})
-	} else {
-		meta, err = e.client.CoreV1().Secrets(namespace).Get(ctx, key, metav1.GetOptions{})
-	}
+	gvr, _ := e.recordResource()
+	records := e.meta.Resource(gvr).Namespace(namespace)
+	meta, err := records.Get(ctx, key, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("label release %s revision %d: %w", name, revision, err)
 	}
-	if Status(meta.GetLabels()["status"]) != StatusDeployed {
+	if Status(meta.Labels["status"]) != StatusDeployed {
 		return nil // changed since the plan: the next plan finds out
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": labels, "resourceVersion": meta.GetResourceVersion()}})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": labels, "resourceVersion": meta.ResourceVersion}})
 	if err != nil {
 		return err
 	}
-	if e.driver == DriverConfigMap {
-		_, err = e.client.CoreV1().ConfigMaps(namespace).Patch(ctx, key, types.MergePatchType, patch, metav1.PatchOptions{})
-	} else {
-		_, err = e.client.CoreV1().Secrets(namespace).Patch(ctx, key, types.MergePatchType, patch, metav1.PatchOptions{})
-	}
+	_, err = records.Patch(ctx, key, types.MergePatchType, patch, metav1.PatchOptions{})
 	if apierrors.IsConflict(err) {
 		return nil // written since it was read: the next plan finds out
 	}

@@ -21,16 +21,7 @@ import (
 // others carry their name, namespace, revision, status and labels, from
 // their record's labels.
 func (e *Engine) Histories(ctx context.Context, namespace string) (map[string][]*Release, error) {
-	driver := e.Storage(namespace).Driver
-	lazy, ok := driver.(lazyLister)
-	if !ok {
-		recs, err := driver.List(ctx, map[string]string{"owner": "helm"})
-		if err != nil {
-			return nil, err
-		}
-		return byName(recs), nil
-	}
-	recs, err := lazy.listLazy(ctx, map[string]string{"owner": "helm"})
+	recs, err := e.lazyRecords(namespace).listLazy(ctx, map[string]string{"owner": "helm"})
 	if err != nil {
 		return nil, err
 	}
@@ -76,17 +67,6 @@ func (e *Engine) Histories(ctx context.Context, namespace string) (map[string][]
 		out[name] = h
 	}
 	return out, nil
-}
-
-func byName(recs []*Release) map[string][]*Release {
-	out := map[string][]*Release{}
-	for _, r := range recs {
-		out[r.Name] = append(out[r.Name], r)
-	}
-	for _, h := range out {
-		slices.SortFunc(h, func(a, b *Release) int { return a.Version - b.Version })
-	}
-	return out
 }
 
 // PrepareWithHistory is Prepare with the release's history already read

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -220,6 +221,21 @@ type lazyRecord struct {
 // lazyLister lists records without decoding them (kubeDriver).
 type lazyLister interface {
 	listLazy(ctx context.Context, selector map[string]string) ([]lazyRecord, error)
+}
+
+// lazyRecords is the engine's driver of a namespace as a lazyLister
+// (NewKubeDriver's drivers all are).
+func (e *Engine) lazyRecords(namespace string) lazyLister {
+	return NewKubeDriver(e.client, e.driver, namespace).(lazyLister)
+}
+
+// recordResource is the resource the engine's records are kept in, and the
+// field selector that tells records from other objects of it.
+func (e *Engine) recordResource() (schema.GroupVersionResource, string) {
+	if e.driver == DriverConfigMap {
+		return schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, ""
+	}
+	return schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, "type=" + SecretType
 }
 
 // listLazy implements lazyLister.

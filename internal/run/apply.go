@@ -176,22 +176,16 @@ func relabel(ctx context.Context, o Options, p *plan.Plan, cl *Clusters, st *con
 			todo = append(todo, rc)
 		}
 	}
-	sem := make(chan struct{}, o.parallelism())
-	var wg sync.WaitGroup
-	for _, rc := range todo {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			eng, err := engineFor(rc.Cluster)
-			if err == nil {
-				err = eng.Relabel(ctx, rc.Namespace, rc.Name, rc.Observed.LastRevision, rc.Relabel)
-			}
-			if err != nil {
-				o.announce(fmt.Sprintf("%s: not labelled for incremental plans: %v", rc.Addr, err))
-			}
-		})
-	}
-	wg.Wait()
+	_ = forEach(ctx, o.parallelism(), len(todo), func(i int) {
+		rc := todo[i]
+		eng, err := engineFor(rc.Cluster)
+		if err == nil {
+			err = eng.Relabel(ctx, rc.Namespace, rc.Name, rc.Observed.LastRevision, rc.Relabel)
+		}
+		if err != nil {
+			o.announce(fmt.Sprintf("%s: not labelled for incremental plans: %v", rc.Addr, err))
+		}
+	})
 }
 
 // ForeignError is a plan that would change releases other stacks own:

@@ -134,7 +134,6 @@ func (e *connectError) Unwrap() error { return e.err }
 // restConfig builds the client configuration of a cluster block (nil: the
 // default cluster from the options and environment).
 func (c *Clusters) restConfig(spec *config.ClusterSpec) (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	path, ctxName := c.opts.Kubeconfig, c.opts.Context
 	if spec != nil {
 		path = cmp.Or(spec.Kubeconfig, path)
@@ -143,17 +142,9 @@ func (c *Clusters) restConfig(spec *config.ClusterSpec) (*rest.Config, error) {
 			path, ctxName = p, ""
 		}
 	}
-	if path != "" {
-		p, err := config.ExpandHome(path)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", clusterDescription(spec), err)
-		}
-		rules.ExplicitPath = p
-	}
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: ctxName}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
-	if clientcmd.IsEmptyConfig(err) {
-		err = errors.New("no kubeconfig found: set $KUBECONFIG, pass --kubeconfig, or give the release a cluster block")
+	cfg, err := LoadKubeconfig(path, ctxName)
+	if errors.Is(err, errNoKubeconfig) {
+		err = fmt.Errorf("%w, or give the release a cluster block", err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", clusterDescription(spec), err)
@@ -251,4 +242,25 @@ func joinAnd(parts []string) string {
 		return parts[0]
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+var errNoKubeconfig = errors.New("no kubeconfig found: set $KUBECONFIG, pass --kubeconfig")
+
+// LoadKubeconfig is the client configuration of a kubeconfig file ("":
+// $KUBECONFIG, else ~/.kube/config; a leading ~/ is the home directory)
+// and context ("": its current context), as kubectl and helm read it.
+func LoadKubeconfig(path, context string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if path != "" {
+		p, err := config.ExpandHome(path)
+		if err != nil {
+			return nil, err
+		}
+		rules.ExplicitPath = p
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		return nil, errNoKubeconfig
+	}
+	return cfg, err
 }
