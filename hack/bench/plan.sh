@@ -9,8 +9,9 @@
 #   common library chart (StatefulSet, two Services, Secret, ConfigMap,
 #   NetworkPolicy, ServiceAccount). A tenth of the releases read another
 #   release's outputs (revision, status, resources). It is applied, then
-#   planned: with no change (three runs), with the first release of each
-#   chart changed (3 releases, and the reader of the changed web one), with a
+#   planned: with no change (three runs), with one release changed, with the
+#   first release of each chart changed (3 releases, and the reader of the
+#   changed web one), with a
 #   tenth changed; then the same with --refresh=full. Each line gives wall
 #   time and peak RSS; --stats lines give requests, bytes, renders, dry
 #   runs and cache hits of the run before.
@@ -53,6 +54,10 @@ variable "changed" {
   type    = number
   default = 0
 }
+variable "one" {
+  type    = bool
+  default = false
+}
 release "scaffold" {
   count            = $scaf
   name             = format("api-%04d", count.index)
@@ -61,7 +66,7 @@ release "scaffold" {
   wait             = false
   chart            = "$scaffold"
   values = [{
-    replicaCount = count.index < var.changed ? 2 : 1
+    replicaCount = count.index < var.changed || (var.one && count.index == 0) ? 2 : 1
   }]
 }
 release "web" {
@@ -160,11 +165,13 @@ for n in "${sizes[@]}"; do
   done
   code=0; "$work/convoy" plan -C "$dir" --detailed-exitcode >/dev/null 2>&1 || code=$?
   [ "$code" -eq 0 ] || { echo "N=$n: the no-change plan found changes (exit $code)"; exit 1; }
+  measure "N=$n: plan, 1 changed" "$work/convoy" plan -C "$dir" --var one=true --detailed-exitcode --stats
   measure "N=$n: plan, 3 changed (1 per chart)" "$work/convoy" plan -C "$dir" --var changed=1 --detailed-exitcode --stats
   measure "N=$n: plan, 10% changed" "$work/convoy" plan -C "$dir" --var changed=$(( n / 30 )) --detailed-exitcode --stats
   for i in 1 2; do
     measure "N=$n: full refresh, no change ($i)" "$work/convoy" plan -C "$dir" --detailed-exitcode --refresh=full --stats
   done
+  measure "N=$n: full refresh, 1 changed" "$work/convoy" plan -C "$dir" --var one=true --detailed-exitcode --refresh=full --stats
   measure "N=$n: full refresh, 3 changed" "$work/convoy" plan -C "$dir" --var changed=1 --detailed-exitcode --refresh=full --stats
   measure "N=$n: full refresh, 10% changed" "$work/convoy" plan -C "$dir" --var changed=$(( n / 30 )) --detailed-exitcode --refresh=full --stats
 done
