@@ -97,11 +97,17 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 	}
 	req := o.Selection.request()
 	var err error
-	if req.Refresh, err = plan.ParseRefresh(o.Refresh); err != nil {
+	if req.Refresh, err = run.ParseRefresh(o.Refresh); err != nil {
 		return err
 	}
+	var saved *run.SavedPlan
+	if o.PlanFile != "" {
+		if saved, err = run.ReadPlanFile(o.PlanFile); err != nil {
+			return err
+		}
+	}
 	res, err := run.Apply(ctx, o.writerOptions(s), run.ApplyRequest{
-		PlanFile: o.PlanFile,
+		Saved:    saved,
 		Plan:     req,
 		Atomic:   o.Atomic,
 		Review:   reviewPlan(s, o.View, o.AutoApprove, "Apply this plan?"),
@@ -178,7 +184,7 @@ func writeResults(w io.Writer, rs []*apply.Result, p *plan.Plan) {
 	planned := map[string]plan.Action{}
 	if p != nil {
 		for _, rc := range p.Releases {
-			planned[rc.Addr] = rc.Action
+			planned[rc.Addr.String()] = rc.Action
 		}
 	}
 	for _, r := range rs {

@@ -58,7 +58,7 @@ another stack owns is shown, then exits 1: apply refuses it.`,
 	fs.BoolVar(&o.Markdown, "markdown", false, "print a summary for a pull-request comment")
 	fs.BoolVar(&o.Destroy, "destroy", false, "plan the uninstall of the releases, as convoy destroy would (as terraform plan -destroy)")
 	addSelectionFlags(fs, &o.Selection, "plan")
-	fs.IntVarP(&o.Parallelism, "parallelism", "p", plan.DefaultParallelism, "how many renders, record reads and dry runs run at once")
+	fs.IntVarP(&o.Parallelism, "parallelism", "p", run.DefaultPlanParallelism, "how many renders, record reads and dry runs run at once")
 	addPlanViewFlags(fs, &o.View)
 	addRefreshFlag(fs, &o.Refresh)
 	fs.BoolVar(&o.Stats, "stats", false, "print what the plan cost on stderr: API requests and bytes, renders, dry runs, lists, and releases found unchanged by fingerprint")
@@ -75,18 +75,19 @@ func (o planOptions) Run(ctx context.Context, s streams) (err error) {
 		return errors.New("--parallelism must be at least 1")
 	}
 	req := o.Selection.request()
-	if req.Refresh, err = plan.ParseRefresh(o.Refresh); err != nil {
+	if req.Refresh, err = run.ParseRefresh(o.Refresh); err != nil {
 		return err
 	}
 	opts := o.options(s)
 	var traffic run.Traffic
 	if o.Stats {
-		req.Stats = &plan.Stats{}
+		req.Stats = &run.Stats{}
 		opts.Clusters.Traffic = &traffic
 	}
 	req.Destroy = o.Destroy
 	res, err := run.Plan(ctx, opts, req)
-	if err != nil {
+	var foreign *plan.ForeignError
+	if err != nil && !errors.As(err, &foreign) {
 		return err
 	}
 	if o.Stats {
@@ -106,7 +107,11 @@ func (o planOptions) Run(ctx context.Context, s streams) (err error) {
 		return err
 	}
 	if o.Out != "" {
-		if err := run.SavePlan(o.Out, res); err != nil {
+		b, err := run.EncodePlan(res)
+		if err != nil {
+			return err
+		}
+		if err := run.WritePlanFile(o.Out, b); err != nil {
 			return err
 		}
 		note := ""
@@ -115,8 +120,8 @@ func (o planOptions) Run(ctx context.Context, s streams) (err error) {
 		}
 		fmt.Fprintf(s.Err, "Saved the plan to %s (mode 0600).%s Apply it with: %s\n", o.Out, note, o.applyCommand())
 	}
-	if r := p.Refused(); len(r) > 0 {
-		return &run.ForeignError{Releases: r}
+	if foreign != nil {
+		return foreign
 	}
 	if o.DetailedExitCode && p.HasChanges() {
 		return &exitError{code: 2}

@@ -92,3 +92,50 @@ func TestSavedPlanTravelsWithItsDirectoryAndVariables(t *testing.T) {
 		t.Fatalf("applied message %q", data["message"])
 	}
 }
+
+// A saved plan carries a snapshot of its stack directory: it applies from
+// an empty directory after the stack directory (and the local chart in it)
+// was deleted, and says it is stale when the directory still exists but
+// changed.
+func TestSavedPlanAppliesAfterItsStackDirectoryIsGone(t *testing.T) {
+	ns := cluster.Namespace(t)
+	t.Setenv("KUBECONFIG", cluster.Kubeconfig())
+	root := t.TempDir()
+	dir := filepath.Join(root, "shop")
+	copyTree(t, appChart(t), filepath.Join(dir, "charts", "app"))
+	stack := varStack("./charts/app", ns)
+	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(stack), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	planPath := filepath.Join(t.TempDir(), "gone.cvp")
+	code, out, errOut := runConvoy(t, "plan", "-C", dir, "--var", "message=from-snapshot", "--var", "token=tok-snap-3141", "--out", planPath)
+	if code != 0 {
+		t.Fatalf("plan --out: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	// Still there, but edited: the plan is stale.
+	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(stack+"\n# edited\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runConvoy(t, "apply", planPath); code != 1 || !strings.Contains(errOut, "the stack configuration (files or variable values) changed since the plan was made") {
+		t.Fatalf("apply after an edit of the stack: exit %d\n%s", code, errOut)
+	}
+
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	code, out, errOut = runConvoy(t, "apply", planPath)
+	if code != 0 {
+		t.Fatalf("apply of the saved plan with its directory gone: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if strings.Contains(out+errOut, "tok-snap-3141") {
+		t.Fatalf("the sensitive value leaked:\n%s\n%s", out, errOut)
+	}
+	if got := revisions(statusOf(t, ns, "api")); got != "1:deployed" {
+		t.Fatalf("api: %s", got)
+	}
+	if data, _ := cmData(t, ns, "api-config"); data["message"] != "from-snapshot" {
+		t.Fatalf("applied message %q", data["message"])
+	}
+}

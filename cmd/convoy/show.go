@@ -43,7 +43,7 @@ func (o showOptions) Run(_ context.Context, s streams, path string) error {
 	if o.JSON && o.Markdown {
 		return errors.New("--json and --markdown exclude each other")
 	}
-	f, err := run.ReadPlan(path)
+	f, err := run.ReadPlanFile(path)
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,11 @@ func (o showOptions) Run(_ context.Context, s streams, path string) error {
 		}
 	}
 	if len(p.Targets) > 0 {
-		fmt.Fprintf(s.Out, "\ntargets: %s", strings.Join(p.Targets, ", "))
+		targets := make([]string, len(p.Targets))
+		for i, t := range p.Targets {
+			targets[i] = t.String()
+		}
+		fmt.Fprintf(s.Out, "\ntargets: %s", strings.Join(targets, ", "))
 		if p.IncludeDeps {
 			fmt.Fprint(s.Out, " and their dependencies")
 		}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/sensitive"
+
 	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
@@ -56,7 +58,7 @@ type Result struct {
 	// ignore are the release's ignore_changes, which a restore keeps to.
 	ignore kube.IgnoreRules
 	// redact masks sensitive values in what a restore records.
-	redact release.Redactor
+	redact *sensitive.Redactor
 }
 
 // executor runs steps for Walk.
@@ -126,7 +128,7 @@ func (x *executor) Run(ctx context.Context, id string) error {
 	}
 	res.ignore, res.redact = p.Request.IgnoreChanges, p.Request.Redact
 	rel, err := s.Engine.Execute(ctx, p)
-	err = redactErr(p.Request.Redact, err)
+	err = p.Request.Redact.Err(err)
 	res.Release = rel
 	if err == nil {
 		x.mu.Lock()
@@ -212,24 +214,3 @@ func (p *progressExec) Run(ctx context.Context, id string) error {
 	p.progress.Finished(id, Outcome{ID: id, Status: st, Err: err, Duration: time.Since(start)})
 	return err
 }
-
-// redactErr masks sensitive values in err's message (the engine's errors
-// quote the API server's, which quote field values); it still unwraps to
-// err.
-func redactErr(redact release.Redactor, err error) error {
-	if redact == nil || err == nil {
-		return err
-	}
-	if msg := redact(err.Error()); msg != err.Error() {
-		return &redactedError{msg: msg, err: err}
-	}
-	return err
-}
-
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 
+	"github.com/convoy-sh/convoy/internal/addrs"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
@@ -94,7 +95,7 @@ func parseReference(trav hcl.Traversal) (*Reference, hcl.Diagnostics) {
 	ref := &Reference{Kind: kind, Name: attr.Name, Range: rng}
 	if kind == RefRelease && len(trav) > 2 {
 		if idx, ok := trav[2].(hcl.TraverseIndex); ok {
-			if k, ok := keyFromValue(idx.Key); ok {
+			if k, ok := addrs.KeyFromValue(idx.Key); ok {
 				ref.Key = &k
 			}
 		}

@@ -17,7 +17,6 @@ import (
 	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/diagtext"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/plan/planfile"
 	"github.com/convoy-sh/convoy/internal/plan/view"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/convoy-sh/convoy/internal/stacksource"
@@ -203,20 +202,12 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	t := time.Now()
 	planned, err := run.Plan(ctx, sr.opts, run.PlanRequest{})
 	r.metrics.duration.WithLabelValues("plan").Observe(time.Since(t).Seconds())
-	if err != nil {
+	var foreign *plan.ForeignError
+	if err != nil && !errors.As(err, &foreign) {
 		return r.failed(sr, nil, ReasonPlanFailed, err)
 	}
 	p := planned.Plan
-	tmp, err := os.CreateTemp(sr.tmp, "plan-*.cvp")
-	if err != nil {
-		return r.failed(sr, p, ReasonPlanFailed, err)
-	}
-	tmp.Close()
-	defer os.Remove(tmp.Name())
-	if err := run.SavePlan(tmp.Name(), planned); err != nil {
-		return r.failed(sr, p, ReasonPlanFailed, err)
-	}
-	file, err := os.ReadFile(tmp.Name())
+	file, err := run.EncodePlan(planned)
 	if err != nil {
 		return r.failed(sr, p, ReasonPlanFailed, err)
 	}
@@ -248,8 +239,8 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	} else {
 		setCond(st, CondDrifted, metav1.ConditionFalse, ReasonNoDrift, "no object changed outside convoy")
 	}
-	if refused := p.Refused(); len(refused) > 0 {
-		return r.stall(st, ReasonInvalid, (&run.ForeignError{Releases: refused}).Error())
+	if foreign != nil {
+		return r.stall(st, ReasonInvalid, foreign.Error())
 	}
 	interval := st.Spec.IntervalOrDefault().Duration
 	if !p.HasChanges() {
@@ -291,16 +282,15 @@ func (r *reconciler) waiting(sr *stackRun, p *v1alpha1.PlanStatus, requeue time.
 
 // stale reports whether the saved plan's observations no longer hold.
 func (r *reconciler) stale(ctx context.Context, sr *stackRun, digest string) (bool, error) {
-	path, err := r.planFile(ctx, sr, digest)
+	saved, err := r.savedPlan(ctx, sr, digest)
 	if errors.Is(err, errNoSavedPlan) {
 		return true, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	defer os.Remove(path)
-	err = run.CheckSavedPlan(ctx, sr.opts, path)
-	var se *planfile.StaleError
+	err = run.CheckSavedPlan(ctx, sr.savedOpts(), saved)
+	var se *run.StaleError
 	if errors.As(err, &se) {
 		r.event(sr.st, corev1.EventTypeNormal, ReasonStale, "Verify", sr.in.redact("plan "+digest+": "+se.Error()))
 		return true, nil
@@ -308,56 +298,43 @@ func (r *reconciler) stale(ctx context.Context, sr *stackRun, digest string) (bo
 	return false, err
 }
 
-// planFile writes the saved plan of digest to a temporary file, its
-// origin pointing at this process's copy of the stack.
-func (r *reconciler) planFile(ctx context.Context, sr *stackRun, digest string) (string, error) {
+// savedPlan reads the saved plan of digest from its Secret.
+func (r *reconciler) savedPlan(ctx context.Context, sr *stackRun, digest string) (*run.SavedPlan, error) {
 	file, err := loadPlan(ctx, r.reader, sr.st, digest)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	tmp, err := os.CreateTemp(sr.tmp, "apply-*.cvp")
-	if err != nil {
-		return "", err
-	}
-	path := tmp.Name()
-	_, err = tmp.Write(file)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		var f *planfile.File
-		if f, err = planfile.Open(path); err == nil && f.Origin != nil {
-			f.Origin.Dir = sr.fetched.Dir
-			err = planfile.Save(path, f)
-		}
-	}
-	if err != nil {
-		os.Remove(path)
-		return "", err
-	}
-	return path, nil
+	return run.DecodePlan(file, fmt.Sprintf("v1 Secret %s/%s", sr.st.Namespace, planObjectName(sr.st.Name)))
+}
+
+// savedOpts are the run options a saved plan is checked and applied with:
+// the plan names its stack directory (or carries its snapshot), so the
+// source gives only the variable values, which must agree with the plan's.
+func (sr *stackRun) savedOpts() run.Options {
+	o := sr.opts
+	o.Source.Dir = ""
+	return o
 }
 
 // apply applies exactly the saved plan of digest. A stale plan is planned
 // again (and, when the Stack allows, applied) once.
 func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, driftOnly bool, depth int) outcome {
 	st := sr.st
-	path, err := r.planFile(ctx, sr, digest)
+	saved, err := r.savedPlan(ctx, sr, digest)
 	if errors.Is(err, errNoSavedPlan) && depth == 0 {
 		return r.planAndAct(ctx, sr, depth+1)
 	}
 	if err != nil {
 		return r.failed(sr, nil, ReasonApplyFailed, err)
 	}
-	defer os.Remove(path)
 	t := time.Now()
-	res, err := run.Apply(ctx, sr.opts, run.ApplyRequest{PlanFile: path, Command: fmt.Sprintf("convoy controller (Stack %s/%s)", st.Namespace, st.Name)})
+	res, err := run.Apply(ctx, sr.savedOpts(), run.ApplyRequest{Saved: saved, Command: fmt.Sprintf("convoy controller (Stack %s/%s)", st.Namespace, st.Name)})
 	r.metrics.duration.WithLabelValues("apply").Observe(time.Since(t).Seconds())
 	var p *plan.Plan
 	if res != nil {
 		p = res.Plan
 	}
-	var se *planfile.StaleError
+	var se *run.StaleError
 	var le *run.LockedError
 	switch {
 	case errors.As(err, &se):
@@ -416,7 +393,7 @@ func stepErrors(res *run.Applied) error {
 func (r *reconciler) failed(sr *stackRun, p *plan.Plan, reason string, err error) outcome {
 	msg := message(err, p, sr.in)
 	var de *run.DiagnosticsError
-	var fe *run.ForeignError
+	var fe *plan.ForeignError
 	if errors.As(err, &de) || errors.As(err, &fe) {
 		return r.stall(sr.st, ReasonInvalid, msg)
 	}
@@ -442,17 +419,10 @@ func message(err error, p *plan.Plan, in *inputs) string {
 	if errors.As(err, &de) {
 		var b bytes.Buffer
 		if werr := diagtext.Write(&b, de.Diags, de.Files, false); werr == nil {
-			return in.redact(redactPlan(p, strings.TrimSpace(b.String())))
+			return in.redact(p.Redactor().Text(strings.TrimSpace(b.String())))
 		}
 	}
-	return in.redact(redactPlan(p, err.Error()))
-}
-
-func redactPlan(p *plan.Plan, s string) string {
-	if p == nil {
-		return s
-	}
-	return p.Redactor().Text(s)
+	return in.redact(p.Redactor().Text(err.Error()))
 }
 
 // diagText renders diagnostics with their source positions.
@@ -528,7 +498,7 @@ func releasesOfPlan(p *plan.Plan) []v1alpha1.ReleaseStatus {
 		if rc.Action == plan.ActionUninstall {
 			continue
 		}
-		out = append(out, v1alpha1.ReleaseStatus{Address: rc.Addr, Name: rc.Name, Namespace: rc.Namespace, Cluster: rc.Cluster, Revision: rc.Observed.LastRevision, Status: rc.Observed.LastStatus})
+		out = append(out, v1alpha1.ReleaseStatus{Address: rc.Addr.String(), Name: rc.Name, Namespace: rc.Namespace, Cluster: rc.Cluster, Revision: rc.Observed.LastRevision, Status: rc.Observed.LastStatus})
 	}
 	return out
 }
@@ -537,7 +507,7 @@ func releasesOfResults(res *run.Applied) []v1alpha1.ReleaseStatus {
 	byAddr := map[string]*plan.ReleaseChange{}
 	if res.Plan != nil {
 		for _, rc := range res.Plan.Releases {
-			byAddr[rc.Addr] = rc
+			byAddr[rc.Addr.String()] = rc
 		}
 	}
 	var out []v1alpha1.ReleaseStatus

@@ -22,9 +22,6 @@ const (
 	FieldChange FieldOp = "change"
 )
 
-// SensitivePlaceholder replaces masked values in every output.
-const SensitivePlaceholder = "(sensitive)"
-
 // Diff is a precomputed field-level diff: the leaves that differ, in a
 // stable order (map keys sorted, list elements in order).
 type Diff struct {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+	"github.com/convoy-sh/convoy/internal/sensitive"
 	"slices"
 	"strings"
 	"testing"
@@ -84,7 +85,7 @@ func TestCompareMultilineStringIsUnifiedDiff(t *testing.T) {
 }
 
 func TestMask(t *testing.T) {
-	red := NewRedactor([]string{"hunter22", "x"})
+	red := sensitive.New([]string{"hunter22", "x"})
 	d := Compare(
 		decode(t, `{"data":{"password":"b2xk"},"url":"postgres://u:old@db","plain":"w","other":"keep","flag":"y"}`),
 		decode(t, `{"data":{"password":"bmV3"},"url":"postgres://u:hunter22@db","plain":"z","other":"keep2","flag":"x"}`),
@@ -131,7 +132,7 @@ func TestSummary(t *testing.T) {
 
 func TestMaskValuesByName(t *testing.T) {
 	d := Compare(decode(t, `{"db":{"password":"old"},"apiToken":"t","replicas":1}`), decode(t, `{"db":{},"replicas":2}`))
-	MaskValues(d, NewRedactor())
+	MaskValues(d, sensitive.New())
 	for _, c := range d.Changes {
 		if want := c.Path != "replicas"; c.Sensitive != want {
 			t.Errorf("%s: sensitive %v", c.Path, c.Sensitive)

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+	"github.com/convoy-sh/convoy/internal/sensitive"
 	"strings"
 	"testing"
 )
@@ -11,7 +12,7 @@ func TestMaskingIsAtTheLeaf(t *testing.T) {
 		"auth":  map[string]any{"user": "admin", "pass": "hunter2-canary", "hosts": []any{"a", "b"}},
 		"other": map[string]any{"x": int64(1)},
 	})
-	MaskValues(d, NewRedactor([]string{"hunter2-canary"}))
+	MaskValues(d, sensitive.New([]string{"hunter2-canary"}))
 	var got []string
 	for _, c := range d.Changes {
 		b, _ := json.Marshal(c.After)

@@ -1,12 +1,8 @@
 package plan
 
 import (
-	"context"
 	"fmt"
-	"slices"
-
-	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/release"
+	"strings"
 )
 
 // Interrupted is a pending record left by a run of the stack that ended
@@ -23,18 +19,9 @@ func (i *Interrupted) String() string {
 	return fmt.Sprintf("interrupted run %s: revision %d left %s; apply marks it failed", i.RunID, i.Revision, i.Status)
 }
 
-// interrupted notes a record an interrupted run left pending (nil: none):
-// the plan shows what it observed, and apply marks it failed first.
-func (r *ReleaseChange) interrupted(i *Interrupted) {
-	if i == nil {
-		return
-	}
-	r.Interrupted, r.Observed.LastStatus = i, i.Status
-	r.Warnings = append(r.Warnings, i.String())
-}
-
 // Refused reports whether apply refuses to change the release: another
-// stack owns it, and this one does not adopt it.
+// stack owns it, and this one does not adopt it. This is the one rule of
+// which stack may touch which release; ForeignError reports it.
 func (r *ReleaseChange) Refused() bool { return r.Owner != "" && !r.Adopt }
 
 // Refused lists the releases apply refuses to change.
@@ -48,47 +35,31 @@ func (p *Plan) Refused() []*ReleaseChange {
 	return out
 }
 
-// observe reads a release's records for planning. A newest record that a
-// run of this stack left pending, and that run is gone, is returned as
-// failed (apply marks it so before anything else) with what was
-// interrupted. The cached history is not modified.
-func (c *computer) observe(ctx context.Context, eng *release.Engine, namespace, name string) ([]*release.Release, *Interrupted, error) {
-	hist, err := c.history(ctx, eng, namespace, name)
-	if err != nil || len(hist) == 0 {
-		return hist, nil, err
-	}
-	last := hist[len(hist)-1]
-	run := last.Labels[release.RunLabel]
-	if !last.Info.Status.IsPending() || run == "" || last.Labels[release.StackLabel] != c.in.Stack.ID() ||
-		c.in.Interrupted == nil || !c.in.Interrupted(run) {
-		return hist, nil, nil
-	}
-	failed, info := *last, *last.Info
-	info.Status = release.StatusFailed
-	failed.Info = &info
-	out := append(slices.Clone(hist[:len(hist)-1]), &failed)
-	return out, &Interrupted{RunID: run, Revision: last.Version, Status: string(last.Info.Status)}, nil
+// ForeignError is a plan that would change releases other stacks own:
+// planning returns it with the plan, and apply refuses the plan whole,
+// before changing anything.
+type ForeignError struct {
+	Releases []*ReleaseChange
 }
 
-// ownership notes who owns a release whose newest record another stack
-// wrote: apply refuses to change it, unless the release block adopts it
-// from that stack. Releases without a stack label (made by helm) follow
-// the object adoption rules alone.
-func (c *computer) ownership(rc *ReleaseChange, inst *config.ReleaseInstance, last *release.Release) {
-	if last == nil || last.Info.Status == release.StatusUninstalled {
-		return
+func (e *ForeignError) Error() string {
+	var b strings.Builder
+	b.WriteString("apply refuses to change releases other stacks own: ")
+	for i, rc := range e.Releases {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s (release %s, namespace %s) is owned by stack %q (revision %d); to take it over, set adopt_from_stack = %q in its release block",
+			rc.Addr, rc.Name, rc.Namespace, rc.Owner, rc.Observed.LastRevision, rc.Owner)
 	}
-	owner := last.Labels[release.StackLabel]
-	if owner == "" || owner == c.in.Stack.ID() {
-		return
+	return b.String()
+}
+
+// Foreign returns a *ForeignError when the plan would change releases other
+// stacks own, else nil.
+func (p *Plan) Foreign() error {
+	if r := p.Refused(); len(r) > 0 {
+		return &ForeignError{Releases: r}
 	}
-	rc.Owner, rc.Adopt = owner, inst.AdoptFromStack == owner
-	switch {
-	case rc.Adopt:
-		rc.Warnings = append(rc.Warnings, fmt.Sprintf("taken over from stack %q (adopt_from_stack): from revision %d on, this stack owns it", owner, last.Version+1))
-	case inst.AdoptFromStack != "":
-		rc.Warnings = append(rc.Warnings, fmt.Sprintf("owned by stack %q, not %q (adopt_from_stack): apply refuses to change it", owner, inst.AdoptFromStack))
-	default:
-		rc.Warnings = append(rc.Warnings, fmt.Sprintf("owned by stack %q (revision %d): apply refuses to change it; adopt_from_stack = %q in its release block takes it over", owner, last.Version, owner))
-	}
+	return nil
 }

@@ -1,22 +1,27 @@
-// Package plan computes what applying a stack would change, as inert data:
-// one ReleaseChange per release with a typed Action, and per object a typed
+// Package plan is what applying a stack would change, as inert data: one
+// ReleaseChange per release with a typed Action, and per object a typed
 // ObjectAction with a precomputed field-level Diff against the live cluster
-// (server-side-apply dry runs) and the drift of the live objects from what
-// convoy last applied. Renderers (text, JSON, markdown) only walk that data.
-// A plan can be saved to a file with what it observed, so that applying it
-// later refuses when the cluster or the configuration moved on (Verify).
+// and the drift of the live objects from what convoy last applied; what
+// apply executes per release (the rendered payload and its settings); what
+// the plan observed, so that applying it later can refuse a stale one.
+//
+// Nothing here computes a plan (internal/planner does), reaches a cluster
+// or executes anything: the renderers (plan/view) only walk this data and
+// the plan file (plan/planfile) only reads and writes it. It may import
+// internal/chart (the rendered payload), internal/addrs,
+// internal/postrender (the patches a payload was made with) and
+// internal/sensitive, never a Kubernetes client.
 package plan
 
 import (
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/addrs"
 	"github.com/convoy-sh/convoy/internal/chart"
-	"github.com/convoy-sh/convoy/internal/kube"
-	"github.com/convoy-sh/convoy/internal/release"
 )
 
-// FormatVersion is the version of the plan file and of the --json schema
-// (docs/plan-json.md). It changes when a field changes meaning or goes away.
+// FormatVersion is the version of the --json schema (docs/plan-json.md).
+// It changes when a field changes meaning or goes away.
 const FormatVersion = 1
 
 // Action is what applying does to a release.
@@ -56,8 +61,8 @@ type Plan struct {
 	CreatedAt  time.Time
 	// Targets are the --target addresses the plan was limited to (none: the
 	// whole stack); IncludeDeps says whether their dependencies were added.
-	Targets     []string `json:",omitempty"`
-	IncludeDeps bool     `json:",omitempty"`
+	Targets     []addrs.ReleaseInstance `json:",omitempty"`
+	IncludeDeps bool                    `json:",omitempty"`
 	// Selectors are the -l selectors the plan was limited to (with
 	// Targets: the releases either names).
 	Selectors []string `json:",omitempty"`
@@ -69,19 +74,19 @@ type Plan struct {
 
 // ReleaseChange is the plan of one release.
 type ReleaseChange struct {
-	// Addr is the release instance address (`release.api["eu"]`), or
-	// "removed:<namespace>/<name>" for a release removed from the stack.
-	Addr      string
+	// Addr is the release instance address (`release.api["eu"]`), or the
+	// address of a release of the stack its files no longer declare.
+	Addr      ReleaseAddr
 	Name      string
 	Namespace string
 	// Cluster is the cluster block name; "" is the default cluster.
 	Cluster string
 	Action  Action
 	// DependsOn are the addresses of the releases this one depends on.
-	DependsOn []string `json:",omitempty"`
+	DependsOn []addrs.ReleaseInstance `json:",omitempty"`
 	// IncludedFor: the release was not selected (--target, -l) but is in
 	// the plan because these planned releases depend on it (IncludeDeps).
-	IncludedFor []string `json:",omitempty"`
+	IncludedFor []addrs.ReleaseInstance `json:",omitempty"`
 	// Reasons say why the release changes (empty for no-ops).
 	Reasons []Reason `json:",omitempty"`
 	// KnownAfterApply: the release's values depend on attributes of other
@@ -121,14 +126,11 @@ type ReleaseChange struct {
 	// stale ones (release.FingerprintLabel, release.AppliedLabel): later
 	// plans then prove it unchanged without rendering it. Nil otherwise.
 	Relabel map[string]string `json:",omitempty"`
-	// appliedState is release.AppliedLabel's value for the live objects
-	// of a release whose rendering equals its deployed revision's.
-	appliedState string
 	// Saved is what apply executes without re-rendering; nil when
 	// KnownAfterApply and for uninstalls.
 	Saved *SavedRelease `json:",omitempty"`
-	// Uninstall is the request of an uninstall.
-	Uninstall *release.UninstallRequest `json:",omitempty"`
+	// Uninstall is how an uninstall runs; nil for other actions.
+	Uninstall *UninstallSettings `json:",omitempty"`
 	// Sensitive are the exact strings of values marked sensitive: every
 	// occurrence is masked in every output.
 	Sensitive []string `json:",omitempty"`
@@ -199,13 +201,9 @@ type HookRun struct {
 // ObjectChange is the change of one object: the diff between the live
 // object and the server's dry-run result of applying the new one.
 type ObjectChange struct {
-	// Ref is the object's identity: "apps/v1 Deployment ns/name".
-	Ref        string
-	APIVersion string
-	Kind       string
-	Namespace  string `json:",omitempty"`
-	Name       string
-	Action     ObjectAction
+	// Ref is the object's identity (printed "apps/v1 Deployment ns/name").
+	Ref    ObjectRef
+	Action ObjectAction
 	// Template is the chart template that rendered it.
 	Template string `json:",omitempty"`
 	// Diff is the field-level change (nil for no-op and delete).
@@ -217,7 +215,7 @@ type ObjectChange struct {
 // ObjectDrift is a live object that differs from what convoy last applied
 // (someone scaled or edited it).
 type ObjectDrift struct {
-	Ref string
+	Ref ObjectRef
 	// Missing: the object was deleted from the cluster.
 	Missing bool `json:",omitempty"`
 	// Diff goes from what convoy last applied (Before) to live (After).
@@ -240,7 +238,7 @@ type Observed struct {
 
 // ObservedObject is an affected object as the plan saw it.
 type ObservedObject struct {
-	Ref kube.Ref
+	Ref ObjectRef
 	// ResourceVersion is "" when the object did not exist.
 	ResourceVersion string `json:",omitempty"`
 	// Hash identifies its content: for objects apply applies, restricted to
@@ -252,7 +250,7 @@ type ObservedObject struct {
 }
 
 // Object returns what the plan observed of ref, if anything.
-func (o Observed) Object(ref kube.Ref) (ObservedObject, bool) {
+func (o Observed) Object(ref ObjectRef) (ObservedObject, bool) {
 	for _, ob := range o.Objects {
 		if ob.Ref == ref {
 			return ob, true
@@ -266,9 +264,8 @@ type SavedRelease struct {
 	// Rendered is the chart's output, including the processed chart
 	// recorded in the release.
 	Rendered *chart.Rendered
-	// Request is the release request without Chart (Rendered.Chart is what
-	// gets recorded).
-	Request release.Request
+	// Settings are how it is deployed.
+	Settings ReleaseSettings
 }
 
 // HasChanges reports whether applying the plan would change anything: any
@@ -283,10 +280,11 @@ func (p *Plan) HasChanges() bool {
 	return false
 }
 
-// Release returns the change with the given address, or nil.
+// Release returns the change whose address prints as addr
+// (`release.api["eu"]`, "removed:ns/name"), or nil.
 func (p *Plan) Release(addr string) *ReleaseChange {
 	for _, r := range p.Releases {
-		if r.Addr == addr {
+		if r.Addr.String() == addr {
 			return r
 		}
 	}

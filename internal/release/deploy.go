@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/sensitive"
+
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/postrender"
@@ -70,20 +72,10 @@ type Request struct {
 	// Redact masks the sensitive values in text the records keep (a
 	// failure's description quotes errors, which quote values); nil keeps
 	// the text. Not saved with a plan: the run that applies sets it.
-	Redact Redactor `json:"-"`
+	Redact *sensitive.Redactor `json:"-"`
 }
 
 func (r *Request) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
-
-// Redactor masks sensitive values in a text; nil masks nothing.
-type Redactor func(string) string
-
-func (r Redactor) text(s string) string {
-	if r == nil {
-		return s
-	}
-	return r(s)
-}
 
 // Prepared is a release rendered and built against what the cluster holds
 // now, not yet applied: what plan shows and what Execute applies.
@@ -352,7 +344,7 @@ func (e *Engine) failDeploy(ctx context.Context, store *Storage, p *Prepared, re
 	if isInstall {
 		description = fmt.Sprintf("Release %q failed: %v", rel.Name, cause)
 	}
-	description = req.Redact.text(description)
+	description = req.Redact.Text(description)
 	if err := e.writeFinal(ctx, store, rel, StatusFailed, description); err != nil {
 		return rel, fmt.Errorf("%w; %w", cause, err)
 	}

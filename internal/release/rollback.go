@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/sensitive"
+
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -32,7 +34,7 @@ type RollbackRequest struct {
 	// Description is the new revision's description; "": "Rollback to N".
 	Description string
 	// Redact masks sensitive values in the description of a failure.
-	Redact Redactor
+	Redact *sensitive.Redactor
 }
 
 func (r RollbackRequest) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
@@ -113,7 +115,7 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 		}
 	}
 	if runErr != nil {
-		if err := e.writeFinal(ctx, store, rel, StatusFailed, req.Redact.text(fmt.Sprintf("Rollback %q failed: %v", req.Name, runErr))); err != nil {
+		if err := e.writeFinal(ctx, store, rel, StatusFailed, req.Redact.Text(fmt.Sprintf("Rollback %q failed: %v", req.Name, runErr))); err != nil {
 			return rel, fmt.Errorf("%w; %w", runErr, err)
 		}
 		if req.CleanupOnFail && len(created) > 0 {

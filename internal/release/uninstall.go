@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/sensitive"
+
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,7 +27,7 @@ type UninstallRequest struct {
 	// RunID labels the record while it is uninstalling (RunLabel).
 	RunID string `json:",omitempty"`
 	// Redact masks sensitive values in the description of a failure.
-	Redact Redactor `json:"-"`
+	Redact *sensitive.Redactor `json:"-"`
 }
 
 func (r UninstallRequest) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
@@ -74,7 +76,7 @@ func (e *Engine) Uninstall(ctx context.Context, req UninstallRequest) (*Uninstal
 	runErr = whyStopped(ctx, runErr, req.timeout())
 	res := &UninstallResult{Release: last, Kept: kept}
 	if runErr != nil {
-		if err := e.writeFinal(ctx, store, last, StatusFailed, req.Redact.text(fmt.Sprintf("Uninstallation failed: %v", runErr))); err != nil {
+		if err := e.writeFinal(ctx, store, last, StatusFailed, req.Redact.Text(fmt.Sprintf("Uninstallation failed: %v", runErr))); err != nil {
 			return res, fmt.Errorf("%w; %w", runErr, err)
 		}
 		return res, runErr

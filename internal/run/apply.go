@@ -6,22 +6,23 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
+	"github.com/convoy-sh/convoy/internal/addrs"
 	"github.com/convoy-sh/convoy/internal/apply"
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/plan/planfile"
+	"github.com/convoy-sh/convoy/internal/planner"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
 )
 
 // ApplyRequest says what to apply and how to involve the user.
 type ApplyRequest struct {
-	// PlanFile is a plan saved by `convoy plan --out`; "" computes a plan.
-	PlanFile string
+	// Saved is a plan saved by `convoy plan --out` (ReadPlanFile,
+	// DecodePlan); nil computes a plan.
+	Saved *SavedPlan
 	// Plan selects what a computed plan covers (targets, destroy).
 	Plan PlanRequest
 	// Atomic restores every release changed in the run when one fails (the
@@ -62,16 +63,13 @@ func (a *Applied) Failed() bool {
 // A saved plan is applied with the stack directory and variable values it
 // was made from (savedPlanSource); o.Source may only agree with them.
 func Apply(ctx context.Context, o Options, req ApplyRequest) (res *Applied, err error) {
-	var saved *planfile.File
-	if req.PlanFile != "" {
-		f, err := planfile.Open(req.PlanFile)
+	if req.Saved != nil {
+		src, cleanup, err := savedPlanSource(o.Source, req.Saved)
 		if err != nil {
 			return nil, err
 		}
-		if o.Source, err = savedPlanSource(o.Source, f, req.PlanFile); err != nil {
-			return nil, err
-		}
-		saved = f
+		defer cleanup()
+		o.Source = src
 	}
 	ls, err := Load(ctx, o.Source, Ordered)
 	if err != nil {
@@ -86,7 +84,7 @@ func Apply(ctx context.Context, o Options, req ApplyRequest) (res *Applied, err 
 	}
 	defer func() { err = errors.Join(err, lock.release(ctx)) }()
 
-	p, err := applyPlan(ctx, o, ls, cl, req, saved, lock.runID)
+	p, err := applyPlan(ctx, o, ls, cl, req, lock.runID)
 	if err != nil || p == nil {
 		return &Applied{Plan: p}, err
 	}
@@ -99,7 +97,7 @@ func Apply(ctx context.Context, o Options, req ApplyRequest) (res *Applied, err 
 	}
 	var view apply.Progress = apply.NoProgress{}
 	if req.Progress != nil {
-		view = redactedProgress{Progress: req.Progress(rowsOf(steps)), red: p.Redactor()}
+		view = maskingProgress{Progress: req.Progress(rowsOf(steps)), red: p.Redactor()}
 	}
 	fwd.set(view)
 	results := apply.Execute(ctx, steps, apply.ExecOptions{Parallelism: o.parallelism(), Atomic: req.Atomic || st.Atomic, Progress: view})
@@ -111,7 +109,7 @@ func Apply(ctx context.Context, o Options, req ApplyRequest) (res *Applied, err 
 // Destroy uninstalls every release of the stack, dependents first: a
 // destroy plan, reviewed and applied like any other.
 func Destroy(ctx context.Context, o Options, req ApplyRequest) (*Applied, error) {
-	req.PlanFile = ""
+	req.Saved = nil
 	req.Plan.Destroy = true
 	req.Command = cmp.Or(req.Command, "convoy destroy")
 	return Apply(ctx, o, req)
@@ -120,36 +118,33 @@ func Destroy(ctx context.Context, o Options, req ApplyRequest) (*Applied, error)
 // applyPlan is the plan to apply: the saved one, verified against what the
 // cluster and the stack files hold now, or a fresh one the user reviewed.
 // It returns nil (and no error) when there is nothing to do.
-func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req ApplyRequest, saved *planfile.File, runID string) (*plan.Plan, error) {
+func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req ApplyRequest, runID string) (*plan.Plan, error) {
 	st := ls.Stack
-	if saved != nil {
+	if saved := req.Saved; saved != nil {
 		p := saved.Plan
 		if p.Stack != st.Name {
-			return nil, fmt.Errorf("the plan in %s is for stack %q, not %q", req.PlanFile, p.Stack, st.Name)
+			return nil, fmt.Errorf("the plan in %s is for stack %q, not %q", saved.Name, p.Stack, st.Name)
 		}
-		if err := planfile.VerifyEnvironment(p, st.Environment); err != nil {
-			return nil, fmt.Errorf("the plan in %s: %w", req.PlanFile, err)
+		if err := verifyEnvironment(p, st.Environment); err != nil {
+			return nil, fmt.Errorf("the plan in %s: %w", saved.Name, err)
 		}
 		hash, err := ls.ConfigHash()
 		if err != nil {
 			return nil, err
 		}
-		if err := planfile.VerifyConfig(p, hash); err != nil {
+		if err := VerifyConfig(p, hash); err != nil {
 			return nil, err
 		}
-		if err := verifyClusters(ctx, saved.Origin, cl, st, req.PlanFile); err != nil {
+		if err := verifyClusters(ctx, saved.Origin, cl, st, saved.Name); err != nil {
 			return nil, err
 		}
-		if err := planfile.Verify(ctx, p, cl.ByName(ctx, st)); err != nil {
+		if err := VerifyObserved(ctx, p, cl.ByName(ctx, st)); err != nil {
 			return nil, err
 		}
-		return p, refuseForeign(p)
+		return p, p.Foreign()
 	}
 	p, err := computePlan(ctx, o, ls, cl, req.Plan, heldBy(runID))
 	if err != nil {
-		return nil, err
-	}
-	if err := refuseForeign(p); err != nil {
 		return p, err
 	}
 	if req.Review != nil {
@@ -188,33 +183,6 @@ func relabel(ctx context.Context, o Options, p *plan.Plan, cl *Clusters, st *con
 	})
 }
 
-// ForeignError is a plan that would change releases other stacks own:
-// apply refuses it whole, before changing anything.
-type ForeignError struct {
-	Releases []*plan.ReleaseChange
-}
-
-func (e *ForeignError) Error() string {
-	var b strings.Builder
-	b.WriteString("apply refuses to change releases other stacks own: ")
-	for i, rc := range e.Releases {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		fmt.Fprintf(&b, "%s (release %s, namespace %s) is owned by stack %q (revision %d); to take it over, set adopt_from_stack = %q in its release block",
-			rc.Addr, rc.Name, rc.Namespace, rc.Owner, rc.Observed.LastRevision, rc.Owner)
-	}
-	return b.String()
-}
-
-// refuseForeign refuses a plan that would change another stack's releases.
-func refuseForeign(p *plan.Plan) error {
-	if r := p.Refused(); len(r) > 0 {
-		return &ForeignError{Releases: r}
-	}
-	return nil
-}
-
 // newSteps turns the plan into the run: a step per release in the plan's
 // order. Deploys execute the plan's rendered output (releases whose values
 // were known only after apply are rendered when their dependencies are
@@ -224,7 +192,7 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 	charts := o.charts()
 	engineFor := cl.ByName(ctx, st)
 	// What the records keep is masked as the plan masks what it prints.
-	redact := release.Redactor(p.Redactor().Text)
+	redact := p.Redactor()
 	var steps []*apply.Step
 	var deployIDs []string
 	for _, rc := range p.Releases {
@@ -233,7 +201,7 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 			return nil, err
 		}
 		step := &apply.Step{
-			ID: rc.Addr, Name: rc.Name, Namespace: rc.Namespace, DependsOn: rc.DependsOn, Engine: eng,
+			ID: rc.Addr.String(), Name: rc.Name, Namespace: rc.Namespace, DependsOn: addrStrings(rc.DependsOn), Engine: eng,
 			CheckRevision: true, ExpectRevision: rc.Observed.LastRevision, RunID: runID,
 		}
 		switch rc.Action {
@@ -244,16 +212,13 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 			if !p.Destroy {
 				step.DependsOn = deployIDs
 			}
-			step.Uninstall = release.UninstallRequest{Name: rc.Name, Namespace: rc.Namespace, Wait: true}
-			if rc.Uninstall != nil {
-				step.Uninstall = *rc.Uninstall
-			}
+			step.Uninstall = planner.UninstallRequestOf(rc.Name, rc.Namespace, rc.Uninstall)
 			step.Uninstall.KeepHistory = keepHistory
 			step.Uninstall.RunID = runID
 			step.Uninstall.Redact = redact
 		default:
 			step.Kind = apply.StepDeploy
-			deployIDs = append(deployIDs, rc.Addr)
+			deployIDs = append(deployIDs, rc.Addr.String())
 			if rc.KnownAfterApply || rc.Saved == nil {
 				prepare, err := renderAtApply(o, st, p, rc.Addr, eng, cl, charts, runID)
 				if err != nil {
@@ -261,9 +226,9 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 				}
 				step.Prepare = prepare
 			} else {
-				saved := rc.Saved
+				saved, name, namespace := rc.Saved, rc.Name, rc.Namespace
 				step.Prepare = func(ctx context.Context, _ map[string]*release.Release) (*release.Prepared, error) {
-					req := saved.Request
+					req := planner.RequestOf(name, namespace, saved.Settings)
 					req.RunID, req.Redact = runID, redact
 					return eng.PrepareRendered(ctx, &req, saved.Rendered)
 				}
@@ -298,12 +263,11 @@ func reverseSteps(steps []*apply.Step) []*apply.Step {
 // renderAtApply renders a release when its step starts, with its
 // dependencies' outputs. A diagnostic of the values known only now keeps
 // its source range.
-func renderAtApply(o Options, st *config.Stack, p *plan.Plan, addrText string, eng *release.Engine, cl *Clusters, charts *resolve.Charts, runID string) (func(context.Context, map[string]*release.Release) (*release.Prepared, error), error) {
-	i := slices.IndexFunc(st.Releases, func(r *config.ReleaseInstance) bool { return r.Addr.String() == addrText })
-	if i < 0 {
-		return nil, fmt.Errorf("the plan has %s, which the stack does not define", addrText)
+func renderAtApply(o Options, st *config.Stack, p *plan.Plan, at plan.ReleaseAddr, eng *release.Engine, cl *Clusters, charts *resolve.Charts, runID string) (func(context.Context, map[string]*release.Release) (*release.Prepared, error), error) {
+	inst := st.Release(at.Instance)
+	if at.IsRemoved() || inst == nil {
+		return nil, fmt.Errorf("the plan has %s, which the stack does not define", at)
 	}
-	inst := st.Releases[i]
 	addr := inst.Addr
 	return func(ctx context.Context, applied map[string]*release.Release) (*release.Prepared, error) {
 		cur := inst
@@ -326,7 +290,7 @@ func renderAtApply(o Options, st *config.Stack, p *plan.Plan, addrText string, e
 			return nil, red.Err(err)
 		}
 		req := ReleaseRequest(st.ID(), r)
-		req.RunID, req.Redact = runID, red.Text
+		req.RunID, req.Redact = runID, red
 		prep, err := eng.Prepare(ctx, req)
 		return prep, red.Err(err)
 	}, nil
@@ -360,4 +324,13 @@ func (f *forwarder) set(p apply.Progress) {
 	f.mu.Lock()
 	f.to = p
 	f.mu.Unlock()
+}
+
+// addrStrings are the step IDs of release addresses.
+func addrStrings(as []addrs.ReleaseInstance) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a.String()
+	}
+	return out
 }

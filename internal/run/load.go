@@ -140,7 +140,7 @@ func Load(ctx context.Context, src Source, level LoadLevel) (*Loaded, error) {
 // ConfigHash identifies the configuration the stack was loaded from, for
 // saved plans.
 func (ls *Loaded) ConfigHash() (string, error) {
-	return planfile.ConfigHash(ls.Config, ls.opts, ls.Stack.Environment, ls.Stack.EnvironmentFiles)
+	return ConfigHash(ls.Config, ls.opts, ls.Stack.Environment, ls.Stack.EnvironmentFiles)
 }
 
 // Origin is what a saved plan records of the stack's inputs: the absolute

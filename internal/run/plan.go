@@ -5,6 +5,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/planner"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
 )
@@ -20,10 +21,10 @@ type PlanRequest struct {
 	IncludeDeps bool
 	// Destroy plans the uninstall of every release of the stack.
 	Destroy bool
-	// Refresh: incremental (default) or full (plan.Refresh).
-	Refresh plan.Refresh
+	// Refresh: incremental (default) or full (planner.Refresh).
+	Refresh planner.Refresh
 	// Stats, when not nil, counts the plan's work.
-	Stats *plan.Stats
+	Stats *planner.Stats
 }
 
 // Planned is a computed plan with the stack it was computed from.
@@ -34,7 +35,9 @@ type Planned struct {
 	clusters []Connected
 }
 
-// Plan loads the stack and computes its plan. It changes nothing.
+// Plan loads the stack and computes its plan. It changes nothing. A plan
+// that would change releases other stacks own comes back with a
+// *plan.ForeignError: it can be shown, never applied.
 func Plan(ctx context.Context, o Options, req PlanRequest) (*Planned, error) {
 	ls, err := Load(ctx, o.Source, Ordered)
 	if err != nil {
@@ -46,15 +49,16 @@ func Plan(ctx context.Context, o Options, req PlanRequest) (*Planned, error) {
 		return nil, err
 	}
 	p, err := computePlan(ctx, o, ls, cl, req, goneRuns(ctx, clusters, ls.Stack.ID()))
-	if err != nil {
+	if p == nil {
 		return nil, err
 	}
-	return &Planned{Loaded: ls, Plan: p, clusters: clusters}, nil
+	return &Planned{Loaded: ls, Plan: p, clusters: clusters}, err
 }
 
 // computePlan plans a loaded stack on connected clusters. interrupted
 // says which runs that left records of the stack pending are gone
-// (plan.Input.Interrupted).
+// (planner.Input.Interrupted). A plan that would change releases other
+// stacks own is returned with a *plan.ForeignError.
 func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req PlanRequest, interrupted func(string) bool) (*plan.Plan, error) {
 	st := ls.Stack
 	targets, diags := st.Selection(req.Targets, req.Selectors)
@@ -68,7 +72,7 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 	if err != nil {
 		return nil, err
 	}
-	return plan.Compute(ctx, plan.Input{
+	return planner.Compute(ctx, planner.Input{
 		Stack:       st,
 		Order:       ls.Order,
 		Engine:      cl.Engine,
@@ -91,3 +95,20 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 
 // Traffic counts the requests of a run's clients (ClusterOptions.Traffic).
 type Traffic = kube.Traffic
+
+// What the commands choose of a plan's computation, under the names they
+// know (cmd/convoy reaches the planner only through the run).
+type (
+	// Refresh is how much of the stack a plan renders and dry-runs again.
+	Refresh = planner.Refresh
+	// Stats counts a plan's work (--stats).
+	Stats = planner.Stats
+)
+
+// DefaultPlanParallelism bounds a plan's concurrent renders, record reads
+// and dry runs.
+const DefaultPlanParallelism = planner.DefaultParallelism
+
+// ParseRefresh accepts the --refresh values: "incremental" (or "") and
+// "full".
+func ParseRefresh(s string) (Refresh, error) { return planner.ParseRefresh(s) }

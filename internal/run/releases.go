@@ -12,9 +12,9 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/kube"
-	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
+	"github.com/convoy-sh/convoy/internal/sensitive"
 )
 
 // ReleaseStatus is one release of the stack and its newest record (nil:
@@ -222,7 +222,7 @@ func Rollback(ctx context.Context, o Options, req RollbackRequest) (inst *config
 		return inst, nil, err
 	}
 	wait := req.Wait.mode(waitMode(inst))
-	red := plan.NewRedactor(resolve.SensitiveValues(inst))
+	red := sensitive.New(resolve.SensitiveValues(inst))
 	historyMax := inst.HistoryMax
 	if req.HistoryMax != nil {
 		historyMax = *req.HistoryMax
@@ -232,7 +232,7 @@ func Rollback(ctx context.Context, o Options, req RollbackRequest) (inst *config
 		Wait: wait, Timeout: cmp.Or(req.Timeout, inst.Timeout), DisableHooks: inst.DisableHooks || req.NoHooks,
 		CleanupOnFail: inst.CleanupOnFail || req.CleanupOnFail, HistoryMax: historyMax, RunID: lock.runID,
 		IgnoreChanges: ignoreRules(inst.IgnoreChanges), Description: req.Description,
-		Redact: red.Text,
+		Redact: red,
 	})
 	if rel != nil {
 		r := revisionOf(rel)

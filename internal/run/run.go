@@ -3,7 +3,7 @@ package run
 import (
 	"time"
 
-	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/planner"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
 )
@@ -51,7 +51,7 @@ func (o Options) parallelism() int {
 	if o.Parallelism > 0 {
 		return o.Parallelism
 	}
-	return plan.DefaultParallelism
+	return planner.DefaultParallelism
 }
 
 func (o Options) charts() *resolve.Charts { return resolve.NewCharts(o.ChartCache) }

@@ -3,23 +3,39 @@ package run
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/plan/planfile"
+	"github.com/convoy-sh/convoy/internal/safefile"
+	"github.com/convoy-sh/convoy/internal/stacksource"
 )
 
-// SavePlan saves a computed plan to path (mode 0600) with what it was made
-// from: the stack directory and the variable values, so that
-// `convoy apply path` works from anywhere without repeating them.
-func SavePlan(path string, pl *Planned) error {
+// SavedPlan is a decoded plan file and the name it was read as (a path,
+// or the controller's Secret), which messages use.
+type SavedPlan struct {
+	*planfile.File
+	Name string
+}
+
+// EncodePlan returns the plan file of a computed plan: the plan, what it
+// was made from (the stack directory, the variable values, the clusters'
+// API servers) and a snapshot of the stack directory packed as convoy push
+// packs it, so that it applies from anywhere, even once the directory is
+// gone. A stack that cannot be packed (a chart named by an absolute path)
+// is saved without its snapshot: applying it needs the directory.
+func EncodePlan(pl *Planned) ([]byte, error) {
 	origin, err := pl.Loaded.Origin()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, c := range pl.clusters {
 		for _, name := range c.Names {
@@ -29,42 +45,97 @@ func SavePlan(path string, pl *Planned) error {
 			origin.Clusters[name] = string(c.ID)
 		}
 	}
-	return planfile.Save(path, &planfile.File{Plan: pl.Plan, Origin: origin})
+	f := &planfile.File{Plan: pl.Plan, Origin: origin}
+	snap, err := stacksource.Snap(origin.Dir)
+	var de *stacksource.DiagnosticsError
+	switch {
+	case err == nil:
+		f.Stack = &planfile.Snapshot{Archive: snap.Archive, StackPath: snap.StackPath}
+	case !errors.As(err, &de):
+		return nil, fmt.Errorf("pack the stack into the plan: %w", err)
+	}
+	return planfile.Encode(f)
 }
 
-// ReadPlan reads a saved plan (for convoy show).
-func ReadPlan(path string) (*planfile.File, error) { return planfile.Open(path) }
+// DecodePlan reads a plan file's bytes; name is what they are called in
+// messages.
+func DecodePlan(b []byte, name string) (*SavedPlan, error) {
+	f, err := planfile.Decode(b, name)
+	if err != nil {
+		return nil, err
+	}
+	return &SavedPlan{File: f, Name: name}, nil
+}
+
+// ReadPlanFile reads a plan file saved with WritePlanFile.
+func ReadPlanFile(path string) (*SavedPlan, error) {
+	b, err := safefile.Read(path, planfile.MaxSize)
+	if err != nil {
+		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	return DecodePlan(b, path)
+}
+
+// WritePlanFile writes a plan file readable only by its owner (mode 0600:
+// it holds values unmasked, sensitive ones included), whole or not at all.
+func WritePlanFile(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".convoy-plan-*")
+	if err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write plan: %w", err)
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write plan: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	return nil
+}
 
 // savedPlanSource is the source a saved plan is applied with: the one it
 // was made from. What the command line gives as well must agree with it:
 // -C names the same directory (Dir "" when not given), each --var and
 // CONVOY_VAR_* value equals the plan's, --var-file files have the plan's
 // contents. A plan saved without its origin takes the command line's.
-func savedPlanSource(given Source, f *planfile.File, path string) (Source, error) {
+//
+// When the stack directory is gone, the plan's snapshot of it is unpacked
+// into a temporary directory that cleanup removes.
+func savedPlanSource(given Source, f *SavedPlan) (src Source, cleanup func(), err error) {
+	cleanup = func() {}
 	o := f.Origin
 	if o == nil {
 		given.Dir = cmp.Or(given.Dir, ".")
-		return given, nil
+		return given, cleanup, nil
 	}
+	path := f.Name
 	differs := func(what string) error {
 		return fmt.Errorf("%s differs from what the plan in %s was made with; run convoy plan again, or apply the plan without it", what, path)
 	}
 	if given.Dir != "" {
 		dir, err := filepath.Abs(given.Dir)
 		if err != nil {
-			return Source{}, err
+			return Source{}, cleanup, err
 		}
 		if !sameDir(dir, o.Dir) {
-			return Source{}, fmt.Errorf("the plan in %s was made for the stack in %s, not %s", path, o.Dir, dir)
+			return Source{}, cleanup, fmt.Errorf("the plan in %s was made for the stack in %s, not %s", path, o.Dir, dir)
 		}
 	}
 	gopts, diags := given.EvalOptions()
 	if diags.HasErrors() {
-		return Source{}, &DiagnosticsError{Diags: diags}
+		return Source{}, cleanup, &DiagnosticsError{Diags: diags}
 	}
 	for _, name := range slices.Sorted(maps.Keys(gopts.Vars)) {
 		if v, ok := o.Vars[name]; !ok || v != gopts.Vars[name] {
-			return Source{}, differs("--var " + name)
+			return Source{}, cleanup, differs("--var " + name)
 		}
 	}
 	if len(gopts.VarFileSources) > 0 {
@@ -73,29 +144,42 @@ func savedPlanSource(given Source, f *planfile.File, path string) (Source, error
 			same = string(gopts.VarFileSources[i].Src) == o.VarFiles[i].Content
 		}
 		if !same {
-			return Source{}, differs("--var-file")
+			return Source{}, cleanup, differs("--var-file")
 		}
 	}
 	for _, kv := range convoyEnv(given.Env) {
 		if !slices.Contains(o.Env, kv) {
 			name, _, _ := strings.Cut(kv, "=")
-			return Source{}, differs("the environment variable " + name)
+			return Source{}, cleanup, differs("the environment variable " + name)
 		}
 	}
 	// The plan's environment, which --env or CONVOY_ENV may only repeat.
 	if given.Environment != "" {
-		if err := planfile.VerifyEnvironment(f.Plan, given.Environment); err != nil {
-			return Source{}, fmt.Errorf("the plan in %s: %w", path, err)
+		if err := verifyEnvironment(f.Plan, given.Environment); err != nil {
+			return Source{}, cleanup, fmt.Errorf("the plan in %s: %w", path, err)
 		}
 	}
-	src := Source{Dir: o.Dir, Env: o.Env, Environment: f.Plan.Environment, SensitiveVars: given.SensitiveVars}
+	src = Source{Dir: o.Dir, Env: o.Env, Environment: f.Plan.Environment, SensitiveVars: given.SensitiveVars}
 	for _, name := range slices.Sorted(maps.Keys(o.Vars)) {
 		src.Vars = append(src.Vars, name+"="+o.Vars[name])
 	}
 	for _, vf := range o.VarFiles {
 		src.VarFileSources = append(src.VarFileSources, config.VarFile{Name: vf.Name, Src: []byte(vf.Content)})
 	}
-	return src, nil
+	if _, err := os.Stat(o.Dir); errors.Is(err, fs.ErrNotExist) && f.Stack != nil {
+		tmp, err := os.MkdirTemp("", "convoy-plan-stack-")
+		if err != nil {
+			return Source{}, cleanup, err
+		}
+		dir, err := stacksource.Extract(tmp, &stacksource.Snapshot{Archive: f.Stack.Archive, StackPath: f.Stack.StackPath})
+		if err != nil {
+			os.RemoveAll(tmp)
+			return Source{}, cleanup, fmt.Errorf("the plan in %s: %w", path, err)
+		}
+		src.Dir = dir
+		cleanup = func() { os.RemoveAll(tmp) }
+	}
+	return src, cleanup, nil
 }
 
 // sameDir reports whether two absolute paths name one directory, through
@@ -131,22 +215,52 @@ func verifyClusters(ctx context.Context, o *planfile.Origin, cl *Clusters, st *c
 	return nil
 }
 
+// verifyEnvironment refuses a plan made for another environment of the
+// stack.
+func verifyEnvironment(p *plan.Plan, environment string) error {
+	if p.Environment == environment {
+		return nil
+	}
+	name := func(e string) string {
+		if e == "" {
+			return "no environment"
+		}
+		return fmt.Sprintf("environment %q", e)
+	}
+	return fmt.Errorf("the plan is for %s, not %s: apply it with --env %s, or plan again", name(p.Environment), name(environment), cmp.Or(p.Environment, `""`))
+}
+
+// VerifyConfig refuses a plan computed from another stack configuration
+// (hash from ConfigHash).
+func VerifyConfig(p *plan.Plan, hash string) error {
+	if p.ConfigHash != hash {
+		return &StaleError{Changes: []string{fmt.Sprintf("the stack configuration (files or variable values) changed since the plan was made (%s, now %s)", short(p.ConfigHash), short(hash))}}
+	}
+	return nil
+}
+
+func short(h string) string {
+	if len(h) > 19 {
+		return h[:19]
+	}
+	return h
+}
+
 // CheckSavedPlan verifies a saved plan as Apply does before it executes
 // one (stack, environment, configuration, clusters, every observation),
 // without taking the lock or changing anything. A plan whose observations
-// no longer hold is a *planfile.StaleError.
-func CheckSavedPlan(ctx context.Context, o Options, path string) error {
-	f, err := planfile.Open(path)
+// no longer hold is a *StaleError.
+func CheckSavedPlan(ctx context.Context, o Options, saved *SavedPlan) error {
+	src, cleanup, err := savedPlanSource(o.Source, saved)
 	if err != nil {
 		return err
 	}
-	if o.Source, err = savedPlanSource(o.Source, f, path); err != nil {
-		return err
-	}
+	defer cleanup()
+	o.Source = src
 	ls, err := Load(ctx, o.Source, Ordered)
 	if err != nil {
 		return err
 	}
-	_, err = applyPlan(ctx, o, ls, o.newClusters(nil), ApplyRequest{PlanFile: path}, f, "")
+	_, err = applyPlan(ctx, o, ls, o.newClusters(nil), ApplyRequest{Saved: saved}, "")
 	return err
 }

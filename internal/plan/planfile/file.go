@@ -1,50 +1,48 @@
-// Package planfile saves a plan with everything apply needs, reads it
-// back, and verifies that what the plan observed still holds (Verify,
-// VerifyConfig), so that a stale plan is never applied.
+// Package planfile reads and writes saved plans as bytes: the plan
+// (internal/plan), what it was made from (Origin) and the snapshot of the
+// stack directory, in a versioned, compressed format. It does no I/O of
+// its own, to files or clusters: whether a saved plan still holds is the
+// run's question (internal/run verifies it under the stack lock).
 package planfile
 
 import (
 	"bytes"
-	"cmp"
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"maps"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 
-	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/release"
-	"github.com/convoy-sh/convoy/internal/safefile"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // fileKind marks a convoy plan file.
 const fileKind = "convoy-plan"
 
-// FileFormatVersion is the version of the plan file's layout, apart from
-// the --json schema (plan.FormatVersion): it changes when a file written
-// by one convoy cannot be applied by another.
-const FileFormatVersion = 3
+// FormatVersion is the version of the plan file's layout, apart from the
+// --json schema (plan.FormatVersion): it changes when a file written by
+// one convoy cannot be applied by another. Version 4 compresses the file
+// and embeds the stack snapshot.
+const FormatVersion = 4
 
-// planFile is the saved plan: JSON, mode 0600.
-type planFile struct {
+// MaxSize bounds a plan file, uncompressed.
+const MaxSize = 256 << 20
+
+// gzipMagic starts every file of format version 4 and later; older files
+// are JSON.
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// document is the saved plan as encoded.
+type document struct {
 	Kind          string
 	FormatVersion int
 	// SensitiveValues says that the file holds sensitive values unmasked
 	// (apply needs them): keep it as secret as the values themselves.
 	SensitiveValues bool    `json:",omitempty"`
 	Origin          *Origin `json:",omitempty"`
-	Plan            *plan.Plan
+	// Stack is the snapshot of the stack directory.
+	Stack *Snapshot `json:",omitempty"`
+	Plan  *plan.Plan
 }
 
 // File is a saved plan and what it was made from.
@@ -53,6 +51,17 @@ type File struct {
 	// Origin is nil in files saved without one (apply then needs the
 	// stack's flags).
 	Origin *Origin
+	// Stack is the stack directory the plan was made from, packed as
+	// convoy push packs it; nil in files saved without one.
+	Stack *Snapshot
+}
+
+// Snapshot is a packed stack directory (stacksource.Snapshot's content).
+type Snapshot struct {
+	// Archive is the deterministic tar+gzip of the stack's files.
+	Archive []byte
+	// StackPath is the stack directory inside the archive.
+	StackPath string
 }
 
 // Origin is what a plan was made from, so that `convoy apply plan.cvp`
@@ -80,298 +89,78 @@ type VarFile struct {
 	Content string
 }
 
-// Write saves the plan with everything apply needs (rendered output,
-// values, requests, observations) to path, readable only by its owner
-// (mode 0600): it holds values unmasked, sensitive ones included.
-func Write(path string, p *plan.Plan) error { return Save(path, &File{Plan: p}) }
-
-// Save is Write with the plan's origin.
-func Save(path string, f *File) error {
-	p := f.Plan
-	sensitive := p.HasSensitive() || (f.Origin != nil && (len(f.Origin.Vars) > 0 || len(f.Origin.VarFiles) > 0 || len(f.Origin.Env) > 0))
-	b, err := json.Marshal(planFile{Kind: fileKind, FormatVersion: FileFormatVersion, SensitiveValues: sensitive, Origin: f.Origin, Plan: p})
-	if err != nil {
-		return fmt.Errorf("encode plan: %w", err)
+// Encode returns the file's bytes. Equal files encode to equal bytes,
+// whose SHA-256 identifies the plan (the controller's plan digest).
+func Encode(f *File) ([]byte, error) {
+	if f == nil || f.Plan == nil {
+		return nil, errors.New("encode plan: no plan")
 	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".convoy-plan-*")
-	if err != nil {
-		return fmt.Errorf("write plan: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write plan: %w", err)
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write plan: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write plan: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write plan: %w", err)
-	}
-	return nil
-}
-
-// Read reads the plan of a file saved by Write or Save. Numbers in values
-// keep their exact form.
-func Read(path string) (*plan.Plan, error) {
-	f, err := Open(path)
+	o := f.Origin
+	sensitive := f.Plan.HasSensitive() || (o != nil && (len(o.Vars) > 0 || len(o.VarFiles) > 0 || len(o.Env) > 0))
+	doc := document{Kind: fileKind, FormatVersion: FormatVersion, SensitiveValues: sensitive, Origin: o, Stack: f.Stack, Plan: f.Plan}
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	if err != nil {
 		return nil, err
 	}
-	return f.Plan, nil
-}
-
-// Open reads a file saved by Write or Save, origin included.
-func Open(path string) (*File, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read plan: %w", err)
+	if err := json.NewEncoder(zw).Encode(doc); err != nil {
+		return nil, fmt.Errorf("encode plan: %w", err)
 	}
-	defer f.Close()
-	return readPlan(f, path)
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("encode plan: %w", err)
+	}
+	return buf.Bytes(), nil
 }
 
-func readPlan(r io.Reader, name string) (*File, error) {
-	dec := json.NewDecoder(r)
-	dec.UseNumber()
-	var pf planFile
-	if err := dec.Decode(&pf); err != nil {
+// Decode reads a file's bytes; name says what they are in errors (a path).
+// A file of another format version is refused with a message that says to
+// plan again. Numbers in values keep their exact form.
+func Decode(b []byte, name string) (*File, error) {
+	if !bytes.HasPrefix(b, gzipMagic) {
+		return nil, oldOrNot(b, name)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
 		return nil, fmt.Errorf("%s is not a convoy plan file: %w", name, err)
 	}
-	if pf.Kind != fileKind || pf.Plan == nil {
+	data, err := io.ReadAll(io.LimitReader(zr, MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a convoy plan file: %w", name, err)
+	}
+	if len(data) > MaxSize {
+		return nil, fmt.Errorf("%s is larger than %d bytes uncompressed: not a plan convoy wrote", name, MaxSize)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc document
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("%s is not a convoy plan file: %w", name, err)
+	}
+	if doc.Kind != fileKind {
 		return nil, fmt.Errorf("%s is not a convoy plan file", name)
 	}
-	if pf.FormatVersion != FileFormatVersion || pf.Plan.FormatVersion != plan.FormatVersion {
-		return nil, fmt.Errorf("%s is a plan file of format version %d; this convoy reads version %d: run convoy plan again", name, pf.FormatVersion, FileFormatVersion)
+	if doc.FormatVersion != FormatVersion {
+		return nil, versionError(name, doc.FormatVersion)
 	}
-	return &File{Plan: pf.Plan, Origin: pf.Origin}, nil
+	if doc.Plan == nil || doc.Plan.FormatVersion != plan.FormatVersion {
+		return nil, fmt.Errorf("%s holds no plan this convoy reads: run convoy plan again", name)
+	}
+	return &File{Plan: doc.Plan, Origin: doc.Origin, Stack: doc.Stack}, nil
 }
 
-// ConfigHash identifies a stack configuration: its files (by name
-// relative to the stack directory and content), the content of the
-// --var-file files, the --var values and the CONVOY_VAR_* environment. Files
-// read by expressions (file("values.yaml")) are not included: a saved plan
-// carries their effect in its rendered output. The chosen environment and
-// its var_files (relative to the stack directory) are.
-func ConfigHash(cfg *config.Config, opts config.EvalOptions, environment string, envFiles []string) (string, error) {
-	h := sha256.New()
-	write := func(parts ...string) {
-		for _, p := range parts {
-			fmt.Fprintf(h, "%d:%s", len(p), p)
-		}
+// oldOrNot explains bytes that are not a compressed plan: a plan file of
+// an older convoy (JSON), or not a plan at all.
+func oldOrNot(b []byte, name string) error {
+	var head struct {
+		Kind          string
+		FormatVersion int
 	}
-	names := slices.Sorted(maps.Keys(cfg.Files))
-	for _, name := range names {
-		rel := name
-		if r, err := filepath.Rel(cfg.Dir, name); err == nil && !strings.HasPrefix(r, "..") {
-			rel = r
-		}
-		write("file", filepath.ToSlash(rel), string(cfg.Files[name].Bytes))
+	if json.NewDecoder(bytes.NewReader(b)).Decode(&head) == nil && head.Kind == fileKind {
+		return versionError(name, head.FormatVersion)
 	}
-	// The lock file pins the charts of repository releases: a plan made
-	// before `convoy init --upgrade` is stale after it.
-	switch lock, err := (safefile.Dir{Path: cfg.Dir, Desc: "the stack directory"}).Read(config.LockFileName, 16<<20); {
-	case err == nil:
-		write("lock", string(lock))
-	case !errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Errorf("hash the configuration: %w", err)
-	}
-	write("environment", environment)
-	for _, f := range envFiles {
-		b, err := (safefile.Dir{Path: cfg.Dir, Desc: "the stack directory"}).Read(f, config.MaxFileSize)
-		if err != nil {
-			return "", fmt.Errorf("hash the configuration: %w", err)
-		}
-		write("environment-file", filepath.ToSlash(f), string(b))
-	}
-	for _, vf := range opts.VarFiles {
-		b, err := os.ReadFile(vf)
-		if err != nil {
-			return "", fmt.Errorf("hash the configuration: %w", err)
-		}
-		write("var-file", string(b))
-	}
-	for _, vf := range opts.VarFileSources {
-		write("var-file", string(vf.Src))
-	}
-	for _, k := range slices.Sorted(maps.Keys(opts.Vars)) {
-		write("var", k, opts.Vars[k])
-	}
-	var env []string
-	for _, kv := range opts.Env {
-		if strings.HasPrefix(kv, config.EnvVarPrefix) {
-			env = append(env, kv)
-		}
-	}
-	slices.Sort(env)
-	for _, kv := range env {
-		write("env", kv)
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return fmt.Errorf("%s is not a convoy plan file", name)
 }
 
-// StaleError says why a saved plan may not be applied: what changed since
-// it was computed.
-type StaleError struct {
-	Changes []string
-}
-
-func (e *StaleError) Error() string {
-	return "the saved plan is stale, run convoy plan again:\n  - " + strings.Join(e.Changes, "\n  - ")
-}
-
-// VerifyEnvironment refuses a plan made for another environment of the
-// stack.
-func VerifyEnvironment(p *plan.Plan, environment string) error {
-	if p.Environment == environment {
-		return nil
-	}
-	name := func(e string) string {
-		if e == "" {
-			return "no environment"
-		}
-		return fmt.Sprintf("environment %q", e)
-	}
-	return fmt.Errorf("the plan is for %s, not %s: apply it with --env %s, or plan again", name(p.Environment), name(environment), cmp.Or(p.Environment, `""`))
-}
-
-// VerifyConfig refuses a plan computed from another stack configuration
-// (hash from ConfigHash).
-func VerifyConfig(p *plan.Plan, hash string) error {
-	if p.ConfigHash != hash {
-		return &StaleError{Changes: []string{fmt.Sprintf("the stack configuration (files or variable values) changed since the plan was made (%s, now %s)", short(p.ConfigHash), short(hash))}}
-	}
-	return nil
-}
-
-func short(h string) string {
-	if len(h) > 19 {
-		return h[:19]
-	}
-	return h
-}
-
-// Verify refuses a plan whose observations no longer hold: a release with a
-// newer (or differently finished) revision, an affected object created,
-// deleted or edited since. Status updates and fields apply does not set do
-// not count: an object whose resourceVersion moved is compared on the fields
-// the saved revision applies.
-// It returns a *StaleError naming every change.
-func Verify(ctx context.Context, p *plan.Plan, engineFor func(cluster string) (*release.Engine, error)) error {
-	var stale []string
-	histories := map[string]map[string][]*release.Release{}
-	for _, r := range p.Releases {
-		eng, err := engineFor(r.Cluster)
-		if err != nil {
-			return err
-		}
-		key := r.Cluster + "/" + r.Namespace
-		hs, ok := histories[key]
-		if !ok {
-			if hs, err = eng.Histories(ctx, r.Namespace); err != nil {
-				return fmt.Errorf("verify the plan: %w", err)
-			}
-			histories[key] = hs
-		}
-		if msg := revisionChange(r, hs[r.Name]); msg != "" {
-			stale = append(stale, msg)
-		}
-		shapes := savedShapes(eng.Kube(), r)
-		for _, ob := range r.Observed.Objects {
-			msg, err := objectMoved(ctx, eng.Kube(), ob, shapes[ob.Ref])
-			if err != nil {
-				return fmt.Errorf("verify the plan: %w", err)
-			}
-			if msg != "" {
-				stale = append(stale, msg)
-			}
-		}
-	}
-	if len(stale) > 0 {
-		return &StaleError{Changes: stale}
-	}
-	return nil
-}
-
-func revisionChange(r *plan.ReleaseChange, hist []*release.Release) string {
-	rev, status := 0, ""
-	if len(hist) > 0 {
-		last := hist[len(hist)-1]
-		rev, status = last.Version, string(last.Info.Status)
-	}
-	if rev == r.Observed.LastRevision && status == r.Observed.LastStatus {
-		return ""
-	}
-	what := fmt.Sprintf("release %s (namespace %s)", r.Name, r.Namespace)
-	switch {
-	case r.Observed.LastRevision == 0:
-		return fmt.Sprintf("%s was installed since the plan (now revision %d, %s)", what, rev, status)
-	case rev == 0:
-		return fmt.Sprintf("%s was uninstalled since the plan (the plan saw revision %d, %s)", what, r.Observed.LastRevision, r.Observed.LastStatus)
-	case rev != r.Observed.LastRevision:
-		return fmt.Sprintf("%s has a new revision %d (%s) since the plan saw revision %d (%s)", what, rev, status, r.Observed.LastRevision, r.Observed.LastStatus)
-	}
-	return fmt.Sprintf("%s revision %d is now %s; the plan saw it %s", what, rev, status, r.Observed.LastStatus)
-}
-
-// savedShapes are the objects the saved rendering applies, by reference,
-// with the ownership metadata apply adds and without the fields
-// ignore_changes leaves to others (what shapeHash was computed against).
-func savedShapes(kc *kube.Client, r *plan.ReleaseChange) map[kube.Ref]map[string]any {
-	out := map[kube.Ref]map[string]any{}
-	if r.Saved == nil || r.Saved.Rendered == nil {
-		return out
-	}
-	for _, m := range r.Saved.Rendered.Manifests {
-		objs, err := kc.Parse(m.Document(), r.Namespace)
-		if err != nil {
-			continue // kinds not served yet: compared by content
-		}
-		for _, o := range release.WithOwnership(objs, r.Name, r.Namespace) {
-			out[kube.RefOf(o)] = r.Saved.Request.IgnoreChanges.Strip(o).Object
-		}
-	}
-	return out
-}
-
-func objectMoved(ctx context.Context, kc *kube.Client, ob plan.ObservedObject, shape map[string]any) (string, error) {
-	want := ob.ResourceVersion
-	live, err := kc.Get(ctx, ob.Ref)
-	switch {
-	case apierrors.IsNotFound(err):
-		if want == "" {
-			return "", nil
-		}
-		return fmt.Sprintf("%s was deleted since the plan", ob.Ref), nil
-	case err != nil:
-		return "", err
-	case want == "":
-		return fmt.Sprintf("%s was created since the plan", ob.Ref), nil
-	case live.GetResourceVersion() == want:
-		return "", nil
-	}
-	if ob.Hash != "" {
-		got := plan.ContentHash(live)
-		if strings.HasPrefix(ob.Hash, plan.ShapePrefix) && shape != nil {
-			got = plan.ShapeHash(live, shape)
-		}
-		if got == ob.Hash {
-			return "", nil // nothing apply touches changed: status, bookkeeping, others' fields
-		}
-	}
-	return fmt.Sprintf("%s was edited since the plan (resourceVersion %s, now %s)", ob.Ref, want, live.GetResourceVersion()), nil
-}
-
-// readPlanBytes is Read for tests.
-func readPlanBytes(b []byte) (*plan.Plan, error) {
-	f, err := readPlan(bytes.NewReader(b), "plan")
-	if err != nil {
-		return nil, err
-	}
-	return f.Plan, nil
+func versionError(name string, v int) error {
+	return fmt.Errorf("%s is a plan file of format version %d; this convoy reads version %d: run convoy plan again", name, v, FormatVersion)
 }

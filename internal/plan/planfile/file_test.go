@@ -2,8 +2,9 @@ package planfile
 
 import (
 	"bytes"
-	"path/filepath"
+	"compress/gzip"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/plan/plantest"
@@ -12,28 +13,68 @@ import (
 
 func TestPlanFileRoundTrip(t *testing.T) {
 	p := plantest.Sample()
-	path := filepath.Join(t.TempDir(), "p.cvp")
-	if err := Write(path, p); err != nil {
-		t.Fatal(err)
-	}
-	got, err := Read(path)
+	in := &File{Plan: p, Origin: &Origin{Dir: "/stacks/shop", Vars: map[string]string{"a": "1"}}, Stack: &Snapshot{Archive: []byte("tgz"), StackPath: "."}}
+	b, err := Encode(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var a, b bytes.Buffer
-	if err := view.JSON(&a, p); err != nil {
+	again, err := Encode(in)
+	if err != nil || !bytes.Equal(b, again) {
+		t.Fatalf("encoding one file twice gave other bytes (err %v)", err)
+	}
+	got, err := Decode(b, "p.cvp")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := view.JSON(&b, got); err != nil {
+	var x, y bytes.Buffer
+	if err := view.JSON(&x, p); err != nil {
 		t.Fatal(err)
 	}
-	if a.String() != b.String() || !slices.Equal(got.Releases[0].Sensitive, []string{"hunter2-canary"}) {
-		t.Fatalf("round trip differs:\n%s\n%s", a.String(), b.String())
+	if err := view.JSON(&y, got.Plan); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := readPlanBytes([]byte(`{"Kind":"convoy-plan","FormatVersion":99,"Plan":{"FormatVersion":99}}`)); err == nil {
-		t.Fatal("a plan of another format version was read")
+	if x.String() != y.String() || !slices.Equal(got.Plan.Releases[0].Sensitive, []string{"hunter2-canary"}) {
+		t.Fatalf("round trip differs:\n%s\n%s", x.String(), y.String())
 	}
-	if _, err := readPlanBytes([]byte(`{}`)); err == nil {
-		t.Fatal("a non-plan was read")
+	if got.Origin.Dir != "/stacks/shop" || got.Origin.Vars["a"] != "1" || string(got.Stack.Archive) != "tgz" {
+		t.Fatalf("origin or snapshot lost: %+v %+v", got.Origin, got.Stack)
 	}
+	if got.Plan.Releases[4].Addr != p.Releases[4].Addr || !got.Plan.Releases[4].Addr.IsRemoved() {
+		t.Fatalf("a removed release's address did not survive: %v", got.Plan.Releases[4].Addr)
+	}
+}
+
+func TestDecodeRefuses(t *testing.T) {
+	for name, tc := range map[string]struct {
+		in   []byte
+		want string
+	}{
+		"an older convoy's plan":   {[]byte(`{"Kind":"convoy-plan","FormatVersion":3,"Plan":{"FormatVersion":1}}`), "format version 3; this convoy reads version 4: run convoy plan again"},
+		"a newer format":           {gz(t, `{"Kind":"convoy-plan","FormatVersion":99,"Plan":{"FormatVersion":1}}`), "format version 99"},
+		"JSON that is no plan":     {[]byte(`{}`), "is not a convoy plan file"},
+		"compressed, not a plan":   {gz(t, `{"Kind":"other"}`), "is not a convoy plan file"},
+		"compressed garbage":       {append([]byte{0x1f, 0x8b}, "garbage"...), "is not a convoy plan file"},
+		"empty":                    {nil, "is not a convoy plan file"},
+		"a plan of another --json": {gz(t, `{"Kind":"convoy-plan","FormatVersion":4,"Plan":{"FormatVersion":7}}`), "run convoy plan again"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Decode(tc.in, "p.cvp")
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "p.cvp") {
+				t.Fatalf("got %v, want an error naming p.cvp and saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func gz(t *testing.T, s string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

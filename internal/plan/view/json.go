@@ -2,8 +2,11 @@ package view
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"time"
+
+	"github.com/convoy-sh/convoy/internal/sensitive"
 
 	"github.com/convoy-sh/convoy/internal/plan"
 )
@@ -147,14 +150,14 @@ func JSON(w io.Writer, p *plan.Plan) error {
 	s := p.Summary()
 	out := jsonPlan{
 		FormatVersion: plan.FormatVersion, Stack: p.Stack, Environment: p.Environment, ConfigHash: p.ConfigHash, CreatedAt: p.CreatedAt,
-		Targets: p.Targets, IncludeDeps: p.IncludeDeps, Selectors: p.Selectors, HasChanges: p.HasChanges(),
+		Targets: strs(p.Targets), IncludeDeps: p.IncludeDeps, Selectors: p.Selectors, HasChanges: p.HasChanges(),
 		Summary:  jsonSummary{Install: s.Install, Upgrade: s.Upgrade, Uninstall: s.Uninstall, Unchanged: s.Unchanged, DriftedObjects: s.Drifted, Refused: s.Refused},
 		Releases: []*jsonRelease{},
 	}
 	for _, r := range p.Releases {
 		jr := &jsonRelease{
-			Address: r.Addr, Name: r.Name, Namespace: r.Namespace, Cluster: r.Cluster, Action: r.Action,
-			DependsOn: r.DependsOn, IncludedFor: r.IncludedFor, KnownAfterApply: r.KnownAfterApply,
+			Address: r.Addr.String(), Name: r.Name, Namespace: r.Namespace, Cluster: r.Cluster, Action: r.Action,
+			DependsOn: strs(r.DependsOn), IncludedFor: strs(r.IncludedFor), KnownAfterApply: r.KnownAfterApply,
 			Chart:    jsonChart{Before: jsonRef(r.Chart.Before), After: jsonRef(r.Chart.After)},
 			Values:   jsonChanges(r.Values),
 			Warnings: r.Warnings,
@@ -171,11 +174,11 @@ func JSON(w io.Writer, p *plan.Plan) error {
 			jr.Hooks = append(jr.Hooks, jsonHook{Name: h.Name, Kind: h.Kind, Path: h.Path, Events: h.Events, Weight: h.Weight})
 		}
 		for _, o := range r.Objects {
-			jr.Objects = append(jr.Objects, &jsonObject{Ref: o.Ref, APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name,
+			jr.Objects = append(jr.Objects, &jsonObject{Ref: o.Ref.String(), APIVersion: o.Ref.APIVersion(), Kind: o.Ref.Kind, Namespace: o.Ref.Namespace, Name: o.Ref.Name,
 				Action: o.Action, Template: o.Template, Reason: o.Reason, Changes: jsonChanges(o.Diff)})
 		}
 		for _, d := range r.Drift {
-			jr.Drift = append(jr.Drift, &jsonDrift{Ref: d.Ref, Missing: d.Missing, Corrected: d.Corrected, Note: d.Note, Changes: jsonChanges(d.Diff)})
+			jr.Drift = append(jr.Drift, &jsonDrift{Ref: d.Ref.String(), Missing: d.Missing, Corrected: d.Corrected, Note: d.Note, Changes: jsonChanges(d.Diff)})
 		}
 		out.Releases = append(out.Releases, jr)
 	}
@@ -191,7 +194,7 @@ func JSON(w io.Writer, p *plan.Plan) error {
 // redactJSON masks sensitive strings in every string value of the
 // document, never in its keys: consumers keep a valid schema even when a
 // sensitive value is a common word.
-func redactJSON(out *jsonPlan, red *plan.Redactor) {
+func redactJSON(out *jsonPlan, red *sensitive.Redactor) {
 	changes := func(cs []*jsonChange) {
 		for _, c := range cs {
 			c.Path = red.Text(c.Path)
@@ -218,4 +221,16 @@ func redactJSON(out *jsonPlan, red *plan.Redactor) {
 			changes(d.Changes)
 		}
 	}
+}
+
+// strs are the texts of addresses.
+func strs[T fmt.Stringer](xs []T) []string {
+	if len(xs) == 0 {
+		return nil
+	}
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = x.String()
+	}
+	return out
 }

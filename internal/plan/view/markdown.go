@@ -58,7 +58,7 @@ func markdown(p *plan.Plan, limit int) string {
 		for _, r := range changed {
 			row := red.Text(tableRow(r))
 			if !fits(row) {
-				cutRows = append(cutRows, r.Addr)
+				cutRows = append(cutRows, r.Addr.String())
 				continue
 			}
 			b.WriteString(row)
@@ -68,14 +68,14 @@ func markdown(p *plan.Plan, limit int) string {
 	if len(unchanged) > 0 {
 		var names []string
 		for _, r := range unchanged {
-			names = append(names, r.Addr)
+			names = append(names, r.Addr.String())
 		}
 		fmt.Fprintf(&b, "%d unchanged: %s\n\n", len(unchanged), red.Text(nameList(names)))
 	}
 	for _, r := range changed {
 		block := red.Text(releaseBlock(r))
 		if !fits(block) {
-			cutDiffs = append(cutDiffs, r.Addr)
+			cutDiffs = append(cutDiffs, r.Addr.String())
 			continue
 		}
 		b.WriteString(block)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/convoy-sh/convoy/internal/plan/plantest"
+
 	"github.com/convoy-sh/convoy/internal/plan"
 )
 
@@ -16,7 +18,7 @@ func bigPlan(n, lines int) *plan.Plan {
 	p := &plan.Plan{FormatVersion: plan.FormatVersion, Stack: "fleet"}
 	app := &plan.ChartRef{Name: "app", Version: "1.0.0"}
 	for i := range n {
-		r := &plan.ReleaseChange{Addr: fmt.Sprintf("release.svc%02d", i), Name: fmt.Sprintf("svc%02d", i), Namespace: "fleet",
+		r := &plan.ReleaseChange{Addr: plantest.Addr(fmt.Sprintf("svc%02d", i)), Name: fmt.Sprintf("svc%02d", i), Namespace: "fleet",
 			Chart: plan.ChartChange{Before: app, After: app}, Action: plan.ActionNoOp}
 		if i%3 != 0 {
 			before, after := map[string]any{}, map[string]any{}
@@ -26,7 +28,7 @@ func bigPlan(n, lines int) *plan.Plan {
 			}
 			r.Action = plan.ActionUpgrade
 			r.Reasons = []plan.Reason{{Kind: plan.ReasonManifest}}
-			r.Objects = []*plan.ObjectChange{{Ref: "v1 ConfigMap fleet/" + r.Name, APIVersion: "v1", Kind: "ConfigMap", Namespace: "fleet", Name: r.Name,
+			r.Objects = []*plan.ObjectChange{{Ref: plantest.Ref("v1 ConfigMap fleet/" + r.Name),
 				Action: plan.ObjectUpdate, Diff: plan.Compare(map[string]any{"data": before}, map[string]any{"data": after})}}
 		}
 		p.Releases = append(p.Releases, r)

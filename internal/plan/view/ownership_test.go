@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convoy-sh/convoy/internal/plan/plantest"
+
 	"github.com/convoy-sh/convoy/internal/plan"
 )
 
@@ -13,10 +15,10 @@ import (
 // adoption and an interrupted run's record say so.
 func TestRenderOwnershipAndInterruptedRuns(t *testing.T) {
 	p := &plan.Plan{FormatVersion: plan.FormatVersion, Stack: "team-x", Releases: []*plan.ReleaseChange{
-		{Addr: "release.shared", Name: "shared", Namespace: "shr", Action: plan.ActionUpgrade, Owner: "team-y",
+		{Addr: plantest.Addr("shared"), Name: "shared", Namespace: "shr", Action: plan.ActionUpgrade, Owner: "team-y",
 			Warnings: []string{`owned by stack "team-y" (revision 3): apply refuses to change it; adopt_from_stack = "team-y" in its release block takes it over`}},
-		{Addr: "release.taken", Name: "taken", Namespace: "shr", Action: plan.ActionUpgrade, Owner: "team-y", Adopt: true},
-		{Addr: "release.api", Name: "api", Namespace: "shr", Action: plan.ActionUpgrade,
+		{Addr: plantest.Addr("taken"), Name: "taken", Namespace: "shr", Action: plan.ActionUpgrade, Owner: "team-y", Adopt: true},
+		{Addr: plantest.Addr("api"), Name: "api", Namespace: "shr", Action: plan.ActionUpgrade,
 			Interrupted: &plan.Interrupted{RunID: "a1b2c3d4e5f6", Revision: 4, Status: "pending-upgrade"}},
 	}}
 	var b bytes.Buffer

@@ -185,7 +185,7 @@ func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange, detail Detail) {
 		// Many unchanged objects of one kind for one reason (a chart's
 		// crds/ on upgrade) are one line.
 		if n := sameNoOps(r.Objects[i:]); n > 3 {
-			fmt.Fprintf(b, "      = %d × %s %s (%s)\n", n, o.APIVersion, o.Kind, o.Reason)
+			fmt.Fprintf(b, "      = %d × %s %s (%s)\n", n, o.Ref.APIVersion(), o.Ref.Kind, o.Reason)
 			i += n - 1
 			continue
 		}
@@ -362,7 +362,7 @@ func diffGutter(text string) string {
 func sameNoOps(objs []*plan.ObjectChange) int {
 	n := 0
 	for _, o := range objs {
-		if o.Action != plan.ObjectNoOp || o.Reason == "" || o.Kind != objs[0].Kind || o.APIVersion != objs[0].APIVersion || o.Reason != objs[0].Reason {
+		if o.Action != plan.ObjectNoOp || o.Reason == "" || o.Ref.Kind != objs[0].Ref.Kind || o.Ref.APIVersion() != objs[0].Ref.APIVersion() || o.Reason != objs[0].Reason {
 			break
 		}
 		n++
@@ -376,14 +376,14 @@ func writeSelection(b *bytes.Buffer, p *plan.Plan) {
 	if len(p.Targets) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "Selected: %s", strings.Join(p.Targets, ", "))
+	fmt.Fprintf(b, "Selected: %s", strings.Join(strs(p.Targets), ", "))
 	for _, s := range p.Selectors {
 		fmt.Fprintf(b, " (-l %s)", s)
 	}
 	b.WriteString("\n")
 	for _, r := range p.Releases {
 		if len(r.IncludedFor) > 0 {
-			fmt.Fprintf(b, "Included: %s, a dependency of %s (--include-deps)\n", r.Addr, strings.Join(r.IncludedFor, ", "))
+			fmt.Fprintf(b, "Included: %s, a dependency of %s (--include-deps)\n", r.Addr, strings.Join(strs(r.IncludedFor), ", "))
 		}
 	}
 	b.WriteString("\n")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/plan/plantest"
+	"github.com/convoy-sh/convoy/internal/sensitive"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -18,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 func TestRenderGolden(t *testing.T) {
 	p := plantest.Sample()
 	for _, r := range p.Releases {
-		plan.MaskValues(r.Values, plan.NewRedactor(r.Sensitive))
+		plan.MaskValues(r.Values, sensitive.New(r.Sensitive))
 	}
 	for name, render := range map[string]func(*bytes.Buffer, *plan.Plan) error{
 		"plan.txt":  func(b *bytes.Buffer, p *plan.Plan) error { return Text(b, p) },
@@ -47,9 +48,9 @@ func TestRenderGolden(t *testing.T) {
 func TestRenderTextMasksEveryOutput(t *testing.T) {
 	const canary = "canary-7f3a9"
 	p := &plan.Plan{FormatVersion: plan.FormatVersion, Stack: "s", Releases: []*plan.ReleaseChange{{
-		Addr: "release.a", Name: "a", Namespace: "n", Action: plan.ActionUpgrade, Sensitive: []string{canary},
+		Addr: plantest.Addr("a"), Name: "a", Namespace: "n", Action: plan.ActionUpgrade, Sensitive: []string{canary},
 		Warnings: []string{"template said " + canary},
-		Objects:  []*plan.ObjectChange{{Ref: "v1 ConfigMap n/a", Action: plan.ObjectUpdate, Diff: &plan.Diff{Changes: []*plan.Change{{Path: "data.x", Op: plan.FieldChange, Before: "old", After: "pre-" + canary}}}}},
+		Objects:  []*plan.ObjectChange{{Ref: plantest.Ref("v1 ConfigMap n/a"), Action: plan.ObjectUpdate, Diff: &plan.Diff{Changes: []*plan.Change{{Path: "data.x", Op: plan.FieldChange, Before: "old", After: "pre-" + canary}}}}},
 	}}}
 	for name, render := range map[string]func(*bytes.Buffer, *plan.Plan) error{
 		"text":     func(b *bytes.Buffer, p *plan.Plan) error { return Text(b, p) },

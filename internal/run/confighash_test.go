@@ -1,4 +1,4 @@
-package planfile
+package run
 
 import (
 	"os"

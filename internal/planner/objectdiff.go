@@ -1,4 +1,4 @@
-package plan
+package planner
 
 import (
 	"cmp"
@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/sensitive"
 
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
@@ -15,8 +18,9 @@ import (
 
 // objects diffs the release's objects against the live cluster. With
 // unchanged (the rendering equals the deployed revision's), the objects are
-// the deployed ones: whatever differs live is drift.
-func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *ReleaseChange, prep *release.Prepared, red *Redactor, unchanged bool) error {
+// the deployed ones: whatever differs live is drift, and appliedState is
+// release.AppliedLabel's value for the live objects.
+func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.ReleaseChange, prep *release.Prepared, red *sensitive.Redactor, unchanged bool) (appliedState string, err error) {
 	kc := eng.Kube()
 	req := prep.Request
 	previous := release.WithOwnership(prep.Previous, req.Name, req.Namespace)
@@ -36,8 +40,8 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 		current = previous
 	}
 	type result struct {
-		change  *ObjectChange
-		drift   *ObjectDrift
+		change  *plan.ObjectChange
+		drift   *plan.ObjectDrift
 		warning string
 		ref     kube.Ref
 		version string
@@ -104,14 +108,14 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 				if err != nil || live == nil {
 					return err
 				}
-				results[i] = result{ref: ref, version: live.GetResourceVersion(), hash: ContentHash(live), change: objectChange(ref, ObjectDelete)}
+				results[i] = result{ref: ref, version: live.GetResourceVersion(), hash: ContentHash(live), change: objectChange(ref, plan.ObjectDelete)}
 				return nil
 			})
 		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return err
+		return "", err
 	}
 	if unchanged {
 		refs := make([]kube.Ref, len(items))
@@ -119,7 +123,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 		for i := range items {
 			refs[i], lives[i] = results[i].ref, results[i].live
 		}
-		rc.appliedState = kc.AppliedState(refs, lives)
+		appliedState = kc.AppliedState(refs, lives)
 	}
 	var elsewhere []string
 	for _, r := range results {
@@ -129,7 +133,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 		if r.elsewhere != "" {
 			elsewhere = append(elsewhere, r.elsewhere)
 		}
-		rc.Observed.Objects = append(rc.Observed.Objects, ObservedObject{Ref: r.ref, ResourceVersion: r.version, Hash: r.hash})
+		rc.Observed.Objects = append(rc.Observed.Objects, plan.ObservedObject{Ref: plan.ObjectRef(r.ref), ResourceVersion: r.version, Hash: r.hash})
 		if r.change != nil {
 			rc.Objects = append(rc.Objects, r.change)
 		}
@@ -141,7 +145,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *Release
 		}
 	}
 	rc.Warnings = append(rc.Warnings, missingNamespaces(elsewhere, req, items)...)
-	return nil
+	return appliedState, nil
 }
 
 func identityKey(r kube.Ref) string { return r.Group + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name }
@@ -159,16 +163,16 @@ func getLive(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.
 // ignore_changes leaves to others), applied again, against live. Fields
 // only other managers set (a controller's annotations, defaults) are never
 // drift. Changed fields name the field manager that wrote the live value.
-func (c *computer) diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructured.Unstructured, req *release.Request, red *Redactor) (*ObjectChange, *ObjectDrift, string, error) {
+func (c *computer) diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructured.Unstructured, req *release.Request, red *sensitive.Redactor) (*plan.ObjectChange, *plan.ObjectDrift, string, error) {
 	ref := kube.RefOf(obj)
-	secret := append(secretPaths(ref.Kind), red.fieldsOf(ref)...)
+	secret := append(secretPaths(ref.Kind), red.FieldsOf(ref.Group, ref.Kind, ref.Namespace, ref.Name)...)
 	if live == nil {
-		ch := objectChange(ref, ObjectCreate)
-		ch.Diff = Compare(map[string]any{}, normalize(obj))
-		MaskDiff(ch.Diff, red, secret...)
-		var drift *ObjectDrift
+		ch := objectChange(ref, plan.ObjectCreate)
+		ch.Diff = plan.Compare(map[string]any{}, normalize(obj))
+		plan.MaskDiff(ch.Diff, red, secret...)
+		var drift *plan.ObjectDrift
 		if prev != nil {
-			drift = &ObjectDrift{Ref: ref.String(), Missing: true, Corrected: true}
+			drift = &plan.ObjectDrift{Ref: plan.ObjectRef(ref), Missing: true, Corrected: true}
 		}
 		return ch, drift, "", nil
 	}
@@ -181,23 +185,23 @@ func (c *computer) diffObject(ctx context.Context, kc *kube.Client, obj, prev, l
 		return nil, nil, "", err
 	}
 	liveN := normalize(live)
-	ch := objectChange(ref, ObjectUpdate)
+	ch := objectChange(ref, plan.ObjectUpdate)
 	if dr.immutable != nil {
-		ch.Action = ObjectReplace
+		ch.Action = plan.ObjectReplace
 		base := liveN
 		if prev != nil {
 			base = normalize(prev)
 		}
-		ch.Diff = Compare(base, normalize(obj))
+		ch.Diff = plan.Compare(base, normalize(obj))
 		ch.Reason = red.Text(dr.immutable.Error())
 	} else {
-		ch.Diff = Compare(liveN, normalize(dr.after))
+		ch.Diff = plan.Compare(liveN, normalize(dr.after))
 		if ch.Diff.Empty() {
-			ch.Action = ObjectNoOp
+			ch.Action = plan.ObjectNoOp
 		}
 		setManagers(ch.Diff, kc, live)
 	}
-	MaskDiff(ch.Diff, red, secret...)
+	plan.MaskDiff(ch.Diff, red, secret...)
 	if prev == nil {
 		return ch, nil, warning, nil
 	}
@@ -211,13 +215,13 @@ func (c *computer) diffObject(ctx context.Context, kc *kube.Client, obj, prev, l
 		return ch, nil, warning, nil
 	}
 	owned := req.IgnoreChanges.Strip(prev).Object
-	d := Compare(projectSet(normalize(applied.after), owned), projectSet(liveN, owned))
+	d := plan.Compare(projectSet(normalize(applied.after), owned), projectSet(liveN, owned))
 	if d.Empty() {
 		return ch, nil, warning, nil
 	}
 	setManagers(d, kc, live)
-	MaskDiff(d, red, secret...)
-	drift := &ObjectDrift{Ref: ref.String(), Diff: d, Corrected: true}
+	plan.MaskDiff(d, red, secret...)
+	drift := &plan.ObjectDrift{Ref: plan.ObjectRef(ref), Diff: d, Corrected: true}
 	changed := map[string]bool{}
 	if ch.Diff != nil {
 		for _, c := range ch.Diff.Changes {
@@ -233,7 +237,7 @@ func (c *computer) diffObject(ctx context.Context, kc *kube.Client, obj, prev, l
 	}
 	var dropped, adopted bool
 	for _, c := range d.Changes {
-		if changed[c.Path] || ch.Action == ObjectReplace {
+		if changed[c.Path] || ch.Action == plan.ObjectReplace {
 			continue
 		}
 		drift.Corrected = false

@@ -1,9 +1,11 @@
-package plan
+package planner
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/convoy-sh/convoy/internal/plan"
 
 	"github.com/convoy-sh/convoy/internal/kube"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -36,7 +38,7 @@ func projectFields(v, shape, absent any) any {
 
 // setManagers names, on each change, the field manager other than convoy's
 // that owns the field in live (Change.Manager).
-func setManagers(d *Diff, kc *kube.Client, live *unstructured.Unstructured) {
+func setManagers(d *plan.Diff, kc *kube.Client, live *unstructured.Unstructured) {
 	if d == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package plan_test
+package planner_test
 
 import (
 	"context"
@@ -10,8 +10,9 @@ import (
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/plan/planfile"
+	"github.com/convoy-sh/convoy/internal/planner"
 	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/run"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -54,19 +55,19 @@ func replicasOf(t *testing.T, ns, name string) (int32, []string) {
 func (e *env) applySaved(p *plan.Plan, addr string) {
 	e.t.Helper()
 	path := filepath.Join(e.t.TempDir(), "plan.cvp")
-	if err := planfile.Write(path, p); err != nil {
+	if err := writePlan(path, p); err != nil {
 		e.t.Fatal(err)
 	}
-	read, err := planfile.Read(path)
+	read, err := readPlan(path)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := planfile.Verify(ctx, read, func(string) (*release.Engine, error) { return e.eng, nil }); err != nil {
+	if err := run.VerifyObserved(ctx, read, func(string) (*release.Engine, error) { return e.eng, nil }); err != nil {
 		e.t.Fatalf("saved plan refused: %v", err)
 	}
 	saved := read.Release(addr).Saved
-	req := saved.Request
+	req := planner.RequestOf(read.Release(addr).Name, read.Release(addr).Namespace, saved.Settings)
 	prep, err := e.eng.PrepareRendered(ctx, &req, saved.Rendered)
 	if err != nil {
 		e.t.Fatal(err)
@@ -90,7 +91,7 @@ func TestScaledReplicasAreDriftThatApplyRestores(t *testing.T) {
 		t.Fatalf("actions %s, drift %+v", got, api.Drift)
 	}
 	dr := api.Drift[0]
-	if dr.Ref != "apps/v1 Deployment "+ns+"/api" || !dr.Corrected || len(dr.Diff.Changes) != 1 {
+	if dr.Ref.String() != "apps/v1 Deployment "+ns+"/api" || !dr.Corrected || len(dr.Diff.Changes) != 1 {
 		t.Fatalf("drift: %+v %+v", dr, dr.Diff)
 	}
 	if c := dr.Diff.Changes[0]; c.Path != "spec.replicas" || c.Manager != "kubectl" || fmt.Sprintf("%v %v", c.Before, c.After) != "1 4" {
@@ -98,7 +99,7 @@ func TestScaledReplicasAreDriftThatApplyRestores(t *testing.T) {
 	}
 	var dep *plan.ObjectChange
 	for _, o := range api.Objects {
-		if o.Kind == "Deployment" {
+		if o.Ref.Kind == "Deployment" {
 			dep = o
 		}
 	}
@@ -164,7 +165,7 @@ func TestIgnoredReplicasAreLeftToOthers(t *testing.T) {
 	writeStack(t, e.dir, strings.Replace(ignoreReplicas(appChart(t), ns), `message = "v1"`, `message = "v2"`, 1))
 	p = e.mustPlan(nil)
 	for _, o := range p.Release("release.api").Objects {
-		if o.Kind == "Deployment" && o.Action != plan.ObjectNoOp {
+		if o.Ref.Kind == "Deployment" && o.Action != plan.ObjectNoOp {
 			t.Fatalf("deployment: %s %+v", o.Action, o.Diff)
 		}
 	}
@@ -260,7 +261,7 @@ func objectChanges(rc *plan.ReleaseChange) string {
 			continue
 		}
 		for _, c := range o.Diff.Changes {
-			s := fmt.Sprintf("%s %s %q→%q", o.Kind, c.Path, c.Before, c.After)
+			s := fmt.Sprintf("%s %s %q→%q", o.Ref.Kind, c.Path, c.Before, c.After)
 			if c.Manager != "" {
 				s += " by " + c.Manager
 			}

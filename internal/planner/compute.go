@@ -1,4 +1,4 @@
-package plan
+package planner
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/sensitive"
 
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/kube"
@@ -94,8 +97,10 @@ func ParseRefresh(s string) (Refresh, error) {
 // Compute plans the stack: every selected release is resolved, rendered
 // with live lookups and diffed object by object against the cluster with
 // server-side dry runs, concurrently within Parallelism. It changes
-// nothing. Errors name the release; sensitive values are masked in them.
-func Compute(ctx context.Context, in Input) (*Plan, error) {
+// nothing. Errors name the release; sensitive values are masked in them. A
+// plan that would change releases other stacks own is returned with a
+// *plan.ForeignError: it can be shown, never applied.
+func Compute(ctx context.Context, in Input) (*plan.Plan, error) {
 	st := in.Stack
 	g, diags := st.Graph()
 	if diags.HasErrors() {
@@ -120,14 +125,14 @@ func Compute(ctx context.Context, in Input) (*Plan, error) {
 		stats = &Stats{}
 	}
 	c := &computer{in: in, sem: make(chan struct{}, par), stats: stats}
-	p := &Plan{FormatVersion: FormatVersion, Stack: st.Name, Environment: st.Environment, ConfigHash: in.ConfigHash, CreatedAt: time.Now().UTC(), IncludeDeps: in.IncludeDeps, Destroy: in.Destroy}
+	p := &plan.Plan{FormatVersion: plan.FormatVersion, Stack: st.Name, Environment: st.Environment, ConfigHash: in.ConfigHash, CreatedAt: time.Now().UTC(), IncludeDeps: in.IncludeDeps, Destroy: in.Destroy}
 	p.Selectors = in.Selectors
 	for _, t := range in.Targets {
-		p.Targets = append(p.Targets, t.String())
+		p.Targets = append(p.Targets, t)
 	}
 	includedFor := includedDependencies(st, in.Targets, order)
 
-	changes := make([]*ReleaseChange, len(order))
+	changes := make([]*plan.ReleaseChange, len(order))
 	errs := make([]error, len(order))
 	c.planned = map[config.ReleaseInstanceAddr]*plannedEntry{}
 	for _, addr := range order {
@@ -154,14 +159,14 @@ func Compute(ctx context.Context, in Input) (*Plan, error) {
 			}
 			e.change = rc
 			if err != nil {
-				red := NewRedactor(resolve.SensitiveValues(inst))
+				red := sensitive.New(resolve.SensitiveValues(inst))
 				errs[i] = resolve.WithAddr(addr, red.Err(err))
 				return
 			}
 			changes[i] = rc
 		})
 	}
-	var removed []*ReleaseChange
+	var removed []*plan.ReleaseChange
 	var removedErr error
 	if len(in.Targets) == 0 {
 		wg.Go(func() { removed, removedErr = c.removed(ctx) })
@@ -171,13 +176,13 @@ func Compute(ctx context.Context, in Input) (*Plan, error) {
 		return nil, err
 	}
 	p.Releases = append(changes, removed...)
-	return p, nil
+	return p, p.Foreign()
 }
 
 // includedDependencies says, for each release of order that is not a
 // target, which releases of order depend on it directly: why
 // --include-deps brought it in.
-func includedDependencies(st *config.Stack, targets, order []config.ReleaseInstanceAddr) map[config.ReleaseInstanceAddr][]string {
+func includedDependencies(st *config.Stack, targets, order []config.ReleaseInstanceAddr) map[config.ReleaseInstanceAddr][]config.ReleaseInstanceAddr {
 	if len(targets) == 0 {
 		return nil
 	}
@@ -189,15 +194,15 @@ func includedDependencies(st *config.Stack, targets, order []config.ReleaseInsta
 	for _, a := range order {
 		planned[a] = true
 	}
-	out := map[config.ReleaseInstanceAddr][]string{}
+	out := map[config.ReleaseInstanceAddr][]config.ReleaseInstanceAddr{}
 	for _, a := range order {
 		inst := st.Release(a)
 		if inst == nil {
 			continue
 		}
 		for _, d := range inst.DependsOn {
-			if planned[d.Addr] && !selected[d.Addr] && !slices.Contains(out[d.Addr], a.String()) {
-				out[d.Addr] = append(out[d.Addr], a.String())
+			if planned[d.Addr] && !selected[d.Addr] && !slices.Contains(out[d.Addr], a) {
+				out[d.Addr] = append(out[d.Addr], a)
 			}
 		}
 	}
@@ -245,7 +250,7 @@ type kindKey struct {
 
 type plannedEntry struct {
 	done   chan struct{}
-	change *ReleaseChange // nil when planning it failed
+	change *plan.ReleaseChange // nil when planning it failed
 }
 
 // live reads the live object: one list per kind and namespace (or per

@@ -1,8 +1,10 @@
-package plan
+package planner
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/convoy-sh/convoy/internal/plan"
 )
 
 func TestPointerAtResolvesChangePaths(t *testing.T) {
@@ -18,7 +20,7 @@ func TestPointerAtResolvesChangePaths(t *testing.T) {
 		},
 	}
 	// Paths as Compare writes them.
-	d := Compare(map[string]any{
+	d := plan.Compare(map[string]any{
 		"metadata": map[string]any{"annotations": map[string]any{"deployment.kubernetes.io/revision": "1"}},
 		"spec": map[string]any{
 			"replicas": int64(1),
@@ -67,8 +69,8 @@ func TestProjectSetKeepsOnlyTheAppliedFields(t *testing.T) {
 		"metadata": map[string]any{"labels": map[string]any{"app": "web", "example.com/scanned": "yes"}},
 		"spec":     map[string]any{"replicas": int64(2), "progressDeadlineSeconds": int64(300)},
 	}
-	d := Compare(projectSet(dryRun, applied), projectSet(live, applied))
-	if d == nil || len(d.Changes) != 1 || d.Changes[0].Path != "spec.paused" || d.Changes[0].Op != FieldRemove {
+	d := plan.Compare(projectSet(dryRun, applied), projectSet(live, applied))
+	if d == nil || len(d.Changes) != 1 || d.Changes[0].Path != "spec.paused" || d.Changes[0].Op != plan.FieldRemove {
 		t.Fatalf("drift %+v, want only spec.paused removed", d)
 	}
 }

@@ -1,7 +1,10 @@
-package plan
+package planner
 
 import (
 	"context"
+
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/sensitive"
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
@@ -26,7 +29,7 @@ import (
 // It reports false when any of these does not hold: the release is then
 // planned in full, which finds what changed. The result is what the full
 // plan of an unchanged release says.
-func (c *computer) unchanged(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, last, deployed *release.Release, red *Redactor) (bool, error) {
+func (c *computer) unchanged(ctx context.Context, eng *release.Engine, rc *plan.ReleaseChange, req *release.Request, last, deployed *release.Release, red *sensitive.Redactor) (bool, error) {
 	why, err := c.provenUnchanged(ctx, eng, rc, req, last, deployed, red)
 	if err != nil || why == "" {
 		return why == "", err
@@ -37,7 +40,7 @@ func (c *computer) unchanged(ctx context.Context, eng *release.Engine, rc *Relea
 
 // provenUnchanged plans rc as unchanged when that can be proven (see
 // unchanged), or says why not.
-func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, last, deployed *release.Release, red *Redactor) (string, error) {
+func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc *plan.ReleaseChange, req *release.Request, last, deployed *release.Release, red *sensitive.Redactor) (string, error) {
 	switch {
 	case c.in.Refresh != RefreshIncremental:
 		return "refresh-full", nil
@@ -85,19 +88,19 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 	}
 
 	c.stats.add(&c.stats.Unchanged, 1)
-	rc.Action = ActionNoOp
+	rc.Action = plan.ActionNoOp
 	rc.Chart.After = chartRef(req.Chart)
-	rc.Values = Compare(orEmpty(deployed.Config), orEmpty(req.Values))
-	MaskValues(rc.Values, red)
+	rc.Values = plan.Compare(orEmpty(deployed.Config), orEmpty(req.Values))
+	plan.MaskValues(rc.Values, red)
 	saved := *req
 	saved.Chart = nil
 	rendered := &chart.Rendered{Manifests: release.RecordManifests(deployed.Manifest), Chart: deployed.Chart, Notes: deployed.Info.Notes}
-	rc.Saved = &SavedRelease{Rendered: rendered, Request: saved}
+	rc.Saved = &plan.SavedRelease{Rendered: rendered, Settings: SettingsOf(req)}
 	for i, o := range objs {
-		ch := objectChange(refs[i], ObjectNoOp)
+		ch := objectChange(refs[i], plan.ObjectNoOp)
 		ch.Template = paths[i]
 		rc.Objects = append(rc.Objects, ch)
-		ob := ObservedObject{Ref: refs[i]}
+		ob := plan.ObservedObject{Ref: plan.ObjectRef(refs[i])}
 		if live := lives[i]; live != nil {
 			ob.ResourceVersion, ob.Hash = live.GetResourceVersion(), ShapeHash(live, req.IgnoreChanges.Strip(o).Object)
 		}
@@ -111,14 +114,14 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 // (a capability or convoy's version changed since, or an older convoy or
 // helm wrote it): rc is planned unchanged in full, so the rendering equals
 // the deployed revision's and nothing drifted.
-func relabel(deployed, last *release.Release, rc *ReleaseChange, req *release.Request, rendered *chart.Rendered) map[string]string {
-	if deployed == nil || deployed != last || rc.Adopt || rc.Interrupted != nil || req.Fingerprint == "" || rc.appliedState == "" ||
+func relabel(deployed, last *release.Release, rc *plan.ReleaseChange, req *release.Request, rendered *chart.Rendered, appliedState string) map[string]string {
+	if deployed == nil || deployed != last || rc.Adopt || rc.Interrupted != nil || req.Fingerprint == "" || appliedState == "" ||
 		rendered.Impure || req.PostRender.Exec != nil {
 		return nil
 	}
 	want := map[string]string{
 		release.FingerprintLabel: release.RevisionFingerprint(req.Fingerprint, deployed.Version),
-		release.AppliedLabel:     rc.appliedState,
+		release.AppliedLabel:     appliedState,
 	}
 	if deployed.Labels[release.FingerprintLabel] == want[release.FingerprintLabel] && deployed.Labels[release.AppliedLabel] == want[release.AppliedLabel] {
 		return nil

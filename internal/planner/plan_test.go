@@ -1,4 +1,4 @@
-package plan_test
+package planner_test
 
 import (
 	"bytes"
@@ -12,10 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convoy-sh/convoy/internal/planner"
+
 	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/plan/planfile"
 	"github.com/convoy-sh/convoy/internal/plan/view"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
@@ -80,7 +80,7 @@ func (e *env) load(vars map[string]string) (*config.Stack, string) {
 	if diags.HasErrors() {
 		e.t.Fatal(diags)
 	}
-	hash, err := planfile.ConfigHash(cfg, opts, "", nil)
+	hash, err := run.ConfigHash(cfg, opts, "", nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func (e *env) plan(vars map[string]string, targets []string, includeDeps bool) (
 	if diags.HasErrors() {
 		e.t.Fatal(diags)
 	}
-	return plan.Compute(context.Background(), plan.Input{
+	return planner.Compute(context.Background(), planner.Input{
 		Stack: st, Engine: e.engine, Charts: resolve.NewCharts(e.t.TempDir()), Targets: addrs, IncludeDeps: includeDeps, ConfigHash: hash,
 		Request: func(r *resolve.Release) *release.Request { return run.ReleaseRequest(st.Name, r) },
 	})
@@ -166,7 +166,7 @@ release "api" {
 func actions(p *plan.Plan) string {
 	var s []string
 	for _, r := range p.Releases {
-		s = append(s, r.Addr+":"+string(r.Action))
+		s = append(s, r.Addr.String()+":"+string(r.Action))
 	}
 	return strings.Join(s, " ")
 }
@@ -202,7 +202,7 @@ func TestPlanInstallNoChangesUpgrade(t *testing.T) {
 	var cm *plan.ObjectChange
 	for _, o := range api.Objects {
 		switch {
-		case o.Kind == "ConfigMap":
+		case o.Ref.Kind == "ConfigMap":
 			cm = o
 		case o.Action != plan.ObjectNoOp:
 			t.Errorf("%s: %s, want no-op", o.Ref, o.Action)
@@ -249,7 +249,7 @@ func TestPlanReportsDrift(t *testing.T) {
 		t.Fatalf("action %s, drift %+v", api.Action, api.Drift)
 	}
 	dr := api.Drift[0]
-	if dr.Ref != "apps/v1 Deployment "+ns+"/api" || len(dr.Diff.Changes) != 1 || dr.Diff.Changes[0].Path != "spec.replicas" {
+	if dr.Ref.String() != "apps/v1 Deployment "+ns+"/api" || len(dr.Diff.Changes) != 1 || dr.Diff.Changes[0].Path != "spec.replicas" {
 		t.Fatalf("drift: %+v %+v", dr, dr.Diff)
 	}
 	if !dr.Corrected || dr.Diff.Changes[0].Manager != "kubectl-scale" {
@@ -357,7 +357,7 @@ func TestSensitiveValuesNeverShown(t *testing.T) {
 
 	// The saved plan holds the value (apply needs it), readable by its owner only.
 	path := filepath.Join(t.TempDir(), "plan.cvp")
-	if err := planfile.Write(path, p); err != nil {
+	if err := writePlan(path, p); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
@@ -366,7 +366,7 @@ func TestSensitiveValuesNeverShown(t *testing.T) {
 	if !p.HasSensitive() {
 		t.Fatal("HasSensitive false")
 	}
-	read, err := planfile.Read(path)
+	read, err := readPlan(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,10 +390,10 @@ func TestSavedPlanRoundTripAndVerify(t *testing.T) {
 	p := e.mustPlan(nil)
 
 	path := filepath.Join(t.TempDir(), "plan.cvp")
-	if err := planfile.Write(path, p); err != nil {
+	if err := writePlan(path, p); err != nil {
 		t.Fatal(err)
 	}
-	read, err := planfile.Read(path)
+	read, err := readPlan(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,24 +404,24 @@ func TestSavedPlanRoundTripAndVerify(t *testing.T) {
 	}
 	api := read.Release("release.api")
 	if api.Saved == nil || api.Saved.Rendered.Manifest(false) != p.Release("release.api").Saved.Rendered.Manifest(false) ||
-		api.Saved.Rendered.Chart.Metadata.Name != "app" || api.Saved.Request.Name != "api" || api.Saved.Request.Labels[release.StackLabel] != ns {
+		api.Saved.Rendered.Chart.Metadata.Name != "app" || api.Saved.Settings.Labels[release.StackLabel] != ns {
 		t.Fatalf("saved release: %+v", api.Saved)
 	}
-	if api.Observed.LastRevision != 1 || api.Observed.LastStatus != "deployed" || observedVersion(api.Observed, kube.Ref{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "api-config"}) == "" {
+	if api.Observed.LastRevision != 1 || api.Observed.LastStatus != "deployed" || observedVersion(api.Observed, plan.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "api-config"}) == "" {
 		t.Fatalf("observed: %+v", api.Observed)
 	}
 	engineFor := func(string) (*release.Engine, error) { return e.eng, nil }
 	ctx := context.Background()
-	if err := planfile.Verify(ctx, read, engineFor); err != nil {
+	if err := run.VerifyObserved(ctx, read, engineFor); err != nil {
 		t.Fatalf("fresh plan refused: %v", err)
 	}
 	_, hash := e.load(nil)
-	if err := planfile.VerifyConfig(read, hash); err != nil {
+	if err := run.VerifyConfig(read, hash); err != nil {
 		t.Fatalf("same config refused: %v", err)
 	}
 	writeStack(t, e.dir, twoReleases(appChart(t), ns, "v3"))
 	_, hash = e.load(nil)
-	if err := planfile.VerifyConfig(read, hash); err == nil || !strings.Contains(err.Error(), "stack configuration") {
+	if err := run.VerifyConfig(read, hash); err == nil || !strings.Contains(err.Error(), "stack configuration") {
 		t.Fatalf("changed config: %v", err)
 	}
 
@@ -436,7 +436,7 @@ func TestSavedPlanRoundTripAndVerify(t *testing.T) {
 	if cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: "a-controller"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := planfile.Verify(ctx, read, engineFor); err != nil {
+	if err := run.VerifyObserved(ctx, read, engineFor); err != nil {
 		t.Fatalf("refused after a controller's annotation: %v", err)
 	}
 
@@ -445,15 +445,15 @@ func TestSavedPlanRoundTripAndVerify(t *testing.T) {
 	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatal(err)
 	}
-	err = planfile.Verify(ctx, read, engineFor)
-	var stale *planfile.StaleError
+	err = run.VerifyObserved(ctx, read, engineFor)
+	var stale *run.StaleError
 	if !errors.As(err, &stale) || !strings.Contains(err.Error(), "v1 ConfigMap "+ns+"/api-config was edited since the plan") {
 		t.Fatalf("after an edit: %v", err)
 	}
 
 	// A new revision (another apply got there first).
 	e.deploy(nil)
-	err = planfile.Verify(ctx, read, engineFor)
+	err = run.VerifyObserved(ctx, read, engineFor)
 	if !errors.As(err, &stale) || !strings.Contains(err.Error(), "release api (namespace "+ns+") has a new revision 2 (deployed) since the plan saw revision 1 (deployed)") {
 		t.Fatalf("after a new revision: %v", err)
 	}
@@ -473,7 +473,7 @@ func TestPlanTargets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := actions(p); got != "release.db:install release.api:install" || !p.IncludeDeps || !slices.Equal(p.Targets, []string{"release.api"}) {
+	if got := actions(p); got != "release.db:install release.api:install" || !p.IncludeDeps || fmt.Sprint(p.Targets) != "[release.api]" {
 		t.Fatalf("with deps: %s", got)
 	}
 }
@@ -494,7 +494,7 @@ release "api" {
 `, appChart(t), ns))
 	p := e.mustPlan(nil)
 	api := p.Release("release.api")
-	if api.Action != plan.ActionInstall || !api.KnownAfterApply || api.Saved != nil || !slices.Equal(api.DependsOn, []string{"release.db"}) {
+	if api.Action != plan.ActionInstall || !api.KnownAfterApply || api.Saved != nil || fmt.Sprint(api.DependsOn) != "[release.db]" {
 		t.Fatalf("api: %+v", api)
 	}
 	text, js, _ := render(t, p)
@@ -523,7 +523,7 @@ release "web" {
 	web := p.Release("release.web")
 	var dep *plan.ObjectChange
 	for _, o := range web.Objects {
-		if o.Kind == "Deployment" {
+		if o.Ref.Kind == "Deployment" {
 			dep = o
 		}
 	}
@@ -557,7 +557,7 @@ release "db" {
 	var deleted []string
 	for _, o := range api.Objects {
 		if o.Action == plan.ObjectDelete {
-			deleted = append(deleted, o.Ref)
+			deleted = append(deleted, o.Ref.String())
 		}
 	}
 	want := []string{"apps/v1 Deployment " + ns + "/api", "v1 ConfigMap " + ns + "/api-config"}
@@ -621,7 +621,7 @@ release "widget" {
 	}
 	// The object is listed, with its kind and what apply needs (issue #16:
 	// a release of an unknown kind used to show zero objects).
-	if len(w.Objects) != 1 || w.Objects[0].Action != plan.ObjectCreate || w.Objects[0].Kind != "Widget" ||
+	if len(w.Objects) != 1 || w.Objects[0].Action != plan.ObjectCreate || w.Objects[0].Ref.Kind != "Widget" ||
 		!strings.Contains(w.Objects[0].Reason, "not served") || !strings.Contains(w.Objects[0].Reason, "apply fails unless") {
 		t.Fatalf("widget objects: %+v", w.Objects)
 	}
@@ -634,13 +634,13 @@ func TestVerifyRefusesAfterHelmUpgrade(t *testing.T) {
 	writeStack(t, e.dir, twoReleases(appChart(t), ns, "v2"))
 	p := e.mustPlan(nil)
 	engineFor := func(string) (*release.Engine, error) { return e.eng, nil }
-	if err := planfile.Verify(context.Background(), p, engineFor); err != nil {
+	if err := run.VerifyObserved(context.Background(), p, engineFor); err != nil {
 		t.Fatalf("fresh plan refused: %v", err)
 	}
 	if out, err := cluster.Helm(t, "upgrade", "db", appChart(t), "-n", ns, "--set", "message=from-helm"); err != nil {
 		t.Fatalf("helm upgrade: %v\n%s", err, out)
 	}
-	err := planfile.Verify(context.Background(), p, engineFor)
+	err := run.VerifyObserved(context.Background(), p, engineFor)
 	if err == nil || !strings.Contains(err.Error(), "release db (namespace "+ns+") has a new revision 2 (deployed) since the plan saw revision 1 (deployed)") {
 		t.Fatalf("after helm upgrade: %v", err)
 	}
@@ -664,7 +664,7 @@ func TestPlanWarnsAboutObjectsItMayNotAdopt(t *testing.T) {
 	}
 }
 
-func observedVersion(o plan.Observed, ref kube.Ref) string {
+func observedVersion(o plan.Observed, ref plan.ObjectRef) string {
 	ob, _ := o.Object(ref)
 	return ob.ResourceVersion
 }

@@ -1,4 +1,4 @@
-package plan
+package planner
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/sensitive"
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/config"
@@ -18,7 +21,7 @@ import (
 
 // release plans one release instance. Its errors are masked with
 // everything the release's sensitive values render to.
-func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_ *ReleaseChange, err error) {
+func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_ *plan.ReleaseChange, err error) {
 	rc, eng, hist, interrupted, err := c.begin(ctx, inst)
 	if err != nil {
 		return nil, err
@@ -33,12 +36,12 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 	if last != nil {
 		rc.Observed.LastRevision, rc.Observed.LastStatus = last.Version, string(last.Info.Status)
 	}
-	rc.interrupted(interrupted)
+	noteInterrupted(rc, interrupted)
 	if deployed != nil && deployed.Chart != nil && deployed.Chart.Metadata != nil {
 		rc.Chart.Before = chartRef(deployed.Chart)
 	}
 	if c.ownership(rc, inst, last); rc.Refused() {
-		rc.Action = ActionUpgrade // what it would be: apply refuses
+		rc.Action = plan.ActionUpgrade // what it would be: apply refuses
 		return rc, nil
 	}
 	rc.Sensitive = resolve.SensitiveValues(inst) // the known part, for the unknown too
@@ -58,7 +61,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 	if err != nil {
 		return nil, err
 	}
-	red := NewRedactor(rc.Sensitive)
+	red := sensitive.New(rc.Sensitive)
 	defer func() { err = red.Err(err) }()
 	req := c.in.Request(r)
 	if same, err := c.unchanged(ctx, eng, rc, req, last, deployed, red); err != nil || same {
@@ -88,14 +91,12 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 			return nil, err
 		}
 	}
-	rc.Action = ActionUpgrade
+	rc.Action = plan.ActionUpgrade
 	if prep.IsInstall {
-		rc.Action = ActionInstall
+		rc.Action = plan.ActionInstall
 	}
 	rc.Chart.After = chartRef(prep.Rendered.Chart)
-	saved := *req
-	saved.Chart = nil
-	rc.Saved = &SavedRelease{Rendered: prep.Rendered, Request: saved}
+	rc.Saved = &plan.SavedRelease{Rendered: prep.Rendered, Settings: SettingsOf(req)}
 	observed := rc.Warnings // who owns it, what was interrupted
 	rc.Warnings = append(slices.Clip(observed), warningsOf(prep.Rendered, red)...)
 	crds, err := c.crdChanges(ctx, eng.Kube(), prep.Rendered, rc.Action)
@@ -107,8 +108,8 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 	if deployed != nil {
 		before = deployed.Config
 	}
-	rc.Values = Compare(orEmpty(before), orEmpty(req.Values))
-	MaskValues(rc.Values, red)
+	rc.Values = plan.Compare(orEmpty(before), orEmpty(req.Values))
+	plan.MaskValues(rc.Values, red)
 
 	// Why it changes: what upgrade changes (chart, values, the manifest and
 	// the hooks it runs) and the record's state. Test hooks are not run by
@@ -121,16 +122,16 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 		rc.Reasons = append(rc.Reasons, stateReasons(last, deployed)...)
 		if rc.Adopt {
 			// The new revision is what carries this stack's label.
-			rc.Reasons = append(rc.Reasons, Reason{Kind: ReasonAdopt, Detail: fmt.Sprintf("taken over from stack %q", rc.Owner)})
+			rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonAdopt, Detail: fmt.Sprintf("taken over from stack %q", rc.Owner)})
 		}
 		if deployed == nil {
 			break // nothing deployed to compare with: the state says it all
 		}
 		if rc.Chart.Changed() {
-			rc.Reasons = append(rc.Reasons, Reason{Kind: ReasonChart, Detail: fmt.Sprintf("%s → %s", chartText(rc.Chart.Before), chartText(rc.Chart.After))})
+			rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonChart, Detail: fmt.Sprintf("%s → %s", chartText(rc.Chart.Before), chartText(rc.Chart.After))})
 		}
 		if !rc.Values.Empty() {
-			rc.Reasons = append(rc.Reasons, Reason{Kind: ReasonValues, Detail: fmt.Sprintf("%d %s changed", len(rc.Values.Changes), plural(len(rc.Values.Changes), "value", "values"))})
+			rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonValues, Detail: fmt.Sprintf("%d %s changed", len(rc.Values.Changes), plural(len(rc.Values.Changes), "value", "values"))})
 		}
 		if len(rc.Reasons) == 0 {
 			rendering, err = c.sameRendering(ctx, eng, req, prep, deployed)
@@ -141,33 +142,34 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 		}
 	}
 	unchanged := len(rc.Reasons) == 0
-	if err := c.objects(ctx, eng, rc, prep, red, unchanged); err != nil {
+	appliedState, err := c.objects(ctx, eng, rc, prep, red, unchanged)
+	if err != nil {
 		return nil, err
 	}
 	if unchanged && len(rc.Drift) > 0 {
 		// Correcting drift is an upgrade: show the next revision's objects.
 		unchanged = false
-		rc.Reasons = append(rc.Reasons, Reason{Kind: ReasonDrift, Detail: fmt.Sprintf("%d %s changed outside convoy", len(rc.Drift), plural(len(rc.Drift), "object", "objects"))})
+		rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonDrift, Detail: fmt.Sprintf("%d %s changed outside convoy", len(rc.Drift), plural(len(rc.Drift), "object", "objects"))})
 		rc.Objects, rc.Drift, rc.Warnings = nil, nil, append(slices.Clip(observed), warningsOf(prep.Rendered, red)...)
-		if err := c.objects(ctx, eng, rc, prep, red, false); err != nil {
+		if _, err := c.objects(ctx, eng, rc, prep, red, false); err != nil {
 			return nil, err
 		}
 	}
 	if unchanged {
-		rc.Action = ActionNoOp
+		rc.Action = plan.ActionNoOp
 		for _, o := range rc.Objects {
-			o.Action, o.Diff = ObjectNoOp, nil
+			o.Action, o.Diff = plan.ObjectNoOp, nil
 		}
-		rc.Relabel = relabel(deployed, last, rc, req, prep.Rendered)
+		rc.Relabel = relabel(deployed, last, rc, req, prep.Rendered, appliedState)
 	}
 	rc.Objects = append(crds, rc.Objects...)
 	if prep.NeedsCRDs {
 		rc.Objects = append(rc.Objects, unservedObjects(eng.Kube(), prep.Rendered, inst.Namespace)...)
 	}
-	if rc.Action != ActionNoOp && !req.DisableHooks {
+	if rc.Action != plan.ActionNoOp && !req.DisableHooks {
 		rc.Hooks = hookRuns(prep.Rendered, rc.Action)
 	}
-	if rc.Action != ActionNoOp {
+	if rc.Action != plan.ActionNoOp {
 		if err := prep.CheckRecordSize(); err != nil {
 			return nil, err
 		}
@@ -181,7 +183,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 // maskDerived adds what the release's sensitive values render to
 // (derived.go) to rc.Sensitive and to *red. It returns a warning when that
 // could not be found out.
-func (c *computer) maskDerived(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, revision int, install bool, rendered *chart.Rendered, red **Redactor) (string, error) {
+func (c *computer) maskDerived(ctx context.Context, eng *release.Engine, rc *plan.ReleaseChange, req *release.Request, revision int, install bool, rendered *chart.Rendered, red **sensitive.Redactor) (string, error) {
 	if len(rc.Sensitive) == 0 {
 		return "", nil
 	}
@@ -194,18 +196,16 @@ func (c *computer) maskDerived(ctx context.Context, eng *release.Engine, rc *Rel
 		slices.Sort(rc.Sensitive)
 		rc.Sensitive = slices.Compact(rc.Sensitive)
 	}
-	r := NewRedactor(rc.Sensitive)
-	r.fields = d.fields
-	*red = r
+	*red = sensitive.New(rc.Sensitive).WithFields(d.fields)
 	return d.warning, nil
 }
 
 // begin starts the plan of an instance: its identity and dependencies, its
 // cluster's engine and its records.
-func (c *computer) begin(ctx context.Context, inst *config.ReleaseInstance) (*ReleaseChange, *release.Engine, []*release.Release, *Interrupted, error) {
-	rc := &ReleaseChange{Addr: inst.Addr.String(), Name: inst.Name, Namespace: inst.Namespace, Cluster: clusterName(inst.Cluster)}
+func (c *computer) begin(ctx context.Context, inst *config.ReleaseInstance) (*plan.ReleaseChange, *release.Engine, []*release.Release, *plan.Interrupted, error) {
+	rc := &plan.ReleaseChange{Addr: plan.InstanceAddr(inst.Addr), Name: inst.Name, Namespace: inst.Namespace, Cluster: clusterName(inst.Cluster)}
 	for _, d := range inst.DependsOn {
-		rc.DependsOn = append(rc.DependsOn, d.Addr.String())
+		rc.DependsOn = append(rc.DependsOn, d.Addr)
 	}
 	eng, err := c.in.Engine(ctx, inst.Cluster)
 	if err != nil {
@@ -235,7 +235,7 @@ func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
 		}
-		if e.change == nil || e.change.Action != ActionNoOp {
+		if e.change == nil || e.change.Action != plan.ActionNoOp {
 			changed = append(changed, d.Addr.String())
 		}
 	}
@@ -284,46 +284,46 @@ func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance
 
 // knownAfterApply plans a release whose values are known only once the
 // dependencies it reads are applied.
-func (c *computer) knownAfterApply(rc *ReleaseChange, last, deployed *release.Release, changed []string) (*ReleaseChange, error) {
+func (c *computer) knownAfterApply(rc *plan.ReleaseChange, last, deployed *release.Release, changed []string) (*plan.ReleaseChange, error) {
 	rc.KnownAfterApply = true
-	rc.Action = ActionUpgrade
+	rc.Action = plan.ActionUpgrade
 	if last == nil || (last.Info.Status == release.StatusUninstalled && deployed == nil) {
-		rc.Action = ActionInstall
+		rc.Action = plan.ActionInstall
 		rc.Reasons = append(rc.Reasons, installReason(last))
 	}
 	detail := "reads outputs of releases not deployed yet"
 	if len(changed) > 0 {
 		detail = "reads outputs of " + strings.Join(changed, ", ") + ", which change in this plan"
 	}
-	rc.Reasons = append(rc.Reasons, Reason{Kind: ReasonDependency, Detail: detail})
+	rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonDependency, Detail: detail})
 	if last != nil && last.Info.Status.IsPending() {
 		return nil, &release.PendingError{Name: last.Name, Namespace: last.Namespace, Status: last.Info.Status, Revision: last.Version, Since: last.Info.LastDeployed}
 	}
 	return rc, nil
 }
 
-func installReason(last *release.Release) Reason {
+func installReason(last *release.Release) plan.Reason {
 	if last != nil {
-		return Reason{Kind: ReasonNew, Detail: fmt.Sprintf("revision %d is %s", last.Version, last.Info.Status)}
+		return plan.Reason{Kind: plan.ReasonNew, Detail: fmt.Sprintf("revision %d is %s", last.Version, last.Info.Status)}
 	}
-	return Reason{Kind: ReasonNew, Detail: "not installed"}
+	return plan.Reason{Kind: plan.ReasonNew, Detail: "not installed"}
 }
 
 // stateReasons say why the record's state alone makes an upgrade: the
 // newest revision is not the deployed one.
-func stateReasons(last, deployed *release.Release) []Reason {
+func stateReasons(last, deployed *release.Release) []plan.Reason {
 	switch {
 	case last == nil:
 		return nil
 	case deployed == nil:
-		return []Reason{{Kind: ReasonLastRevision, Detail: fmt.Sprintf("no revision is deployed; revision %d is %s", last.Version, last.Info.Status)}}
+		return []plan.Reason{{Kind: plan.ReasonLastRevision, Detail: fmt.Sprintf("no revision is deployed; revision %d is %s", last.Version, last.Info.Status)}}
 	case deployed != last:
-		return []Reason{{Kind: ReasonLastRevision, Detail: fmt.Sprintf("the newest revision %d is %s (revision %d is deployed)", last.Version, last.Info.Status, deployed.Version)}}
+		return []plan.Reason{{Kind: plan.ReasonLastRevision, Detail: fmt.Sprintf("the newest revision %d is %s (revision %d is deployed)", last.Version, last.Info.Status, deployed.Version)}}
 	}
 	return nil
 }
 
-func chartText(r *ChartRef) string {
+func chartText(r *plan.ChartRef) string {
 	if r == nil {
 		return "none"
 	}
@@ -334,7 +334,7 @@ func chartText(r *ChartRef) string {
 // not serve yet: their CRDs come from a release it depends on, installed
 // earlier in the same apply. It is rendered and saved; its objects can
 // only be diffed at apply time.
-func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *ReleaseChange, req *release.Request, hist []*release.Release, last, deployed *release.Release, redp **Redactor, cause error) (*ReleaseChange, error) {
+func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *plan.ReleaseChange, req *release.Request, hist []*release.Release, last, deployed *release.Release, redp **sensitive.Redactor, cause error) (*plan.ReleaseChange, error) {
 	install := last == nil || (last.Info.Status == release.StatusUninstalled && deployed == nil)
 	revision := 1
 	if last != nil {
@@ -362,22 +362,20 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *Re
 	if err := p.CheckRecordSize(); err != nil {
 		return nil, err
 	}
-	rc.Action = ActionUpgrade
-	rc.Reasons = []Reason{{Kind: ReasonManifest, Detail: "its objects' kinds are not served yet, so they are applied without a comparison"}}
+	rc.Action = plan.ActionUpgrade
+	rc.Reasons = []plan.Reason{{Kind: plan.ReasonManifest, Detail: "its objects' kinds are not served yet, so they are applied without a comparison"}}
 	if install {
-		rc.Action = ActionInstall
-		rc.Reasons = []Reason{installReason(last)}
+		rc.Action = plan.ActionInstall
+		rc.Reasons = []plan.Reason{installReason(last)}
 	}
 	rc.Chart.After = chartRef(rendered.Chart)
-	saved := *req
-	saved.Chart = nil
-	rc.Saved = &SavedRelease{Rendered: rendered, Request: saved}
+	rc.Saved = &plan.SavedRelease{Rendered: rendered, Settings: SettingsOf(req)}
 	var before map[string]any
 	if deployed != nil {
 		before = deployed.Config
 	}
-	rc.Values = Compare(orEmpty(before), orEmpty(req.Values))
-	MaskValues(rc.Values, red)
+	rc.Values = plan.Compare(orEmpty(before), orEmpty(req.Values))
+	plan.MaskValues(rc.Values, red)
 	rc.Warnings = append(append(rc.Warnings, warningsOf(rendered, red)...), fmt.Sprintf("its objects cannot be compared before the cluster serves their kinds: %s", red.Text(cause.Error())))
 	crds, err := c.crdChanges(ctx, eng.Kube(), rendered, rc.Action)
 	if err != nil {
@@ -393,7 +391,7 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *Re
 	return rc, nil
 }
 
-func warningsOf(r *chart.Rendered, red *Redactor) []string {
+func warningsOf(r *chart.Rendered, red *sensitive.Redactor) []string {
 	var out []string
 	for _, w := range r.Warnings {
 		out = append(out, red.Text(w))
@@ -408,23 +406,23 @@ func orEmpty(m map[string]any) map[string]any {
 	return m
 }
 
-func chartRef(ch *chart.Chart) *ChartRef {
+func chartRef(ch *chart.Chart) *plan.ChartRef {
 	if ch == nil || ch.Metadata == nil {
 		return nil
 	}
-	return &ChartRef{Name: ch.Metadata.Name, Version: ch.Metadata.Version, AppVersion: ch.Metadata.AppVersion}
+	return &plan.ChartRef{Name: ch.Metadata.Name, Version: ch.Metadata.Version, AppVersion: ch.Metadata.AppVersion}
 }
 
 // renderingDelta says what differs between a rendering and a record.
 type renderingDelta struct{ manifest, hooks bool }
 
-func (d renderingDelta) reasons() []Reason {
-	var out []Reason
+func (d renderingDelta) reasons() []plan.Reason {
+	var out []plan.Reason
 	if d.manifest {
-		out = append(out, Reason{Kind: ReasonManifest, Detail: "the rendered objects differ from the deployed revision's"})
+		out = append(out, plan.Reason{Kind: plan.ReasonManifest, Detail: "the rendered objects differ from the deployed revision's"})
 	}
 	if d.hooks {
-		out = append(out, Reason{Kind: ReasonHooks, Detail: "the rendered hooks differ from the deployed revision's"})
+		out = append(out, plan.Reason{Kind: plan.ReasonHooks, Detail: "the rendered hooks differ from the deployed revision's"})
 	}
 	return out
 }
@@ -504,15 +502,15 @@ func withoutTestHooks(hs []*release.Hook) []*release.Hook {
 }
 
 // hookRuns lists the hooks an install or upgrade runs, in execution order.
-func hookRuns(r *chart.Rendered, action Action) []HookRun {
+func hookRuns(r *chart.Rendered, action plan.Action) []plan.HookRun {
 	events := []chart.HookEvent{chart.HookPreUpgrade, chart.HookPostUpgrade}
-	if action == ActionInstall {
+	if action == plan.ActionInstall {
 		events = []chart.HookEvent{chart.HookPreInstall, chart.HookPostInstall}
 	}
-	var out []HookRun
+	var out []plan.HookRun
 	for _, ev := range events {
 		for _, h := range chart.HooksFor(r.Hooks, ev) {
-			out = append(out, HookRun{Name: h.Name, Kind: h.Kind, Path: h.Path, Events: []string{string(ev)}, Weight: h.Weight})
+			out = append(out, plan.HookRun{Name: h.Name, Kind: h.Kind, Path: h.Path, Events: []string{string(ev)}, Weight: h.Weight})
 		}
 	}
 	return out

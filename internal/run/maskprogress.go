@@ -2,28 +2,28 @@ package run
 
 import (
 	"github.com/convoy-sh/convoy/internal/apply"
-	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/sensitive"
 )
 
-// redactedProgress masks the plan's sensitive values (and what templates
+// maskingProgress masks the plan's sensitive values (and what templates
 // rendered from them) in everything a progress view shows: the engine's
 // messages quote API server errors, which quote field values.
-type redactedProgress struct {
+type maskingProgress struct {
 	apply.Progress
-	red *plan.Redactor
+	red *sensitive.Redactor
 }
 
-func (r redactedProgress) Event(ev release.Event) {
+func (r maskingProgress) Event(ev release.Event) {
 	ev.Message = r.red.Text(ev.Message)
 	r.Progress.Event(ev)
 }
 
-func (r redactedProgress) Finished(id string, o apply.Outcome) {
+func (r maskingProgress) Finished(id string, o apply.Outcome) {
 	o.Err, o.RestoreErr = r.red.Err(o.Err), r.red.Err(o.RestoreErr)
 	r.Progress.Finished(id, o)
 }
 
-func (r redactedProgress) Skipped(id, reason string) {
+func (r maskingProgress) Skipped(id, reason string) {
 	r.Progress.Skipped(id, r.red.Text(reason))
 }

@@ -1,4 +1,4 @@
-package plan
+package planner
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"maps"
 	"strings"
+
+	"github.com/convoy-sh/convoy/internal/plan"
 
 	"github.com/convoy-sh/convoy/internal/kube"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -65,7 +67,7 @@ func normalizedView(obj *unstructured.Unstructured) map[string]any {
 	return o
 }
 
-// contentHash identifies an object's content without status and server
+// ContentHash identifies an object's content without status and server
 // bookkeeping: what Verify compares when the resourceVersion moved.
 func ContentHash(obj *unstructured.Unstructured) string {
 	b, err := json.Marshal(normalizedView(obj))
@@ -76,7 +78,7 @@ func ContentHash(obj *unstructured.Unstructured) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// shapeHash identifies what apply would touch on a live object: its
+// ShapeHash identifies what apply would touch on a live object: its
 // content restricted to the fields the applied object sets (lists and
 // scalars whole). Fields others added since, such as a controller's
 // annotation, do not change it; a changed value convoy sets does.
@@ -89,7 +91,7 @@ func ShapeHash(live *unstructured.Unstructured, applied map[string]any) string {
 	return ShapePrefix + hex.EncodeToString(sum[:])
 }
 
-// ShapePrefix marks hashes made by shapeHash (others are contentHash).
+// ShapePrefix marks hashes made by ShapeHash (others are ContentHash).
 const ShapePrefix = "shape:"
 
 // absentField stands for a field the applied object sets and live lacks.
@@ -141,8 +143,8 @@ func ownedByRelease(live *unstructured.Unstructured, name, namespace string) boo
 }
 
 // objectChange fills the identity fields of an ObjectChange.
-func objectChange(ref kube.Ref, action ObjectAction) *ObjectChange {
-	return &ObjectChange{Ref: ref.String(), APIVersion: ref.APIVersion(), Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Action: action}
+func objectChange(ref kube.Ref, action plan.ObjectAction) *plan.ObjectChange {
+	return &plan.ObjectChange{Ref: plan.ObjectRef(ref), Action: action}
 }
 
 // secretPaths are the paths masked whatever their value.

@@ -1,8 +1,10 @@
-package plan
+package planner
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/convoy-sh/convoy/internal/plan"
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
@@ -13,9 +15,9 @@ import (
 // crdChanges lists the CRDs of the chart's crds/ directories: created when
 // the cluster lacks them, left alone when it has them, as Helm does (crds/
 // is installed, never upgraded or deleted).
-func (c *computer) crdChanges(ctx context.Context, kc *kube.Client, r *chart.Rendered, action Action) ([]*ObjectChange, error) {
-	install := action == ActionInstall
-	var out []*ObjectChange
+func (c *computer) crdChanges(ctx context.Context, kc *kube.Client, r *chart.Rendered, action plan.Action) ([]*plan.ObjectChange, error) {
+	install := action == plan.ActionInstall
+	var out []*plan.ObjectChange
 	for _, f := range r.CRDs {
 		objs, err := kc.Parse(string(f.Data), "")
 		if err != nil {
@@ -31,15 +33,15 @@ func (c *computer) crdChanges(ctx context.Context, kc *kube.Client, r *chart.Ren
 			}); err != nil {
 				return nil, err
 			}
-			ch := objectChange(ref, ObjectCreate)
+			ch := objectChange(ref, plan.ObjectCreate)
 			ch.Template = f.Name
 			switch {
 			case live != nil && install:
-				ch.Action, ch.Reason = ObjectNoOp, "crds/: exists, left as it is (Helm installs crds/ only when absent)"
+				ch.Action, ch.Reason = plan.ObjectNoOp, "crds/: exists, left as it is (Helm installs crds/ only when absent)"
 			case live != nil:
-				ch.Action, ch.Reason = ObjectNoOp, "crds/: not upgraded (Helm installs crds/ only on install, never upgrades them)"
+				ch.Action, ch.Reason = plan.ObjectNoOp, "crds/: not upgraded (Helm installs crds/ only on install, never upgrades them)"
 			case !install:
-				ch.Action, ch.Reason = ObjectNoOp, "crds/: absent, but Helm installs crds/ only on install: not created by an upgrade"
+				ch.Action, ch.Reason = plan.ObjectNoOp, "crds/: absent, but Helm installs crds/ only on install: not created by an upgrade"
 			default:
 				ch.Reason = "crds/: installed before the release's other objects"
 			}
@@ -53,7 +55,7 @@ func (c *computer) crdChanges(ctx context.Context, kc *kube.Client, r *chart.Ren
 // does not serve yet, without a comparison (there is nothing to compare
 // with): kinds the chart's crds/ define are served once those are
 // installed; others only if something installs their CRD first.
-func unservedObjects(kc *kube.Client, r *chart.Rendered, namespace string) []*ObjectChange {
+func unservedObjects(kc *kube.Client, r *chart.Rendered, namespace string) []*plan.ObjectChange {
 	defined := map[string]bool{} // group/kind defined by the chart's crds/
 	for _, f := range r.CRDs {
 		objs, _ := kube.ParseUnmapped(string(f.Data))
@@ -74,7 +76,7 @@ func unservedObjects(kc *kube.Client, r *chart.Rendered, namespace string) []*Ob
 		}
 		return ok
 	}
-	var out []*ObjectChange
+	var out []*plan.ObjectChange
 	for _, m := range r.Manifests {
 		objs, err := kube.ParseUnmapped(m.Document())
 		if err != nil {
@@ -87,7 +89,7 @@ func unservedObjects(kc *kube.Client, r *chart.Rendered, namespace string) []*Ob
 			if !isServed && ref.Namespace == "" {
 				ref.Namespace = namespace // scope unknown: namespaced, as most custom kinds
 			}
-			ch := objectChange(ref, ObjectCreate)
+			ch := objectChange(ref, plan.ObjectCreate)
 			ch.Template = m.Path
 			switch {
 			case isServed:

@@ -1,4 +1,4 @@
-package plan
+package planner
 
 import (
 	"cmp"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/convoy-sh/convoy/internal/plan"
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/config"
@@ -20,7 +22,7 @@ import (
 // blocks that reach the same cluster are one cluster. A release whose
 // newest record belongs to another stack (or to no stack) is not this
 // stack's to uninstall, whatever its older records say.
-func (c *computer) removed(ctx context.Context) ([]*ReleaseChange, error) {
+func (c *computer) removed(ctx context.Context) ([]*plan.ReleaseChange, error) {
 	st := c.in.Stack
 	specs := st.UsedClusters()
 	type key struct {
@@ -35,7 +37,7 @@ func (c *computer) removed(ctx context.Context) ([]*ReleaseChange, error) {
 		}
 		inStack[key{eng.Kube().ClusterID(), r.Namespace, r.Name}] = true
 	}
-	var out []*ReleaseChange
+	var out []*plan.ReleaseChange
 	seen := map[kube.ClusterID]bool{}
 	for _, name := range slices.Sorted(maps.Keys(specs)) {
 		eng, err := c.in.Engine(ctx, specs[name])
@@ -78,7 +80,7 @@ func (c *computer) removed(ctx context.Context) ([]*ReleaseChange, error) {
 			if err != nil {
 				return nil, fmt.Errorf("removed release %s/%s: %w", last.Namespace, last.Name, err)
 			}
-			rc.interrupted(interrupted)
+			noteInterrupted(rc, interrupted)
 			out = append(out, rc)
 		}
 	}
@@ -88,17 +90,17 @@ func (c *computer) removed(ctx context.Context) ([]*ReleaseChange, error) {
 // destroy plans the uninstall of a release of the stack (convoy destroy):
 // a no-op when it is not installed, or when its newest record belongs to
 // another stack.
-func (c *computer) destroy(ctx context.Context, inst *config.ReleaseInstance) (*ReleaseChange, error) {
+func (c *computer) destroy(ctx context.Context, inst *config.ReleaseInstance) (*plan.ReleaseChange, error) {
 	noop, eng, hist, interrupted, err := c.begin(ctx, inst)
 	if err != nil {
 		return nil, err
 	}
-	noop.Action = ActionNoOp
+	noop.Action = plan.ActionNoOp
 	if len(hist) == 0 {
 		return noop, nil
 	}
 	last := hist[len(hist)-1]
-	noop.Observed = Observed{LastRevision: last.Version, LastStatus: string(last.Info.Status)}
+	noop.Observed = plan.Observed{LastRevision: last.Version, LastStatus: string(last.Info.Status)}
 	if last.Info.Status == release.StatusUninstalled {
 		return noop, nil
 	}
@@ -111,27 +113,27 @@ func (c *computer) destroy(ctx context.Context, inst *config.ReleaseInstance) (*
 		return nil, err
 	}
 	rc.Addr, rc.DependsOn = noop.Addr, noop.DependsOn
-	rc.Reasons = []Reason{{Kind: ReasonDestroy}}
-	rc.interrupted(interrupted)
+	rc.Reasons = []plan.Reason{{Kind: plan.ReasonDestroy}}
+	noteInterrupted(rc, interrupted)
 	rc.Sensitive = resolve.SensitiveValues(inst)
 	rc.Uninstall.DisableHooks = inst.DisableHooks
 	rc.Uninstall.Timeout = inst.Timeout
 	return rc, nil
 }
 
-func (c *computer) uninstall(ctx context.Context, eng *release.Engine, cluster string, r *release.Release) (*ReleaseChange, error) {
-	rc := &ReleaseChange{
-		Addr: "removed:" + r.Namespace + "/" + r.Name, Name: r.Name, Namespace: r.Namespace, Cluster: cluster,
-		Action:    ActionUninstall,
-		Reasons:   []Reason{{Kind: ReasonRemoved, Detail: "the stack's files no longer declare it"}},
-		Observed:  Observed{LastRevision: r.Version, LastStatus: string(r.Info.Status)},
-		Uninstall: &release.UninstallRequest{Name: r.Name, Namespace: r.Namespace, Wait: true},
+func (c *computer) uninstall(ctx context.Context, eng *release.Engine, cluster string, r *release.Release) (*plan.ReleaseChange, error) {
+	rc := &plan.ReleaseChange{
+		Addr: plan.RemovedAddr(cluster, r.Namespace, r.Name), Name: r.Name, Namespace: r.Namespace, Cluster: cluster,
+		Action:    plan.ActionUninstall,
+		Reasons:   []plan.Reason{{Kind: plan.ReasonRemoved, Detail: "the stack's files no longer declare it"}},
+		Observed:  plan.Observed{LastRevision: r.Version, LastStatus: string(r.Info.Status)},
+		Uninstall: &plan.UninstallSettings{Wait: true},
 	}
 	rc.Chart.Before = chartRef(r.Chart)
 	for _, h := range r.Hooks {
 		for _, ev := range h.Events {
 			if ev == chart.HookPreDelete || ev == chart.HookPostDelete {
-				rc.Hooks = append(rc.Hooks, HookRun{Name: h.Name, Kind: h.Kind, Path: h.Path, Events: []string{string(ev)}, Weight: h.Weight})
+				rc.Hooks = append(rc.Hooks, plan.HookRun{Name: h.Name, Kind: h.Kind, Path: h.Path, Events: []string{string(ev)}, Weight: h.Weight})
 			}
 		}
 	}
@@ -144,7 +146,7 @@ func (c *computer) uninstall(ctx context.Context, eng *release.Engine, cluster s
 	for _, o := range slices.Backward(objs) {
 		ref := kube.RefOf(o)
 		if release.IsKept(o) {
-			ch := objectChange(ref, ObjectNoOp)
+			ch := objectChange(ref, plan.ObjectNoOp)
 			ch.Reason = "kept (helm.sh/resource-policy: keep)"
 			rc.Objects = append(rc.Objects, ch)
 			continue
@@ -160,8 +162,8 @@ func (c *computer) uninstall(ctx context.Context, eng *release.Engine, cluster s
 		if live == nil {
 			continue
 		}
-		rc.Observed.Objects = append(rc.Observed.Objects, ObservedObject{Ref: ref, ResourceVersion: live.GetResourceVersion(), Hash: ContentHash(live)})
-		rc.Objects = append(rc.Objects, objectChange(ref, ObjectDelete))
+		rc.Observed.Objects = append(rc.Observed.Objects, plan.ObservedObject{Ref: plan.ObjectRef(ref), ResourceVersion: live.GetResourceVersion(), Hash: ContentHash(live)})
+		rc.Objects = append(rc.Objects, objectChange(ref, plan.ObjectDelete))
 	}
 	return rc, nil
 }

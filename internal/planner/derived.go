@@ -1,4 +1,4 @@
-package plan
+package planner
 
 import (
 	"context"
@@ -8,8 +8,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/sensitive"
+
 	"github.com/convoy-sh/convoy/internal/chart"
-	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/postrender"
 	"github.com/convoy-sh/convoy/internal/release"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -35,36 +37,12 @@ const minDerivedLen = 6
 // real inputs tells them apart. Cost: one render more per release with
 // sensitive values, two when a template transforms one.
 
-// derivedFields are, per object (group/kind/name), the fields whose value
-// depends on a sensitive value.
-type derivedFields map[string][]objectFields
-
-type objectFields struct {
-	// namespace is the object's namespace as the template wrote it ("" when
-	// it wrote none: the release's, or none for cluster-scoped kinds).
-	namespace string
-	paths     []string
-}
-
-func fieldsKey(group, kind, name string) string { return group + "/" + kind + "/" + name }
-
-// of returns the derived fields of the object ref.
-func (d derivedFields) of(ref kube.Ref) []string {
-	var out []string
-	for _, f := range d[fieldsKey(ref.Group, ref.Kind, ref.Name)] {
-		if f.namespace == "" || ref.Namespace == "" || f.namespace == ref.Namespace {
-			out = append(out, f.paths...)
-		}
-	}
-	return out
-}
-
 // derived is what a release's rendering derives from its sensitive values.
 type derived struct {
 	// values are rendered strings that depend on a sensitive value and
 	// contain none of the known sensitive strings.
 	values []string
-	fields derivedFields
+	fields sensitive.Fields
 	// warning says why the fields could not be found.
 	warning string
 }
@@ -72,8 +50,8 @@ type derived struct {
 // secretDerived finds what rendered depends on the sensitive values red
 // knows, by rendering req again with placeholders (and, if needed, with the
 // real values once more) as revision would be rendered.
-func (c *computer) secretDerived(ctx context.Context, eng *release.Engine, req *release.Request, revision int, install bool, rendered *chart.Rendered, red *Redactor) (*derived, error) {
-	out := &derived{fields: derivedFields{}}
+func (c *computer) secretDerived(ctx context.Context, eng *release.Engine, req *release.Request, revision int, install bool, rendered *chart.Rendered, red *sensitive.Redactor) (*derived, error) {
+	out := &derived{fields: sensitive.Fields{}}
 	masked, changed := placeholders(req.Values, red)
 	if !changed {
 		return out, nil
@@ -109,7 +87,7 @@ func (c *computer) secretDerived(ctx context.Context, eng *release.Engine, req *
 	realDocs, otherDocs := renderedDocs(rendered), indexDocs(renderedDocs(other))
 	type candidate struct {
 		doc    *renderedDoc
-		change *Change
+		change *plan.Change
 		held   bool
 	}
 	var cands []candidate
@@ -120,7 +98,7 @@ func (c *computer) secretDerived(ctx context.Context, eng *release.Engine, req *
 		if !ok {
 			continue
 		}
-		d := Compare(doc.value, o.value)
+		d := plan.Compare(doc.value, o.value)
 		if d == nil {
 			continue
 		}
@@ -145,33 +123,31 @@ func (c *computer) secretDerived(ctx context.Context, eng *release.Engine, req *
 				unstable[doc.key] = []string{""}
 				continue
 			}
-			if d := Compare(doc.value, a.value); d != nil {
+			if d := plan.Compare(doc.value, a.value); d != nil {
 				for _, ch := range d.Changes {
 					unstable[doc.key] = append(unstable[doc.key], ch.Path)
 				}
 			}
 		}
 	}
-	byObject := map[*renderedDoc]*objectFields{}
+	byObject := map[*renderedDoc][]string{}
+	var docs []*renderedDoc
 	for _, cd := range cands {
 		if !cd.held && overlaps(unstable[cd.doc.key], cd.change.Path) {
 			continue
 		}
 		if cd.doc.kind != "" {
-			f := byObject[cd.doc]
-			if f == nil {
-				f = &objectFields{namespace: cd.doc.namespace}
-				byObject[cd.doc] = f
+			if _, ok := byObject[cd.doc]; !ok {
+				docs = append(docs, cd.doc)
 			}
-			f.paths = append(f.paths, cd.change.Path)
+			byObject[cd.doc] = append(byObject[cd.doc], cd.change.Path)
 		}
 		if !cd.held {
 			out.values = appendLeaves(out.values, cd.change.Before, red)
 		}
 	}
-	for doc, f := range byObject {
-		k := fieldsKey(doc.group, doc.kind, doc.name)
-		out.fields[k] = append(out.fields[k], *f)
+	for _, doc := range docs {
+		out.fields.Add(doc.group, doc.kind, doc.namespace, doc.name, byObject[doc])
 	}
 	slices.Sort(out.values)
 	out.values = slices.Compact(out.values)
@@ -181,7 +157,7 @@ func (c *computer) secretDerived(ctx context.Context, eng *release.Engine, req *
 // overlaps reports whether path is one of paths, below one, or above one.
 func overlaps(paths []string, path string) bool {
 	for _, p := range paths {
-		if p == "" || HasPrefix(path, p) || HasPrefix(p, path) {
+		if p == "" || plan.HasPrefix(path, p) || plan.HasPrefix(p, path) {
 			return true
 		}
 	}
@@ -190,7 +166,7 @@ func overlaps(paths []string, path string) bool {
 
 // appendLeaves appends the strings in v that are long enough to be
 // searched for in text and hold no known sensitive string.
-func appendLeaves(out []string, v any, red *Redactor) []string {
+func appendLeaves(out []string, v any, red *sensitive.Redactor) []string {
 	switch t := v.(type) {
 	case string:
 		if len(t) >= minDerivedLen && !red.Holds(t) {
@@ -259,33 +235,33 @@ func indexDocs(docs []renderedDoc) map[string]*renderedDoc {
 // occurrence of one inside a longer string too; numbers whose decimal form
 // is sensitive get other digits. changed says whether anything was
 // replaced.
-func placeholders(v any, red *Redactor) (any, bool) {
+func placeholders(v any, red *sensitive.Redactor) (any, bool) {
 	switch t := v.(type) {
 	case string:
-		if red.exact[t] {
+		if red.Is(t) {
 			s := shift(t)
 			return s, s != t
 		}
 		s := t
-		for _, n := range red.needles {
+		for _, n := range red.Needles() {
 			s = strings.ReplaceAll(s, n, shift(n))
 		}
 		return s, s != t
 	case int64:
-		if red.exact[strconv.FormatInt(t, 10)] {
+		if red.Is(strconv.FormatInt(t, 10)) {
 			if n, err := strconv.ParseInt(shift(strconv.FormatInt(t, 10)), 10, 64); err == nil && n != t {
 				return n, true
 			}
 		}
 	case int:
-		if red.exact[strconv.Itoa(t)] {
+		if red.Is(strconv.Itoa(t)) {
 			if n, err := strconv.Atoi(shift(strconv.Itoa(t))); err == nil && n != t {
 				return n, true
 			}
 		}
 	case float64:
 		text := strconv.FormatFloat(t, 'f', -1, 64)
-		if red.exact[text] {
+		if red.Is(text) {
 			if f, err := strconv.ParseFloat(shift(text), 64); err == nil && f != t {
 				return f, true
 			}

@@ -1,10 +1,11 @@
-package plan
+package planner
 
 import (
 	"reflect"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/sensitive"
 )
 
 func TestShiftKeepsTheShape(t *testing.T) {
@@ -21,7 +22,7 @@ func TestShiftKeepsTheShape(t *testing.T) {
 }
 
 func TestPlaceholdersReplaceEverySensitiveInput(t *testing.T) {
-	red := NewRedactor([]string{"s3cret-pw", "8080", "ab"})
+	red := sensitive.New([]string{"s3cret-pw", "8080", "ab"})
 	in := map[string]any{
 		"password": "s3cret-pw",
 		"dsn":      "postgres://app:s3cret-pw@db",
@@ -52,19 +53,9 @@ func TestPlaceholdersReplaceEverySensitiveInput(t *testing.T) {
 	}
 }
 
-func TestDerivedFieldsMatchTheObject(t *testing.T) {
-	d := derivedFields{fieldsKey("", "ConfigMap", "cfg"): {{namespace: "", paths: []string{"data.a"}}, {namespace: "other", paths: []string{"data.b"}}}}
-	if got := d.of(kube.Ref{Version: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "cfg"}); !reflect.DeepEqual(got, []string{"data.a"}) {
-		t.Fatalf("shop: %v", got)
-	}
-	if got := d.of(kube.Ref{Version: "v1", Kind: "ConfigMap", Namespace: "other", Name: "cfg"}); !reflect.DeepEqual(got, []string{"data.a", "data.b"}) {
-		t.Fatalf("other: %v", got)
-	}
-}
-
 func TestMaskDiffMasksAboveAndBelowADerivedField(t *testing.T) {
-	d := Compare(map[string]any{}, map[string]any{"data": map[string]any{"token": "x"}, "metadata": map[string]any{"name": "n"}})
-	MaskDiff(d, NewRedactor(), "data.token")
+	d := plan.Compare(map[string]any{}, map[string]any{"data": map[string]any{"token": "x"}, "metadata": map[string]any{"name": "n"}})
+	plan.MaskDiff(d, sensitive.New(), "data.token")
 	// Masking is at the leaf: the added data map is split, and only the
 	// derived field is hidden.
 	for _, c := range d.Changes {
@@ -72,8 +63,8 @@ func TestMaskDiffMasksAboveAndBelowADerivedField(t *testing.T) {
 			t.Errorf("%s: sensitive %v", c.Path, c.Sensitive)
 		}
 	}
-	d = Compare(map[string]any{"data": map[string]any{"token": "x", "b": "1"}}, map[string]any{"data": map[string]any{"token": "y", "b": "2"}})
-	MaskDiff(d, NewRedactor(), "data.token")
+	d = plan.Compare(map[string]any{"data": map[string]any{"token": "x", "b": "1"}}, map[string]any{"data": map[string]any{"token": "y", "b": "2"}})
+	plan.MaskDiff(d, sensitive.New(), "data.token")
 	for _, c := range d.Changes {
 		if c.Sensitive != (c.Path == "data.token") {
 			t.Errorf("%s: sensitive %v", c.Path, c.Sensitive)

@@ -1,0 +1,67 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/convoy-sh/convoy/internal/plan"
+
+	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/release"
+)
+
+// noteInterrupted notes a record an interrupted run left pending (nil:
+// none): the plan shows what it observed, and apply marks it failed first.
+func noteInterrupted(r *plan.ReleaseChange, i *plan.Interrupted) {
+	if i == nil {
+		return
+	}
+	r.Interrupted, r.Observed.LastStatus = i, i.Status
+	r.Warnings = append(r.Warnings, i.String())
+}
+
+// observe reads a release's records for planning. A newest record that a
+// run of this stack left pending, and that run is gone, is returned as
+// failed (apply marks it so before anything else) with what was
+// interrupted. The cached history is not modified.
+func (c *computer) observe(ctx context.Context, eng *release.Engine, namespace, name string) ([]*release.Release, *plan.Interrupted, error) {
+	hist, err := c.history(ctx, eng, namespace, name)
+	if err != nil || len(hist) == 0 {
+		return hist, nil, err
+	}
+	last := hist[len(hist)-1]
+	run := last.Labels[release.RunLabel]
+	if !last.Info.Status.IsPending() || run == "" || last.Labels[release.StackLabel] != c.in.Stack.ID() ||
+		c.in.Interrupted == nil || !c.in.Interrupted(run) {
+		return hist, nil, nil
+	}
+	failed, info := *last, *last.Info
+	info.Status = release.StatusFailed
+	failed.Info = &info
+	out := append(slices.Clone(hist[:len(hist)-1]), &failed)
+	return out, &plan.Interrupted{RunID: run, Revision: last.Version, Status: string(last.Info.Status)}, nil
+}
+
+// ownership notes who owns a release whose newest record another stack
+// wrote: apply refuses to change it, unless the release block adopts it
+// from that stack. Releases without a stack label (made by helm) follow
+// the object adoption rules alone.
+func (c *computer) ownership(rc *plan.ReleaseChange, inst *config.ReleaseInstance, last *release.Release) {
+	if last == nil || last.Info.Status == release.StatusUninstalled {
+		return
+	}
+	owner := last.Labels[release.StackLabel]
+	if owner == "" || owner == c.in.Stack.ID() {
+		return
+	}
+	rc.Owner, rc.Adopt = owner, inst.AdoptFromStack == owner
+	switch {
+	case rc.Adopt:
+		rc.Warnings = append(rc.Warnings, fmt.Sprintf("taken over from stack %q (adopt_from_stack): from revision %d on, this stack owns it", owner, last.Version+1))
+	case inst.AdoptFromStack != "":
+		rc.Warnings = append(rc.Warnings, fmt.Sprintf("owned by stack %q, not %q (adopt_from_stack): apply refuses to change it", owner, inst.AdoptFromStack))
+	default:
+		rc.Warnings = append(rc.Warnings, fmt.Sprintf("owned by stack %q (revision %d): apply refuses to change it; adopt_from_stack = %q in its release block takes it over", owner, last.Version, owner))
+	}
+}

@@ -1,0 +1,110 @@
+package run
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/plan/planfile"
+	"github.com/convoy-sh/convoy/internal/stacksource"
+)
+
+// stackDir writes a minimal stack directory.
+func stackDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "shop")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte("variable \"message\" {\n  type = string\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func savedFrom(dir string, snap *planfile.Snapshot) *SavedPlan {
+	return &SavedPlan{Name: "p.cvp", File: &planfile.File{
+		Plan:   &plan.Plan{Stack: "shop", Environment: "staging"},
+		Origin: &planfile.Origin{Dir: dir, Vars: map[string]string{"message": "hi"}, VarFiles: []planfile.VarFile{{Name: "a.vars.hcl", Content: "x = 1\n"}}, Env: []string{"CONVOY_VAR_region=eu"}},
+		Stack:  snap,
+	}}
+}
+
+func TestSavedPlanSourceAgreesWithTheCommandLine(t *testing.T) {
+	dir := stackDir(t)
+	varFile := func(content string) string {
+		p := filepath.Join(t.TempDir(), "v.vars.hcl")
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name  string
+		given Source
+		want  string // "" when accepted
+	}{
+		{"nothing given", Source{}, ""},
+		{"the same values repeated", Source{Dir: dir, Vars: []string{"message=hi"}, Env: []string{"CONVOY_VAR_region=eu", "HOME=/x"}, Environment: "staging"}, ""},
+		{"another --var", Source{Vars: []string{"message=bye"}}, "--var message differs from what the plan in p.cvp was made with"},
+		{"an extra --var", Source{Vars: []string{"other=1"}}, "--var other differs"},
+		{"another --var-file", Source{VarFiles: []string{varFile("x = 2\n")}}, "--var-file differs"},
+		{"the same --var-file", Source{VarFiles: []string{varFile("x = 1\n")}}, ""},
+		{"another CONVOY_VAR_", Source{Env: []string{"CONVOY_VAR_region=us"}}, "the environment variable CONVOY_VAR_region differs"},
+		{"another -C", Source{Dir: t.TempDir()}, "the plan in p.cvp was made for the stack in " + dir},
+		{"another --env", Source{Environment: "production"}, `the plan is for environment "staging", not environment "production"`},
+		{"a malformed --var", Source{Vars: []string{"novalue"}}, `"novalue" is not of the form name=value`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, cleanup, err := savedPlanSource(tc.given, savedFrom(dir, nil))
+			defer cleanup()
+			if tc.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("got %v, want %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if src.Dir != dir || strings.Join(src.Vars, ",") != "message=hi" || len(src.VarFileSources) != 1 || src.Environment != "staging" {
+				t.Fatalf("the plan's source was not used: %+v", src)
+			}
+		})
+	}
+}
+
+// A plan whose stack directory is gone applies from its snapshot, unpacked
+// into a temporary directory that cleanup removes.
+func TestSavedPlanSourceUnpacksTheSnapshot(t *testing.T) {
+	dir := stackDir(t)
+	snap, err := stacksource.Snap(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Dir(dir)); err != nil {
+		t.Fatal(err)
+	}
+	src, cleanup, err := savedPlanSource(Source{}, savedFrom(dir, &planfile.Snapshot{Archive: snap.Archive, StackPath: snap.StackPath}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(src.Dir, "stack.hcl"))
+	if err != nil || !strings.Contains(string(b), `variable "message"`) {
+		t.Fatalf("the snapshot's stack.hcl: %q %v", b, err)
+	}
+	cleanup()
+	if _, err := os.Stat(src.Dir); !os.IsNotExist(err) {
+		t.Fatalf("cleanup left %s: %v", src.Dir, err)
+	}
+
+	// Without a snapshot the plan points at the directory, which loading
+	// then reports missing.
+	src, cleanup, err = savedPlanSource(Source{}, savedFrom(dir, nil))
+	defer cleanup()
+	if err != nil || src.Dir != dir {
+		t.Fatalf("got %q, %v", src.Dir, err)
+	}
+}

@@ -1,0 +1,222 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/planner"
+	"github.com/convoy-sh/convoy/internal/release"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+)
+
+// fakeCluster is an in-memory observer: release records by namespace and
+// live objects by reference.
+type fakeCluster struct {
+	records map[string]map[string][]*release.Release
+	objects map[kube.Ref]*unstructured.Unstructured
+	err     error
+}
+
+func (f *fakeCluster) Histories(_ context.Context, namespace string) (map[string][]*release.Release, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return f.records[namespace], nil
+}
+
+func (f *fakeCluster) Get(_ context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
+	if o, ok := f.objects[ref]; ok {
+		return o.DeepCopy(), nil
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Group: ref.Group, Resource: strings.ToLower(ref.Kind) + "s"}, ref.Name)
+}
+
+func (f *fakeCluster) Parse(manifest, namespace string) ([]*unstructured.Unstructured, error) {
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(manifest), &m); err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	if u.GetNamespace() == "" {
+		u.SetNamespace(namespace)
+	}
+	return []*unstructured.Unstructured{u}, nil
+}
+
+const cmManifest = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: web
+data:
+  message: hello
+`
+
+var cmRef = kube.Ref{Version: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "web"}
+
+// liveConfigMap is the ConfigMap as apply left it: the rendered object
+// with Helm's ownership metadata and the server's bookkeeping.
+func liveConfigMap(t *testing.T, rv string) *unstructured.Unstructured {
+	t.Helper()
+	objs, err := (&fakeCluster{}).Parse(cmManifest, "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := release.WithOwnership(objs, "web", "shop")[0]
+	o.SetResourceVersion(rv)
+	o.SetUID("uid-1")
+	return o
+}
+
+func record(name string, version int, status release.Status) *release.Release {
+	return &release.Release{Name: name, Namespace: "shop", Version: version, Info: &release.Info{Status: status}}
+}
+
+// savedWeb is a saved plan of release web upgrading over revision 1, with
+// what it observed of the ConfigMap it applies.
+func savedWeb(t *testing.T, live *unstructured.Unstructured) *plan.Plan {
+	t.Helper()
+	rc := &plan.ReleaseChange{
+		Addr: plan.RemovedAddr("", "shop", "web"), Name: "web", Namespace: "shop", Action: plan.ActionUpgrade,
+		Observed: plan.Observed{LastRevision: 1, LastStatus: "deployed"},
+		Saved: &plan.SavedRelease{
+			Rendered: &chart.Rendered{Manifests: []chart.Manifest{{Path: "web/templates/cm.yaml", Content: cmManifest, APIVersion: "v1", Kind: "ConfigMap", Name: "web"}}},
+		},
+	}
+	ob := plan.ObservedObject{Ref: planner.ObjectRef(cmRef)}
+	if live != nil {
+		objs, _ := (&fakeCluster{}).Parse(cmManifest, "shop")
+		shape := release.WithOwnership(objs, "web", "shop")[0].Object
+		ob.ResourceVersion, ob.Hash = live.GetResourceVersion(), planner.ShapeHash(live, shape)
+	}
+	rc.Observed.Objects = []plan.ObservedObject{ob}
+	return &plan.Plan{Stack: "shop", Releases: []*plan.ReleaseChange{rc}}
+}
+
+func TestVerifyObserved(t *testing.T) {
+	deployed := func() map[string]map[string][]*release.Release {
+		return map[string]map[string][]*release.Release{"shop": {"web": {record("web", 1, release.StatusDeployed)}}}
+	}
+	for _, tc := range []struct {
+		name string
+		// plan is made against a ConfigMap at resourceVersion 10 (nil:
+		// the plan saw none); change edits the fake cluster afterwards.
+		planSawNone bool
+		change      func(t *testing.T, c *fakeCluster)
+		stale       string // "" when the plan still holds
+	}{
+		{name: "nothing moved"},
+		{name: "a new revision", change: func(t *testing.T, c *fakeCluster) {
+			c.records["shop"]["web"] = append(c.records["shop"]["web"], record("web", 2, release.StatusDeployed))
+		}, stale: "release web (namespace shop) has a new revision 2 (deployed) since the plan saw revision 1 (deployed)"},
+		{name: "uninstalled", change: func(t *testing.T, c *fakeCluster) {
+			delete(c.records["shop"], "web")
+		}, stale: "release web (namespace shop) was uninstalled since the plan (the plan saw revision 1, deployed)"},
+		{name: "the same revision finished otherwise", change: func(t *testing.T, c *fakeCluster) {
+			c.records["shop"]["web"][0].Info.Status = release.StatusFailed
+		}, stale: "release web (namespace shop) revision 1 is now failed; the plan saw it deployed"},
+		{name: "an object deleted", change: func(t *testing.T, c *fakeCluster) {
+			delete(c.objects, cmRef)
+		}, stale: "v1 ConfigMap shop/web was deleted since the plan"},
+		{name: "an object created", planSawNone: true, stale: "v1 ConfigMap shop/web was created since the plan"},
+		{name: "a field apply sets edited", change: func(t *testing.T, c *fakeCluster) {
+			o := c.objects[cmRef]
+			_ = unstructured.SetNestedField(o.Object, "edited", "data", "message")
+			o.SetResourceVersion("11")
+		}, stale: "v1 ConfigMap shop/web was edited since the plan (resourceVersion 10, now 11)"},
+		{name: "a controller's annotation", change: func(t *testing.T, c *fakeCluster) {
+			o := c.objects[cmRef]
+			a := o.GetAnnotations()
+			a["example.com/seen-by"] = "a-controller"
+			o.SetAnnotations(a)
+			o.SetResourceVersion("11")
+		}},
+		{name: "only bookkeeping", change: func(t *testing.T, c *fakeCluster) {
+			o := c.objects[cmRef]
+			o.SetResourceVersion("12")
+			o.SetGeneration(3)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &fakeCluster{records: deployed(), objects: map[kube.Ref]*unstructured.Unstructured{cmRef: liveConfigMap(t, "10")}}
+			var p *plan.Plan
+			if tc.planSawNone {
+				p = savedWeb(t, nil)
+			} else {
+				p = savedWeb(t, c.objects[cmRef])
+			}
+			if tc.change != nil {
+				tc.change(t, c)
+			}
+			err := verifyObserved(context.Background(), p, func(string) (observer, error) { return c, nil })
+			var se *StaleError
+			switch {
+			case tc.stale == "" && err != nil:
+				t.Fatalf("refused a plan that holds: %v", err)
+			case tc.stale != "" && (!errors.As(err, &se) || !strings.Contains(err.Error(), tc.stale)):
+				t.Fatalf("got %v, want a StaleError saying %q", err, tc.stale)
+			}
+		})
+	}
+}
+
+// Two releases that observed the same object name its change once.
+func TestVerifyObservedNamesEachChangeOnce(t *testing.T) {
+	c := &fakeCluster{
+		records: map[string]map[string][]*release.Release{"shop": {"web": {record("web", 1, release.StatusDeployed)}}},
+		objects: map[kube.Ref]*unstructured.Unstructured{cmRef: liveConfigMap(t, "10")},
+	}
+	p := savedWeb(t, c.objects[cmRef])
+	twin := *p.Releases[0]
+	p.Releases = append(p.Releases, &twin)
+	delete(c.objects, cmRef)
+	err := verifyObserved(context.Background(), p, func(string) (observer, error) { return c, nil })
+	var se *StaleError
+	if !errors.As(err, &se) || len(se.Changes) != 1 {
+		t.Fatalf("want one change, got %v", err)
+	}
+}
+
+// A cluster that cannot be read is an error, never a stale (or fresh) plan.
+func TestVerifyObservedReportsReadErrors(t *testing.T) {
+	c := &fakeCluster{err: errors.New("connection refused")}
+	err := verifyObserved(context.Background(), savedWeb(t, nil), func(string) (observer, error) { return c, nil })
+	var se *StaleError
+	if err == nil || errors.As(err, &se) || !strings.Contains(err.Error(), "verify the plan: connection refused") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestVerifyEnvironmentAndConfig(t *testing.T) {
+	p := &plan.Plan{Environment: "staging", ConfigHash: "sha256:aaaaaaaaaaaaaaaaaaaaaaaa"}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"same environment", verifyEnvironment(p, "staging"), ""},
+		{"another environment", verifyEnvironment(p, "production"), `the plan is for environment "staging", not environment "production": apply it with --env staging`},
+		{"no environment", verifyEnvironment(&plan.Plan{}, "production"), `the plan is for no environment, not environment "production"`},
+		{"same configuration", VerifyConfig(p, p.ConfigHash), ""},
+		{"another configuration", VerifyConfig(p, "sha256:bbbbbbbbbbbbbbbbbbbbbbbb"), "the stack configuration (files or variable values) changed since the plan was made (sha256:aaaaaaaaaaaa, now sha256:bbbbbbbbbbbb)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.want == "" {
+				if tc.err != nil {
+					t.Fatal(tc.err)
+				}
+				return
+			}
+			if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
+				t.Fatalf("got %v, want %q", tc.err, tc.want)
+			}
+		})
+	}
+}
