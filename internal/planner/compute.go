@@ -176,7 +176,24 @@ func Compute(ctx context.Context, in Input) (*plan.Plan, error) {
 		return nil, err
 	}
 	p.Releases = append(changes, removed...)
+	warnWeakSensitive(p)
 	return p, p.Foreign()
+}
+
+// warnWeakSensitive warns once per plan, on the first release holding
+// them, about sensitive values too short to be masked inside longer words
+// (sensitive.MinSubstringLen): keys and names containing them stay
+// readable, so such a value shows where it is part of a word.
+func warnWeakSensitive(p *plan.Plan) {
+	for _, rc := range p.Releases {
+		n := sensitive.New(rc.Sensitive).Weak()
+		if n == 0 {
+			continue
+		}
+		rc.Warnings = append(rc.Warnings, fmt.Sprintf("%d sensitive %s shorter than %d characters: masked where %s alone (a whole value, a URL's user, after = or :), not inside longer words; use longer secrets",
+			n, plural(n, "value is", "values are"), sensitive.MinSubstringLen, plural(n, "it stands", "they stand")))
+		return
+	}
 }
 
 // includedDependencies says, for each release of order that is not a

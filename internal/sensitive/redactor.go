@@ -9,11 +9,21 @@ import (
 // Placeholder replaces masked values in every output.
 const Placeholder = "(sensitive)"
 
-// MinTextLen is the shortest sensitive string replaced wherever it occurs
-// in text. Shorter ones ("1", "on") are masked only where a whole value
-// equals them: replacing every "1" would garble the plan and protect
-// nothing.
+// MinTextLen is the shortest sensitive string masked inside text. Shorter
+// ones ("1", "on") are masked only where a whole value equals them:
+// replacing every "1" would garble the plan and protect nothing.
 const MinTextLen = 3
+
+// MinSubstringLen is the shortest sensitive string masked wherever it
+// occurs, even inside a longer word. A shorter one ("admin", grafana's
+// default adminUser; "mess") is masked in text only where it stands as a
+// word of its own — bounded by anything but letters, digits, '_', '-' and
+// '.' — so that keys and names that merely contain it (adminPassword,
+// data.admin-password, message) stay readable. Generated secrets are
+// longer (bitnami's random passwords have 10 characters, helm's randAlphaNum
+// calls in real charts 10 to 32); a short one is still masked where it is
+// a whole value, in a URL (user:admin@host) or after "=" or ": ".
+const MinSubstringLen = 8
 
 // Redactor masks sensitive strings: whole values that equal one, and every
 // occurrence in text, also base64-encoded (as in Secret data built with
@@ -21,8 +31,10 @@ const MinTextLen = 3
 // modified once made, so it may be shared between goroutines.
 type Redactor struct {
 	exact map[string]bool
-	// needles are replaced in text, longest first.
+	// needles are replaced in text, longest first; words are the short
+	// ones, replaced only where they stand as a word.
 	needles []string
+	words   map[string]bool
 	// fields are the fields of objects rendered from sensitive values:
 	// masked in diffs whatever their value.
 	fields Fields
@@ -30,7 +42,7 @@ type Redactor struct {
 
 // New masks the given sensitive strings.
 func New(values ...[]string) *Redactor {
-	r := &Redactor{exact: map[string]bool{}}
+	r := &Redactor{exact: map[string]bool{}, words: map[string]bool{}}
 	for _, vs := range values {
 		for _, v := range vs {
 			if v == "" {
@@ -38,7 +50,11 @@ func New(values ...[]string) *Redactor {
 			}
 			r.exact[v] = true
 			if len(v) >= MinTextLen {
-				r.needles = append(r.needles, v, base64.StdEncoding.EncodeToString([]byte(v)))
+				b64 := base64.StdEncoding.EncodeToString([]byte(v))
+				r.needles = append(r.needles, v, b64)
+				if len(v) < MinSubstringLen {
+					r.words[v], r.words[b64] = true, true
+				}
 			}
 		}
 	}
@@ -120,23 +136,95 @@ func (r *Redactor) Holds(v any) bool {
 
 func (r *Redactor) contains(s string) bool {
 	for _, n := range r.needles {
-		if strings.Contains(s, n) {
+		if r.words[n] {
+			if wordIndex(s, n, 0) >= 0 {
+				return true
+			}
+		} else if strings.Contains(s, n) {
 			return true
 		}
 	}
 	return false
 }
 
-// Text replaces every occurrence of a sensitive string by Placeholder.
+// Text replaces every occurrence of a sensitive string by Placeholder
+// (short ones only where they stand as a word: MinSubstringLen).
 func (r *Redactor) Text(s string) string {
 	if r == nil || len(r.needles) == 0 {
 		return s
 	}
-	pairs := make([]string, 0, 2*len(r.needles))
+	var pairs []string
 	for _, n := range r.needles {
-		pairs = append(pairs, n, Placeholder)
+		if !r.words[n] {
+			pairs = append(pairs, n, Placeholder)
+		}
 	}
-	return strings.NewReplacer(pairs...).Replace(s)
+	if len(pairs) > 0 {
+		s = strings.NewReplacer(pairs...).Replace(s)
+	}
+	for _, n := range r.needles {
+		if r.words[n] {
+			s = replaceWords(s, n)
+		}
+	}
+	return s
+}
+
+// Weak counts the sensitive strings masked in text only where they stand
+// as a word (shorter than MinSubstringLen) or only as whole values
+// (shorter than MinTextLen): worth a warning, never their text.
+func (r *Redactor) Weak() int {
+	if r == nil {
+		return 0
+	}
+	n := 0
+	for v := range r.exact {
+		if len(v) < MinSubstringLen {
+			n++
+		}
+	}
+	return n
+}
+
+// wordChar reports whether c continues a word: a key or name that merely
+// contains a short sensitive string (adminPassword, admin-password,
+// admin.user, admin_user) is not masked.
+func wordChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
+}
+
+// wordIndex is the index of the first occurrence of w in s at or after
+// from that stands as a word, or -1.
+func wordIndex(s, w string, from int) int {
+	for from <= len(s)-len(w) {
+		i := strings.Index(s[from:], w)
+		if i < 0 {
+			return -1
+		}
+		i += from
+		end := i + len(w)
+		if (i == 0 || !wordChar(s[i-1])) && (end == len(s) || !wordChar(s[end])) {
+			return i
+		}
+		from = i + 1
+	}
+	return -1
+}
+
+// replaceWords replaces the occurrences of w that stand as a word.
+func replaceWords(s, w string) string {
+	var b strings.Builder
+	last := 0
+	for i := wordIndex(s, w, 0); i >= 0; i = wordIndex(s, w, last) {
+		b.WriteString(s[last:i])
+		b.WriteString(Placeholder)
+		last = i + len(w)
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // Value masks the sensitive strings inside a JSON-like value; keys are

@@ -70,3 +70,32 @@ func TestErrMasksAndUnwraps(t *testing.T) {
 		t.Fatal("an error without sensitive values was wrapped")
 	}
 }
+
+// Keys and names that merely contain a short sensitive value stay
+// readable; the value is masked where it stands alone (issue: a SOPS
+// adminUser "admin" turned adminPassword into "(sensitive)Password").
+func TestShortValuesAreMaskedOnlyAsWords(t *testing.T) {
+	r := New([]string{"admin", "mess", "a-long-secret-value"})
+	for in, want := range map[string]string{
+		"adminPassword: (sensitive)":          "adminPassword: (sensitive)",
+		"data.admin-password":                 "data.admin-password",
+		"app.kubernetes.io/name: my-admin-ui": "app.kubernetes.io/name: my-admin-ui",
+		"+ message: hello":                    "+ message: hello",
+		"+ adminUser: admin":                  "+ adminUser: (sensitive)",
+		`user="admin"`:                        `user="(sensitive)"`,
+		"postgres://admin:x@db/app":           "postgres://(sensitive):x@db/app",
+		"admin":                               "(sensitive)",
+		"token=xa-long-secret-valuex":         "token=x(sensitive)x",
+		"YWRtaW4= is admin in base64":         "(sensitive) is (sensitive) in base64",
+	} {
+		if got := r.Text(in); got != want {
+			t.Errorf("Text(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if r.Holds("my-admin-ui") || !r.Holds("admin") || !r.Holds("x admin y") || !r.Holds("xa-long-secret-valuex") {
+		t.Error("Holds does not follow the word rule")
+	}
+	if got := r.Weak(); got != 2 {
+		t.Errorf("Weak() = %d, want 2 (admin, mess)", got)
+	}
+}

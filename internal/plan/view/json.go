@@ -197,7 +197,6 @@ func JSON(w io.Writer, p *plan.Plan) error {
 func redactJSON(out *jsonPlan, red *sensitive.Redactor) {
 	changes := func(cs []*jsonChange) {
 		for _, c := range cs {
-			c.Path = red.Text(c.Path)
 			c.Before, c.After = red.Value(c.Before), red.Value(c.After)
 			for i, l := range c.Lines {
 				c.Lines[i] = red.Text(l)

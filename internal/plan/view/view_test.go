@@ -139,3 +139,33 @@ func TestFormatValuePrintsTheValueAsWritten(t *testing.T) {
 		})
 	}
 }
+
+// Keys and paths are never masked: a short sensitive value ("mess", or
+// grafana's default adminUser "admin") leaves the keys that contain it
+// readable in every view, and is masked where it is the value.
+func TestShortSensitiveValuesLeaveKeysReadable(t *testing.T) {
+	values := plan.Compare(map[string]any{}, map[string]any{"message": "hello", "adminPassword": "pw-9f8e7d6c5b", "adminUser": "mess",
+		"labels": map[string]any{"app.kubernetes.io/name": "my-mess-ui"}, "data": map[string]any{"mess-password": "x"}})
+	r := &plan.ReleaseChange{Addr: plantest.Addr("a"), Name: "a", Namespace: "n", Action: plan.ActionInstall, Sensitive: []string{"mess", "pw-9f8e7d6c5b"}, Values: values}
+	plan.MaskValues(r.Values, sensitive.New(r.Sensitive))
+	p := &plan.Plan{FormatVersion: plan.FormatVersion, Stack: "s", Releases: []*plan.ReleaseChange{r}}
+	for name, render := range map[string]func(*bytes.Buffer, *plan.Plan) error{
+		"text":     func(b *bytes.Buffer, p *plan.Plan) error { return Text(b, p) },
+		"json":     func(b *bytes.Buffer, p *plan.Plan) error { return JSON(b, p) },
+		"markdown": func(b *bytes.Buffer, p *plan.Plan) error { return Markdown(b, p) },
+	} {
+		var b bytes.Buffer
+		if err := render(&b, p); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, key := range []string{"message", "adminPassword", "adminUser", "my-mess-ui", "mess-password"} {
+			if !strings.Contains(out, key) {
+				t.Errorf("%s: the key or name %q is masked:\n%s", name, key, out)
+			}
+		}
+		if strings.Contains(out, `"mess"`) || strings.Contains(out, ": mess") || strings.Contains(out, "pw-9f8e7d6c5b") {
+			t.Errorf("%s: a sensitive value shows:\n%s", name, out)
+		}
+	}
+}
