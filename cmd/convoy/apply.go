@@ -100,7 +100,11 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 	if req.Refresh, err = plan.ParseRefresh(o.Refresh); err != nil {
 		return err
 	}
-	res, err := run.Apply(ctx, o.writerOptions(s), run.ApplyRequest{
+	opts, err := o.writerOptions(s)
+	if err != nil {
+		return err
+	}
+	res, err := run.Apply(ctx, opts, run.ApplyRequest{
 		PlanFile: o.PlanFile,
 		Plan:     req,
 		Atomic:   o.Atomic,

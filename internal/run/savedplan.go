@@ -7,7 +7,6 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan/planfile"
@@ -46,9 +45,6 @@ func savedPlanSource(given Source, f *planfile.File, path string) (Source, error
 		given.Dir = cmp.Or(given.Dir, ".")
 		return given, nil
 	}
-	differs := func(what string) error {
-		return fmt.Errorf("%s differs from what the plan in %s was made with; run convoy plan again, or apply the plan without it", what, path)
-	}
 	if given.Dir != "" {
 		dir, err := filepath.Abs(given.Dir)
 		if err != nil {
@@ -58,29 +54,8 @@ func savedPlanSource(given Source, f *planfile.File, path string) (Source, error
 			return Source{}, fmt.Errorf("the plan in %s was made for the stack in %s, not %s", path, o.Dir, dir)
 		}
 	}
-	gopts, diags := given.EvalOptions()
-	if diags.HasErrors() {
-		return Source{}, &DiagnosticsError{Diags: diags}
-	}
-	for _, name := range slices.Sorted(maps.Keys(gopts.Vars)) {
-		if v, ok := o.Vars[name]; !ok || v != gopts.Vars[name] {
-			return Source{}, differs("--var " + name)
-		}
-	}
-	if len(gopts.VarFileSources) > 0 {
-		same := len(gopts.VarFileSources) == len(o.VarFiles)
-		for i := 0; same && i < len(o.VarFiles); i++ {
-			same = string(gopts.VarFileSources[i].Src) == o.VarFiles[i].Content
-		}
-		if !same {
-			return Source{}, differs("--var-file")
-		}
-	}
-	for _, kv := range convoyEnv(given.Env) {
-		if !slices.Contains(o.Env, kv) {
-			name, _, _ := strings.Cut(kv, "=")
-			return Source{}, differs("the environment variable " + name)
-		}
+	if what := variablesDiffer(given.Variables, o.Variables); what != "" {
+		return Source{}, fmt.Errorf("%s differs from what the plan in %s was made with; run convoy plan again, or apply the plan without it", what, path)
 	}
 	// The plan's environment, which --env or CONVOY_ENV may only repeat.
 	if given.Environment != "" {
@@ -88,14 +63,61 @@ func savedPlanSource(given Source, f *planfile.File, path string) (Source, error
 			return Source{}, fmt.Errorf("the plan in %s: %w", path, err)
 		}
 	}
-	src := Source{Dir: o.Dir, Env: o.Env, Environment: f.Plan.Environment, SensitiveVars: given.SensitiveVars}
-	for _, name := range slices.Sorted(maps.Keys(o.Vars)) {
-		src.Vars = append(src.Vars, name+"="+o.Vars[name])
+	return Source{Dir: o.Dir, Environment: f.Plan.Environment, Variables: o.Variables}, nil
+}
+
+// variablesDiffer names the first value given that disagrees with the
+// values a plan was saved with ("" when none does): a --var (or caller's
+// value) that is not the plan's last value of the variable, --var-files of
+// other contents, a CONVOY_VAR_* the plan was not made with.
+func variablesDiffer(given, saved config.RawValues) string {
+	last := func(vals config.RawValues, src config.ValueSource) map[string]config.RawValue {
+		out := map[string]config.RawValue{}
+		for _, v := range vals {
+			if v.Source == src && !v.IsFile() {
+				out[v.Name] = v
+			}
+		}
+		return out
 	}
-	for _, vf := range o.VarFiles {
-		src.VarFileSources = append(src.VarFileSources, config.VarFile{Name: vf.Name, Src: []byte(vf.Content)})
+	for _, src := range []config.ValueSource{config.ValueFromCLIArg, config.ValueFromCaller} {
+		g, s := last(given, src), last(saved, src)
+		for _, name := range slices.Sorted(maps.Keys(g)) {
+			if v, ok := s[name]; !ok || v.Text != g[name].Text {
+				if src == config.ValueFromCLIArg {
+					return "--var " + name
+				}
+				return fmt.Sprintf("%s (var.%s)", g[name].Where, name)
+			}
+		}
 	}
-	return src, nil
+	files := func(vals config.RawValues) []string {
+		var out []string
+		for _, v := range vals {
+			if v.Source == config.ValueFromNamedFile {
+				out = append(out, string(v.File))
+			}
+		}
+		return out
+	}
+	if gf := files(given); len(gf) > 0 && !slices.Equal(gf, files(saved)) {
+		return "--var-file"
+	}
+	var env []config.RawValue
+	for _, v := range given {
+		if v.Source == config.ValueFromEnvVar {
+			env = append(env, v)
+		}
+	}
+	slices.SortStableFunc(env, func(a, b config.RawValue) int { return cmp.Compare(a.Where+"="+a.Text, b.Where+"="+b.Text) })
+	for _, v := range env {
+		if !slices.ContainsFunc(saved, func(s config.RawValue) bool {
+			return s.Source == v.Source && s.Name == v.Name && s.Text == v.Text
+		}) {
+			return "the environment variable " + v.Where
+		}
+	}
+	return ""
 }
 
 // sameDir reports whether two absolute paths name one directory, through

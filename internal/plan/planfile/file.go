@@ -34,7 +34,7 @@ const fileKind = "convoy-plan"
 // FileFormatVersion is the version of the plan file's layout, apart from
 // the --json schema (plan.FormatVersion): it changes when a file written
 // by one convoy cannot be applied by another.
-const FileFormatVersion = 3
+const FileFormatVersion = 4
 
 // planFile is the saved plan: JSON, mode 0600.
 type planFile struct {
@@ -57,27 +57,20 @@ type File struct {
 
 // Origin is what a plan was made from, so that `convoy apply plan.cvp`
 // works from any directory without repeating -C or --var: the stack
-// directory and every variable input. Values of sensitive variables are
-// stored as given, like the sensitive values in the rendered output.
+// directory and every variable value given. Values of sensitive variables
+// are stored as given, like the sensitive values in the rendered output.
 type Origin struct {
 	// Dir is the absolute stack directory.
 	Dir string
-	// Vars are the --var values, by name.
-	Vars map[string]string `json:",omitempty"`
-	// VarFiles are the --var-file files, in order, with their content.
-	VarFiles []VarFile `json:",omitempty"`
-	// Env are the CONVOY_VAR_* variables of the environment ("K=V").
-	Env []string `json:",omitempty"`
+	// Variables are the variable values given, in order, with their source
+	// and sensitivity (--var-file contents, CONVOY_VAR_*, --var, the
+	// controller's); not the stack's *.auto.vars.hcl files, which apply
+	// reads again (ConfigHash covers them).
+	Variables config.RawValues `json:",omitempty"`
 	// Clusters are the API servers the plan observed (kube.ClusterID), by
 	// cluster block name ("" for the default cluster): apply refuses to
 	// run the plan against other clusters.
 	Clusters map[string]string `json:",omitempty"`
-}
-
-// VarFile is a --var-file as it was read.
-type VarFile struct {
-	Name    string
-	Content string
 }
 
 // Write saves the plan with everything apply needs (rendered output,
@@ -88,7 +81,7 @@ func Write(path string, p *plan.Plan) error { return Save(path, &File{Plan: p}) 
 // Save is Write with the plan's origin.
 func Save(path string, f *File) error {
 	p := f.Plan
-	sensitive := p.HasSensitive() || (f.Origin != nil && (len(f.Origin.Vars) > 0 || len(f.Origin.VarFiles) > 0 || len(f.Origin.Env) > 0))
+	sensitive := p.HasSensitive() || (f.Origin != nil && len(f.Origin.Variables) > 0)
 	b, err := json.Marshal(planFile{Kind: fileKind, FormatVersion: FileFormatVersion, SensitiveValues: sensitive, Origin: f.Origin, Plan: p})
 	if err != nil {
 		return fmt.Errorf("encode plan: %w", err)
@@ -153,11 +146,13 @@ func readPlan(r io.Reader, name string) (*File, error) {
 }
 
 // ConfigHash identifies a stack configuration: its files (by name
-// relative to the stack directory and content), the content of the
-// --var-file files, the --var values and the CONVOY_VAR_* environment. Files
-// read by expressions (file("values.yaml")) are not included: a saved plan
-// carries their effect in its rendered output. The chosen environment and
-// its var_files (relative to the stack directory) are.
+// relative to the stack directory and content) and the variable values
+// given (opts.Variables: the *.auto.vars.hcl files by name and content,
+// --var-file contents, the CONVOY_VAR_*, --var and caller's values with
+// their sensitivity). Files read by expressions (file("values.yaml")) are
+// not included: a saved plan carries their effect in its rendered output.
+// The chosen environment and its var_files (relative to the stack
+// directory) are.
 func ConfigHash(cfg *config.Config, opts config.EvalOptions, environment string, envFiles []string) (string, error) {
 	h := sha256.New()
 	write := func(parts ...string) {
@@ -189,28 +184,22 @@ func ConfigHash(cfg *config.Config, opts config.EvalOptions, environment string,
 		}
 		write("environment-file", filepath.ToSlash(f), string(b))
 	}
-	for _, vf := range opts.VarFiles {
-		b, err := os.ReadFile(vf)
-		if err != nil {
-			return "", fmt.Errorf("hash the configuration: %w", err)
+	// In order of precedence, as Evaluate applies them. The name of a
+	// --var-file is not hashed: <(...) pipes are named anew on each run.
+	vals := slices.Clone(opts.Variables)
+	slices.SortStableFunc(vals, func(a, b config.RawValue) int { return cmp.Compare(a.Source, b.Source) })
+	for _, v := range vals {
+		switch {
+		case v.Source == config.ValueFromAutoFile:
+			write("auto-file", filepath.Base(v.Where), string(v.File))
+		case v.IsFile():
+			write("var-file", v.Source.String(), string(v.File))
+		default:
+			write("var", v.Source.String(), v.Name, v.Text)
 		}
-		write("var-file", string(b))
-	}
-	for _, vf := range opts.VarFileSources {
-		write("var-file", string(vf.Src))
-	}
-	for _, k := range slices.Sorted(maps.Keys(opts.Vars)) {
-		write("var", k, opts.Vars[k])
-	}
-	var env []string
-	for _, kv := range opts.Env {
-		if strings.HasPrefix(kv, config.EnvVarPrefix) {
-			env = append(env, kv)
+		if v.Sensitive {
+			write("sensitive")
 		}
-	}
-	slices.Sort(env)
-	for _, kv := range env {
-		write("env", kv)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
