@@ -2,10 +2,13 @@ package planfile
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
+	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan/plantest"
 	"github.com/convoy-sh/convoy/internal/plan/view"
 )
@@ -35,5 +38,37 @@ func TestPlanFileRoundTrip(t *testing.T) {
 	}
 	if _, err := readPlanBytes([]byte(`{}`)); err == nil {
 		t.Fatal("a non-plan was read")
+	}
+}
+
+// TestOriginRoundTrip: the variable values a plan was made with come back
+// with their source and sensitivity, and make the file sensitive.
+func TestOriginRoundTrip(t *testing.T) {
+	p := plantest.Sample()
+	secret := config.VariableValue(config.ValueFromCaller, "Secret shop/creds", "token", "s3cr3t")
+	secret.Sensitive = true
+	origin := &Origin{Dir: "/stacks/shop", Variables: config.RawValues{
+		config.VariablesFile(config.ValueFromNamedFile, "/dev/fd/63", []byte("replicas = 3\n")),
+		config.VariableValue(config.ValueFromEnvVar, "CONVOY_VAR_region", "region", "eu"),
+		config.VariableValue(config.ValueFromCLIArg, "--var", "replicas", "4"),
+		secret,
+	}}
+	path := filepath.Join(t.TempDir(), "p.cvp")
+	if err := Save(path, &File{Plan: p, Origin: origin}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Origin, origin) {
+		t.Fatalf("origin:\n%+v\nwant\n%+v", got.Origin, origin)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"SensitiveValues":true`)) {
+		t.Error("a file with variable values is not marked sensitive")
 	}
 }
