@@ -23,8 +23,9 @@ import (
 // inputs are a Stack's variable values and cluster kubeconfigs, read from
 // its spec and the ConfigMaps and Secrets it names.
 type inputs struct {
-	// vars are the variable values: the varsFrom objects' in order, then
-	// spec.vars; those from Secrets are sensitive.
+	// vars are the variable values, one a variable, by name: spec.vars win
+	// over varsFrom, later varsFrom objects over earlier ones. Values from
+	// Secrets are sensitive.
 	vars config.RawValues
 	// kubeconfigs are the cluster blocks' kubeconfig files (written under
 	// a temporary directory that cleanup removes).
@@ -48,6 +49,7 @@ func (e *configError) Error() string { return e.msg }
 // (a ConfigMap may serve several stacks); spec.vars must all be declared.
 func readInputs(ctx context.Context, c client.Reader, st *v1alpha1.Stack, sourceDigest string, declared map[string]*config.Variable, tmpDir string) (*inputs, error) {
 	in := &inputs{kubeconfigs: map[string]string{}, cleanup: func() {}}
+	given := map[string]config.RawValue{}
 	h := sha256.New()
 	fmt.Fprintf(h, "source\x00%s\x00env\x00%s\x00", sourceDigest, st.Spec.Environment)
 	for _, vf := range st.Spec.VarsFrom {
@@ -88,22 +90,20 @@ func readInputs(ctx context.Context, c client.Reader, st *v1alpha1.Stack, source
 			}
 			v := config.VariableValue(config.ValueFromCaller, where, k, data[k])
 			v.Sensitive = vf.Kind == "Secret"
-			in.vars = append(in.vars, v)
+			given[k] = v
 			if vf.Kind == "Secret" && data[k] != "" {
 				in.secrets = append(in.secrets, data[k])
 			}
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(st.Spec.Vars)) {
-		in.vars = append(in.vars, config.VariableValue(config.ValueFromCaller, "spec.vars", k, st.Spec.Vars[k]))
+	for k, v := range st.Spec.Vars {
+		given[k] = config.VariableValue(config.ValueFromCaller, "spec.vars", k, v)
 	}
-	// The value of each variable, the last one given.
-	last := map[string]config.RawValue{}
-	for _, v := range in.vars {
-		last[v.Name] = v
-	}
-	for _, k := range slices.Sorted(maps.Keys(last)) {
-		fmt.Fprintf(h, "var\x00%s\x00%s\x00%v\x00", k, last[k].Text, last[k].Sensitive)
+	// Only the value that wins is given: one overridden is not evaluated.
+	for _, k := range slices.Sorted(maps.Keys(given)) {
+		v := given[k]
+		in.vars = append(in.vars, v)
+		fmt.Fprintf(h, "var\x00%s\x00%s\x00%v\x00", k, v.Text, v.Sensitive)
 	}
 	if len(st.Spec.Clusters) > 0 {
 		dir, err := os.MkdirTemp(tmpDir, "kubeconfig-*")
