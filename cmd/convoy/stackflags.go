@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart/source"
@@ -51,8 +53,9 @@ func (f stackFlags) source() (run.Source, error) {
 	return run.Source{Dir: f.Dir, Variables: vals, Environment: env}, nil
 }
 
-// variables are the values of --var-file, of the CONVOY_VAR_* entries of
-// environ and of --var, each kind in the order given.
+// variables are the values of --var-file and of the CONVOY_VAR_* entries
+// of environ in the order given, then of --var: the last one of a name,
+// by name.
 func (f stackFlags) variables(environ []string) (config.RawValues, hcl.Diagnostics) {
 	var vals config.RawValues
 	var diags hcl.Diagnostics
@@ -62,12 +65,16 @@ func (f stackFlags) variables(environ []string) (config.RawValues, hcl.Diagnosti
 		vals = append(vals, v)
 	}
 	vals = append(vals, config.EnvVarValues(environ)...)
+	args := map[string]config.RawValue{}
 	for _, arg := range f.Vars {
 		v, d := config.ParseVarArg(arg)
 		diags = append(diags, d...)
 		if !d.HasErrors() {
-			vals = append(vals, v)
+			args[v.Name] = v
 		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(args)) {
+		vals = append(vals, args[name])
 	}
 	return vals, diags
 }
