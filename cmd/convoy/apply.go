@@ -106,7 +106,11 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 			return err
 		}
 	}
-	res, err := run.Apply(ctx, o.writerOptions(s), run.ApplyRequest{
+	opts, err := o.writerOptions(s)
+	if err != nil {
+		return err
+	}
+	res, err := run.Apply(ctx, opts, run.ApplyRequest{
 		Saved:    saved,
 		Plan:     req,
 		Atomic:   o.Atomic,

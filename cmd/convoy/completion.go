@@ -23,7 +23,11 @@ func completeReleases(f *stackFlags, one bool) func(*cobra.Command, []string, st
 		if one && len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		addrs, err := run.ReleaseAddresses(cmd.Context(), f.source())
+		src, err := f.source()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		addrs, err := run.ReleaseAddresses(cmd.Context(), src)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
 		}

@@ -57,7 +57,11 @@ Edges point from a release to what it depends on.`,
 }
 
 func (o graphOptions) Run(ctx context.Context, s streams) error {
-	ls, err := run.Load(ctx, o.Stack.source(), run.Ordered)
+	src, err := o.Stack.source()
+	if err != nil {
+		return err
+	}
+	ls, err := run.Load(ctx, src, run.Ordered)
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,11 @@ func (o initOptions) Run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	out, err := run.Init(ctx, run.Options{Source: o.Stack.source()}, run.InitRequest{Upgrade: o.Upgrade, Resolver: res, Warn: s.Err})
+	src, err := o.Stack.source()
+	if err != nil {
+		return err
+	}
+	out, err := run.Init(ctx, run.Options{Source: src}, run.InitRequest{Upgrade: o.Upgrade, Resolver: res, Warn: s.Err})
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,11 @@ type outputJSON struct {
 }
 
 func (o outputOptions) Run(ctx context.Context, s streams, names []string) error {
-	outs, err := run.Output(ctx, o.options(s), names)
+	opts, err := o.options(s)
+	if err != nil {
+		return err
+	}
+	outs, err := run.Output(ctx, opts, names)
 	if err != nil {
 		return err
 	}

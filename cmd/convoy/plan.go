@@ -78,7 +78,10 @@ func (o planOptions) Run(ctx context.Context, s streams) (err error) {
 	if req.Refresh, err = run.ParseRefresh(o.Refresh); err != nil {
 		return err
 	}
-	opts := o.options(s)
+	opts, err := o.options(s)
+	if err != nil {
+		return err
+	}
 	var traffic run.Traffic
 	if o.Stats {
 		req.Stats = &run.Stats{}

@@ -34,7 +34,11 @@ func newStatusCmd(s streams) *cobra.Command {
 	var selectors []string
 	cmd := newStackCmd("status", "Show every release of the stack: revision, status, chart, last update", "", cobra.NoArgs, &o,
 		func(ctx context.Context, _ []string) error {
-			rows, err := run.Status(ctx, o.options(s), run.StatusRequest{Selectors: selectors})
+			opts, err := o.options(s)
+			if err != nil {
+				return err
+			}
+			rows, err := run.Status(ctx, opts, run.StatusRequest{Selectors: selectors})
 			if err != nil {
 				return err
 			}
@@ -65,7 +69,11 @@ func newHistoryCmd(s streams) *cobra.Command {
 			if maxRevs < 1 {
 				return errors.New("--max must be at least 1")
 			}
-			_, h, err := run.History(ctx, o.options(s), args[0])
+			opts, err := o.options(s)
+			if err != nil {
+				return err
+			}
+			_, h, err := run.History(ctx, opts, args[0])
 			if err != nil {
 				return err
 			}
@@ -186,7 +194,10 @@ It holds the stack's lock, so it never runs beside an apply of the stack.`,
 				}
 				req.HistoryMax = &o.HistoryMax
 			}
-			opts := o.writerOptions(s)
+			opts, err := o.writerOptions(s)
+			if err != nil {
+				return err
+			}
 			opts.Clusters.Observer = run.LogEvents(s.Err)
 			inst, rel, err := run.Rollback(ctx, opts, req)
 			switch {
@@ -268,7 +279,11 @@ the stack left pending when that run is provably gone (it no longer holds the
 lock); recover is for the rest.`,
 		cobra.ExactArgs(1), &o,
 		func(ctx context.Context, args []string) error {
-			inst, rel, err := run.Recover(ctx, o.writerOptions(s), args[0])
+			opts, err := o.writerOptions(s)
+			if err != nil {
+				return err
+			}
+			inst, rel, err := run.Recover(ctx, opts, args[0])
 			if rel != nil {
 				fmt.Fprintf(s.Out, "%s revision %d is now failed: %s\n", inst.Name, rel.Version, rel.Description)
 			}
@@ -294,7 +309,11 @@ the lock is released whoever holds it.`,
 			if len(args) == 1 {
 				id = args[0]
 			}
-			out, err := run.ForceUnlock(ctx, o.options(s), id)
+			opts, err := o.options(s)
+			if err != nil {
+				return err
+			}
+			out, err := run.ForceUnlock(ctx, opts, id)
 			for _, u := range out {
 				if u.Holder == "" {
 					fmt.Fprintf(s.Out, "Stack %q was not locked on %s.\n", u.Stack, u.Cluster.Describe())
@@ -326,7 +345,11 @@ and uninstalls them, dependents first.`,
 			if o.Parallelism < 1 {
 				return errors.New("--parallelism must be at least 1")
 			}
-			res, err := run.Destroy(ctx, o.writerOptions(s), run.ApplyRequest{
+			opts, err := o.writerOptions(s)
+			if err != nil {
+				return err
+			}
+			res, err := run.Destroy(ctx, opts, run.ApplyRequest{
 				Plan:        o.Selection.request(),
 				KeepHistory: o.KeepHistory,
 				Review:      reviewPlan(s, o.View, o.AutoApprove, "Destroy these releases?"),

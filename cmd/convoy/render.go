@@ -60,7 +60,11 @@ func (o renderOptions) Run(ctx context.Context, s streams) error {
 	if o.Parallelism < 1 {
 		return errors.New("--parallelism must be at least 1")
 	}
-	ls, results, err := run.Render(ctx, run.Options{Source: o.Stack.source(), ChartCache: chartCache(), Parallelism: o.Parallelism}, run.RenderRequest{
+	src, err := o.Stack.source()
+	if err != nil {
+		return err
+	}
+	ls, results, err := run.Render(ctx, run.Options{Source: src, ChartCache: chartCache(), Parallelism: o.Parallelism}, run.RenderRequest{
 		Release: o.Release, Selectors: o.Selectors, KubeVersion: o.KubeVersion, APIVersions: o.APIVersions,
 	})
 	if err != nil {

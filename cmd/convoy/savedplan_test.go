@@ -139,3 +139,46 @@ func TestSavedPlanAppliesAfterItsStackDirectoryIsGone(t *testing.T) {
 		t.Fatalf("applied message %q", data["message"])
 	}
 }
+
+// A saved plan is applied with the CONVOY_VAR_* values it was made with,
+// and with the stack's *.auto.vars.hcl files as they are now: a changed
+// one makes the plan stale.
+func TestSavedPlanEnvironmentAndAutoFiles(t *testing.T) {
+	ns := cluster.Namespace(t)
+	t.Setenv("KUBECONFIG", cluster.Kubeconfig())
+	dir := writeStack(t, varStack(appChart(t), ns))
+	auto := filepath.Join(dir, "message.auto.vars.hcl")
+	if err := os.WriteFile(auto, []byte(`message = "from-auto"`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	planPath := filepath.Join(t.TempDir(), "p.cvp")
+	t.Setenv("CONVOY_VAR_token", "tok-1")
+	if code, out, errOut := runConvoy(t, "plan", "-C", dir, "--out", planPath); code != 0 {
+		t.Fatalf("plan --out: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := runConvoy(t, "show", planPath); code != 0 || !strings.Contains(out, "with CONVOY_VAR_token") || strings.Contains(out, "tok-1") {
+		t.Fatalf("show: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Setenv("CONVOY_VAR_token", "tok-2")
+	code, _, errOut := runConvoy(t, "apply", planPath)
+	if code != 1 || !strings.Contains(errOut, "the environment variable CONVOY_VAR_token differs") {
+		t.Fatalf("apply with another CONVOY_VAR_token: exit %d\n%s", code, errOut)
+	}
+	t.Setenv("CONVOY_VAR_token", "tok-1")
+	if err := os.WriteFile(auto, []byte(`message = "changed"`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runConvoy(t, "apply", planPath)
+	if code == 0 || !strings.Contains(errOut, "stale") {
+		t.Fatalf("apply after the auto file changed: exit %d\n%s", code, errOut)
+	}
+	if err := os.WriteFile(auto, []byte(`message = "from-auto"`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runConvoy(t, "apply", planPath); code != 0 {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if data, _ := cmData(t, ns, "api-config"); data["message"] != "from-auto" {
+		t.Fatalf("applied message %q", data["message"])
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan/view"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/cobra"
@@ -57,18 +58,7 @@ func (o showOptions) Run(_ context.Context, s streams, path string) error {
 	fmt.Fprintf(s.Out, "Saved plan of stack %q, made %s", p.Stack, p.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
 	if o := f.Origin; o != nil {
 		fmt.Fprintf(s.Out, " in %s", o.Dir)
-		var vars []string
-		for name := range o.Vars {
-			vars = append(vars, "--var "+name)
-		}
-		for _, vf := range o.VarFiles {
-			vars = append(vars, "--var-file "+vf.Name)
-		}
-		for _, kv := range o.Env {
-			name, _, _ := strings.Cut(kv, "=")
-			vars = append(vars, name)
-		}
-		slices.Sort(vars)
+		vars := givenVariables(o.Variables)
 		if len(vars) > 0 {
 			fmt.Fprintf(s.Out, "\nwith %s", strings.Join(vars, ", "))
 		}
@@ -85,4 +75,33 @@ func (o showOptions) Run(_ context.Context, s streams, path string) error {
 	}
 	fmt.Fprint(s.Out, ".\n\n")
 	return o.View.text(s.Out, p)
+}
+
+// givenVariables names the variable values a plan was made with, sorted:
+// "--var NAME" (once a name), "--var-file FILE", "CONVOY_VAR_NAME" and
+// "var.NAME from WHERE" for the controller's values.
+func givenVariables(vals config.RawValues) []string {
+	var out []string
+	vars := map[string]bool{}
+	for _, v := range vals {
+		switch v.Source {
+		case config.ValueFromCLIArg:
+			if !vars[v.Name] {
+				vars[v.Name] = true
+				out = append(out, "--var "+v.Name)
+			}
+		case config.ValueFromNamedFile:
+			out = append(out, "--var-file "+v.Where)
+		case config.ValueFromEnvVar:
+			out = append(out, v.Where)
+		default:
+			if v.IsFile() {
+				out = append(out, v.Where)
+				continue
+			}
+			out = append(out, fmt.Sprintf("var.%s from %s", v.Name, v.Where))
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -137,6 +137,29 @@ func TestValidateVarFile(t *testing.T) {
 	}
 }
 
+// TestBadVariableValueNamesItsSource: a value of the wrong type is reported
+// with where it came from, whatever the source; a malformed --var or an
+// unreadable --var-file is a diagnostic (in --json too).
+func TestBadVariableValueNamesItsSource(t *testing.T) {
+	t.Setenv("CONVOY_VAR_api_replicas", "many")
+	code, _, errOut := runConvoy(t, "validate", "-C", "../../examples/shop")
+	if code != 1 || !strings.Contains(errOut, "The value for var.api_replicas from CONVOY_VAR_api_replicas is not a number") {
+		t.Fatalf("CONVOY_VAR_api_replicas=many: exit %d\n%s", code, errOut)
+	}
+	code, _, errOut = runConvoy(t, "validate", "-C", "../../examples/shop", "--var", "api_replicas=lots")
+	if code != 1 || !strings.Contains(errOut, "The value for var.api_replicas from --var is not a number") {
+		t.Fatalf("--var api_replicas=lots: exit %d\n%s", code, errOut)
+	}
+	code, _, errOut = runConvoy(t, "validate", "-C", "../../examples/shop", "--var", "api_replicas=3", "--var-file", filepath.Join(t.TempDir(), "missing.vars.hcl"))
+	if code != 1 || !strings.Contains(errOut, "Cannot read variables file") || !strings.Contains(errOut, "missing.vars.hcl") {
+		t.Fatalf("missing --var-file: exit %d\n%s", code, errOut)
+	}
+	code, out, _ := runConvoy(t, "validate", "--json", "-C", "../../examples/shop", "--var", "nope")
+	if code != 1 || !strings.Contains(out, `"valid": false`) || !strings.Contains(out, `is not of the form name=value`) {
+		t.Fatalf("validate --json --var nope: exit %d\n%s", code, out)
+	}
+}
+
 func TestGraphFormats(t *testing.T) {
 	for _, format := range []string{"text", "dot", "mermaid"} {
 		t.Run(format, func(t *testing.T) {

@@ -2,13 +2,16 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/pflag"
 )
 
@@ -34,14 +37,46 @@ func addDirFlag(fs *pflag.FlagSet, dir *string) {
 	fs.StringVarP(dir, "dir", "C", ".", "the stack directory")
 }
 
-// source is the stack the flags name, with the process environment for
-// CONVOY_VAR_* values.
-func (f stackFlags) source() run.Source {
+// source is the stack the flags name, with the variable values the flags
+// and the process environment (CONVOY_VAR_*) give, read here once (a
+// --var-file may be a pipe). A malformed --var or an unreadable --var-file
+// is a *run.DiagnosticsError.
+func (f stackFlags) source() (run.Source, error) {
 	env := f.Env
 	if env == "" {
 		env = os.Getenv(config.EnvEnvironment)
 	}
-	return run.Source{Dir: f.Dir, Vars: f.Vars, VarFiles: f.VarFiles, Env: os.Environ(), Environment: env}
+	vals, diags := f.variables(os.Environ())
+	if diags.HasErrors() {
+		return run.Source{}, &run.DiagnosticsError{Diags: diags}
+	}
+	return run.Source{Dir: f.Dir, Variables: vals, Environment: env}, nil
+}
+
+// variables are the values of --var-file and of the CONVOY_VAR_* entries
+// of environ in the order given, then of --var: the last one of a name,
+// by name.
+func (f stackFlags) variables(environ []string) (config.RawValues, hcl.Diagnostics) {
+	var vals config.RawValues
+	var diags hcl.Diagnostics
+	for _, path := range f.VarFiles {
+		v, d := config.ReadVarFile(path)
+		diags = append(diags, d...)
+		vals = append(vals, v)
+	}
+	vals = append(vals, config.EnvVarValues(environ)...)
+	args := map[string]config.RawValue{}
+	for _, arg := range f.Vars {
+		v, d := config.ParseVarArg(arg)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			args[v.Name] = v
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(args)) {
+		vals = append(vals, args[name])
+	}
+	return vals, diags
 }
 
 // clusterFlags choose the default cluster (for releases without a cluster
@@ -86,24 +121,29 @@ func addParallelismFlag(fs *pflag.FlagSet, p *int, what string) {
 }
 
 // options are the run's options; the API servers' warnings go to s.Err.
-func (f stackRun) options(s streams) run.Options {
+// It fails as source does.
+func (f stackRun) options(s streams) (run.Options, error) {
+	src, err := f.Stack.source()
+	if err != nil {
+		return run.Options{}, err
+	}
 	c := f.Cluster
 	return run.Options{
-		Source:      f.Stack.source(),
+		Source:      src,
 		Clusters:    run.ClusterOptions{Kubeconfig: c.Kubeconfig, Context: c.Context, QPS: c.QPS, Burst: c.Burst, StorageDriver: c.StorageDriver, Warnings: s.Err},
 		ChartCache:  chartCache(),
 		Parallelism: f.Parallelism,
 		Grace:       f.Grace,
-	}
+	}, nil
 }
 
 // writerOptions are the options of a command that changes the stack: what
 // the run does on its own (a dead holder's lock taken over, an interrupted
 // run's record marked failed) is printed as a warning.
-func (f stackRun) writerOptions(s streams) run.Options {
-	o := f.options(s)
+func (f stackRun) writerOptions(s streams) (run.Options, error) {
+	o, err := f.options(s)
 	o.Announce = func(msg string) { fmt.Fprintf(s.Err, "Warning: %s\n", msg) }
-	return o
+	return o, err
 }
 
 // chartCache is the chart cache directory from the environment

@@ -80,7 +80,11 @@ func (o testOptions) Run(ctx context.Context, s streams, names []string) error {
 	if err != nil {
 		return err
 	}
-	runs, err := run.Test(ctx, o.options(s), run.TestRequest{Releases: names, Selectors: o.Selectors, Timeout: o.Timeout, Only: only, Skip: skip, Logs: o.Logs})
+	opts, err := o.options(s)
+	if err != nil {
+		return err
+	}
+	runs, err := run.Test(ctx, opts, run.TestRequest{Releases: names, Selectors: o.Selectors, Timeout: o.Timeout, Only: only, Skip: skip, Logs: o.Logs})
 	if err != nil && len(runs) == 0 {
 		return err
 	}

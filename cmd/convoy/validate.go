@@ -47,7 +47,12 @@ type validateResult struct {
 }
 
 func (o validateOptions) Run(ctx context.Context, s streams) error {
-	ls, err := run.Validate(ctx, run.Options{Source: o.Stack.source(), ChartCache: chartCache()})
+	// A malformed --var is reported as the stack's errors are (--json too).
+	ls := &run.Loaded{}
+	src, err := o.Stack.source()
+	if err == nil {
+		ls, err = run.Validate(ctx, run.Options{Source: src, ChartCache: chartCache()})
+	}
 	diags := ls.Warnings
 	var de *run.DiagnosticsError
 	switch {

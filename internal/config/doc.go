@@ -9,6 +9,12 @@
 //     plus variable values into cty values: variables, locals, clusters,
 //     repositories, and one ReleaseInstance per expanded release block.
 //
+// Variable values are collected at the edge, not here: the command line and
+// the controller hand Evaluate RawValues, each with its ValueSource
+// (variable_values.go has the helpers that read *.auto.vars.hcl, a
+// --var-file, a --var and CONVOY_VAR_* entries of an environment given to
+// them). The package never reads the process environment.
+//
 // Release attributes only known after apply (revision, status, resources)
 // evaluate to unknown cty values; Stack.EvaluateRelease re-evaluates a single
 // instance once its dependencies' real values are known. Sensitive values

@@ -55,7 +55,7 @@ func TestEnvironments(t *testing.T) {
 		// var_files (relative to the stack directory) then vars.
 		{name: "prod", opts: EvalOptions{Environment: "prod"}, ns: "shop-prod", tier: "gold", replicas: 5, id: "s.prod", envFiles: "envs/prod.vars.hcl"},
 		// --var-file and --var come after the environment.
-		{name: "prod with --var-file", opts: EvalOptions{Environment: "prod", VarFiles: []string{varFile}, Vars: map[string]string{"replicas": "4"}}, ns: "shop-prod", tier: "cli", replicas: 4, id: "s.prod", envFiles: "envs/prod.vars.hcl"},
+		{name: "prod with --var-file", opts: EvalOptions{Environment: "prod", Variables: append(varFiles(t, varFile), cliVars(t, "replicas=4")...)}, ns: "shop-prod", tier: "cli", replicas: 4, id: "s.prod", envFiles: "envs/prod.vars.hcl"},
 		{name: "none chosen", wantDiagnosis: `main.hcl:14:1: error: No environment chosen: The stack declares the environments "prod", "staging" and none named "default"`},
 		{name: "unknown", opts: EvalOptions{Environment: "qa"}, wantDiagnosis: `error: Unknown environment: The stack declares no environment "qa". Declared environments: "prod", "staging".`},
 	}

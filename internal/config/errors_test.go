@@ -34,7 +34,7 @@ func TestDiagnosticLocations(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.stack+"@"+tt.at, func(t *testing.T) {
 			dir := filepath.Join("testdata/invalid", tt.stack)
-			diags := loadAndEvaluate(dir, EvalOptions{Env: testEnv})
+			diags := loadAndEvaluate(dir, EvalOptions{Variables: EnvVarValues(testEnv)})
 			var found []string
 			for _, d := range diags {
 				if d.Subject == nil {

@@ -16,21 +16,14 @@ import (
 )
 
 // EvalOptions are the inputs of an evaluation besides the configuration.
+// Evaluate reads neither the process environment nor files named outside
+// the stack: the caller collects the variable values (RawValues).
 type EvalOptions struct {
-	// VarFiles are --var-file paths, applied in order after the stack's
-	// *.auto.vars.hcl files.
-	VarFiles []string
-	// VarFileSources are variables files already read (ReadVarFile, or
-	// the contents a saved plan recorded), applied in order after VarFiles.
-	VarFileSources []VarFile
-	// Vars are --var name=value pairs, the highest precedence.
-	Vars map[string]string
-	// SensitiveVars are variables whose values are sensitive whatever
-	// their declaration says (the controller's values from Secrets).
-	SensitiveVars map[string]bool
-	// Env is the process environment ("K=V"), read for CONVOY_VAR_* values.
-	// The library never reads os.Environ itself.
-	Env []string
+	// Variables are the variable values given: *.auto.vars.hcl files
+	// (ReadAutoVarFiles), --var-file files, CONVOY_VAR_* and --var values,
+	// the controller's. They apply by the precedence of their sources (see
+	// ValueSource) and in order within a source.
+	Variables RawValues
 	// Environment names the environment block to use ("": the one named
 	// "default", if the stack declares environments).
 	Environment string

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,7 +37,7 @@ func evaluateSources(t *testing.T, files map[string]string, opts EvalOptions) (*
 	if diags.HasErrors() {
 		return nil, formatDiags(dir, diags)
 	}
-	stack, diags := Evaluate(context.Background(), cfg, opts)
+	stack, diags := evaluateAsRun(cfg, opts)
 	return stack, formatDiags(dir, diags)
 }
 
@@ -67,10 +66,10 @@ release "r" {
 	}{
 		{"default", false, EvalOptions{}, 1},
 		{"auto vars file", true, EvalOptions{}, 2},
-		{"var file over auto", true, EvalOptions{VarFiles: []string{varFile}}, 3},
-		{"env over var file", true, EvalOptions{VarFiles: []string{varFile}, Env: []string{"CONVOY_VAR_v=4"}}, 4},
-		{"--var over env", true, EvalOptions{VarFiles: []string{varFile}, Env: []string{"CONVOY_VAR_v=4"}, Vars: map[string]string{"v": "5"}}, 5},
-		{"other env ignored", false, EvalOptions{Env: []string{"CONVOY_VAR_w=9", "V=7"}}, 1},
+		{"var file over auto", true, EvalOptions{Variables: varFiles(t, varFile)}, 3},
+		{"env over var file", true, EvalOptions{Variables: append(varFiles(t, varFile), EnvVarValues([]string{"CONVOY_VAR_v=4"})...)}, 4},
+		{"--var over env", true, EvalOptions{Variables: append(append(varFiles(t, varFile), EnvVarValues([]string{"CONVOY_VAR_v=4"})...), cliVars(t, "v=5")...)}, 5},
+		{"other env ignored", false, EvalOptions{Variables: EnvVarValues([]string{"CONVOY_VAR_w=9", "V=7"})}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,13 +95,13 @@ func TestVariableErrors(t *testing.T) {
 		{
 			"--var for undeclared variable",
 			`variable "a" { default = 1 }`,
-			EvalOptions{Vars: map[string]string{"b": "1"}},
+			EvalOptions{Variables: cliVars(t, "b=1")},
 			[]string{`-: error: Value for undeclared variable: --var sets "b"`},
 		},
 		{
 			"--var not convertible",
 			`variable "a" { type = number }`,
-			EvalOptions{Vars: map[string]string{"a": "x"}},
+			EvalOptions{Variables: cliVars(t, "a=x")},
 			[]string{`main.hcl:1:1: error: Invalid value for variable: The value for var.a from --var is not a number`},
 		},
 		{
@@ -114,7 +113,7 @@ release "r" {
   chart  = "./c"
   labels = { n = join(",", var.a) }
 }`,
-			EvalOptions{Vars: map[string]string{"a": `["x", "y"]`}},
+			EvalOptions{Variables: cliVars(t, `a=["x", "y"]`)},
 			nil,
 		},
 		{
@@ -168,7 +167,7 @@ release "r" {
   values        = [{ auth = { password = var.pw, user = "app" } }, "a: 1"]
   set           = { "x" = "plain" }
   set_sensitive = { "y" = "literal" }
-}`}, EvalOptions{Vars: map[string]string{"pw": "hunter2"}})
+}`}, EvalOptions{Variables: cliVars(t, "pw=hunter2")})
 	r := s.Releases[0]
 	if !r.SetSensitive["y"].HasMark(Sensitive) {
 		t.Error("set_sensitive value is not marked")

@@ -1,10 +1,10 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
-	"sort"
-	"strings"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
@@ -13,20 +13,17 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 )
 
-// EnvVarPrefix prefixes environment variables that set stack variables:
-// CONVOY_VAR_replicas=3.
-const EnvVarPrefix = "CONVOY_VAR_"
-
 // varValue is a raw value for a variable and where it came from.
 type varValue struct {
-	val   cty.Value
-	rng   *hcl.Range // nil for values from the command line or environment
-	where string     // for messages: "--var", "CONVOY_VAR_x", a file name
+	val       cty.Value
+	rng       *hcl.Range // nil for values given as text (--var, CONVOY_VAR_*, the controller's)
+	where     string     // for messages: "--var", "CONVOY_VAR_x", a file name
+	sensitive bool       // marked sensitive whatever the declaration says
 }
 
 // evalVariables resolves every declared variable from (lowest to highest
 // precedence) defaults, *.auto.vars.hcl, the environment's var_files and
-// vars, --var-file, CONVOY_VAR_* and --var,
+// vars, --var-file, CONVOY_VAR_*, --var and the caller's values,
 // converts to the declared type, checks validations and marks sensitive
 // values.
 func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
@@ -57,30 +54,8 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 		}
 	}
 
-	// Variable files: auto files in name order, then the environment's
-	// var_files and vars, then --var-file in order.
-	type varFile struct {
-		path  string
-		stack string // the name in the stack directory, which it may not leave; "" for --var-file
-		src   []byte // already read (VarFileSources)
-	}
-	readFile := func(vf varFile) {
-		f := vf.path
-		var src []byte
-		var d hcl.Diagnostics
-		switch {
-		case vf.src != nil:
-			src = vf.src
-		case vf.stack != "":
-			src, d = readConfigFile(cfg.Dir, vf.stack)
-		default:
-			src, d = readVarFileArg(f)
-		}
-		diags = append(diags, d...)
-		if d.HasErrors() {
-			return
-		}
-		vals, bad, d := parseVarFile(f, src)
+	readFile := func(path string, src []byte, sensitive bool) {
+		vals, bad, d := parseVarFile(path, src)
 		diags = append(diags, d...)
 		for name := range bad {
 			failed[name] = true
@@ -91,20 +66,54 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagWarning,
 					Summary:  "Value for undeclared variable",
-					Detail:   fmt.Sprintf("%s sets %q, but the stack declares no such variable; the value is ignored.", f, name),
+					Detail:   fmt.Sprintf("%s sets %q, but the stack declares no such variable; the value is ignored.", path, name),
 					Subject:  vv.rng,
 				})
 				continue
 			}
+			vv.sensitive = sensitive
 			given[name] = vv
 		}
 	}
-	if cfg.Dir != "" {
-		matches, _ := filepath.Glob(filepath.Join(cfg.Dir, "*.auto.vars.hcl"))
-		sort.Strings(matches)
-		for _, m := range matches {
-			readFile(varFile{path: m, stack: filepath.Base(m)})
+	readText := func(rv RawValue) {
+		if _, declared := cfg.Variables[rv.Name]; !declared {
+			if rv.Source == ValueFromEnvVar {
+				return // the environment may hold values for other stacks
+			}
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Value for undeclared variable",
+				Detail:   fmt.Sprintf("%s sets %q, but the stack declares no variable of that name.", rv.Where, rv.Name),
+			})
+			return
 		}
+		vv, d := textValue(rv, types[rv.Name])
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			failed[rv.Name] = true
+		} else {
+			given[rv.Name] = vv
+		}
+	}
+	apply := func(rv RawValue) {
+		if rv.IsFile() {
+			readFile(rv.Where, rv.File, rv.Sensitive)
+		} else {
+			readText(rv)
+		}
+	}
+
+	// By precedence, stably: auto files, then the environment's var_files
+	// and vars, then the rest.
+	values := slices.Clone(opts.Variables)
+	slices.SortStableFunc(values, func(a, b RawValue) int { return cmp.Compare(a.Source, b.Source) })
+	i := 0
+	for ; i < len(values) && values[i].Source <= ValueFromAutoFile; i++ {
+		if values[i].Source != ValueFromAutoFile {
+			diags = append(diags, invalidSource(values[i]))
+			continue
+		}
+		apply(values[i])
 	}
 	env, d := e.selectEnvironment(opts)
 	diags = append(diags, d...)
@@ -115,7 +124,11 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 		diags = append(diags, d...)
 		for _, f := range files {
 			e.envFiles = append(e.envFiles, f)
-			readFile(varFile{path: filepath.Join(cfg.Dir, f), stack: f})
+			if src, d := readConfigFile(cfg.Dir, f); d.HasErrors() {
+				diags = append(diags, d...)
+			} else {
+				readFile(filepath.Join(cfg.Dir, f), src, false)
+			}
 		}
 		vals, d := e.environmentVars(env)
 		diags = append(diags, d...)
@@ -123,67 +136,12 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 			given[name] = vv
 		}
 	}
-	for _, f := range opts.VarFiles {
-		readFile(varFile{path: f})
-	}
-	for _, vf := range opts.VarFileSources {
-		readFile(varFile{path: vf.Name, src: vf.Src})
-	}
-
-	raw := func(name, s, where string) (varValue, hcl.Diagnostics) {
-		// Primitive values are taken as strings and converted to the type
-		// later; only collections and objects are parsed as HCL.
-		if ty := types[name]; ty.IsPrimitiveType() || ty == cty.DynamicPseudoType {
-			return varValue{val: cty.StringVal(s), where: where}, nil
-		}
-		fname := fmt.Sprintf("<value for var.%s>", name)
-		if d := checkSource(fname, []byte(s)); d.HasErrors() {
-			return varValue{}, d
-		}
-		expr, d := hclsyntax.ParseExpression([]byte(s), fname, hcl.InitialPos)
-		if d.HasErrors() {
-			return varValue{}, d
-		}
-		val, d := expr.Value(nil)
-		return varValue{val: val, where: where}, d
-	}
-
-	// Environment, in sorted order so that duplicates resolve the same way
-	// every time (the last one wins, as with a shell).
-	for _, kv := range opts.Env {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || !strings.HasPrefix(k, EnvVarPrefix) {
+	for ; i < len(values); i++ {
+		if _, ok := valueSourceNames[values[i].Source]; !ok {
+			diags = append(diags, invalidSource(values[i]))
 			continue
 		}
-		name := strings.TrimPrefix(k, EnvVarPrefix)
-		if _, declared := cfg.Variables[name]; !declared {
-			continue // the environment may hold values for other stacks
-		}
-		vv, d := raw(name, v, k)
-		diags = append(diags, d...)
-		if d.HasErrors() {
-			failed[name] = true
-		} else {
-			given[name] = vv
-		}
-	}
-
-	for _, name := range sortedKeys(opts.Vars) {
-		if _, declared := cfg.Variables[name]; !declared {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Value for undeclared variable",
-				Detail:   fmt.Sprintf("--var sets %q, but the stack declares no variable of that name.", name),
-			})
-			continue
-		}
-		vv, d := raw(name, opts.Vars[name], "--var")
-		diags = append(diags, d...)
-		if d.HasErrors() {
-			failed[name] = true
-		} else {
-			given[name] = vv
-		}
+		apply(values[i])
 	}
 
 	for _, name := range sortedKeys(cfg.Variables) {
@@ -223,13 +181,44 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 			e.vars[name] = cty.UnknownVal(types[name])
 			continue
 		}
-		if v.Sensitive || opts.SensitiveVars[name] {
+		if v.Sensitive || vv.sensitive {
 			conv = conv.Mark(Sensitive)
 		}
 		e.vars[name] = conv
 		diags = append(diags, e.checkValidations(v, conv, vv)...)
 	}
 	return diags
+}
+
+// textValue reads a value given as text. Values of primitive types are
+// taken as strings and converted to the type later; only collections and
+// objects are parsed as HCL.
+func textValue(rv RawValue, ty cty.Type) (varValue, hcl.Diagnostics) {
+	vv := varValue{where: rv.Where, sensitive: rv.Sensitive}
+	if ty.IsPrimitiveType() || ty == cty.DynamicPseudoType {
+		vv.val = cty.StringVal(rv.Text)
+		return vv, nil
+	}
+	fname := fmt.Sprintf("<value for var.%s>", rv.Name)
+	if d := checkSource(fname, []byte(rv.Text)); d.HasErrors() {
+		return varValue{}, d
+	}
+	expr, d := hclsyntax.ParseExpression([]byte(rv.Text), fname, hcl.InitialPos)
+	if d.HasErrors() {
+		return varValue{}, d
+	}
+	val, d := expr.Value(nil)
+	vv.val = val
+	return vv, d
+}
+
+// invalidSource reports a value of no known source: a bug of the caller.
+func invalidSource(rv RawValue) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Invalid variable value",
+		Detail:   fmt.Sprintf("The value from %s has no valid source (%s).", rv.Where, rv.Source),
+	}
 }
 
 // checkValidations evaluates a variable's validation blocks. Conditions may

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -34,7 +33,7 @@ func FuzzLoadEvaluate(f *testing.F) {
 		if cfg == nil {
 			t.Fatal("LoadSources returned no config")
 		}
-		stack, diags := Evaluate(context.Background(), cfg, EvalOptions{Env: testEnv})
+		stack, diags := evaluateAsRun(cfg, EvalOptions{Variables: EnvVarValues(testEnv)})
 		checkDiags(t, diags)
 		if stack == nil {
 			if !diags.HasErrors() {

@@ -2,7 +2,6 @@ package config
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -181,7 +180,7 @@ func TestValidStacks(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatalf("load:\n%s", formatDiags(dir, diags))
 			}
-			stack, diags := Evaluate(context.Background(), cfg, EvalOptions{Env: testEnv})
+			stack, diags := evaluateAsRun(cfg, EvalOptions{Variables: EnvVarValues(testEnv)})
 			if diags.HasErrors() {
 				t.Fatalf("evaluate:\n%s", formatDiags(dir, diags))
 			}
@@ -199,7 +198,7 @@ func TestInvalidStacks(t *testing.T) {
 	for _, name := range subdirs(t, "testdata/invalid") {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join("testdata/invalid", name)
-			diags := loadAndEvaluate(dir, EvalOptions{Env: testEnv})
+			diags := loadAndEvaluate(dir, EvalOptions{Variables: EnvVarValues(testEnv)})
 			if !diags.HasErrors() {
 				t.Fatalf("expected errors, got none")
 			}
@@ -213,6 +212,6 @@ func loadAndEvaluate(dir string, opts EvalOptions) hcl.Diagnostics {
 	if diags.HasErrors() {
 		return diags
 	}
-	_, d := Evaluate(context.Background(), cfg, opts)
+	_, d := evaluateAsRun(cfg, opts)
 	return append(diags, d...)
 }

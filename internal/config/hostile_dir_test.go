@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // TestHostileStackDirectory loads and evaluates stack directories with
@@ -250,7 +251,7 @@ func TestVarFileArgument(t *testing.T) {
 		t.Fatal(diags)
 	}
 	withDeadline(t, func() {
-		_, diags = Evaluate(context.Background(), cfg, EvalOptions{VarFiles: []string{"/dev/zero"}})
+		_, diags = ReadVarFile("/dev/zero")
 	})
 	if got := formatDiags(dir, diags); !strings.Contains(got, "File too large") {
 		t.Errorf("diagnostics: %s", got)
@@ -268,10 +269,15 @@ func TestVarFileArgument(t *testing.T) {
 	}()
 	var stack *Stack
 	withDeadline(t, func() {
-		stack, diags = Evaluate(context.Background(), cfg, EvalOptions{VarFiles: []string{fifo}})
+		var vf RawValue
+		if vf, diags = ReadVarFile(fifo); !diags.HasErrors() {
+			stack, diags = Evaluate(context.Background(), cfg, EvalOptions{Variables: RawValues{vf}})
+		}
 	})
 	if diags.HasErrors() {
 		t.Fatal(formatDiags(dir, diags))
 	}
-	_ = stack
+	if got := stack.ev.vars["v"]; !got.RawEquals(cty.NumberIntVal(2)) {
+		t.Errorf("var.v = %#v, want 2 from the pipe", got)
+	}
 }

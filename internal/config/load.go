@@ -24,8 +24,9 @@ const (
 )
 
 // LoadDir reads every *.hcl file in dir, except *.vars.hcl files (variable
-// values, see EvalOptions) and the lock file, and decodes them into a Config. Files are read in
-// name order so that diagnostics come out in a stable order.
+// values, see ReadAutoVarFiles and ReadVarFile) and the lock file, and
+// decodes them into a Config. Files are read in name order so that
+// diagnostics come out in a stable order.
 func LoadDir(dir string) (*Config, hcl.Diagnostics) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -112,25 +113,7 @@ func readConfigFile(dir, name string) ([]byte, hcl.Diagnostics) {
 	return src, nil
 }
 
-// readVarFileArg reads a --var-file. The path comes from the command line,
-// not the stack, so it may lead anywhere and be a pipe (--var-file
-// <(...)); it is read up to MaxFileSize bytes.
-// VarFile is a --var-file read: the name it was given by and its content.
-type VarFile struct {
-	Name string
-	Src  []byte
-}
-
-// ReadVarFile reads a --var-file argument once (it may be a pipe such as
-// <(sops -d vars.hcl)), with the size limit of stack files.
-func ReadVarFile(path string) (VarFile, hcl.Diagnostics) {
-	src, diags := readVarFileArg(path)
-	if src == nil {
-		src = []byte{}
-	}
-	return VarFile{Name: path, Src: src}, diags
-}
-
+// readVarFileArg reads a --var-file (ReadVarFile) up to MaxFileSize bytes.
 func readVarFileArg(path string) ([]byte, hcl.Diagnostics) {
 	bad := func(err error) ([]byte, hcl.Diagnostics) {
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read variables file", Detail: err.Error()}}

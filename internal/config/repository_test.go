@@ -19,7 +19,7 @@ func evalInline(t *testing.T, src string) (*Stack, string, []string) {
 	var st *Stack
 	if !diags.HasErrors() {
 		var d = diags
-		st, d = Evaluate(context.Background(), cfg, EvalOptions{Env: testEnv})
+		st, d = Evaluate(context.Background(), cfg, EvalOptions{Variables: EnvVarValues(testEnv)})
 		diags = append(diags, d...)
 	}
 	var out []string

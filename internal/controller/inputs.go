@@ -23,8 +23,10 @@ import (
 // inputs are a Stack's variable values and cluster kubeconfigs, read from
 // its spec and the ConfigMaps and Secrets it names.
 type inputs struct {
-	vars      map[string]string
-	sensitive map[string]bool
+	// vars are the variable values, one a variable, by name: spec.vars win
+	// over varsFrom, later varsFrom objects over earlier ones. Values from
+	// Secrets are sensitive.
+	vars config.RawValues
 	// kubeconfigs are the cluster blocks' kubeconfig files (written under
 	// a temporary directory that cleanup removes).
 	kubeconfigs map[string]string
@@ -46,7 +48,8 @@ func (e *configError) Error() string { return e.msg }
 // stack declares: keys of varsFrom objects that name none are ignored
 // (a ConfigMap may serve several stacks); spec.vars must all be declared.
 func readInputs(ctx context.Context, c client.Reader, st *v1alpha1.Stack, sourceDigest string, declared map[string]*config.Variable, tmpDir string) (*inputs, error) {
-	in := &inputs{vars: map[string]string{}, sensitive: map[string]bool{}, kubeconfigs: map[string]string{}, cleanup: func() {}}
+	in := &inputs{kubeconfigs: map[string]string{}, cleanup: func() {}}
+	given := map[string]config.RawValue{}
 	h := sha256.New()
 	fmt.Fprintf(h, "source\x00%s\x00env\x00%s\x00", sourceDigest, st.Spec.Environment)
 	for _, vf := range st.Spec.VarsFrom {
@@ -80,23 +83,27 @@ func readInputs(ctx context.Context, c client.Reader, st *v1alpha1.Stack, source
 		default:
 			return nil, &configError{fmt.Sprintf("spec.varsFrom: kind %q: use ConfigMap or Secret", vf.Kind)}
 		}
+		where := fmt.Sprintf("%s %s", vf.Kind, key)
 		for _, k := range slices.Sorted(maps.Keys(data)) {
 			if _, ok := declared[k]; !ok {
 				continue
 			}
-			in.vars[k] = data[k]
-			in.sensitive[k] = vf.Kind == "Secret"
+			v := config.VariableValue(config.ValueFromCaller, where, k, data[k])
+			v.Sensitive = vf.Kind == "Secret"
+			given[k] = v
 			if vf.Kind == "Secret" && data[k] != "" {
 				in.secrets = append(in.secrets, data[k])
 			}
 		}
 	}
 	for k, v := range st.Spec.Vars {
-		in.vars[k] = v
-		delete(in.sensitive, k)
+		given[k] = config.VariableValue(config.ValueFromCaller, "spec.vars", k, v)
 	}
-	for _, k := range slices.Sorted(maps.Keys(in.vars)) {
-		fmt.Fprintf(h, "var\x00%s\x00%s\x00%v\x00", k, in.vars[k], in.sensitive[k])
+	// Only the value that wins is given: one overridden is not evaluated.
+	for _, k := range slices.Sorted(maps.Keys(given)) {
+		v := given[k]
+		in.vars = append(in.vars, v)
+		fmt.Fprintf(h, "var\x00%s\x00%s\x00%v\x00", k, v.Text, v.Sensitive)
 	}
 	if len(st.Spec.Clusters) > 0 {
 		dir, err := os.MkdirTemp(tmpDir, "kubeconfig-*")
@@ -136,15 +143,6 @@ func refError(what string, key types.NamespacedName, err error) error {
 		return &configError{fmt.Sprintf("%s %s not found", what, key)}
 	}
 	return fmt.Errorf("%s %s: %w", what, key, err)
-}
-
-// varArgs are the values as --var name=value.
-func (in *inputs) varArgs() []string {
-	var out []string
-	for _, k := range slices.Sorted(maps.Keys(in.vars)) {
-		out = append(out, k+"="+in.vars[k])
-	}
-	return out
 }
 
 // redact masks the Secret values in a message.

@@ -143,7 +143,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 	defer in.cleanup()
 	sr := &stackRun{st: st, fetched: f, in: in, tmp: tmpDir}
 	sr.opts = run.Options{
-		Source: run.Source{Dir: f.Dir, Vars: in.varArgs(), Environment: st.Spec.Environment, SensitiveVars: in.sensitive},
+		Source: run.Source{Dir: f.Dir, Variables: in.vars, Environment: st.Spec.Environment},
 		Clusters: run.ClusterOptions{
 			Kubeconfig: r.opts.Kubeconfig, Context: r.opts.Context, Kubeconfigs: in.kubeconfigs,
 			QPS: r.opts.QPS, Burst: r.opts.Burst, StorageDriver: "secret", Warnings: r.opts.Warnings,

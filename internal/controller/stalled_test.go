@@ -28,7 +28,7 @@ func TestStalledNamesTheFault(t *testing.T) {
 	startController(t, ns, nil)
 	for name, want := range map[string]string{
 		"missing":    "v1 Secret " + ns + "/nope not found",
-		"undeclared": `Value for undeclared variable`,
+		"undeclared": `spec.vars sets "replicas", but the stack declares no variable of that name`,
 	} {
 		st := waitStack(t, c, ns, name, 60*time.Second, "Stalled", isCond("Stalled", metav1.ConditionTrue, "Invalid"))
 		if !strings.Contains(cond(st, "Stalled").Message, want) || st.Status.LastError == "" || cond(st, "Ready").Status != metav1.ConditionFalse {

@@ -75,7 +75,10 @@ func (e *env) load(vars map[string]string) (*config.Stack, string) {
 	if diags.HasErrors() {
 		e.t.Fatal(diags)
 	}
-	opts := config.EvalOptions{Vars: vars}
+	var opts config.EvalOptions
+	for name, v := range vars {
+		opts.Variables = append(opts.Variables, config.VariableValue(config.ValueFromCLIArg, "--var", name, v))
+	}
 	st, diags := config.Evaluate(context.Background(), cfg, opts)
 	if diags.HasErrors() {
 		e.t.Fatal(diags)

@@ -1,13 +1,13 @@
 package run
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,11 +17,13 @@ import (
 )
 
 // ConfigHash identifies a stack configuration: its files (by name
-// relative to the stack directory and content), the content of the
-// --var-file files, the --var values and the CONVOY_VAR_* environment. Files
-// read by expressions (file("values.yaml")) are not included: a saved plan
-// carries their effect in its rendered output. The chosen environment and
-// its var_files (relative to the stack directory) are.
+// relative to the stack directory and content) and the variable values
+// given (opts.Variables: the *.auto.vars.hcl files by name and content,
+// --var-file contents, the CONVOY_VAR_*, --var and caller's values with
+// their sensitivity). Files read by expressions (file("values.yaml")) are
+// not included: a saved plan carries their effect in its rendered output.
+// The chosen environment and its var_files (relative to the stack
+// directory) are.
 func ConfigHash(cfg *config.Config, opts config.EvalOptions, environment string, envFiles []string) (string, error) {
 	h := sha256.New()
 	write := func(parts ...string) {
@@ -53,28 +55,22 @@ func ConfigHash(cfg *config.Config, opts config.EvalOptions, environment string,
 		}
 		write("environment-file", filepath.ToSlash(f), string(b))
 	}
-	for _, vf := range opts.VarFiles {
-		b, err := os.ReadFile(vf)
-		if err != nil {
-			return "", fmt.Errorf("hash the configuration: %w", err)
+	// In order of precedence, as Evaluate applies them. The name of a
+	// --var-file is not hashed: <(...) pipes are named anew on each run.
+	vals := slices.Clone(opts.Variables)
+	slices.SortStableFunc(vals, func(a, b config.RawValue) int { return cmp.Compare(a.Source, b.Source) })
+	for _, v := range vals {
+		switch {
+		case v.Source == config.ValueFromAutoFile:
+			write("auto-file", filepath.Base(v.Where), string(v.File))
+		case v.IsFile():
+			write("var-file", v.Source.String(), string(v.File))
+		default:
+			write("var", v.Source.String(), v.Name, v.Text)
 		}
-		write("var-file", string(b))
-	}
-	for _, vf := range opts.VarFileSources {
-		write("var-file", string(vf.Src))
-	}
-	for _, k := range slices.Sorted(maps.Keys(opts.Vars)) {
-		write("var", k, opts.Vars[k])
-	}
-	var env []string
-	for _, kv := range opts.Env {
-		if strings.HasPrefix(kv, config.EnvVarPrefix) {
-			env = append(env, kv)
+		if v.Sensitive {
+			write("sensitive")
 		}
-	}
-	slices.Sort(env)
-	for _, kv := range env {
-		write("env", kv)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }

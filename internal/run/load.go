@@ -17,49 +17,14 @@ import (
 type Source struct {
 	// Dir is the stack directory.
 	Dir string
-	// Vars are --var values as written: "name=value", in order.
-	Vars []string
-	// VarFiles are --var-file paths, relative to the working directory.
-	VarFiles []string
-	// VarFileSources are variables files already read (a saved plan's),
-	// applied after VarFiles.
-	VarFileSources []config.VarFile
-	// Env is the process environment (for CONVOY_VAR_* values).
-	Env []string
+	// Variables are the variable values given, collected at the edge: the
+	// command line's --var-file, CONVOY_VAR_* and --var values, the
+	// controller's from the Stack, a saved plan's. Load adds the stack
+	// directory's *.auto.vars.hcl files.
+	Variables config.RawValues
 	// Environment names the stack's environment block (--env, CONVOY_ENV);
 	// "" chooses the one named "default".
 	Environment string
-	// SensitiveVars are variables whose values are sensitive whatever the
-	// stack declares (values the controller read from Secrets).
-	SensitiveVars map[string]bool
-}
-
-// EvalOptions turns the source's variable inputs into config.EvalOptions.
-// A malformed --var is a diagnostic like any other user error. Each
-// --var-file is read here, once (it may be a pipe), so that a saved plan
-// records exactly what was evaluated.
-func (s Source) EvalOptions() (config.EvalOptions, hcl.Diagnostics) {
-	opts := config.EvalOptions{Vars: map[string]string{}, Env: s.Env, Environment: s.Environment, SensitiveVars: s.SensitiveVars}
-	var diags hcl.Diagnostics
-	for _, path := range s.VarFiles {
-		vf, d := config.ReadVarFile(path)
-		diags = append(diags, d...)
-		opts.VarFileSources = append(opts.VarFileSources, vf)
-	}
-	opts.VarFileSources = append(opts.VarFileSources, s.VarFileSources...)
-	for _, kv := range s.Vars {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok || name == "" {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid --var",
-				Detail:   fmt.Sprintf("%q is not of the form name=value.", kv),
-			})
-			continue
-		}
-		opts.Vars[name] = val
-	}
-	return opts, diags
 }
 
 // Loaded is a stack loaded, evaluated and ordered.
@@ -111,15 +76,15 @@ const (
 // show diagnostics with their source.
 func Load(ctx context.Context, src Source, level LoadLevel) (*Loaded, error) {
 	ls := &Loaded{}
-	opts, diags := src.EvalOptions()
-	ls.opts = opts
-	cfg, d := config.LoadDir(src.Dir)
-	diags = append(diags, d...)
+	cfg, diags := config.LoadDir(src.Dir)
 	ls.Config = cfg
 	if diags.HasErrors() || cfg == nil {
 		return ls, diagError(diags, cfg)
 	}
-	st, d := config.Evaluate(ctx, cfg, opts)
+	auto, d := config.ReadAutoVarFiles(cfg.Dir)
+	diags = append(diags, d...)
+	ls.opts = config.EvalOptions{Variables: append(auto, src.Variables...), Environment: src.Environment}
+	st, d := config.Evaluate(ctx, cfg, ls.opts)
 	diags = append(diags, d...)
 	ls.Stack = st
 	if st != nil && !diags.HasErrors() && level >= Ordered {
@@ -144,34 +109,21 @@ func (ls *Loaded) ConfigHash() (string, error) {
 }
 
 // Origin is what a saved plan records of the stack's inputs: the absolute
-// directory and every variable value given (CONVOY_VAR_* only from the
-// environment).
+// directory and every variable value given. The *.auto.vars.hcl files are
+// left out: apply reads them again, and the configuration hash refuses a
+// plan whose files changed.
 func (ls *Loaded) Origin() (*planfile.Origin, error) {
 	dir, err := filepath.Abs(ls.Config.Dir)
 	if err != nil {
 		return nil, err
 	}
 	o := &planfile.Origin{Dir: dir}
-	if len(ls.opts.Vars) > 0 {
-		o.Vars = maps.Clone(ls.opts.Vars)
-	}
-	for _, vf := range ls.opts.VarFileSources {
-		o.VarFiles = append(o.VarFiles, planfile.VarFile{Name: vf.Name, Content: string(vf.Src)})
-	}
-	o.Env = convoyEnv(ls.opts.Env)
-	return o, nil
-}
-
-// convoyEnv are the CONVOY_VAR_* entries of env, sorted.
-func convoyEnv(env []string) []string {
-	var out []string
-	for _, kv := range env {
-		if strings.HasPrefix(kv, config.EnvVarPrefix) {
-			out = append(out, kv)
+	for _, v := range ls.opts.Variables {
+		if v.Source != config.ValueFromAutoFile {
+			o.Variables = append(o.Variables, v)
 		}
 	}
-	slices.Sort(out)
-	return out
+	return o, nil
 }
 
 // FindRelease finds a release instance by address (release.api["eu"]) or

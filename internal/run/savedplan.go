@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
@@ -129,29 +128,8 @@ func savedPlanSource(given Source, f *SavedPlan) (src Source, cleanup func(), er
 			return Source{}, cleanup, fmt.Errorf("the plan in %s was made for the stack in %s, not %s", path, o.Dir, dir)
 		}
 	}
-	gopts, diags := given.EvalOptions()
-	if diags.HasErrors() {
-		return Source{}, cleanup, &DiagnosticsError{Diags: diags}
-	}
-	for _, name := range slices.Sorted(maps.Keys(gopts.Vars)) {
-		if v, ok := o.Vars[name]; !ok || v != gopts.Vars[name] {
-			return Source{}, cleanup, differs("--var " + name)
-		}
-	}
-	if len(gopts.VarFileSources) > 0 {
-		same := len(gopts.VarFileSources) == len(o.VarFiles)
-		for i := 0; same && i < len(o.VarFiles); i++ {
-			same = string(gopts.VarFileSources[i].Src) == o.VarFiles[i].Content
-		}
-		if !same {
-			return Source{}, cleanup, differs("--var-file")
-		}
-	}
-	for _, kv := range convoyEnv(given.Env) {
-		if !slices.Contains(o.Env, kv) {
-			name, _, _ := strings.Cut(kv, "=")
-			return Source{}, cleanup, differs("the environment variable " + name)
-		}
+	if what := variablesDiffer(given.Variables, o.Variables); what != "" {
+		return Source{}, cleanup, differs(what)
 	}
 	// The plan's environment, which --env or CONVOY_ENV may only repeat.
 	if given.Environment != "" {
@@ -159,13 +137,7 @@ func savedPlanSource(given Source, f *SavedPlan) (src Source, cleanup func(), er
 			return Source{}, cleanup, fmt.Errorf("the plan in %s: %w", path, err)
 		}
 	}
-	src = Source{Dir: o.Dir, Env: o.Env, Environment: f.Plan.Environment, SensitiveVars: given.SensitiveVars}
-	for _, name := range slices.Sorted(maps.Keys(o.Vars)) {
-		src.Vars = append(src.Vars, name+"="+o.Vars[name])
-	}
-	for _, vf := range o.VarFiles {
-		src.VarFileSources = append(src.VarFileSources, config.VarFile{Name: vf.Name, Src: []byte(vf.Content)})
-	}
+	src = Source{Dir: o.Dir, Environment: f.Plan.Environment, Variables: o.Variables}
 	if _, err := os.Stat(o.Dir); errors.Is(err, fs.ErrNotExist) && f.Stack != nil {
 		tmp, err := os.MkdirTemp("", "convoy-plan-stack-")
 		if err != nil {
@@ -263,4 +235,58 @@ func CheckSavedPlan(ctx context.Context, o Options, saved *SavedPlan) error {
 	}
 	_, err = applyPlan(ctx, o, ls, o.newClusters(nil), ApplyRequest{Saved: saved}, "")
 	return err
+}
+
+// variablesDiffer names the first value given that disagrees with the
+// values a plan was saved with ("" when none does): a --var (or caller's
+// value) that is not the plan's last value of the variable, --var-files of
+// other contents, a CONVOY_VAR_* the plan was not made with.
+func variablesDiffer(given, saved config.RawValues) string {
+	last := func(vals config.RawValues, src config.ValueSource) map[string]config.RawValue {
+		out := map[string]config.RawValue{}
+		for _, v := range vals {
+			if v.Source == src && !v.IsFile() {
+				out[v.Name] = v
+			}
+		}
+		return out
+	}
+	for _, src := range []config.ValueSource{config.ValueFromCLIArg, config.ValueFromCaller} {
+		g, s := last(given, src), last(saved, src)
+		for _, name := range slices.Sorted(maps.Keys(g)) {
+			if v, ok := s[name]; !ok || v.Text != g[name].Text {
+				if src == config.ValueFromCLIArg {
+					return "--var " + name
+				}
+				return fmt.Sprintf("%s (var.%s)", g[name].Where, name)
+			}
+		}
+	}
+	files := func(vals config.RawValues) []string {
+		var out []string
+		for _, v := range vals {
+			if v.Source == config.ValueFromNamedFile {
+				out = append(out, string(v.File))
+			}
+		}
+		return out
+	}
+	if gf := files(given); len(gf) > 0 && !slices.Equal(gf, files(saved)) {
+		return "--var-file"
+	}
+	var env []config.RawValue
+	for _, v := range given {
+		if v.Source == config.ValueFromEnvVar {
+			env = append(env, v)
+		}
+	}
+	slices.SortStableFunc(env, func(a, b config.RawValue) int { return cmp.Compare(a.Where+"="+a.Text, b.Where+"="+b.Text) })
+	for _, v := range env {
+		if !slices.ContainsFunc(saved, func(s config.RawValue) bool {
+			return s.Source == v.Source && s.Name == v.Name && s.Text == v.Text
+		}) {
+			return "the environment variable " + v.Where
+		}
+	}
+	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/plan/planfile"
 	"github.com/convoy-sh/convoy/internal/stacksource"
@@ -26,20 +27,26 @@ func stackDir(t *testing.T) string {
 
 func savedFrom(dir string, snap *planfile.Snapshot) *SavedPlan {
 	return &SavedPlan{Name: "p.cvp", File: &planfile.File{
-		Plan:   &plan.Plan{Stack: "shop", Environment: "staging"},
-		Origin: &planfile.Origin{Dir: dir, Vars: map[string]string{"message": "hi"}, VarFiles: []planfile.VarFile{{Name: "a.vars.hcl", Content: "x = 1\n"}}, Env: []string{"CONVOY_VAR_region=eu"}},
-		Stack:  snap,
+		Plan: &plan.Plan{Stack: "shop", Environment: "staging"},
+		Origin: &planfile.Origin{Dir: dir, Variables: config.RawValues{
+			config.VariablesFile(config.ValueFromNamedFile, "a.vars.hcl", []byte("x = 1\n")),
+			config.VariableValue(config.ValueFromEnvVar, "CONVOY_VAR_region", "region", "eu"),
+			config.VariableValue(config.ValueFromCLIArg, "--var", "message", "hi"),
+		}},
+		Stack: snap,
 	}}
 }
 
 func TestSavedPlanSourceAgreesWithTheCommandLine(t *testing.T) {
 	dir := stackDir(t)
-	varFile := func(content string) string {
-		p := filepath.Join(t.TempDir(), "v.vars.hcl")
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
+	cli := func(name, text string) config.RawValue {
+		return config.VariableValue(config.ValueFromCLIArg, "--var", name, text)
+	}
+	file := func(content string) config.RawValue {
+		return config.VariablesFile(config.ValueFromNamedFile, "/dev/fd/63", []byte(content))
+	}
+	env := func(name, text string) config.RawValue {
+		return config.VariableValue(config.ValueFromEnvVar, "CONVOY_VAR_"+name, name, text)
 	}
 	for _, tc := range []struct {
 		name  string
@@ -47,15 +54,14 @@ func TestSavedPlanSourceAgreesWithTheCommandLine(t *testing.T) {
 		want  string // "" when accepted
 	}{
 		{"nothing given", Source{}, ""},
-		{"the same values repeated", Source{Dir: dir, Vars: []string{"message=hi"}, Env: []string{"CONVOY_VAR_region=eu", "HOME=/x"}, Environment: "staging"}, ""},
-		{"another --var", Source{Vars: []string{"message=bye"}}, "--var message differs from what the plan in p.cvp was made with"},
-		{"an extra --var", Source{Vars: []string{"other=1"}}, "--var other differs"},
-		{"another --var-file", Source{VarFiles: []string{varFile("x = 2\n")}}, "--var-file differs"},
-		{"the same --var-file", Source{VarFiles: []string{varFile("x = 1\n")}}, ""},
-		{"another CONVOY_VAR_", Source{Env: []string{"CONVOY_VAR_region=us"}}, "the environment variable CONVOY_VAR_region differs"},
+		{"the same values repeated", Source{Dir: dir, Variables: config.RawValues{cli("message", "hi"), env("region", "eu")}, Environment: "staging"}, ""},
+		{"another --var", Source{Variables: config.RawValues{cli("message", "bye")}}, "--var message differs from what the plan in p.cvp was made with"},
+		{"an extra --var", Source{Variables: config.RawValues{cli("other", "1")}}, "--var other differs"},
+		{"another --var-file", Source{Variables: config.RawValues{file("x = 2\n")}}, "--var-file differs"},
+		{"the same --var-file", Source{Variables: config.RawValues{file("x = 1\n")}}, ""},
+		{"another CONVOY_VAR_", Source{Variables: config.RawValues{env("region", "us")}}, "the environment variable CONVOY_VAR_region differs"},
 		{"another -C", Source{Dir: t.TempDir()}, "the plan in p.cvp was made for the stack in " + dir},
 		{"another --env", Source{Environment: "production"}, `the plan is for environment "staging", not environment "production"`},
-		{"a malformed --var", Source{Vars: []string{"novalue"}}, `"novalue" is not of the form name=value`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src, cleanup, err := savedPlanSource(tc.given, savedFrom(dir, nil))
@@ -69,7 +75,7 @@ func TestSavedPlanSourceAgreesWithTheCommandLine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if src.Dir != dir || strings.Join(src.Vars, ",") != "message=hi" || len(src.VarFileSources) != 1 || src.Environment != "staging" {
+			if src.Dir != dir || len(src.Variables) != 3 || src.Environment != "staging" {
 				t.Fatalf("the plan's source was not used: %+v", src)
 			}
 		})

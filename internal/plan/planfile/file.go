@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
 )
 
@@ -66,27 +67,20 @@ type Snapshot struct {
 
 // Origin is what a plan was made from, so that `convoy apply plan.cvp`
 // works from any directory without repeating -C or --var: the stack
-// directory and every variable input. Values of sensitive variables are
-// stored as given, like the sensitive values in the rendered output.
+// directory and every variable value given. Values of sensitive variables
+// are stored as given, like the sensitive values in the rendered output.
 type Origin struct {
 	// Dir is the absolute stack directory.
 	Dir string
-	// Vars are the --var values, by name.
-	Vars map[string]string `json:",omitempty"`
-	// VarFiles are the --var-file files, in order, with their content.
-	VarFiles []VarFile `json:",omitempty"`
-	// Env are the CONVOY_VAR_* variables of the environment ("K=V").
-	Env []string `json:",omitempty"`
+	// Variables are the variable values given, in order, with their source
+	// and sensitivity (--var-file contents, CONVOY_VAR_*, --var, the
+	// controller's); not the stack's *.auto.vars.hcl files, which apply
+	// reads again (the configuration hash covers them).
+	Variables config.RawValues `json:",omitempty"`
 	// Clusters are the API servers the plan observed (kube.ClusterID), by
 	// cluster block name ("" for the default cluster): apply refuses to
 	// run the plan against other clusters.
 	Clusters map[string]string `json:",omitempty"`
-}
-
-// VarFile is a --var-file as it was read.
-type VarFile struct {
-	Name    string
-	Content string
 }
 
 // Encode returns the file's bytes. Equal files encode to equal bytes,
@@ -96,7 +90,7 @@ func Encode(f *File) ([]byte, error) {
 		return nil, errors.New("encode plan: no plan")
 	}
 	o := f.Origin
-	sensitive := f.Plan.HasSensitive() || (o != nil && (len(o.Vars) > 0 || len(o.VarFiles) > 0 || len(o.Env) > 0))
+	sensitive := f.Plan.HasSensitive() || (o != nil && len(o.Variables) > 0)
 	doc := document{Kind: fileKind, FormatVersion: FormatVersion, SensitiveValues: sensitive, Origin: o, Stack: f.Stack, Plan: f.Plan}
 	var buf bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)

@@ -3,17 +3,20 @@ package planfile
 import (
 	"bytes"
 	"compress/gzip"
+	"io"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan/plantest"
 	"github.com/convoy-sh/convoy/internal/plan/view"
 )
 
 func TestPlanFileRoundTrip(t *testing.T) {
 	p := plantest.Sample()
-	in := &File{Plan: p, Origin: &Origin{Dir: "/stacks/shop", Vars: map[string]string{"a": "1"}}, Stack: &Snapshot{Archive: []byte("tgz"), StackPath: "."}}
+	in := &File{Plan: p, Origin: &Origin{Dir: "/stacks/shop", Variables: config.RawValues{config.VariableValue(config.ValueFromCLIArg, "--var", "a", "1")}}, Stack: &Snapshot{Archive: []byte("tgz"), StackPath: "."}}
 	b, err := Encode(in)
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +39,7 @@ func TestPlanFileRoundTrip(t *testing.T) {
 	if x.String() != y.String() || !slices.Equal(got.Plan.Releases[0].Sensitive, []string{"hunter2-canary"}) {
 		t.Fatalf("round trip differs:\n%s\n%s", x.String(), y.String())
 	}
-	if got.Origin.Dir != "/stacks/shop" || got.Origin.Vars["a"] != "1" || string(got.Stack.Archive) != "tgz" {
+	if got.Origin.Dir != "/stacks/shop" || len(got.Origin.Variables) != 1 || got.Origin.Variables[0].Text != "1" || string(got.Stack.Archive) != "tgz" {
 		t.Fatalf("origin or snapshot lost: %+v %+v", got.Origin, got.Stack)
 	}
 	if got.Plan.Releases[4].Addr != p.Releases[4].Addr || !got.Plan.Releases[4].Addr.IsRemoved() {
@@ -77,4 +80,39 @@ func gz(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// The variable values a plan was made with come back with their source and
+// sensitivity, and make the file sensitive.
+func TestOriginRoundTrip(t *testing.T) {
+	secret := config.VariableValue(config.ValueFromCaller, "Secret shop/creds", "token", "s3cr3t")
+	secret.Sensitive = true
+	origin := &Origin{Dir: "/stacks/shop", Variables: config.RawValues{
+		config.VariablesFile(config.ValueFromNamedFile, "/dev/fd/63", []byte("replicas = 3\n")),
+		config.VariableValue(config.ValueFromEnvVar, "CONVOY_VAR_region", "region", "eu"),
+		config.VariableValue(config.ValueFromCLIArg, "--var", "replicas", "4"),
+		secret,
+	}}
+	b, err := Encode(&File{Plan: plantest.Sample(), Origin: origin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(b, "p.cvp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Origin, origin) {
+		t.Fatalf("origin:\n%+v\nwant\n%+v", got.Origin, origin)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(doc, []byte(`"SensitiveValues":true`)) {
+		t.Error("a file with variable values is not marked sensitive")
+	}
 }
