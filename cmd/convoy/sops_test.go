@@ -22,7 +22,7 @@ func TestSopsSecret(t *testing.T) {
 	key := sopstest.NewKey(t)
 	sopstest.UseKeys(t, key)
 	const password = "s0ps-hunter2-secret"
-	chart, err := filepath.Abs(filepath.Join("..", "..", "internal", "plan", "testdata", "charts", "vault"))
+	chart, err := filepath.Abs(filepath.Join("..", "..", "internal", "planner", "testdata", "charts", "vault"))
 	if err != nil {
 		t.Fatal(err)
 	}
