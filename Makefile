@@ -19,7 +19,7 @@ LDFLAGS := -X github.com/convoy-sh/convoy/internal/version.version=$(VERSION) \
 
 DEVCLUSTER_STATE := .devcluster
 
-.PHONY: build tools cluster-tools test lint demo devcluster-up devcluster-down bin/devcluster
+.PHONY: build tools cluster-tools test test-short lint demo devcluster-up devcluster-down bin/devcluster
 
 build:
 	go build -ldflags '$(LDFLAGS)' -o bin/convoy ./cmd/convoy
@@ -39,6 +39,11 @@ cluster-tools:
 # Unit and integration tests against a devcluster of their own.
 test: tools bin/devcluster
 	hack/test.sh
+
+# The tests that need neither a cluster nor a built tool (go test -short):
+# the others skip, saying what they need.
+test-short:
+	go test -short ./...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -181,6 +181,7 @@ func assertNoConfigMaps(t *testing.T, c kubernetes.Interface, ns string) {
 }
 
 func TestApplyRefusesWithoutAutoApproveOffTerminal(t *testing.T) {
+	cluster.Need(t)
 	dir := writeStack(t, threeTier(appChart(t), "unused", "v1"))
 	code, _, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", cluster.Kubeconfig())
 	if code != 1 || !strings.Contains(errOut, "--auto-approve") {

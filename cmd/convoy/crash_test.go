@@ -111,6 +111,7 @@ type killState struct {
 // converge: plan --detailed-exitcode exits 0, histories have no gaps and no
 // pending record, and helm list and helm history agree with them.
 func TestSIGKILLedAppliesHealOnTheNextApply(t *testing.T) {
+	cluster.Need(t)
 	helm, err := devcluster.LocateHelm(os.Getenv)
 	if err != nil {
 		t.Skip(err)
@@ -321,6 +322,7 @@ func helmJSON(helm, kc string, v any, args ...string) error {
 // cleanly; either way the records say what happened and the lock is
 // released.
 func TestClosedOutputPipeDoesNotKillTheRun(t *testing.T) {
+	cluster.Need(t) // before building convoy
 	bin := buildConvoy(t)
 	ns := cluster.Namespace(t)
 	kc := cluster.Kubeconfig()

@@ -29,6 +29,7 @@ func TestApplyTarget(t *testing.T) {
 
 // --kube-context (Helm's name) and --context are one flag.
 func TestKubeContextFlag(t *testing.T) {
+	cluster.Need(t)
 	dir := writeStack(t, threeTier(appChart(t), "x", "v1"))
 	for _, flag := range []string{"--kube-context", "--context"} {
 		code, _, errOut := runConvoy(t, "status", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), flag, "no-such-context")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/devcluster"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/sopstest"
 	"sigs.k8s.io/yaml"
 )
@@ -25,6 +26,7 @@ import (
 // the Makefile exports as CONVOY_HELMFILE.
 func helmfileOracle(t *testing.T) string {
 	t.Helper()
+	devtest.SkipShort(t, "the helmfile and helm oracles and the devcluster")
 	p := os.Getenv("CONVOY_HELMFILE")
 	if p == "" {
 		t.Skip("CONVOY_HELMFILE is not set: comparing convoy import helmfile with helmfile template needs the helmfile oracle (make tools, or hack/build-tools.sh helmfile)")

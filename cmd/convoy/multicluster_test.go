@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/devcluster"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/release"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -17,10 +18,8 @@ import (
 // TestReleasesOnTwoClustersInOneRun applies a stack whose releases target
 // two clusters (two contexts of one kubeconfig): each lands on its own.
 func TestReleasesOnTwoClustersInOneRun(t *testing.T) {
-	tools, err := devcluster.LocateTools(os.Getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster.Need(t)
+	tools := devtest.Tools(t)
 	second, err := devcluster.Start(context.Background(), devcluster.Options{Tools: tools, Nodes: 1})
 	if err != nil {
 		t.Fatal(err)

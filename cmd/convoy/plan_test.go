@@ -98,6 +98,7 @@ func TestPlanBadFlags(t *testing.T) {
 	if code, _, errOut := runConvoy(t, "plan", "-C", dir, "--json", "--markdown"); code != 1 || !strings.Contains(errOut, "exclude each other") {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
+	cluster.Need(t)
 	if code, _, errOut := runConvoy(t, "plan", "-C", dir, "--target", "release.nope", "--kubeconfig", cluster.Kubeconfig()); code != 1 || !strings.Contains(errOut, "No such release") {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/resolve"
 	"github.com/convoy-sh/convoy/internal/run"
 	"sigs.k8s.io/yaml"
@@ -17,6 +18,7 @@ import (
 // helmOracle finds helm v4.3.1: $CONVOY_HELM, else the tools cache.
 func helmOracle(t *testing.T) string {
 	t.Helper()
+	devtest.SkipShort(t, "the helm oracle")
 	if p := os.Getenv("CONVOY_HELM"); p != "" {
 		return p
 	}

@@ -50,6 +50,7 @@ release "db" {
 // release is planned as removed by the other, and the stack does not find
 // itself locked.
 func TestTwoClusterBlocksOnOneContextAreOneCluster(t *testing.T) {
+	cluster.Need(t)
 	// A second kubeconfig file with another context name for the same
 	// server, so the blocks differ in every way but what they reach.
 	cfg, err := clientcmd.LoadFromFile(cluster.Kubeconfig())

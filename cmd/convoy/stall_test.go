@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/devcluster"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/run"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,6 +28,7 @@ import (
 // still says and gives the one command that fixes the lock, and the next
 // apply converges.
 func TestStalledAPIServerLeavesAnHonestSummary(t *testing.T) {
+	devtest.SkipShort(t, "the devcluster tools")
 	tools, err := devcluster.LocateTools(os.Getenv)
 	if err != nil {
 		t.Skip(err)

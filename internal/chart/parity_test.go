@@ -51,6 +51,9 @@ func loadCases(t testing.TB) []parityCase {
 // helmBinary finds the oracle: $CONVOY_HELM, else the tools cache.
 func helmBinary(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the helm oracle: run without -short (make test)")
+	}
 	if p := os.Getenv("CONVOY_HELM"); p != "" {
 		return p
 	}

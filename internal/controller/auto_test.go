@@ -65,7 +65,7 @@ func TestAutoApplyThenUpgradeOnNewPush(t *testing.T) {
 	}
 	// Nothing changes any more: the next plans are clean, no revision is
 	// added.
-	time.Sleep(5 * time.Second)
+	waitReconciles(t, c, ns, 2, "shop")
 	st = getStack(t, c, ns, "shop")
 	if revisionsOf(st) != "api:2:deployed web:2:deployed" || st.Status.Plan.HasChanges {
 		t.Fatalf("after settling:%s", describe(st))

@@ -25,7 +25,7 @@ func TestDriftReportedThenCorrected(t *testing.T) {
 	if !st.Status.Plan.DriftOnly || revisionsOf(st) != "api:1:deployed web:1:deployed" {
 		t.Fatalf("drifted:%s", describe(st))
 	}
-	time.Sleep(5 * time.Second) // two more intervals
+	waitReconciles(t, c, ns, 2, "shop")
 	if n := replicas(t, c, ns, "api"); n != 3 {
 		t.Fatalf("replicas %d: drift was corrected without driftCorrection", n)
 	}

@@ -137,7 +137,8 @@ func TestThreeProcessesTwoShardsLeaderKill(t *testing.T) {
 	waitStack(t, c, ns, "a1", 90*time.Second, "upgraded", func(st *v1alpha1.Stack) bool {
 		return revisionsOf(st) == "api:2:deployed web:2:deployed"
 	})
-	time.Sleep(5 * time.Second) // a few more intervals: nothing is applied again
+	// Two more reconciles of every Stack: nothing is applied again.
+	waitReconciles(t, c, ns, 2, "a1", "a2", "b1", "b2")
 	want := map[string]int{"a1": 2, "a2": 1, "b1": 1, "b2": 1}
 	for name, rns := range stacks {
 		for _, rel := range []string{"api", "web"} {

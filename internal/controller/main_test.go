@@ -270,6 +270,56 @@ func waitStack(t *testing.T, c client.Client, ns, name string, timeout time.Dura
 	}
 }
 
+// waitReconciles waits until the controller has reconciled each of the
+// named Stacks n more times, counted from the call: so that a test can
+// assert that nothing happened after some moment only once the
+// controller has looked again, however slow the machine. A reconcile
+// that computes a plan, or checks that a plan waiting for approval still
+// holds, moves status.plan.createdAt (a time to the second; a Stack's
+// reconciles are interval apart, and these Stacks' intervals are 2s): each
+// move is one reconcile ended. The first move may end a reconcile that
+// began before the call; the second is a reconcile begun after it (one
+// Stack is never reconciled twice at once), so n should be 2 at least. A
+// reconcile that finds nothing due writes nothing and is not counted: it
+// plans and applies nothing either.
+func waitReconciles(t *testing.T, c client.Client, ns string, n int, names ...string) {
+	t.Helper()
+	const timeout = 90 * time.Second
+	last, moves := map[string]time.Time{}, map[string]int{}
+	createdAt := func(st *v1alpha1.Stack) time.Time {
+		if st.Status.Plan == nil || st.Status.Plan.CreatedAt == nil {
+			return time.Time{}
+		}
+		return st.Status.Plan.CreatedAt.Time
+	}
+	for _, name := range names {
+		last[name] = createdAt(getStack(t, c, ns, name))
+	}
+	start := time.Now()
+	deadline := start.Add(timeout)
+	for {
+		done := true
+		for _, name := range names {
+			st := getStack(t, c, ns, name)
+			if at := createdAt(st); at.After(last[name]) {
+				last[name] = at
+				moves[name]++
+			}
+			if moves[name] < n {
+				done = false
+				if time.Now().After(deadline) {
+					t.Fatalf("Stack %s/%s: reconciled %d times in %s, not %d:%s", ns, name, moves[name], timeout, n, describe(st))
+				}
+			}
+		}
+		if done {
+			t.Logf("Stacks %s reconciled %d times in %s", strings.Join(names, ", "), n, time.Since(start).Round(100*time.Millisecond))
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 func isCond(typ string, status metav1.ConditionStatus, reason string) func(*v1alpha1.Stack) bool {
 	return func(st *v1alpha1.Stack) bool {
 		c := cond(st, typ)

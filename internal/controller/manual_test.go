@@ -35,11 +35,13 @@ func TestManualApproval(t *testing.T) {
 		t.Fatal("applied before approval")
 	}
 
-	// A wrong digest applies nothing.
+	// A wrong digest applies nothing. The status waited for is written by
+	// the reconcile of the spec that names it (the condition's
+	// observedGeneration), with what that reconcile applied; the hour's
+	// interval schedules no other.
 	wrong := "sha256:0000000000000000000000000000000000000000000000000000000000000000"
 	update(t, c, ns, "shop", func(st *v1alpha1.Stack) { st.Spec.ApprovedPlan = wrong })
 	st = waitStack(t, c, ns, "shop", 30*time.Second, "ApprovalMismatch", isCond("ApprovalRequired", metav1.ConditionTrue, "ApprovalMismatch"))
-	time.Sleep(2 * time.Second)
 	if m := configMessage(t, c, ns, "api"); m == "api-hello-v1" || st.Status.LastAppliedPlan != "" {
 		t.Fatalf("a wrong approvedPlan applied something:%s", describe(st))
 	}

@@ -32,7 +32,7 @@ func TestPendingPlanKeepsItsDigestUntilStale(t *testing.T) {
 	update(t, c, ns, "shop", func(st *v1alpha1.Stack) { st.Spec.Vars = map[string]string{"message": "two"} })
 	st := waitStack(t, c, ns, "shop", 30*time.Second, "ApprovalRequired", isCond("ApprovalRequired", metav1.ConditionTrue, ""))
 	pending := st.Status.Plan.Digest
-	time.Sleep(5 * time.Second) // more than two intervals
+	waitReconciles(t, c, ns, 2, "shop")
 	if st = getStack(t, c, ns, "shop"); st.Status.Plan.Digest != pending {
 		t.Fatalf("the pending plan moved without cause:%s", describe(st))
 	}

@@ -31,7 +31,9 @@ func TestShardSelectsStacks(t *testing.T) {
 	}
 	startController(t, ns, func(o *controller.Options) { o.Shard = "a" })
 	waitStack(t, c, ns, "a", 60*time.Second, "planned", isCond("Planned", metav1.ConditionTrue, ""))
-	time.Sleep(3 * time.Second)
+	// Listed and queued with a, b and none would have been reconciled
+	// beside it (4 at once) by now.
+	waitReconciles(t, c, ns, 2, "a")
 	for _, name := range []string{"b", "none"} {
 		if st := getStack(t, c, ns, name); len(st.Status.Conditions) > 0 {
 			t.Fatalf("shard a reconciled Stack %s:%s", name, describe(st))
@@ -39,7 +41,7 @@ func TestShardSelectsStacks(t *testing.T) {
 	}
 	startController(t, ns, nil)
 	waitStack(t, c, ns, "none", 60*time.Second, "planned", isCond("Planned", metav1.ConditionTrue, ""))
-	time.Sleep(2 * time.Second)
+	waitReconciles(t, c, ns, 2, "none")
 	if st := getStack(t, c, ns, "b"); len(st.Status.Conditions) > 0 {
 		t.Fatalf("Stack b reconciled without its shard:%s", describe(st))
 	}

@@ -35,6 +35,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestServerVersion(t *testing.T) {
+	cluster.Need(t)
 	v, err := cluster.Client().Discovery().ServerVersion()
 	if err != nil {
 		t.Fatal(err)
@@ -230,10 +231,7 @@ func TestFailingJobFails(t *testing.T) {
 // neither sees the other's objects, and after Stop no process of either is
 // left, not even in their process groups.
 func TestTwoClustersSideBySide(t *testing.T) {
-	tools, err := devcluster.LocateTools(os.Getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tools := devtest.Tools(t)
 	ctx := context.Background()
 	var clusters [2]*devcluster.Cluster
 	var errs [2]error
@@ -294,6 +292,7 @@ func TestTwoClustersSideBySide(t *testing.T) {
 // TestChildrenDieWithParent kills (SIGKILL, no cleanup) a process that
 // started a cluster; every component must die with it.
 func TestChildrenDieWithParent(t *testing.T) {
+	devtest.SkipShort(t, "the devcluster tools")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "DEVCLUSTER_TEST_CHILD=1")
 	cmd.Stderr = os.Stderr

@@ -17,6 +17,7 @@ func TestMain(m *testing.M) { os.Exit(cluster.Run(m)) }
 
 func newClient(t *testing.T) *kube.Client {
 	t.Helper()
+	cluster.Need(t)
 	c, err := kube.New(cluster.RESTConfig(), kube.Options{})
 	if err != nil {
 		t.Fatal(err)

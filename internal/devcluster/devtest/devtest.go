@@ -11,6 +11,13 @@
 //		client := cluster.Client()
 //		...
 //	}
+//
+// Under -short (make test-short) no cluster is started or joined and no
+// built tool is needed: the tests that need one skip, the first time they
+// ask for it through a method that takes t (Need, Namespace, Helm, PodLog,
+// …, or the package's HelmBinary, Tools and SkipShort). A test that reaches
+// for the cluster through Client, Kubeconfig or RESTConfig first must call
+// Need(t) before: under -short those panic, naming the omission.
 package devtest
 
 import (
@@ -18,6 +25,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -51,9 +59,49 @@ type Env struct {
 // New returns an Env to be started by Run in TestMain.
 func New() *Env { return &Env{} }
 
+// SkipShort skips t under -short, which runs only the tests that need
+// neither a cluster nor a built tool; needs names what t needs ("the
+// devcluster", "the helm oracle").
+func SkipShort(t testing.TB, needs string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("needs %s: run without -short (make test)", needs)
+	}
+}
+
+// HelmBinary is the helm oracle's path (devcluster.LocateHelm). It skips
+// t under -short and fails it when the oracle is not built.
+func HelmBinary(t testing.TB) string {
+	t.Helper()
+	SkipShort(t, "the helm oracle")
+	bin, err := devcluster.LocateHelm(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// Tools are the binaries a devcluster runs (devcluster.LocateTools), for
+// a test that starts clusters of its own. It skips t under -short and
+// fails it when the tools are not built.
+func Tools(t testing.TB) devcluster.Tools {
+	t.Helper()
+	SkipShort(t, "the devcluster tools")
+	tools, err := devcluster.LocateTools(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tools
+}
+
 // Run connects to (or starts) the cluster, runs the tests, and stops a
-// cluster it started. It returns the exit code for os.Exit.
+// cluster it started. It returns the exit code for os.Exit. Under -short
+// it runs the tests without a cluster: those that Need it skip.
 func (e *Env) Run(m *testing.M) int {
+	flag.Parse() // for testing.Short; m.Run does not parse again
+	if testing.Short() {
+		return m.Run()
+	}
 	if err := e.start(); err != nil {
 		fmt.Fprintf(os.Stderr, "devtest: %v\n", err)
 		return 1
@@ -92,14 +140,42 @@ func (e *Env) start() error {
 	return nil
 }
 
+// Need skips t under -short, where there is no cluster. A test calls it
+// before anything else of e when that is Client, Kubeconfig or
+// RESTConfig (the methods that take t call it themselves).
+func (e *Env) Need(t testing.TB) {
+	t.Helper()
+	SkipShort(t, "the devcluster")
+	if e.config == nil {
+		t.Fatal("devtest: no cluster: TestMain must return cluster.Run(m)")
+	}
+}
+
+// started panics, naming the omission, when e has no cluster: under
+// -short, a test that did not call Need(t) first.
+func (e *Env) started(method string) {
+	if e.config == nil {
+		panic(fmt.Sprintf("devtest: %s without a cluster: under -short, call cluster.Need(t) at the start of the test", method))
+	}
+}
+
 // Kubeconfig is the path of the admin kubeconfig.
-func (e *Env) Kubeconfig() string { return e.kubeconfig }
+func (e *Env) Kubeconfig() string {
+	e.started("Kubeconfig")
+	return e.kubeconfig
+}
 
 // RESTConfig returns a copy of the admin client configuration.
-func (e *Env) RESTConfig() *rest.Config { return rest.CopyConfig(e.config) }
+func (e *Env) RESTConfig() *rest.Config {
+	e.started("RESTConfig")
+	return rest.CopyConfig(e.config)
+}
 
 // Client is a typed admin client.
-func (e *Env) Client() kubernetes.Interface { return e.client }
+func (e *Env) Client() kubernetes.Interface {
+	e.started("Client")
+	return e.client
+}
 
 var unsafeChars = regexp.MustCompile(`[^a-z0-9-]+`)
 
@@ -107,6 +183,7 @@ var unsafeChars = regexp.MustCompile(`[^a-z0-9-]+`)
 // in it (its default service account exists), and deletes it when t ends.
 func (e *Env) Namespace(t testing.TB) string {
 	t.Helper()
+	e.Need(t)
 	base := strings.Trim(unsafeChars.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
 	if len(base) > 40 {
 		base = strings.TrimRight(base[:40], "-")
@@ -139,17 +216,15 @@ func (e *Env) Namespace(t testing.TB) string {
 // oracle fails the test.
 func (e *Env) Helm(t testing.TB, args ...string) (string, error) {
 	t.Helper()
-	bin, err := devcluster.LocateHelm(os.Getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e.runHelm(t, bin, args)
+	e.Need(t)
+	return e.runHelm(t, HelmBinary(t), args)
 }
 
 // Helm3 runs Helm 3 (client-side apply) as Helm runs helm 4. A missing
 // binary fails the test.
 func (e *Env) Helm3(t testing.TB, args ...string) (string, error) {
 	t.Helper()
+	e.Need(t)
 	bin, err := devcluster.LocateHelm3(os.Getenv)
 	if err != nil {
 		t.Fatal(err)
@@ -176,6 +251,7 @@ func (e *Env) runHelm(t testing.TB, bin string, args []string) (string, error) {
 // pods/log API return them once the pod runs.
 func (e *Env) PodLog(t testing.TB, namespace, name string, lines ...string) {
 	t.Helper()
+	e.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	file := filepath.Join(t.TempDir(), namespace+"_"+name+".log")
@@ -188,6 +264,7 @@ func (e *Env) PodLog(t testing.TB, namespace, name string, lines ...string) {
 // pod in namespace that has no PodLog of its own, until t ends.
 func (e *Env) NamespaceLog(t testing.TB, namespace string, lines ...string) {
 	t.Helper()
+	e.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	file := filepath.Join(t.TempDir(), namespace+".log")

@@ -56,6 +56,7 @@ type RegistryOptions struct {
 // StartRegistryWith starts the registry as opts say.
 func StartRegistryWith(t testing.TB, opts RegistryOptions) *Registry {
 	t.Helper()
+	skipShort(t, "the OCI registry")
 	username, password := opts.Username, opts.Password
 	bin, err := devcluster.LocateRegistry(os.Getenv)
 	if err != nil {

@@ -3,7 +3,8 @@
 // by the helm oracle (`helm package`, `helm repo index`), and a
 // distribution registry (hack/build-tools.sh registry) with charts pushed by
 // `helm push`. Both count the requests they serve, so tests can assert that
-// a step made none. Missing tools fail the test.
+// a step made none. Missing tools fail the test; under -short (no built
+// tools) a test that needs one skips.
 package sourcetest
 
 import (
@@ -22,6 +23,7 @@ import (
 // it) and returns stdout; a failure fails the test.
 func Helm(t testing.TB, home string, args ...string) string {
 	t.Helper()
+	skipShort(t, "the helm oracle")
 	bin, err := devcluster.LocateHelm(os.Getenv)
 	if err != nil {
 		t.Fatal(err)
@@ -36,6 +38,15 @@ func Helm(t testing.TB, home string, args ...string) string {
 		t.Fatalf("helm %s: %v: %s", strings.Join(args, " "), err, stderr.String())
 	}
 	return stdout.String()
+}
+
+// skipShort skips t under -short, which runs the tests that need no
+// built tool.
+func skipShort(t testing.TB, needs string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("needs %s: run without -short (make test)", needs)
+	}
 }
 
 // WriteChart writes a minimal chart directory: one ConfigMap named after
