@@ -10,10 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/sensitive"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -150,10 +150,5 @@ func (in *inputs) redact(msg string) string {
 	if in == nil {
 		return msg
 	}
-	for _, s := range in.secrets {
-		if len(s) >= 3 {
-			msg = strings.ReplaceAll(msg, s, config.SensitivePlaceholder)
-		}
-	}
-	return msg
+	return sensitive.New(in.secrets).Text(msg)
 }
