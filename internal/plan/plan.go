@@ -208,6 +208,15 @@ type ObjectChange struct {
 	Template string `json:",omitempty"`
 	// Diff is the field-level change (nil for no-op and delete).
 	Diff *Diff `json:",omitempty"`
+	// Before is the live object (with its status, without managedFields
+	// and the server's bookkeeping); nil when it does not exist. After is
+	// what the API server's dry run says it will be (for a replace or a
+	// create that could not be dry-run: the rendered object); nil for a
+	// delete. Sensitive values, Secret data and fields rendered from
+	// sensitive values are masked. Both are kept only for releases that
+	// change: policies and impact read them, the views do not print them.
+	Before map[string]any `json:",omitempty"`
+	After  map[string]any `json:",omitempty"`
 	// Reason explains a replace (the immutable field) or a kept object.
 	Reason string `json:",omitempty"`
 }

@@ -108,7 +108,9 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 				if err != nil || live == nil {
 					return err
 				}
-				results[i] = result{ref: ref, version: live.GetResourceVersion(), hash: ContentHash(live), change: objectChange(ref, plan.ObjectDelete)}
+				ch := objectChange(ref, plan.ObjectDelete)
+				ch.Before = maskObject(liveView(live), red, append(secretPaths(ref.Kind), red.FieldsOf(ref.Group, ref.Kind, ref.Namespace, ref.Name)...))
+				results[i] = result{ref: ref, version: live.GetResourceVersion(), hash: ContentHash(live), change: ch}
 				return nil
 			})
 		})
@@ -170,6 +172,7 @@ func (c *computer) diffObject(ctx context.Context, kc *kube.Client, obj, prev, l
 		ch := objectChange(ref, plan.ObjectCreate)
 		ch.Diff = plan.Compare(map[string]any{}, normalize(obj))
 		plan.MaskDiff(ch.Diff, red, secret...)
+		ch.After = maskObject(normalize(obj), red, secret)
 		var drift *plan.ObjectDrift
 		if prev != nil {
 			drift = &plan.ObjectDrift{Ref: plan.ObjectRef(ref), Missing: true, Corrected: true}
@@ -194,13 +197,17 @@ func (c *computer) diffObject(ctx context.Context, kc *kube.Client, obj, prev, l
 		}
 		ch.Diff = plan.Compare(base, normalize(obj))
 		ch.Reason = red.Text(dr.immutable.Error())
+		ch.After = maskObject(normalize(obj), red, secret)
 	} else {
-		ch.Diff = plan.Compare(liveN, normalize(dr.after))
+		after := normalize(dr.after)
+		ch.Diff = plan.Compare(liveN, after)
 		if ch.Diff.Empty() {
 			ch.Action = plan.ObjectNoOp
 		}
 		setManagers(ch.Diff, kc, live)
+		ch.After = maskObject(after, red, secret)
 	}
+	ch.Before = maskObject(liveView(live), red, secret)
 	plan.MaskDiff(ch.Diff, red, secret...)
 	if prev == nil {
 		return ch, nil, warning, nil

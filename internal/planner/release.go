@@ -158,7 +158,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 	if unchanged {
 		rc.Action = plan.ActionNoOp
 		for _, o := range rc.Objects {
-			o.Action, o.Diff = plan.ObjectNoOp, nil
+			o.Action, o.Diff, o.Before, o.After = plan.ObjectNoOp, nil, nil, nil
 		}
 		rc.Relabel = relabel(deployed, last, rc, req, prep.Rendered, appliedState)
 	}

@@ -163,7 +163,9 @@ func (c *computer) uninstall(ctx context.Context, eng *release.Engine, cluster s
 			continue
 		}
 		rc.Observed.Objects = append(rc.Observed.Objects, plan.ObservedObject{Ref: plan.ObjectRef(ref), ResourceVersion: live.GetResourceVersion(), Hash: ContentHash(live)})
-		rc.Objects = append(rc.Objects, objectChange(ref, plan.ObjectDelete))
+		ch := objectChange(ref, plan.ObjectDelete)
+		ch.Before = maskObject(liveView(live), nil, secretPaths(ref.Kind))
+		rc.Objects = append(rc.Objects, ch)
 	}
 	return rc, nil
 }

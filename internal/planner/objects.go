@@ -1,0 +1,109 @@
+package planner
+
+import (
+	"strconv"
+
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/sensitive"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// liveView is the live object as a plan keeps it: normalize's copy with
+// its status (a policy or the impact summary reads replicas, an HPA's
+// desired replicas, a PodDisruptionBudget's allowed disruptions).
+func liveView(live *unstructured.Unstructured) map[string]any {
+	if live == nil {
+		return nil
+	}
+	o := normalize(live)
+	if st, ok := live.Object["status"]; ok {
+		o["status"] = runtimeCopy(st)
+	}
+	return o
+}
+
+func runtimeCopy(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = runtimeCopy(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = runtimeCopy(e)
+		}
+		return out
+	}
+	return v
+}
+
+// maskObject returns obj with every sensitive string masked, and every
+// value at or below one of secret (Secret data, fields rendered from
+// sensitive values) replaced by the placeholder, keys kept.
+func maskObject(obj map[string]any, red *sensitive.Redactor, secret []string) map[string]any {
+	if obj == nil {
+		return nil
+	}
+	out, _ := red.Value(obj).(map[string]any)
+	if out == nil {
+		out = runtimeCopy(obj).(map[string]any)
+	}
+	for _, p := range secret {
+		ptr, ok := pointerAt(p, out)
+		if !ok || len(ptr) == 0 {
+			continue
+		}
+		setAt(out, ptr, maskLeaves)
+	}
+	return out
+}
+
+// setAt replaces the value at ptr with f of it.
+func setAt(root any, ptr []string, f func(any) any) {
+	v := root
+	for i, seg := range ptr {
+		last := i == len(ptr)-1
+		switch t := v.(type) {
+		case map[string]any:
+			if last {
+				t[seg] = f(t[seg])
+				return
+			}
+			v = t[seg]
+		case []any:
+			n, err := strconv.Atoi(seg)
+			if err != nil || n < 0 || n >= len(t) {
+				return
+			}
+			if last {
+				t[n] = f(t[n])
+				return
+			}
+			v = t[n]
+		default:
+			return
+		}
+	}
+}
+
+// maskLeaves replaces every scalar below v by the placeholder.
+func maskLeaves(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = maskLeaves(e)
+		}
+		return t
+	case []any:
+		for i, e := range t {
+			t[i] = maskLeaves(e)
+		}
+		return t
+	case nil:
+		return nil
+	}
+	return plan.SensitivePlaceholder
+}
