@@ -132,3 +132,81 @@ release "slow" {
 	}
 	<-first
 }
+
+// fixedNameChart is a chart whose ConfigMap has the same name whatever the
+// release: two releases of it in one namespace collide.
+func fixedNameChart(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "fixed")
+	if err := os.MkdirAll(filepath.Join(dir, "templates"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"Chart.yaml":          "apiVersion: v2\nname: fixed\nversion: 0.1.0\n",
+		"templates/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared-settings\ndata:\n  owner: {{ .Release.Name | quote }}\n",
+		"templates/mine.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-own\ndata: {}\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestObjectsOfAnotherReleaseAreRefusedAtPlan: a release that would apply
+// an object another release owns is refused by the plan (exit 1, refused
+// in JSON), naming the owner; take_ownership is suggested only when no
+// stack owns that release (issue 21, item 4).
+func TestObjectsOfAnotherReleaseAreRefusedAtPlan(t *testing.T) {
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	chart := fixedNameChart(t)
+	suffix := ns[len(ns)-6:]
+	staging, prod := "obs-staging-"+suffix, "obs-prod-"+suffix
+	stack := func(name, release, extra string) string {
+		return fmt.Sprintf("stack %q {\n  default_namespace = %q\n}\nrelease %q {\n  chart = %q\n%s}\n", name, ns, release, chart, extra)
+	}
+	dirA := writeStack(t, stack(staging, "grafana", ""))
+	if code, out, errOut := runConvoy(t, "apply", "-C", dirA, "--kubeconfig", kc, "--auto-approve", "--no-progress"); code != 0 {
+		t.Fatalf("apply of %s: %d\n%s\n%s", staging, code, out, errOut)
+	}
+	dirB := writeStack(t, stack(prod, "grafana-prod", ""))
+	code, out, errOut := runConvoy(t, "plan", "-C", dirB, "--kubeconfig", kc, "--detailed-exitcode")
+	want := fmt.Sprintf("v1 ConfigMap %s/shared-settings is owned by release grafana (namespace %s, stack %q)", ns, ns, staging)
+	if code != 1 || !strings.Contains(out, `! release.grafana-prod (refused: 1 object owned by other releases)`) ||
+		!strings.Contains(out, want) || !strings.Contains(errOut, want) || strings.Contains(out+errOut, "take_ownership") {
+		t.Fatalf("plan: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = runConvoy(t, "plan", "-C", dirB, "--kubeconfig", kc, "--json")
+	if code != 1 || !strings.Contains(out, `"refused": true`) || !strings.Contains(out, `"owner_release": "grafana"`) || !strings.Contains(out, `"owner_stack": "`+staging+`"`) {
+		t.Fatalf("plan --json: exit %d\n%s", code, out)
+	}
+	code, _, errOut = runConvoy(t, "apply", "-C", dirB, "--kubeconfig", kc, "--auto-approve", "--no-progress")
+	if code != 1 || !strings.Contains(errOut, want) {
+		t.Fatalf("apply: exit %d\n%s", code, errOut)
+	}
+	if h := statusOf(t, ns, "grafana-prod"); len(h) != 0 {
+		t.Fatalf("the refused apply installed the release: %s", revisions(h))
+	}
+
+	// A release of helm's, which no stack owns: take_ownership is the way.
+	ns2 := cluster.Namespace(t)
+	if out, err := cluster.Helm(t, "install", "legacy", chart, "-n", ns2); err != nil {
+		t.Fatalf("helm install: %v\n%s", err, out)
+	}
+	other := func(extra string) string {
+		return fmt.Sprintf("stack %q {\n  default_namespace = %q\n}\nrelease \"fresh\" {\n  chart = %q\n%s}\n", prod, ns2, chart, extra)
+	}
+	dirC := writeStack(t, other(""))
+	code, out, errOut = runConvoy(t, "plan", "-C", dirC, "--kubeconfig", kc)
+	if code != 1 || !strings.Contains(out, fmt.Sprintf("is owned by release legacy (namespace %s); take_ownership = true in the release block adopts it", ns2)) {
+		t.Fatalf("plan against helm's release: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if err := os.WriteFile(filepath.Join(dirC, "stack.hcl"), []byte(other("  take_ownership = true\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runConvoy(t, "plan", "-C", dirC, "--kubeconfig", kc, "--detailed-exitcode"); code != 2 || strings.Contains(out, "(refused") {
+		t.Fatalf("plan with take_ownership: exit %d\n%s\n%s", code, out, errOut)
+	}
+}

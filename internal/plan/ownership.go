@@ -19,10 +19,29 @@ func (i *Interrupted) String() string {
 	return fmt.Sprintf("interrupted run %s: revision %d left %s; apply marks it failed", i.RunID, i.Revision, i.Status)
 }
 
+// ObjectConflict is an object a release would apply that another Helm
+// release owns (its meta.helm.sh/release-name and -namespace annotations).
+type ObjectConflict struct {
+	Ref                          ObjectRef
+	OwnerRelease, OwnerNamespace string
+	// OwnerStack is the stack the owner's newest record names ("" when no
+	// stack owns it: a release of helm's, or of no stack).
+	OwnerStack string `json:",omitempty"`
+}
+
+func (c ObjectConflict) String() string {
+	s := fmt.Sprintf("%s is owned by release %s (namespace %s", c.Ref, c.OwnerRelease, c.OwnerNamespace)
+	if c.OwnerStack != "" {
+		return s + fmt.Sprintf(", stack %q)", c.OwnerStack)
+	}
+	return s + "); take_ownership = true in the release block adopts it"
+}
+
 // Refused reports whether apply refuses to change the release: another
-// stack owns it, and this one does not adopt it. This is the one rule of
-// which stack may touch which release; ForeignError reports it.
-func (r *ReleaseChange) Refused() bool { return r.Owner != "" && !r.Adopt }
+// stack owns it and this one does not adopt it, or another release owns
+// objects it would apply. This is the one rule of which stack may touch
+// which release; ForeignError reports it.
+func (r *ReleaseChange) Refused() bool { return (r.Owner != "" && !r.Adopt) || len(r.Conflicts) > 0 }
 
 // Refused lists the releases apply refuses to change.
 func (p *Plan) Refused() []*ReleaseChange {
@@ -45,12 +64,23 @@ type ForeignError struct {
 func (e *ForeignError) Error() string {
 	var b strings.Builder
 	b.WriteString("apply refuses to change releases other stacks own: ")
-	for i, rc := range e.Releases {
-		if i > 0 {
+	n := 0
+	sep := func() {
+		if n > 0 {
 			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "%s (release %s, namespace %s) is owned by stack %q (revision %d); to take it over, set adopt_from_stack = %q in its release block",
-			rc.Addr, rc.Name, rc.Namespace, rc.Owner, rc.Observed.LastRevision, rc.Owner)
+		n++
+	}
+	for _, rc := range e.Releases {
+		if rc.Owner != "" && !rc.Adopt {
+			sep()
+			fmt.Fprintf(&b, "%s (release %s, namespace %s) is owned by stack %q (revision %d); to take it over, set adopt_from_stack = %q in its release block",
+				rc.Addr, rc.Name, rc.Namespace, rc.Owner, rc.Observed.LastRevision, rc.Owner)
+		}
+		for _, c := range rc.Conflicts {
+			sep()
+			fmt.Fprintf(&b, "%s: %s", rc.Addr, c)
+		}
 	}
 	return b.String()
 }

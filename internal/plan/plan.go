@@ -115,6 +115,9 @@ type ReleaseChange struct {
 	// Adopt: the release block's adopt_from_stack names Owner, and apply
 	// takes the release over from it.
 	Adopt bool `json:",omitempty"`
+	// Conflicts are objects the release would apply that another Helm
+	// release owns: apply refuses the release (it would fail on them).
+	Conflicts []ObjectConflict `json:",omitempty"`
 	// Interrupted is the newest record when a run of this stack that is
 	// gone left it pending: apply marks it failed before anything else,
 	// and the plan is computed as if it were.

@@ -7,8 +7,9 @@ type Summary struct {
 	Install, Upgrade, Uninstall, Unchanged int
 	// Drifted counts live objects that differ from what convoy applied.
 	Drifted int
-	// Refused counts releases another stack owns: apply refuses to run.
-	Refused int
+	// Refused counts releases another stack owns, or whose objects another
+	// release owns (Conflicted of them): apply refuses to run.
+	Refused, Conflicted int
 	// Destroy: the plan of convoy destroy, which only uninstalls.
 	Destroy bool
 }
@@ -19,6 +20,9 @@ func (p *Plan) Summary() Summary {
 	for _, r := range p.Releases {
 		if r.Refused() {
 			s.Refused++
+			if len(r.Conflicts) > 0 {
+				s.Conflicted++
+			}
 			continue
 		}
 		switch r.Action {
@@ -44,8 +48,11 @@ func (s Summary) String() string {
 	if s.Drifted > 0 {
 		line += fmt.Sprintf(" Drift: %d %s.", s.Drifted, plural(s.Drifted, "object", "objects"))
 	}
-	if s.Refused > 0 {
+	switch {
+	case s.Refused > 0 && s.Conflicted == 0:
 		line += fmt.Sprintf(" Refused: %d %s owned by another stack: apply refuses to run.", s.Refused, plural(s.Refused, "release", "releases"))
+	case s.Refused > 0:
+		line += fmt.Sprintf(" Refused: %d %s owned by another stack or holding objects another release owns: apply refuses to run.", s.Refused, plural(s.Refused, "release", "releases"))
 	}
 	return line
 }

@@ -142,6 +142,13 @@ func ownedByRelease(live *unstructured.Unstructured, name, namespace string) boo
 	return a["meta.helm.sh/release-name"] == name && a["meta.helm.sh/release-namespace"] == namespace
 }
 
+// ownerRelease is the Helm release a live object's ownership annotations
+// name ("" when none).
+func ownerRelease(live *unstructured.Unstructured) (name, namespace string) {
+	a := live.GetAnnotations()
+	return a["meta.helm.sh/release-name"], a["meta.helm.sh/release-namespace"]
+}
+
 // objectChange fills the identity fields of an ObjectChange.
 func objectChange(ref kube.Ref, action plan.ObjectAction) *plan.ObjectChange {
 	return &plan.ObjectChange{Ref: plan.ObjectRef(ref), Action: action}

@@ -40,9 +40,10 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 		current = previous
 	}
 	type result struct {
-		change  *plan.ObjectChange
-		drift   *plan.ObjectDrift
-		warning string
+		change   *plan.ObjectChange
+		drift    *plan.ObjectDrift
+		warning  string
+		conflict *plan.ObjectConflict
 		ref     kube.Ref
 		version string
 		hash    string
@@ -89,11 +90,19 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 						return inTemplate(prep.TemplateOf(ref), err)
 					}
 				}
+				if prev == nil && live != nil && !req.TakeOwnership {
+					if owner, ns := ownerRelease(live); owner != "" && (owner != req.Name || ns != req.Namespace) {
+						res.conflict = &plan.ObjectConflict{Ref: plan.ObjectRef(ref), OwnerRelease: owner, OwnerNamespace: ns}
+					}
+				}
 				ch, drift, warn, err := c.diffObject(ctx, kc, obj, prev, live, req, red)
 				if err != nil {
 					return inTemplate(prep.TemplateOf(ref), err)
 				}
 				ch.Template = prep.TemplateOf(ref)
+				if res.conflict != nil {
+					warn = "" // a refusal, not a warning
+				}
 				res.change, res.drift, res.warning = ch, drift, cmp.Or(warn, res.warning)
 				return nil
 			})
@@ -144,6 +153,9 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 		}
 		if r.warning != "" {
 			rc.Warnings = append(rc.Warnings, r.warning)
+		}
+		if r.conflict != nil {
+			rc.Conflicts = append(rc.Conflicts, *r.conflict)
 		}
 	}
 	rc.Warnings = append(rc.Warnings, missingNamespaces(elsewhere, req, items)...)

@@ -65,3 +65,20 @@ func (c *computer) ownership(rc *plan.ReleaseChange, inst *config.ReleaseInstanc
 		rc.Warnings = append(rc.Warnings, fmt.Sprintf("owned by stack %q (revision %d): apply refuses to change it; adopt_from_stack = %q in its release block takes it over", owner, last.Version, owner))
 	}
 }
+
+// conflictOwners names the stack that owns each release owning one of the
+// release's objects (its newest record's stack label), so that the
+// refusal suggests take_ownership only for releases no stack owns.
+func (c *computer) conflictOwners(ctx context.Context, eng *release.Engine, rc *plan.ReleaseChange) error {
+	for i := range rc.Conflicts {
+		cf := &rc.Conflicts[i]
+		hist, err := c.history(ctx, eng, cf.OwnerNamespace, cf.OwnerRelease)
+		if err != nil {
+			return err
+		}
+		if len(hist) > 0 {
+			cf.OwnerStack = hist[len(hist)-1].Labels[release.StackLabel]
+		}
+	}
+	return nil
+}

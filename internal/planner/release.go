@@ -150,10 +150,13 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 		// Correcting drift is an upgrade: show the next revision's objects.
 		unchanged = false
 		rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonDrift, Detail: fmt.Sprintf("%d %s changed outside convoy", len(rc.Drift), plural(len(rc.Drift), "object", "objects"))})
-		rc.Objects, rc.Drift, rc.Warnings = nil, nil, append(slices.Clip(observed), warningsOf(prep.Rendered, red)...)
+		rc.Objects, rc.Drift, rc.Conflicts, rc.Warnings = nil, nil, nil, append(slices.Clip(observed), warningsOf(prep.Rendered, red)...)
 		if _, err := c.objects(ctx, eng, rc, prep, red, false); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.conflictOwners(ctx, eng, rc); err != nil {
+		return nil, err
 	}
 	if unchanged {
 		rc.Action = plan.ActionNoOp

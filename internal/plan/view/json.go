@@ -59,6 +59,15 @@ type jsonRelease struct {
 	Adopt       bool             `json:"adopt,omitempty"`
 	Refused     bool             `json:"refused,omitempty"`
 	Interrupted *jsonInterrupted `json:"interrupted,omitempty"`
+	// Conflicts are objects another release owns: the release is refused.
+	Conflicts []jsonConflict `json:"object_conflicts,omitempty"`
+}
+
+type jsonConflict struct {
+	Ref            string `json:"ref"`
+	OwnerRelease   string `json:"owner_release"`
+	OwnerNamespace string `json:"owner_namespace"`
+	OwnerStack     string `json:"owner_stack,omitempty"`
 }
 
 type jsonReason struct {
@@ -163,6 +172,9 @@ func JSON(w io.Writer, p *plan.Plan) error {
 			Warnings: r.Warnings,
 			Observed: jsonObserved{LastRevision: r.Observed.LastRevision, LastStatus: r.Observed.LastStatus},
 			Owner:    r.Owner, Adopt: r.Adopt, Refused: r.Refused(),
+		}
+		for _, c := range r.Conflicts {
+			jr.Conflicts = append(jr.Conflicts, jsonConflict{Ref: c.Ref.String(), OwnerRelease: c.OwnerRelease, OwnerNamespace: c.OwnerNamespace, OwnerStack: c.OwnerStack})
 		}
 		if i := r.Interrupted; i != nil {
 			jr.Interrupted = &jsonInterrupted{RunID: i.RunID, Revision: i.Revision, Status: i.Status}

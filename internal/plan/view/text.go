@@ -126,8 +126,10 @@ func writeDrift(b *bytes.Buffer, r *plan.ReleaseChange) {
 
 func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange, detail Detail) {
 	switch {
-	case r.Refused():
+	case r.Refused() && r.Owner != "" && !r.Adopt:
 		fmt.Fprintf(b, "  ! %s (refused: owned by stack %q) namespace %s", r.Addr, r.Owner, r.Namespace)
+	case r.Refused():
+		fmt.Fprintf(b, "  ! %s (refused: %d %s owned by other releases) namespace %s", r.Addr, len(r.Conflicts), plural(len(r.Conflicts), "object", "objects"), r.Namespace)
 	case r.Adopt:
 		fmt.Fprintf(b, "  %s %s (%s, adopted from stack %q) namespace %s", actionSymbol[r.Action], r.Addr, r.Action, r.Owner, r.Namespace)
 	default:
@@ -139,6 +141,9 @@ func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange, detail Detail) {
 	b.WriteString("\n")
 	if r.Interrupted != nil {
 		fmt.Fprintf(b, "      %s\n", r.Interrupted)
+	}
+	for _, c := range r.Conflicts {
+		fmt.Fprintf(b, "      ! %s\n", c)
 	}
 	if r.Refused() {
 		return
