@@ -497,7 +497,8 @@ release "api" {
 `, appChart(t), ns))
 	p := e.mustPlan(nil)
 	api := p.Release("release.api")
-	if api.Action != plan.ActionInstall || !api.KnownAfterApply || api.Saved != nil || fmt.Sprint(api.DependsOn) != "[release.db]" {
+	if api.Action != plan.ActionInstall || !api.KnownAfterApply || api.Saved != nil || fmt.Sprint(api.DependsOn) != "[release.db]" ||
+		api.Chart.After == nil || api.Chart.After.Name != "app" {
 		t.Fatalf("api: %+v", api)
 	}
 	text, js, _ := render(t, p)
@@ -670,4 +671,52 @@ func TestPlanWarnsAboutObjectsItMayNotAdopt(t *testing.T) {
 func observedVersion(o plan.Observed, ref plan.ObjectRef) string {
 	ob, _ := o.Object(ref)
 	return ob.ResourceVersion
+}
+
+// Upgrading a release whose newest revision failed compares the values
+// with the last revision that was deployed and says so, instead of
+// listing every value as added.
+func TestUpgradeAfterAFailedRevisionComparesValuesWithTheLastDeployed(t *testing.T) {
+	ns := cluster.Namespace(t)
+	stack := func(message string, invalid bool) string {
+		return fmt.Sprintf("stack %q {\n  default_namespace = %q\n}\nrelease \"api\" {\n  chart  = %q\n  values = [{ message = %q, invalid = %t }]\n}\n", ns, ns, appChart(t), message, invalid)
+	}
+	e := newEnv(t, stack("v1", false))
+	e.deploy(nil)
+	writeStack(t, e.dir, stack("v2", true))
+	st, _ := e.load(nil)
+	r, err := resolve.Resolve(resolve.NewCharts(t.TempDir()), st.Dir, st.Release(st.Releases[0].Addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.eng.Deploy(context.Background(), run.ReleaseRequest(st.Name, r)); err == nil {
+		t.Fatal("the invalid Deployment was applied")
+	}
+	hist, err := e.eng.Storage(ns).History(context.Background(), "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []string
+	for _, h := range hist {
+		states = append(states, fmt.Sprintf("%d:%s", h.Version, h.Info.Status))
+	}
+	writeStack(t, e.dir, stack("v3", false))
+	api := e.mustPlan(nil).Release("release.api")
+	if api.Action != plan.ActionUpgrade {
+		t.Fatalf("action %s (history %v)", api.Action, states)
+	}
+	var ops []string
+	for _, c := range api.Values.Changes {
+		ops = append(ops, string(c.Op)+" "+c.Path)
+	}
+	if strings.Join(ops, ", ") != "change message" {
+		t.Fatalf("values diff: %v (history %v)", ops, states)
+	}
+	var reasons []string
+	for _, r := range api.Reasons {
+		reasons = append(reasons, r.String())
+	}
+	if !slices.ContainsFunc(reasons, func(s string) bool { return strings.HasPrefix(s, "values: 1 value changed") }) {
+		t.Fatalf("reasons: %q (history %v)", reasons, states)
+	}
 }

@@ -51,6 +51,10 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 			return nil, err
 		}
 		if known == nil {
+			// The chart is known even when values are not: show it.
+			if ch, err := c.in.Charts.Load(c.in.Stack.Dir, inst); err == nil {
+				rc.Chart.After = chartRef(ch)
+			}
 			return c.knownAfterApply(rc, last, deployed, changed)
 		}
 		inst = known
@@ -105,8 +109,9 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 	}
 
 	var before map[string]any
-	if deployed != nil {
-		before = deployed.Config
+	base := valuesBase(hist, deployed, prep.IsInstall)
+	if base != nil {
+		before = base.Config
 	}
 	rc.Values = plan.Compare(orEmpty(before), orEmpty(req.Values))
 	plan.MaskValues(rc.Values, red)
@@ -125,7 +130,12 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 			rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonAdopt, Detail: fmt.Sprintf("taken over from stack %q", rc.Owner)})
 		}
 		if deployed == nil {
-			break // nothing deployed to compare with: the state says it all
+			// Nothing deployed: the state says why; values as they differ
+			// from the newest revision's.
+			if !rc.Values.Empty() && base != nil {
+				rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonValues, Detail: fmt.Sprintf("%d %s changed since revision %d (%s)", len(rc.Values.Changes), plural(len(rc.Values.Changes), "value", "values"), base.Version, base.Info.Status)})
+			}
+			break
 		}
 		if rc.Chart.Changed() {
 			rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonChart, Detail: fmt.Sprintf("%s → %s", chartText(rc.Chart.Before), chartText(rc.Chart.After))})
@@ -303,6 +313,22 @@ func (c *computer) knownAfterApply(rc *plan.ReleaseChange, last, deployed *relea
 		return nil, &release.PendingError{Name: last.Name, Namespace: last.Namespace, Status: last.Info.Status, Revision: last.Version, Since: last.Info.LastDeployed}
 	}
 	return rc, nil
+}
+
+// valuesBase is the revision whose values a plan compares with: the
+// deployed one; with none deployed, an upgrade compares with the newest
+// revision that was deployed once (superseded), else the newest; an
+// install with nothing.
+func valuesBase(hist []*release.Release, deployed *release.Release, install bool) *release.Release {
+	if deployed != nil || install || len(hist) == 0 {
+		return deployed
+	}
+	for i := len(hist) - 1; i >= 0; i-- {
+		if hist[i].Info != nil && hist[i].Info.Status == release.StatusSuperseded {
+			return hist[i]
+		}
+	}
+	return hist[len(hist)-1]
 }
 
 func installReason(last *release.Release) plan.Reason {

@@ -1,6 +1,10 @@
 package planner
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/convoy-sh/convoy/internal/release"
+)
 
 func TestSameObjects(t *testing.T) {
 	const cm = "---\n# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: \"v\"\n"
@@ -21,6 +25,36 @@ func TestSameObjects(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := sameObjects(tc.a, tc.b); got != tc.same {
 				t.Fatalf("sameObjects = %v, want %v", got, tc.same)
+			}
+		})
+	}
+}
+
+func TestValuesBase(t *testing.T) {
+	rec := func(v int, s release.Status) *release.Release {
+		return &release.Release{Version: v, Info: &release.Info{Status: s}}
+	}
+	deployed := rec(1, release.StatusDeployed)
+	for _, tc := range []struct {
+		name     string
+		hist     []*release.Release
+		deployed *release.Release
+		install  bool
+		want     int // revision; 0 for none
+	}{
+		{"the deployed revision", []*release.Release{deployed, rec(2, release.StatusFailed)}, deployed, false, 1},
+		{"none deployed: the last that was", []*release.Release{rec(1, release.StatusSuperseded), rec(2, release.StatusSuperseded), rec(3, release.StatusFailed)}, nil, false, 2},
+		{"never deployed: the newest", []*release.Release{rec(1, release.StatusFailed), rec(2, release.StatusFailed)}, nil, false, 2},
+		{"an install compares with nothing", []*release.Release{rec(1, release.StatusFailed)}, nil, true, 0},
+		{"no history", nil, nil, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := 0
+			if b := valuesBase(tc.hist, tc.deployed, tc.install); b != nil {
+				got = b.Version
+			}
+			if got != tc.want {
+				t.Fatalf("revision %d, want %d", got, tc.want)
 			}
 		})
 	}
