@@ -25,13 +25,27 @@ const (
 	StepNoOp
 )
 
+// Engine is what a step asks of its cluster's release engine
+// (*release.Engine): the seam that lets the walk be tested against an
+// in-memory fake, as Helm's actions are against a fake
+// kube client and the memory storage driver.
+type Engine interface {
+	// Execute applies a prepared revision and returns the record it left,
+	// also when it fails.
+	Execute(ctx context.Context, p *release.Prepared) (*release.Release, error)
+	Uninstall(ctx context.Context, req release.UninstallRequest) (*release.UninstallResult, error)
+	Rollback(ctx context.Context, req release.RollbackRequest) (*release.Release, error)
+}
+
+var _ Engine = (*release.Engine)(nil)
+
 // Step is one release of a run.
 type Step struct {
 	ID              string
 	Name, Namespace string
 	DependsOn       []string
 	Kind            StepKind
-	Engine          *release.Engine
+	Engine          Engine
 	// Prepare returns the release to execute when the step starts, after
 	// its dependencies are applied: a fresh render, or a saved plan's output
 	// rebuilt. applied holds the records of the steps that succeeded so far
