@@ -205,6 +205,11 @@ func Execute(ctx context.Context, steps []*Step, opts ExecOptions) []*Result {
 		Parallelism: opts.Parallelism,
 		Atomic:      opts.Atomic,
 		OnSkip:      opts.Progress.Skipped,
+		// A step the run never started ends too: a view shows it cancelled,
+		// not waiting, and before the steps skipped because of it.
+		OnCancel: func(id string, err error) {
+			opts.Progress.Finished(id, Outcome{ID: id, Status: dag.Cancelled, Err: err})
+		},
 	})
 	results := make([]*Result, len(steps))
 	for i, o := range outs {

@@ -364,7 +364,7 @@ func TestACancelledRunStartsNoMoreSteps(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			// Parallelism 1: docs waits for db's slot.
-			steps := []*apply.Step{deploy(f, "db"), deploy(f, "docs"), deploy(f, "api", "db")}
+			steps := []*apply.Step{deploy(f, "db"), deploy(f, "docs"), deploy(f, "api", "db"), deploy(f, "site", "docs")}
 			wait := start(t, ctx, steps, apply.ExecOptions{Parallelism: 1, Atomic: atomic})
 			if k := next(t, f); k != "shop/db" {
 				t.Fatalf("%s started first", k)
@@ -377,10 +377,13 @@ func TestACancelledRunStartsNoMoreSteps(t *testing.T) {
 			if r := res["docs"]; r.Status != dag.Cancelled || !errors.Is(r.Err, context.Canceled) {
 				t.Errorf("docs: %s %v", r.Status, r.Err)
 			}
-			if r := res["api"]; r.Status != dag.Skipped {
-				t.Errorf("api: %s", r.Status)
+			if r := res["api"]; r.Status != dag.Skipped || r.Reason != "dependency db failed" {
+				t.Errorf("api: %s (%s)", r.Status, r.Reason)
 			}
-			for _, id := range []string{"docs", "api"} {
+			if r := res["site"]; r.Status != dag.Skipped || r.Reason != "dependency docs cancelled" {
+				t.Errorf("site: %s (%s)", r.Status, r.Reason)
+			}
+			for _, id := range []string{"docs", "api", "site"} {
 				if calls := f.CallsTo(ns, id); len(calls) != 0 {
 					t.Errorf("%s reached the engine after the run was cancelled: %v", id, calls)
 				}

@@ -2,6 +2,7 @@ package apply_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -121,7 +122,8 @@ func execute(t *testing.T, ctx context.Context, steps []*apply.Step, opts apply.
 // checkProgress checks what the walk reported against how the steps
 // ended: a step that ran is Started then Finished with its outcome, and
 // only after everything it depends on Finished successfully; a skipped one
-// is only Skipped, after the dependency that stopped it ended.
+// is only Skipped, after the dependency that stopped it ended; one that
+// never started as the run was cancelled is only Finished, cancelled.
 func checkProgress(t *testing.T, steps []*apply.Step, results map[string]*apply.Result, events []progressEvent) {
 	t.Helper()
 	at := map[string]map[string][]int{} // id → kind → indexes
@@ -174,8 +176,13 @@ func checkProgress(t *testing.T, steps []*apply.Step, results map[string]*apply.
 				}
 			}
 		case dag.Cancelled:
-			if len(ev["started"]) != 0 || len(ev["skipped"]) != 0 {
+			// Never started: it ends without having started.
+			if len(ev["finished"]) != 1 || len(ev["started"]) != 0 || len(ev["skipped"]) != 0 {
 				t.Errorf("%s cancelled: reported %v", s.ID, ev)
+				continue
+			}
+			if o := events[ev["finished"][0]].outcome; o.Status != dag.Cancelled || !errors.Is(o.Err, context.Canceled) {
+				t.Errorf("%s cancelled: finished %s (%v)", s.ID, o.Status, o.Err)
 			}
 		default:
 			t.Errorf("%s: status %q", s.ID, r.Status)
