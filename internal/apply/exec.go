@@ -184,7 +184,8 @@ type ExecOptions struct {
 	// rendered, objects built) at once; 0: DefaultRenders.
 	Renders int
 	// Atomic: when any step fails, every deploy step that ran is restored.
-	Atomic   bool
+	Atomic bool
+	// Progress is told how each step goes (nil: NoProgress).
 	Progress Progress
 }
 
@@ -195,7 +196,11 @@ func Execute(ctx context.Context, steps []*Step, opts ExecOptions) []*Result {
 	if renders <= 0 {
 		renders = DefaultRenders()
 	}
-	x := &executor{steps: map[string]*Step{}, progress: opts.Progress, results: map[string]*Result{}, applied: map[string]*release.Release{}, renders: make(chan struct{}, renders)}
+	var progress Progress = NoProgress{}
+	if opts.Progress != nil {
+		progress = opts.Progress
+	}
+	x := &executor{steps: map[string]*Step{}, progress: progress, results: map[string]*Result{}, applied: map[string]*release.Release{}, renders: make(chan struct{}, renders)}
 	nodes := make([]dag.Node[string], len(steps))
 	for i, s := range steps {
 		x.steps[s.ID] = s
@@ -204,11 +209,11 @@ func Execute(ctx context.Context, steps []*Step, opts ExecOptions) []*Result {
 	outs := dag.Walk(ctx, nodes, &progressExec{x}, dag.WalkOptions[string]{
 		Parallelism: opts.Parallelism,
 		Atomic:      opts.Atomic,
-		OnSkip:      opts.Progress.Skipped,
+		OnSkip:      progress.Skipped,
 		// A step the run never started ends too: a view shows it cancelled,
 		// not waiting, and before the steps skipped because of it.
 		OnCancel: func(id string, err error) {
-			opts.Progress.Finished(id, Outcome{ID: id, Status: dag.Cancelled, Err: err})
+			progress.Finished(id, Outcome{ID: id, Status: dag.Cancelled, Err: err})
 		},
 	})
 	results := make([]*Result, len(steps))

@@ -418,3 +418,17 @@ func TestErrorsAreRedacted(t *testing.T) {
 		t.Fatalf("the masked error %q does not unwrap to the engine's", err)
 	}
 }
+
+func TestExecuteWithoutAProgressView(t *testing.T) {
+	f := applytest.New()
+	f.Fail(applytest.OpExecute, ns, "db", errors.New("broken"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// Every kind of report: a step that runs, one skipped, one cancelled.
+	for _, c := range []context.Context{context.Background(), ctx} {
+		res := apply.Execute(c, []*apply.Step{deploy(f, "db"), deploy(f, "api", "db")}, apply.ExecOptions{})
+		if len(res) != 2 || res[1].Status != dag.Skipped && res[1].Status != dag.Cancelled {
+			t.Fatalf("results %+v", res)
+		}
+	}
+}
