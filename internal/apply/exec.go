@@ -35,6 +35,9 @@ type Engine interface {
 	Execute(ctx context.Context, p *release.Prepared) (*release.Release, error)
 	Uninstall(ctx context.Context, req release.UninstallRequest) (*release.UninstallResult, error)
 	Rollback(ctx context.Context, req release.RollbackRequest) (*release.Release, error)
+	// LastRevision is the release's newest revision (0: none), which an
+	// uninstall step checks against the plan's.
+	LastRevision(ctx context.Context, namespace, name string) (int, error)
 }
 
 var _ Engine = (*release.Engine)(nil)
@@ -108,6 +111,15 @@ func (x *executor) Run(ctx context.Context, id string) error {
 	case StepNoOp:
 		return nil
 	case StepUninstall:
+		if s.CheckRevision {
+			got, err := s.Engine.LastRevision(ctx, s.Namespace, s.Name)
+			if err != nil {
+				return err
+			}
+			if err := s.checkRevision(got); err != nil {
+				return err
+			}
+		}
 		u, err := s.Engine.Uninstall(ctx, s.Uninstall)
 		if u != nil {
 			res.Release = u.Release
@@ -134,8 +146,10 @@ func (x *executor) Run(ctx context.Context, id string) error {
 	if p.Last != nil {
 		got = p.Last.Version
 	}
-	if s.CheckRevision && got != s.ExpectRevision {
-		return fmt.Errorf("stale plan: release %s/%s is at revision %d, the plan saw revision %d", s.Namespace, s.Name, got, s.ExpectRevision)
+	if s.CheckRevision {
+		if err := s.checkRevision(got); err != nil {
+			return err
+		}
 	}
 	if p.Deployed != nil {
 		res.PreviousDeployed = p.Deployed.Version
@@ -150,6 +164,15 @@ func (x *executor) Run(ctx context.Context, id string) error {
 		x.mu.Unlock()
 	}
 	return err
+}
+
+// checkRevision refuses a step whose release is no longer at the revision
+// the plan saw.
+func (s *Step) checkRevision(got int) error {
+	if got != s.ExpectRevision {
+		return fmt.Errorf("stale plan: release %s/%s is at revision %d, the plan saw revision %d", s.Namespace, s.Name, got, s.ExpectRevision)
+	}
+	return nil
 }
 
 // Restore undoes what a deploy step changed: an install is uninstalled, an

@@ -293,6 +293,46 @@ func TestAStalePlanIsRefused(t *testing.T) {
 	}
 }
 
+// TestAStaleUninstallIsRefused: an uninstall is checked as a deploy is;
+// a release upgraded (by helm, say) since the plan saw it is not removed.
+func TestAStaleUninstallIsRefused(t *testing.T) {
+	three := []release.Status{release.StatusSuperseded, release.StatusSuperseded, release.StatusDeployed}
+	for _, tc := range []struct {
+		name    string
+		history []release.Status
+		check   bool
+		stale   string // "": the step runs
+	}{
+		{name: "the revision the plan saw", history: three[1:], check: true},
+		{name: "upgraded since the plan", history: three, check: true,
+			stale: "stale plan: release shop/legacy is at revision 3, the plan saw revision 2"},
+		{name: "uninstalled since the plan", check: true,
+			stale: "stale plan: release shop/legacy is at revision 0, the plan saw revision 2"},
+		{name: "not checked", history: three, check: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := applytest.New()
+			f.Seed(ns, "legacy", tc.history...)
+			legacy := &apply.Step{ID: "legacy", Name: "legacy", Namespace: ns, Kind: apply.StepUninstall, Engine: f,
+				Uninstall: release.UninstallRequest{Name: "legacy", Namespace: ns}, CheckRevision: tc.check, ExpectRevision: 2}
+			res := execute(t, context.Background(), []*apply.Step{legacy}, apply.ExecOptions{})
+			uninstalls := slices.DeleteFunc(f.CallsTo(ns, "legacy"), func(c applytest.Call) bool { return c.Op != applytest.OpUninstall })
+			if tc.stale == "" {
+				if res["legacy"].Status != dag.Succeeded || len(uninstalls) != 1 || f.History(ns, "legacy") != nil {
+					t.Fatalf("legacy: %s %v, uninstalls %v", res["legacy"].Status, res["legacy"].Err, uninstalls)
+				}
+				return
+			}
+			if res["legacy"].Status != dag.Failed || fmt.Sprint(res["legacy"].Err) != tc.stale {
+				t.Fatalf("legacy: %s %v, want failed: %s", res["legacy"].Status, res["legacy"].Err, tc.stale)
+			}
+			if len(uninstalls) != 0 || !slices.Equal(f.Statuses(ns, "legacy"), tc.history) {
+				t.Fatalf("a stale uninstall ran: %v, records %v", uninstalls, f.Statuses(ns, "legacy"))
+			}
+		})
+	}
+}
+
 func TestANoOpStepDoesNothing(t *testing.T) {
 	f := applytest.New()
 	f.Seed(ns, "cache", release.StatusDeployed)

@@ -290,6 +290,18 @@ func (e *Engine) Rollback(ctx context.Context, req release.RollbackRequest) (*re
 	return clone(rel), nil
 }
 
+// LastRevision is the newest revision the engine holds of the release (0:
+// none).
+func (e *Engine) LastRevision(_ context.Context, namespace, name string) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	h := e.history[key(namespace, name)]
+	if len(h) == 0 {
+		return 0, nil
+	}
+	return h[len(h)-1].Version, nil
+}
+
 // Prepare returns a Step.Prepare for the release req names: it observes
 // the records the engine holds as release.Engine.Prepare does (the newest,
 // the newest deployed, the next revision), and renders nothing.
