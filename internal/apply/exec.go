@@ -25,13 +25,30 @@ const (
 	StepNoOp
 )
 
+// Engine is what a step asks of its cluster's release engine
+// (*release.Engine): the seam that lets the walk be tested against an
+// in-memory fake, as Helm's actions are against a fake
+// kube client and the memory storage driver.
+type Engine interface {
+	// Execute applies a prepared revision and returns the record it left,
+	// also when it fails.
+	Execute(ctx context.Context, p *release.Prepared) (*release.Release, error)
+	Uninstall(ctx context.Context, req release.UninstallRequest) (*release.UninstallResult, error)
+	Rollback(ctx context.Context, req release.RollbackRequest) (*release.Release, error)
+	// LastRevision is the release's newest revision (0: none), which an
+	// uninstall step checks against the plan's.
+	LastRevision(ctx context.Context, namespace, name string) (int, error)
+}
+
+var _ Engine = (*release.Engine)(nil)
+
 // Step is one release of a run.
 type Step struct {
 	ID              string
 	Name, Namespace string
 	DependsOn       []string
 	Kind            StepKind
-	Engine          *release.Engine
+	Engine          Engine
 	// Prepare returns the release to execute when the step starts, after
 	// its dependencies are applied: a fresh render, or a saved plan's output
 	// rebuilt. applied holds the records of the steps that succeeded so far
@@ -94,6 +111,15 @@ func (x *executor) Run(ctx context.Context, id string) error {
 	case StepNoOp:
 		return nil
 	case StepUninstall:
+		if s.CheckRevision {
+			got, err := s.Engine.LastRevision(ctx, s.Namespace, s.Name)
+			if err != nil {
+				return err
+			}
+			if err := s.checkRevision(got); err != nil {
+				return err
+			}
+		}
 		u, err := s.Engine.Uninstall(ctx, s.Uninstall)
 		if u != nil {
 			res.Release = u.Release
@@ -120,8 +146,10 @@ func (x *executor) Run(ctx context.Context, id string) error {
 	if p.Last != nil {
 		got = p.Last.Version
 	}
-	if s.CheckRevision && got != s.ExpectRevision {
-		return fmt.Errorf("stale plan: release %s/%s is at revision %d, the plan saw revision %d", s.Namespace, s.Name, got, s.ExpectRevision)
+	if s.CheckRevision {
+		if err := s.checkRevision(got); err != nil {
+			return err
+		}
 	}
 	if p.Deployed != nil {
 		res.PreviousDeployed = p.Deployed.Version
@@ -136,6 +164,15 @@ func (x *executor) Run(ctx context.Context, id string) error {
 		x.mu.Unlock()
 	}
 	return err
+}
+
+// checkRevision refuses a step whose release is no longer at the revision
+// the plan saw.
+func (s *Step) checkRevision(got int) error {
+	if got != s.ExpectRevision {
+		return fmt.Errorf("stale plan: release %s/%s is at revision %d, the plan saw revision %d", s.Namespace, s.Name, got, s.ExpectRevision)
+	}
+	return nil
 }
 
 // Restore undoes what a deploy step changed: an install is uninstalled, an
@@ -170,7 +207,8 @@ type ExecOptions struct {
 	// rendered, objects built) at once; 0: DefaultRenders.
 	Renders int
 	// Atomic: when any step fails, every deploy step that ran is restored.
-	Atomic   bool
+	Atomic bool
+	// Progress is told how each step goes (nil: NoProgress).
 	Progress Progress
 }
 
@@ -181,7 +219,11 @@ func Execute(ctx context.Context, steps []*Step, opts ExecOptions) []*Result {
 	if renders <= 0 {
 		renders = DefaultRenders()
 	}
-	x := &executor{steps: map[string]*Step{}, progress: opts.Progress, results: map[string]*Result{}, applied: map[string]*release.Release{}, renders: make(chan struct{}, renders)}
+	var progress Progress = NoProgress{}
+	if opts.Progress != nil {
+		progress = opts.Progress
+	}
+	x := &executor{steps: map[string]*Step{}, progress: progress, results: map[string]*Result{}, applied: map[string]*release.Release{}, renders: make(chan struct{}, renders)}
 	nodes := make([]dag.Node[string], len(steps))
 	for i, s := range steps {
 		x.steps[s.ID] = s
@@ -190,7 +232,12 @@ func Execute(ctx context.Context, steps []*Step, opts ExecOptions) []*Result {
 	outs := dag.Walk(ctx, nodes, &progressExec{x}, dag.WalkOptions[string]{
 		Parallelism: opts.Parallelism,
 		Atomic:      opts.Atomic,
-		OnSkip:      opts.Progress.Skipped,
+		OnSkip:      progress.Skipped,
+		// A step the run never started ends too: a view shows it cancelled,
+		// not waiting, and before the steps skipped because of it.
+		OnCancel: func(id string, err error) {
+			progress.Finished(id, Outcome{ID: id, Status: dag.Cancelled, Err: err})
+		},
 	})
 	results := make([]*Result, len(steps))
 	for i, o := range outs {

@@ -14,7 +14,9 @@ type Row struct {
 type Progress interface {
 	// Event is a step reported by the release engine.
 	Event(ev release.Event)
-	// Started, Finished and Skipped are reported by the walker.
+	// Started, Finished and Skipped are reported by the walker: each step
+	// ends once, Finished or Skipped. A step the run never started because
+	// it was cancelled is Finished (cancelled) without being Started.
 	Started(id string)
 	Finished(id string, o Outcome)
 	Skipped(id, reason string)

@@ -66,6 +66,9 @@ type WalkOptions[K comparable] struct {
 	Atomic bool
 	// OnSkip is told about each skipped node (for progress); may be nil.
 	OnSkip func(id K, reason string)
+	// OnCancel is told about each node that was ready but not started
+	// because ctx ended (for progress); may be nil.
+	OnCancel func(id K, err error)
 }
 
 // Walk runs nodes (given in topological order) and returns an outcome for
@@ -131,6 +134,9 @@ func Walk[K comparable](ctx context.Context, nodes []Node[K], exec Executor[K], 
 				case ok && ctx.Err() != nil:
 					started[i], finished[i] = true, true
 					out[i].Status, out[i].Err = Cancelled, ctx.Err()
+					if opts.OnCancel != nil {
+						opts.OnCancel(nodes[i].ID, out[i].Err)
+					}
 					progressed = true
 				case ok && running < par:
 					started[i] = true

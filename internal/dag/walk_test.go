@@ -176,9 +176,15 @@ func TestCancelledWalkStartsNothingMore(t *testing.T) {
 	f := newFake()
 	f.delay = time.Hour // db blocks until cancelled
 	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	got := statuses(Walk(ctx, []Node[string]{{ID: "db"}, {ID: "api", DependsOn: []string{"db"}}}, f, WalkOptions[string]{}))
-	if slices.Contains(f.ran, "api") || got["api"] == Succeeded {
+	var told []string
+	got := statuses(Walk(ctx, []Node[string]{{ID: "db"}, {ID: "api", DependsOn: []string{"db"}}}, f, WalkOptions[string]{
+		OnCancel: func(id string, err error) { told = append(told, fmt.Sprintf("%s: %v", id, err)) },
+	}))
+	if slices.Contains(f.ran, "api") || got["api"] != Cancelled {
 		t.Fatalf("api ran after cancellation: %v", got)
+	}
+	if !slices.Equal(told, []string{"api: context canceled"}) {
+		t.Fatalf("OnCancel told %q, want api's cancellation", told)
 	}
 }
 

@@ -140,6 +140,16 @@ func (e *Engine) Storage(namespace string) *Storage {
 	return &Storage{Driver: NewKubeDriver(e.client, e.driver, namespace)}
 }
 
+// LastRevision is the newest revision of a release, whatever its status
+// (0: it has none).
+func (e *Engine) LastRevision(ctx context.Context, namespace, name string) (int, error) {
+	h, err := e.Storage(namespace).History(ctx, name)
+	if err != nil || len(h) == 0 {
+		return 0, err
+	}
+	return h[len(h)-1].Version, nil
+}
+
 func (e *Engine) logf(namespace, release string, phase Phase, format string, args ...any) {
 	e.notify(Event{Time: time.Now(), Namespace: namespace, Release: release, Phase: phase, Message: fmt.Sprintf(format, args...)})
 }
