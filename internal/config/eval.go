@@ -282,13 +282,12 @@ func (e *evaluator) evalLocals() hcl.Diagnostics {
 
 func (e *evaluator) evalStackBlock() hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	e.stackName = filepath.Base(e.cfg.Dir)
 	e.defaultNamespace = DefaultNamespace
 	sb := e.cfg.Stack
+	e.stackName, diags = e.stackIdentity()
 	if sb == nil {
-		return nil
+		return diags
 	}
-	e.stackName = sb.Name
 	if sb.DefaultNamespace != nil {
 		val, d := e.evalSimple(sb.DefaultNamespace, "the stack block")
 		s, d2 := asString(val, sb.DefaultNamespace, "default_namespace")
