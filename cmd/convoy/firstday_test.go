@@ -35,3 +35,67 @@ func TestStackNamedAfterWorkingDirectory(t *testing.T) {
 		t.Fatalf("db's record: %s, labels %v", revisions(h), h[0].Labels)
 	}
 }
+
+// A values file that breaks the chart's schema and a local chart that is
+// not there are the same diagnostics, at the same source ranges, in every
+// command: the values file's line of the offending key, the chart
+// attribute's line in the stack.
+func TestChartDiagnosticsAlikeInEveryCommand(t *testing.T) {
+	ns := cluster.Namespace(t)
+	schema, err := filepath.Abs(filepath.Join("testdata", "charts", "schema"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := writeStack(t, fmt.Sprintf(`stack %[1]q {
+  default_namespace = %[1]q
+}
+
+release "cache" {
+  chart  = %[2]q
+  values = [
+    { replicas = 1 },
+    file("values/cache.yaml"),
+  ]
+}
+
+release "gone" {
+  chart = "./charts/gone"
+}
+`, ns, schema))
+	if err := os.MkdirAll(filepath.Join(dir, "values"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "values", "cache.yaml"), []byte("# the cache\nname: cache\nreplicas: many\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("NO_COLOR", "1")
+	t.Setenv("CONVOY_CACHE_DIR", t.TempDir())
+	want := []string{
+		"Error: Values break the chart's schema",
+		"on " + filepath.Join(dir, "values", "cache.yaml") + " line 3:",
+		"3: replicas: many",
+		"release.cache: the values do not meet the chart's values.schema.json: replicas (schema of chart",
+		"schema): got string, want integer.",
+		"Error: Not a chart",
+		"on " + filepath.Join(dir, "stack.hcl") + ` line 14, in release "gone":`,
+		`14:   chart = "./charts/gone"`,
+	}
+	for _, args := range [][]string{
+		{"validate", "-C", dir},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			code, out, errOut := runConvoy(t, args...)
+			if code != 1 {
+				t.Errorf("exit %d, want 1", code)
+			}
+			for _, w := range want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr lacks %q", w)
+				}
+			}
+			if t.Failed() {
+				t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
+			}
+		})
+	}
+}
