@@ -42,6 +42,7 @@ func TestStackNamedAfterWorkingDirectory(t *testing.T) {
 // attribute's line in the stack.
 func TestChartDiagnosticsAlikeInEveryCommand(t *testing.T) {
 	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
 	schema, err := filepath.Abs(filepath.Join("testdata", "charts", "schema"))
 	if err != nil {
 		t.Fatal(err)
@@ -82,6 +83,9 @@ release "gone" {
 	}
 	for _, args := range [][]string{
 		{"validate", "-C", dir},
+		{"plan", "-C", dir, "--kubeconfig", kc},
+		{"apply", "-C", dir, "--kubeconfig", kc, "--auto-approve"},
+		{"render", "-C", dir},
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			code, out, errOut := runConvoy(t, args...)

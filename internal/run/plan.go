@@ -72,11 +72,12 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 	if err != nil {
 		return nil, err
 	}
-	return planner.Compute(ctx, planner.Input{
+	charts := o.charts()
+	p, err := planner.Compute(ctx, planner.Input{
 		Stack:       st,
 		Order:       ls.Order,
 		Engine:      cl.Engine,
-		Charts:      o.charts(),
+		Charts:      charts,
 		Targets:     targets,
 		Selectors:   req.Selectors,
 		IncludeDeps: req.IncludeDeps,
@@ -91,6 +92,10 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		},
 		Outputs: OutputsFrom,
 	})
+	if p == nil {
+		return nil, releaseDiagnostics(ls, charts, err)
+	}
+	return p, err
 }
 
 // Traffic counts the requests of a run's clients (ClusterOptions.Traffic).
