@@ -103,3 +103,21 @@ release "gone" {
 		})
 	}
 }
+
+// Every command that runs releases takes --no-progress, so that a script
+// passes the same flags to all of them.
+func TestNoProgressOnEveryCommandThatRunsReleases(t *testing.T) {
+	for _, name := range []string{"apply", "destroy", "rollback", "recover", "test"} {
+		cmd, _, err := newRootCmd(streams{}).Find([]string{name})
+		if err != nil || cmd.Name() != name {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := cmd.ParseFlags([]string{"--no-progress"}); err != nil {
+			t.Errorf("%s --no-progress: %v", name, err)
+		}
+	}
+	code, _, errOut := runConvoy(t, "rollback", "api", "--no-progress", "-C", t.TempDir())
+	if code != 1 || strings.Contains(errOut, "unknown flag") {
+		t.Errorf("rollback api --no-progress: exit %d\n%s", code, errOut)
+	}
+}
