@@ -121,3 +121,19 @@ func TestNoProgressOnEveryCommandThatRunsReleases(t *testing.T) {
 		t.Errorf("rollback api --no-progress: exit %d\n%s", code, errOut)
 	}
 }
+
+// A reader of the output that exits at once (`convoy output | true`) ends
+// the output quietly: nothing on standard error, as other tools do.
+func TestClosedOutputPipeIsQuiet(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	defer w.Close()
+	var errb strings.Builder
+	code := executeOn(t.Context(), []string{"version"}, strings.NewReader(""), w, &errb)
+	if code != 0 || errb.String() != "" {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}
