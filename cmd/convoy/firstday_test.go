@@ -137,3 +137,61 @@ func TestClosedOutputPipeIsQuiet(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
 }
+
+// A destroy of one release names the releases that depend on it and what
+// they read; --include-dependents uninstalls them too, dependents first.
+func TestTargetedDestroyNamesDependents(t *testing.T) {
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	chart := appChart(t)
+	dir := writeStack(t, fmt.Sprintf(`stack %[2]q {
+  default_namespace = %[2]q
+}
+release "db" {
+  chart = %[1]q
+}
+release "keycloak" {
+  chart  = %[1]q
+  values = [{ message = "db at ${release.db.name}.${release.db.namespace}" }]
+}
+release "exporter" {
+  chart      = %[1]q
+  depends_on = [release.db]
+}
+release "web" {
+  chart  = %[1]q
+  values = [{ message = release.keycloak.name }]
+}
+release "other" {
+  chart = %[1]q
+}
+`, chart, ns))
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve"); code != 0 {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut := runConvoy(t, "plan", "--destroy", "--target", "release.db", "-C", dir, "--kubeconfig", kc)
+	want := "Warning: release.db: release.exporter, release.keycloak depend on it and stay installed: " +
+		"release.exporter depends_on release.db; release.keycloak reads release.db.name, release.db.namespace. " +
+		"--include-dependents uninstalls them too, with release.web, which depends on them"
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "Plan: 1 to uninstall.") {
+		t.Fatalf("plan --destroy --target release.db: exit %d, want %q\n%s\n%s", code, want, out, errOut)
+	}
+	if code, _, errOut := runConvoy(t, "plan", "--include-dependents", "--target", "release.db", "-C", dir, "--kubeconfig", kc); code != 1 || !strings.Contains(errOut, "--include-dependents is for --destroy") {
+		t.Errorf("plan --include-dependents without --destroy: exit %d\n%s", code, errOut)
+	}
+
+	code, out, errOut = runConvoy(t, "destroy", "--target", "release.db", "--include-dependents", "-C", dir, "--kubeconfig", kc, "--auto-approve")
+	if code != 0 || !strings.Contains(out, "Plan: 4 to uninstall.") ||
+		!strings.Contains(out, "Warning: release.keycloak: uninstalled with what it depends on (--include-dependents): release.keycloak reads release.db.name, release.db.namespace") ||
+		!strings.Contains(out, "Warning: release.web: uninstalled with what it depends on (--include-dependents): release.web reads release.keycloak.name") {
+		t.Fatalf("destroy --include-dependents: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, name := range []string{"db", "keycloak", "exporter", "web"} {
+		if h := statusOf(t, ns, name); len(h) != 0 {
+			t.Errorf("%s was not uninstalled: %s", name, revisions(h))
+		}
+	}
+	if got := revisions(statusOf(t, ns, "other")); got != "1:deployed" {
+		t.Errorf("other: %s, want it left alone", got)
+	}
+}

@@ -365,5 +365,6 @@ and uninstalls them, dependents first.`,
 	addRunFlags(cmd.Flags(), &o.Parallelism, &o.NoProgress)
 	addPlanViewFlags(cmd.Flags(), &o.View)
 	addSelectionFlags(cmd.Flags(), &o.Selection, "destroy")
+	addIncludeDependentsFlag(cmd.Flags(), &o.Selection)
 	return cmd
 }

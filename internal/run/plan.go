@@ -21,6 +21,10 @@ type PlanRequest struct {
 	IncludeDeps bool
 	// Destroy plans the uninstall of every release of the stack.
 	Destroy bool
+	// IncludeDependents: a destroy of targets also uninstalls the
+	// releases that depend on them (else the plan names them, and what
+	// they read of the targets).
+	IncludeDependents bool
 	// Refresh: incremental (default) or full (planner.Refresh).
 	Refresh planner.Refresh
 	// Stats, when not nil, counts the plan's work.
@@ -72,6 +76,10 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 	if err != nil {
 		return nil, err
 	}
+	var scoped *targetedDestroy
+	if req.Destroy && len(targets) > 0 {
+		scoped, targets = newTargetedDestroy(st, targets, req.IncludeDeps, req.IncludeDependents)
+	}
 	charts := o.charts()
 	p, err := planner.Compute(ctx, planner.Input{
 		Stack:       st,
@@ -95,6 +103,7 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 	if p == nil {
 		return nil, releaseDiagnostics(ls, charts, err)
 	}
+	scoped.note(p)
 	return p, err
 }
 
