@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -193,5 +194,59 @@ release "other" {
 	}
 	if got := revisions(statusOf(t, ns, "other")); got != "1:deployed" {
 		t.Errorf("other: %s, want it left alone", got)
+	}
+}
+
+// Adding count to a release moves it to [0] and keeps its Helm name, as
+// Terraform moves an instance implicitly; removing count moves [0] back.
+// The plan says so, and neither uninstalls anything.
+func TestCountAddedOrRemovedKeepsTheReleaseName(t *testing.T) {
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	chart := appChart(t)
+	stack := func(keda, web string) string {
+		return fmt.Sprintf("stack %[2]q {\n  default_namespace = %[2]q\n}\nrelease \"keda\" {\n  chart = %[1]q\n%[3]s}\nrelease \"web\" {\n  chart = %[1]q\n%[4]s}\nrelease \"reader\" {\n  chart  = %[1]q\n  values = [{ message = release.keda[0].name }]\n}\n", chart, ns, keda, web)
+	}
+	dir := writeStack(t, stack("", "  count = 1\n"))
+	write := func(hcl string) {
+		if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(hcl), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// keda without count; reader reads release.keda[0] only once it has one.
+	write(strings.Replace(stack("", "  count = 1\n"), "release.keda[0].name", "release.keda.name", 1))
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve"); code != 0 {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	// count added to keda, removed from web.
+	write(stack("  count = 2\n", ""))
+	code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc)
+	for _, want := range []string{
+		`Warning: release.keda[0]: moved from release.keda (count was added to its release block, as Terraform moves an instance implicitly): it keeps its Helm release name "keda"`,
+		`Warning: release.web: moved from release.web[0] (count was removed from its release block, as Terraform moves an instance implicitly): it keeps its Helm release name "web-0"`,
+		"Plan: 1 to install, 0 to upgrade, 0 to uninstall, 3 unchanged.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan lacks %q", want)
+		}
+	}
+	if code != 0 || t.Failed() {
+		t.Fatalf("plan: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve"); code != 0 {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for name, want := range map[string]string{"keda": "1:deployed", "keda-0": "", "keda-1": "1:deployed", "web-0": "1:deployed", "web": "", "reader": "1:deployed"} {
+		if got := revisions(statusOf(t, ns, name)); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+	code, out, _ = runConvoy(t, "status", "-C", dir, "--kubeconfig", kc)
+	if code != 0 || !regexp.MustCompile(`(?m)^keda\s+`+ns+`\s+1\s+deployed`).MatchString(out) || !regexp.MustCompile(`(?m)^web-0\s+`+ns+`\s+1\s+deployed`).MatchString(out) {
+		t.Errorf("status: exit %d\n%s", code, out)
+	}
+	if code, out, _ := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--detailed-exitcode"); code != 0 {
+		t.Errorf("plan after apply: exit %d, want no changes\n%s", code, out)
 	}
 }

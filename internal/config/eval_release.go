@@ -222,6 +222,9 @@ func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[
 	} else if kv.key.Kind == IntKeyKind {
 		defName = fmt.Sprintf("%s-%d", rel.Name, kv.key.Int)
 	}
+	if kept, ok := e.keptNames[addr]; ok && rel.ReleaseName == nil {
+		defName = kept
+	}
 	var okName, okNS, okChart, okVersion bool
 	ri.Name, okName = str(rel.ReleaseName, "name", defName)
 	if okName {

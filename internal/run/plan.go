@@ -52,6 +52,9 @@ func Plan(ctx context.Context, o Options, req PlanRequest) (*Planned, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := ls.keepMovedNames(ctx, cl); err != nil {
+		return nil, err
+	}
 	p, err := computePlan(ctx, o, ls, cl, req, goneRuns(ctx, clusters, ls.Stack.ID()))
 	if p == nil {
 		return nil, err
@@ -104,6 +107,7 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		return nil, releaseDiagnostics(ls, charts, err)
 	}
 	scoped.note(p)
+	ls.noteMoves(p)
 	return p, err
 }
 
