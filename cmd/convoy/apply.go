@@ -88,6 +88,14 @@ func addRunFlags(fs *pflag.FlagSet, parallelism *int, noProgress *bool) {
 	fs.BoolVar(noProgress, "no-progress", false, "plain timestamped log lines instead of the live view on a terminal")
 }
 
+// addPlainProgressFlag gives --no-progress to the commands that run
+// releases without a live view (rollback, recover, test): their output is
+// plain lines already, and scripts pass the same flags to every command
+// that runs releases.
+func addPlainProgressFlag(fs *pflag.FlagSet) {
+	fs.Bool("no-progress", false, "accepted as apply takes it: this command always writes plain log lines")
+}
+
 func (o applyOptions) Run(ctx context.Context, s streams) error {
 	if o.Parallelism < 1 {
 		return errors.New("--parallelism must be at least 1")

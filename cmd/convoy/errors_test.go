@@ -23,7 +23,7 @@ release "api" {
 		{"render", "-C", dir, "--release", "api"},
 	} {
 		code, _, errOut := runConvoy(t, args...)
-		if code != 1 || !strings.Contains(errOut, "Error: release.api: load chart ./nochart: ") || strings.Count(errOut, "release.api") != 1 {
+		if code != 1 || !strings.Contains(errOut, "Error: Not a chart") || !strings.Contains(errOut, `release.api: chart "./nochart" is not a chart`) || strings.Count(errOut, "release.api") != 1 {
 			t.Errorf("%v: exit %d\n%s", args, code, errOut)
 		}
 	}

@@ -4,7 +4,7 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -16,11 +16,14 @@ func main() {
 	// SIGPIPE notified (not ignored, which children would inherit), writes
 	// to it fail with EPIPE instead, and pipeWriter stops the output.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	out, errw := &pipeWriter{w: os.Stdout}, &pipeWriter{w: os.Stderr}
-	code := execute(ctx, os.Args[1:], streams{In: os.Stdin, Out: out, Err: errw})
+	code := executeOn(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
-	if out.Broken() {
-		fmt.Fprintln(errw, "convoy: standard output was closed (broken pipe): the rest of the output was dropped; the run went on.")
-	}
 	os.Exit(code)
+}
+
+// executeOn runs the command line on the process's streams. A reader of
+// the output that goes away (`convoy output | head`) only ends the output:
+// the run goes on, and nothing is said about it, as other tools do.
+func executeOn(ctx context.Context, args []string, in io.Reader, out, errw io.Writer) int {
+	return execute(ctx, args, streams{In: in, Out: &pipeWriter{w: out}, Err: &pipeWriter{w: errw}})
 }

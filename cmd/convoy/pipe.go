@@ -31,9 +31,6 @@ func (p *pipeWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// Broken reports whether the reader went away.
-func (p *pipeWriter) Broken() bool { return p.broken.Load() }
-
 // fileOf is the file behind a stream, if any (for terminal checks).
 func fileOf(x any) (*os.File, bool) {
 	switch f := x.(type) {

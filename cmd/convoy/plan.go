@@ -58,6 +58,7 @@ another stack owns is shown, then exits 1: apply refuses it.`,
 	fs.BoolVar(&o.Markdown, "markdown", false, "print a summary for a pull-request comment")
 	fs.BoolVar(&o.Destroy, "destroy", false, "plan the uninstall of the releases, as convoy destroy would (as terraform plan -destroy)")
 	addSelectionFlags(fs, &o.Selection, "plan")
+	addIncludeDependentsFlag(fs, &o.Selection)
 	fs.IntVarP(&o.Parallelism, "parallelism", "p", run.DefaultPlanParallelism, "how many renders, record reads and dry runs run at once")
 	addPlanViewFlags(fs, &o.View)
 	addRefreshFlag(fs, &o.Refresh)
@@ -73,6 +74,9 @@ func (o planOptions) Run(ctx context.Context, s streams) (err error) {
 	}
 	if o.Parallelism < 1 {
 		return errors.New("--parallelism must be at least 1")
+	}
+	if o.Selection.IncludeDependents && !o.Destroy {
+		return errors.New("--include-dependents is for --destroy: the releases that depend on what a destroy removes")
 	}
 	req := o.Selection.request()
 	if req.Refresh, err = run.ParseRefresh(o.Refresh); err != nil {

@@ -217,6 +217,7 @@ It holds the stack's lock, so it never runs beside an apply of the stack.`,
 	f.BoolVar(&o.NoHooks, "no-hooks", false, "run no rollback hooks (as helm rollback; default: the release's disable_hooks)")
 	f.IntVar(&o.HistoryMax, "history-max", 0, "keep at most this many revisions, 0 for no limit (as helm rollback; default: the release's history_max)")
 	f.StringVar(&o.Description, "description", "", "the new revision's description (at most 256 characters; default \"Rollback to N\")")
+	addPlainProgressFlag(f)
 	return cmd
 }
 
@@ -268,7 +269,7 @@ func (w waitFlag) override(forJobs bool) run.WaitOverride {
 
 func newRecoverCmd(s streams) *cobra.Command {
 	var o stackRun
-	return newStackCmd("recover RELEASE", "Resolve a release left pending by a crashed operation",
+	cmd := newStackCmd("recover RELEASE", "Resolve a release left pending by a crashed operation",
 		`A release whose newest revision is pending-install, pending-upgrade,
 pending-rollback or uninstalling is locked: convoy and helm refuse to touch it,
 because another operation may be running. When none is (the operation
@@ -289,6 +290,8 @@ lock); recover is for the rest.`,
 			}
 			return err
 		})
+	addPlainProgressFlag(cmd.Flags())
+	return cmd
 }
 
 func newForceUnlockCmd(s streams) *cobra.Command {
@@ -362,5 +365,6 @@ and uninstalls them, dependents first.`,
 	addRunFlags(cmd.Flags(), &o.Parallelism, &o.NoProgress)
 	addPlanViewFlags(cmd.Flags(), &o.View)
 	addSelectionFlags(cmd.Flags(), &o.Selection, "destroy")
+	addIncludeDependentsFlag(cmd.Flags(), &o.Selection)
 	return cmd
 }

@@ -83,6 +83,13 @@ func (o renderOptions) Run(ctx context.Context, s streams) error {
 			if single {
 				return res.Err
 			}
+			var de *run.DiagnosticsError
+			if errors.As(res.Err, &de) {
+				if err := writeDiagnostics(s.Err, de.Diags, de.Files); err != nil {
+					return err
+				}
+				continue
+			}
 			fmt.Fprintf(s.Err, "Error: %v\n", res.AddrErr())
 			continue
 		}

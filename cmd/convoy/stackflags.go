@@ -160,6 +160,9 @@ type selectionFlags struct {
 	Targets     []string
 	Selectors   []string
 	IncludeDeps bool
+	// IncludeDependents (plan --destroy, destroy) also uninstalls what
+	// depends on the selected releases.
+	IncludeDependents bool
 }
 
 // addSelectorFlag registers -l on fs.
@@ -174,9 +177,15 @@ func addSelectionFlags(fs *pflag.FlagSet, f *selectionFlags, verb string) {
 	fs.BoolVar(&f.IncludeDeps, "include-deps", false, "with --target or -l, also "+verb+" the releases they depend on")
 }
 
+// addIncludeDependentsFlag registers --include-dependents on the
+// commands that destroy.
+func addIncludeDependentsFlag(fs *pflag.FlagSet, f *selectionFlags) {
+	fs.BoolVar(&f.IncludeDependents, "include-dependents", false, "with --target or -l, also destroy the releases that depend on them, dependents first (without it they stay, and the plan names them and what they read)")
+}
+
 // request is the plan request of the selection.
 func (f selectionFlags) request() run.PlanRequest {
-	return run.PlanRequest{Targets: f.Targets, Selectors: f.Selectors, IncludeDeps: f.IncludeDeps}
+	return run.PlanRequest{Targets: f.Targets, Selectors: f.Selectors, IncludeDeps: f.IncludeDeps, IncludeDependents: f.IncludeDependents}
 }
 
 // any says whether the flags select anything.

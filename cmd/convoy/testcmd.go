@@ -47,6 +47,7 @@ never runs beside an apply of the stack.`,
 	addSelectorFlag(cmd.Flags(), &o.Selectors, "test")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 0, "how long each test may take (as helm test --timeout; default: the release's timeout, else 5m0s)")
 	cmd.Flags().BoolVar(&o.Logs, "logs", false, "print the logs of every test's pods, not only of a failed test's (as helm test --logs)")
+	addPlainProgressFlag(cmd.Flags())
 	cmd.Flags().StringSliceVar(&o.Filter, "filter", nil, "run only the tests named: name=NAME, or all but one: !name=NAME (repeatable or comma-separated; as helm test --filter)")
 	return cmd
 }

@@ -27,7 +27,7 @@ func ValidateValues(ch *Chart, user map[string]any) error {
 		return err
 	}
 	if err := validateSchemas(tree, values); err != nil {
-		return &SchemaError{Message: err.Error()}
+		return err
 	}
 	return nil
 }

@@ -197,7 +197,7 @@ func Render(ch *Chart, opts RenderOptions) (*Rendered, error) {
 		return nil, err
 	}
 	if err := validateSchemas(tree, values); err != nil {
-		return nil, &SchemaError{Message: err.Error()}
+		return nil, err
 	}
 	out.Values = values
 

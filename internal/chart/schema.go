@@ -4,16 +4,36 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // SchemaError is a values.schema.json violation in one or more charts; the
 // text is Helm's, chart by chart, each line naming the failing path.
 type SchemaError struct {
+	Message string
+	// Violations are the failed checks one by one, for pointing at the
+	// values that fail them.
+	Violations []SchemaViolation
+}
+
+// SchemaViolation is one check of a chart's values.schema.json that the
+// values fail.
+type SchemaViolation struct {
+	// Chart is the chart whose schema it is (a subchart's name or alias).
+	Chart string
+	// Path is where the failing value is in the release's values (a
+	// subchart's values under its name); empty for the values as a whole.
+	// For a missing required key it is the object that lacks it.
+	Path []string
+	// Message says what is wrong, as the schema library words it
+	// ("got string, want integer").
 	Message string
 }
 
@@ -78,44 +98,58 @@ func (urnLoader) Load(string) (any, error) {
 }
 
 // validateSchemas validates values against the schema of n and, for each
-// subchart with values, against the subchart's schema.
-func validateSchemas(n *node, values map[string]any) error {
+// subchart with values, against the subchart's schema. The error is Helm's
+// text, chart by chart, with each violation.
+func validateSchemas(n *node, values map[string]any) *SchemaError {
 	var sb strings.Builder
-	if n.chart.Schema != nil {
-		if err := validateOne(n.chart, values); err != nil {
-			fmt.Fprintf(&sb, "%s:\n", n.name())
-			sb.WriteString(err.Error())
+	var violations []SchemaViolation
+	var walk func(n *node, values map[string]any, at []string)
+	walk = func(n *node, values map[string]any, at []string) {
+		if n.chart.Schema != nil {
+			if msg, vs := validateOne(n.chart, values); msg != "" {
+				fmt.Fprintf(&sb, "%s:\n", n.name())
+				sb.WriteString(msg)
+				for i := range vs {
+					vs[i].Chart = n.name()
+					vs[i].Path = append(slices.Clip(at), vs[i].Path...)
+				}
+				violations = append(violations, vs...)
+			}
+		}
+		for _, sub := range n.deps {
+			raw, ok := values[sub.name()]
+			if !ok || raw == nil {
+				continue
+			}
+			subAt := append(slices.Clip(at), sub.name())
+			sv, ok := raw.(map[string]any)
+			if !ok {
+				msg := fmt.Sprintf("invalid type for values: expected object (map), got %T", raw)
+				fmt.Fprintf(&sb, "%s:\n%s\n", sub.name(), msg)
+				violations = append(violations, SchemaViolation{Chart: sub.name(), Path: subAt, Message: msg})
+				continue
+			}
+			walk(sub, sv, subAt)
 		}
 	}
-	for _, sub := range n.deps {
-		raw, ok := values[sub.name()]
-		if !ok || raw == nil {
-			continue
-		}
-		sv, ok := raw.(map[string]any)
-		if !ok {
-			fmt.Fprintf(&sb, "%s:\ninvalid type for values: expected object (map), got %T\n", sub.name(), raw)
-			continue
-		}
-		if err := validateSchemas(sub, sv); err != nil {
-			sb.WriteString(err.Error())
-		}
+	walk(n, values, nil)
+	if sb.Len() == 0 {
+		return nil
 	}
-	if sb.Len() > 0 {
-		return errors.New(sb.String())
-	}
-	return nil
+	return &SchemaError{Message: sb.String(), Violations: violations}
 }
 
-func validateOne(c *Chart, values map[string]any) (err error) {
+// validateOne validates values against one chart's schema: Helm's text of
+// the failure ("" when the values pass) and its violations.
+func validateOne(c *Chart, values map[string]any) (msg string, violations []SchemaViolation) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("unable to validate schema: %s", r)
+			msg, violations = fmt.Sprintf("unable to validate schema: %s", r), nil
 		}
 	}()
 	s, err := c.compiledSchema()
 	if err != nil {
-		return err
+		return err.Error(), nil
 	}
 	if values == nil {
 		values = map[string]any{}
@@ -124,11 +158,26 @@ func validateOne(c *Chart, values map[string]any) (err error) {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
 			sortCauses(ve)
+			violations = leafViolations(ve, nil)
 		}
-		msg := strings.TrimPrefix(err.Error(), "jsonschema validation failed with '"+schemaURL+"#'\n")
-		return errors.New(msg + "\n")
+		return strings.TrimPrefix(err.Error(), "jsonschema validation failed with '"+schemaURL+"#'\n") + "\n", violations
 	}
-	return nil
+	return "", nil
+}
+
+// schemaPrinter words violations in English, as the library's own text.
+var schemaPrinter = message.NewPrinter(language.English)
+
+// leafViolations are the checks at the leaves of a validation error's
+// tree: the ones that say which value fails and why.
+func leafViolations(ve *jsonschema.ValidationError, out []SchemaViolation) []SchemaViolation {
+	if len(ve.Causes) == 0 {
+		return append(out, SchemaViolation{Path: slices.Clone(ve.InstanceLocation), Message: ve.ErrorKind.LocalizedString(schemaPrinter)})
+	}
+	for _, c := range ve.Causes {
+		out = leafViolations(c, out)
+	}
+	return out
 }
 
 // sortCauses orders nested validation errors by instance path, then schema

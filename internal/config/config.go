@@ -45,6 +45,7 @@ type StackBlock struct {
 	DefaultNamespace hcl.Expression // nil when unset
 	Atomic           hcl.Expression // nil when unset
 	DeclRange        hcl.Range
+	LabelRange       hcl.Range // the name's
 }
 
 // Variable is a `variable "name" { ... }` block.

@@ -138,7 +138,7 @@ var stackBlockSchema = &hcl.BodySchema{
 }
 
 func decodeStackBlock(block *hcl.Block) (*StackBlock, hcl.Diagnostics) {
-	s := &StackBlock{Name: block.Labels[0], DeclRange: block.DefRange}
+	s := &StackBlock{Name: block.Labels[0], DeclRange: block.DefRange, LabelRange: block.LabelRanges[0]}
 	content, diags := block.Body.Content(stackBlockSchema)
 	s.DefaultNamespace = attrExpr(content, "default_namespace")
 	s.Atomic = attrExpr(content, "atomic")

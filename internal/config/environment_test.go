@@ -134,3 +134,27 @@ release "a" { chart = "./c" }`, `Invalid stack file`},
 		})
 	}
 }
+
+// TestNoEnvironmentChosenIsTheOnlyError: when the environment that would
+// set a required variable is not chosen, the stack says so once, not also
+// that the variable has no value (issue 21).
+func TestNoEnvironmentChosenIsTheOnlyError(t *testing.T) {
+	_, diags := evaluateSources(t, map[string]string{"main.hcl": `
+variable "domain" {
+  type = string
+}
+environment "staging" {
+  vars = { domain = "staging.example.com" }
+}
+environment "prod" {
+  vars = { domain = "example.com" }
+}
+release "api" {
+  chart  = "./c"
+  values = [{ host = var.domain }]
+}
+`}, EvalOptions{})
+	if !strings.Contains(diags, "No environment chosen") || strings.Count(diags, "error:") != 1 {
+		t.Errorf("diagnostics:\n%s\nwant only: No environment chosen", diags)
+	}
+}

@@ -27,6 +27,11 @@ type EvalOptions struct {
 	// Environment names the environment block to use ("": the one named
 	// "default", if the stack declares environments).
 	Environment string
+	// KeptNames are the Helm release names instances keep from the
+	// address they had before count was added to their block or removed
+	// from it (Stack.ImplicitMoves): the caller finds them in the stack's
+	// release records. Only instances whose block sets no name take them.
+	KeptNames map[ReleaseInstanceAddr]string
 }
 
 // evaluator holds everything evaluated before releases. After Evaluate it
@@ -47,6 +52,7 @@ type evaluator struct {
 	envFailed bool
 
 	stackName        string
+	keptNames        map[ReleaseInstanceAddr]string
 	defaultNamespace string
 	atomic           bool
 
@@ -94,6 +100,7 @@ func Evaluate(ctx context.Context, cfg *Config, opts EvalOptions) (*Stack, hcl.D
 		badExprs:     map[hcl.Expression]bool{},
 		static:       map[ReleaseInstanceAddr]staticAttrs{},
 	}
+	e.keptNames = opts.KeptNames
 	diags := e.evalVariables(opts)
 	if e.envFailed {
 		return nil, diags
@@ -282,13 +289,12 @@ func (e *evaluator) evalLocals() hcl.Diagnostics {
 
 func (e *evaluator) evalStackBlock() hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	e.stackName = filepath.Base(e.cfg.Dir)
 	e.defaultNamespace = DefaultNamespace
 	sb := e.cfg.Stack
+	e.stackName, diags = e.stackIdentity()
 	if sb == nil {
-		return nil
+		return diags
 	}
-	e.stackName = sb.Name
 	if sb.DefaultNamespace != nil {
 		val, d := e.evalSimple(sb.DefaultNamespace, "the stack block")
 		s, d2 := asString(val, sb.DefaultNamespace, "default_namespace")

@@ -222,6 +222,9 @@ func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[
 	} else if kv.key.Kind == IntKeyKind {
 		defName = fmt.Sprintf("%s-%d", rel.Name, kv.key.Int)
 	}
+	if kept, ok := e.keptNames[addr]; ok && rel.ReleaseName == nil {
+		defName = kept
+	}
 	var okName, okNS, okChart, okVersion bool
 	ri.Name, okName = str(rel.ReleaseName, "name", defName)
 	if okName {
@@ -341,7 +344,7 @@ func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[
 	}
 
 	if val, ok := eval(rel.Values); ok {
-		layers, known, d := valuesLayers(val, rel.Values)
+		layers, known, d := valuesLayers(val, rel.Values, func(ex hcl.Expression) string { return e.layerFile(ex, ctx) })
 		diags = append(diags, d...)
 		ri.Values = layers
 		ri.Known = ri.Known && known
@@ -484,7 +487,8 @@ func cutOnce(s string, sep byte) (string, string, bool) {
 
 // valuesLayers checks the values list: each element YAML text or an object.
 // known is false when some layer depends on values known only after apply.
-func valuesLayers(val cty.Value, expr hcl.Expression) (layers []ValuesLayer, known bool, diags hcl.Diagnostics) {
+// fileOf says which file a layer's expression reads whole (layerFile).
+func valuesLayers(val cty.Value, expr hcl.Expression, fileOf func(hcl.Expression) string) (layers []ValuesLayer, known bool, diags hcl.Diagnostics) {
 	unmarked, _ := val.Unmark()
 	if !unmarked.IsKnown() {
 		return nil, false, nil
@@ -503,9 +507,11 @@ func valuesLayers(val cty.Value, expr hcl.Expression) (layers []ValuesLayer, kno
 	}
 	// Element ranges, when the list is written literally.
 	var elemRanges []hcl.Range
+	var elemFiles []string
 	if tup, ok := expr.(*hclsyntax.TupleConsExpr); ok {
 		for _, ex := range tup.Exprs {
 			elemRanges = append(elemRanges, ex.Range())
+			elemFiles = append(elemFiles, fileOf(ex))
 		}
 	}
 	// Marks on the list itself apply to every layer.
@@ -532,7 +538,11 @@ func valuesLayers(val cty.Value, expr hcl.Expression) (layers []ValuesLayer, kno
 				diags = append(diags, d)
 				continue
 			}
-			layers = append(layers, ValuesLayer{Kind: ValuesYAML, Value: v, Range: rng})
+			layer := ValuesLayer{Kind: ValuesYAML, Value: v, Range: rng}
+			if i < len(elemFiles) {
+				layer.File = elemFiles[i]
+			}
+			layers = append(layers, layer)
 		case t.IsObjectType() || t.IsMapType() || t == cty.DynamicPseudoType:
 			if uv.IsKnown() && uv.IsNull() {
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid values layer", Detail: "A values layer cannot be null.", Subject: &rng})
@@ -552,6 +562,30 @@ func valuesLayers(val cty.Value, expr hcl.Expression) (layers []ValuesLayer, kno
 		}
 	}
 	return layers, known, diags
+}
+
+// layerFile is the absolute path of the file a values layer written as
+// file(PATH) reads, "" for any other expression or a sensitive path.
+func (e *evaluator) layerFile(expr hcl.Expression, ctx *hcl.EvalContext) string {
+	call, ok := expr.(*hclsyntax.FunctionCallExpr)
+	if !ok || call.Name != "file" || len(call.Args) != 1 || call.ExpandFinal {
+		return ""
+	}
+	v, diags := call.Args[0].Value(ctx)
+	if diags.HasErrors() || v.IsMarked() || !v.IsKnown() || v.IsNull() || v.Type() != cty.String {
+		return ""
+	}
+	p, err := stackPath(v.AsString())
+	if err != nil {
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(e.cfg.Dir, p)
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	return p
 }
 
 // blankYAML reports whether YAML text holds no value: only blank lines,

@@ -147,7 +147,9 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 	for _, name := range sortedKeys(cfg.Variables) {
 		v := cfg.Variables[name]
 		vv, ok := given[name]
-		if !ok && failed[name] {
+		// Without the environment that was to be chosen, a missing value
+		// may well be the one it sets: say only that none was chosen.
+		if !ok && (failed[name] || e.envFailed) {
 			e.vars[name] = cty.DynamicVal
 			continue
 		}

@@ -139,6 +139,10 @@ type ValuesLayer struct {
 	// values that depend on other releases' apply results.
 	Value cty.Value
 	Range hcl.Range
+	// File is the absolute path of the file a YAML layer written as
+	// file(PATH) was read from, so that diagnostics about its keys can
+	// point into it; "" otherwise.
+	File string
 }
 
 // Dependency is an edge to another release instance, with the source range

@@ -402,12 +402,31 @@ func nodeSchedulable(node *corev1.Node) bool {
 	return ready
 }
 
-func createNode(ctx context.Context, client kubernetes.Interface, name string) error {
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("32"),
-		corev1.ResourceMemory: resource.MustParse("256Gi"),
-		corev1.ResourcePods:   resource.MustParse("250"),
+// nodeResources are what each fake node advertises, as a real node's
+// kubelet does: capacity, and allocatable below it by what a kubelet
+// reserves for the system and keeps for eviction (kube-reserved,
+// system-reserved, evictionHard's memory.available<100Mi and
+// nodefs.available<10%). Big enough for the tests' hundreds of pods and
+// for charts' default requests and limits, ephemeral-storage included:
+// without it bitnami's resourcesPreset never schedules.
+func nodeResources() (capacity, allocatable corev1.ResourceList) {
+	capacity = corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse("32"),
+		corev1.ResourceMemory:           resource.MustParse("256Gi"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("500Gi"),
+		corev1.ResourcePods:             resource.MustParse("250"),
 	}
+	allocatable = corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse("31800m"),
+		corev1.ResourceMemory:           resource.MustParse("254Gi"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("450Gi"),
+		corev1.ResourcePods:             resource.MustParse("250"),
+	}
+	return capacity, allocatable
+}
+
+func createNode(ctx context.Context, client kubernetes.Interface, name string) error {
+	capacity, allocatable := nodeResources()
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
@@ -419,7 +438,7 @@ func createNode(ctx context.Context, client kubernetes.Interface, name string) e
 				"type":                   "kwok",
 			},
 		},
-		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: allocatable},
 	}
 	_, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/event"
 	"github.com/fluxcd/cli-utils/pkg/object"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -67,6 +69,12 @@ func (c *Client) explain(ctx context.Context, objs []ObjectStatus, seen map[obje
 func (c *Client) details(ctx context.Context, u *unstructured.Unstructured, warnings warningIndex) []string {
 	var out []string
 	for _, pod := range c.problemPods(ctx, u) {
+		if why := stuckOldRevision(u, &pod); why != "" {
+			// Its own problem (and its scheduler's events) would only say
+			// why the old revision does not run, which no longer matters.
+			out = append(out, "pod "+pod.Name+": "+why)
+			continue
+		}
 		for _, p := range podProblems(&pod) {
 			out = append(out, "pod "+pod.Name+": "+p)
 		}
@@ -81,6 +89,59 @@ func (c *Client) details(ctx context.Context, u *unstructured.Unstructured, warn
 		out = append(out, warnings.aboutPrefix("ReplicaSet", u.GetName()+"-")...)
 	}
 	return out
+}
+
+// stuckOldRevision says why a StatefulSet's rollout waits forever on pod,
+// one of an earlier revision that is not Running and Ready, and the way
+// out; "" for any other pod. With podManagementPolicy OrderedReady (the
+// default) the StatefulSet controller replaces no pod while one is not
+// Running and Ready, so a pod of the old revision that never will be (say,
+// Pending for want of resources the new revision no longer asks for) is
+// never replaced: Kubernetes' known issue kubernetes#67250. Its documented
+// way out, the "forced rollback", is to delete the pod, which the
+// controller recreates from the update revision. With Parallel it deletes
+// the pod itself.
+func stuckOldRevision(u *unstructured.Unstructured, pod *corev1.Pod) string {
+	if u.GroupVersionKind().GroupKind() != (schema.GroupKind{Group: "apps", Kind: "StatefulSet"}) {
+		return ""
+	}
+	policy, _, _ := unstructured.NestedString(u.Object, "spec", "podManagementPolicy")
+	strategy, _, _ := unstructured.NestedString(u.Object, "spec", "updateStrategy", "type")
+	update, _, _ := unstructured.NestedString(u.Object, "status", "updateRevision")
+	revision := pod.Labels[appsv1.ControllerRevisionHashLabelKey]
+	if policy == string(appsv1.ParallelPodManagement) || strategy == string(appsv1.OnDeleteStatefulSetStrategyType) ||
+		update == "" || revision == "" || revision == update {
+		return ""
+	}
+	// Pods below the partition keep the old revision on purpose.
+	if partition := partitionOf(u); partition > 0 {
+		if index, err := strconv.ParseInt(pod.Labels[appsv1.PodIndexLabel], 10, 64); err != nil || index < partition {
+			return ""
+		}
+	}
+	state := string(pod.Status.Phase)
+	switch {
+	case state == "":
+		state = string(corev1.PodPending)
+	case pod.Status.Phase == corev1.PodRunning:
+		state = "Running, not Ready"
+	}
+	return fmt.Sprintf("of the previous revision (%s) and %s: the StatefulSet replaces no pod while one is not Running and Ready "+
+		"(podManagementPolicy OrderedReady; Kubernetes' known issue kubernetes#67250), so the rollout waits on it forever. "+
+		"Delete the pod (kubectl delete pod -n %s %s): the StatefulSet recreates it from the new revision (%s), as Kubernetes' \"forced rollback\" does",
+		revision, state, pod.Namespace, pod.Name, update)
+}
+
+// partitionOf is a StatefulSet's rolling update partition (0: none).
+func partitionOf(u *unstructured.Unstructured) int64 {
+	v, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "updateStrategy", "rollingUpdate", "partition")
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	}
+	return 0
 }
 
 // problemPods are the pods of u (u itself if a Pod) that have a problem,

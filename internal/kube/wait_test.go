@@ -239,3 +239,59 @@ func TestWaitReportsProgress(t *testing.T) {
 		t.Fatalf("progress reports %v, want them to end at 2/2", seen)
 	}
 }
+
+// A StatefulSet whose pod of the first revision never schedules does not
+// replace it with the second revision (kubernetes#67250): the wait says
+// so, and how to get out, not why the old pod does not schedule.
+func TestWaitStatefulSetStuckOnOldRevision(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	c := newClient(t)
+	sts := func(cpu string) string {
+		return `
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  replicas: 1
+  serviceName: db
+  selector:
+    matchLabels: {app: db}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      containers:
+      - name: db
+        image: postgres:17
+        resources:
+          requests: {cpu: "` + cpu + `"}
+`
+	}
+	ctx := testContext(t, 60*time.Second)
+	if _, err := c.Apply(ctx, parse(t, c, ns, sts("1000")), kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The first revision's pod exists (Pending) before the second applies.
+	err := c.Wait(testContext(t, 2*time.Second), refs(parse(t, c, ns, sts("1000"))), kube.WaitOptions{})
+	if err == nil || !strings.Contains(err.Error(), "pod db-0: not scheduled: Unschedulable") {
+		t.Fatalf("first revision: %v", err)
+	}
+	objs := parse(t, c, ns, sts("100m"))
+	if _, err := c.Apply(ctx, objs, kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = c.Wait(testContext(t, 4*time.Second), refs(objs), kube.WaitOptions{})
+	want := regexp.MustCompile(`pod db-0: of the previous revision \(db-[a-z0-9]+\) and Pending: the StatefulSet replaces no pod while one is not Running and Ready .*kubernetes#67250.* Delete the pod \(kubectl delete pod -n ` + ns + ` db-0\): the StatefulSet recreates it from the new revision \(db-[a-z0-9]+\)`)
+	if err == nil || !want.MatchString(err.Error()) || strings.Contains(err.Error(), "Insufficient cpu") {
+		t.Fatalf("second revision: %v\nwant %s", err, want)
+	}
+	// The way out works: the pod deleted, the new revision runs.
+	if err := cluster.Client().CoreV1().Pods(ns).Delete(ctx, "db-0", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(testContext(t, 30*time.Second), refs(objs), kube.WaitOptions{}); err != nil {
+		t.Fatalf("after deleting the old pod: %v", err)
+	}
+}

@@ -83,6 +83,10 @@ func Apply(ctx context.Context, o Options, req ApplyRequest) (res *Applied, err 
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, lock.release(ctx)) }()
+	if err := ls.keepMovedNames(ctx, cl); err != nil {
+		return nil, err
+	}
+	st = ls.Stack
 
 	p, err := applyPlan(ctx, o, ls, cl, req, lock.runID)
 	if err != nil || p == nil {

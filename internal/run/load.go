@@ -37,6 +37,9 @@ type Loaded struct {
 	// Warnings are the diagnostics of a successful load.
 	Warnings hcl.Diagnostics
 	opts     config.EvalOptions
+	// moves are the instances that keep the Helm name of the address they
+	// had before count was added or removed (keepMovedNames).
+	moves []config.ImplicitMove
 }
 
 // DiagnosticsError carries diagnostics with the source files they point

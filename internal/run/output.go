@@ -32,6 +32,10 @@ func Output(ctx context.Context, o Options, names []string) ([]ReleaseOutput, er
 	if err != nil {
 		return nil, err
 	}
+	cl := o.newClusters(nil)
+	if err := ls.keepMovedNames(ctx, cl); err != nil {
+		return nil, err
+	}
 	var insts []*config.ReleaseInstance
 	if len(names) == 0 {
 		for _, addr := range ls.Order {
@@ -45,7 +49,6 @@ func Output(ctx context.Context, o Options, names []string) ([]ReleaseOutput, er
 		}
 		insts = append(insts, inst)
 	}
-	cl := o.newClusters(nil)
 	out := make([]ReleaseOutput, len(insts))
 	errs := make([]error, len(insts))
 	err = forEach(ctx, o.parallelism(), len(insts), func(i int) {

@@ -21,6 +21,10 @@ type PlanRequest struct {
 	IncludeDeps bool
 	// Destroy plans the uninstall of every release of the stack.
 	Destroy bool
+	// IncludeDependents: a destroy of targets also uninstalls the
+	// releases that depend on them (else the plan names them, and what
+	// they read of the targets).
+	IncludeDependents bool
 	// Refresh: incremental (default) or full (planner.Refresh).
 	Refresh planner.Refresh
 	// Stats, when not nil, counts the plan's work.
@@ -48,6 +52,9 @@ func Plan(ctx context.Context, o Options, req PlanRequest) (*Planned, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := ls.keepMovedNames(ctx, cl); err != nil {
+		return nil, err
+	}
 	p, err := computePlan(ctx, o, ls, cl, req, goneRuns(ctx, clusters, ls.Stack.ID()))
 	if p == nil {
 		return nil, err
@@ -72,11 +79,16 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 	if err != nil {
 		return nil, err
 	}
-	return planner.Compute(ctx, planner.Input{
+	var scoped *targetedDestroy
+	if req.Destroy && len(targets) > 0 {
+		scoped, targets = newTargetedDestroy(st, targets, req.IncludeDeps, req.IncludeDependents)
+	}
+	charts := o.charts()
+	p, err := planner.Compute(ctx, planner.Input{
 		Stack:       st,
 		Order:       ls.Order,
 		Engine:      cl.Engine,
-		Charts:      o.charts(),
+		Charts:      charts,
 		Targets:     targets,
 		Selectors:   req.Selectors,
 		IncludeDeps: req.IncludeDeps,
@@ -91,6 +103,12 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		},
 		Outputs: OutputsFrom,
 	})
+	if p == nil {
+		return nil, releaseDiagnostics(ls, charts, err)
+	}
+	scoped.note(p)
+	ls.noteMoves(p)
+	return p, err
 }
 
 // Traffic counts the requests of a run's clients (ClusterOptions.Traffic).

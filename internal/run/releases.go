@@ -38,6 +38,10 @@ func Status(ctx context.Context, o Options, req StatusRequest) ([]ReleaseStatus,
 	if err != nil {
 		return nil, err
 	}
+	cl := o.newClusters(nil)
+	if err := ls.keepMovedNames(ctx, cl); err != nil {
+		return nil, err
+	}
 	order := ls.Order
 	if len(req.Selectors) > 0 {
 		sel, diags := ls.Stack.Select(req.Selectors)
@@ -46,7 +50,6 @@ func Status(ctx context.Context, o Options, req StatusRequest) ([]ReleaseStatus,
 		}
 		order = slices.DeleteFunc(slices.Clone(order), func(a config.ReleaseInstanceAddr) bool { return !slices.Contains(sel, a) })
 	}
-	cl := o.newClusters(nil)
 	out := make([]ReleaseStatus, len(order))
 	errs := make([]error, len(order))
 	err = forEach(ctx, o.parallelism(), len(order), func(i int) {
@@ -91,11 +94,14 @@ func oneRelease(ctx context.Context, o Options, name string) (*Loaded, *config.R
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
+	cl := o.newClusters(nil)
+	if err := ls.keepMovedNames(ctx, cl); err != nil {
+		return nil, nil, nil, nil, err
+	}
 	inst, err := ls.FindRelease(name)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	cl := o.newClusters(nil)
 	eng, err := cl.Engine(ctx, inst.Cluster)
 	return ls, inst, cl, eng, err
 }

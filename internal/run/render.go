@@ -73,6 +73,7 @@ func Render(ctx context.Context, o Options, req RenderRequest) (*Loaded, []Rende
 	}
 	err = forEach(ctx, limit, len(releases), func(i int) {
 		results[i].Out, results[i].Err = renderOne(ctx, charts, ls.Stack.Dir, releases[i], req)
+		results[i].Err = renderDiagnostics(ls, charts, releases[i], results[i].Err)
 	})
 	if err != nil {
 		for i := range results {

@@ -233,7 +233,11 @@ func CheckSavedPlan(ctx context.Context, o Options, saved *SavedPlan) error {
 	if err != nil {
 		return err
 	}
-	_, err = applyPlan(ctx, o, ls, o.newClusters(nil), ApplyRequest{Saved: saved}, "")
+	cl := o.newClusters(nil)
+	if err := ls.keepMovedNames(ctx, cl); err != nil {
+		return err
+	}
+	_, err = applyPlan(ctx, o, ls, cl, ApplyRequest{Saved: saved}, "")
 	return err
 }
 

@@ -48,6 +48,10 @@ func Test(ctx context.Context, o Options, req TestRequest) (_ []Tested, err erro
 	if err != nil {
 		return nil, err
 	}
+	cl := o.newClusters(nil)
+	if err := ls.keepMovedNames(ctx, cl); err != nil {
+		return nil, err
+	}
 	var insts []*config.ReleaseInstance
 	var selected []config.ReleaseInstanceAddr
 	if len(req.Selectors) > 0 {
@@ -71,7 +75,6 @@ func Test(ctx context.Context, o Options, req TestRequest) (_ []Tested, err erro
 			insts = append(insts, inst)
 		}
 	}
-	cl := o.newClusters(nil)
 	lock, err := lockStack(ctx, o, ls.Stack, cl, "convoy test")
 	if err != nil {
 		return nil, err

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/config"
@@ -98,20 +97,7 @@ func validateRelease(charts *resolve.Charts, dir string, inst *config.ReleaseIns
 	}
 	var se *chart.SchemaError
 	if err := chart.ValidateValues(ch, values); errors.As(err, &se) {
-		detail := strings.TrimSpace(se.Message)
-		if sensitive {
-			detail = quoted.ReplaceAllString(detail, "'(sensitive)'")
-		}
-		subject := exprRange(blk.Values, blk.DeclRange)
-		if blk.Values == nil && blk.Set != nil {
-			subject = blk.Set.Range()
-		}
-		diags = append(diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Values break the chart's schema",
-			Detail:   fmt.Sprintf("%s: the values do not meet the chart's values.schema.json:\n%s", inst.Addr, detail),
-			Subject:  &subject,
-		})
+		diags = append(diags, schemaDiagnostics(inst, blk, se, sensitive)...)
 	}
 	return diags
 }

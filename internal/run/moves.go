@@ -1,0 +1,116 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/release"
+)
+
+// keepMovedNames finds the implicit moves of the stack (count added to a
+// release block: release.x → release.x[0]; count removed: the reverse)
+// in the stack's release records, and evaluates the stack again with the
+// moved instances keeping the Helm release name their records have, as
+// Terraform moves an instance implicitly: the release is neither renamed
+// nor uninstalled and installed again. An instance moved when its block
+// sets no name, records of the stack exist under its old default name and
+// none under its new one, and no other instance of the stack has the old
+// name. ls.moves says which moved (for the plan's notes).
+func (ls *Loaded) keepMovedNames(ctx context.Context, cl *Clusters) error {
+	st := ls.Stack
+	candidates := st.ImplicitMoves()
+	if len(candidates) == 0 {
+		return nil
+	}
+	type nameKey struct {
+		cluster         kube.ClusterID
+		namespace, name string
+	}
+	taken := map[nameKey]bool{}
+	engines := map[config.ReleaseInstanceAddr]*release.Engine{}
+	for _, inst := range st.Releases {
+		eng, err := cl.Engine(ctx, inst.Cluster)
+		if err != nil {
+			return err
+		}
+		engines[inst.Addr] = eng
+		taken[nameKey{eng.Kube().ClusterID(), inst.Namespace, inst.Name}] = true
+	}
+	recorded := map[kube.ClusterID]map[release.RecordKey]bool{}
+	records := func(eng *release.Engine) (map[release.RecordKey]bool, error) {
+		id := eng.Kube().ClusterID()
+		if m, ok := recorded[id]; ok {
+			return m, nil
+		}
+		keys, err := eng.Labelled(ctx, map[string]string{"owner": "helm", release.StackLabel: st.ID()})
+		if err != nil {
+			return nil, err
+		}
+		m := map[release.RecordKey]bool{}
+		for _, k := range keys {
+			m[k] = true
+		}
+		recorded[id] = m
+		return m, nil
+	}
+	kept := map[config.ReleaseInstanceAddr]string{}
+	var moved []config.ImplicitMove
+	for _, m := range candidates {
+		inst, eng := st.Release(m.Addr), engines[m.Addr]
+		recs, err := records(eng)
+		if err != nil {
+			return err
+		}
+		if recs[release.RecordKey{Namespace: inst.Namespace, Name: inst.Name}] ||
+			!recs[release.RecordKey{Namespace: inst.Namespace, Name: m.FromName}] ||
+			taken[nameKey{eng.Kube().ClusterID(), inst.Namespace, m.FromName}] {
+			continue
+		}
+		last, err := eng.Storage(inst.Namespace).Last(ctx, m.FromName)
+		switch {
+		case errors.Is(err, release.ErrReleaseNotFound):
+			continue
+		case err != nil:
+			return err
+		case last.Labels[release.StackLabel] != st.ID() || last.Info.Status == release.StatusUninstalled:
+			continue
+		}
+		kept[m.Addr] = m.FromName
+		moved = append(moved, m)
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	opts := ls.opts
+	opts.KeptNames = kept
+	again, diags := config.Evaluate(ctx, ls.Config, opts)
+	if err := diagError(diags, ls.Config); err != nil {
+		return err
+	}
+	ls.Stack, ls.moves = again, moved
+	return nil
+}
+
+// noteMoves says on each moved release of the plan that it moved and
+// kept its name.
+func (ls *Loaded) noteMoves(p *plan.Plan) {
+	for _, m := range ls.moves {
+		for _, rc := range p.Releases {
+			if rc.Addr == plan.InstanceAddr(m.Addr) {
+				rc.Warnings = append(rc.Warnings, moveNote(m))
+			}
+		}
+	}
+}
+
+func moveNote(m config.ImplicitMove) string {
+	what := "count was added to its release block"
+	if !m.CountAdded {
+		what = "count was removed from its release block"
+	}
+	return fmt.Sprintf("moved from %s (%s, as Terraform moves an instance implicitly): it keeps its Helm release name %q; set name to choose another (a new release)", m.From, what, m.FromName)
+}
