@@ -44,9 +44,9 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 		drift    *plan.ObjectDrift
 		warning  string
 		conflict *plan.ObjectConflict
-		ref     kube.Ref
-		version string
-		hash    string
+		ref      kube.Ref
+		version  string
+		hash     string
 		// elsewhere is the missing namespace of a new object validated
 		// in kube.ValidationNamespace.
 		elsewhere string
