@@ -63,7 +63,14 @@ type ForeignError struct {
 
 func (e *ForeignError) Error() string {
 	var b strings.Builder
-	b.WriteString("apply refuses to change releases other stacks own: ")
+	heading := "apply refuses to change releases other stacks own: "
+	for _, rc := range e.Releases {
+		if len(rc.Conflicts) > 0 {
+			heading = "apply refuses to change releases other stacks own or whose objects other releases own: "
+			break
+		}
+	}
+	b.WriteString(heading)
 	n := 0
 	sep := func() {
 		if n > 0 {
