@@ -85,7 +85,7 @@ type ReleaseChange struct {
 	// destroy = false); nil otherwise.
 	RemovedFrom *addrs.ReleaseInstance `json:",omitempty"`
 	Name        string
-	Namespace string
+	Namespace   string
 	// Cluster is the cluster block name; "" is the default cluster.
 	Cluster string
 	Action  Action
