@@ -24,6 +24,10 @@ type Config struct {
 	// Environments are the `environment` blocks; one is chosen per run
 	// (EvalOptions.Environment).
 	Environments map[string]*Environment
+	// Moved and Removed are the moved and removed blocks, in file order
+	// (moved.go, removed.go).
+	Moved   []*Moved
+	Removed []*Removed
 }
 
 // Environment is an `environment "name" { var_files, vars }` block: variable

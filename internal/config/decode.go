@@ -17,6 +17,8 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "repository", LabelNames: []string{"name"}},
 		{Type: "release", LabelNames: []string{"name"}},
 		{Type: "environment", LabelNames: []string{"name"}},
+		{Type: "moved"},
+		{Type: "removed"},
 	},
 }
 
@@ -24,6 +26,10 @@ var fileSchema = &hcl.BodySchema{
 func (c *Config) decodeFile(file *hcl.File) hcl.Diagnostics {
 	content, diags := file.Body.Content(fileSchema)
 	for _, block := range content.Blocks {
+		if block.Type == "moved" || block.Type == "removed" {
+			diags = append(diags, c.decodeMoveBlock(block)...)
+			continue
+		}
 		if block.Type != "locals" && len(block.Labels) != 1 {
 			continue // HCL has already reported the missing label
 		}

@@ -145,6 +145,7 @@ func Evaluate(ctx context.Context, cfg *Config, opts EvalOptions) (*Stack, hcl.D
 	}
 	sortInstances(stack.Releases)
 	diags = append(diags, checkUniqueNames(stack.Releases)...)
+	diags = append(diags, stack.checkMoveBlocks(cfg)...)
 	if diags.HasErrors() {
 		return nil, diags
 	}

@@ -26,6 +26,9 @@ type Stack struct {
 	Repositories map[string]*RepositorySpec
 	// Releases are the expanded release instances in address order.
 	Releases []*ReleaseInstance
+	// Moves are the moved blocks, checked; Removed the removed blocks.
+	Moves   Moves
+	Removed []*Removed
 
 	ev *evaluator // for EvaluateRelease
 }

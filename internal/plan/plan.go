@@ -76,9 +76,16 @@ type Plan struct {
 type ReleaseChange struct {
 	// Addr is the release instance address (`release.api["eu"]`), or the
 	// address of a release of the stack its files no longer declare.
-	Addr      ReleaseAddr
-	Name      string
-	Namespace string
+	Addr ReleaseAddr
+	// MovedFrom is the address the release was at when a moved block
+	// brought it to Addr (moved.go); nil otherwise.
+	MovedFrom *addrs.ReleaseInstance `json:",omitempty"`
+	// RemovedFrom is the address a removed block names for a release the
+	// files no longer declare (its action is uninstall, or forget with
+	// destroy = false); nil otherwise.
+	RemovedFrom *addrs.ReleaseInstance `json:",omitempty"`
+	Name        string
+	Namespace   string
 	// Cluster is the cluster block name; "" is the default cluster.
 	Cluster string
 	Action  Action

@@ -5,6 +5,9 @@ import "fmt"
 // Summary counts a plan's actions.
 type Summary struct {
 	Install, Upgrade, Uninstall, Unchanged int
+	// Forget counts releases removed blocks stop managing (destroy =
+	// false); Moved those moved blocks moved.
+	Forget, Moved int
 	// Drifted counts live objects that differ from what convoy applied.
 	Drifted int
 	// Refused counts releases another stack owns, or whose objects another
@@ -34,6 +37,11 @@ func (p *Plan) Summary() Summary {
 			s.Uninstall++
 		case ActionNoOp:
 			s.Unchanged++
+		case ActionForget:
+			s.Forget++
+		}
+		if r.MovedFrom != nil {
+			s.Moved++
 		}
 		s.Drifted += len(r.Drift)
 	}
@@ -45,6 +53,12 @@ func (s Summary) String() string {
 		return fmt.Sprintf("Plan: %d to uninstall.", s.Uninstall)
 	}
 	line := fmt.Sprintf("Plan: %d to install, %d to upgrade, %d to uninstall, %d unchanged.", s.Install, s.Upgrade, s.Uninstall, s.Unchanged)
+	if s.Forget > 0 {
+		line = line[:len(line)-1] + fmt.Sprintf(", %d to forget.", s.Forget)
+	}
+	if s.Moved > 0 {
+		line += fmt.Sprintf(" Moved: %d.", s.Moved)
+	}
 	if s.Drifted > 0 {
 		line += fmt.Sprintf(" Drift: %d %s.", s.Drifted, plural(s.Drifted, "object", "objects"))
 	}

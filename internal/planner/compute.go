@@ -149,7 +149,7 @@ func Compute(ctx context.Context, in Input) (*plan.Plan, error) {
 		wg.Go(func() {
 			e := c.planned[addr]
 			defer close(e.done)
-			plan := c.release
+			plan := c.releaseMoved
 			if in.Destroy {
 				plan = c.destroy
 			}

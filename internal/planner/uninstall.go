@@ -76,7 +76,7 @@ func (c *computer) removed(ctx context.Context) ([]*plan.ReleaseChange, error) {
 			if last.Labels[release.StackLabel] != st.ID() || last.Info.Status == release.StatusUninstalled {
 				continue
 			}
-			rc, err := c.uninstall(ctx, eng, name, last)
+			rc, err := c.orphan(ctx, eng, name, last)
 			if err != nil {
 				return nil, fmt.Errorf("removed release %s/%s: %w", last.Namespace, last.Name, err)
 			}

@@ -95,6 +95,9 @@ func Apply(ctx context.Context, o Options, req ApplyRequest) (res *Applied, err 
 	if err := healInterrupted(ctx, o, p, cl.ByName(ctx, st), lock.runID); err != nil {
 		return &Applied{Plan: p}, err
 	}
+	if err := forget(ctx, p, cl.ByName(ctx, st), st.ID()); err != nil {
+		return &Applied{Plan: p}, err
+	}
 	steps, err := newSteps(ctx, o, st, p, cl, req.KeepHistory, lock.runID)
 	if err != nil {
 		return nil, err
@@ -209,7 +212,8 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 			CheckRevision: true, ExpectRevision: rc.Observed.LastRevision, RunID: runID,
 		}
 		switch rc.Action {
-		case plan.ActionNoOp:
+		case plan.ActionNoOp, plan.ActionForget:
+			// Forgotten releases are unlabelled before the walk (forget).
 			step.Kind = apply.StepNoOp
 		case plan.ActionUninstall:
 			step.Kind = apply.StepUninstall

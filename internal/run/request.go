@@ -20,6 +20,7 @@ func ReleaseRequest(stack string, r *resolve.Release) *release.Request {
 		labels = map[string]string{}
 	}
 	labels[release.StackLabel] = stack
+	labels[release.AddressLabel] = inst.Addr.LabelValue()
 	return &release.Request{
 		Name:            inst.Name,
 		Namespace:       inst.Namespace,

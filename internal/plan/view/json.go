@@ -34,10 +34,14 @@ type jsonSummary struct {
 	Unchanged      int `json:"unchanged"`
 	DriftedObjects int `json:"drifted_objects"`
 	Refused        int `json:"refused,omitempty"`
+	Forget         int `json:"forget,omitempty"`
+	Moved          int `json:"moved,omitempty"`
 }
 
 type jsonRelease struct {
 	Address         string        `json:"address"`
+	MovedFrom       string        `json:"moved_from,omitempty"`
+	RemovedFrom     string        `json:"removed_from,omitempty"`
 	Name            string        `json:"name"`
 	Namespace       string        `json:"namespace"`
 	Cluster         string        `json:"cluster,omitempty"`
@@ -160,7 +164,7 @@ func JSON(w io.Writer, p *plan.Plan) error {
 	out := jsonPlan{
 		FormatVersion: plan.FormatVersion, Stack: p.Stack, Environment: p.Environment, ConfigHash: p.ConfigHash, CreatedAt: p.CreatedAt,
 		Targets: strs(p.Targets), IncludeDeps: p.IncludeDeps, Selectors: p.Selectors, HasChanges: p.HasChanges(),
-		Summary:  jsonSummary{Install: s.Install, Upgrade: s.Upgrade, Uninstall: s.Uninstall, Unchanged: s.Unchanged, DriftedObjects: s.Drifted, Refused: s.Refused},
+		Summary:  jsonSummary{Install: s.Install, Upgrade: s.Upgrade, Uninstall: s.Uninstall, Unchanged: s.Unchanged, DriftedObjects: s.Drifted, Refused: s.Refused, Forget: s.Forget, Moved: s.Moved},
 		Releases: []*jsonRelease{},
 	}
 	for _, r := range p.Releases {
@@ -172,6 +176,12 @@ func JSON(w io.Writer, p *plan.Plan) error {
 			Warnings: r.Warnings,
 			Observed: jsonObserved{LastRevision: r.Observed.LastRevision, LastStatus: r.Observed.LastStatus},
 			Owner:    r.Owner, Adopt: r.Adopt, Refused: r.Refused(),
+		}
+		if r.MovedFrom != nil {
+			jr.MovedFrom = r.MovedFrom.String()
+		}
+		if r.RemovedFrom != nil {
+			jr.RemovedFrom = r.RemovedFrom.String()
 		}
 		for _, c := range r.Conflicts {
 			jr.Conflicts = append(jr.Conflicts, jsonConflict{Ref: c.Ref.String(), OwnerRelease: c.OwnerRelease, OwnerNamespace: c.OwnerNamespace, OwnerStack: c.OwnerStack})

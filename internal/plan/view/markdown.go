@@ -52,6 +52,7 @@ func markdown(p *plan.Plan, limit int) string {
 	budget := limit - 1 - reserve
 	fits := func(s string) bool { return b.Len()+len(s) <= budget }
 
+	b.WriteString(red.Text(markdownMoves(p)))
 	var cutRows, cutDiffs []string
 	if len(changed) > 0 {
 		b.WriteString("| Release | Namespace | Action | Chart | Objects changed | Drift |\n|---|---|---|---|---|---|\n")

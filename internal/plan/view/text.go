@@ -14,7 +14,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/plan"
 )
 
-var actionSymbol = map[plan.Action]string{plan.ActionInstall: "+", plan.ActionUpgrade: "~", plan.ActionUninstall: "-", plan.ActionNoOp: "="}
+var actionSymbol = map[plan.Action]string{plan.ActionInstall: "+", plan.ActionUpgrade: "~", plan.ActionUninstall: "-", plan.ActionNoOp: "=", plan.ActionForget: "."}
 
 var objectSymbol = map[plan.ObjectAction]string{plan.ObjectCreate: "+", plan.ObjectUpdate: "~", plan.ObjectDelete: "-", plan.ObjectReplace: "-/+", plan.ObjectNoOp: "="}
 
@@ -69,8 +69,13 @@ func writeText(b *bytes.Buffer, p *plan.Plan, detail Detail) {
 		fmt.Fprintf(b, "convoy will perform these actions on stack %s:\n\n", stack)
 	}
 	writeSelection(b, p)
+	writeMoves(b, p)
 	for _, r := range p.Releases {
 		if r.Action == plan.ActionNoOp {
+			continue
+		}
+		if r.Action == plan.ActionForget {
+			writeForget(b, r, stack)
 			continue
 		}
 		writeRelease(b, r, detail)

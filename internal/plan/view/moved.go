@@ -1,0 +1,49 @@
+package view
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/convoy-sh/convoy/internal/plan"
+)
+
+// writeMoves says where moved blocks moved releases: a move alone
+// changes nothing on the cluster.
+func writeMoves(b *bytes.Buffer, p *plan.Plan) {
+	moved := p.Moved()
+	for _, r := range moved {
+		fmt.Fprintf(b, "  # %s\n", r.MoveLine())
+	}
+	if len(moved) > 0 {
+		b.WriteString("\n")
+	}
+}
+
+// writeForget prints a release a removed block with destroy = false
+// stops managing.
+func writeForget(b *bytes.Buffer, r *plan.ReleaseChange, stack string) {
+	fmt.Fprintf(b, "  . %s (forget) namespace %s", r.Addr, r.Namespace)
+	if r.Cluster != "" {
+		fmt.Fprintf(b, ", cluster %s", r.Cluster)
+	}
+	fmt.Fprintf(b, "\n      %s\n\n", r.ForgetLine(stack))
+}
+
+// markdownMoves lists the moves, and what removed blocks forget, for a
+// pull-request comment.
+func markdownMoves(p *plan.Plan) string {
+	var lines []string
+	for _, r := range p.Moved() {
+		lines = append(lines, fmt.Sprintf("- `%s` has moved to `%s`", r.MovedFrom, r.Addr))
+	}
+	for _, r := range p.Releases {
+		if r.Action == plan.ActionForget {
+			lines = append(lines, "- "+r.ForgetLine(stackName(p)))
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n\n"
+}

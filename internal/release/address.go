@@ -1,0 +1,44 @@
+package release
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// AddressLabel is the address of the release instance in its stack
+// (addrs.ReleaseInstance.LabelValue) when convoy wrote the record: moved
+// and removed blocks name releases by address, and the records say which
+// release was at an address once its block is gone.
+const AddressLabel = "convoy.dev/address"
+
+// Disown takes the stack's label (StackLabel) off every record of the
+// release that carries it: the stack no longer manages the release, and
+// another stack, or helm, may take it over. It writes no revision; the
+// records are otherwise unchanged.
+func (e *Engine) Disown(ctx context.Context, namespace, name, stack string) error {
+	gvr, fields := e.recordResource()
+	records := e.meta.Resource(gvr).Namespace(namespace)
+	sel := labels.SelectorFromSet(map[string]string{"owner": "helm", "name": name, StackLabel: stack}).String()
+	list, err := records.List(ctx, metav1.ListOptions{LabelSelector: sel, FieldSelector: fields})
+	if err != nil {
+		return fmt.Errorf("list the records of release %s: %w", name, err)
+	}
+	for _, r := range list.Items {
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+			"labels":          map[string]any{StackLabel: nil, AddressLabel: nil},
+			"resourceVersion": r.ResourceVersion,
+		}})
+		if err != nil {
+			return err
+		}
+		if _, err := records.Patch(ctx, r.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("unlabel the record %s of release %s: %w", r.Name, name, err)
+		}
+	}
+	return nil
+}
