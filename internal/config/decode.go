@@ -17,6 +17,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "repository", LabelNames: []string{"name"}},
 		{Type: "release", LabelNames: []string{"name"}},
 		{Type: "environment", LabelNames: []string{"name"}},
+		{Type: "policy", LabelNames: []string{"name"}},
 	},
 }
 
@@ -95,6 +96,10 @@ func (c *Config) decodeFile(file *hcl.File) hcl.Diagnostics {
 				continue
 			}
 			c.Environments[env.Name] = env
+		case "policy":
+			p, d := decodePolicyBlock(block)
+			diags = append(diags, d...)
+			diags = append(diags, c.addPolicy(p)...)
 		}
 	}
 	return diags
