@@ -25,6 +25,11 @@ type PlanRequest struct {
 	Refresh planner.Refresh
 	// Stats, when not nil, counts the plan's work.
 	Stats *planner.Stats
+	// AllowPolicies are policies whose denials this plan overrides
+	// (--allow-policy): they become warnings, and the plan and the release
+	// records it deploys name them. For a saved plan, they add to the ones
+	// it was made with.
+	AllowPolicies []string
 }
 
 // Planned is a computed plan with the stack it was computed from.
@@ -68,11 +73,14 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 	if _, err := cl.Stack(ctx, st); err != nil {
 		return nil, err
 	}
+	if err := checkAllowed(ls, req.AllowPolicies); err != nil {
+		return nil, err
+	}
 	hash, err := ls.ConfigHash()
 	if err != nil {
 		return nil, err
 	}
-	return planner.Compute(ctx, planner.Input{
+	p, err := planner.Compute(ctx, planner.Input{
 		Stack:       st,
 		Order:       ls.Order,
 		Engine:      cl.Engine,
@@ -91,6 +99,13 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		},
 		Outputs: OutputsFrom,
 	})
+	if p == nil {
+		return nil, err
+	}
+	if perr := evaluatePolicies(ctx, ls, p, req.AllowPolicies); perr != nil {
+		return nil, perr
+	}
+	return p, err
 }
 
 // Traffic counts the requests of a run's clients (ClusterOptions.Traffic).

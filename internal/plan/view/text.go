@@ -69,14 +69,18 @@ func writeText(b *bytes.Buffer, p *plan.Plan, detail Detail) {
 		fmt.Fprintf(b, "convoy will perform these actions on stack %s:\n\n", stack)
 	}
 	writeSelection(b, p)
+	shown := map[string]bool{}
 	for _, r := range p.Releases {
 		if r.Action == plan.ActionNoOp {
 			continue
 		}
 		writeRelease(b, r, detail)
+		writeReleasePolicies(b, p, r)
+		shown[r.Addr.String()] = true
 		b.WriteString("\n")
 	}
 	if detail == Compact {
+		writePolicySummary(b, p, shown)
 		b.WriteString(p.Summary().String() + "\n")
 		return
 	}
@@ -103,6 +107,7 @@ func writeText(b *bytes.Buffer, p *plan.Plan, detail Detail) {
 	if warned {
 		b.WriteString("\n")
 	}
+	writePolicySummary(b, p, shown)
 	b.WriteString(p.Summary().String() + "\n")
 }
 
