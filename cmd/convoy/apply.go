@@ -23,10 +23,10 @@ import (
 
 type applyOptions struct {
 	stackRun
-	AutoApprove bool
-	Atomic      bool
-	NoProgress  bool
-	PlanFile    string
+	AutoApprove   bool
+	Atomic        bool
+	NoProgress    bool
+	PlanFile      string
 	View          planViewFlags
 	Selection     selectionFlags
 	Refresh       string

@@ -91,4 +91,3 @@ func TestPolicyMarkdownDenialsFirst(t *testing.T) {
 		t.Error("the markdown leaks a sensitive value")
 	}
 }
-
