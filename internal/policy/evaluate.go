@@ -150,8 +150,10 @@ func releaseValue(rc *plan.ReleaseChange, red *sensitive.Redactor) map[string]an
 	for i, r := range rc.Reasons {
 		reasons[i] = string(r.Kind)
 	}
+	// Releases proven unchanged from their records were not rendered:
+	// their values are unknown here (null).
 	var values any
-	if rc.Saved != nil && rc.Saved.Rendered != nil && rc.Action != plan.ActionUninstall {
+	if rc.Saved != nil && rc.Saved.Rendered != nil && rc.Saved.Rendered.Values != nil && rc.Action != plan.ActionUninstall {
 		values = plan.MaskValueTree(rc.Saved.Rendered.Values, red)
 	}
 	var before any
