@@ -40,6 +40,7 @@ func (s *StackSpec) DeepCopyInto(out *StackSpec) {
 		out.Interval = &d
 	}
 	out.Clusters = slices.Clone(s.Clusters)
+	out.AllowPolicies = slices.Clone(s.AllowPolicies)
 }
 
 // DeepCopyInto copies s into out.
@@ -62,6 +63,7 @@ func (s *StackStatus) DeepCopyInto(out *StackStatus) {
 			p.ConfigMapRef = &r
 		}
 		p.CreatedAt = s.Plan.CreatedAt.DeepCopy()
+		p.DeniedBy = slices.Clone(s.Plan.DeniedBy)
 		out.Plan = &p
 	}
 	out.Releases = slices.Clone(s.Releases)

@@ -53,6 +53,10 @@ type StackSpec struct {
 	// ApprovedPlan, with manual approval, is the digest of the plan to
 	// apply (status.plan.digest).
 	ApprovedPlan string `json:"approvedPlan,omitempty"`
+	// AllowPolicies are policies whose denials are overridden for the plan
+	// ApprovedPlan names, and for no other (convoy approve --allow-policy);
+	// the override is recorded in the release history.
+	AllowPolicies []string `json:"allowPolicies,omitempty"`
 	// DriftCorrection restores live objects that drifted from what convoy
 	// applied, without approval: the approved state is put back.
 	DriftCorrection bool `json:"driftCorrection,omitempty"`
@@ -127,6 +131,9 @@ type PlanStatus struct {
 	Drifted int `json:"drifted,omitempty"`
 	// DriftOnly: the plan changes nothing but restores drifted objects.
 	DriftOnly bool `json:"driftOnly,omitempty"`
+	// DeniedBy are the policies that deny the plan: it is not applied
+	// unless approved with an override of each (spec.allowPolicies).
+	DeniedBy []string `json:"deniedBy,omitempty"`
 	// ConfigMapRef names the ConfigMap with the plan's text (plan.txt)
 	// and markdown (plan.md).
 	ConfigMapRef *LocalObjectReference `json:"configMapRef,omitempty"`

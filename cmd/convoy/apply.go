@@ -23,13 +23,14 @@ import (
 
 type applyOptions struct {
 	stackRun
-	AutoApprove bool
-	Atomic      bool
-	NoProgress  bool
-	PlanFile    string
-	View        planViewFlags
-	Selection   selectionFlags
-	Refresh     string
+	AutoApprove   bool
+	Atomic        bool
+	NoProgress    bool
+	PlanFile      string
+	View          planViewFlags
+	Selection     selectionFlags
+	Refresh       string
+	AllowPolicies []string
 }
 
 func newApplyCmd(s streams) *cobra.Command {
@@ -72,6 +73,7 @@ are not needed, and any given must agree with the plan's.`,
 	addPlanViewFlags(cmd.Flags(), &o.View)
 	addSelectionFlags(cmd.Flags(), &o.Selection, "apply")
 	addRefreshFlag(cmd.Flags(), &o.Refresh)
+	addAllowPolicyFlag(cmd.Flags(), &o.AllowPolicies)
 	_ = cmd.RegisterFlagCompletionFunc("target", completeReleases(&o.Stack, false))
 	return cmd
 }
@@ -104,6 +106,7 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 		return errors.New("--target, -l and --include-deps apply to a plan computed now; a saved plan keeps the targets it was made with")
 	}
 	req := o.Selection.request()
+	req.AllowPolicies = o.AllowPolicies
 	var err error
 	if req.Refresh, err = run.ParseRefresh(o.Refresh); err != nil {
 		return err
@@ -125,6 +128,13 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 		Review:   reviewPlan(s, o.View, o.AutoApprove, "Apply this plan?"),
 		Progress: newProgress(s, o.NoProgress),
 	})
+	var denied *plan.PolicyError
+	if errors.As(err, &denied) && res != nil && res.Plan != nil && saved == nil {
+		// Refused before review: show what was denied, in full.
+		if werr := o.View.text(s.Out, res.Plan); werr != nil {
+			return werr
+		}
+	}
 	return finish(s, res, err)
 }
 

@@ -143,6 +143,7 @@ func (o controllerInstallOptions) Run(ctx context.Context, s streams) error {
 type approveOptions struct {
 	kubeFlags
 	Namespace, Name, Plan string
+	AllowPolicies         []string
 }
 
 func newApproveCmd(s streams) *cobra.Command {
@@ -156,7 +157,12 @@ if anything it observed moved meanwhile, the controller refuses it as stale
 and plans again, and the new plan needs approval again. With --plan the
 digest must be the current plan's, so that what you reviewed is what you
 approve. Read the plan with: kubectl get configmap convoy-plan-STACK -o
-jsonpath='{.data.plan\.txt}'.`,
+jsonpath='{.data.plan\.txt}'.
+
+A plan that policies deny (status.plan.deniedBy) is never applied, whatever
+the approval mode, unless approved with --allow-policy NAME for each denying
+policy: the override holds for that plan only and is recorded in the
+release history.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Name = args[0]
@@ -166,6 +172,7 @@ jsonpath='{.data.plan\.txt}'.`,
 	o.add(cmd)
 	cmd.Flags().StringVarP(&o.Namespace, "namespace", "n", "default", "the Stack's namespace")
 	cmd.Flags().StringVar(&o.Plan, "plan", "", "the plan digest you reviewed; refused unless it is the current plan's")
+	cmd.Flags().StringArrayVar(&o.AllowPolicies, "allow-policy", nil, "override this policy's denials of the plan (repeatable; each denying policy must be named)")
 	return cmd
 }
 
@@ -174,7 +181,7 @@ func (o approveOptions) Run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	d, err := controller.Approve(ctx, c, o.Namespace, o.Name, o.Plan)
+	d, err := controller.ApproveWith(ctx, c, o.Namespace, o.Name, o.Plan, o.AllowPolicies)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ type planOptions struct {
 	View             planViewFlags
 	Refresh          string
 	Stats            bool
+	AllowPolicies    []string
 }
 
 func newPlanCmd(s streams) *cobra.Command {
@@ -46,7 +47,11 @@ plan -destroy.
 
 With --detailed-exitcode the exit code is 0 when nothing would change, 1 on
 error and 2 when there are changes. A plan that would change a release
-another stack owns is shown, then exits 1: apply refuses it.`,
+another stack owns is shown, then exits 1: apply refuses it. So is a plan
+that a policy denies (policy blocks, --policy; docs/policies.md), unless
+--allow-policy overrides that policy: the override is recorded in the saved
+plan and in the history of the releases it deploys. Warnings change no exit
+code.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context(), s) },
 	}
@@ -64,8 +69,15 @@ another stack owns is shown, then exits 1: apply refuses it.`,
 	addRefreshFlag(fs, &o.Refresh)
 	fs.BoolVar(&o.Stats, "stats", false, "print what the plan cost on stderr: API requests and bytes, renders, dry runs, lists, and releases found unchanged by fingerprint")
 	addForceConflictsFlag(fs)
+	addAllowPolicyFlag(fs, &o.AllowPolicies)
 	_ = cmd.RegisterFlagCompletionFunc("target", completeReleases(&o.Stack, false))
 	return cmd
+}
+
+// addAllowPolicyFlag registers --allow-policy: the explicit, recorded
+// override of a policy's denials.
+func addAllowPolicyFlag(fs *pflag.FlagSet, names *[]string) {
+	fs.StringArrayVar(names, "allow-policy", nil, "turn this policy's denials into warnings for this plan (repeatable); recorded in the saved plan and in the release history")
 }
 
 func (o planOptions) Run(ctx context.Context, s streams) (err error) {
@@ -92,6 +104,7 @@ func (o planOptions) Run(ctx context.Context, s streams) (err error) {
 		opts.Clusters.Traffic = &traffic
 	}
 	req.Destroy = o.Destroy
+	req.AllowPolicies = o.AllowPolicies
 	res, err := run.Plan(ctx, opts, req)
 	var foreign *plan.ForeignError
 	if err != nil && !errors.As(err, &foreign) {
@@ -129,6 +142,11 @@ func (o planOptions) Run(ctx context.Context, s streams) (err error) {
 	}
 	if foreign != nil {
 		return foreign
+	}
+	// A denied plan exits 1 once it is printed (and saved: apply refuses
+	// it too).
+	if err := p.PolicyDenied(); err != nil {
+		return err
 	}
 	if o.DetailedExitCode && p.HasChanges() {
 		return &exitError{code: 2}

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart/source"
@@ -22,6 +23,9 @@ type stackFlags struct {
 	Vars     []string // --var name=value, in order
 	VarFiles []string
 	Env      string // --env; "" falls back to $CONVOY_ENV
+	// Policies are --policy paths (files or directories of policies);
+	// $CONVOY_POLICY_PATH adds more.
+	Policies []string
 }
 
 // addStackFlags registers -C, --var and --var-file on fs.
@@ -30,6 +34,7 @@ func addStackFlags(fs *pflag.FlagSet, f *stackFlags) {
 	fs.StringArrayVar(&f.Vars, "var", nil, "set a variable: --var name=value (repeatable; highest precedence)")
 	fs.StringArrayVar(&f.VarFiles, "var-file", nil, "read variable values from a .vars.hcl file (repeatable)")
 	fs.StringVar(&f.Env, "env", "", "the stack's environment block to use (default $"+config.EnvEnvironment+", else the one named \"default\")")
+	fs.StringArrayVar(&f.Policies, "policy", nil, "read policy blocks from this .hcl file or directory of .hcl files outside the stack (repeatable; $"+envPolicyPath+" adds :-separated paths; docs/policies.md)")
 }
 
 // addDirFlag registers -C for commands that only need the directory.
@@ -50,7 +55,21 @@ func (f stackFlags) source() (run.Source, error) {
 	if diags.HasErrors() {
 		return run.Source{}, &run.DiagnosticsError{Diags: diags}
 	}
-	return run.Source{Dir: f.Dir, Variables: vals, Environment: env}, nil
+	return run.Source{Dir: f.Dir, Variables: vals, Environment: env, PolicyPaths: policyPaths(f.Policies, os.Getenv(envPolicyPath))}, nil
+}
+
+// envPolicyPath names policy paths, :-separated, read with --policy's.
+const envPolicyPath = "CONVOY_POLICY_PATH"
+
+// policyPaths are $CONVOY_POLICY_PATH's paths, then the --policy ones.
+func policyPaths(flags []string, env string) []string {
+	var out []string
+	for _, p := range strings.Split(env, string(os.PathListSeparator)) {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return append(out, flags...)
 }
 
 // variables are the values of --var-file and of the CONVOY_VAR_* entries

@@ -28,6 +28,11 @@ type Config struct {
 	// (moved.go, removed.go).
 	Moved   []*Moved
 	Removed []*Removed
+	// Policies are the `policy` blocks of the stack's files and of the
+	// policy files given outside it (LoadPolicyPaths).
+	Policies map[string]*Policy
+	// PolicyFiles are the parsed policy files given outside the stack.
+	PolicyFiles map[string]*hcl.File
 }
 
 // Environment is an `environment "name" { var_files, vars }` block: variable

@@ -19,6 +19,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "environment", LabelNames: []string{"name"}},
 		{Type: "moved"},
 		{Type: "removed"},
+		{Type: "policy", LabelNames: []string{"name"}},
 	},
 }
 
@@ -101,6 +102,10 @@ func (c *Config) decodeFile(file *hcl.File) hcl.Diagnostics {
 				continue
 			}
 			c.Environments[env.Name] = env
+		case "policy":
+			p, d := decodePolicyBlock(block)
+			diags = append(diags, d...)
+			diags = append(diags, c.addPolicy(p)...)
 		}
 	}
 	return diags

@@ -82,6 +82,8 @@ func LoadSources(dir string, sources map[string][]byte) (*Config, hcl.Diagnostic
 		Repositories: map[string]*Repository{},
 		Releases:     map[string]*Release{},
 		Environments: map[string]*Environment{},
+		Policies:     map[string]*Policy{},
+		PolicyFiles:  map[string]*hcl.File{},
 	}
 	var diags hcl.Diagnostics
 	for _, name := range sortedKeys(sources) {

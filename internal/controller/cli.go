@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
@@ -46,6 +48,13 @@ func (e *ApproveError) Error() string { return e.msg }
 // Approve sets the Stack's spec.approvedPlan to the digest of its current
 // plan (or to want, which must be that digest), and returns the digest.
 func Approve(ctx context.Context, c client.Client, namespace, name, want string) (string, error) {
+	return ApproveWith(ctx, c, namespace, name, want, nil)
+}
+
+// ApproveWith is Approve with overrides of the policies that deny the
+// plan (spec.allowPolicies, for that digest only): each must deny it, and
+// together they must cover every denial, or approving would apply nothing.
+func ApproveWith(ctx context.Context, c client.Client, namespace, name, want string, allow []string) (string, error) {
 	var st v1alpha1.Stack
 	key := types.NamespacedName{Namespace: namespace, Name: name}
 	if err := c.Get(ctx, key, &st); err != nil {
@@ -65,8 +74,12 @@ func Approve(ctx context.Context, c client.Client, namespace, name, want string)
 	case want != "" && want != p.Digest:
 		return "", &ApproveError{fmt.Sprintf("convoy.dev/v1alpha1 Stack %s: the current plan is %s (%s), not %s", key, p.Digest, p.Summary, want)}
 	}
+	if err := checkOverrides(key.String(), p, allow); err != nil {
+		return "", err
+	}
 	orig := st.DeepCopy()
 	st.Spec.ApprovedPlan = p.Digest
+	st.Spec.AllowPolicies = allow
 	// The resourceVersion precondition: approve the plan that was read.
 	if err := c.Patch(ctx, &st, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return "", fmt.Errorf("convoy.dev/v1alpha1 Stack %s: %w", key, err)
@@ -177,4 +190,28 @@ func waitEstablished(ctx context.Context, c client.Client, name string) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// checkOverrides refuses overrides that would not make the plan
+// applicable, or that name policies not denying it.
+func checkOverrides(key string, p *v1alpha1.PlanStatus, allow []string) error {
+	for _, a := range allow {
+		if !slices.Contains(p.DeniedBy, a) {
+			denied := "no policy denies it"
+			if len(p.DeniedBy) > 0 {
+				denied = "it is denied by " + strings.Join(p.DeniedBy, ", ")
+			}
+			return &ApproveError{fmt.Sprintf("convoy.dev/v1alpha1 Stack %s: --allow-policy %s: policy %s does not deny plan %s (%s)", key, a, a, p.Digest, denied)}
+		}
+	}
+	var missing []string
+	for _, d := range p.DeniedBy {
+		if !slices.Contains(allow, d) {
+			missing = append(missing, d)
+		}
+	}
+	if len(missing) > 0 {
+		return &ApproveError{fmt.Sprintf("convoy.dev/v1alpha1 Stack %s: plan %s is denied by %s; approving it needs --allow-policy for each: %s", key, p.Digest, strings.Join(missing, ", "), strings.Join(missing, ", "))}
+	}
+	return nil
 }

@@ -186,6 +186,8 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 // mayApply says whether the Stack's pending plan may be applied now.
 func mayApply(st *v1alpha1.Stack, p *v1alpha1.PlanStatus) bool {
 	switch {
+	case len(deniedStill(st, p)) > 0:
+		return false // never, whatever the approval mode
 	case p.DriftOnly && st.Spec.DriftCorrection:
 		return true
 	case st.Spec.Approval == v1alpha1.ApprovalManual:
@@ -226,7 +228,7 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	driftOnly := isDriftOnly(p)
 	ps := &v1alpha1.PlanStatus{
 		Digest: digest, Summary: strings.TrimSuffix(strings.TrimPrefix(sum.String(), "Plan: "), "."), HasChanges: p.HasChanges(),
-		Drifted: sum.Drifted + driftedReleases(p), DriftOnly: driftOnly,
+		Drifted: sum.Drifted + driftedReleases(p), DriftOnly: driftOnly, DeniedBy: p.DeniedPolicies(),
 		ConfigMapRef: &v1alpha1.LocalObjectReference{Name: planObjectName(st.Name)},
 		SourceDigest: sr.fetched.Digest, Inputs: sr.in.hash, CreatedAt: &metav1.Time{Time: time.Now()},
 	}
@@ -251,6 +253,10 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 		return outcome{result: "uptodate", requeue: interval}
 	}
 	r.event(st, corev1.EventTypeNormal, ReasonPlanned, "Plan", fmt.Sprintf("plan %s: %s", digest, ps.Summary))
+	if denied := deniedStill(st, ps); len(denied) > 0 {
+		r.event(st, corev1.EventTypeWarning, ReasonPolicyDenied, "Plan", fmt.Sprintf("plan %s is denied by %s", digest, strings.Join(denied, ", ")))
+		return r.policyDenied(sr, ps, denied, interval)
+	}
 	if mayApply(st, ps) {
 		return r.apply(ctx, sr, digest, driftOnly, depth)
 	}
@@ -261,6 +267,9 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 // without drift correction, for nothing.
 func (r *reconciler) waiting(sr *stackRun, p *v1alpha1.PlanStatus, requeue time.Duration) outcome {
 	st := sr.st
+	if denied := deniedStill(st, p); len(denied) > 0 {
+		return r.policyDenied(sr, p, denied, requeue)
+	}
 	st.Status.LastError = ""
 	if p.DriftOnly && st.Spec.Approval != v1alpha1.ApprovalManual {
 		msg := fmt.Sprintf("%d objects changed outside convoy; spec.driftCorrection is false: plan %s restores them when applied", p.Drifted, p.Digest)
@@ -328,7 +337,11 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		return r.failed(sr, nil, ReasonApplyFailed, err)
 	}
 	t := time.Now()
-	res, err := run.Apply(ctx, sr.savedOpts(), run.ApplyRequest{Saved: saved, Command: fmt.Sprintf("convoy controller (Stack %s/%s)", st.Namespace, st.Name)})
+	res, err := run.Apply(ctx, sr.savedOpts(), run.ApplyRequest{
+		Saved:   saved,
+		Plan:    run.PlanRequest{AllowPolicies: allowedFor(st, digest)},
+		Command: fmt.Sprintf("convoy controller (Stack %s/%s)", st.Namespace, st.Name),
+	})
 	r.metrics.duration.WithLabelValues("apply").Observe(time.Since(t).Seconds())
 	var p *plan.Plan
 	if res != nil {
@@ -336,7 +349,15 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 	}
 	var se *run.StaleError
 	var le *run.LockedError
+	var pe *plan.PolicyError
 	switch {
+	case errors.As(err, &pe):
+		// The saved plan's denials are not all overridden: never applied.
+		ps := st.Status.Plan
+		if ps == nil || ps.Digest != digest {
+			ps = &v1alpha1.PlanStatus{Digest: digest, Summary: p.Summary().String()}
+		}
+		return r.policyDenied(sr, ps, pe.Policies, st.Spec.IntervalOrDefault().Duration)
 	case errors.As(err, &se):
 		msg := sr.in.redact(fmt.Sprintf("plan %s is stale, planning again: %s", digest, se.Error()))
 		r.event(st, corev1.EventTypeNormal, ReasonStale, "Apply", msg)

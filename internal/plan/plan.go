@@ -70,6 +70,12 @@ type Plan struct {
 	// destroy); apply walks it in reverse dependency order.
 	Destroy  bool `json:",omitempty"`
 	Releases []*ReleaseChange
+	// PolicyResults are the violations of the stack's policies
+	// (internal/policy), in policy order; AllowedPolicies the policies
+	// whose denials an explicit override (--allow-policy) turned into
+	// warnings.
+	PolicyResults   []PolicyResult `json:",omitempty"`
+	AllowedPolicies []string       `json:",omitempty"`
 }
 
 // ReleaseChange is the plan of one release.
@@ -105,6 +111,10 @@ type ReleaseChange struct {
 	// Values is the diff of the user-supplied values against the last
 	// deployed revision's (sensitive values masked); nil when equal.
 	Values *Diff `json:",omitempty"`
+	// ValuesBefore are the values the last deployed revision was rendered
+	// with (chart defaults merged with its user values), masked, for
+	// policies; nil on install and for releases that do not change.
+	ValuesBefore map[string]any `json:",omitempty"`
 	// Hooks are the hooks applying runs, in order.
 	Hooks []HookRun `json:",omitempty"`
 	// Objects are the object changes, no-ops included, in apply order

@@ -175,6 +175,9 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 		}
 		rc.Relabel = relabel(deployed, last, rc, req, prep.Rendered, appliedState)
 	}
+	if rc.Action != plan.ActionNoOp {
+		rc.ValuesBefore = valuesBefore(deployed, red)
+	}
 	rc.Objects = append(crds, rc.Objects...)
 	if prep.NeedsCRDs {
 		rc.Objects = append(rc.Objects, unservedObjects(eng.Kube(), prep.Rendered, inst.Namespace)...)
@@ -405,6 +408,7 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *pl
 	}
 	rc.Values = plan.Compare(orEmpty(before), orEmpty(req.Values))
 	plan.MaskValues(rc.Values, red)
+	rc.ValuesBefore = valuesBefore(deployed, red)
 	rc.Warnings = append(append(rc.Warnings, warningsOf(rendered, red)...), fmt.Sprintf("its objects cannot be compared before the cluster serves their kinds: %s", red.Text(cause.Error())))
 	crds, err := c.crdChanges(ctx, eng.Kube(), rendered, rc.Action)
 	if err != nil {

@@ -73,6 +73,10 @@ type Request struct {
 	// failure's description quotes errors, which quote values); nil keeps
 	// the text. Not saved with a plan: the run that applies sets it.
 	Redact *sensitive.Redactor `json:"-"`
+	// Note is added to the description of the revision a successful
+	// deploy records ("Upgrade complete (policies allowed: x)"): what the
+	// run overrode. Not saved with a plan: the run that applies sets it.
+	Note string `json:"-"`
 }
 
 func (r *Request) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
@@ -324,6 +328,9 @@ func (e *Engine) finishDeployed(ctx context.Context, store *Storage, p *Prepared
 	description := "Upgrade complete"
 	if p.IsInstall {
 		description = "Install complete"
+	}
+	if p.Request.Note != "" {
+		description += " (" + p.Request.Note + ")"
 	}
 	if err := e.writeFinal(ctx, store, rel, StatusDeployed, description); err != nil {
 		return err

@@ -148,10 +148,18 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 		if err := VerifyObserved(ctx, p, cl.ByName(ctx, st)); err != nil {
 			return nil, err
 		}
-		return p, p.Foreign()
+		if err := p.Foreign(); err != nil {
+			return p, err
+		}
+		p.Allow(req.Plan.AllowPolicies)
+		return p, p.PolicyDenied()
 	}
 	p, err := computePlan(ctx, o, ls, cl, req.Plan, heldBy(runID))
 	if err != nil {
+		return p, err
+	}
+	// Nothing a policy denies is applied, nor offered for approval.
+	if err := p.PolicyDenied(); err != nil {
 		return p, err
 	}
 	if req.Review != nil {
@@ -200,6 +208,8 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 	engineFor := cl.ByName(ctx, st)
 	// What the records keep is masked as the plan masks what it prints.
 	redact := p.Redactor()
+	// The records say which policies' denials were overridden.
+	note := p.PolicyNote()
 	var steps []*apply.Step
 	var deployIDs []string
 	for _, rc := range p.Releases {
@@ -237,7 +247,7 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 				saved, name, namespace := rc.Saved, rc.Name, rc.Namespace
 				step.Prepare = func(ctx context.Context, _ map[string]*release.Release) (*release.Prepared, error) {
 					req := planner.RequestOf(name, namespace, saved.Settings)
-					req.RunID, req.Redact = runID, redact
+					req.RunID, req.Redact, req.Note = runID, redact, note
 					return eng.PrepareRendered(ctx, &req, saved.Rendered)
 				}
 			}
@@ -298,7 +308,7 @@ func renderAtApply(o Options, st *config.Stack, p *plan.Plan, at plan.ReleaseAdd
 			return nil, red.Err(err)
 		}
 		req := ReleaseRequest(st.ID(), r)
-		req.RunID, req.Redact = runID, red
+		req.RunID, req.Redact, req.Note = runID, red, p.PolicyNote()
 		prep, err := eng.Prepare(ctx, req)
 		return prep, red.Err(err)
 	}, nil

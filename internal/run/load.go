@@ -10,6 +10,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan/planfile"
+	"github.com/convoy-sh/convoy/internal/policy"
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -25,6 +26,9 @@ type Source struct {
 	// Environment names the stack's environment block (--env, CONVOY_ENV);
 	// "" chooses the one named "default".
 	Environment string
+	// PolicyPaths are policy files and directories from outside the stack
+	// (--policy, CONVOY_POLICY_PATH), collected at the edge.
+	PolicyPaths []string
 }
 
 // Loaded is a stack loaded, evaluated and ordered.
@@ -36,6 +40,8 @@ type Loaded struct {
 	Order []config.ReleaseInstanceAddr
 	// Warnings are the diagnostics of a successful load.
 	Warnings hcl.Diagnostics
+	// Policies are the stack's and the policy paths' policies, compiled.
+	Policies *policy.Set
 	opts     config.EvalOptions
 	// moves are the instances that keep the Helm name of the address they
 	// had before count was added or removed (keepMovedNames).
@@ -58,7 +64,7 @@ func diagError(diags hcl.Diagnostics, cfg *config.Config) error {
 	}
 	var files map[string]*hcl.File
 	if cfg != nil {
-		files = cfg.Files
+		files = cfg.AllFiles()
 	}
 	return &DiagnosticsError{Diags: diags, Files: files}
 }
@@ -82,6 +88,15 @@ func Load(ctx context.Context, src Source, level LoadLevel) (*Loaded, error) {
 	cfg, diags := config.LoadDir(src.Dir)
 	ls.Config = cfg
 	if diags.HasErrors() || cfg == nil {
+		return ls, diagError(diags, cfg)
+	}
+	diags = append(diags, cfg.LoadPolicyPaths(src.PolicyPaths)...)
+	if !diags.HasErrors() {
+		set, d := policy.Compile(cfg.SortedPolicies(), policy.Options{})
+		diags = append(diags, d...)
+		ls.Policies = set
+	}
+	if diags.HasErrors() {
 		return ls, diagError(diags, cfg)
 	}
 	auto, d := config.ReadAutoVarFiles(cfg.Dir)

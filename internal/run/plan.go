@@ -29,6 +29,11 @@ type PlanRequest struct {
 	Refresh planner.Refresh
 	// Stats, when not nil, counts the plan's work.
 	Stats *planner.Stats
+	// AllowPolicies are policies whose denials this plan overrides
+	// (--allow-policy): they become warnings, and the plan and the release
+	// records it deploys name them. For a saved plan, they add to the ones
+	// it was made with.
+	AllowPolicies []string
 }
 
 // Planned is a computed plan with the stack it was computed from.
@@ -75,6 +80,9 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 	if _, err := cl.Stack(ctx, st); err != nil {
 		return nil, err
 	}
+	if err := checkAllowed(ls, req.AllowPolicies); err != nil {
+		return nil, err
+	}
 	hash, err := ls.ConfigHash()
 	if err != nil {
 		return nil, err
@@ -108,6 +116,9 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 	}
 	scoped.note(p)
 	ls.noteMoves(p)
+	if perr := evaluatePolicies(ctx, ls, p, req.AllowPolicies); perr != nil {
+		return nil, perr
+	}
 	return p, err
 }
 

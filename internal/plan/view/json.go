@@ -25,6 +25,10 @@ type jsonPlan struct {
 	HasChanges    bool           `json:"has_changes"`
 	Summary       jsonSummary    `json:"summary"`
 	Releases      []*jsonRelease `json:"releases"`
+	// PolicyResults are the policies' violations (policy.go); absent when
+	// there are none.
+	PolicyResults   []jsonPolicyResult `json:"policy_results,omitempty"`
+	AllowedPolicies []string           `json:"allowed_policies,omitempty"`
 }
 
 type jsonSummary struct {
@@ -204,6 +208,7 @@ func JSON(w io.Writer, p *plan.Plan) error {
 		}
 		out.Releases = append(out.Releases, jr)
 	}
+	out.PolicyResults, out.AllowedPolicies = jsonPolicyResults(p, p.Redactor()), p.AllowedPolicies
 	redactJSON(&out, p.Redactor())
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {

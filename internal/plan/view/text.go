@@ -70,6 +70,7 @@ func writeText(b *bytes.Buffer, p *plan.Plan, detail Detail) {
 	}
 	writeSelection(b, p)
 	writeMoves(b, p)
+	shown := map[string]bool{}
 	for _, r := range p.Releases {
 		if r.Action == plan.ActionNoOp {
 			continue
@@ -79,9 +80,12 @@ func writeText(b *bytes.Buffer, p *plan.Plan, detail Detail) {
 			continue
 		}
 		writeRelease(b, r, detail)
+		writeReleasePolicies(b, p, r)
+		shown[r.Addr.String()] = true
 		b.WriteString("\n")
 	}
 	if detail == Compact {
+		writePolicySummary(b, p, shown)
 		b.WriteString(p.Summary().String() + "\n")
 		return
 	}
@@ -108,6 +112,7 @@ func writeText(b *bytes.Buffer, p *plan.Plan, detail Detail) {
 	if warned {
 		b.WriteString("\n")
 	}
+	writePolicySummary(b, p, shown)
 	b.WriteString(p.Summary().String() + "\n")
 }
 

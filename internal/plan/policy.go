@@ -1,0 +1,162 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// PolicyLevel is what a policy's violation does to a plan.
+type PolicyLevel string
+
+// Policy levels.
+const (
+	// PolicyDeny: the plan is not applied (convoy plan exits 1).
+	PolicyDeny PolicyLevel = "deny"
+	// PolicyWarn: the violation is shown, nothing else.
+	PolicyWarn PolicyLevel = "warn"
+)
+
+// PolicyResult is one violation of a policy: a condition that did not
+// hold, or that failed to evaluate (a deny whose message is the error).
+type PolicyResult struct {
+	Policy  string
+	Level   PolicyLevel
+	Message string
+	// Release is the address of the release it is about ("" for a rule
+	// over the whole plan); Object the object (ObjectRef.String(), "" for
+	// rules over releases and the plan).
+	Release string `json:",omitempty"`
+	Object  string `json:",omitempty"`
+	// Allowed: a deny turned into a warning by an explicit override
+	// (--allow-policy); Level is then PolicyWarn.
+	Allowed bool `json:",omitempty"`
+}
+
+func (r PolicyResult) String() string {
+	var where []string
+	if r.Release != "" {
+		where = append(where, r.Release)
+	}
+	if r.Object != "" {
+		where = append(where, r.Object)
+	}
+	s := fmt.Sprintf("%s %s", r.Level, r.Policy)
+	if r.Allowed {
+		s += " (allowed)"
+	}
+	if len(where) > 0 {
+		s += " on " + strings.Join(where, ": ")
+	}
+	return s + ": " + r.Message
+}
+
+// Denials are the results that stop the plan from being applied.
+func (p *Plan) Denials() []PolicyResult {
+	var out []PolicyResult
+	for _, r := range p.PolicyResults {
+		if r.Level == PolicyDeny {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// DeniedPolicies are the names of the policies that deny the plan, sorted.
+func (p *Plan) DeniedPolicies() []string {
+	var out []string
+	for _, r := range p.Denials() {
+		out = append(out, r.Policy)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Allow turns the denials of the named policies into warnings and records
+// the names (AllowedPolicies): the explicit override of --allow-policy.
+// Names that deny nothing are recorded too: the override was asked for.
+func (p *Plan) Allow(names []string) {
+	if len(names) == 0 {
+		return
+	}
+	for i, r := range p.PolicyResults {
+		if r.Level == PolicyDeny && slices.Contains(names, r.Policy) {
+			p.PolicyResults[i].Level, p.PolicyResults[i].Allowed = PolicyWarn, true
+		}
+	}
+	all := append(slices.Clone(p.AllowedPolicies), names...)
+	slices.Sort(all)
+	p.AllowedPolicies = slices.Compact(all)
+}
+
+// PolicyError is a plan that policies deny: apply refuses it whole, before
+// changing anything.
+type PolicyError struct {
+	// Policies are the names of the denying policies; Denials the
+	// violations.
+	Policies []string
+	Denials  []PolicyResult
+}
+
+func (e *PolicyError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apply refuses a plan that policies deny: %s", strings.Join(e.Policies, ", "))
+	for _, d := range e.Denials {
+		b.WriteString("\n  " + d.String())
+	}
+	fmt.Fprintf(&b, "\nto apply it anyway, plan again with --allow-policy %s (recorded in the release history)", e.Policies[0])
+	return b.String()
+}
+
+// PolicyDenied returns a *PolicyError when policies deny the plan, else nil.
+func (p *Plan) PolicyDenied() error {
+	if d := p.Denials(); len(d) > 0 {
+		return &PolicyError{Policies: p.DeniedPolicies(), Denials: d}
+	}
+	return nil
+}
+
+// PolicyNote is what the release records' description says of the plan's
+// overrides ("" when there are none).
+func (p *Plan) PolicyNote() string {
+	if len(p.AllowedPolicies) == 0 {
+		return ""
+	}
+	return "policies allowed: " + strings.Join(p.AllowedPolicies, ", ")
+}
+
+// MaskValueTree masks a values tree for policies: sensitive strings, and
+// every value under a key named like a secret (as MaskValues does for the
+// values diff: a value the stack no longer marks sensitive is not known as
+// such). Nil stays nil.
+func MaskValueTree(v map[string]any, red interface{ Value(any) any }) map[string]any {
+	if v == nil {
+		return nil
+	}
+	out, _ := maskTree(v, red).(map[string]any)
+	return out
+}
+
+func maskTree(v any, red interface{ Value(any) any }) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			if secretLooking.MatchString(k) && e != nil {
+				if _, isMap := e.(map[string]any); !isMap {
+					out[k] = SensitivePlaceholder
+					continue
+				}
+			}
+			out[k] = maskTree(e, red)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = maskTree(e, red)
+		}
+		return out
+	}
+	return red.Value(v)
+}
