@@ -17,6 +17,7 @@ import (
 // resourcesPreset schedules (issue 21: without ephemeral-storage it stayed
 // Pending, "Insufficient ephemeral-storage").
 func TestNodesAdvertiseRealisticResources(t *testing.T) {
+	cluster.Need(t)
 	ctx := context.Background()
 	client := cluster.Client()
 	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
