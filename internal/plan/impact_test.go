@@ -187,15 +187,15 @@ func TestComputeImpact(t *testing.T) {
 		},
 		{
 			name: "StatefulSet rollout with its partition",
-			rc: release(change(dbRef, plan.ObjectUpdate, sts("1Gi", "pg:15", "Retain", 3, 2), sts("1Gi", "pg:16", "Retain", 3, 2))),
+			rc:   release(change(dbRef, plan.ObjectUpdate, sts("1Gi", "pg:15", "Retain", 3, 2), sts("1Gi", "pg:16", "Retain", 3, 2))),
 			check: func(t *testing.T, imp *plan.Impact) {
 				diffT(t, []plan.Rollout{{Ref: dbRef, Replicas: 3, Strategy: plan.Strategy{Type: "RollingUpdate", MaxUnavailable: "1", Partition: &two},
 					Causes: []string{"spec.template.spec.containers[name=db].image"}}}, imp.Rollouts)
 			},
 		},
 		{
-			name: "replaced StatefulSet keeps its claims and loses nothing",
-			rc: release(change(dbRef, plan.ObjectReplace, sts("1Gi", "pg:15", "Delete", 2, 0), sts("2Gi", "pg:15", "Delete", 2, 0))),
+			name:  "replaced StatefulSet keeps its claims and loses nothing",
+			rc:    release(change(dbRef, plan.ObjectReplace, sts("1Gi", "pg:15", "Delete", 2, 0), sts("2Gi", "pg:15", "Delete", 2, 0))),
 			facts: plan.ImpactFacts{Claims: map[plan.ObjectRef][]string{dbRef: {"data-db-0", "data-db-1"}}},
 			check: func(t *testing.T, imp *plan.Impact) {
 				if len(imp.Replacements) != 1 || imp.Replacements[0].Propagation != "orphan" || len(imp.Replacements[0].KeptClaims) != 2 {
@@ -226,7 +226,7 @@ func TestComputeImpact(t *testing.T) {
 		},
 		{
 			name: "a replaced Job reruns",
-			rc: release(change(jobRef, plan.ObjectReplace, obj(t, `{"spec":{"template":{"spec":{"containers":[{"name":"m","image":"m:1"}]}}}}`), obj(t, `{"spec":{"template":{"spec":{"containers":[{"name":"m","image":"m:2"}]}}}}`))),
+			rc:   release(change(jobRef, plan.ObjectReplace, obj(t, `{"spec":{"template":{"spec":{"containers":[{"name":"m","image":"m:1"}]}}}}`), obj(t, `{"spec":{"template":{"spec":{"containers":[{"name":"m","image":"m:2"}]}}}}`))),
 			check: func(t *testing.T, imp *plan.Impact) {
 				diffT(t, []plan.Rollout{{Ref: jobRef, Replicas: 1, Strategy: plan.Strategy{Type: "Replace"}, Causes: []string{"spec.template.spec.containers[name=m].image"}}}, imp.Rollouts)
 				diffT(t, []plan.Replacement{{Ref: jobRef, Propagation: "background"}}, imp.Replacements)
@@ -237,7 +237,7 @@ func TestComputeImpact(t *testing.T) {
 		},
 		{
 			name: "custom resources are unknown",
-			rc: release(change(smRef, plan.ObjectUpdate, obj(t, `{"spec":{"interval":"30s"}}`), obj(t, `{"spec":{"interval":"10s"}}`))),
+			rc:   release(change(smRef, plan.ObjectUpdate, obj(t, `{"spec":{"interval":"30s"}}`), obj(t, `{"spec":{"interval":"10s"}}`))),
 			check: func(t *testing.T, imp *plan.Impact) {
 				diffT(t, []plan.UnknownImpact{{Ref: smRef, Action: plan.ObjectUpdate}}, imp.Unknown)
 			},
