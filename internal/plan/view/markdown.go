@@ -47,6 +47,9 @@ func markdown(p *plan.Plan, limit int) string {
 		env = fmt.Sprintf(", environment `%s`", p.Environment)
 	}
 	fmt.Fprintf(&b, "### convoy plan: stack `%s`%s\n\n**%s**\n\n", p.Stack, env, p.Summary())
+	if s := p.ImpactSummary().String(); s != "" {
+		b.WriteString(red.Text(s) + "\n\n")
+	}
 	// The note on what was cut, and the closing lines, always fit.
 	const reserve = 4096
 	budget := limit - 1 - reserve

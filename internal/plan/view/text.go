@@ -78,6 +78,7 @@ func writeText(b *bytes.Buffer, p *plan.Plan, detail Detail) {
 	}
 	if detail == Compact {
 		b.WriteString(p.Summary().String() + "\n")
+		writeImpactSummary(b, p)
 		return
 	}
 	var drifted bool
@@ -104,6 +105,7 @@ func writeText(b *bytes.Buffer, p *plan.Plan, detail Detail) {
 		b.WriteString("\n")
 	}
 	b.WriteString(p.Summary().String() + "\n")
+	writeImpactSummary(b, p)
 }
 
 func writeDrift(b *bytes.Buffer, r *plan.ReleaseChange) {
@@ -143,6 +145,7 @@ func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange, detail Detail) {
 	if r.Refused() {
 		return
 	}
+	writeImpact(b, r)
 	if detail == Compact {
 		for _, o := range r.Objects {
 			if o.Action != plan.ObjectNoOp {
