@@ -29,11 +29,15 @@ func impactLine(imp *plan.Impact) string {
 		return ""
 	}
 	var parts []string
+	rolls := map[plan.ObjectRef]bool{}
 	for _, r := range imp.Rollouts {
 		parts = append(parts, rolloutText(r))
+		rolls[r.Ref] = true
 	}
 	for _, r := range imp.Replacements {
-		parts = append(parts, replacementText(r))
+		if r.Propagation == "orphan" || !rolls[r.Ref] { // a replaced workload's rollout says it
+			parts = append(parts, replacementText(r))
+		}
 	}
 	for _, s := range imp.StaleConfig {
 		var who []string
@@ -86,7 +90,7 @@ func rolloutText(r plan.Rollout) string {
 	case "NextRun":
 		return what + ": its next run uses the new template"
 	default: // Replace, Job
-		text = what + " is replaced"
+		text = what + " is deleted and created again"
 		how = append(how, pods)
 	}
 	for _, b := range r.Budgets {

@@ -114,3 +114,18 @@ func TestImpactMarkdown(t *testing.T) {
 		}
 	}
 }
+
+func TestImpactLineReplacements(t *testing.T) {
+	job := plantest.Ref("batch/v1 Job shop/migrate")
+	db := plantest.Ref("apps/v1 StatefulSet shop/db")
+	imp := &plan.Impact{
+		Rollouts: []plan.Rollout{{Ref: job, Replicas: 1, Strategy: plan.Strategy{Type: "Replace"}, Causes: []string{"spec.template.spec.containers[name=m].image"}}},
+		Replacements: []plan.Replacement{{Ref: job, Propagation: "background"},
+			{Ref: db, Propagation: "orphan", KeptClaims: []string{"data-db-0", "data-db-1"}}},
+	}
+	want := "Job migrate is deleted and created again (1 pod); " +
+		"StatefulSet db is deleted with its pods orphaned and created again; its pods and 2 claims (data-db-0, data-db-1) stay, the claims with their old size unless their storage class allows expansion"
+	if got := impactLine(imp); got != want {
+		t.Errorf("impactLine =\n%s\nwant\n%s", got, want)
+	}
+}
