@@ -46,6 +46,10 @@ type ApplyOptions struct {
 	// Such a dry run's Result has no Action: plans compare the objects.
 	Live      *unstructured.Unstructured
 	LiveKnown bool
+	// Replace are the objects Apply replaces when the API server refuses
+	// to change their immutable fields (IsImmutable): those a plan showed
+	// as replaced. Others fail.
+	Replace []Ref
 }
 
 // Action is what Apply did (or, in a dry run, would do) to one object.
@@ -55,6 +59,8 @@ const (
 	ActionCreated Action = iota + 1
 	ActionConfigured
 	ActionUnchanged
+	// ActionReplaced: deleted and created again (ApplyOptions.Replace).
+	ActionReplaced
 )
 
 func (a Action) String() string {
@@ -65,6 +71,8 @@ func (a Action) String() string {
 		return "configured"
 	case ActionUnchanged:
 		return "unchanged"
+	case ActionReplaced:
+		return "replaced"
 	}
 	return fmt.Sprintf("Action(%d)", int(a))
 }
@@ -107,6 +115,7 @@ func (c *Client) applyOne(ctx context.Context, obj *unstructured.Unstructured, o
 	if err != nil {
 		return Result{}, objectError(ref, err)
 	}
+	rendered := obj
 	obj = c.leave(obj, before, opts.Ignore.For(ref))
 
 	applyOpts := metav1.ApplyOptions{FieldManager: c.fieldManager, Force: opts.Force}
@@ -114,6 +123,9 @@ func (c *Client) applyOne(ctx context.Context, obj *unstructured.Unstructured, o
 		applyOpts.DryRun = []string{metav1.DryRunAll}
 	}
 	live, err := res.Apply(ctx, ref.Name, obj, applyOpts)
+	if err != nil && before != nil && IsImmutable(err) && opts.replaces(ref) {
+		return c.replace(ctx, rendered, ref, opts)
+	}
 	if err != nil {
 		return Result{}, objectError(ref, err)
 	}

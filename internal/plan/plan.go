@@ -154,6 +154,10 @@ type ReleaseChange struct {
 	// Sensitive are the exact strings of values marked sensitive: every
 	// occurrence is masked in every output.
 	Sensitive []string `json:",omitempty"`
+	// Impact is what the release's changes do to the running system
+	// (ComputeImpact); nil when it does not change or is rendered only at
+	// apply.
+	Impact *Impact `json:",omitempty"`
 }
 
 // Reason is one reason why a release changes.

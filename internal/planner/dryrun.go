@@ -6,12 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"maps"
-	"strings"
 
 	"github.com/convoy-sh/convoy/internal/plan"
 
 	"github.com/convoy-sh/convoy/internal/kube"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -118,21 +116,10 @@ func (c *computer) dryRun(ctx context.Context, kc *kube.Client, obj, live *unstr
 	switch {
 	case err == nil:
 		return dryRunResult{after: res[0].Live}, nil
-	case isImmutable(err):
+	case kube.IsImmutable(err):
 		return dryRunResult{immutable: err}, nil
 	}
 	return dryRunResult{}, err
-}
-
-// isImmutable recognises the API server's refusals to change a field that
-// cannot change (a Deployment's selector, a Job's template, a Service's
-// clusterIP): the object must be replaced.
-func isImmutable(err error) bool {
-	if !apierrors.IsInvalid(err) {
-		return false
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "field is immutable") || strings.Contains(msg, "may not change once set") || strings.Contains(msg, "is immutable")
 }
 
 // ownedByRelease reports whether a live object carries the ownership

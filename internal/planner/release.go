@@ -193,6 +193,9 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 	if derivedWarning != "" {
 		rc.Warnings = append(rc.Warnings, derivedWarning)
 	}
+	if err := c.impact(ctx, eng.Kube(), rc); err != nil {
+		return nil, err
+	}
 	return rc, nil
 }
 

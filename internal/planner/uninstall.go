@@ -167,5 +167,8 @@ func (c *computer) uninstall(ctx context.Context, eng *release.Engine, cluster s
 		ch.Before = maskObject(liveView(live), nil, secretPaths(ref.Kind))
 		rc.Objects = append(rc.Objects, ch)
 	}
+	if err := c.impact(ctx, kc, rc); err != nil {
+		return nil, err
+	}
 	return rc, nil
 }

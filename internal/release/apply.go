@@ -32,8 +32,11 @@ func (s sources) inTemplate(err error) error {
 // controller), except those the release's ignore_changes leaves to others
 // (applied only when their object is created). Which objects may be
 // applied is decided before (checkOwnership, take_ownership).
-func (e *Engine) apply(ctx context.Context, objs []*unstructured.Unstructured, src sources, ignore kube.IgnoreRules, dryRun kube.DryRun) ([]kube.Result, error) {
-	results, err := e.kube.Apply(ctx, objs, kube.ApplyOptions{Force: true, DryRun: dryRun, Ignore: ignore})
+//
+// The objects listed in replace are replaced when the API server refuses
+// to change their immutable fields (kube.ApplyOptions.Replace).
+func (e *Engine) apply(ctx context.Context, objs []*unstructured.Unstructured, src sources, ignore kube.IgnoreRules, replace []kube.Ref, dryRun kube.DryRun) ([]kube.Result, error) {
+	results, err := e.kube.Apply(ctx, objs, kube.ApplyOptions{Force: true, DryRun: dryRun, Ignore: ignore, Replace: replace})
 	return results, src.inTemplate(err)
 }
 

@@ -69,6 +69,11 @@ type Request struct {
 	// (kept in saved plans, whose charts come without their files): the
 	// record is labelled with it (FingerprintLabel).
 	Fingerprint string `json:",omitempty"`
+	// Replace are the objects whose immutable fields change that the plan
+	// showed as replaced: apply deletes and creates them
+	// (kube.ApplyOptions.Replace). Not saved with a plan: the run that
+	// applies sets it from the plan's objects.
+	Replace []kube.Ref `json:"-"`
 	// Redact masks the sensitive values in text the records keep (a
 	// failure's description quotes errors, which quote values); nil keeps
 	// the text. Not saved with a plan: the run that applies sets it.
@@ -243,7 +248,7 @@ func (e *Engine) perform(ctx context.Context, p *Prepared, rel *Release) ([]kube
 		pre, post = chart.HookPreInstall, chart.HookPostInstall
 	}
 	return e.rollout(ctx, rel, rollout{
-		pre: pre, post: post, objs: p.Objects, src: p.sources, ignore: req.IgnoreChanges, previous: p.Previous,
+		pre: pre, post: post, objs: p.Objects, src: p.sources, ignore: req.IgnoreChanges, replace: req.Replace, previous: p.Previous,
 		wait: req.Wait, timeout: req.timeout(), disableHooks: req.DisableHooks,
 	})
 }
@@ -255,6 +260,7 @@ type rollout struct {
 	objs, previous []*unstructured.Unstructured
 	src            sources
 	ignore         kube.IgnoreRules
+	replace        []kube.Ref
 	wait           WaitMode
 	timeout        time.Duration
 	disableHooks   bool
@@ -270,7 +276,7 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 		}
 	}
 	e.logf(rel.Namespace, rel.Name, PhaseApplying, "applying %d objects", len(r.objs))
-	results, err := e.apply(ctx, r.objs, r.src, r.ignore, kube.DryRunNone)
+	results, err := e.apply(ctx, r.objs, r.src, r.ignore, r.replace, kube.DryRunNone)
 	var created []kube.Ref
 	for _, res := range results {
 		if res.Action == kube.ActionCreated {

@@ -91,7 +91,7 @@ func (e *Engine) validate(ctx context.Context, req *Request, objs []*unstructure
 		}
 	}
 	for len(objs) > 0 {
-		got, err := e.apply(ctx, objs, src, req.IgnoreChanges, kube.DryRunServer)
+		got, err := e.apply(ctx, objs, src, req.IgnoreChanges, req.Replace, kube.DryRunServer)
 		if err == nil {
 			return nil
 		}

@@ -244,10 +244,10 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 				}
 				step.Prepare = prepare
 			} else {
-				saved, name, namespace := rc.Saved, rc.Name, rc.Namespace
+				saved, name, namespace, replace := rc.Saved, rc.Name, rc.Namespace, planner.ReplacesOf(rc)
 				step.Prepare = func(ctx context.Context, _ map[string]*release.Release) (*release.Prepared, error) {
 					req := planner.RequestOf(name, namespace, saved.Settings)
-					req.RunID, req.Redact, req.Note = runID, redact, note
+					req.RunID, req.Redact, req.Note, req.Replace = runID, redact, note, replace
 					return eng.PrepareRendered(ctx, &req, saved.Rendered)
 				}
 			}
@@ -309,6 +309,9 @@ func renderAtApply(o Options, st *config.Stack, p *plan.Plan, at plan.ReleaseAdd
 		}
 		req := ReleaseRequest(st.ID(), r)
 		req.RunID, req.Redact, req.Note = runID, red, p.PolicyNote()
+		if rc := p.Release(at.String()); rc != nil {
+			req.Replace = planner.ReplacesOf(rc)
+		}
 		prep, err := eng.Prepare(ctx, req)
 		return prep, red.Err(err)
 	}, nil

@@ -67,6 +67,7 @@ type jsonRelease struct {
 	Adopt       bool             `json:"adopt,omitempty"`
 	Refused     bool             `json:"refused,omitempty"`
 	Interrupted *jsonInterrupted `json:"interrupted,omitempty"`
+	Impact      *jsonImpact      `json:"impact,omitempty"`
 	// Conflicts are objects another release owns: the release is refused.
 	Conflicts []jsonConflict `json:"object_conflicts,omitempty"`
 }
@@ -206,6 +207,7 @@ func JSON(w io.Writer, p *plan.Plan) error {
 		for _, d := range r.Drift {
 			jr.Drift = append(jr.Drift, &jsonDrift{Ref: d.Ref.String(), Missing: d.Missing, Corrected: d.Corrected, Note: d.Note, Changes: jsonChanges(d.Diff)})
 		}
+		jr.Impact = jsonImpactOf(r.Impact)
 		out.Releases = append(out.Releases, jr)
 	}
 	out.PolicyResults, out.AllowedPolicies = jsonPolicyResults(p, p.Redactor()), p.AllowedPolicies
@@ -246,6 +248,7 @@ func redactJSON(out *jsonPlan, red *sensitive.Redactor) {
 			d.Ref, d.Note = red.Text(d.Ref), red.Text(d.Note)
 			changes(d.Changes)
 		}
+		redactImpact(r.Impact, red)
 	}
 }
 

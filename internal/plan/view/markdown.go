@@ -48,6 +48,9 @@ func markdown(p *plan.Plan, limit int) string {
 	}
 	fmt.Fprintf(&b, "### convoy plan: stack `%s`%s\n\n**%s**\n\n", p.Stack, env, p.Summary())
 	b.WriteString(red.Text(markdownPolicies(p)))
+	if s := p.ImpactSummary().String(); s != "" {
+		b.WriteString(red.Text(s) + "\n\n")
+	}
 	// The note on what was cut, and the closing lines, always fit.
 	const reserve = 4096
 	budget := limit - 1 - reserve

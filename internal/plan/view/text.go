@@ -87,6 +87,7 @@ func writeText(b *bytes.Buffer, p *plan.Plan, detail Detail) {
 	if detail == Compact {
 		writePolicySummary(b, p, shown)
 		b.WriteString(p.Summary().String() + "\n")
+		writeImpactSummary(b, p)
 		return
 	}
 	var drifted bool
@@ -114,6 +115,7 @@ func writeText(b *bytes.Buffer, p *plan.Plan, detail Detail) {
 	}
 	writePolicySummary(b, p, shown)
 	b.WriteString(p.Summary().String() + "\n")
+	writeImpactSummary(b, p)
 }
 
 func writeDrift(b *bytes.Buffer, r *plan.ReleaseChange) {
@@ -158,6 +160,7 @@ func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange, detail Detail) {
 	if r.Refused() {
 		return
 	}
+	writeImpact(b, r)
 	if detail == Compact {
 		for _, o := range r.Objects {
 			if o.Action != plan.ObjectNoOp {

@@ -1,0 +1,117 @@
+package view
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/convoy-sh/convoy/internal/plan"
+)
+
+// writeImpact writes the line opening a changing release that says what
+// its changes do to the running system.
+func writeImpact(b *bytes.Buffer, r *plan.ReleaseChange) {
+	if line := impactLine(r.Impact); line != "" {
+		fmt.Fprintf(b, "      impact: %s\n", line)
+	}
+}
+
+// writeImpactSummary writes the stack's impact totals after the summary.
+func writeImpactSummary(b *bytes.Buffer, p *plan.Plan) {
+	if s := p.ImpactSummary().String(); s != "" {
+		b.WriteString(s + "\n")
+	}
+}
+
+// impactLine is a release's impact in one line, clauses joined by "; ".
+func impactLine(imp *plan.Impact) string {
+	if imp.Empty() {
+		return ""
+	}
+	var parts []string
+	rolls := map[plan.ObjectRef]bool{}
+	for _, r := range imp.Rollouts {
+		parts = append(parts, rolloutText(r))
+		rolls[r.Ref] = true
+	}
+	for _, r := range imp.Replacements {
+		if r.Propagation == "orphan" || !rolls[r.Ref] { // a replaced workload's rollout says it
+			parts = append(parts, replacementText(r))
+		}
+	}
+	for _, s := range imp.StaleConfig {
+		var who []string
+		for _, c := range s.Consumers {
+			who = append(who, fmt.Sprintf("%s %s: %s, %s", c.Ref.Kind, c.Ref.Name, c.Via, c.PicksUp))
+		}
+		parts = append(parts, fmt.Sprintf("%s %s changes but its consumers do not restart (%s)", s.Ref.Kind, s.Ref.Name, strings.Join(who, "; ")))
+	}
+	for _, d := range imp.DataLoss {
+		parts = append(parts, fmt.Sprintf("data loss: %s %s (%s): %s", d.Ref.Kind, d.Ref.Name, d.Action, d.Reason))
+	}
+	if d := imp.Requests.Deltas(); d != "" {
+		parts = append(parts, d)
+	}
+	if len(imp.Unknown) > 0 {
+		var names []string
+		for _, u := range imp.Unknown {
+			names = append(names, u.Ref.Kind+" "+u.Ref.Name)
+		}
+		parts = append(parts, "unknown impact: "+strings.Join(names, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func rolloutText(r plan.Rollout) string {
+	what := fmt.Sprintf("%s %s", r.Ref.Kind, r.Ref.Name)
+	pods := fmt.Sprintf("%d %s", r.Replicas, plural(r.Replicas, "pod", "pods"))
+	var how []string
+	s := r.Strategy
+	var text string
+	switch s.Type {
+	case "RollingUpdate":
+		text = what + " rolls"
+		how = append(how, pods)
+		if s.MaxUnavailable != "" {
+			how = append(how, "maxUnavailable "+s.MaxUnavailable)
+		}
+		if s.MaxSurge != "" {
+			how = append(how, "maxSurge "+s.MaxSurge)
+		}
+		if s.Partition != nil {
+			how = append(how, fmt.Sprintf("partition %d", *s.Partition))
+		}
+	case "Recreate":
+		text = what + " is recreated"
+		how = append(how, pods+" stopped at once")
+	case "OnDelete":
+		text = what + "'s pods change only when deleted"
+		how = append(how, "OnDelete", pods)
+	case "NextRun":
+		return what + ": its next run uses the new template"
+	default: // Replace, Job
+		text = what + " is deleted and created again"
+		how = append(how, pods)
+	}
+	for _, b := range r.Budgets {
+		if b.DisruptionsAllowed == nil {
+			how = append(how, fmt.Sprintf("PodDisruptionBudget %s", b.Ref.Name))
+			continue
+		}
+		n := *b.DisruptionsAllowed
+		how = append(how, fmt.Sprintf("PodDisruptionBudget %s allows %d %s now", b.Ref.Name, n, plural(n, "disruption", "disruptions")))
+	}
+	return text + " (" + strings.Join(how, ", ") + ")"
+}
+
+func replacementText(r plan.Replacement) string {
+	what := fmt.Sprintf("%s %s", r.Ref.Kind, r.Ref.Name)
+	if r.Propagation != "orphan" {
+		return what + " is deleted and created again"
+	}
+	claims := "its claims"
+	if n := len(r.KeptClaims); n > 0 {
+		claims = fmt.Sprintf("%d %s (%s)", n, plural(n, "claim", "claims"), strings.Join(r.KeptClaims, ", "))
+	}
+	return fmt.Sprintf("%s is deleted with its pods orphaned and created again; its pods and %s stay, the claims with their old size unless their storage class allows expansion", what, claims)
+}

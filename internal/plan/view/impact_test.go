@@ -1,0 +1,131 @@
+package view
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/plan/plantest"
+)
+
+func impactPlan() *plan.Plan {
+	one := 1
+	web := plantest.Ref("apps/v1 Deployment shop/web")
+	cfg := plantest.Ref("v1 ConfigMap shop/web-cfg")
+	return &plan.Plan{FormatVersion: plan.FormatVersion, Stack: "shop", Releases: []*plan.ReleaseChange{{
+		Addr: plantest.Addr("web"), Name: "web", Namespace: "shop", Action: plan.ActionUpgrade,
+		Objects: []*plan.ObjectChange{{Ref: web, Action: plan.ObjectUpdate}},
+		Impact: &plan.Impact{
+			Rollouts: []plan.Rollout{{Ref: web, Replicas: 3, Strategy: plan.Strategy{Type: "RollingUpdate", MaxUnavailable: "25%", MaxSurge: "25%"},
+				Causes:  []string{"spec.template.spec.containers[name=web].image"},
+				Budgets: []plan.Budget{{Ref: plantest.Ref("policy/v1 PodDisruptionBudget shop/web"), DisruptionsAllowed: &one}}}},
+			StaleConfig: []plan.StaleConfig{{Ref: cfg, Consumers: []plan.Consumer{{Ref: plantest.Ref("apps/v1 Deployment shop/worker"), Via: plan.ViaEnv, PicksUp: plan.PicksUpNever}}}},
+			DataLoss:    []plan.DataLoss{{Ref: plantest.Ref("v1 PersistentVolumeClaim shop/uploads"), Action: plan.ObjectDelete, Reason: "the claim is deleted"}},
+			Requests:    &plan.Resources{CPU: plan.Quantities{Before: "300m", After: "900m"}, Memory: plan.Quantities{Before: "192Mi", After: "192Mi"}},
+			Unknown:     []plan.UnknownImpact{{Ref: plantest.Ref("monitoring.coreos.com/v1 ServiceMonitor shop/web"), Action: plan.ObjectUpdate}},
+		},
+	}}}
+}
+
+func TestImpactText(t *testing.T) {
+	for _, detail := range []Detail{Full, Compact} {
+		var b bytes.Buffer
+		if err := TextWith(&b, impactPlan(), TextOptions{Detail: detail}); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, want := range []string{
+			"      impact: Deployment web rolls (3 pods, maxUnavailable 25%, maxSurge 25%, PodDisruptionBudget web allows 1 disruption now); " +
+				"ConfigMap web-cfg changes but its consumers do not restart (Deployment worker: env, never); " +
+				"data loss: PersistentVolumeClaim uploads (delete): the claim is deleted; +600m CPU; unknown impact: ServiceMonitor web\n",
+			"Plan: 0 to install, 1 to upgrade, 0 to uninstall, 0 unchanged.\nImpact: 1 workload rolls (3 pods), 1 config change not picked up without a restart, 1 object loses data, 1 object of unknown impact, requests +600m CPU.\n",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("detail %d: text lacks %q:\n%s", detail, want, out)
+			}
+		}
+		// The impact line opens the release.
+		if lines := strings.Split(out, "\n"); !strings.HasPrefix(lines[3], "      impact: ") {
+			t.Errorf("impact is not the release's first line:\n%s", out)
+		}
+	}
+}
+
+func TestImpactJSON(t *testing.T) {
+	var b bytes.Buffer
+	if err := JSON(&b, impactPlan()); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Releases []struct {
+			Impact struct {
+				Rollouts []struct {
+					Ref      string `json:"ref"`
+					Replicas int    `json:"replicas"`
+					Strategy struct {
+						Type           string `json:"type"`
+						MaxUnavailable string `json:"max_unavailable"`
+					} `json:"strategy"`
+					Causes []string `json:"causes"`
+				} `json:"rollouts"`
+				StaleConfig []struct {
+					Consumers []struct {
+						Ref     string `json:"ref"`
+						PicksUp string `json:"picks_up"`
+					} `json:"consumers"`
+				} `json:"stale_config"`
+				DataLoss []struct {
+					Ref string `json:"ref"`
+				} `json:"data_loss"`
+				Requests struct {
+					CPU map[string]string `json:"cpu"`
+				} `json:"requests"`
+				Unknown []struct {
+					Ref string `json:"ref"`
+				} `json:"unknown"`
+			} `json:"impact"`
+		} `json:"releases"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	imp := doc.Releases[0].Impact
+	if len(imp.Rollouts) != 1 || imp.Rollouts[0].Ref != "apps/v1 Deployment shop/web" || imp.Rollouts[0].Replicas != 3 || imp.Rollouts[0].Strategy.MaxUnavailable != "25%" {
+		t.Errorf("rollouts = %+v", imp.Rollouts)
+	}
+	if imp.StaleConfig[0].Consumers[0].PicksUp != "never" || imp.DataLoss[0].Ref != "v1 PersistentVolumeClaim shop/uploads" || imp.Unknown[0].Ref == "" {
+		t.Errorf("impact = %+v", imp)
+	}
+	if imp.Requests.CPU["before"] != "300m" || imp.Requests.CPU["after"] != "900m" {
+		t.Errorf("requests.cpu = %v", imp.Requests.CPU)
+	}
+}
+
+func TestImpactMarkdown(t *testing.T) {
+	var b bytes.Buffer
+	if err := Markdown(&b, impactPlan()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\nImpact: 1 workload rolls (3 pods)", "impact: Deployment web rolls (3 pods"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func TestImpactLineReplacements(t *testing.T) {
+	job := plantest.Ref("batch/v1 Job shop/migrate")
+	db := plantest.Ref("apps/v1 StatefulSet shop/db")
+	imp := &plan.Impact{
+		Rollouts: []plan.Rollout{{Ref: job, Replicas: 1, Strategy: plan.Strategy{Type: "Replace"}, Causes: []string{"spec.template.spec.containers[name=m].image"}}},
+		Replacements: []plan.Replacement{{Ref: job, Propagation: "background"},
+			{Ref: db, Propagation: "orphan", KeptClaims: []string{"data-db-0", "data-db-1"}}},
+	}
+	want := "Job migrate is deleted and created again (1 pod); " +
+		"StatefulSet db is deleted with its pods orphaned and created again; its pods and 2 claims (data-db-0, data-db-1) stay, the claims with their old size unless their storage class allows expansion"
+	if got := impactLine(imp); got != want {
+		t.Errorf("impactLine =\n%s\nwant\n%s", got, want)
+	}
+}
