@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/addrs"
@@ -69,6 +70,35 @@ func (r ObjectRef) String() string {
 		name = r.Namespace + "/" + r.Name
 	}
 	return r.APIVersion() + " " + r.Kind + " " + name
+}
+
+// MarshalText makes a ref its printed identity in JSON (saved plans, the
+// impact and policy inputs): "apps/v1 Deployment ns/name".
+func (r ObjectRef) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText parses what MarshalText wrote.
+func (r *ObjectRef) UnmarshalText(b []byte) error {
+	ref, err := ParseObjectRef(string(b))
+	if err != nil {
+		return err
+	}
+	*r = ref
+	return nil
+}
+
+// ParseObjectRef parses an object identity as printed:
+// "apps/v1 Deployment ns/name", "v1 Namespace name".
+func ParseObjectRef(s string) (ObjectRef, error) {
+	f := strings.Fields(s)
+	if len(f) != 3 {
+		return ObjectRef{}, fmt.Errorf("%q is not an object reference (apiVersion kind [namespace/]name)", s)
+	}
+	g, v := ParseAPIVersion(f[0])
+	ns, name, ok := strings.Cut(f[2], "/")
+	if !ok {
+		ns, name = "", f[2]
+	}
+	return ObjectRef{Group: g, Version: v, Kind: f[1], Namespace: ns, Name: name}, nil
 }
 
 // ParseAPIVersion splits an apiVersion into group and version.

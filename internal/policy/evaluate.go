@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/convoy-sh/convoy/internal/plan"
@@ -170,7 +171,26 @@ func releaseValue(rc *plan.ReleaseChange, red *sensitive.Redactor) map[string]an
 		"chart":         map[string]any{"before": chartValue(rc.Chart.Before), "after": chartValue(rc.Chart.After)},
 		"values":        values,
 		"values_before": before,
+		"impact":        impactValue(rc.Impact),
 	}
+}
+
+// impactValue is a release's impact as policies see it: the JSON fields
+// of docs/plan-json.md (objects by their ref text), null when the release
+// has none.
+func impactValue(i *plan.Impact) any {
+	if i.Empty() {
+		return nil
+	}
+	b, err := json.Marshal(i)
+	if err != nil {
+		return nil
+	}
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil
+	}
+	return v
 }
 
 func chartValue(c *plan.ChartRef) any {

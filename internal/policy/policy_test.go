@@ -54,6 +54,7 @@ func testPlan() *plan.Plan {
 					"db":    map[string]any{"host": "db", "pass": "hunter2-secret"},
 				}}},
 				ValuesBefore: map[string]any{"image": map[string]any{"tag": "1.0"}},
+				Impact: &plan.Impact{DataLoss: []plan.DataLoss{{Ref: plan.ObjectRef{Version: "v1", Kind: "PersistentVolumeClaim", Namespace: "apps", Name: "data"}, Action: plan.ObjectDelete, Reason: "deleted"}}},
 				Objects: []*plan.ObjectChange{
 					{
 						Ref: plan.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "apps", Name: "web"}, Action: plan.ObjectUpdate,
@@ -107,6 +108,7 @@ func TestVariables(t *testing.T) {
 		"release.values":         {`release.values == null || release.values.image.tag != 'latest'`, []string{"release.a"}},
 		"release.values_before":  {`release.values_before == null || release.values_before.image.tag != '1.0'`, []string{"release.a"}},
 		"release for no-ops too": {`release.name != 'b'`, []string{"release.b"}},
+		"release.impact":         {`release.impact == null || !release.impact.data_loss.exists(d, d.ref == 'v1 PersistentVolumeClaim apps/data')`, []string{"release.a"}},
 		"plan":                   {`!(plan.stack == 'shop' && plan.environment == 'prod' && plan.summary.upgrade == 1 && plan.summary.unchanged == 1 && !plan.destroy)`, []string{""}},
 	} {
 		t.Run(name, func(t *testing.T) {

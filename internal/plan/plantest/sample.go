@@ -2,7 +2,6 @@
 package plantest
 
 import (
-	"strings"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/addrs"
@@ -69,14 +68,9 @@ func Addr(name string) plan.ReleaseAddr { return plan.InstanceAddr(addr(name)) }
 // Ref parses an object identity as printed: "apps/v1 Deployment ns/name"
 // (test input only: it panics on anything else).
 func Ref(s string) plan.ObjectRef {
-	f := strings.Fields(s)
-	if len(f) != 3 {
-		panic("plantest.Ref: " + s)
+	r, err := plan.ParseObjectRef(s)
+	if err != nil {
+		panic("plantest.Ref: " + err.Error())
 	}
-	g, v := plan.ParseAPIVersion(f[0])
-	ns, name, ok := strings.Cut(f[2], "/")
-	if !ok {
-		ns, name = "", f[2]
-	}
-	return plan.ObjectRef{Group: g, Version: v, Kind: f[1], Namespace: ns, Name: name}
+	return r
 }
