@@ -54,7 +54,7 @@ func testPlan() *plan.Plan {
 					"db":    map[string]any{"host": "db", "pass": "hunter2-secret"},
 				}}},
 				ValuesBefore: map[string]any{"image": map[string]any{"tag": "1.0"}},
-				Impact: &plan.Impact{DataLoss: []plan.DataLoss{{Ref: plan.ObjectRef{Version: "v1", Kind: "PersistentVolumeClaim", Namespace: "apps", Name: "data"}, Action: plan.ObjectDelete, Reason: "deleted"}}},
+				Impact:       &plan.Impact{DataLoss: []plan.DataLoss{{Ref: plan.ObjectRef{Version: "v1", Kind: "PersistentVolumeClaim", Namespace: "apps", Name: "data"}, Action: plan.ObjectDelete, Reason: "deleted"}}},
 				Objects: []*plan.ObjectChange{
 					{
 						Ref: plan.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "apps", Name: "web"}, Action: plan.ObjectUpdate,
