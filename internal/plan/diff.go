@@ -97,7 +97,7 @@ func (d *Diff) compare(path string, before, after any, hasBefore, hasAfter bool)
 		d.compareLists(path, bl, al)
 		return
 	}
-	if equalJSON(before, after) {
+	if EqualJSON(before, after) {
 		return
 	}
 	c := &Change{Path: path, Op: FieldChange, Before: before, After: after}
@@ -140,7 +140,7 @@ func (d *Diff) compareLists(path string, before, after []any) {
 		}
 		return
 	}
-	if !equalJSON(before, after) {
+	if !EqualJSON(before, after) {
 		d.Changes = append(d.Changes, &Change{Path: path, Op: FieldChange, Before: before, After: after})
 	}
 }
@@ -219,7 +219,9 @@ func isIdent(s string) bool {
 }
 
 // equalJSON compares values as JSON would: 3 (int64) equals 3.0 (float64).
-func equalJSON(a, b any) bool {
+// EqualJSON reports whether a and b are equal as JSON values (numbers of
+// different Go types compare by their JSON form).
+func EqualJSON(a, b any) bool {
 	if reflect.DeepEqual(a, b) {
 		return true
 	}

@@ -107,7 +107,7 @@ func TestMask(t *testing.T) {
 		t.Fatalf("redacted: %q", got)
 	}
 	got2 := red.Value(map[string]any{"hunter22": []any{"say hunter22", "x"}})
-	if want := map[string]any{"hunter22": []any{"say (sensitive)", "(sensitive)"}}; !equalJSON(got2, want) {
+	if want := map[string]any{"hunter22": []any{"say (sensitive)", "(sensitive)"}}; !EqualJSON(got2, want) {
 		t.Fatalf("value: %v", got2)
 	}
 }

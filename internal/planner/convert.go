@@ -1,9 +1,6 @@
 package planner
 
 import (
-	"encoding/json"
-	"reflect"
-
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/release"
@@ -103,15 +100,6 @@ func ObjectRef(r kube.Ref) plan.ObjectRef { return plan.ObjectRef(r) }
 
 // KubeRef is the kube.Ref of a plan's object identity.
 func KubeRef(r plan.ObjectRef) kube.Ref { return kube.Ref(r) }
-
-func equalJSON(a, b any) bool {
-	if reflect.DeepEqual(a, b) {
-		return true
-	}
-	ja, errA := json.Marshal(a)
-	jb, errB := json.Marshal(b)
-	return errA == nil && errB == nil && string(ja) == string(jb)
-}
 
 func plural(n int, one, many string) string {
 	if n == 1 {

@@ -150,5 +150,5 @@ func secretPaths(kind string) []string {
 }
 
 func sameObject(a, b *unstructured.Unstructured) bool {
-	return equalJSON(a.Object, b.Object)
+	return plan.EqualJSON(a.Object, b.Object)
 }

@@ -17,27 +17,9 @@ func liveView(live *unstructured.Unstructured) map[string]any {
 	}
 	o := normalize(live)
 	if st, ok := live.Object["status"]; ok {
-		o["status"] = runtimeCopy(st)
+		o["status"] = copyJSON(st)
 	}
 	return o
-}
-
-func runtimeCopy(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			out[k] = runtimeCopy(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = runtimeCopy(e)
-		}
-		return out
-	}
-	return v
 }
 
 // maskObject returns obj with every sensitive string masked, and every
@@ -47,10 +29,7 @@ func maskObject(obj map[string]any, red *sensitive.Redactor, secret []string) ma
 	if obj == nil {
 		return nil
 	}
-	out, _ := red.Value(obj).(map[string]any)
-	if out == nil {
-		out = runtimeCopy(obj).(map[string]any)
-	}
+	out := red.Value(obj).(map[string]any) // a copy, also with a nil redactor
 	for _, p := range secret {
 		ptr, ok := pointerAt(p, out)
 		if !ok || len(ptr) == 0 {

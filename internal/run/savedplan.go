@@ -78,23 +78,7 @@ func ReadPlanFile(path string) (*SavedPlan, error) {
 // WritePlanFile writes a plan file readable only by its owner (mode 0600:
 // it holds values unmasked, sensitive ones included), whole or not at all.
 func WritePlanFile(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".convoy-plan-*")
-	if err != nil {
-		return fmt.Errorf("write plan: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write plan: %w", err)
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write plan: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write plan: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := safefile.WriteAtomic(path, b, 0o600); err != nil {
 		return fmt.Errorf("write plan: %w", err)
 	}
 	return nil

@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/convoy-sh/convoy/internal/safefile"
 )
 
 // indexEntry is the part of an index.yaml chart version convoy reads.
@@ -248,21 +250,4 @@ func (res *Resolver) fetchIndex(ctx context.Context, client *http.Client, repo R
 
 // writeFileAtomic writes through a temporary file and a rename; failures
 // are ignored by callers for which the file is only an optimisation.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
+func writeFileAtomic(path string, data []byte) error { return safefile.WriteAtomic(path, data, 0o644) }
