@@ -182,3 +182,16 @@ func TestSavedPlanEnvironmentAndAutoFiles(t *testing.T) {
 		t.Fatalf("applied message %q", data["message"])
 	}
 }
+
+// Issue 21's acceptance: a sensitive value "mess" leaves the chart's
+// value key "message" readable in the plan, and is masked as a value.
+func TestShortSensitiveValueLeavesKeysReadable(t *testing.T) {
+	ns := cluster.Namespace(t)
+	t.Setenv("KUBECONFIG", cluster.Kubeconfig())
+	dir := writeStack(t, varStack(appChart(t), ns))
+	code, out, errOut := runConvoy(t, "plan", "-C", dir, "--var", "message=hello", "--var", "token=mess")
+	if code != 0 || !strings.Contains(out, "+ message: \"hello\"") || !strings.Contains(out, "+ token: (sensitive)") ||
+		strings.Contains(out, "(sensitive)age") || !strings.Contains(out, "shorter than 8 characters") {
+		t.Fatalf("plan: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
