@@ -41,6 +41,19 @@ func (s *StackSpec) DeepCopyInto(out *StackSpec) {
 	}
 	out.Clusters = slices.Clone(s.Clusters)
 	out.AllowPolicies = slices.Clone(s.AllowPolicies)
+	if s.Retry != nil {
+		r := *s.Retry
+		if s.Retry.Attempts != nil {
+			n := *s.Retry.Attempts
+			r.Attempts = &n
+		}
+		if s.Retry.Backoff != nil {
+			d := *s.Retry.Backoff
+			r.Backoff = &d
+		}
+		out.Retry = &r
+	}
+	out.decodeErrors = slices.Clone(s.decodeErrors)
 }
 
 // DeepCopyInto copies s into out.
@@ -68,6 +81,7 @@ func (s *StackStatus) DeepCopyInto(out *StackStatus) {
 	}
 	out.Releases = slices.Clone(s.Releases)
 	out.LastReconcileTime = s.LastReconcileTime.DeepCopy()
+	out.NextRetryTime = s.NextRetryTime.DeepCopy()
 }
 
 // DeepCopyInto copies l into out.

@@ -66,6 +66,31 @@ type StackSpec struct {
 	Clusters []ClusterRef `json:"clusters,omitempty"`
 	// Suspend stops planning and applying.
 	Suspend bool `json:"suspend,omitempty"`
+	// Prune, when the Stack is deleted, uninstalls its releases (dependents
+	// first, hooks run, as convoy destroy); false (the default) leaves them
+	// running and takes the stack's label off their records.
+	Prune bool `json:"prune,omitempty"`
+	// Retry says how a failed apply is tried again (default: 3 times, 30s
+	// apart, doubling).
+	Retry *RetrySpec `json:"retry,omitempty"`
+	// Atomic rolls back the releases of a failed apply to their previous
+	// revision (uninstalls a failed install), as convoy apply --atomic.
+	Atomic bool `json:"atomic,omitempty"`
+
+	// decodeErrors are the fields that did not decode (a Stack written
+	// before the CRD's schema checked them): the Stack stalls, naming
+	// them, while the others are reconciled.
+	decodeErrors []string
+}
+
+// RetrySpec says how a failed apply is tried again.
+type RetrySpec struct {
+	// Attempts is how many times a failed apply is tried again with the
+	// same inputs before the Stack stalls (default 3; 0: never).
+	Attempts *int32 `json:"attempts,omitempty"`
+	// Backoff is the wait before the first retry, doubled before each
+	// next one and capped at the interval (default 30s).
+	Backoff *metav1.Duration `json:"backoff,omitempty"`
 }
 
 // VarsFrom names a ConfigMap or Secret whose keys are variable values.
@@ -110,6 +135,18 @@ type StackStatus struct {
 	LastError string `json:"lastError,omitempty"`
 	// LastReconcileTime is when the stack was last planned.
 	LastReconcileTime *metav1.Time `json:"lastReconcileTime,omitempty"`
+	// Identity is what the stack's lock is keyed by: the stack's name and
+	// environment and the clusters it uses. Two Stacks with one identity
+	// are duplicates: the one created later never plans or applies.
+	Identity string `json:"identity,omitempty"`
+	// Failures counts the failed applies of the current inputs (source
+	// digest, variable values, generation), the first attempt included.
+	Failures int32 `json:"failures,omitempty"`
+	// FailedInputs are the inputs (status.plan.inputs) Failures counts
+	// the applies of.
+	FailedInputs string `json:"failedInputs,omitempty"`
+	// NextRetryTime is when a failed apply is tried again.
+	NextRetryTime *metav1.Time `json:"nextRetryTime,omitempty"`
 }
 
 // SourceStatus is a pulled artifact.

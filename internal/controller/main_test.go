@@ -103,7 +103,29 @@ func startController(t *testing.T, ns string, mod func(*controller.Options)) {
 		case <-time.After(30 * time.Second):
 			t.Error("the controller did not stop within 30s")
 		}
+		dropFinalizers(t, ns)
 	})
+}
+
+// dropFinalizers lets the Stacks left in ns go once their controller has
+// stopped, so that the namespace's deletion does not wait for them.
+func dropFinalizers(t *testing.T, ns string) {
+	t.Helper()
+	c := kube(t)
+	ctx := context.Background()
+	var l v1alpha1.StackList
+	if err := c.List(ctx, &l, client.InNamespace(ns)); err != nil {
+		t.Logf("list Stacks: %v", err)
+		return
+	}
+	for i := range l.Items {
+		st := &l.Items[i]
+		before := st.DeepCopy()
+		st.Finalizers = nil
+		if err := c.Patch(ctx, st, client.MergeFrom(before)); err != nil {
+			t.Logf("Stack %s/%s: drop finalizers: %v", ns, st.Name, err)
+		}
+	}
 }
 
 // appChart writes a small chart (a ConfigMap and a Deployment) into dir.

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -135,15 +136,22 @@ func Run(ctx context.Context, o Options) error {
 		metrics:  newMetrics(),
 		registry: stacksource.Registry{Resolver: res},
 		resolver: res,
+		backoff:  newIntervalBackoff(),
 	}
 	err = builder.ControllerManagedBy(mgr).
 		Named("stack").
-		For(&v1alpha1.Stack{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// Annotations: convoy.dev/force-delete on a deleted Stack.
+		For(&v1alpha1.Stack{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		// A deleted Stack's duplicates take over.
+		Watches(&v1alpha1.Stack{}, handler.EnqueueRequestsFromMapFunc(r.sameIdentity), builder.WithPredicates(predicate.Funcs{
+			CreateFunc: func(event.CreateEvent) bool { return false }, UpdateFunc: func(event.UpdateEvent) bool { return false },
+			GenericFunc: func(event.GenericEvent) bool { return false },
+		})).
 		// A changed varsFrom object or kubeconfig Secret is a changed
 		// input: watched as metadata only, never cached with its data.
 		Watches(configMapMeta(), handler.EnqueueRequestsFromMapFunc(r.stacksReferencing("ConfigMap")), builder.OnlyMetadata).
 		Watches(secretMeta(), handler.EnqueueRequestsFromMapFunc(r.stacksReferencing("Secret")), builder.OnlyMetadata).
-		WithOptions(controller.Options{MaxConcurrentReconciles: o.concurrency(), SkipNameValidation: &skip}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: o.concurrency(), SkipNameValidation: &skip, RateLimiter: r.backoff}).
 		Complete(r)
 	if err != nil {
 		return err

@@ -41,6 +41,7 @@ type reconciler struct {
 	metrics  *metrics
 	registry stacksource.Registry
 	resolver *source.Resolver
+	backoff  *intervalBackoff
 }
 
 // outcome is what one reconcile decided.
@@ -63,8 +64,16 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.client.Get(ctx, req.NamespacedName, &st); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.metrics.setReleases(req.String(), nil)
+			r.backoff.forget(req)
 			return reconcile.Result{}, nil
 		}
+		return reconcile.Result{}, err
+	}
+	r.backoff.capAt(req, st.Spec.IntervalOrDefault().Duration)
+	if !st.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, &st)
+	}
+	if err := r.addFinalizer(ctx, &st); err != nil {
 		return reconcile.Result{}, err
 	}
 	orig := st.DeepCopy()
@@ -105,6 +114,9 @@ type stackRun struct {
 
 func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome {
 	interval := st.Spec.IntervalOrDefault().Duration
+	if err := st.Spec.DecodeError(); err != nil {
+		return r.stall(st, ReasonInvalid, err.Error()+" (the CRD's schema now rejects this: correct the Stack)")
+	}
 	if st.Spec.Suspend {
 		ready(st, metav1.ConditionFalse, ReasonSuspended, "spec.suspend is true: nothing is planned or applied")
 		return outcome{result: "suspended"}
@@ -142,18 +154,15 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 	}
 	defer in.cleanup()
 	sr := &stackRun{st: st, fetched: f, in: in, tmp: tmpDir}
-	sr.opts = run.Options{
-		Source: run.Source{Dir: f.Dir, Variables: in.vars, Environment: st.Spec.Environment},
-		Clusters: run.ClusterOptions{
-			Kubeconfig: r.opts.Kubeconfig, Context: r.opts.Context, Kubeconfigs: in.kubeconfigs,
-			QPS: r.opts.QPS, Burst: r.opts.Burst, StorageDriver: "secret", Warnings: r.opts.Warnings,
-		},
-		ChartCache:  chartsDir,
-		Parallelism: r.opts.Parallelism,
-		Announce:    func(msg string) { r.event(st, corev1.EventTypeNormal, "Announce", "Lock", in.redact(msg)) },
+	sr.opts = r.runOptions(st, f, in)
+	if out, wait := r.retryGate(sr); wait {
+		return out
 	}
 	if _, err := run.Init(ctx, sr.opts, run.InitRequest{Frozen: true, Resolver: r.resolver}); err != nil {
 		return r.failed(sr, nil, ReasonPlanFailed, err)
+	}
+	if out, dup := r.checkDuplicate(ctx, sr); dup {
+		return out
 	}
 
 	p := st.Status.Plan
@@ -169,7 +178,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 		// Still the plan to approve, unless what it observed moved.
 		stale, err := r.stale(ctx, sr, p.Digest)
 		if err != nil {
-			return r.failed(sr, nil, ReasonPlanFailed, err)
+			return r.planFailed(ctx, sr, err)
 		}
 		if !stale {
 			p.CreatedAt = &metav1.Time{Time: time.Now()}
@@ -183,6 +192,21 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 	return r.planAndAct(ctx, sr, 0)
 }
 
+// runOptions are the run options of a Stack's pulled source and inputs.
+func (r *reconciler) runOptions(st *v1alpha1.Stack, f *stacksource.Fetched, in *inputs) run.Options {
+	_, chartsDir, _ := r.dirs()
+	return run.Options{
+		Source: run.Source{Dir: f.Dir, Variables: in.vars, Environment: st.Spec.Environment},
+		Clusters: run.ClusterOptions{
+			Kubeconfig: r.opts.Kubeconfig, Context: r.opts.Context, Kubeconfigs: in.kubeconfigs,
+			QPS: r.opts.QPS, Burst: r.opts.Burst, StorageDriver: "secret", Warnings: r.opts.Warnings,
+		},
+		ChartCache:  chartsDir,
+		Parallelism: r.opts.Parallelism,
+		Announce:    func(msg string) { r.event(st, corev1.EventTypeNormal, "Announce", "Lock", in.redact(msg)) },
+	}
+}
+
 // mayApply says whether the Stack's pending plan may be applied now.
 func mayApply(st *v1alpha1.Stack, p *v1alpha1.PlanStatus) bool {
 	switch {
@@ -193,7 +217,9 @@ func mayApply(st *v1alpha1.Stack, p *v1alpha1.PlanStatus) bool {
 	case st.Spec.Approval == v1alpha1.ApprovalManual:
 		return st.Spec.ApprovedPlan == p.Digest
 	case p.DriftOnly:
-		return false // auto, without drift correction: report only
+		// auto, without drift correction: report only, unless someone
+		// approved this drift fix (convoy approve).
+		return st.Spec.ApprovedPlan == p.Digest
 	}
 	return true
 }
@@ -206,7 +232,7 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	r.metrics.duration.WithLabelValues("plan").Observe(time.Since(t).Seconds())
 	var foreign *plan.ForeignError
 	if err != nil && !errors.As(err, &foreign) {
-		return r.failed(sr, nil, ReasonPlanFailed, err)
+		return r.planFailed(ctx, sr, err)
 	}
 	p := planned.Plan
 	file, err := run.EncodePlan(planned)
@@ -272,7 +298,7 @@ func (r *reconciler) waiting(sr *stackRun, p *v1alpha1.PlanStatus, requeue time.
 	}
 	st.Status.LastError = ""
 	if p.DriftOnly && st.Spec.Approval != v1alpha1.ApprovalManual {
-		msg := fmt.Sprintf("%d objects changed outside convoy; spec.driftCorrection is false: plan %s restores them when applied", p.Drifted, p.Digest)
+		msg := fmt.Sprintf("%d objects changed outside convoy; spec.driftCorrection is false: plan %s restores them when approved (convoy approve %s -n %s)", p.Drifted, p.Digest, st.Name, st.Namespace)
 		setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonDrifted, "drift is reported, not corrected")
 		ready(st, metav1.ConditionFalse, ReasonDrifted, msg)
 		return outcome{result: "drifted", requeue: requeue}
@@ -341,6 +367,7 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		Saved:   saved,
 		Plan:    run.PlanRequest{AllowPolicies: allowedFor(st, digest)},
 		Command: fmt.Sprintf("convoy controller (Stack %s/%s)", st.Namespace, st.Name),
+		Atomic:  st.Spec.Atomic,
 	})
 	r.metrics.duration.WithLabelValues("apply").Observe(time.Since(t).Seconds())
 	var p *plan.Plan
@@ -367,15 +394,10 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		}
 		return r.planAndAct(ctx, sr, depth+1)
 	case errors.As(err, &le):
-		msg := "waiting for the stack lock: " + le.Error()
-		st.Status.LastError = msg
-		setCond(st, CondReady, metav1.ConditionFalse, ReasonLocked, msg)
-		r.event(st, corev1.EventTypeWarning, ReasonLocked, "Apply", msg)
-		return outcome{result: "locked", requeue: 10 * time.Second}
+		return r.locked(st, "Apply", le)
 	case err != nil && (res == nil || len(res.Results) == 0):
 		return r.failed(sr, p, ReasonApplyFailed, err)
 	}
-	st.Status.LastAppliedPlan = digest
 	if res != nil {
 		st.Status.Releases = releasesOfResults(res)
 	}
@@ -383,8 +405,10 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		err = stepErrors(res)
 	}
 	if err != nil {
-		return r.failed(sr, p, ReasonApplyFailed, err)
+		return r.applyFailed(sr, p, digest, err)
 	}
+	st.Status.LastAppliedPlan = digest
+	clearRetries(st)
 	st.Status.LastError = ""
 	msg := fmt.Sprintf("applied plan %s from %s", digest, sr.fetched.Ref)
 	setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonApplied, msg)

@@ -1,0 +1,145 @@
+package controller
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/run"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// ReasonDuplicateStack: another Stack, created earlier, reconciles the
+// same stack.
+const ReasonDuplicateStack = "DuplicateStack"
+
+// unreconciledGrace is how long a newer Stack waits for an older one that
+// the controller has not looked at yet to record its identity: two Stacks
+// created together are told apart by age, not by which is reconciled first.
+const unreconciledGrace = time.Minute
+
+// checkDuplicate records the Stack's identity (status.identity: the
+// stack's name and environment and the clusters it uses, what its lock is
+// keyed by) and stalls it when an older Stack has the same one: only the
+// first Stack of a stack ever plans or applies. The identity is written
+// before the others are read, both uncached, so that of two Stacks
+// reconciled at once at least the younger sees the older.
+func (r *reconciler) checkDuplicate(ctx context.Context, sr *stackRun) (outcome, bool) {
+	st := sr.st
+	id, err := run.StackIdentity(ctx, sr.opts)
+	if err != nil {
+		// The plan reports what is wrong with the stack.
+		return outcome{}, false
+	}
+	if st.Status.Identity != id.String() {
+		// A copy: the patch's response must not undo what this reconcile
+		// recorded so far.
+		before := st.DeepCopy()
+		patched := st.DeepCopy()
+		patched.Status.Identity = id.String()
+		st.Status.Identity = id.String()
+		if err := r.client.Status().Patch(ctx, patched, client.MergeFrom(before)); err != nil {
+			retrying(st, ReasonPlanFailed, fmt.Sprintf("record status.identity: %v", err))
+			return outcome{result: "error", err: err}, true
+		}
+	}
+	first, waitFor, err := r.firstOf(ctx, st)
+	if err != nil {
+		retrying(st, ReasonPlanFailed, err.Error())
+		return outcome{result: "error", err: err}, true
+	}
+	switch {
+	case first != nil:
+		msg := fmt.Sprintf("stack %q is reconciled by Stack %s/%s, created earlier: this Stack never plans or applies while that one exists (delete one of them)",
+			id.Stack, first.Namespace, first.Name)
+		if len(id.Clusters) > 0 {
+			msg = fmt.Sprintf("stack %q on %s is reconciled by Stack %s/%s, created earlier: this Stack never plans or applies while that one exists (delete one of them)",
+				id.Stack, joinAnd(clusterStrings(id)), first.Namespace, first.Name)
+		}
+		return r.stall(st, ReasonDuplicateStack, msg), true
+	case waitFor != nil:
+		msg := fmt.Sprintf("waiting for Stack %s/%s, created earlier and not reconciled yet, to say which stack it reconciles", waitFor.Namespace, waitFor.Name)
+		setCond(st, CondReconciling, metav1.ConditionTrue, ReasonWaiting, msg)
+		return outcome{result: "waiting", requeue: 2 * time.Second}, true
+	}
+	return outcome{}, false
+}
+
+// firstOf returns the Stack, created before st, with st's identity (nil:
+// st is the first), or else an older Stack not reconciled yet, whose
+// identity is not known.
+func (r *reconciler) firstOf(ctx context.Context, st *v1alpha1.Stack) (first, waitFor *v1alpha1.Stack, err error) {
+	var l v1alpha1.StackList
+	var opts []client.ListOption
+	if r.opts.Namespace != "" {
+		opts = append(opts, client.InNamespace(r.opts.Namespace))
+	}
+	if err := r.reader.List(ctx, &l, opts...); err != nil {
+		return nil, nil, fmt.Errorf("list convoy.dev/v1alpha1 Stacks: %w", err)
+	}
+	for i := range l.Items {
+		o := &l.Items[i]
+		if o.UID == st.UID || !olderThan(o, st) {
+			continue
+		}
+		switch {
+		case o.Status.Identity == st.Status.Identity:
+			if first == nil || olderThan(o, first) {
+				first = o
+			}
+		case o.Status.Identity == "" && o.Status.ObservedGeneration == 0 && o.DeletionTimestamp.IsZero() &&
+			!o.Spec.Suspend && time.Since(o.CreationTimestamp.Time) < unreconciledGrace:
+			waitFor = o
+		}
+	}
+	return first, waitFor, nil
+}
+
+// olderThan orders Stacks by creation, then by namespace and name.
+func olderThan(a, b *v1alpha1.Stack) bool {
+	if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+		return c < 0
+	}
+	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name)) < 0
+}
+
+func clusterStrings(id run.Identity) []string {
+	out := make([]string, len(id.Clusters))
+	for i, c := range id.Clusters {
+		out[i] = string(c)
+	}
+	return out
+}
+
+func joinAnd(parts []string) string {
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// sameIdentity maps a deleted Stack to the Stacks with its identity: a
+// duplicate takes over when the first is gone.
+func (r *reconciler) sameIdentity(ctx context.Context, obj client.Object) []reconcile.Request {
+	gone, ok := obj.(*v1alpha1.Stack)
+	if !ok || gone.Status.Identity == "" {
+		return nil
+	}
+	var l v1alpha1.StackList
+	if err := r.client.List(ctx, &l); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, o := range l.Items {
+		if o.UID != gone.UID && o.Status.Identity == gone.Status.Identity {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.Namespace, Name: o.Name}})
+		}
+	}
+	return out
+}

@@ -1,0 +1,177 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/convoy-sh/convoy/internal/stacksource"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// Finalizer holds a deleted Stack until its releases are uninstalled
+// (spec.prune) or let go.
+const Finalizer = "convoy.dev/finalizer"
+
+// AnnotationForceDelete on a deleted Stack drops the finalizer whatever
+// its releases' state: they are left as they are.
+const AnnotationForceDelete = "convoy.dev/force-delete"
+
+// Deletion reasons.
+const (
+	ReasonDeleting       = "Deleting"
+	ReasonDeletionFailed = "DeletionFailed"
+	ReasonForceDeleted   = "ForceDeleted"
+	ReasonPruned         = "Pruned"
+	ReasonAbandoned      = "Abandoned"
+)
+
+// addFinalizer puts the finalizer on a Stack that lacks it.
+func (r *reconciler) addFinalizer(ctx context.Context, st *v1alpha1.Stack) error {
+	if controllerutil.ContainsFinalizer(st, Finalizer) {
+		return nil
+	}
+	before := st.DeepCopy()
+	controllerutil.AddFinalizer(st, Finalizer)
+	if err := r.client.Patch(ctx, st, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("convoy.dev/v1alpha1 Stack %s/%s: add the finalizer %s: %w", st.Namespace, st.Name, Finalizer, err)
+	}
+	return nil
+}
+
+// finalize handles a deleted Stack: its releases are uninstalled
+// (spec.prune) or let go, then the finalizer is dropped. A failure keeps
+// the finalizer, says which release in Ready=False DeletionFailed, and is
+// tried again; the force-delete annotation drops the finalizer anyway.
+func (r *reconciler) finalize(ctx context.Context, st *v1alpha1.Stack) (reconcile.Result, error) {
+	if !controllerutil.ContainsFinalizer(st, Finalizer) {
+		return reconcile.Result{}, nil
+	}
+	orig := st.DeepCopy()
+	out, done := r.cleanUp(ctx, st)
+	key := st.Namespace + "/" + st.Name
+	if done {
+		before := st.DeepCopy()
+		controllerutil.RemoveFinalizer(st, Finalizer)
+		if err := r.client.Patch(ctx, st, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
+			return reconcile.Result{}, fmt.Errorf("convoy.dev/v1alpha1 Stack %s: remove the finalizer %s: %w", key, Finalizer, err)
+		}
+		r.metrics.setReleases(key, nil)
+		r.metrics.reconciles.WithLabelValues(out.result).Inc()
+		return reconcile.Result{}, nil
+	}
+	if err := r.client.Status().Patch(ctx, st, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
+		out.err = errors.Join(out.err, fmt.Errorf("convoy.dev/v1alpha1 Stack %s status: %w", key, err))
+	}
+	r.metrics.reconciles.WithLabelValues(out.result).Inc()
+	if out.err != nil {
+		return reconcile.Result{}, out.err
+	}
+	return reconcile.Result{RequeueAfter: out.requeue}, nil
+}
+
+// cleanUp uninstalls or lets go of the Stack's releases; done says the
+// finalizer may go.
+func (r *reconciler) cleanUp(ctx context.Context, st *v1alpha1.Stack) (outcome, bool) {
+	if v, ok := st.Annotations[AnnotationForceDelete]; ok && v != "false" {
+		r.event(st, corev1.EventTypeWarning, ReasonForceDeleted, "Delete",
+			fmt.Sprintf("annotation %s: the finalizer is dropped, and the stack's releases are left as they are", AnnotationForceDelete))
+		return outcome{result: "deleted"}, true
+	}
+	if st.Status.Identity == "" && st.Status.LastAppliedPlan == "" && len(st.Status.Releases) == 0 {
+		return outcome{result: "deleted"}, true // never planned: nothing to clean up
+	}
+	if st.Status.Identity != "" {
+		first, _, err := r.firstOf(ctx, st)
+		if err != nil {
+			return r.deletionFailed(st, err.Error()), false
+		}
+		if first != nil {
+			return outcome{result: "deleted"}, true // a duplicate never applied anything
+		}
+	}
+	stacksDir, _, tmpDir := r.dirs()
+	for _, d := range []string{stacksDir, tmpDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return r.deletionFailed(st, err.Error()), false
+		}
+	}
+	f, err := stacksource.Fetch(ctx, r.registry, stacksDir, st.Spec.Source)
+	if err != nil {
+		return r.deletionFailed(st, "spec.source: "+err.Error()), false
+	}
+	cfg, diags := config.LoadDir(f.Dir)
+	if diags.HasErrors() {
+		return r.deletionFailed(st, diagText(diags, cfg)), false
+	}
+	in, err := readInputs(ctx, r.reader, st, f.Digest, cfg.Variables, tmpDir)
+	if err != nil {
+		return r.deletionFailed(st, err.Error()), false
+	}
+	defer in.cleanup()
+	sr := &stackRun{st: st, fetched: f, in: in, tmp: tmpDir}
+	sr.opts = r.runOptions(st, f, in)
+	if _, err := run.Init(ctx, sr.opts, run.InitRequest{Frozen: true, Resolver: r.resolver}); err != nil {
+		return r.deletionFailed(st, message(err, nil, in)), false
+	}
+	command := fmt.Sprintf("convoy controller (Stack %s/%s deleted)", st.Namespace, st.Name)
+	var le *run.LockedError
+	if !st.Spec.Prune {
+		released, err := run.Abandon(ctx, sr.opts, command)
+		if errors.As(err, &le) {
+			return r.locked(st, "Delete", le), false
+		}
+		if err != nil {
+			return r.deletionFailed(st, "spec.prune is false: the releases were not all let go: "+message(err, nil, in)), false
+		}
+		if len(released) > 0 {
+			r.event(st, corev1.EventTypeNormal, ReasonAbandoned, "Delete",
+				fmt.Sprintf("spec.prune is false: %s keep running, managed by no stack", strings.Join(released, ", ")))
+		}
+		return outcome{result: "deleted"}, true
+	}
+	res, err := run.Destroy(ctx, sr.opts, run.ApplyRequest{Command: command})
+	if errors.As(err, &le) {
+		return r.locked(st, "Delete", le), false
+	}
+	if err == nil && res != nil && res.Failed() {
+		err = stepErrors(res)
+	}
+	if err != nil {
+		var p *plan.Plan
+		if res != nil {
+			p = res.Plan
+		}
+		return r.deletionFailed(st, "spec.prune is true: uninstall failed: "+message(err, p, in)), false
+	}
+	var gone []string
+	if res != nil {
+		for _, s := range res.Results {
+			gone = append(gone, s.Step.Namespace+"/"+s.Step.Name)
+		}
+	}
+	if len(gone) > 0 {
+		r.event(st, corev1.EventTypeNormal, ReasonPruned, "Delete", "spec.prune is true: uninstalled "+strings.Join(gone, ", "))
+	}
+	return outcome{result: "deleted"}, true
+}
+
+// deletionFailed records a deletion that could not finish: the Stack keeps
+// its finalizer and is tried again.
+func (r *reconciler) deletionFailed(st *v1alpha1.Stack, msg string) outcome {
+	msg += fmt.Sprintf(" (the Stack keeps its finalizer and is tried again; the annotation %s=true drops it and leaves the releases as they are)", AnnotationForceDelete)
+	st.Status.LastError = msg
+	retrying(st, ReasonDeletionFailed, msg)
+	r.event(st, corev1.EventTypeWarning, ReasonDeletionFailed, "Delete", msg)
+	return outcome{result: "error", err: errors.New(msg)}
+}
