@@ -19,6 +19,8 @@ func TestMayApply(t *testing.T) {
 	}{
 		{name: "auto", want: true},
 		{name: "auto, drift only, no correction", drift: true, want: false},
+		{name: "auto, drift only, no correction, approved", drift: true, approved: d, want: true},
+		{name: "auto, drift only, no correction, another approved", drift: true, approved: "sha256:bb", want: false},
 		{name: "auto, drift only, correction", drift: true, correct: true, want: true},
 		{name: "manual, unapproved", approval: v1alpha1.ApprovalManual, want: false},
 		{name: "manual, another digest", approval: v1alpha1.ApprovalManual, approved: "sha256:bb", want: false},

@@ -430,6 +430,17 @@ func stepErrors(res *run.Applied) error {
 			lines = append(lines, fmt.Sprintf("%s: %v", s.Step.ID, s.Err))
 		}
 	}
+	// spec.atomic: what was undone, and what could not be.
+	for _, s := range res.Results {
+		switch {
+		case s.Restored && s.PreviousDeployed == 0:
+			lines = append(lines, fmt.Sprintf("%s: restored (atomic): uninstalled", s.Step.ID))
+		case s.Restored && s.Release != nil:
+			lines = append(lines, fmt.Sprintf("%s: restored (atomic) as revision %d", s.Step.ID, s.Release.Version))
+		case s.RestoreErr != nil:
+			lines = append(lines, fmt.Sprintf("%s: restoring failed (atomic): %v", s.Step.ID, s.RestoreErr))
+		}
+	}
 	return errors.New(strings.Join(lines, "\n"))
 }
 

@@ -55,3 +55,36 @@ func TestFailedApplyRetriedThenStalled(t *testing.T) {
 		t.Fatalf("after the fix:%s\n  failures %d", describe(st), st.Status.Failures)
 	}
 }
+
+// spec.atomic rolls back the releases of a failed apply, as convoy apply
+// --atomic does.
+func TestAtomicRollsBackAFailedApply(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := kube(t)
+	reg := sourcetest.StartRegistry(t, "", "")
+	push(t, reg, stackDir(t, ns, "v1", `set = { neverReady = var.token == "broken" }
+  timeout = "2s"`), "v1")
+	never := int32(0)
+	create(t, c, newStack(ns, "shop", "oci://"+reg.Host+"/stacks/app:v1", func(st *v1alpha1.Stack) {
+		st.Spec.Atomic = true
+		st.Spec.Retry = &v1alpha1.RetrySpec{Attempts: &never}
+	}))
+	startController(t, ns, nil)
+	waitStack(t, c, ns, "shop", 60*time.Second, "Ready", isCond("Ready", metav1.ConditionTrue, "Applied"))
+
+	update(t, c, ns, "shop", func(st *v1alpha1.Stack) { st.Spec.Vars = map[string]string{"token": "broken"} })
+	st := waitStack(t, c, ns, "shop", 60*time.Second, "Stalled", isCond("Stalled", metav1.ConditionTrue, "ApplyFailed"))
+	if msg := cond(st, "Stalled").Message; !strings.Contains(msg, "release.api: restored (atomic) as revision 3") || st.Status.Failures != 1 {
+		t.Fatalf("not rolled back:%s", describe(st))
+	}
+	// Revision 2 failed, revision 3 is revision 1 again.
+	statuses := map[string]string{}
+	for _, r := range helmRecords(t, ns) {
+		if r.Labels["name"] == "api" {
+			statuses[r.Labels["version"]] = r.Labels["status"]
+		}
+	}
+	if statuses["2"] != "failed" || statuses["3"] != "deployed" {
+		t.Errorf("api's records after an atomic apply failed: %v", statuses)
+	}
+}
