@@ -10,6 +10,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/run"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -83,6 +84,10 @@ func (r *reconciler) firstOf(ctx context.Context, st *v1alpha1.Stack) (first, wa
 	if err := r.reader.List(ctx, &l, opts...); err != nil {
 		return nil, nil, fmt.Errorf("list convoy.dev/v1alpha1 Stacks: %w", err)
 	}
+	mine, err := shardSelector(r.opts.Shard)
+	if err != nil {
+		return nil, nil, err
+	}
 	for i := range l.Items {
 		o := &l.Items[i]
 		if o.UID == st.UID || !olderThan(o, st) {
@@ -94,7 +99,9 @@ func (r *reconciler) firstOf(ctx context.Context, st *v1alpha1.Stack) (first, wa
 				first = o
 			}
 		case o.Status.Identity == "" && o.Status.ObservedGeneration == 0 && o.DeletionTimestamp.IsZero() &&
-			!o.Spec.Suspend && time.Since(o.CreationTimestamp.Time) < unreconciledGrace:
+			!o.Spec.Suspend && time.Since(o.CreationTimestamp.Time) < unreconciledGrace && mine.Matches(labels.Set(o.Labels)):
+			// Only a Stack of this controller's shard: another shard's may
+			// have no controller running.
 			waitFor = o
 		}
 	}
