@@ -185,3 +185,53 @@ spec:
 		t.Errorf("api after a forced deletion: %v", err)
 	}
 }
+
+// A Stack deleted without prune after its varsFrom Secret (a namespace
+// deleted whole): the stack cannot be loaded, and its recorded identity
+// says which records to let go.
+func TestDeleteWithoutPruneWhenInputsAreGone(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := kube(t)
+	reg := sourcetest.StartRegistry(t, "", "")
+	push(t, reg, stackDir(t, ns, "v1", ""), "v1")
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop-secrets"}, StringData: map[string]string{"token": "s3cr3t"}}
+	create(t, c, secret)
+	create(t, c, newStack(ns, "shop", "oci://"+reg.Host+"/stacks/app:v1", func(st *v1alpha1.Stack) {
+		st.Spec.VarsFrom = []v1alpha1.VarsFrom{{Kind: "Secret", Name: "shop-secrets"}}
+	}))
+	startController(t, ns, nil)
+	waitStack(t, c, ns, "shop", 60*time.Second, "Ready", isCond("Ready", metav1.ConditionTrue, "Applied"))
+	if err := c.Delete(context.Background(), secret); err != nil {
+		t.Fatal(err)
+	}
+	deleteStack(t, c, ns, "shop")
+	waitGone(t, c, ns, "shop", time.Minute)
+	recs := helmRecords(t, ns)
+	if len(recs) != 2 {
+		t.Fatalf("%d release records after the deletion, want the 2 left running", len(recs))
+	}
+	for _, r := range recs {
+		if v, ok := r.Labels["convoy.dev/stack"]; ok {
+			t.Errorf("record %s still says convoy.dev/stack=%s", r.Name, v)
+		}
+	}
+	// Let go by its identity, not by loading the stack.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		evs, err := cluster.Client().EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, e := range evs.Items {
+			found = found || (e.Reason == "Abandoned" && strings.Contains(e.Note, "let go by its identity "+ns+"@"))
+		}
+		if found {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no Abandoned event saying the releases were let go by the Stack's identity")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -100,31 +100,21 @@ func (r *reconciler) cleanUp(ctx context.Context, st *v1alpha1.Stack) (outcome, 
 			return outcome{result: "deleted"}, true // a duplicate never applied anything
 		}
 	}
-	stacksDir, _, tmpDir := r.dirs()
-	for _, d := range []string{stacksDir, tmpDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return r.deletionFailed(st, err.Error()), false
-		}
-	}
-	f, err := stacksource.Fetch(ctx, r.registry, stacksDir, st.Spec.Source)
-	if err != nil {
-		return r.deletionFailed(st, "spec.source: "+err.Error()), false
-	}
-	cfg, diags := config.LoadDir(f.Dir)
-	if diags.HasErrors() {
-		return r.deletionFailed(st, diagText(diags, cfg)), false
-	}
-	in, err := readInputs(ctx, r.reader, st, f.Digest, cfg.Variables, tmpDir)
-	if err != nil {
-		return r.deletionFailed(st, err.Error()), false
-	}
-	defer in.cleanup()
-	sr := &stackRun{st: st, fetched: f, in: in, tmp: tmpDir}
-	sr.opts = r.runOptions(st, f, in)
-	if _, err := run.Init(ctx, sr.opts, run.InitRequest{Frozen: true, Resolver: r.resolver}); err != nil {
-		return r.deletionFailed(st, message(err, nil, in)), false
-	}
 	command := fmt.Sprintf("convoy controller (Stack %s/%s deleted)", st.Namespace, st.Name)
+	sr, cleanup, msg := r.loadForDeletion(ctx, st)
+	if sr == nil {
+		if !st.Spec.Prune {
+			// The stack cannot be loaded (a namespace deleted with its
+			// varsFrom Secrets, a source gone): its identity still says
+			// which records to let go, on the default cluster.
+			if out, ok := r.abandonByIdentity(ctx, st, command); ok {
+				return out, true
+			}
+		}
+		return r.deletionFailed(st, msg), false
+	}
+	defer cleanup()
+	in := sr.in
 	var le *run.LockedError
 	if !st.Spec.Prune {
 		released, err := run.Abandon(ctx, sr.opts, command)
@@ -162,6 +152,60 @@ func (r *reconciler) cleanUp(ctx context.Context, st *v1alpha1.Stack) (outcome, 
 	}
 	if len(gone) > 0 {
 		r.event(st, corev1.EventTypeNormal, ReasonPruned, "Delete", "spec.prune is true: uninstalled "+strings.Join(gone, ", "))
+	}
+	return outcome{result: "deleted"}, true
+}
+
+// loadForDeletion pulls the deleted Stack's source and reads its inputs;
+// on failure it returns nil and why.
+func (r *reconciler) loadForDeletion(ctx context.Context, st *v1alpha1.Stack) (*stackRun, func(), string) {
+	stacksDir, _, tmpDir := r.dirs()
+	for _, d := range []string{stacksDir, tmpDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, nil, err.Error()
+		}
+	}
+	f, err := stacksource.Fetch(ctx, r.registry, stacksDir, st.Spec.Source)
+	if err != nil {
+		return nil, nil, "spec.source: " + err.Error()
+	}
+	cfg, diags := config.LoadDir(f.Dir)
+	if diags.HasErrors() {
+		return nil, nil, diagText(diags, cfg)
+	}
+	in, err := readInputs(ctx, r.reader, st, f.Digest, cfg.Variables, tmpDir)
+	if err != nil {
+		return nil, nil, err.Error()
+	}
+	sr := &stackRun{st: st, fetched: f, in: in, tmp: tmpDir}
+	sr.opts = r.runOptions(st, f, in)
+	if _, err := run.Init(ctx, sr.opts, run.InitRequest{Frozen: true, Resolver: r.resolver}); err != nil {
+		in.cleanup()
+		return nil, nil, message(err, nil, in)
+	}
+	return sr, in.cleanup, ""
+}
+
+// abandonByIdentity lets go of the records of a Stack that cannot be
+// loaded, by its recorded identity; ok is false when that cannot be done
+// either (another cluster, no identity, an error), and the deletion fails
+// with the loading error.
+func (r *reconciler) abandonByIdentity(ctx context.Context, st *v1alpha1.Stack, command string) (outcome, bool) {
+	id, ok := run.ParseIdentity(st.Status.Identity)
+	if !ok {
+		return outcome{}, false
+	}
+	o := run.Options{Clusters: run.ClusterOptions{
+		Kubeconfig: r.opts.Kubeconfig, Context: r.opts.Context, QPS: r.opts.QPS, Burst: r.opts.Burst, StorageDriver: "secret",
+	}}
+	released, err := run.AbandonOnDefaultCluster(ctx, o, id, command)
+	if err != nil {
+		r.event(st, corev1.EventTypeWarning, ReasonDeletionFailed, "Delete", "letting the releases go by the Stack's identity: "+err.Error())
+		return outcome{}, false
+	}
+	if len(released) > 0 {
+		r.event(st, corev1.EventTypeNormal, ReasonAbandoned, "Delete",
+			fmt.Sprintf("spec.prune is false: %s keep running, managed by no stack (the stack could not be loaded: let go by its identity %s)", strings.Join(released, ", "), st.Status.Identity))
 	}
 	return outcome{result: "deleted"}, true
 }

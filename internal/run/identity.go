@@ -113,3 +113,63 @@ func Abandon(ctx context.Context, o Options, command string) (released []string,
 	}
 	return released, nil
 }
+
+// ParseIdentity reads an Identity's String.
+func ParseIdentity(s string) (Identity, bool) {
+	stack, clusters, ok := strings.Cut(s, "@")
+	if !ok || stack == "" {
+		return Identity{}, false
+	}
+	id := Identity{Stack: stack}
+	for _, c := range strings.Split(clusters, ",") {
+		if c != "" {
+			id.Clusters = append(id.Clusters, kube.ClusterID(c))
+		}
+	}
+	return id, true
+}
+
+// AbandonOnDefaultCluster is Abandon for a stack that can no longer be
+// loaded (its source or variable values gone), known by its identity: it
+// lets go of the releases the stack owns on the default cluster, under the
+// stack's lock there. It refuses a stack that uses any other cluster: what
+// it owns there cannot be reached without the stack.
+func AbandonOnDefaultCluster(ctx context.Context, o Options, id Identity, command string) (released []string, err error) {
+	cl := o.newClusters(nil)
+	cfg, err := cl.restConfig(nil)
+	if err != nil {
+		return nil, err
+	}
+	def := kube.ClusterIDOf(cfg)
+	if len(id.Clusters) != 1 || id.Clusters[0] != def {
+		return nil, fmt.Errorf("stack %q uses clusters other than the default one (%s): it must be loaded to let its releases go", id.Stack, def)
+	}
+	eng, err := cl.Engine(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	env := ""
+	if _, e, ok := strings.Cut(id.Stack, "."); ok {
+		env = e
+	}
+	lock, err := Acquire(ctx, eng.Client(), id.Stack, LockOptions{Command: command, Announce: o.announce, Environment: env})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if rerr := lock.Release(ctx, o.Grace); rerr != nil {
+			err = errors.Join(err, &UnlockError{Stack: id.Stack, Cluster: "the default cluster", LockID: lock.ID(), Err: rerr})
+		}
+	}()
+	keys, err := eng.Labelled(ctx, map[string]string{"owner": "helm", release.StackLabel: id.Stack})
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		if err := eng.Disown(ctx, k.Namespace, k.Name, id.Stack); err != nil {
+			return released, err
+		}
+		released = append(released, k.Namespace+"/"+k.Name)
+	}
+	return released, nil
+}
