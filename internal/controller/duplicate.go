@@ -9,6 +9,7 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/run"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -38,6 +39,14 @@ func (r *reconciler) checkDuplicate(ctx context.Context, sr *stackRun) (outcome,
 		// The plan reports what is wrong with the stack.
 		return outcome{}, false
 	}
+	// The uncached list, when the answer may change: the identity is new
+	// (a new Stack, a new source), or the Stack is a duplicate (the first
+	// may be of another shard, not in the cache). Otherwise the cache is
+	// enough: a Stack created later never makes this one a duplicate.
+	fresh := st.Status.Identity != id.String()
+	if c := meta.FindStatusCondition(st.Status.Conditions, CondStalled); c != nil && c.Reason == ReasonDuplicateStack {
+		fresh = true
+	}
 	if st.Status.Identity != id.String() {
 		// A copy: the patch's response must not undo what this reconcile
 		// recorded so far.
@@ -50,7 +59,7 @@ func (r *reconciler) checkDuplicate(ctx context.Context, sr *stackRun) (outcome,
 			return outcome{result: "error", err: err}, true
 		}
 	}
-	first, waitFor, err := r.firstOf(ctx, st)
+	first, waitFor, err := r.firstOf(ctx, st, fresh)
 	if err != nil {
 		retrying(st, ReasonPlanFailed, err.Error())
 		return outcome{result: "error", err: err}, true
@@ -74,14 +83,19 @@ func (r *reconciler) checkDuplicate(ctx context.Context, sr *stackRun) (outcome,
 
 // firstOf returns the Stack, created before st, with st's identity (nil:
 // st is the first), or else an older Stack not reconciled yet, whose
-// identity is not known.
-func (r *reconciler) firstOf(ctx context.Context, st *v1alpha1.Stack) (first, waitFor *v1alpha1.Stack, err error) {
+// identity is not known. fresh lists every Stack from the API server;
+// otherwise the cache (this controller's shard) is read.
+func (r *reconciler) firstOf(ctx context.Context, st *v1alpha1.Stack, fresh bool) (first, waitFor *v1alpha1.Stack, err error) {
 	var l v1alpha1.StackList
 	var opts []client.ListOption
 	if r.opts.Namespace != "" {
 		opts = append(opts, client.InNamespace(r.opts.Namespace))
 	}
-	if err := r.reader.List(ctx, &l, opts...); err != nil {
+	var reader client.Reader = r.client
+	if fresh {
+		reader = r.reader
+	}
+	if err := reader.List(ctx, &l, opts...); err != nil {
 		return nil, nil, fmt.Errorf("list convoy.dev/v1alpha1 Stacks: %w", err)
 	}
 	mine, err := shardSelector(r.opts.Shard)

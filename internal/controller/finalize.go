@@ -92,7 +92,7 @@ func (r *reconciler) cleanUp(ctx context.Context, st *v1alpha1.Stack) (outcome, 
 		return outcome{result: "deleted"}, true // never planned: nothing to clean up
 	}
 	if st.Status.Identity != "" {
-		first, _, err := r.firstOf(ctx, st)
+		first, _, err := r.firstOf(ctx, st, true)
 		if err != nil {
 			return r.deletionFailed(st, err.Error()), false
 		}
