@@ -113,13 +113,25 @@ func (r *reconciler) firstOf(ctx context.Context, st *v1alpha1.Stack, fresh bool
 				first = o
 			}
 		case o.Status.Identity == "" && o.Status.ObservedGeneration == 0 && o.DeletionTimestamp.IsZero() &&
-			!o.Spec.Suspend && time.Since(o.CreationTimestamp.Time) < unreconciledGrace && mine.Matches(labels.Set(o.Labels)):
-			// Only a Stack of this controller's shard: another shard's may
-			// have no controller running.
+			!o.Spec.Suspend && time.Since(o.CreationTimestamp.Time) < unreconciledGrace && mine.Matches(labels.Set(o.Labels)) &&
+			sourceRepository(o.Spec.Source) == sourceRepository(st.Spec.Source):
+			// Only a Stack of this controller's shard (another shard's may
+			// have no controller running) pulled from the same repository
+			// (other tags of one stack, most likely: a fleet of Stacks
+			// created at once does not wait in a chain).
 			waitFor = o
 		}
 	}
 	return first, waitFor, nil
+}
+
+// sourceRepository is an oci:// source without its tag or digest.
+func sourceRepository(src string) string {
+	src, _, _ = strings.Cut(src, "@")
+	if i := strings.LastIndex(src, ":"); i > strings.LastIndex(src, "/") {
+		src = src[:i]
+	}
+	return src
 }
 
 // olderThan orders Stacks by creation, then by namespace and name.

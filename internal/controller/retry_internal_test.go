@@ -64,3 +64,17 @@ func TestErrorBackoffCappedAtTheInterval(t *testing.T) {
 		t.Errorf("forgotten, the first wait is %s", d)
 	}
 }
+
+func TestSourceRepository(t *testing.T) {
+	for src, want := range map[string]string{
+		"oci://r.example/stacks/shop:v1":                          "oci://r.example/stacks/shop",
+		"oci://127.0.0.1:5000/stacks/shop:v1":                     "oci://127.0.0.1:5000/stacks/shop",
+		"oci://127.0.0.1:5000/stacks/shop":                        "oci://127.0.0.1:5000/stacks/shop",
+		"oci://r.example/stacks/shop:v1@sha256:" + "ab":           "oci://r.example/stacks/shop",
+		"oci://127.0.0.1:5000/stacks/shop@sha256:" + "0123456789": "oci://127.0.0.1:5000/stacks/shop",
+	} {
+		if got := sourceRepository(src); got != want {
+			t.Errorf("%s: %s, want %s", src, got, want)
+		}
+	}
+}
