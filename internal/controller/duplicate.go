@@ -34,7 +34,7 @@ const unreconciledGrace = time.Minute
 // reconciled at once at least the younger sees the older.
 func (r *reconciler) checkDuplicate(ctx context.Context, sr *stackRun) (outcome, bool) {
 	st := sr.st
-	id, err := run.StackIdentity(ctx, sr.opts)
+	id, err := r.identity(ctx, sr)
 	if err != nil {
 		// The plan reports what is wrong with the stack.
 		return outcome{}, false
@@ -79,6 +79,19 @@ func (r *reconciler) checkDuplicate(ctx context.Context, sr *stackRun) (outcome,
 		return outcome{result: "waiting", requeue: 2 * time.Second}, true
 	}
 	return outcome{}, false
+}
+
+// identity is the stack's identity: the recorded one while the inputs
+// (source digest, environment, kubeconfigs) are those of the last plan,
+// which was made with it; else loaded afresh.
+func (r *reconciler) identity(ctx context.Context, sr *stackRun) (run.Identity, error) {
+	st := sr.st
+	if p := st.Status.Plan; p != nil && p.Inputs == sr.in.hash {
+		if id, ok := run.ParseIdentity(st.Status.Identity); ok {
+			return id, nil
+		}
+	}
+	return run.StackIdentity(ctx, sr.opts)
 }
 
 // firstOf returns the Stack, created before st, with st's identity (nil:
