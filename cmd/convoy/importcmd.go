@@ -9,8 +9,8 @@ import (
 	"github.com/convoy-sh/convoy/internal/importer/helmfile"
 	"github.com/convoy-sh/convoy/internal/importer/releases"
 	"github.com/convoy-sh/convoy/internal/run"
-	"k8s.io/apimachinery/pkg/labels"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 func newImportCmd(s streams) *cobra.Command {
