@@ -19,12 +19,16 @@ const (
 )
 
 // unsafeDirChars are the characters a chart directory name does not keep.
-var unsafeDirChars = regexp.MustCompile(`[^A-Za-z0-9._+-]`)
+var (
+	unsafeDirChars = regexp.MustCompile(`[^A-Za-z0-9._+-]`)
+	dotRuns        = regexp.MustCompile(`\.\.+`)
+)
 
 // chartDirName is charts/NAME-VERSION for a chart, safe as one path
 // element whatever the record says.
 func chartDirName(md *chart.Metadata) string {
 	n := unsafeDirChars.ReplaceAllString(md.Name+"-"+md.Version, "_")
+	n = dotRuns.ReplaceAllString(n, "_")
 	n = strings.Trim(n, ".")
 	if n == "" {
 		n = "chart"
