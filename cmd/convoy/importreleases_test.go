@@ -1,0 +1,120 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestImportReleasesPlansUnchanged is issue 24's acceptance: releases
+// installed with helm (v4, and v3) are imported with convoy import
+// releases; convoy fmt --check, convoy init and convoy plan
+// --detailed-exitcode in the directory written all exit 0. The password
+// set on the release lands in the secrets file only, and the release whose
+// newest revision failed is listed and skipped.
+func TestImportReleasesPlansUnchanged(t *testing.T) {
+	ns := cluster.Namespace(t)
+	shape := testChart(t, "podshape")
+	for _, args := range [][]string{
+		{"install", "web", shape, "-n", ns, "--set", "replicaCount=2", "--set", "hpa.enabled=true", "--set", "auth.password=hunter2xyz", "--set", "ui.message=hello ${world}", "--labels", "team=web"},
+		{"install", "api", shape, "-n", ns, "--set", "service.port=8080", "--set", "image.tag=2.0.0"},
+		{"install", "broken", shape, "-n", ns, "--set", "service.enabled=false"},
+	} {
+		if out, err := cluster.Helm(t, args...); err != nil {
+			t.Fatalf("helm %v: %v\n%s", args, err, out)
+		}
+	}
+	if out, err := cluster.Helm3(t, "install", "legacy", testChart(t, "helm3-whitespace"), "-n", ns, "--set", "extra=true"); err != nil {
+		t.Fatalf("helm3 install: %v\n%s", err, out)
+	}
+	// The upgrade fails on the API server: broken's newest revision is failed.
+	if out, err := cluster.Helm(t, "upgrade", "broken", shape, "-n", ns, "--set", "service.type=Bogus"); err == nil {
+		t.Fatalf("helm upgrade to an invalid Service succeeded:\n%s", out)
+	}
+
+	dir := filepath.Join(t.TempDir(), "imported")
+	code, out, errOut := runConvoy(t, "import", "releases", "--namespace", ns, "-o", dir, "--kubeconfig", cluster.Kubeconfig())
+	if code != 0 {
+		t.Fatalf("import releases: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "Skipped "+ns+"/broken: its newest revision (2) is failed, not deployed") {
+		t.Errorf("the failed release is not listed as skipped:\n%s", errOut)
+	}
+	if !strings.Contains(out, "Imported 3 releases") {
+		t.Errorf("output: %s", out)
+	}
+	values, err := os.ReadFile(filepath.Join(dir, "values", "web.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets, err := os.ReadFile(filepath.Join(dir, "secrets", "web.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(values), "hunter2xyz") || !strings.Contains(string(secrets), "hunter2xyz") || !strings.Contains(string(secrets), "sops --encrypt") {
+		t.Errorf("the password is not apart in the secrets file:\nvalues:\n%s\nsecrets:\n%s", values, secrets)
+	}
+	for _, f := range []string{"charts/podshape-1.2.3/templates/_helpers.tpl", "charts/podshape-1.2.3/crds/widgets.yaml", "charts/helm3-whitespace-0.1.0/Chart.yaml"} {
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(f))); err != nil {
+			t.Errorf("the chart is not written from the record: %v", err)
+		}
+	}
+
+	for _, args := range [][]string{
+		{"fmt", "--check", "-C", dir},
+		{"init", "-C", dir},
+		{"plan", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--detailed-exitcode"},
+	} {
+		code, out, errOut := runConvoy(t, args...)
+		if code != 0 {
+			stack, _ := os.ReadFile(filepath.Join(dir, "stack.hcl"))
+			t.Fatalf("convoy %s: exit %d\n%s\n%s\nstack.hcl:\n%s", args[0], code, out, errOut, stack)
+		}
+		if strings.Contains(out+errOut, "hunter2xyz") {
+			t.Errorf("convoy %s printed the password:\n%s\n%s", args[0], out, errOut)
+		}
+		if args[0] == "plan" && !strings.Contains(out, "3 unchanged") {
+			t.Errorf("plan: %s", out)
+		}
+	}
+}
+
+// TestImportReleasesAdoptsFromTheOwningStack: a release another convoy
+// stack owns is imported with adopt_from_stack naming it; the plan adopts
+// it (no install, no uninstall).
+func TestImportReleasesAdoptsFromTheOwningStack(t *testing.T) {
+	ns := cluster.Namespace(t)
+	team := writeStack(t, `
+stack "team" {
+  default_namespace = "`+ns+`"
+}
+release "owned" {
+  chart         = "`+testChart(t, "podshape")+`"
+  values        = [{ service = { port = 8080 } }]
+  set_sensitive = { "auth.password" = "s3cr3tvalue" }
+  wait          = false
+}
+`)
+	if code, out, errOut := runConvoy(t, "apply", "-C", team, "--kubeconfig", cluster.Kubeconfig(), "--auto-approve"); code != 0 {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	dir := filepath.Join(t.TempDir(), "imported")
+	if code, out, errOut := runConvoy(t, "import", "releases", "-n", ns, "-o", dir, "--kubeconfig", cluster.Kubeconfig()); code != 0 {
+		t.Fatalf("import releases: exit %d\n%s\n%s", code, out, errOut)
+	}
+	stack, err := os.ReadFile(filepath.Join(dir, "stack.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(stack), `adopt_from_stack = "team"`) {
+		t.Fatalf("no adopt_from_stack:\n%s", stack)
+	}
+	code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--detailed-exitcode")
+	if code != 2 || !strings.Contains(out, `adopted from stack "team"`) || !strings.Contains(out, "0 to install, 1 to upgrade, 0 to uninstall") {
+		t.Errorf("plan: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if strings.Contains(out+errOut, "s3cr3tvalue") {
+		t.Errorf("the plan printed the sensitive value:\n%s", out)
+	}
+}
