@@ -51,11 +51,18 @@ type converter struct {
 	refs refs
 	// converted: the values templates translated, and what they refer to
 	converted map[string]refs
+	// inline: the items left by hand written inside the values of the
+	// release being written (each release that merges a template writes
+	// them again; they are listed once)
+	inline map[int]bool
+	// localCharts: the releases of each local chart path, for one note
+	// per chart however many releases (or templates) name it
+	localCharts map[string][]string
 }
 
 // Convert reads the helmfile at path.
 func Convert(path string) (*Result, error) {
-	c := &converter{dir: filepath.Dir(path), res: &Result{Files: map[string][]byte{}}, refs: newRefs(), converted: map[string]refs{}}
+	c := &converter{dir: filepath.Dir(path), res: &Result{Files: map[string][]byte{}}, refs: newRefs(), converted: map[string]refs{}, inline: map[int]bool{}, localCharts: map[string][]string{}}
 	st, err := c.loadFile(filepath.Base(path), true)
 	if err != nil {
 		return nil, err
@@ -161,6 +168,7 @@ func (c *converter) loadPart(file, src string, firstLine int, main bool) (*state
 	if err != nil {
 		return nil, fmt.Errorf("%s: part at line %d: %w", file, firstLine, err)
 	}
+	locate(v, file, firstLine)
 	top, ok := v.(*omap)
 	if v != nil && !ok {
 		return nil, fmt.Errorf("%s: part at line %d is not a mapping", file, firstLine)

@@ -23,6 +23,9 @@ type expr struct {
 	// yamlOf: the text is the YAML of this expression (toYaml, indented or
 	// not), which is what a YAML value made of it alone means.
 	yamlOf string
+	// truthOf: the expression was `X | default false`, which is true
+	// exactly when X is true (for the booleans installed takes).
+	truthOf string
 }
 
 // refs are what translated expressions refer to.
@@ -164,7 +167,11 @@ func (tr translator) command(c *parse.CommandNode, prev *expr, r *refs) (expr, e
 		if strings.ContainsAny(strings.TrimPrefix(x, "var."), ".()") {
 			text = empty("try("+x+", null)") + " ? " + d + " : try(" + x + ", " + d + ")"
 		}
-		return expr{text: "(" + text + ")", str: args[0].str && args[1].str}, nil
+		e := expr{text: "(" + text + ")", str: args[0].str && args[1].str}
+		if d == "false" {
+			e.truthOf = x
+		}
+		return e, nil
 	case "toYaml":
 		if err := want(1); err != nil {
 			return expr{}, err
@@ -189,6 +196,47 @@ func (tr translator) command(c *parse.CommandNode, prev *expr, r *refs) (expr, e
 			lead = `\n` + lead
 		}
 		return expr{text: `"` + lead + "${indent(" + n.Text + ", " + args[1].text + `)}"`, str: true, yamlOf: args[1].yamlOf}, nil
+	case "not":
+		if err := want(1); err != nil {
+			return expr{}, err
+		}
+		return expr{text: "!" + paren(args[0].text)}, nil
+	case "and", "or":
+		if n < 2 {
+			return expr{}, fmt.Errorf("%s with %d arguments", id.Ident, n)
+		}
+		op := map[string]string{"and": " && ", "or": " || "}[id.Ident]
+		texts := make([]string, n)
+		for i, a := range args {
+			texts[i] = a.text
+		}
+		return expr{text: "(" + strings.Join(texts, op) + ")"}, nil
+	case "eq":
+		// Go's eq compares its first argument with each of the others.
+		if n < 2 {
+			return expr{}, fmt.Errorf("eq with %d arguments", n)
+		}
+		var alts []string
+		for _, a := range args[1:] {
+			alts = append(alts, args[0].text+" == "+a.text)
+		}
+		return expr{text: "(" + strings.Join(alts, " || ") + ")"}, nil
+	case "ne":
+		if err := want(2); err != nil {
+			return expr{}, err
+		}
+		return expr{text: "(" + args[0].text + " != " + args[1].text + ")"}, nil
+	case "list":
+		texts := make([]string, n)
+		for i, a := range args {
+			texts[i] = a.text
+		}
+		return expr{text: "[" + strings.Join(texts, ", ") + "]"}, nil
+	case "join":
+		if err := want(2); err != nil {
+			return expr{}, err
+		}
+		return expr{text: "join(" + args[0].text + ", " + args[1].text + ")", str: true}, nil
 	case "printf":
 		if n < 1 {
 			return expr{}, fmt.Errorf("printf without a format")
@@ -200,6 +248,15 @@ func (tr translator) command(c *parse.CommandNode, prev *expr, r *refs) (expr, e
 		return expr{text: "format(" + strings.Join(texts, ", ") + ")", str: true}, nil
 	}
 	return expr{}, fmt.Errorf("the function %s has no translation", id.Ident)
+}
+
+// paren wraps an expression in parentheses unless it is one name, call or
+// parenthesised expression already.
+func paren(text string) string {
+	if hclIdent.MatchString(strings.ReplaceAll(text, ".", "_")) || (strings.HasPrefix(text, "(") && strings.HasSuffix(text, ")")) {
+		return text
+	}
+	return "(" + text + ")"
 }
 
 func (tr translator) operand(n parse.Node, r *refs) (expr, error) {
