@@ -145,7 +145,18 @@ func (c *converter) loadFile(name string, main bool) (*state, error) {
 	parts := strings.Split(content, "\n---\n")
 	var final *state
 	line := 1
-	for _, p := range parts {
+	carry := ""
+	for i, p := range parts {
+		if carry != "" {
+			p = carry + "\n---\n" + p
+			carry = ""
+		}
+		if i < len(parts)-1 && directivesOnly(p) {
+			// %YAML 1.1 (or %TAG) then ---: the directives belong to the
+			// document the --- starts, not to a part of their own.
+			carry = p
+			continue
+		}
 		st, err := c.loadPart(name, p, line, main)
 		if err != nil {
 			return nil, err
@@ -158,6 +169,23 @@ func (c *converter) loadFile(name string, main bool) (*state, error) {
 		}
 	}
 	return final, nil
+}
+
+// directivesOnly reports whether a part holds only YAML directives
+// (%YAML, %TAG), comments and blank lines.
+func directivesOnly(p string) bool {
+	seen := false
+	for l := range strings.SplitSeq(p, "\n") {
+		t := strings.TrimSpace(l)
+		switch {
+		case t == "" || strings.HasPrefix(t, "#"):
+		case strings.HasPrefix(t, "%"):
+			seen = true
+		default:
+			return false
+		}
+	}
+	return seen
 }
 
 // loadPart reads one part of a helmfile, and its bases.

@@ -2,7 +2,9 @@ package helmfile
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"text/template"
@@ -129,5 +131,26 @@ func TestInstalledDefaultFalseIsOneExpression(t *testing.T) {
 	}
 	if !bytes.Contains(res.Files["stack.hcl"], []byte("count = var.enabled == true ? 1 : 0\n")) {
 		t.Errorf("stack.hcl:\n%s", res.Files["stack.hcl"])
+	}
+}
+
+// TestYAMLDirectiveBeforeTheDocument: "%YAML 1.1" then "---" (as a public
+// helmfile starts) is one document, not an empty part that fails to parse.
+func TestYAMLDirectiveBeforeTheDocument(t *testing.T) {
+	dir := t.TempDir()
+	src := "%YAML 1.1\n---\nhelmBinary: helm3\nreleases:\n  - name: redis\n    chart: bitnami/redis\n"
+	if err := os.WriteFile(filepath.Join(dir, "helmfile.yaml"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Convert(filepath.Join(dir, "helmfile.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(res.Files["stack.hcl"], []byte(`release "redis" {`)) {
+		t.Errorf("stack.hcl:\n%s", res.Files["stack.hcl"])
+	}
+	// Lines count from the file's first line.
+	if !slices.Contains(res.LeftByHand, `helmfile.yaml:3: top-level "helmBinary" is not imported`) {
+		t.Errorf("left by hand: %q", res.LeftByHand)
 	}
 }

@@ -3,6 +3,7 @@ package helmfile
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template/parse"
@@ -102,6 +103,9 @@ func (tr translator) command(c *parse.CommandNode, prev *expr, r *refs) (expr, e
 	id, ok := c.Args[0].(*parse.IdentifierNode)
 	if !ok {
 		return expr{}, fmt.Errorf("%s is not a function", c.Args[0])
+	}
+	if id.Ident == "index" {
+		return index(c, prev, r)
 	}
 	var args []expr
 	for _, a := range c.Args[1:] {
@@ -250,6 +254,27 @@ func (tr translator) command(c *parse.CommandNode, prev *expr, r *refs) (expr, e
 	return expr{}, fmt.Errorf("the function %s has no translation", id.Ident)
 }
 
+// index translates index .Values "a" "b" as .Values.a.b: keys that are
+// not template names (or that someone wrote that way).
+func index(c *parse.CommandNode, prev *expr, r *refs) (expr, error) {
+	if len(c.Args) < 3 || prev != nil {
+		return expr{}, fmt.Errorf("index of something other than .Values")
+	}
+	root, ok := c.Args[1].(*parse.FieldNode)
+	if !ok {
+		return expr{}, fmt.Errorf("index of something other than .Values")
+	}
+	path := slices.Clone(root.Ident)
+	for _, a := range c.Args[2:] {
+		s, ok := a.(*parse.StringNode)
+		if !ok {
+			return expr{}, fmt.Errorf("index by a computed key")
+		}
+		path = append(path, s.Text)
+	}
+	return field(path, r)
+}
+
 // paren wraps an expression in parentheses unless it is one name, call or
 // parenthesised expression already.
 func paren(text string) string {
@@ -263,6 +288,12 @@ func (tr translator) operand(n parse.Node, r *refs) (expr, error) {
 	switch n := n.(type) {
 	case *parse.FieldNode:
 		return field(n.Ident, r)
+	case *parse.VariableNode:
+		// $.Values.x is .Values.x: $ is the template's root.
+		if len(n.Ident) > 1 && n.Ident[0] == "$" {
+			return field(n.Ident[1:], r)
+		}
+		return expr{}, fmt.Errorf("the template variable %s has no translation", n)
 	case *parse.StringNode:
 		return expr{text: strconv.Quote(n.Text), str: true}, nil
 	case *parse.NumberNode:

@@ -26,7 +26,7 @@ func (c *converter) readFile(name string) (string, error) {
 // the same relative path; it returns that path.
 func (c *converter) copyFile(file, what, name string) (string, bool) {
 	if filepath.IsAbs(name) || strings.HasPrefix(filepath.Clean(name), "..") {
-		c.warn("%s: %s: %s is outside the helmfile's directory: not copied; the stack refers to it as written", file, what, name)
+		c.warn("%s: %s: %s is outside the helmfile's directory: not copied; a stack reads no file outside its directory: copy it in and adjust the path", file, what, name)
 		return name, true
 	}
 	b, err := os.ReadFile(filepath.Join(c.dir, name))
@@ -59,7 +59,7 @@ func (c *converter) valuesFile(r *entry, name, path string, secret, optional boo
 	}
 	what := "release " + name
 	if filepath.IsAbs(path) || strings.HasPrefix(filepath.Clean(path), "..") {
-		c.warn("%s: %s: %s is outside the helmfile's directory: not copied; the stack refers to it as written", r.file, what, c.canon(path))
+		c.warn("%s: %s: %s is outside the helmfile's directory: not copied; a stack reads no file outside its directory: copy it in and adjust the path", r.file, what, c.canon(path))
 		return optionalLayer(fmt.Sprintf("%s(%s)", fn, pathText), pathText, optional), true
 	}
 	rels := []string{path}
