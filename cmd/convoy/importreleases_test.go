@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/convoy-sh/convoy/internal/sopstest"
 )
 
 // TestImportReleasesPlansUnchanged is issue 24's acceptance: releases
@@ -77,6 +79,28 @@ func TestImportReleasesPlansUnchanged(t *testing.T) {
 		if args[0] == "plan" && !strings.Contains(out, "3 unchanged") {
 			t.Errorf("plan: %s", out)
 		}
+	}
+
+	// Step 2 of docs/adopting.md: the secrets file encrypted with SOPS and
+	// read with sops_file, the plan is still unchanged.
+	key := sopstest.NewKey(t)
+	sopstest.UseKeys(t, key)
+	if err := os.WriteFile(filepath.Join(dir, "secrets", "web.yaml"), sopstest.Encrypt(t, "web.yaml", secrets, key), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stack, err := os.ReadFile(filepath.Join(dir, "stack.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sopsStack := strings.Replace(string(stack), "    file(\"secrets/web.yaml\"),\n", "    sops_file(\"secrets/web.yaml\"),\n", 1)
+	if sopsStack == string(stack) {
+		t.Fatalf("stack.hcl does not read secrets/web.yaml:\n%s", stack)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(sopsStack), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--detailed-exitcode"); code != 0 || strings.Contains(out+errOut, "hunter2xyz") {
+		t.Errorf("plan with the secrets encrypted: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
 

@@ -193,7 +193,7 @@ func (res *Result) release(n release.Newest, label string, opts Options, repos m
 			if err := res.addValues(p, secret, sopsHeader(p)); err != nil {
 				return "", err
 			}
-			b.WriteString(comment("    ", fmt.Sprintf("Sensitive-looking values, in plain text: encrypt the file with SOPS\n(sops --encrypt --in-place %s) and read it with sops_file(%q).", p, p)))
+			b.WriteString(comment("    ", fmt.Sprintf("Sensitive-looking values, in plain text: encrypt the file with SOPS\n(sops --encrypt --in-place %s), then read it with sops_file instead of file.", p)))
 			fmt.Fprintf(&b, "    file(%s),\n", hclString(p))
 			res.LeftByHand = append(res.LeftByHand, fmt.Sprintf("release.%s: %s holds sensitive-looking values in plain text: encrypt it with SOPS and read it with sops_file", label, p))
 		}
@@ -251,7 +251,7 @@ func (res *Result) addValues(p string, v map[string]any, header string) error {
 }
 
 func sopsHeader(p string) string {
-	return fmt.Sprintf("# Sensitive-looking values of the release, in plain text. Encrypt this file\n# with SOPS before committing it: sops --encrypt --in-place %s\n# then read it in stack.hcl with sops_file(%q) instead of file().\n", p, p)
+	return fmt.Sprintf("# Sensitive-looking values of the release, in plain text. Encrypt this file\n# with SOPS before committing it: sops --encrypt --in-place %s\n# then read it in stack.hcl with sops_file instead of file.\n", p)
 }
 
 // stackFile is stack.hcl: what is left by hand and what was skipped, the
