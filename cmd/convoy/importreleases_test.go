@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/sopstest"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestImportReleasesPlansUnchanged is issue 24's acceptance: releases
@@ -140,5 +146,66 @@ release "owned" {
 	}
 	if strings.Contains(out+errOut, "s3cr3tvalue") {
 		t.Errorf("the plan printed the sensitive value:\n%s", out)
+	}
+}
+
+// TestImportReleasesSurvivesHostileRecords: record Secrets that do not
+// decode, or whose chart names files outside the chart directory, skip
+// their release with the reason; the others are imported, nothing is
+// written outside the directory, and nothing panics.
+func TestImportReleasesSurvivesHostileRecords(t *testing.T) {
+	ns := cluster.Namespace(t)
+	if out, err := cluster.Helm(t, "install", "good", testChart(t, "podshape"), "-n", ns); err != nil {
+		t.Fatalf("helm install: %v\n%s", err, out)
+	}
+	record := func(name string, payload []byte) {
+		t.Helper()
+		var gz bytes.Buffer
+		w := gzip.NewWriter(&gz)
+		if _, err := w.Write(payload); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		sec := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1." + name + ".v1", Namespace: ns, Labels: map[string]string{"owner": "helm", "name": name, "status": "deployed", "version": "1"}},
+			Type:       "helm.sh/release.v1",
+			Data:       map[string][]byte{"release": []byte(base64.StdEncoding.EncodeToString(gz.Bytes()))},
+		}
+		if _, err := cluster.Client().CoreV1().Secrets(ns).Create(context.Background(), sec, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record("garbled", []byte("{not json"))
+	evil := func(file string) []byte {
+		return []byte(`{"name":"x","namespace":"` + ns + `","version":1,"info":{"status":"deployed"},"chart":{"metadata":{"apiVersion":"v2","name":"evil","version":"1.0.0"},"templates":[{"name":"` + file + `","data":"eA=="}]}}`)
+	}
+	record("dotdot", evil("../../../../escaped.yaml"))
+	record("absolute", evil("/tmp/escaped.yaml"))
+
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "imported")
+	code, out, errOut := runConvoy(t, "import", "releases", "-n", ns, "-o", dir, "--kubeconfig", cluster.Kubeconfig())
+	if code != 0 {
+		t.Fatalf("import releases: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"Skipped " + ns + "/garbled: its newest record (revision 1) cannot be read: ",
+		"Skipped " + ns + "/dotdot: the chart file \"../../../../escaped.yaml\" would be written outside the chart directory",
+		"Skipped " + ns + "/absolute: the chart file \"/tmp/escaped.yaml\" would be written outside the chart directory",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if !strings.Contains(out, "Imported 1 releases") {
+		t.Errorf("output: %s", out)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+		t.Errorf("written next to the stack directory: %v", entries)
+	}
+	if _, err := os.Stat("/tmp/escaped.yaml"); err == nil {
+		t.Errorf("/tmp/escaped.yaml was written")
 	}
 }

@@ -278,3 +278,22 @@ func keys(m map[string][]byte) []string {
 	}
 	return out
 }
+
+// With -A, releases of one name in two namespaces get two blocks, each
+// naming its release and its own values file.
+func TestGenerateSameNameInTwoNamespaces(t *testing.T) {
+	a := record("web", release.StatusDeployed, webChart(), map[string]any{"a": "1"})
+	b := record("web", release.StatusDeployed, webChart(), map[string]any{"b": "2"})
+	b.Namespace, b.Release.Namespace = "other", "other"
+	res := Generate([]release.Newest{a, b}, Options{})
+	parse(t, res)
+	stack := string(res.Files["stack.hcl"])
+	for _, want := range []string{`release "web_ns" {`, `release "web_other" {`, `name      = "web"`, `file("values/web_ns.yaml")`, `file("values/web_other.yaml")`} {
+		if !strings.Contains(stack, want) {
+			t.Errorf("stack.hcl lacks %s:\n%s", want, stack)
+		}
+	}
+	if string(res.Files["values/web_other.yaml"]) != "b: \"2\"\n" {
+		t.Errorf("values/web_other.yaml = %q", res.Files["values/web_other.yaml"])
+	}
+}
