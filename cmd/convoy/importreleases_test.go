@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/sopstest"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -207,5 +208,47 @@ func TestImportReleasesSurvivesHostileRecords(t *testing.T) {
 	}
 	if _, err := os.Stat("/tmp/escaped.yaml"); err == nil {
 		t.Errorf("/tmp/escaped.yaml was written")
+	}
+}
+
+// TestImportReleasesNamesTheChartRepository: with --repo CHART=URL the
+// release names its chart in a repository block (version pinned to the
+// deployed one) instead of a copy written from the record; convoy init
+// fetches it from the repository and the plan is unchanged.
+func TestImportReleasesNamesTheChartRepository(t *testing.T) {
+	ns := cluster.Namespace(t)
+	t.Setenv("CONVOY_CACHE_DIR", filepath.Join(t.TempDir(), "charts"))
+	repo := sourcetest.NewHTTPRepo(t, false)
+	sourcetest.Helm(t, t.TempDir(), "package", testChart(t, "podshape"), "--destination", repo.Dir)
+	repo.Index(t)
+	if out, err := cluster.Helm(t, "install", "web", filepath.Join(repo.Dir, "podshape-1.2.3.tgz"), "-n", ns, "--set", "replicaCount=2"); err != nil {
+		t.Fatalf("helm install: %v\n%s", err, out)
+	}
+	dir := filepath.Join(t.TempDir(), "imported")
+	if code, out, errOut := runConvoy(t, "import", "releases", "-n", ns, "-o", dir, "--repo", "podshape="+repo.URL(), "--kubeconfig", cluster.Kubeconfig()); code != 0 {
+		t.Fatalf("import releases: exit %d\n%s\n%s", code, out, errOut)
+	}
+	stack, err := os.ReadFile(filepath.Join(dir, "stack.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`repository "podshape" {`, `url = "` + repo.URL() + `"`, `chart     = "podshape/podshape"`, `version   = "1.2.3"`} {
+		if !strings.Contains(string(stack), want) {
+			t.Errorf("stack.hcl lacks %s:\n%s", want, stack)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "charts")); err == nil {
+		t.Errorf("the chart was written from the record though --repo names its repository")
+	}
+	for _, args := range [][]string{
+		{"init", "-C", dir},
+		{"plan", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--detailed-exitcode"},
+	} {
+		if code, out, errOut := runConvoy(t, args...); code != 0 {
+			t.Fatalf("convoy %s: exit %d\n%s\n%s\n%s", args[0], code, out, errOut, stack)
+		}
+	}
+	if repo.Count("podshape-1.2.3.tgz") == 0 {
+		t.Errorf("convoy init did not fetch the chart from the repository: %v", repo.Requests())
 	}
 }

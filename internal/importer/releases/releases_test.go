@@ -297,3 +297,46 @@ func TestGenerateSameNameInTwoNamespaces(t *testing.T) {
 		t.Errorf("values/web_other.yaml = %q", res.Files["values/web_other.yaml"])
 	}
 }
+
+// A chart whose Chart.yaml annotates its repository is named there.
+func TestGenerateRepositoryAnnotation(t *testing.T) {
+	c := webChart()
+	c.Metadata.Annotations = map[string]string{RepoAnnotation: "oci://registry.example.com/charts"}
+	res := Generate([]release.Newest{record("web", release.StatusDeployed, c, nil)}, Options{})
+	parse(t, res)
+	stack := string(res.Files["stack.hcl"])
+	if !strings.Contains(stack, `url = "oci://registry.example.com/charts"`) || !strings.Contains(stack, `chart     = "web/web"`) {
+		t.Errorf("stack.hcl:\n%s", stack)
+	}
+	for p := range res.Files {
+		if strings.HasPrefix(p, "charts/") {
+			t.Errorf("%s written though the chart names its repository", p)
+		}
+	}
+}
+
+// FuzzGenerate: no record content makes Generate panic, write a file
+// outside the directory, or write a stack.hcl that does not parse.
+func FuzzGenerate(f *testing.F) {
+	f.Add("web", "web", "1.0.0", "templates/a.yaml", "key", "${x} %{ if }")
+	f.Add("a.b", "../x", "../../y", "../../../etc/passwd", "password", "\x00\"\\")
+	f.Add("", "", "", "/abs", "", "")
+	f.Fuzz(func(t *testing.T, name, chartName, version, file, key, value string) {
+		c := &chart.Chart{
+			Metadata:  &chart.Metadata{Name: chartName, Version: version, Annotations: map[string]string{}},
+			Templates: []*chart.File{{Name: file, Data: []byte(value)}},
+			Values:    map[string]any{key: value},
+		}
+		r := record(name, release.StatusDeployed, c, map[string]any{key: value, "nested": map[string]any{key: []any{value}}})
+		r.Release.Labels = map[string]string{key: value, release.StackLabel: value}
+		res := Generate([]release.Newest{r}, Options{ClusterName: name, Context: value})
+		if _, diags := hclsyntax.ParseConfig(res.Files["stack.hcl"], "stack.hcl", hcl.InitialPos); diags.HasErrors() {
+			t.Fatalf("stack.hcl does not parse: %s\n%s", diags, res.Files["stack.hcl"])
+		}
+		for p := range res.Files {
+			if !filepath.IsLocal(filepath.FromSlash(p)) || strings.Contains(p, "\\") {
+				t.Fatalf("file %q leaves the directory", p)
+			}
+		}
+	})
+}
