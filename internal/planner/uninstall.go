@@ -76,6 +76,12 @@ func (c *computer) removed(ctx context.Context) ([]*plan.ReleaseChange, error) {
 			if last.Labels[release.StackLabel] != st.ID() || last.Info.Status == release.StatusUninstalled {
 				continue
 			}
+			if by, err := c.renamedBy(ctx, id, last); err != nil || by != nil {
+				if err != nil {
+					return nil, err
+				}
+				continue // renamed: the plan of by carries it
+			}
 			rc, err := c.orphan(ctx, eng, name, last)
 			if err != nil {
 				return nil, fmt.Errorf("removed release %s/%s: %w", last.Namespace, last.Name, err)
