@@ -1,6 +1,7 @@
 package release
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,8 +30,8 @@ func RenamedDescription(from string, revision int, description string) string {
 // same namespace, revision by revision, oldest first: the same revision
 // numbers, statuses, charts, values and manifests, with the description
 // saying where each came from, labelled RenamedFromLabel and with labels
-// (the new address) over the old record's labels; the run label is
-// dropped. A revision already copied (an interrupted rename) is left as
+// (the new address) over the old record's labels; the run, fingerprint
+// and applied-state labels are dropped. A revision already copied (an interrupted rename) is left as
 // it is; a record of to that was not copied from from is an error. It
 // returns how many records it wrote.
 func (s *Storage) CopyHistory(ctx context.Context, from, to string, labels map[string]string) (int, error) {
@@ -76,7 +77,12 @@ func renamedCopy(r *Release, from, to string, labels map[string]string) *Release
 	if c.Labels == nil {
 		c.Labels = map[string]string{}
 	}
+	// The fingerprint and applied state were the old release's: its
+	// objects were applied under the old name, so no plan may prove the
+	// new name unchanged from them.
 	delete(c.Labels, RunLabel)
+	delete(c.Labels, FingerprintLabel)
+	delete(c.Labels, AppliedLabel)
 	maps.Copy(c.Labels, labels)
 	c.Labels[RenamedFromLabel] = from
 	c.createdAt = ""
@@ -108,4 +114,14 @@ func (s *Storage) DeleteHistory(ctx context.Context, name string) error {
 		}
 	}
 	return nil
+}
+
+// PreviousOwner is the release name the objects of p.Previous were
+// applied under: the old name when that revision is a copy a rename
+// made (RenamedFromLabel), else the release's own.
+func (p *Prepared) PreviousOwner() string {
+	if base := cmp.Or(p.Deployed, p.Last); base != nil && base.Labels[RenamedFromLabel] != "" {
+		return base.Labels[RenamedFromLabel]
+	}
+	return p.Request.Name
 }
