@@ -1,9 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -91,7 +91,13 @@ func TestMoveRenameForget(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "`release.new` (`web`) will be renamed to `release.renamed` (`web2`)") {
 		t.Fatalf("plan --markdown of the rename: exit %d\n%s", code, out)
 	}
-	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve"); code != 0 {
+	// Applied from a saved plan: verified against the old release's
+	// records.
+	renamePlan := filepath.Join(t.TempDir(), "rename.plan")
+	if code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--out", renamePlan); code != 0 {
+		t.Fatalf("plan --out of the rename: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, renamePlan); code != 0 {
 		t.Fatalf("apply of the rename: exit %d\n%s\n%s", code, out, errOut)
 	}
 	after, err := cluster.Client().AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
@@ -216,7 +222,8 @@ func TestRenameInterrupted(t *testing.T) {
 
 	// Killed while the new revision waits for its pods.
 	cmd := exec.Command(bin, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve", "--no-progress")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	var killed bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &killed, &killed
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +236,7 @@ func TestRenameInterrupted(t *testing.T) {
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
-			t.Fatalf("no pending revision 2 of web2 within 2 minutes: %s", revisions(h))
+			t.Fatalf("no pending revision 2 of web2 within 2 minutes: %s\n%s", revisions(h), killed.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -237,6 +244,10 @@ func TestRenameInterrupted(t *testing.T) {
 	_ = cmd.Wait()
 	if h := statusOf(t, ns, "web"); revisions(h) != "1:deployed" {
 		t.Fatalf("web after the kill: %s, want its record", revisions(h))
+	}
+	// The replaced ConfigMap serves until the new release is ready.
+	if _, err := cluster.Client().CoreV1().ConfigMaps(ns).Get(ctx, "web-settings", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the old ConfigMap was deleted before the new release was ready: %v", err)
 	}
 	code, out, errOut = runBin(bin, "plan", "-C", dir, "--kubeconfig", kc)
 	if code != 0 || !strings.Contains(out, "rename of web interrupted: revision 2 (pending-upgrade) written under the new name, old records remain") {

@@ -12,21 +12,28 @@ import (
 // renameStep makes the deploy step of a renamed release (plan.Rename)
 // carry out the rename around the upgrade: before it prepares, the old
 // release's records are copied under the new name (done again, as far as
-// needed, after an interrupted apply); once it deployed, the old records
+// needed, after an interrupted apply); the upgrade deletes the objects it
+// replaces once the new ones are ready; once it deployed, the old records
 // are deleted. Each write leaves records that say how far the rename got
 // (release.RenamedFromLabel), so a rename killed anywhere is planned from
 // where it stopped.
 func renameStep(step *apply.Step, rc *plan.ReleaseChange, eng *release.Engine) {
 	rn := rc.Rename
 	store := eng.Storage(rc.Namespace)
-	if rn.State != plan.RenameDeployed {
-		prepare, labels := step.Prepare, renameLabels(rc)
-		step.Prepare = func(ctx context.Context, applied map[string]*release.Release) (*release.Prepared, error) {
+	prepare, labels := step.Prepare, renameLabels(rc)
+	step.Prepare = func(ctx context.Context, applied map[string]*release.Release) (*release.Prepared, error) {
+		if rn.State != plan.RenameDeployed {
 			if _, err := store.CopyHistory(ctx, rn.From, rc.Name, labels); err != nil {
 				return nil, fmt.Errorf("rename %s to %s: %w", rn.From, rc.Name, err)
 			}
-			return prepare(ctx, applied)
 		}
+		p, err := prepare(ctx, applied)
+		if p != nil {
+			// The objects named after the old release serve until the
+			// new ones are ready.
+			p.Request.DeleteLast = true
+		}
+		return p, err
 	}
 	step.Finish = func(ctx context.Context) error {
 		if err := store.DeleteHistory(ctx, rn.From); err != nil {
