@@ -268,4 +268,27 @@ func TestRenameInterrupted(t *testing.T) {
 	if code, out, errOut := runBin(bin, "plan", "-C", dir, "--kubeconfig", kc, "--detailed-exitcode"); code != 0 {
 		t.Fatalf("plan after finishing: exit %d\n%s\n%s", code, out, errOut)
 	}
+
+	// Stopped after the new revision was deployed, before the old records
+	// were deleted: the old records are back (as such a run leaves them).
+	if _, err := eng.Storage(ns).CopyHistory(ctx, "web2", "web", map[string]string{release.AddressLabel: "release.old"}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runBin(bin, "plan", "-C", dir, "--kubeconfig", kc, "--detailed-exitcode")
+	if code != 2 || !strings.Contains(out, "rename of web interrupted: revision 3 (deployed) written under the new name, old records remain") ||
+		!strings.Contains(out, "release.new (finish rename)") || !strings.Contains(out, "0 to install, 0 to upgrade, 0 to uninstall") {
+		t.Fatalf("plan with the old records left: exit %d, want 2\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := runBin(bin, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve", "--no-progress"); code != 0 {
+		t.Fatalf("apply finishing the rename: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if h := statusOf(t, ns, "web"); len(h) != 0 {
+		t.Fatalf("records of web remain: %s", revisions(h))
+	}
+	if h := statusOf(t, ns, "web2"); revisions(h) != "1:superseded 2:failed 3:deployed" {
+		t.Fatalf("web2's history after finishing: %s", revisions(h))
+	}
+	if code, out, errOut := runBin(bin, "plan", "-C", dir, "--kubeconfig", kc, "--detailed-exitcode"); code != 0 {
+		t.Fatalf("plan after finishing: exit %d\n%s\n%s", code, out, errOut)
+	}
 }
