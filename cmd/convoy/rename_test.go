@@ -170,9 +170,10 @@ func TestMoveRenameForget(t *testing.T) {
 	}
 }
 
-// TestRenameAcrossNamespacesIsAnError: a moved block whose release moves
-// to another namespace under a new name is a diagnostic at the block.
-func TestRenameAcrossNamespacesIsAnError(t *testing.T) {
+// TestRenameRefusals: a moved block whose release moves to another
+// namespace under a new name, or onto a release that exists, is a
+// diagnostic at the block.
+func TestRenameRefusals(t *testing.T) {
 	ns := cluster.Namespace(t)
 	other := cluster.Namespace(t)
 	kc := cluster.Kubeconfig()
@@ -185,6 +186,38 @@ func TestRenameAcrossNamespacesIsAnError(t *testing.T) {
 	code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc)
 	if code != 1 || !strings.Contains(errOut, "stack.hcl line 11") || !strings.Contains(errOut, "Rename across namespaces") {
 		t.Fatalf("plan of a rename across namespaces: exit %d, want 1 and the block's line\n%s\n%s", code, out, errOut)
+	}
+
+	// Onto a release helm installed: never overwritten.
+	if out, err := cluster.Helm(t, "install", "web2", renameableChart(t), "-n", ns, "--set", "fullnameOverride=other"); err != nil {
+		t.Fatalf("helm install web2: %v\n%s", err, out)
+	}
+	rewriteStack(t, dir, head+renameBlock(t, "new", "web2", "")+"\nmoved {\n  from = release.old\n  to   = release.new\n}\n")
+	code, out, errOut = runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc)
+	if code != 1 || !strings.Contains(errOut, "stack.hcl line 10") || !strings.Contains(errOut, "Rename onto an existing release") {
+		t.Fatalf("plan of a rename onto an existing release: exit %d, want 1 and the block's line\n%s\n%s", code, out, errOut)
+	}
+}
+
+// TestDestroyBeforeRename: destroying a stack whose rename is planned but
+// not applied uninstalls the release under its old name.
+func TestDestroyBeforeRename(t *testing.T) {
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	head := fmt.Sprintf("stack \"rd-%s\" {\n  default_namespace = %q\n}\n", ns[len(ns)-6:], ns)
+	dir := writeStack(t, head+renameBlock(t, "old", "web", ""))
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve"); code != 0 {
+		t.Fatalf("apply exit %d\n%s\n%s", code, out, errOut)
+	}
+	rewriteStack(t, dir, head+renameBlock(t, "new", "web2", "")+"moved {\n  from = release.old\n  to   = release.new\n}\n")
+	if code, out, errOut := runConvoy(t, "destroy", "-C", dir, "--kubeconfig", kc, "--auto-approve"); code != 0 {
+		t.Fatalf("destroy exit %d\n%s\n%s", code, out, errOut)
+	}
+	if h := statusOf(t, ns, "web"); len(h) != 0 {
+		t.Fatalf("web after destroy: %s", revisions(h))
+	}
+	if d, err := cluster.Client().AppsV1().Deployments(ns).Get(context.Background(), "web", metav1.GetOptions{}); err == nil && d.DeletionTimestamp == nil {
+		t.Fatal("the Deployment web survived destroy")
 	}
 }
 
