@@ -160,10 +160,11 @@ func (c *computer) undeclared(ctx context.Context, eng *release.Engine) ([]relea
 }
 
 // renamedBy returns the release instance whose moved block renames the
-// release whose newest record is last (on cluster id), when it is on the
+// release whose newest record is last (on cluster id, the cluster block
+// cluster), when it is on the
 // same cluster: its plan carries the rename, and the release is not
 // removed. A rename across clusters is an error at the moved block.
-func (c *computer) renamedBy(ctx context.Context, id kube.ClusterID, last *release.Release) (*config.ReleaseInstance, error) {
+func (c *computer) renamedBy(ctx context.Context, id kube.ClusterID, cluster string, last *release.Release) (*config.ReleaseInstance, error) {
 	st := c.in.Stack
 	if st.Moves.Empty() {
 		return nil, nil
@@ -180,8 +181,8 @@ func (c *computer) renamedBy(ctx context.Context, id kube.ClusterID, last *relea
 		}
 		if eng.Kube().ClusterID() != id {
 			return nil, moveDiag(sources[i], "Rename across clusters",
-				fmt.Sprintf("This moved block moves %s, release %s on another cluster, to %s on cluster %q. Convoy renames releases within a cluster and namespace only.",
-					sources[i].Addr, last.Name, inst.Addr, clusterName(inst.Cluster)))
+				fmt.Sprintf("This moved block moves %s, release %s on %s, to %s on %s. Convoy moves and renames releases within a cluster and namespace only: remove the moved block to uninstall it there and install it here.",
+					sources[i].Addr, last.Name, clusterText(cluster), inst.Addr, clusterText(clusterName(inst.Cluster))))
 		}
 		return inst, nil
 	}
@@ -239,4 +240,12 @@ func (c *computer) noteRename(ctx context.Context, inst *config.ReleaseInstance,
 	}
 	r.Objects = plan.RenameObjects(rn.oldName, inst.Name, old, next)
 	return nil
+}
+
+// clusterText names a cluster block in a message.
+func clusterText(name string) string {
+	if name == "" {
+		return "the default cluster"
+	}
+	return fmt.Sprintf("cluster %q", name)
 }

@@ -79,7 +79,7 @@ func (c *computer) removed(ctx context.Context) ([]*plan.ReleaseChange, error) {
 			if !c.in.Destroy {
 				// A destroy uninstalls a release a rename has not taken yet
 				// under its old name.
-				if by, err := c.renamedBy(ctx, id, last); err != nil || by != nil {
+				if by, err := c.renamedBy(ctx, id, name, last); err != nil || by != nil {
 					if err != nil {
 						return nil, err
 					}
