@@ -31,6 +31,11 @@ func renameBlock(t *testing.T, addr, name, extra string) string {
 	return fmt.Sprintf("release %q {\n  name   = %q\n  chart  = %q\n  values = [{ fullnameOverride = \"web\" }]\n%s}\n", addr, name, renameableChart(t), extra)
 }
 
+// hooked is a release block of the renameable chart with its hooks on.
+func hooked(t *testing.T, addr, name string) string {
+	return strings.Replace(renameBlock(t, addr, name, ""), `fullnameOverride = "web"`, `fullnameOverride = "web", hooks = true`, 1)
+}
+
 // TestMoveRenameForget is issue 24's acceptance chain: release.old (Helm
 // name web) moves to release.new with the same name (applied from a
 // saved plan), then to release.renamed with the name web2 (a rename: the
@@ -41,7 +46,7 @@ func TestMoveRenameForget(t *testing.T) {
 	kc := cluster.Kubeconfig()
 	ctx := context.Background()
 	head := fmt.Sprintf("stack \"rn-%s\" {\n  default_namespace = %q\n}\n", ns[len(ns)-6:], ns)
-	dir := writeStack(t, head+renameBlock(t, "old", "web", ""))
+	dir := writeStack(t, head+hooked(t, "old", "web"))
 	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve"); code != 0 {
 		t.Fatalf("apply exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -51,7 +56,7 @@ func TestMoveRenameForget(t *testing.T) {
 	}
 
 	// 1. Same name, new address, applied from a saved plan.
-	rewriteStack(t, dir, head+renameBlock(t, "new", "web", "")+"moved {\n  from = release.old\n  to   = release.new\n}\n")
+	rewriteStack(t, dir, head+hooked(t, "new", "web")+"moved {\n  from = release.old\n  to   = release.new\n}\n")
 	planFile := filepath.Join(t.TempDir(), "move.plan")
 	code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--out", planFile)
 	if code != 0 || !strings.Contains(out, "release.old has moved to release.new") || !strings.Contains(out, "0 to install, 0 to upgrade, 0 to uninstall") {
@@ -70,7 +75,7 @@ func TestMoveRenameForget(t *testing.T) {
 
 	// 2. A new Helm name: a rename.
 	moves := "moved {\n  from = release.old\n  to   = release.new\n}\nmoved {\n  from = release.new\n  to   = release.renamed\n}\n"
-	rewriteStack(t, dir, head+renameBlock(t, "renamed", "web2", "")+moves)
+	rewriteStack(t, dir, head+hooked(t, "renamed", "web2")+moves)
 	code, out, errOut = runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--detailed-exitcode")
 	for _, want := range []string{
 		"release.new (web) will be renamed to release.renamed (web2)",
@@ -112,6 +117,13 @@ func TestMoveRenameForget(t *testing.T) {
 	}
 	if _, err := cluster.Client().CoreV1().ConfigMaps(ns).Get(ctx, "web2-settings", metav1.GetOptions{}); err != nil {
 		t.Fatalf("the new ConfigMap: %v", err)
+	}
+	// Hooks as an upgrade: pre-upgrade ran, pre-install did not.
+	if _, err := cluster.Client().CoreV1().ConfigMaps(ns).Get(ctx, "web2-pre-upgrade", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the rename did not run the pre-upgrade hook: %v", err)
+	}
+	if _, err := cluster.Client().CoreV1().ConfigMaps(ns).Get(ctx, "web2-pre-install", metav1.GetOptions{}); err == nil {
+		t.Fatal("the rename ran the pre-install hook")
 	}
 	if _, err := cluster.Client().CoreV1().ConfigMaps(ns).Get(ctx, "web-settings", metav1.GetOptions{}); err == nil {
 		t.Fatal("the old ConfigMap web-settings was not deleted")
