@@ -69,7 +69,14 @@ func writeRenameObjects(b *bytes.Buffer, r *plan.ReleaseChange) {
 	if rn == nil {
 		return
 	}
-	fmt.Fprintf(b, "      renamed from %s: %d %s copied under the new name, then the old records deleted\n", rn.From, rn.Revisions, plural(rn.Revisions, "revision", "revisions"))
+	switch rn.State {
+	case plan.RenameDeployed:
+		fmt.Fprintf(b, "      renamed from %s: the old records are deleted once this upgrade succeeds\n", rn.From)
+	case plan.RenameCopied:
+		fmt.Fprintf(b, "      renamed from %s: the other %d of %d revisions copied under the new name, then the old records deleted\n", rn.From, rn.Revisions-rn.Copied, rn.Revisions)
+	default:
+		fmt.Fprintf(b, "      renamed from %s: %d %s copied under the new name, then the old records deleted\n", rn.From, rn.Revisions, plural(rn.Revisions, "revision", "revisions"))
+	}
 	for _, l := range rn.ObjectLines() {
 		fmt.Fprintf(b, "      ~ %s\n", l)
 	}
