@@ -9,6 +9,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/hashicorp/hcl/v2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // renaming is a release instance whose moved block names a release the
@@ -212,20 +213,22 @@ func (c *computer) noteRename(ctx context.Context, inst *config.ReleaseInstance,
 	if rn.hist == nil {
 		return nil // the new name's revision is written: only the old records go
 	}
-	var deployed *release.Release
+	// The objects the old release has: those of its deployed revision,
+	// else of its newest (as an upgrade's previous objects).
+	base := oldLast
 	for _, h := range rn.old {
 		if h.Info.Status == release.StatusDeployed {
-			deployed = h
+			base = h
 		}
 	}
-	if deployed == nil || rc.Refused() {
+	if base.Info.Status == release.StatusUninstalled || rc.Refused() {
 		return nil
 	}
 	eng, err := c.in.Engine(ctx, inst.Cluster)
 	if err != nil {
 		return err
 	}
-	objs, _, err := eng.RecordObjects(deployed)
+	objs, _, err := eng.RecordObjects(base)
 	if err != nil {
 		return err
 	}
@@ -239,7 +242,30 @@ func (c *computer) noteRename(ctx context.Context, inst *config.ReleaseInstance,
 		}
 	}
 	r.Objects = plan.RenameObjects(rn.oldName, inst.Name, old, next)
+	rc.Warnings = append(rc.Warnings, replacedClaims(objs, r.Objects)...)
 	return nil
+}
+
+// replacedClaims warns of the StatefulSets a rename replaces that claim
+// volumes: their PersistentVolumeClaims stay, unused, and the new
+// StatefulSet claims new, empty ones.
+func replacedClaims(objs []*unstructured.Unstructured, renamed []plan.RenamedObject) []string {
+	var out []string
+	for i, o := range objs {
+		if i >= len(renamed) || renamed[i].Kept || o.GetKind() != "StatefulSet" {
+			continue
+		}
+		claims, _, _ := unstructured.NestedSlice(o.Object, "spec", "volumeClaimTemplates")
+		if len(claims) == 0 {
+			continue
+		}
+		by := "nothing"
+		if rb := renamed[i].ReplacedBy; rb != nil {
+			by = rb.String()
+		}
+		out = append(out, fmt.Sprintf("%s is replaced by %s: its PersistentVolumeClaims stay but are not used, the new StatefulSet claims new, empty volumes; keep its name (a fullnameOverride) to keep its data", renamed[i].Ref, by))
+	}
+	return out
 }
 
 // clusterText names a cluster block in a message.
