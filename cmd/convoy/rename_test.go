@@ -337,3 +337,53 @@ func TestRenameInterrupted(t *testing.T) {
 		t.Fatalf("plan after finishing: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// TestRenameAHelmInstalledRelease: a release helm installed, declared
+// under a new name with a moved block from its default address, is
+// renamed with its history; a release helm installs under the old name
+// afterwards is another, and the moved block never touches it.
+func TestRenameAHelmInstalledRelease(t *testing.T) {
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	ctx := context.Background()
+	if out, err := cluster.Helm(t, "install", "web", renameableChart(t), "-n", ns, "--set", "fullnameOverride=web"); err != nil {
+		t.Fatalf("helm install web: %v\n%s", err, out)
+	}
+	dep, err := cluster.Client().AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := fmt.Sprintf("stack \"rh-%s\" {\n  default_namespace = %q\n}\n", ns[len(ns)-6:], ns)
+	dir := writeStack(t, head+renameBlock(t, "new", "web2", "")+"moved {\n  from = release.web\n  to   = release.new\n}\n")
+	code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--detailed-exitcode")
+	if code != 2 || !strings.Contains(out, "release.web (web) will be renamed to release.new (web2)") || !strings.Contains(out, "0 to install, 1 to upgrade, 0 to uninstall") {
+		t.Fatalf("plan of the rename: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve"); code != 0 {
+		t.Fatalf("apply of the rename: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if after, err := cluster.Client().AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); err != nil || after.UID != dep.UID || after.Annotations["meta.helm.sh/release-name"] != "web2" {
+		t.Fatalf("the Deployment after the rename: %v", err)
+	}
+	hist, err := cluster.Helm(t, "history", "web2", "-n", ns)
+	if err != nil || !strings.Contains(hist, "Renamed from web (revision 1): Install complete") {
+		t.Fatalf("helm history web2: %v\n%s", err, hist)
+	}
+	if list, err := cluster.Helm(t, "list", "-n", ns, "-q"); err != nil || strings.TrimSpace(list) != "web2" {
+		t.Fatalf("helm list: %v\n%q, want only web2", err, list)
+	}
+	if code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--detailed-exitcode"); code != 0 {
+		t.Fatalf("plan after the rename: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	if out, err := cluster.Helm(t, "install", "web", renameableChart(t), "-n", ns, "--set", "fullnameOverride=another"); err != nil {
+		t.Fatalf("helm install web again: %v\n%s", err, out)
+	}
+	code, out, errOut = runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc)
+	if code != 1 || !strings.Contains(errOut, "Release renamed already") {
+		t.Fatalf("plan with another release named web: exit %d, want 1\n%s\n%s", code, out, errOut)
+	}
+	if h := statusOf(t, ns, "web"); revisions(h) != "1:deployed" {
+		t.Fatalf("the other web: %s", revisions(h))
+	}
+}

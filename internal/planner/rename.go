@@ -29,7 +29,9 @@ type renaming struct {
 // renaming finds the release a moved block renames to inst: a release
 // of the stack its files no longer declare (on inst's cluster), whose
 // newest record names one of inst's move sources (release.AddressLabel;
-// records without it: the source's default Helm name), nearest first.
+// records without it: the source's default Helm name), nearest first;
+// else a release of inst's namespace no stack applied, named as a
+// source's default Helm name (helmRenaming).
 // It says how far an earlier apply got from the records: the new name's
 // records copied from the old one (release.RenamedFromLabel), and
 // whether the new name has a revision of its own. A rename across
@@ -63,7 +65,9 @@ func (c *computer) renaming(ctx context.Context, inst *config.ReleaseInstance) (
 		}
 	}
 	if best == nil {
-		return nil, nil
+		if best, err = c.helmRenaming(ctx, eng, inst, sources); best == nil || err != nil {
+			return nil, err
+		}
 	}
 	last := best.old[len(best.old)-1]
 	if last.Namespace != inst.Namespace {
@@ -85,6 +89,21 @@ func (c *computer) renaming(ctx context.Context, inst *config.ReleaseInstance) (
 			copied++
 		}
 	}
+	if copied > 0 {
+		// Records copied from a release of the old name: they must be
+		// this release's (one helm installed under the old name after a
+		// rename finished is another, and its records are not ours to
+		// delete).
+		ok, err := eng.Storage(inst.Namespace).CopiesOf(ctx, best.oldName, inst.Name)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, moveDiag(best.from, "Release renamed already",
+				fmt.Sprintf("This moved block renames release %s to %s in namespace %s, which a rename did already; the release named %s now (revision %d, %s) is another. Remove the moved block, or uninstall %s.",
+					best.oldName, inst.Name, inst.Namespace, best.oldName, last.Version, last.Info.Status, best.oldName))
+		}
+	}
 	labels := map[string]string{release.AddressLabel: inst.Addr.LabelValue()}
 	switch {
 	case len(own) == 0:
@@ -99,6 +118,37 @@ func (c *computer) renaming(ctx context.Context, inst *config.ReleaseInstance) (
 		best.state = plan.RenameDeployed
 	}
 	return best, nil
+}
+
+// helmRenaming finds the release a moved block renames to inst among
+// the releases of inst's namespace that no stack applied (installed by
+// helm, then declared and imported): records without a stack's label,
+// named as a move source's default Helm name (release.web: web), which no
+// release of the stack declares.
+func (c *computer) helmRenaming(ctx context.Context, eng *release.Engine, inst *config.ReleaseInstance, sources []config.MoveSource) (*renaming, error) {
+	declared, err := c.declared(ctx, eng.Kube().ClusterID())
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range sources {
+		name := defaultName(s.Addr)
+		if name == inst.Name || declared[release.RecordKey{Namespace: inst.Namespace, Name: name}] {
+			continue
+		}
+		hist, err := c.history(ctx, eng, inst.Namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		if len(hist) == 0 {
+			continue
+		}
+		last := hist[len(hist)-1]
+		if last.Labels[release.StackLabel] != "" || last.Info.Status == release.StatusUninstalled {
+			continue
+		}
+		return &renaming{from: s, old: hist, oldName: name}, nil
+	}
+	return nil, nil
 }
 
 // stackRelease is the newest record of hist when it is this stack's and
@@ -132,15 +182,9 @@ func sourceRank(r *release.Release, sources []config.MoveSource) int {
 func (c *computer) undeclared(ctx context.Context, eng *release.Engine) ([]release.RecordKey, error) {
 	id := eng.Kube().ClusterID()
 	return c.orphans.Get(id, func() ([]release.RecordKey, error) {
-		declared := map[release.RecordKey]bool{}
-		for _, r := range c.in.Stack.Releases {
-			e, err := c.in.Engine(ctx, r.Cluster)
-			if err != nil {
-				return nil, err
-			}
-			if e.Kube().ClusterID() == id {
-				declared[release.RecordKey{Namespace: r.Namespace, Name: r.Name}] = true
-			}
+		declared, err := c.declared(ctx, id)
+		if err != nil {
+			return nil, err
 		}
 		var recs []release.RecordKey
 		if err := c.do(ctx, func() error {
@@ -154,6 +198,23 @@ func (c *computer) undeclared(ctx context.Context, eng *release.Engine) ([]relea
 		for _, k := range recs {
 			if !declared[k] {
 				out = append(out, k)
+			}
+		}
+		return out, nil
+	})
+}
+
+// declared are the releases the stack's files declare on cluster id.
+func (c *computer) declared(ctx context.Context, id kube.ClusterID) (map[release.RecordKey]bool, error) {
+	return c.declaredOn.Get(id, func() (map[release.RecordKey]bool, error) {
+		out := map[release.RecordKey]bool{}
+		for _, r := range c.in.Stack.Releases {
+			e, err := c.in.Engine(ctx, r.Cluster)
+			if err != nil {
+				return nil, err
+			}
+			if e.Kube().ClusterID() == id {
+				out[release.RecordKey{Namespace: r.Namespace, Name: r.Name}] = true
 			}
 		}
 		return out, nil

@@ -125,3 +125,37 @@ func (p *Prepared) PreviousOwner() string {
 	}
 	return p.Request.Name
 }
+
+// CopiesOf reports whether the records of release to that a rename
+// copied from release from (RenamedFromLabel) are copies of from's
+// records as they are now: each record of from with a copy has the same
+// deploy time, and at least one has a copy. A release helm installed
+// under the old name after a rename finished is another release.
+func (s *Storage) CopiesOf(ctx context.Context, from, to string) (bool, error) {
+	old, err := s.History(ctx, from)
+	if err != nil {
+		return false, err
+	}
+	have, err := s.History(ctx, to)
+	if err != nil {
+		return false, err
+	}
+	copies := map[int]*Release{}
+	for _, r := range have {
+		if r.Labels[RenamedFromLabel] == from {
+			copies[r.Version] = r
+		}
+	}
+	matched := 0
+	for _, r := range old {
+		c := copies[r.Version]
+		if c == nil {
+			continue
+		}
+		if !c.Info.LastDeployed.Equal(r.Info.LastDeployed) {
+			return false, nil
+		}
+		matched++
+	}
+	return matched > 0, nil
+}

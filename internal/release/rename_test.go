@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCopyHistoryThenDelete: a rename's record steps, each done twice
@@ -70,4 +71,49 @@ func TestCopyHistoryRefusesAnotherRelease(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "was not copied from release web") {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// TestCopiesOf: the copies of an interrupted rename are the old release's
+// (also when only some are made, or some old records are deleted); a
+// release installed under the old name later is not.
+func TestCopiesOf(t *testing.T) {
+	ctx := context.Background()
+	s := &Storage{Driver: NewMemory()}
+	for _, r := range []*Release{rec("web", 1, StatusSuperseded), rec("web", 2, StatusDeployed)} {
+		if err := s.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.CopyHistory(ctx, "web", "web2", nil); err != nil {
+		t.Fatal(err)
+	}
+	check := func(want bool, what string) {
+		t.Helper()
+		got, err := s.CopiesOf(ctx, "web", "web2")
+		if err != nil || got != want {
+			t.Fatalf("%s: CopiesOf = %v, %v; want %v", what, got, err, want)
+		}
+	}
+	check(true, "all copied")
+	if err := s.Delete(ctx, "web2", 2); err != nil {
+		t.Fatal(err)
+	}
+	check(true, "one of two copied")
+	if err := s.Delete(ctx, "web", 1); err != nil {
+		t.Fatal(err)
+	}
+	check(false, "the copied revision's old record deleted, the other not copied")
+	if _, err := s.CopyHistory(ctx, "web", "web2", nil); err != nil {
+		t.Fatal(err)
+	}
+	check(true, "old records partly deleted")
+	if err := s.DeleteHistory(ctx, "web"); err != nil {
+		t.Fatal(err)
+	}
+	later := rec("web", 1, StatusDeployed)
+	later.Info.LastDeployed = later.Info.LastDeployed.Add(time.Hour)
+	if err := s.Create(ctx, later); err != nil {
+		t.Fatal(err)
+	}
+	check(false, "another release installed as web after the rename")
 }
