@@ -100,7 +100,7 @@ func (rn *Rename) ObjectLines() []string {
 		case o.Kept:
 			out = append(out, fmt.Sprintf("%s keeps its identity (re-labelled to the new release)", o.Ref))
 		case o.ReplacedBy != nil:
-			out = append(out, fmt.Sprintf("%s is replaced by %s (created, then the old one deleted)", o.Ref, *o.ReplacedBy))
+			out = append(out, fmt.Sprintf("%s is replaced by %s (the new one created, the old one deleted once the new release is ready)", o.Ref, *o.ReplacedBy))
 		default:
 			out = append(out, fmt.Sprintf("%s is deleted (the new release does not render it)", o.Ref))
 		}
