@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -386,4 +387,80 @@ func TestRenameAHelmInstalledRelease(t *testing.T) {
 	if h := statusOf(t, ns, "web"); revisions(h) != "1:deployed" {
 		t.Fatalf("the other web: %s", revisions(h))
 	}
+}
+
+// TestRenameSIGKILLedAnywhereFinishes kills `convoy apply` of a rename at
+// random points (before the lock, during the copy, the upgrade and its
+// wait, the deletion of the old records, after the end), trials times:
+// each time the next apply finishes the rename — no record of web, web2's
+// history whole and deployed, the Deployment's uid kept, the next plan
+// empty.
+func TestRenameSIGKILLedAnywhereFinishes(t *testing.T) {
+	cluster.Need(t)
+	const trials = 8
+	bin := buildConvoy(t)
+	kc := cluster.Kubeconfig()
+	ctx := context.Background()
+	moved := "moved {\n  from = release.old\n  to   = release.new\n}\n"
+	slow := strings.Replace(renameBlock(t, "new", "web2", ""), `fullnameOverride = "web"`, `fullnameOverride = "web", readyAfter = "1s"`, 1)
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 0))
+	var full time.Duration
+	for i := 0; i < trials; i++ {
+		ns := cluster.Namespace(t)
+		head := fmt.Sprintf("stack \"rk-%s\" {\n  default_namespace = %q\n}\n", ns[len(ns)-6:], ns)
+		dir := writeStack(t, head+renameBlock(t, "old", "web", ""))
+		args := []string{"apply", "-C", dir, "--kubeconfig", kc, "--auto-approve", "--no-progress"}
+		if code, out, errOut := runBin(bin, args...); code != 0 {
+			t.Fatalf("trial %d: install: %d\n%s\n%s", i, code, out, errOut)
+		}
+		dep, err := cluster.Client().AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rewriteStack(t, dir, head+slow+moved)
+		var after time.Duration
+		left := "not killed"
+		if i == 0 {
+			// The first trial runs to the end: how long a rename takes.
+			t0 := time.Now()
+			if code, out, errOut := runBin(bin, args...); code != 0 {
+				t.Fatalf("trial 0: rename: %d\n%s\n%s", code, out, errOut)
+			}
+			full = time.Since(t0)
+		} else {
+			after = time.Duration(rng.Int64N(int64(full * 5 / 4)))
+			cmd := exec.Command(bin, args...)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(after) // where the kill lands, not a wait for a result
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			left = fmt.Sprintf("left web [%s] web2 [%s]", revisions(statusOf(t, ns, "web")), revisions(statusOf(t, ns, "web2")))
+			if code, out, errOut := runBin(bin, args...); code != 0 {
+				t.Fatalf("trial %d (killed after %s, seed %d): the next apply: %d\n%s\n%s", i, after, seed, code, out, errOut)
+			}
+		}
+		if h := statusOf(t, ns, "web"); len(h) != 0 {
+			t.Fatalf("trial %d (killed after %s, seed %d): records of web remain: %s", i, after, seed, revisions(h))
+		}
+		h := statusOf(t, ns, "web2")
+		for j, r := range h {
+			if r.Version != j+1 || r.Info.Status.IsPending() {
+				t.Fatalf("trial %d (killed after %s, seed %d): web2's history %s", i, after, seed, revisions(h))
+			}
+		}
+		if len(h) < 2 || h[0].Labels[release.RenamedFromLabel] != "web" || h[len(h)-1].Info.Status != release.StatusDeployed {
+			t.Fatalf("trial %d (killed after %s, seed %d): web2's history %s", i, after, seed, revisions(h))
+		}
+		if d, err := cluster.Client().AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); err != nil || d.UID != dep.UID {
+			t.Fatalf("trial %d (killed after %s, seed %d): the Deployment did not keep its identity: %v", i, after, seed, err)
+		}
+		if code, out, errOut := runBin(bin, "plan", "-C", dir, "--kubeconfig", kc, "--detailed-exitcode"); code != 0 {
+			t.Fatalf("trial %d (killed after %s, seed %d): plan after: exit %d\n%s\n%s", i, after, seed, code, out, errOut)
+		}
+		t.Logf("trial %d: killed after %s, %s; then web2 %s", i, after.Round(time.Millisecond), left, revisions(h))
+	}
+	t.Logf("a rename takes %s; seed %d", full.Round(time.Millisecond), seed)
 }
