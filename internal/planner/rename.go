@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/kube"
@@ -271,6 +272,11 @@ func (c *computer) noteRename(ctx context.Context, inst *config.ReleaseInstance,
 		r.Copied = len(rn.own)
 	}
 	rc.Rename = r
+	if rn.hist != nil && !slices.ContainsFunc(rc.Reasons, func(x plan.Reason) bool { return x.Kind == plan.ReasonRename }) {
+		// Planned without a rendering of its own (values known only at
+		// apply, kinds not served yet): the rename is a reason all the same.
+		rc.Reasons = append([]plan.Reason{{Kind: plan.ReasonRename, Detail: fmt.Sprintf("Helm release %s is renamed %s", rn.oldName, inst.Name)}}, rc.Reasons...)
+	}
 	if rn.hist == nil {
 		return nil // the new name's revision is written: only the old records go
 	}
