@@ -136,6 +136,10 @@ func Run(ctx context.Context, o Options) error {
 		registry: stacksource.Registry{Resolver: res},
 		resolver: res,
 	}
+	r.notifier = newNotifier(mgr.GetAPIReader(), r.event)
+	if err := mgr.Add(r.notifier); err != nil {
+		return err
+	}
 	err = builder.ControllerManagedBy(mgr).
 		Named("stack").
 		For(&v1alpha1.Stack{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).

@@ -41,6 +41,7 @@ type reconciler struct {
 	metrics  *metrics
 	registry stacksource.Registry
 	resolver *source.Resolver
+	notifier *notifier // nil: notifications are not sent
 }
 
 // outcome is what one reconcile decided.
@@ -69,12 +70,16 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	orig := st.DeepCopy()
 	out := r.reconcile(ctx, &st)
+	r.stripStatusPaths(&st)
+	notify := r.sendNotices(&st, out.result)
 	st.Status.ObservedGeneration = st.Generation
 	if err := r.client.Status().Patch(ctx, &st, client.MergeFrom(orig)); err != nil {
 		if apierrors.IsNotFound(err) {
 			return reconcile.Result{}, nil
 		}
 		out.err = errors.Join(out.err, fmt.Errorf("convoy.dev/v1alpha1 Stack %s status: %w", req, err))
+	} else {
+		notify()
 	}
 	r.metrics.setReleases(req.String(), releaseCounts(st.Status.Releases))
 	r.metrics.reconciles.WithLabelValues(out.result).Inc()
@@ -461,6 +466,7 @@ func diagText(diags hcl.Diagnostics, cfg *config.Config) string {
 
 func (r *reconciler) event(st *v1alpha1.Stack, typ, reason, action, note string) {
 	if r.events != nil {
+		note = r.stripCachePaths(note)
 		if len(note) > 1000 {
 			note = note[:1000] + "…"
 		}
