@@ -233,7 +233,7 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	driftOnly := isDriftOnly(p)
 	ps := &v1alpha1.PlanStatus{
 		Digest: digest, Summary: strings.TrimSuffix(strings.TrimPrefix(sum.String(), "Plan: "), "."), HasChanges: p.HasChanges(),
-		Drifted: sum.Drifted + driftedReleases(p), DriftOnly: driftOnly, DeniedBy: p.DeniedPolicies(),
+		Drifted: driftedObjects(p), DriftOnly: driftOnly, DeniedBy: p.DeniedPolicies(),
 		ConfigMapRef: &v1alpha1.LocalObjectReference{Name: planObjectName(st.Name)},
 		SourceDigest: sr.fetched.Digest, Inputs: sr.in.hash, CreatedAt: &metav1.Time{Time: time.Now()},
 	}
@@ -490,16 +490,31 @@ func isDriftOnly(p *plan.Plan) bool {
 	return changed
 }
 
-// driftedReleases counts the objects of drift-only upgrades (the plan
-// moves their drift into the upgrade's objects).
-func driftedReleases(p *plan.Plan) int {
+// driftedObjects counts the live objects changed outside convoy, each
+// once: a drift-only upgrade lists its drifted objects again (rc.Drift)
+// besides the reason that counts them.
+func driftedObjects(p *plan.Plan) int {
 	n := 0
 	for _, rc := range p.Releases {
+		if len(rc.Drift) > 0 {
+			n += len(rc.Drift)
+			continue
+		}
 		for _, reason := range rc.Reasons {
 			if reason.Kind == plan.ReasonDrift {
-				n++
+				n += driftCount(reason.Detail)
 			}
 		}
+	}
+	return n
+}
+
+// driftCount reads the count of a drift reason ("2 objects changed
+// outside convoy"); 1 if it has none.
+func driftCount(detail string) int {
+	var n int
+	if _, err := fmt.Sscanf(detail, "%d ", &n); err != nil || n < 1 {
+		return 1
 	}
 	return n
 }
@@ -509,6 +524,9 @@ func driftMessage(p *plan.Plan) string {
 	for _, rc := range p.Releases {
 		for _, d := range rc.Drift {
 			parts = append(parts, fmt.Sprintf("%s: %s", rc.Addr, d.Ref))
+		}
+		if len(rc.Drift) > 0 {
+			continue
 		}
 		for _, reason := range rc.Reasons {
 			if reason.Kind == plan.ReasonDrift {
