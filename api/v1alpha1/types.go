@@ -171,6 +171,10 @@ type StackStatus struct {
 	// MaxNotified): an event is sent once per plan digest, also across
 	// controller restarts.
 	Notified []NotifiedEvent `json:"notified,omitempty"`
+	// LastFailedPlan is the digest of the plan whose apply failed last;
+	// cleared by an apply that succeeds (or a plan that finds nothing to
+	// change). While set, lastError keeps the failure.
+	LastFailedPlan string `json:"lastFailedPlan,omitempty"`
 }
 
 // MaxNotified bounds status.notified.

@@ -69,11 +69,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	orig := st.DeepCopy()
-	out := r.reconcile(ctx, &st)
+	pctx, pr := withProgress(ctx, r.client, orig)
+	out := r.reconcile(pctx, &st)
+	pr.stop()
 	r.stripStatusPaths(&st)
 	notify := r.sendNotices(&st, out.result)
 	st.Status.ObservedGeneration = st.Generation
-	if err := r.client.Status().Patch(ctx, &st, client.MergeFrom(orig)); err != nil {
+	if err := r.client.Status().Patch(ctx, &st, client.MergeFrom(pr.Base())); err != nil {
 		if apierrors.IsNotFound(err) {
 			return reconcile.Result{}, nil
 		}
@@ -121,6 +123,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 			return outcome{result: "error", err: err}
 		}
 	}
+	pulling(ctx, st.Spec.Source)
 	t := time.Now()
 	f, err := stacksource.Fetch(ctx, r.registry, stacksDir, st.Spec.Source)
 	r.metrics.duration.WithLabelValues("fetch").Observe(time.Since(t).Seconds())
@@ -206,6 +209,7 @@ func mayApply(st *v1alpha1.Stack, p *v1alpha1.PlanStatus) bool {
 // planAndAct computes and saves a new plan, then applies it or waits.
 func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) outcome {
 	st := sr.st
+	planning(ctx, sr.fetched.Ref.String())
 	t := time.Now()
 	planned, err := run.Plan(ctx, sr.opts, run.PlanRequest{})
 	r.metrics.duration.WithLabelValues("plan").Observe(time.Since(t).Seconds())
@@ -251,7 +255,7 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	}
 	interval := st.Spec.IntervalOrDefault().Duration
 	if !p.HasChanges() {
-		st.Status.LastError = ""
+		st.Status.LastError, st.Status.LastFailedPlan = "", ""
 		st.Status.Releases = releasesOfPlan(p)
 		setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonUpToDate, "nothing to apply")
 		ready(st, metav1.ConditionTrue, ReasonUpToDate, "the live releases match the stack "+sr.fetched.Ref.String())
@@ -275,7 +279,7 @@ func (r *reconciler) waiting(sr *stackRun, p *v1alpha1.PlanStatus, requeue time.
 	if denied := deniedStill(st, p); len(denied) > 0 {
 		return r.policyDenied(sr, p, denied, requeue)
 	}
-	st.Status.LastError = ""
+	clearError(st)
 	if p.DriftOnly && st.Spec.Approval != v1alpha1.ApprovalManual {
 		msg := fmt.Sprintf("%d objects changed outside convoy; spec.driftCorrection is false: plan %s restores them when applied", p.Drifted, p.Digest)
 		setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonDrifted, "drift is reported, not corrected")
@@ -339,13 +343,15 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		return r.planAndAct(ctx, sr, depth+1)
 	}
 	if err != nil {
-		return r.failed(sr, nil, ReasonApplyFailed, err)
+		return r.applyFailed(sr, nil, digest, err)
 	}
+	applying(ctx, digest)
 	t := time.Now()
 	res, err := run.Apply(ctx, sr.savedOpts(), run.ApplyRequest{
-		Saved:   saved,
-		Plan:    run.PlanRequest{AllowPolicies: allowedFor(st, digest)},
-		Command: fmt.Sprintf("convoy controller (Stack %s/%s)", st.Namespace, st.Name),
+		Saved:    saved,
+		Plan:     run.PlanRequest{AllowPolicies: allowedFor(st, digest)},
+		Command:  fmt.Sprintf("convoy controller (Stack %s/%s)", st.Namespace, st.Name),
+		Progress: applyProgress(ctx, digest),
 	})
 	r.metrics.duration.WithLabelValues("apply").Observe(time.Since(t).Seconds())
 	var p *plan.Plan
@@ -378,7 +384,7 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		r.event(st, corev1.EventTypeWarning, ReasonLocked, "Apply", msg)
 		return outcome{result: "locked", requeue: 10 * time.Second}
 	case err != nil && (res == nil || len(res.Results) == 0):
-		return r.failed(sr, p, ReasonApplyFailed, err)
+		return r.applyFailed(sr, p, digest, err)
 	}
 	st.Status.LastAppliedPlan = digest
 	if res != nil {
@@ -388,9 +394,12 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		err = stepErrors(res)
 	}
 	if err != nil {
-		return r.failed(sr, p, ReasonApplyFailed, err)
+		return r.applyFailed(sr, p, digest, err)
 	}
-	st.Status.LastError = ""
+	st.Status.LastError, st.Status.LastFailedPlan = "", ""
+	if ps := st.Status.Plan; ps != nil && ps.Digest == digest {
+		ps.Summary = appliedSummary(p)
+	}
 	msg := fmt.Sprintf("applied plan %s from %s", digest, sr.fetched.Ref)
 	setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonApplied, msg)
 	if driftOnly {
