@@ -205,6 +205,9 @@ func references(st *v1alpha1.Stack, kind, name string) bool {
 		}
 	}
 	if kind == "Secret" {
+		if ref := st.Spec.SourceSecretRef; ref != nil && ref.Name == name {
+			return true
+		}
 		for _, c := range st.Spec.Clusters {
 			if c.SecretRef.Name == name {
 				return true

@@ -123,12 +123,24 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 			return outcome{result: "error", err: err}
 		}
 	}
+	res, dropCredentials, err := r.sourceResolver(ctx, st, tmpDir)
+	if err != nil {
+		var ce *configError
+		if errors.As(err, &ce) {
+			return r.stall(st, ReasonInvalid, err.Error())
+		}
+		retrying(st, ReasonSourceFailed, err.Error())
+		return outcome{result: "error", err: err}
+	}
+	defer dropCredentials()
+	reg := r.registry
+	reg.Resolver = res
 	pulling(ctx, st.Spec.Source)
 	t := time.Now()
-	f, err := stacksource.Fetch(ctx, r.registry, stacksDir, st.Spec.Source)
+	f, err := stacksource.Fetch(ctx, reg, stacksDir, st.Spec.Source)
 	r.metrics.duration.WithLabelValues("fetch").Observe(time.Since(t).Seconds())
 	if err != nil {
-		msg := "spec.source: " + err.Error()
+		msg := "spec.source: " + err.Error() + credentialHint(st, err)
 		st.Status.LastError = msg
 		retrying(st, ReasonSourceFailed, msg)
 		r.event(st, corev1.EventTypeWarning, ReasonSourceFailed, "Fetch", msg)
@@ -160,7 +172,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 		Parallelism: r.opts.Parallelism,
 		Announce:    func(msg string) { r.event(st, corev1.EventTypeNormal, "Announce", "Lock", in.redact(msg)) },
 	}
-	if _, err := run.Init(ctx, sr.opts, run.InitRequest{Frozen: true, Resolver: r.resolver}); err != nil {
+	if _, err := run.Init(ctx, sr.opts, run.InitRequest{Frozen: true, Resolver: res}); err != nil {
 		return r.failed(sr, nil, ReasonPlanFailed, err)
 	}
 
