@@ -170,7 +170,7 @@ release history.`,
 		},
 	}
 	o.add(cmd)
-	cmd.Flags().StringVarP(&o.Namespace, "namespace", "n", "default", "the Stack's namespace")
+	cmd.Flags().StringVarP(&o.Namespace, "namespace", "n", "", "the Stack's namespace (default: the kubeconfig context's)")
 	cmd.Flags().StringVar(&o.Plan, "plan", "", "the plan digest you reviewed; refused unless it is the current plan's")
 	cmd.Flags().StringArrayVar(&o.AllowPolicies, "allow-policy", nil, "override this policy's denials of the plan (repeatable; each denying policy must be named)")
 	return cmd
@@ -181,11 +181,15 @@ func (o approveOptions) Run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	d, err := controller.ApproveWith(ctx, c, o.Namespace, o.Name, o.Plan, o.AllowPolicies)
+	ns, err := o.namespace(o.Namespace)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Out, "Approved plan %s of Stack %s/%s.\n", d, o.Namespace, o.Name)
+	d, err := controller.ApproveWith(ctx, c, ns, o.Name, o.Plan, o.AllowPolicies)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "Approved plan %s of Stack %s/%s.\n", d, ns, o.Name)
 	return nil
 }
 
@@ -210,7 +214,7 @@ func newGetCmd(s streams) *cobra.Command {
 		RunE:    func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context(), s) },
 	}
 	o.add(stacks)
-	stacks.Flags().StringVarP(&o.Namespace, "namespace", "n", "default", "namespace")
+	stacks.Flags().StringVarP(&o.Namespace, "namespace", "n", "", "namespace (default: the kubeconfig context's)")
 	stacks.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "every namespace")
 	cmd.AddCommand(stacks)
 	return cmd
@@ -221,7 +225,10 @@ func (o getStacksOptions) Run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	ns := o.Namespace
+	ns, err := o.namespace(o.Namespace)
+	if err != nil {
+		return err
+	}
 	if o.AllNamespaces {
 		ns = ""
 	}
