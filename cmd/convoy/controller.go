@@ -53,6 +53,8 @@ outside it against a kubeconfig. See docs/controller.md.`,
 	fs.IntVar(&o.Parallelism, "parallelism", 0, "releases one Stack plans or applies at once (default: as convoy apply)")
 	fs.Float32Var(&o.QPS, "kube-qps", run.DefaultQPS, "per-cluster limit of queries per second of each Stack's run")
 	fs.IntVar(&o.Burst, "kube-burst", run.DefaultBurst, "per-cluster burst of each Stack's run")
+	fs.Float32Var(&o.ClusterQPS, "cluster-qps", 0, "queries per second to each cluster shared by all the Stacks reconciled (default 0: no shared limit)")
+	fs.IntVar(&o.ClusterBurst, "cluster-burst", 0, "burst of --cluster-qps (default: one second's worth)")
 	fs.StringVar(&o.MetricsAddress, "metrics-address", ":8080", "listen address of the Prometheus metrics (/metrics); 0 disables")
 	fs.StringVar(&o.HealthAddress, "health-address", ":8081", "listen address of /healthz and /readyz; 0 disables")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "elect one active replica per shard on a Lease")

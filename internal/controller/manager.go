@@ -10,6 +10,7 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source"
+	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/convoy-sh/convoy/internal/stacksource"
 	corev1 "k8s.io/api/core/v1"
@@ -135,7 +136,9 @@ func Run(ctx context.Context, o Options) error {
 		metrics:  newMetrics(),
 		registry: stacksource.Registry{Resolver: res},
 		resolver: res,
+		budget:   &kube.Budget{QPS: float64(o.ClusterQPS), Burst: o.ClusterBurst},
 	}
+	r.budget.OnWait = r.metrics.budgetWaits.Inc
 	r.notifier = newNotifier(mgr.GetAPIReader(), r.event)
 	if err := mgr.Add(r.notifier); err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/diagtext"
+	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/plan/view"
 	"github.com/convoy-sh/convoy/internal/run"
@@ -41,7 +42,8 @@ type reconciler struct {
 	metrics  *metrics
 	registry stacksource.Registry
 	resolver *source.Resolver
-	notifier *notifier // nil: notifications are not sent
+	notifier *notifier    // nil: notifications are not sent
+	budget   *kube.Budget // shared by every Stack's runs
 }
 
 // outcome is what one reconcile decided.
@@ -166,7 +168,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 		Source: run.Source{Dir: f.Dir, Variables: in.vars, Environment: st.Spec.Environment},
 		Clusters: run.ClusterOptions{
 			Kubeconfig: r.opts.Kubeconfig, Context: r.opts.Context, Kubeconfigs: in.kubeconfigs,
-			QPS: r.opts.QPS, Burst: r.opts.Burst, StorageDriver: "secret", Warnings: r.opts.Warnings,
+			QPS: r.opts.QPS, Burst: r.opts.Burst, StorageDriver: "secret", Warnings: r.opts.Warnings, Budget: r.budget,
 		},
 		ChartCache:  chartsDir,
 		Parallelism: r.opts.Parallelism,
