@@ -16,13 +16,15 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/duration"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 type controllerOptions struct {
 	controller.Options
-	Verbose bool
+	Verbose      bool
+	CacheMaxSize string
 }
 
 func newControllerCmd(s streams) *cobra.Command {
@@ -63,6 +65,7 @@ outside it against a kubeconfig. See docs/controller.md.`,
 	fs.DurationVar(&o.RenewDeadline, "renew-deadline", 10*time.Second, "how long the leader retries renewing before it steps down")
 	fs.DurationVar(&o.RetryPeriod, "retry-period", 2*time.Second, "how often candidates try to take the Lease")
 	fs.StringVar(&o.CacheDir, "cache-dir", "", "pulled stacks, charts and temporary plans (default: the user cache directory's convoy/controller)")
+	fs.StringVar(&o.CacheMaxSize, "cache-max-size", "", "bound the pulled stacks and charts of --cache-dir (500Mi, 2Gi, …): the least recently used are removed, never one in use (default: unbounded)")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "log at debug level")
 	cmd.AddCommand(newControllerInstallCmd(s))
 	return cmd
@@ -81,6 +84,13 @@ func (o controllerOptions) Run(ctx context.Context, s streams) error {
 	opts.RegistryConfigs = registryConfigs(os.Getenv)
 	if o.Concurrency < 1 {
 		return fmt.Errorf("--concurrency must be at least 1")
+	}
+	if o.CacheMaxSize != "" {
+		q, err := resource.ParseQuantity(o.CacheMaxSize)
+		if err != nil || q.Sign() <= 0 {
+			return fmt.Errorf("--cache-max-size %q: give a size in bytes, such as 500Mi or 2Gi", o.CacheMaxSize)
+		}
+		opts.CacheMaxSize = q.Value()
 	}
 	return controller.Run(ctx, opts)
 }

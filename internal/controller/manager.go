@@ -139,6 +139,8 @@ func Run(ctx context.Context, o Options) error {
 		budget:   &kube.Budget{QPS: float64(o.ClusterQPS), Burst: o.ClusterBurst},
 	}
 	r.budget.OnWait = r.metrics.budgetWaits.Inc
+	r.cache = newCacheJanitor(filepath.Join(o.CacheDir, "stacks"), filepath.Join(o.CacheDir, "charts"), o.CacheMaxSize)
+	r.cache.onEvict = func(n int) { r.metrics.evictions.Add(float64(n)) }
 	r.notifier = newNotifier(mgr.GetAPIReader(), r.event)
 	if err := mgr.Add(r.notifier); err != nil {
 		return err

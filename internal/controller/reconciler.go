@@ -44,6 +44,7 @@ type reconciler struct {
 	resolver *source.Resolver
 	notifier *notifier    // nil: notifications are not sent
 	budget   *kube.Budget // shared by every Stack's runs
+	cache    *cacheJanitor
 }
 
 // outcome is what one reconcile decided.
@@ -85,6 +86,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	} else {
 		notify()
 	}
+	r.cache.evict()
 	r.metrics.setReleases(req.String(), releaseCounts(st.Status.Releases))
 	r.metrics.reconciles.WithLabelValues(out.result).Inc()
 	r.metrics.duration.WithLabelValues("total").Observe(time.Since(start).Seconds())
@@ -139,7 +141,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 	reg.Resolver = res
 	pulling(ctx, st.Spec.Source)
 	t := time.Now()
-	f, err := stacksource.Fetch(ctx, reg, stacksDir, st.Spec.Source)
+	f, releaseCache, err := r.fetch(ctx, reg, stacksDir, st.Spec.Source)
 	r.metrics.duration.WithLabelValues("fetch").Observe(time.Since(t).Seconds())
 	if err != nil {
 		msg := "spec.source: " + err.Error() + credentialHint(st, err)
@@ -148,6 +150,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 		r.event(st, corev1.EventTypeWarning, ReasonSourceFailed, "Fetch", msg)
 		return outcome{result: "error", err: errors.New(msg)}
 	}
+	defer releaseCache()
 	st.Status.Source = &v1alpha1.SourceStatus{Ref: f.Ref.String(), Digest: f.Digest}
 	cfg, diags := config.LoadDir(f.Dir)
 	if diags.HasErrors() {
