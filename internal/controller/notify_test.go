@@ -189,3 +189,22 @@ func hasNotified(st *v1alpha1.Stack, event, digest string) bool {
 	}
 	return false
 }
+
+// The API server refuses notifications it could never send.
+func TestNotificationsSchema(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := kube(t)
+	for want, n := range map[string]v1alpha1.Notification{
+		"give one of url and urlFrom":   {URL: "https://hooks.example/a", URLFrom: &v1alpha1.URLSource{SecretKeyRef: v1alpha1.SecretKeyRef{Name: "s", Key: "url"}}},
+		"should match '^https?://":      {URL: "hooks.example/a"},
+		`Unsupported value: "Deployed"`: {URL: "https://hooks.example/a", Events: []v1alpha1.NotificationEvent{"Deployed"}},
+		`Unsupported value: "discord"`:  {URL: "https://hooks.example/a", Format: "discord"},
+	} {
+		st := newStack(ns, "bad", "oci://127.0.0.1:1/stacks/app:v1", func(st *v1alpha1.Stack) { st.Spec.Notifications = []v1alpha1.Notification{n} })
+		err := c.Create(context.Background(), st)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("notification %+v: %v, want %q", n, err, want)
+			_ = c.Delete(context.Background(), st)
+		}
+	}
+}
