@@ -112,3 +112,34 @@ func TestDeliverRetriesAndReports(t *testing.T) {
 		t.Fatalf("%d calls, events %q: want 1 call and a NotificationFailed without the URL", calls.Load(), notes)
 	}
 }
+
+// An endpoint that never answers costs each attempt its timeout, and ends
+// in NotificationFailed: a worker is never stuck on it.
+func TestDeliverTimesOut(t *testing.T) {
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-stop:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(stop)
+	var notes []string
+	n := newNotifier(nil, func(_ *v1alpha1.Stack, _, reason, _, note string) { notes = append(notes, reason+": "+note) })
+	n.http.Timeout, n.attempts, n.backoff = 50*time.Millisecond, 2, time.Millisecond
+	st := waitingStack()
+	st.Spec.Notifications = []v1alpha1.Notification{{URL: srv.URL + "/hang"}}
+	ds := recordNotices(st, noticesOf(st, "approval_required"), time.Now())
+	done := make(chan struct{})
+	go func() { n.deliver(context.Background(), ds[0]); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("deliver is stuck on an endpoint that never answers")
+	}
+	if len(notes) != 1 || !strings.HasPrefix(notes[0], "NotificationFailed: spec.notifications[0]") || !strings.Contains(notes[0], "2 attempts") || strings.Contains(notes[0], srv.URL) {
+		t.Fatalf("events %q", notes)
+	}
+	t.Log(notes[0])
+}
