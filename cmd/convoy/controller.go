@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/deploy"
 	"github.com/convoy-sh/convoy/internal/controller"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/go-logr/logr"
@@ -125,6 +126,7 @@ func (f *kubeFlags) add(cmd *cobra.Command) {
 type controllerInstallOptions struct {
 	kubeFlags
 	Deployment bool
+	Image      string
 }
 
 func newControllerInstallCmd(s streams) *cobra.Command {
@@ -135,21 +137,31 @@ func newControllerInstallCmd(s streams) *cobra.Command {
 		Long: `Install applies, with server-side apply, the stacks.convoy.dev CRD (and waits
 until it is established), the convoy-system namespace with the controller's
 ServiceAccount and RBAC, and with --deployment the controller's Deployment.
-The same manifests are under deploy/ in the source.`,
+The same manifests are under deploy/ in the source.
+
+The Deployment runs ` + deploy.ImageRepository + `:<this convoy's version>, or the
+image of --image REF (which implies --deployment): build and push one with
+make image IMAGE=REGISTRY/REPO:TAG. See docs/controller.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context(), s) },
 	}
 	o.add(cmd)
 	cmd.Flags().BoolVar(&o.Deployment, "deployment", false, "install the controller's Deployment too")
+	cmd.Flags().StringVar(&o.Image, "image", "", "the Deployment's image, REGISTRY/REPO:TAG (default "+deploy.ImageRepository+":<version>; implies --deployment)")
 	return cmd
 }
 
 func (o controllerInstallOptions) Run(ctx context.Context, s streams) error {
+	if o.Image != "" {
+		if err := controller.ValidateImage(o.Image); err != nil {
+			return err
+		}
+	}
 	c, err := controller.Connect(o.Kubeconfig, o.Context)
 	if err != nil {
 		return err
 	}
-	return controller.Install(ctx, c, controller.InstallRequest{Deployment: o.Deployment, Log: s.Out})
+	return controller.Install(ctx, c, controller.InstallRequest{Deployment: o.Deployment || o.Image != "", Image: o.Image, Log: s.Out})
 }
 
 type approveOptions struct {

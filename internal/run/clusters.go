@@ -268,3 +268,21 @@ func LoadKubeconfig(path, context string) (*rest.Config, error) {
 	}
 	return cfg, err
 }
+
+// KubeconfigNamespace is the namespace of the kubeconfig's context (as
+// kubectl and helm default to), "default" when it names none.
+func KubeconfigNamespace(path, context string) (string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if path != "" {
+		p, err := config.ExpandHome(path)
+		if err != nil {
+			return "", err
+		}
+		rules.ExplicitPath = p
+	}
+	ns, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).Namespace()
+	if clientcmd.IsEmptyConfig(err) {
+		return "", errNoKubeconfig
+	}
+	return ns, err
+}
