@@ -11,7 +11,6 @@ import (
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/run"
-	"github.com/convoy-sh/convoy/internal/stacksource"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -165,25 +164,37 @@ func (r *reconciler) loadForDeletion(ctx context.Context, st *v1alpha1.Stack) (*
 			return nil, nil, err.Error()
 		}
 	}
-	f, err := stacksource.Fetch(ctx, r.registry, stacksDir, st.Spec.Source)
-	if err != nil {
-		return nil, nil, "spec.source: " + err.Error()
-	}
-	cfg, diags := config.LoadDir(f.Dir)
-	if diags.HasErrors() {
-		return nil, nil, diagText(diags, cfg)
-	}
-	in, err := readInputs(ctx, r.reader, st, f.Digest, cfg.Variables, tmpDir)
+	res, dropCredentials, err := r.sourceResolver(ctx, st, tmpDir)
 	if err != nil {
 		return nil, nil, err.Error()
 	}
+	reg := r.registry
+	reg.Resolver = res
+	f, releaseCache, err := r.fetch(ctx, reg, stacksDir, st.Spec.Source)
+	if err != nil {
+		dropCredentials()
+		return nil, nil, "spec.source: " + err.Error()
+	}
+	fail := func(msg string) (*stackRun, func(), string) {
+		releaseCache()
+		dropCredentials()
+		return nil, nil, msg
+	}
+	cfg, diags := config.LoadDir(f.Dir)
+	if diags.HasErrors() {
+		return fail(diagText(diags, cfg))
+	}
+	in, err := readInputs(ctx, r.reader, st, f.Digest, cfg.Variables, tmpDir)
+	if err != nil {
+		return fail(err.Error())
+	}
 	sr := &stackRun{st: st, fetched: f, in: in, tmp: tmpDir}
 	sr.opts = r.runOptions(st, f, in)
-	if _, err := run.Init(ctx, sr.opts, run.InitRequest{Frozen: true, Resolver: r.resolver}); err != nil {
+	if _, err := run.Init(ctx, sr.opts, run.InitRequest{Frozen: true, Resolver: res}); err != nil {
 		in.cleanup()
-		return nil, nil, message(err, nil, in)
+		return fail(message(err, nil, in))
 	}
-	return sr, in.cleanup, ""
+	return sr, func() { in.cleanup(); releaseCache(); dropCredentials() }, ""
 }
 
 // abandonByIdentity lets go of the records of a Stack that cannot be

@@ -61,6 +61,7 @@ func clearRetries(st *v1alpha1.Stack) {
 // stalls until its source, variables or spec change.
 func (r *reconciler) applyFailed(sr *stackRun, p *plan.Plan, digest string, err error) outcome {
 	st := sr.st
+	st.Status.LastFailedPlan = digest
 	msg := message(err, p, sr.in)
 	if key := retryKey(sr); st.Status.FailedInputs != key {
 		clearRetries(st)
