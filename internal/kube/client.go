@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 )
@@ -57,6 +58,7 @@ type Options struct {
 // Client talks to one cluster. It is safe for concurrent use.
 type Client struct {
 	dynamic      dynamic.Interface
+	metadata     metadata.Interface
 	typed        kubernetes.Interface
 	mapper       *restmapper.DeferredDiscoveryRESTMapper
 	fieldManager string
@@ -91,6 +93,10 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kube: dynamic client: %w", err)
 	}
+	md, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kube: metadata client: %w", err)
+	}
 	typed, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kube: client: %w", err)
@@ -101,6 +107,7 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 	}
 	return &Client{
 		dynamic:      dyn,
+		metadata:     md,
 		typed:        typed,
 		mapper:       restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
 		fieldManager: fieldManager,

@@ -238,6 +238,8 @@ type computer struct {
 
 	histories memo.Map[nsKey, map[string][]*release.Release]           // records by release name
 	lists     memo.Map[kindKey, map[string]*unstructured.Unstructured] // live objects by name
+	// applied are the metadata lists the fast path reads (liveApplied).
+	applied memo.Map[kindKey, map[string]*kube.Applied]
 	// outputs are the outputs of the deployed revisions that releases
 	// read (a release read by many is read once).
 	outputs memo.Map[revisionKey, config.AppliedRelease]
@@ -310,6 +312,48 @@ func (c *computer) liveShared(ctx context.Context, kc *kube.Client, ref kube.Ref
 		for _, u := range list {
 			objs[u.GetName()] = u
 		}
+		return objs, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if cached {
+		c.stats.add(&c.stats.ListHits, 1)
+	}
+	return objs[ref.Name], nil
+}
+
+// liveApplied is what convoy's field manager applied of the live object
+// (nil: absent), read from one list of metadata per kind and namespace
+// (kube.Client.ListApplied) shared by the releases the plan proves
+// unchanged: no spec, status or other managers' fields are decoded or
+// kept for them. Releases planned in full read full lists (liveShared).
+func (c *computer) liveApplied(ctx context.Context, kc *kube.Client, ref kube.Ref) (*kube.Applied, error) {
+	namespaced, err := kc.IsNamespaced(ref.GroupVersionKind())
+	if err != nil || (namespaced && ref.Namespace == "") {
+		live, err := getLive(ctx, kc, ref)
+		if live == nil || err != nil {
+			return nil, err
+		}
+		return kube.AppliedOf(kc.FieldManager(), live), nil
+	}
+	key := kindKey{nsKey{kc.ClusterID(), ref.Namespace}, ref.APIVersion(), ref.Kind}
+	cached := true
+	objs, err := c.applied.Get(key, func() (map[string]*kube.Applied, error) {
+		cached = false
+		var opts metav1.ListOptions
+		if ref.Group == "" && ref.Kind == "Secret" {
+			opts.FieldSelector = "type!=" + release.SecretType
+		}
+		objs, err := kc.ListApplied(ctx, ref.APIVersion(), ref.Kind, ref.Namespace, opts)
+		if err != nil {
+			where := "in namespace " + ref.Namespace
+			if ref.Namespace == "" {
+				where = "in the cluster"
+			}
+			return nil, fmt.Errorf("list %s %s %s: %w", ref.APIVersion(), ref.Kind, where, err)
+		}
+		c.stats.add(&c.stats.Lists, 1)
 		return objs, nil
 	})
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // unchanged plans a release as unchanged without rendering it or asking
@@ -64,16 +63,16 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 		return "inputs-changed", nil
 	}
 	kc := eng.Kube()
-	objs, paths, err := eng.RecordObjects(deployed)
+	objs, err := recordObjects(eng, deployed)
 	if err != nil {
 		return "record-unreadable", nil // the full plan says what is wrong with it
 	}
 	refs := make([]kube.Ref, len(objs))
-	lives := make([]*unstructured.Unstructured, len(objs))
+	lives := make([]*kube.Applied, len(objs))
 	if err := c.do(ctx, func() error {
 		for i, o := range objs {
-			refs[i] = kube.RefOf(o)
-			live, err := c.liveShared(ctx, kc, refs[i])
+			refs[i] = o.Ref
+			live, err := c.liveApplied(ctx, kc, o.Ref)
 			if err != nil {
 				return err
 			}
@@ -83,7 +82,7 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 	}); err != nil {
 		return "", err
 	}
-	if kc.AppliedState(refs, lives) != applied {
+	if kube.AppliedStateOf(refs, lives) != applied {
 		return "live-objects-changed", nil
 	}
 
@@ -98,15 +97,47 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 	rc.Saved = &plan.SavedRelease{Rendered: rendered, Settings: SettingsOf(req)}
 	for i, o := range objs {
 		ch := objectChange(refs[i], plan.ObjectNoOp)
-		ch.Template = paths[i]
+		ch.Template = o.Template
 		rc.Objects = append(rc.Objects, ch)
 		ob := plan.ObservedObject{Ref: plan.ObjectRef(refs[i])}
 		if live := lives[i]; live != nil {
-			ob.ResourceVersion, ob.Hash = live.GetResourceVersion(), ShapeHash(live, req.IgnoreChanges.Strip(o).Object)
+			ob.ResourceVersion, ob.Hash = live.ResourceVersion, AppliedHash(refs[i], live)
 		}
 		rc.Observed.Objects = append(rc.Observed.Objects, ob)
 	}
 	return "", nil
+}
+
+// recordObjects are the objects of a record and the templates they came
+// from: from its ObjectsAnnotation, else parsed from its manifest.
+func recordObjects(eng *release.Engine, rec *release.Release) ([]release.RecordObject, error) {
+	if objs, ok := release.RecordObjectsOf(rec); ok {
+		return objs, nil
+	}
+	parsed, paths, err := eng.RecordObjects(rec)
+	if err != nil {
+		return nil, err
+	}
+	objs := make([]release.RecordObject, len(parsed))
+	for i, o := range parsed {
+		objs[i] = release.RecordObject{Ref: kube.RefOf(o), Template: paths[i]}
+	}
+	return objs, nil
+}
+
+// AppliedPrefix marks the observed hashes of objects a plan proved
+// unchanged from their metadata (AppliedHash); others are ShapeHash or
+// ContentHash.
+const AppliedPrefix = "applied:"
+
+// AppliedHash identifies what convoy's field manager applied of a live
+// object (kube.AppliedStateOf of it alone: uid and the manager's field
+// set): saved-plan verification compares it when the object's
+// resourceVersion moved. A status write or another manager's field leaves
+// it as it is; an edit of a field convoy set moves that field to the
+// editor, and changes it.
+func AppliedHash(ref kube.Ref, live *kube.Applied) string {
+	return AppliedPrefix + kube.AppliedStateOf([]kube.Ref{ref}, []*kube.Applied{live})
 }
 
 // relabel returns the labels that would let later plans prove the

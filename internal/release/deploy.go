@@ -287,6 +287,7 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 		return created, err
 	}
 	setAppliedState(e.kube, rel, results)
+	e.setRecordObjects(rel)
 	if gone := removed(r.previous, r.objs); len(gone) > 0 {
 		e.logf(rel.Namespace, rel.Name, PhaseApplying, "deleting %d objects no longer in the release", len(gone))
 		if _, err := e.kube.Delete(ctx, gone, kube.DeleteOptions{Propagation: kube.PropagationBackground}); err != nil {
