@@ -67,7 +67,27 @@ type Input struct {
 	Refresh Refresh
 	// Stats, when not nil, counts the plan's work.
 	Stats *Stats
+	// Observe says how the plan records the objects of releases it proves
+	// unchanged (ObserveContent by default).
+	Observe Observe
 }
+
+// Observe is how a plan records the live objects of the releases it
+// proves unchanged (plan.Observed), which apply compares with the cluster
+// before it applies a saved plan.
+type Observe int
+
+const (
+	// ObserveContent hashes the fields the revision applies of each live
+	// object (ShapeHash), read from full lists. Verification then names an
+	// object edited since the plan even by a manager that shares convoy's
+	// (helm by default: a helm upgrade applies as "helm" too).
+	ObserveContent Observe = iota
+	// ObserveMetadata hashes what convoy's field manager applied of each
+	// object (AppliedHash), read from lists of metadata alone: for plans
+	// that are shown or applied at once, never saved.
+	ObserveMetadata
+)
 
 // Refresh is how much of the stack a plan renders and dry-runs again.
 type Refresh int

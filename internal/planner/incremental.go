@@ -9,6 +9,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // unchanged plans a release as unchanged without rendering it or asking
@@ -67,16 +68,31 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 	if err != nil {
 		return "record-unreadable", nil // the full plan says what is wrong with it
 	}
+	content := c.in.Observe == ObserveContent
 	refs := make([]kube.Ref, len(objs))
 	lives := make([]*kube.Applied, len(objs))
+	var full []*unstructured.Unstructured // the live objects, for ObserveContent
+	if content {
+		full = make([]*unstructured.Unstructured, len(objs))
+	}
 	if err := c.do(ctx, func() error {
 		for i, o := range objs {
 			refs[i] = o.Ref
-			live, err := c.liveApplied(ctx, kc, o.Ref)
+			if !content {
+				live, err := c.liveApplied(ctx, kc, o.Ref)
+				if err != nil {
+					return err
+				}
+				lives[i] = live
+				continue
+			}
+			live, err := c.liveShared(ctx, kc, o.Ref)
 			if err != nil {
 				return err
 			}
-			lives[i] = live
+			if full[i] = live; live != nil {
+				lives[i] = kube.AppliedOf(kc.FieldManager(), live)
+			}
 		}
 		return nil
 	}); err != nil {
@@ -84,6 +100,26 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 	}
 	if kube.AppliedStateOf(refs, lives) != applied {
 		return "live-objects-changed", nil
+	}
+	observed := make([]plan.ObservedObject, len(objs))
+	for i, ref := range refs {
+		observed[i].Ref = plan.ObjectRef(ref)
+		if lives[i] != nil {
+			observed[i].ResourceVersion, observed[i].Hash = lives[i].ResourceVersion, AppliedHash(ref, lives[i])
+		}
+	}
+	if content {
+		// What the saved plan's verification compares when an object's
+		// resourceVersion moved: the fields the revision applies.
+		rendered, _, err := eng.RecordObjects(deployed)
+		if err != nil || len(rendered) != len(objs) {
+			return "record-unreadable", nil
+		}
+		for i, o := range rendered {
+			if full[i] != nil {
+				observed[i].Hash = ShapeHash(full[i], req.IgnoreChanges.Strip(o).Object)
+			}
+		}
 	}
 
 	c.stats.add(&c.stats.Unchanged, 1)
@@ -99,12 +135,8 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 		ch := objectChange(refs[i], plan.ObjectNoOp)
 		ch.Template = o.Template
 		rc.Objects = append(rc.Objects, ch)
-		ob := plan.ObservedObject{Ref: plan.ObjectRef(refs[i])}
-		if live := lives[i]; live != nil {
-			ob.ResourceVersion, ob.Hash = live.ResourceVersion, AppliedHash(refs[i], live)
-		}
-		rc.Observed.Objects = append(rc.Observed.Objects, ob)
 	}
+	rc.Observed.Objects = append(rc.Observed.Objects, observed...)
 	return "", nil
 }
 

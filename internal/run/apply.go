@@ -154,7 +154,9 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 		p.Allow(req.Plan.AllowPolicies)
 		return p, p.PolicyDenied()
 	}
-	p, err := computePlan(ctx, o, ls, cl, req.Plan, heldBy(runID))
+	fresh := req.Plan
+	fresh.Observe = planner.ObserveMetadata // applied at once, never verified
+	p, err := computePlan(ctx, o, ls, cl, fresh, heldBy(runID))
 	if err != nil {
 		return p, err
 	}
