@@ -76,10 +76,10 @@ func AppliedStateOf(refs []Ref, objs []*Applied) string {
 	return hex.EncodeToString(h.Sum(nil))[:40]
 }
 
-// listPageSize is how many objects ListApplied asks for per request: a
-// page is decoded and reduced to what AppliedState needs before the next
-// is read.
-const listPageSize = 500
+// DefaultListPageSize is how many objects ListApplied asks for per
+// request: a page is decoded and reduced to what AppliedState needs before
+// the next is read.
+const DefaultListPageSize = 500
 
 // ListApplied lists the objects of a kind in a namespace ("" for all, or a
 // cluster-scoped kind) as metadata only (the metadata client, protobuf),
@@ -100,7 +100,7 @@ func (c *Client) ListApplied(ctx context.Context, apiVersion, kind, namespace st
 		res = c.metadata.Resource(m.Resource).Namespace(namespace)
 	}
 	out := map[string]*Applied{}
-	opts.Limit = listPageSize
+	opts.Limit = c.listPageSize
 	for {
 		l, err := res.List(ctx, opts)
 		if err != nil {

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -53,6 +54,9 @@ type Options struct {
 	// object (as kubectl and helm upgrade client-side field management).
 	// Nil with an empty FieldManager: DefaultPredecessors.
 	Predecessors []FieldOwner
+	// ListPageSize is how many objects ListApplied asks for per request
+	// (0: DefaultListPageSize).
+	ListPageSize int
 }
 
 // Client talks to one cluster. It is safe for concurrent use.
@@ -64,6 +68,7 @@ type Client struct {
 	fieldManager string
 	clusterID    ClusterID
 	predecessors []FieldOwner
+	listPageSize int64
 }
 
 // New builds a Client from cfg, which it does not modify.
@@ -113,6 +118,7 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 		fieldManager: fieldManager,
 		clusterID:    ClusterIDOf(cfg),
 		predecessors: slices.Clone(predecessors),
+		listPageSize: int64(cmp.Or(opts.ListPageSize, DefaultListPageSize)),
 	}, nil
 }
 
