@@ -51,7 +51,7 @@ type Input struct {
 	Request func(*resolve.Release) *release.Request
 	// Outputs turns a dependency's deployed record into what expressions
 	// may reference of it (revision, status, resources), reading its live
-	// objects through get. A release whose values read outputs of
+	// objects through get, which are the plan's and must not be modified. A release whose values read outputs of
 	// dependencies that this plan leaves unchanged is planned with them;
 	// nil: such releases are always known only after apply.
 	Outputs func(ctx context.Context, kc *kube.Client, rel *release.Release, get func(context.Context, kube.Ref) (*unstructured.Unstructured, error)) (config.AppliedRelease, error)
