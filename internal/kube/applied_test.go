@@ -42,7 +42,9 @@ func TestListAppliedAgreesWithFullObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ref := func(name string) kube.Ref { return kube.Ref{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: name} }
+	ref := func(name string) kube.Ref {
+		return kube.Ref{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: name}
+	}
 	names := []string{"cm-0", "cm-1", "cm-2", "cm-3", "cm-4", "not-applied", "absent"}
 	state := func() (fromMeta, fromFull string) {
 		t.Helper()
