@@ -367,6 +367,18 @@ func (c *computer) liveApplied(ctx context.Context, kc *kube.Client, ref kube.Re
 		}
 		objs, err := kc.ListApplied(ctx, ref.APIVersion(), ref.Kind, ref.Namespace, opts)
 		if err != nil {
+			// An API server that cannot serve metadata alone (an
+			// aggregated one, say) still serves the objects: fall back to
+			// the full list, whose error, if any, is the one to show.
+			var full []*unstructured.Unstructured
+			if full, err = kc.List(ctx, ref.APIVersion(), ref.Kind, ref.Namespace, opts); err == nil {
+				objs = make(map[string]*kube.Applied, len(full))
+				for _, u := range full {
+					objs[u.GetName()] = kube.AppliedOf(kc.FieldManager(), u)
+				}
+			}
+		}
+		if err != nil {
 			where := "in namespace " + ref.Namespace
 			if ref.Namespace == "" {
 				where = "in the cluster"
