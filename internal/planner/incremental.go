@@ -64,11 +64,20 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 		return "inputs-changed", nil
 	}
 	kc := eng.Kube()
-	objs, err := recordObjects(eng, deployed)
+	content := c.in.Observe == ObserveContent
+	// With ObserveContent the manifest is parsed, for the objects' shapes;
+	// otherwise the record's objects annotation says what they are.
+	var parsed []*unstructured.Unstructured
+	var objs []release.RecordObject
+	var err error
+	if content {
+		parsed, objs, err = parseRecord(eng, deployed)
+	} else {
+		objs, err = recordObjects(eng, deployed)
+	}
 	if err != nil {
 		return "record-unreadable", nil // the full plan says what is wrong with it
 	}
-	content := c.in.Observe == ObserveContent
 	refs := make([]kube.Ref, len(objs))
 	lives := make([]*kube.Applied, len(objs))
 	var full []*unstructured.Unstructured // the live objects, for ObserveContent
@@ -111,11 +120,7 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 	if content {
 		// What the saved plan's verification compares when an object's
 		// resourceVersion moved: the fields the revision applies.
-		rendered, _, err := eng.RecordObjects(deployed)
-		if err != nil || len(rendered) != len(objs) {
-			return "record-unreadable", nil
-		}
-		for i, o := range rendered {
+		for i, o := range parsed {
 			if full[i] != nil {
 				observed[i].Hash = ShapeHash(full[i], req.IgnoreChanges.Strip(o).Object)
 			}
@@ -146,15 +151,22 @@ func recordObjects(eng *release.Engine, rec *release.Release) ([]release.RecordO
 	if objs, ok := release.RecordObjectsOf(rec); ok {
 		return objs, nil
 	}
+	_, objs, err := parseRecord(eng, rec)
+	return objs, err
+}
+
+// parseRecord parses a record's manifest: its objects as apply applies
+// them, and what they are.
+func parseRecord(eng *release.Engine, rec *release.Release) ([]*unstructured.Unstructured, []release.RecordObject, error) {
 	parsed, paths, err := eng.RecordObjects(rec)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	objs := make([]release.RecordObject, len(parsed))
 	for i, o := range parsed {
 		objs[i] = release.RecordObject{Ref: kube.RefOf(o), Template: paths[i]}
 	}
-	return objs, nil
+	return parsed, objs, nil
 }
 
 // AppliedPrefix marks the observed hashes of objects a plan proved
