@@ -19,10 +19,24 @@ LDFLAGS := -X github.com/convoy-sh/convoy/internal/version.version=$(VERSION) \
 
 DEVCLUSTER_STATE := .devcluster
 
-.PHONY: build tools cluster-tools test test-short lint demo devcluster-up devcluster-down bin/devcluster
+.PHONY: build image tools cluster-tools test test-short lint demo devcluster-up devcluster-down bin/devcluster
 
 build:
 	go build -ldflags '$(LDFLAGS)' -o bin/convoy ./cmd/convoy
+
+# The controller's image: a static convoy binary per platform on a minimal
+# base (CA bundle, user 65532, /tmp), assembled and pushed as an OCI index by
+# hack/image without a container engine. Loopback registries (127.0.0.1:PORT,
+# localhost:PORT) are spoken to over plain HTTP; others with the credentials
+# of ~/.docker/config.json. Files and configs carry the commit's time, so a
+# commit's image has one digest.
+IMAGE ?= ghcr.io/convoy-sh/convoy:$(VERSION)
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+image:
+	go run ./hack/image --image '$(IMAGE)' --platforms '$(IMAGE_PLATFORMS)' \
+		--version '$(VERSION)' --commit '$(COMMIT)' --created '$(SOURCE_DATE_EPOCH)' \
+		--ldflags '$(LDFLAGS) -s -w'
 
 bin/devcluster:
 	go build -o bin/devcluster ./hack/devcluster

@@ -16,7 +16,17 @@ var CRD []byte
 //go:embed rbac/rbac.yaml
 var RBAC []byte
 
-// Deployment runs the controller in the cluster.
+// Deployment runs the controller in the cluster. Its image is a
+// placeholder: `convoy controller install` sets DefaultImage or the image
+// it is given.
 //
 //go:embed deployment.yaml
 var Deployment []byte
+
+// ImageRepository is where convoy's releases publish the image `make
+// image` builds.
+const ImageRepository = "ghcr.io/convoy-sh/convoy"
+
+// DefaultImage is the image of a convoy version: the Deployment's and the
+// chart's (its appVersion) unless told otherwise.
+func DefaultImage(version string) string { return ImageRepository + ":" + version }

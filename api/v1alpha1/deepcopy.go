@@ -41,6 +41,26 @@ func (s *StackSpec) DeepCopyInto(out *StackSpec) {
 	}
 	out.Clusters = slices.Clone(s.Clusters)
 	out.AllowPolicies = slices.Clone(s.AllowPolicies)
+	if s.Notifications != nil {
+		out.Notifications = make([]Notification, len(s.Notifications))
+		for i := range s.Notifications {
+			s.Notifications[i].DeepCopyInto(&out.Notifications[i])
+		}
+	}
+	if s.SourceSecretRef != nil {
+		r := *s.SourceSecretRef
+		out.SourceSecretRef = &r
+	}
+}
+
+// DeepCopyInto copies n into out.
+func (n *Notification) DeepCopyInto(out *Notification) {
+	*out = *n
+	if n.URLFrom != nil {
+		u := *n.URLFrom
+		out.URLFrom = &u
+	}
+	out.Events = slices.Clone(n.Events)
 }
 
 // DeepCopyInto copies s into out.
@@ -68,6 +88,13 @@ func (s *StackStatus) DeepCopyInto(out *StackStatus) {
 	}
 	out.Releases = slices.Clone(s.Releases)
 	out.LastReconcileTime = s.LastReconcileTime.DeepCopy()
+	if s.Notified != nil {
+		out.Notified = make([]NotifiedEvent, len(s.Notified))
+		for i, n := range s.Notified {
+			n.Time = n.Time.DeepCopy()
+			out.Notified[i] = n
+		}
+	}
 }
 
 // DeepCopyInto copies l into out.

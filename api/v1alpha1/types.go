@@ -66,6 +66,63 @@ type StackSpec struct {
 	Clusters []ClusterRef `json:"clusters,omitempty"`
 	// Suspend stops planning and applying.
 	Suspend bool `json:"suspend,omitempty"`
+	// Notifications are HTTP endpoints told of the Stack's events, each
+	// event once per plan.
+	Notifications []Notification `json:"notifications,omitempty"`
+	// SourceSecretRef names a kubernetes.io/dockerconfigjson Secret in the
+	// Stack's namespace with the credentials of the registries of the
+	// stack artifact (spec.source) and of its OCI charts.
+	SourceSecretRef *LocalObjectReference `json:"sourceSecretRef,omitempty"`
+}
+
+// NotificationEvent is what a notification reports.
+type NotificationEvent string
+
+// Notification events.
+const (
+	// EventApprovalRequired: a plan waits for approval.
+	EventApprovalRequired NotificationEvent = "ApprovalRequired"
+	// EventApplied: a plan was applied.
+	EventApplied NotificationEvent = "Applied"
+	// EventFailed: pulling, planning or applying failed.
+	EventFailed NotificationEvent = "Failed"
+	// EventDrifted: a plan found objects changed outside convoy.
+	EventDrifted NotificationEvent = "Drifted"
+	// EventPolicyDenied: policies deny a plan.
+	EventPolicyDenied NotificationEvent = "PolicyDenied"
+)
+
+// NotificationFormat is the body a notification posts.
+type NotificationFormat string
+
+// Notification formats.
+const (
+	// FormatJSON posts convoy's own JSON document (the default).
+	FormatJSON NotificationFormat = "json"
+	// FormatSlack posts a Slack incoming-webhook message.
+	FormatSlack NotificationFormat = "slack"
+	// FormatMSTeams posts a Microsoft Teams (workflow webhook) message
+	// with an adaptive card.
+	FormatMSTeams NotificationFormat = "msteams"
+)
+
+// Notification is an HTTP endpoint that receives a POST per event.
+type Notification struct {
+	// URL is the endpoint. It or URLFrom is required; a webhook URL that
+	// is a credential (Slack's, Teams') belongs in a Secret.
+	URL string `json:"url,omitempty"`
+	// URLFrom reads the URL from a Secret in the Stack's namespace.
+	URLFrom *URLSource `json:"urlFrom,omitempty"`
+	// Events are the events sent (empty: all).
+	Events []NotificationEvent `json:"events,omitempty"`
+	// Format is json (default), slack or msteams.
+	Format NotificationFormat `json:"format,omitempty"`
+}
+
+// URLSource is where a notification URL comes from.
+type URLSource struct {
+	// SecretKeyRef is a key of a Secret in the Stack's namespace.
+	SecretKeyRef SecretKeyRef `json:"secretKeyRef"`
 }
 
 // VarsFrom names a ConfigMap or Secret whose keys are variable values.
@@ -110,6 +167,27 @@ type StackStatus struct {
 	LastError string `json:"lastError,omitempty"`
 	// LastReconcileTime is when the stack was last planned.
 	LastReconcileTime *metav1.Time `json:"lastReconcileTime,omitempty"`
+	// Notified are the notifications sent, newest last (at most
+	// MaxNotified): an event is sent once per plan digest, also across
+	// controller restarts.
+	Notified []NotifiedEvent `json:"notified,omitempty"`
+	// LastFailedPlan is the digest of the plan whose apply failed last;
+	// cleared by an apply that succeeds (or a plan that finds nothing to
+	// change). While set, lastError keeps the failure.
+	LastFailedPlan string `json:"lastFailedPlan,omitempty"`
+}
+
+// MaxNotified bounds status.notified.
+const MaxNotified = 32
+
+// NotifiedEvent is an event the notifications were sent.
+type NotifiedEvent struct {
+	Event NotificationEvent `json:"event"`
+	// Digest is the plan's digest (for a failure without a plan, the
+	// digest of its message).
+	Digest string `json:"digest"`
+	// Time is when it was sent.
+	Time *metav1.Time `json:"time,omitempty"`
 }
 
 // SourceStatus is a pulled artifact.

@@ -11,18 +11,21 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/deploy"
 	"github.com/convoy-sh/convoy/internal/controller"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/duration"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 type controllerOptions struct {
 	controller.Options
-	Verbose bool
+	Verbose      bool
+	CacheMaxSize string
 }
 
 func newControllerCmd(s streams) *cobra.Command {
@@ -53,6 +56,8 @@ outside it against a kubeconfig. See docs/controller.md.`,
 	fs.IntVar(&o.Parallelism, "parallelism", 0, "releases one Stack plans or applies at once (default: as convoy apply)")
 	fs.Float32Var(&o.QPS, "kube-qps", run.DefaultQPS, "per-cluster limit of queries per second of each Stack's run")
 	fs.IntVar(&o.Burst, "kube-burst", run.DefaultBurst, "per-cluster burst of each Stack's run")
+	fs.Float32Var(&o.ClusterQPS, "cluster-qps", 0, "queries per second to each cluster shared by all the Stacks reconciled (default 0: no shared limit)")
+	fs.IntVar(&o.ClusterBurst, "cluster-burst", 0, "burst of --cluster-qps (default: one second's worth)")
 	fs.StringVar(&o.MetricsAddress, "metrics-address", ":8080", "listen address of the Prometheus metrics (/metrics); 0 disables")
 	fs.StringVar(&o.HealthAddress, "health-address", ":8081", "listen address of /healthz and /readyz; 0 disables")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "elect one active replica per shard on a Lease")
@@ -61,6 +66,7 @@ outside it against a kubeconfig. See docs/controller.md.`,
 	fs.DurationVar(&o.RenewDeadline, "renew-deadline", 10*time.Second, "how long the leader retries renewing before it steps down")
 	fs.DurationVar(&o.RetryPeriod, "retry-period", 2*time.Second, "how often candidates try to take the Lease")
 	fs.StringVar(&o.CacheDir, "cache-dir", "", "pulled stacks, charts and temporary plans (default: the user cache directory's convoy/controller)")
+	fs.StringVar(&o.CacheMaxSize, "cache-max-size", "", "bound the pulled stacks and charts of --cache-dir (500Mi, 2Gi, …): the least recently used are removed, never one in use (default: unbounded)")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "log at debug level")
 	cmd.AddCommand(newControllerInstallCmd(s))
 	return cmd
@@ -79,6 +85,13 @@ func (o controllerOptions) Run(ctx context.Context, s streams) error {
 	opts.RegistryConfigs = registryConfigs(os.Getenv)
 	if o.Concurrency < 1 {
 		return fmt.Errorf("--concurrency must be at least 1")
+	}
+	if o.CacheMaxSize != "" {
+		q, err := resource.ParseQuantity(o.CacheMaxSize)
+		if err != nil || q.Sign() <= 0 {
+			return fmt.Errorf("--cache-max-size %q: give a size in bytes, such as 500Mi or 2Gi", o.CacheMaxSize)
+		}
+		opts.CacheMaxSize = q.Value()
 	}
 	return controller.Run(ctx, opts)
 }
@@ -113,6 +126,7 @@ func (f *kubeFlags) add(cmd *cobra.Command) {
 type controllerInstallOptions struct {
 	kubeFlags
 	Deployment bool
+	Image      string
 }
 
 func newControllerInstallCmd(s streams) *cobra.Command {
@@ -123,21 +137,31 @@ func newControllerInstallCmd(s streams) *cobra.Command {
 		Long: `Install applies, with server-side apply, the stacks.convoy.dev CRD (and waits
 until it is established), the convoy-system namespace with the controller's
 ServiceAccount and RBAC, and with --deployment the controller's Deployment.
-The same manifests are under deploy/ in the source.`,
+The same manifests are under deploy/ in the source.
+
+The Deployment runs ` + deploy.ImageRepository + `:<this convoy's version>, or the
+image of --image REF (which implies --deployment): build and push one with
+make image IMAGE=REGISTRY/REPO:TAG. See docs/controller.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context(), s) },
 	}
 	o.add(cmd)
 	cmd.Flags().BoolVar(&o.Deployment, "deployment", false, "install the controller's Deployment too")
+	cmd.Flags().StringVar(&o.Image, "image", "", "the Deployment's image, REGISTRY/REPO:TAG (default "+deploy.ImageRepository+":<version>; implies --deployment)")
 	return cmd
 }
 
 func (o controllerInstallOptions) Run(ctx context.Context, s streams) error {
+	if o.Image != "" {
+		if err := controller.ValidateImage(o.Image); err != nil {
+			return err
+		}
+	}
 	c, err := controller.Connect(o.Kubeconfig, o.Context)
 	if err != nil {
 		return err
 	}
-	return controller.Install(ctx, c, controller.InstallRequest{Deployment: o.Deployment, Log: s.Out})
+	return controller.Install(ctx, c, controller.InstallRequest{Deployment: o.Deployment || o.Image != "", Image: o.Image, Log: s.Out})
 }
 
 type approveOptions struct {
@@ -170,7 +194,7 @@ release history.`,
 		},
 	}
 	o.add(cmd)
-	cmd.Flags().StringVarP(&o.Namespace, "namespace", "n", "default", "the Stack's namespace")
+	cmd.Flags().StringVarP(&o.Namespace, "namespace", "n", "", "the Stack's namespace (default: the kubeconfig context's)")
 	cmd.Flags().StringVar(&o.Plan, "plan", "", "the plan digest you reviewed; refused unless it is the current plan's")
 	cmd.Flags().StringArrayVar(&o.AllowPolicies, "allow-policy", nil, "override this policy's denials of the plan (repeatable; each denying policy must be named)")
 	return cmd
@@ -181,11 +205,15 @@ func (o approveOptions) Run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	d, err := controller.ApproveWith(ctx, c, o.Namespace, o.Name, o.Plan, o.AllowPolicies)
+	ns, err := o.namespace(o.Namespace)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Out, "Approved plan %s of Stack %s/%s.\n", d, o.Namespace, o.Name)
+	d, err := controller.ApproveWith(ctx, c, ns, o.Name, o.Plan, o.AllowPolicies)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "Approved plan %s of Stack %s/%s.\n", d, ns, o.Name)
 	return nil
 }
 
@@ -210,7 +238,7 @@ func newGetCmd(s streams) *cobra.Command {
 		RunE:    func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context(), s) },
 	}
 	o.add(stacks)
-	stacks.Flags().StringVarP(&o.Namespace, "namespace", "n", "default", "namespace")
+	stacks.Flags().StringVarP(&o.Namespace, "namespace", "n", "", "namespace (default: the kubeconfig context's)")
 	stacks.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "every namespace")
 	cmd.AddCommand(stacks)
 	return cmd
@@ -221,7 +249,10 @@ func (o getStacksOptions) Run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	ns := o.Namespace
+	ns, err := o.namespace(o.Namespace)
+	if err != nil {
+		return err
+	}
 	if o.AllNamespaces {
 		ns = ""
 	}

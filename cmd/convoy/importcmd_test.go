@@ -100,7 +100,7 @@ releases:
 		t.Errorf("values file not copied: %v", err)
 	}
 	// The local chart stays behind (a warning says so): bring it along.
-	if !strings.Contains(stderr, "Warning: helmfile.yaml: release api: the local chart ./charts/api is relative to the helmfile's directory") {
+	if !strings.Contains(stderr, "Warning: helmfile.yaml: the local chart ./charts/api (release api) is relative to the helmfile's directory") {
 		t.Errorf("no warning about the local chart:\n%s", stderr)
 	}
 	if err := os.MkdirAll(filepath.Join(out, "charts", "api", "templates"), 0o755); err != nil {

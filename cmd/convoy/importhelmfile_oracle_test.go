@@ -149,6 +149,43 @@ func TestImportHelmfileMatchesHelmfileTemplate(t *testing.T) {
 		compareWithHelmfile(t, hf, helm, src, "helmfile.yaml.gotmpl", out, "default", kc, []string{ns + "/cache", ns + "/frontend"}, oracleEnv)
 		compareWithHelmfile(t, hf, helm, src, "helmfile.yaml.gotmpl", out, "qa", kc, []string{qa + "/cache", qa + "/frontend"}, oracleEnv)
 	})
+
+	// (d) release templates merged through YAML anchors whose values paths
+	// helmfile renders per release ({{`{{ .Release.Name }}`}},
+	// {{`{{ .Environment.Name }}`}}), optional values files
+	// (missingFileHandler: Warn: values/web/qa.yaml and values/api/default.yaml
+	// do not exist), a secret read from the environment (a sensitive
+	// variable, masked in the plan), not/eq, and installed from
+	// `default false`. Nothing is left by hand, and convoy renders what
+	// helmfile templates in both environments.
+	t.Run("anchored-release-templates", func(t *testing.T) {
+		ns := cluster.Namespace(t)
+		src := fixture(t, "anchors", map[string]string{"@CHARTS@": repo.URL(), "@NS@": ns})
+		t.Setenv("CONVOY_VAR_API_TOKEN", "tok-4f9a-secret")
+		out := importHelmfile(t, filepath.Join(src, "helmfile.yaml.gotmpl"), nil)
+		hcl := readFile(t, filepath.Join(out, "stack.hcl"))
+		for _, want := range []string{
+			`fileexists("values/api/${environment.name}.yaml") ? file("values/api/${environment.name}.yaml") : ""`,
+			"sensitive   = true",
+			`count = var.webEnabled == true ? 1 : 0`,
+		} {
+			if !strings.Contains(hcl, want) {
+				t.Errorf("stack.hcl lacks %s:\n%s", want, hcl)
+			}
+		}
+		for i, l := range strings.Split(hcl, "\n") {
+			if !strings.HasPrefix(strings.TrimSpace(l), "#") && strings.Contains(l, "{{") {
+				t.Errorf("stack.hcl:%d: a Go template outside a comment: %s", i+1, l)
+			}
+		}
+		oracleEnv := []string{"API_TOKEN=tok-4f9a-secret"}
+		compareWithHelmfile(t, hf, helm, src, "helmfile.yaml.gotmpl", out, "default", kc, []string{ns + "/api", ns + "/web"}, oracleEnv)
+		// qa: web is not installed there.
+		compareWithHelmfile(t, hf, helm, src, "helmfile.yaml.gotmpl", out, "qa", kc, []string{ns + "/api"}, oracleEnv)
+		if code, stdout, stderr := runConvoy(t, "plan", "-C", out, "--kubeconfig", kc); code != 0 || strings.Contains(stdout+stderr, "tok-4f9a-secret") {
+			t.Errorf("plan: exit %d, or the token shows:\n%s\n%s", code, stdout, stderr)
+		}
+	})
 }
 
 // packageTestCharts packages testdata/helmfile/charts with the helm

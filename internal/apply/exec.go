@@ -63,6 +63,10 @@ type Step struct {
 	ExpectRevision int
 	// RunID labels the records a restore writes (release.RunLabel).
 	RunID string
+	// Finish runs after a deploy succeeded, before the step counts as
+	// done (a rename deletes the old release's records); its error fails
+	// the step, the deployed revision stays.
+	Finish func(ctx context.Context) error
 }
 
 // Result is a step's outcome and the release record it left.
@@ -158,6 +162,9 @@ func (x *executor) Run(ctx context.Context, id string) error {
 	rel, err := s.Engine.Execute(ctx, p)
 	err = p.Request.Redact.Err(err)
 	res.Release = rel
+	if err == nil && s.Finish != nil {
+		err = s.Finish(ctx)
+	}
 	if err == nil {
 		x.mu.Lock()
 		x.applied[id] = rel

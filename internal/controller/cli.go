@@ -2,6 +2,7 @@ package controller
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/deploy"
+	"github.com/convoy-sh/convoy/internal/version"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -111,6 +113,9 @@ func isNoMatch(err error) bool {
 type InstallRequest struct {
 	// Deployment installs the controller's Deployment too.
 	Deployment bool
+	// Image is the Deployment's image ("": deploy.DefaultImage of this
+	// convoy's version).
+	Image string
 	// Log receives a line per object applied.
 	Log io.Writer
 }
@@ -128,12 +133,17 @@ func Install(ctx context.Context, c client.Client, req InstallRequest) error {
 			return err
 		}
 		for _, u := range objs {
+			if u.GetKind() == "Deployment" {
+				if err := setImage(u, cmp.Or(req.Image, deploy.DefaultImage(version.Get().Version))); err != nil {
+					return err
+				}
+			}
 			//nolint:staticcheck // client.Apply with unstructured objects
 			if err := c.Patch(ctx, u, client.Apply, client.FieldOwner("convoy"), client.ForceOwnership); err != nil {
 				return fmt.Errorf("%s %s %s: %w", u.GetAPIVersion(), u.GetKind(), objName(u), err)
 			}
 			if req.Log != nil {
-				fmt.Fprintf(req.Log, "applied %s %s %s\n", u.GetAPIVersion(), u.GetKind(), objName(u))
+				fmt.Fprintf(req.Log, "applied %s %s %s%s\n", u.GetAPIVersion(), u.GetKind(), objName(u), imageOf(u))
 			}
 			if u.GetKind() == "CustomResourceDefinition" {
 				if err := waitEstablished(ctx, c, u.GetName()); err != nil {
@@ -143,6 +153,54 @@ func Install(ctx context.Context, c client.Client, req InstallRequest) error {
 		}
 	}
 	return nil
+}
+
+// ValidateImage refuses what cannot be an image reference
+// (REGISTRY/REPO:TAG or …@sha256:…): the kubelet would only say so when
+// the pod fails to start.
+func ValidateImage(ref string) error {
+	switch {
+	case ref == "":
+		return errors.New("--image: empty image reference")
+	case strings.Contains(ref, "://"):
+		return fmt.Errorf("--image %q: an image reference has no scheme: REGISTRY/REPO:TAG", ref)
+	case strings.ContainsAny(ref, " \t\n\r"):
+		return fmt.Errorf("--image %q: an image reference has no spaces", ref)
+	case strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, "-") || strings.HasSuffix(ref, ":") || strings.HasSuffix(ref, "/"):
+		return fmt.Errorf("--image %q: want REGISTRY/REPO:TAG or REGISTRY/REPO@sha256:DIGEST", ref)
+	}
+	return nil
+}
+
+// setImage sets the image of the controller's container.
+func setImage(u *unstructured.Unstructured, image string) error {
+	containers, _, err := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+	if err != nil {
+		return fmt.Errorf("%s %s %s: %w", u.GetAPIVersion(), u.GetKind(), objName(u), err)
+	}
+	for i, c := range containers {
+		m, ok := c.(map[string]any)
+		if ok && m["name"] == "controller" {
+			m["image"] = image
+			containers[i] = m
+			return unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers")
+		}
+	}
+	return fmt.Errorf("%s %s %s: no container named controller", u.GetAPIVersion(), u.GetKind(), objName(u))
+}
+
+// imageOf is " (image REF)" for the controller's Deployment.
+func imageOf(u *unstructured.Unstructured) string {
+	if u.GetKind() != "Deployment" {
+		return ""
+	}
+	containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+	for _, c := range containers {
+		if m, ok := c.(map[string]any); ok && m["name"] == "controller" {
+			return fmt.Sprintf(" (image %v)", m["image"])
+		}
+	}
+	return ""
 }
 
 func objName(u *unstructured.Unstructured) string {

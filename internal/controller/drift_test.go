@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +25,10 @@ func TestDriftReportedThenCorrected(t *testing.T) {
 	st := waitStack(t, c, ns, "shop", 15*time.Second, "Drifted", isCond("Drifted", metav1.ConditionTrue, "Drifted"))
 	if !st.Status.Plan.DriftOnly || revisionsOf(st) != "api:1:deployed web:1:deployed" {
 		t.Fatalf("drifted:%s", describe(st))
+	}
+	// One scaled Deployment is one drifted object, named once.
+	if msg := cond(st, "Drifted").Message; st.Status.Plan.Drifted != 1 || strings.Count(msg, "release.api") != 1 {
+		t.Fatalf("status.plan.drifted %d, Drifted %q: want the one Deployment, once", st.Status.Plan.Drifted, msg)
 	}
 	waitReconciles(t, c, ns, 2, "shop")
 	if n := replicas(t, c, ns, "api"); n != 3 {

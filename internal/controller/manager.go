@@ -10,6 +10,7 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source"
+	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/convoy-sh/convoy/internal/stacksource"
 	corev1 "k8s.io/api/core/v1"
@@ -135,6 +136,14 @@ func Run(ctx context.Context, o Options) error {
 		metrics:  newMetrics(),
 		registry: stacksource.Registry{Resolver: res},
 		resolver: res,
+		budget:   &kube.Budget{QPS: float64(o.ClusterQPS), Burst: o.ClusterBurst},
+	}
+	r.budget.OnWait = r.metrics.budgetWaits.Inc
+	r.cache = newCacheJanitor(filepath.Join(o.CacheDir, "stacks"), filepath.Join(o.CacheDir, "charts"), o.CacheMaxSize)
+	r.cache.onEvict = func(n int) { r.metrics.evictions.Add(float64(n)) }
+	r.notifier = newNotifier(mgr.GetAPIReader(), r.event)
+	if err := mgr.Add(r.notifier); err != nil {
+		return err
 	}
 	err = builder.ControllerManagedBy(mgr).
 		Named("stack").
@@ -201,6 +210,9 @@ func references(st *v1alpha1.Stack, kind, name string) bool {
 		}
 	}
 	if kind == "Secret" {
+		if ref := st.Spec.SourceSecretRef; ref != nil && ref.Name == name {
+			return true
+		}
 		for _, c := range st.Spec.Clusters {
 			if c.SecretRef.Name == name {
 				return true

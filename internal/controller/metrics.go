@@ -16,6 +16,10 @@ type metrics struct {
 	reconciles *prometheus.CounterVec
 	duration   *prometheus.HistogramVec
 	releases   *prometheus.GaugeVec
+	// budgetWaits counts requests that waited for --cluster-qps.
+	budgetWaits prometheus.Counter
+	// evictions counts cache entries removed for --cache-max-size.
+	evictions prometheus.Counter
 
 	mu sync.Mutex
 	// byStack are the release statuses of each Stack (namespace/name),
@@ -43,6 +47,14 @@ func newMetrics() *metrics {
 	m.reconciles = register(m.reconciles)
 	m.duration = register(m.duration)
 	m.releases = register(m.releases)
+	m.budgetWaits = register(prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "convoy_controller_cluster_budget_waits_total",
+		Help: "Requests of Stack runs that waited for the per-cluster budget (--cluster-qps).",
+	}))
+	m.evictions = register(prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "convoy_controller_cache_evictions_total",
+		Help: "Pulled stacks and chart archives removed from the cache for --cache-max-size.",
+	}))
 	return m
 }
 

@@ -73,3 +73,30 @@ func TestMetricsAndHealth(t *testing.T) {
 		fmt.Println(body)
 	}
 }
+
+// --cluster-qps: the Stacks' runs spend one budget per cluster, and the
+// requests that waited for it are counted.
+func TestClusterQPSBudget(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := kube(t)
+	reg := sourcetest.StartRegistry(t, "", "")
+	push(t, reg, stackDir(t, ns, "v1", ""), "v1")
+	create(t, c, newStack(ns, "shop", "oci://"+reg.Host+"/stacks/app:v1", nil))
+	metrics := freeAddr(t)
+	startController(t, ns, func(o *controller.Options) {
+		o.MetricsAddress = metrics
+		o.ClusterQPS, o.ClusterBurst = 20, 1
+	})
+	waitStack(t, c, ns, "shop", 90*time.Second, "Ready", isCond("Ready", metav1.ConditionTrue, ""))
+	_, body := get(t, "http://"+metrics+"/metrics")
+	var waits float64
+	for _, line := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(line, "convoy_controller_cluster_budget_waits_total "); ok {
+			fmt.Sscanf(v, "%g", &waits)
+		}
+	}
+	if waits < 1 {
+		t.Fatalf("no request waited for a budget of 20 per second with a burst of 1:\n%s", body)
+	}
+	t.Logf("%g requests waited for the budget", waits)
+}

@@ -30,6 +30,14 @@ type Options struct {
 	// QPS and Burst limit the requests to each cluster a stack deploys to.
 	QPS   float32
 	Burst int
+	// ClusterQPS and ClusterBurst are a request budget per cluster shared
+	// by every Stack the controller reconciles (0: none).
+	ClusterQPS   float32
+	ClusterBurst int
+	// CacheMaxSize bounds the pulled stacks and charts in CacheDir, in
+	// bytes: the least recently used are removed, never one in use (0:
+	// unbounded).
+	CacheMaxSize int64
 	// MetricsAddress and HealthAddress are the listen addresses of the
 	// Prometheus and health endpoints ("0" disables one).
 	MetricsAddress, HealthAddress string

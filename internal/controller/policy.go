@@ -44,7 +44,7 @@ func (r *reconciler) policyDenied(sr *stackRun, p *v1alpha1.PlanStatus, denied [
 	st := sr.st
 	msg := fmt.Sprintf("plan %s (%s) is denied by %s %s: nothing applied; the plan's ConfigMap %s shows why. To apply it anyway: convoy approve %s -n %s --allow-policy %s",
 		p.Digest, p.Summary, plural(len(denied), "policy", "policies"), strings.Join(denied, ", "), planObjectName(st.Name), st.Name, st.Namespace, strings.Join(denied, " --allow-policy "))
-	st.Status.LastError = ""
+	clearError(st)
 	setCond(st, CondApprovalRequired, metav1.ConditionTrue, ReasonPolicyDenied, msg)
 	ready(st, metav1.ConditionFalse, ReasonPolicyDenied, msg)
 	return outcome{result: "policy_denied", requeue: requeue}

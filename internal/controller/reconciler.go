@@ -16,6 +16,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/diagtext"
+	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/plan/view"
 	"github.com/convoy-sh/convoy/internal/run"
@@ -41,6 +42,9 @@ type reconciler struct {
 	metrics  *metrics
 	registry stacksource.Registry
 	resolver *source.Resolver
+	notifier *notifier    // nil: notifications are not sent
+	budget   *kube.Budget // shared by every Stack's runs
+	cache    *cacheJanitor
 }
 
 // outcome is what one reconcile decided.
@@ -68,14 +72,21 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	orig := st.DeepCopy()
-	out := r.reconcile(ctx, &st)
+	pctx, pr := withProgress(ctx, r.client, orig)
+	out := r.reconcile(pctx, &st)
+	pr.stop()
+	r.stripStatusPaths(&st)
+	notify := r.sendNotices(&st, out.result)
 	st.Status.ObservedGeneration = st.Generation
-	if err := r.client.Status().Patch(ctx, &st, client.MergeFrom(orig)); err != nil {
+	if err := r.client.Status().Patch(ctx, &st, client.MergeFrom(pr.Base())); err != nil {
 		if apierrors.IsNotFound(err) {
 			return reconcile.Result{}, nil
 		}
 		out.err = errors.Join(out.err, fmt.Errorf("convoy.dev/v1alpha1 Stack %s status: %w", req, err))
+	} else {
+		notify()
 	}
+	r.cache.evict()
 	r.metrics.setReleases(req.String(), releaseCounts(st.Status.Releases))
 	r.metrics.reconciles.WithLabelValues(out.result).Inc()
 	r.metrics.duration.WithLabelValues("total").Observe(time.Since(start).Seconds())
@@ -116,16 +127,30 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 			return outcome{result: "error", err: err}
 		}
 	}
+	res, dropCredentials, err := r.sourceResolver(ctx, st, tmpDir)
+	if err != nil {
+		var ce *configError
+		if errors.As(err, &ce) {
+			return r.stall(st, ReasonInvalid, err.Error())
+		}
+		retrying(st, ReasonSourceFailed, err.Error())
+		return outcome{result: "error", err: err}
+	}
+	defer dropCredentials()
+	reg := r.registry
+	reg.Resolver = res
+	pulling(ctx, st.Spec.Source)
 	t := time.Now()
-	f, err := stacksource.Fetch(ctx, r.registry, stacksDir, st.Spec.Source)
+	f, releaseCache, err := r.fetch(ctx, reg, stacksDir, st.Spec.Source)
 	r.metrics.duration.WithLabelValues("fetch").Observe(time.Since(t).Seconds())
 	if err != nil {
-		msg := "spec.source: " + err.Error()
+		msg := "spec.source: " + err.Error() + credentialHint(st, err)
 		st.Status.LastError = msg
 		retrying(st, ReasonSourceFailed, msg)
 		r.event(st, corev1.EventTypeWarning, ReasonSourceFailed, "Fetch", msg)
 		return outcome{result: "error", err: errors.New(msg)}
 	}
+	defer releaseCache()
 	st.Status.Source = &v1alpha1.SourceStatus{Ref: f.Ref.String(), Digest: f.Digest}
 	cfg, diags := config.LoadDir(f.Dir)
 	if diags.HasErrors() {
@@ -146,13 +171,13 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 		Source: run.Source{Dir: f.Dir, Variables: in.vars, Environment: st.Spec.Environment},
 		Clusters: run.ClusterOptions{
 			Kubeconfig: r.opts.Kubeconfig, Context: r.opts.Context, Kubeconfigs: in.kubeconfigs,
-			QPS: r.opts.QPS, Burst: r.opts.Burst, StorageDriver: "secret", Warnings: r.opts.Warnings,
+			QPS: r.opts.QPS, Burst: r.opts.Burst, StorageDriver: "secret", Warnings: r.opts.Warnings, Budget: r.budget,
 		},
 		ChartCache:  chartsDir,
 		Parallelism: r.opts.Parallelism,
 		Announce:    func(msg string) { r.event(st, corev1.EventTypeNormal, "Announce", "Lock", in.redact(msg)) },
 	}
-	if _, err := run.Init(ctx, sr.opts, run.InitRequest{Frozen: true, Resolver: r.resolver}); err != nil {
+	if _, err := run.Init(ctx, sr.opts, run.InitRequest{Frozen: true, Resolver: res}); err != nil {
 		return r.failed(sr, nil, ReasonPlanFailed, err)
 	}
 
@@ -201,6 +226,7 @@ func mayApply(st *v1alpha1.Stack, p *v1alpha1.PlanStatus) bool {
 // planAndAct computes and saves a new plan, then applies it or waits.
 func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) outcome {
 	st := sr.st
+	planning(ctx, sr.fetched.Ref.String())
 	t := time.Now()
 	planned, err := run.Plan(ctx, sr.opts, run.PlanRequest{})
 	r.metrics.duration.WithLabelValues("plan").Observe(time.Since(t).Seconds())
@@ -228,7 +254,7 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	driftOnly := isDriftOnly(p)
 	ps := &v1alpha1.PlanStatus{
 		Digest: digest, Summary: strings.TrimSuffix(strings.TrimPrefix(sum.String(), "Plan: "), "."), HasChanges: p.HasChanges(),
-		Drifted: sum.Drifted + driftedReleases(p), DriftOnly: driftOnly, DeniedBy: p.DeniedPolicies(),
+		Drifted: driftedObjects(p), DriftOnly: driftOnly, DeniedBy: p.DeniedPolicies(),
 		ConfigMapRef: &v1alpha1.LocalObjectReference{Name: planObjectName(st.Name)},
 		SourceDigest: sr.fetched.Digest, Inputs: sr.in.hash, CreatedAt: &metav1.Time{Time: time.Now()},
 	}
@@ -246,7 +272,7 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	}
 	interval := st.Spec.IntervalOrDefault().Duration
 	if !p.HasChanges() {
-		st.Status.LastError = ""
+		st.Status.LastError, st.Status.LastFailedPlan = "", ""
 		st.Status.Releases = releasesOfPlan(p)
 		setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonUpToDate, "nothing to apply")
 		ready(st, metav1.ConditionTrue, ReasonUpToDate, "the live releases match the stack "+sr.fetched.Ref.String())
@@ -270,7 +296,7 @@ func (r *reconciler) waiting(sr *stackRun, p *v1alpha1.PlanStatus, requeue time.
 	if denied := deniedStill(st, p); len(denied) > 0 {
 		return r.policyDenied(sr, p, denied, requeue)
 	}
-	st.Status.LastError = ""
+	clearError(st)
 	if p.DriftOnly && st.Spec.Approval != v1alpha1.ApprovalManual {
 		msg := fmt.Sprintf("%d objects changed outside convoy; spec.driftCorrection is false: plan %s restores them when applied", p.Drifted, p.Digest)
 		setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonDrifted, "drift is reported, not corrected")
@@ -334,13 +360,15 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		return r.planAndAct(ctx, sr, depth+1)
 	}
 	if err != nil {
-		return r.failed(sr, nil, ReasonApplyFailed, err)
+		return r.applyFailed(sr, nil, digest, err)
 	}
+	applying(ctx, digest)
 	t := time.Now()
 	res, err := run.Apply(ctx, sr.savedOpts(), run.ApplyRequest{
-		Saved:   saved,
-		Plan:    run.PlanRequest{AllowPolicies: allowedFor(st, digest)},
-		Command: fmt.Sprintf("convoy controller (Stack %s/%s)", st.Namespace, st.Name),
+		Saved:    saved,
+		Plan:     run.PlanRequest{AllowPolicies: allowedFor(st, digest)},
+		Command:  fmt.Sprintf("convoy controller (Stack %s/%s)", st.Namespace, st.Name),
+		Progress: applyProgress(ctx, digest),
 	})
 	r.metrics.duration.WithLabelValues("apply").Observe(time.Since(t).Seconds())
 	var p *plan.Plan
@@ -373,7 +401,7 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		r.event(st, corev1.EventTypeWarning, ReasonLocked, "Apply", msg)
 		return outcome{result: "locked", requeue: 10 * time.Second}
 	case err != nil && (res == nil || len(res.Results) == 0):
-		return r.failed(sr, p, ReasonApplyFailed, err)
+		return r.applyFailed(sr, p, digest, err)
 	}
 	st.Status.LastAppliedPlan = digest
 	if res != nil {
@@ -383,9 +411,12 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		err = stepErrors(res)
 	}
 	if err != nil {
-		return r.failed(sr, p, ReasonApplyFailed, err)
+		return r.applyFailed(sr, p, digest, err)
 	}
-	st.Status.LastError = ""
+	st.Status.LastError, st.Status.LastFailedPlan = "", ""
+	if ps := st.Status.Plan; ps != nil && ps.Digest == digest {
+		ps.Summary = appliedSummary(p)
+	}
 	msg := fmt.Sprintf("applied plan %s from %s", digest, sr.fetched.Ref)
 	setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonApplied, msg)
 	if driftOnly {
@@ -461,6 +492,7 @@ func diagText(diags hcl.Diagnostics, cfg *config.Config) string {
 
 func (r *reconciler) event(st *v1alpha1.Stack, typ, reason, action, note string) {
 	if r.events != nil {
+		note = r.stripCachePaths(note)
 		if len(note) > 1000 {
 			note = note[:1000] + "…"
 		}
@@ -484,16 +516,31 @@ func isDriftOnly(p *plan.Plan) bool {
 	return changed
 }
 
-// driftedReleases counts the objects of drift-only upgrades (the plan
-// moves their drift into the upgrade's objects).
-func driftedReleases(p *plan.Plan) int {
+// driftedObjects counts the live objects changed outside convoy, each
+// once: a drift-only upgrade lists its drifted objects again (rc.Drift)
+// besides the reason that counts them.
+func driftedObjects(p *plan.Plan) int {
 	n := 0
 	for _, rc := range p.Releases {
+		if len(rc.Drift) > 0 {
+			n += len(rc.Drift)
+			continue
+		}
 		for _, reason := range rc.Reasons {
 			if reason.Kind == plan.ReasonDrift {
-				n++
+				n += driftCount(reason.Detail)
 			}
 		}
+	}
+	return n
+}
+
+// driftCount reads the count of a drift reason ("2 objects changed
+// outside convoy"); 1 if it has none.
+func driftCount(detail string) int {
+	var n int
+	if _, err := fmt.Sscanf(detail, "%d ", &n); err != nil || n < 1 {
+		return 1
 	}
 	return n
 }
@@ -503,6 +550,9 @@ func driftMessage(p *plan.Plan) string {
 	for _, rc := range p.Releases {
 		for _, d := range rc.Drift {
 			parts = append(parts, fmt.Sprintf("%s: %s", rc.Addr, d.Ref))
+		}
+		if len(rc.Drift) > 0 {
+			continue
 		}
 		for _, reason := range rc.Reasons {
 			if reason.Kind == plan.ReasonDrift {

@@ -55,7 +55,7 @@ release "api" {
 	create(t, c, newStack(ns, "shop", "oci://"+reg.Host+"/stacks/app:v1", nil))
 	startController(t, ns, nil)
 	st := waitStack(t, c, ns, "shop", 60*time.Second, "Ready", isCond("Ready", metav1.ConditionTrue, ""))
-	if revisionsOf(st) != "api:1:deployed" || !strings.Contains(st.Status.Plan.Summary, "1 to install") {
+	if revisionsOf(st) != "api:1:deployed" || st.Status.Plan.Summary != "applied: 1 installed" {
 		t.Fatalf("applied:%s", describe(st))
 	}
 	h := statusOf(t, ns, "api")

@@ -90,8 +90,11 @@ type ReleaseChange struct {
 	// files no longer declare (its action is uninstall, or forget with
 	// destroy = false); nil otherwise.
 	RemovedFrom *addrs.ReleaseInstance `json:",omitempty"`
-	Name        string
-	Namespace   string
+	// Rename: a moved block gives the release a new Helm name (Name);
+	// nil otherwise (rename.go).
+	Rename    *Rename `json:",omitempty"`
+	Name      string
+	Namespace string
 	// Cluster is the cluster block name; "" is the default cluster.
 	Cluster string
 	Action  Action
@@ -306,7 +309,7 @@ type SavedRelease struct {
 // upgrade).
 func (p *Plan) HasChanges() bool {
 	for _, r := range p.Releases {
-		if r.Action != ActionNoOp {
+		if r.Action != ActionNoOp || r.Rename != nil {
 			return true
 		}
 	}

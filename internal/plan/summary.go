@@ -6,8 +6,9 @@ import "fmt"
 type Summary struct {
 	Install, Upgrade, Uninstall, Unchanged int
 	// Forget counts releases removed blocks stop managing (destroy =
-	// false); Moved those moved blocks moved.
-	Forget, Moved int
+	// false); Moved those moved blocks moved keeping their Helm name,
+	// Renamed those they gave a new one.
+	Forget, Moved, Renamed int
 	// Drifted counts live objects that differ from what convoy applied.
 	Drifted int
 	// Refused counts releases another stack owns, or whose objects another
@@ -40,7 +41,10 @@ func (p *Plan) Summary() Summary {
 		case ActionForget:
 			s.Forget++
 		}
-		if r.MovedFrom != nil {
+		switch {
+		case r.Rename != nil:
+			s.Renamed++
+		case r.MovedFrom != nil:
 			s.Moved++
 		}
 		s.Drifted += len(r.Drift)
@@ -58,6 +62,9 @@ func (s Summary) String() string {
 	}
 	if s.Moved > 0 {
 		line += fmt.Sprintf(" Moved: %d.", s.Moved)
+	}
+	if s.Renamed > 0 {
+		line += fmt.Sprintf(" Renamed: %d.", s.Renamed)
 	}
 	if s.Drifted > 0 {
 		line += fmt.Sprintf(" Drift: %d %s.", s.Drifted, plural(s.Drifted, "object", "objects"))

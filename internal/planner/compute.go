@@ -263,6 +263,10 @@ type computer struct {
 	// outputs are the outputs of the deployed revisions that releases
 	// read (a release read by many is read once).
 	outputs memo.Map[revisionKey, config.AppliedRelease]
+	// orphans are the releases of the stack on a cluster that its files
+	// do not declare there (rename.go).
+	orphans    memo.Map[kube.ClusterID, []release.RecordKey]
+	declaredOn memo.Map[kube.ClusterID, map[release.RecordKey]bool]
 	// namespaces are the namespaces create_namespace would create,
 	// validated once each.
 	namespaces memo.Map[nsKey, struct{}]

@@ -13,10 +13,22 @@ import (
 
 // releaseMoved plans a release instance (release) and says whether a
 // moved block brought it where it is.
+// A moved block that gives the release a new Helm name renames it
+// (rename.go): it is planned from the old release's records.
 func (c *computer) releaseMoved(ctx context.Context, inst *config.ReleaseInstance) (*plan.ReleaseChange, error) {
-	rc, err := c.release(ctx, inst)
-	if err != nil || rc == nil || c.in.Stack.Moves.Empty() {
+	if c.in.Stack.Moves.Empty() {
+		return c.release(ctx, inst, nil)
+	}
+	rn, err := c.renaming(ctx, inst)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := c.release(ctx, inst, rn)
+	if err != nil || rc == nil {
 		return rc, err
+	}
+	if rn != nil {
+		return rc, c.noteRename(ctx, inst, rc, rn)
 	}
 	return rc, c.noteMoved(ctx, inst, rc)
 }

@@ -23,7 +23,7 @@ import (
 func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.ReleaseChange, prep *release.Prepared, red *sensitive.Redactor, unchanged bool) (appliedState string, err error) {
 	kc := eng.Kube()
 	req := prep.Request
-	previous := release.WithOwnership(prep.Previous, req.Name, req.Namespace)
+	previous := release.WithOwnership(prep.Previous, prep.PreviousOwner(), req.Namespace)
 	prevBy := map[string]*unstructured.Unstructured{}
 	for _, o := range previous {
 		prevBy[identityKey(kube.RefOf(o))] = o

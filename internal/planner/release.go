@@ -20,11 +20,17 @@ import (
 )
 
 // release plans one release instance. Its errors are masked with
-// everything the release's sensitive values render to.
-func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_ *plan.ReleaseChange, err error) {
+// everything the release's sensitive values render to. A rename (rn not
+// nil) whose new name has no revision of its own yet is planned from the
+// old release's records as the rename copies them: an upgrade.
+func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn *renaming) (_ *plan.ReleaseChange, err error) {
 	rc, eng, hist, interrupted, err := c.begin(ctx, inst)
 	if err != nil {
 		return nil, err
+	}
+	renamed := rn != nil && rn.hist != nil
+	if renamed {
+		hist, interrupted = rn.hist, nil
 	}
 	var last, deployed *release.Release
 	for _, r := range hist {
@@ -68,8 +74,10 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 	red := sensitive.New(rc.Sensitive)
 	defer func() { err = red.Err(err) }()
 	req := c.in.Request(r)
-	if same, err := c.unchanged(ctx, eng, rc, req, last, deployed, red); err != nil || same {
-		return rc, err
+	if !renamed {
+		if same, err := c.unchanged(ctx, eng, rc, req, last, deployed, red); err != nil || same {
+			return rc, err
+		}
 	}
 	var prep *release.Prepared
 	if err := c.do(ctx, func() error {
@@ -124,6 +132,9 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance) (_
 	case prep.IsInstall:
 		rc.Reasons = append(rc.Reasons, installReason(last))
 	default:
+		if renamed {
+			rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonRename, Detail: fmt.Sprintf("Helm release %s is renamed %s", rn.oldName, inst.Name)})
+		}
 		rc.Reasons = append(rc.Reasons, stateReasons(last, deployed)...)
 		if rc.Adopt {
 			// The new revision is what carries this stack's label.

@@ -76,6 +76,16 @@ func (c *computer) removed(ctx context.Context) ([]*plan.ReleaseChange, error) {
 			if last.Labels[release.StackLabel] != st.ID() || last.Info.Status == release.StatusUninstalled {
 				continue
 			}
+			if !c.in.Destroy {
+				// A destroy uninstalls a release a rename has not taken yet
+				// under its old name.
+				if by, err := c.renamedBy(ctx, id, name, last); err != nil || by != nil {
+					if err != nil {
+						return nil, err
+					}
+					continue // renamed: the plan of by carries it
+				}
+			}
 			rc, err := c.orphan(ctx, eng, name, last)
 			if err != nil {
 				return nil, fmt.Errorf("removed release %s/%s: %w", last.Namespace, last.Name, err)

@@ -78,6 +78,12 @@ type Request struct {
 	// failure's description quotes errors, which quote values); nil keeps
 	// the text. Not saved with a plan: the run that applies sets it.
 	Redact *sensitive.Redactor `json:"-"`
+	// DeleteLast: the objects of the previous revision this one lacks are
+	// deleted once the new ones are ready and the post-hooks ran, not as
+	// soon as the new ones are applied (a rename replaces the objects
+	// named after the release: the old ones serve until then). Not saved
+	// with a plan: the run that applies sets it.
+	DeleteLast bool `json:"-"`
 	// Note is added to the description of the revision a successful
 	// deploy records ("Upgrade complete (policies allowed: x)"): what the
 	// run overrode. Not saved with a plan: the run that applies sets it.
@@ -249,7 +255,7 @@ func (e *Engine) perform(ctx context.Context, p *Prepared, rel *Release) ([]kube
 	}
 	return e.rollout(ctx, rel, rollout{
 		pre: pre, post: post, objs: p.Objects, src: p.sources, ignore: req.IgnoreChanges, replace: req.Replace, previous: p.Previous,
-		wait: req.Wait, timeout: req.timeout(), disableHooks: req.DisableHooks,
+		wait: req.Wait, timeout: req.timeout(), disableHooks: req.DisableHooks, deleteLast: req.DeleteLast,
 	})
 }
 
@@ -264,6 +270,9 @@ type rollout struct {
 	wait           WaitMode
 	timeout        time.Duration
 	disableHooks   bool
+	// deleteLast deletes what the previous revision had and this one
+	// lacks at the end, after the waits and the post-hooks.
+	deleteLast bool
 }
 
 // rollout runs the pre-hooks, applies the objects, deletes what the
@@ -288,9 +297,17 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 	}
 	setAppliedState(e.kube, rel, results)
 	e.setRecordObjects(rel)
-	if gone := removed(r.previous, r.objs); len(gone) > 0 {
+	deleteGone := func() error {
+		gone := removed(r.previous, r.objs)
+		if len(gone) == 0 {
+			return nil
+		}
 		e.logf(rel.Namespace, rel.Name, PhaseApplying, "deleting %d objects no longer in the release", len(gone))
-		if _, err := e.kube.Delete(ctx, gone, kube.DeleteOptions{Propagation: kube.PropagationBackground}); err != nil {
+		_, err := e.kube.Delete(ctx, gone, kube.DeleteOptions{Propagation: kube.PropagationBackground})
+		return err
+	}
+	if !r.deleteLast {
+		if err := deleteGone(); err != nil {
 			return created, err
 		}
 	}
@@ -314,6 +331,11 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 	}
 	if !r.disableHooks {
 		if err := e.runHooks(ctx, rel, r.post, r.timeout); err != nil {
+			return created, err
+		}
+	}
+	if r.deleteLast {
+		if err := deleteGone(); err != nil {
 			return created, err
 		}
 	}

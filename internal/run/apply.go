@@ -98,6 +98,9 @@ func Apply(ctx context.Context, o Options, req ApplyRequest) (res *Applied, err 
 	if err := forget(ctx, p, cl.ByName(ctx, st), st.ID()); err != nil {
 		return &Applied{Plan: p}, err
 	}
+	if err := finishRenames(ctx, o, p, cl.ByName(ctx, st)); err != nil {
+		return &Applied{Plan: p}, err
+	}
 	steps, err := newSteps(ctx, o, st, p, cl, req.KeepHistory, lock.runID)
 	if err != nil {
 		return nil, err
@@ -152,7 +155,13 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 			return p, err
 		}
 		p.Allow(req.Plan.AllowPolicies)
-		return p, p.PolicyDenied()
+		if err := p.PolicyDenied(); err != nil {
+			return p, err
+		}
+		// As for a computed plan: an unchanged release keeps the labels a
+		// move (its address) or an incremental plan needs.
+		relabel(ctx, o, p, cl, st)
+		return p, nil
 	}
 	fresh := req.Plan
 	fresh.Observe = planner.ObserveMetadata // applied at once, never verified
@@ -252,6 +261,9 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 					req.RunID, req.Redact, req.Note, req.Replace = runID, redact, note, replace
 					return eng.PrepareRendered(ctx, &req, saved.Rendered)
 				}
+			}
+			if rc.Rename != nil {
+				renameStep(step, rc, eng)
 			}
 		}
 		steps = append(steps, step)

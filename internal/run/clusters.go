@@ -42,6 +42,9 @@ type ClusterOptions struct {
 	Warnings io.Writer
 	// Traffic, when not nil, counts every request to every cluster.
 	Traffic *kube.Traffic
+	// Budget, when not nil, is a request rate per cluster shared with
+	// every other run given the same Budget (the controller's Stacks).
+	Budget *kube.Budget
 	// grace is Options.Grace, for the engines' final writes.
 	grace time.Duration
 }
@@ -162,6 +165,7 @@ func (c *Clusters) restConfig(spec *config.ClusterSpec) (*rest.Config, error) {
 	if c.opts.Traffic != nil {
 		c.opts.Traffic.Wrap(cfg)
 	}
+	c.opts.Budget.Wrap(cfg)
 	return cfg, nil
 }
 
@@ -263,4 +267,22 @@ func LoadKubeconfig(path, context string) (*rest.Config, error) {
 		return nil, errNoKubeconfig
 	}
 	return cfg, err
+}
+
+// KubeconfigNamespace is the namespace of the kubeconfig's context (as
+// kubectl and helm default to), "default" when it names none.
+func KubeconfigNamespace(path, context string) (string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if path != "" {
+		p, err := config.ExpandHome(path)
+		if err != nil {
+			return "", err
+		}
+		rules.ExplicitPath = p
+	}
+	ns, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).Namespace()
+	if clientcmd.IsEmptyConfig(err) {
+		return "", errNoKubeconfig
+	}
+	return ns, err
 }

@@ -11,7 +11,8 @@ import (
 // releaseDiagnostics gives the errors of releases that Validate's offline
 // checks explain (a local chart that is not a chart, values that break the
 // chart's schema) as the diagnostics Validate gives, at the same source
-// ranges, so that plan, apply and render report them as validate does. The
+// ranges, so that plan, apply and render report them as validate does;
+// errors that are diagnostics (at a moved block) are given as such. The
 // other errors go along as diagnostics without a source; err comes back as
 // it is when the checks explain none of it.
 func releaseDiagnostics(ls *Loaded, charts *resolve.Charts, err error) error {
@@ -21,6 +22,13 @@ func releaseDiagnostics(ls *Loaded, charts *resolve.Charts, err error) error {
 	var diags hcl.Diagnostics
 	var rest []error
 	for _, e := range joinedErrors(err) {
+		// The planner's errors at a block of the files (a moved block's
+		// rename across namespaces) keep their source.
+		var d hcl.Diagnostics
+		if errors.As(e, &d) && d.HasErrors() {
+			diags = append(diags, d...)
+			continue
+		}
 		if d := explainRelease(ls, charts, e); d.HasErrors() {
 			diags = append(diags, d...)
 			continue

@@ -95,7 +95,11 @@ func verifyObserved(ctx context.Context, p *plan.Plan, observerFor func(cluster 
 			}
 			histories[key] = hs
 		}
-		note(revisionChange(r, hs[r.Name]))
+		if r.Rename != nil {
+			note(renameChange(r, hs))
+		} else {
+			note(revisionChange(r, hs[r.Name]))
+		}
 		shapes := savedShapes(obs, r)
 		for _, ob := range r.Observed.Objects {
 			msg, err := objectMoved(ctx, obs, ob, shapes[ob.Ref])

@@ -16,12 +16,29 @@ import (
 // where they stood.
 func (c *converter) emit(st *state, source string) []byte {
 	var rels strings.Builder
-	c.notes(&rels, st.topNotes, "")
 	labels := releaseLabels(st.releases, c)
 	for i, r := range st.releases {
 		c.release(&rels, r, labels[i], st, labels)
 	}
 	c.notes(&rels, st.endNotes, "")
+	// The notes above the releases (a templates: section) once the
+	// releases are written: what they wrote in its place is not repeated.
+	var top strings.Builder
+	for _, i := range st.topNotes {
+		if !c.items[i].commented {
+			top.WriteString(c.noteComment(i, ""))
+		}
+	}
+	relsText := top.String() + rels.String()
+	// One note per local chart, however many releases (or templates) name it.
+	for _, chart := range slices.Sorted(maps.Keys(c.localCharts)) {
+		file, rels := c.localCharts[chart][0], strings.Join(c.localCharts[chart][1:], ", ")
+		if strings.HasPrefix(chart, "/") {
+			c.warn("%s: the local chart %s (%s) is an absolute path: the stack reads it as written, from this machine only", file, chart, rels)
+		} else {
+			c.warn("%s: the local chart %s (%s) is relative to the helmfile's directory: copy it into the stack directory or adjust the path", file, chart, rels)
+		}
+	}
 	var envs strings.Builder
 	c.notes(&envs, st.envNotes, "")
 	envKeys := c.environments(&envs, st)
@@ -57,7 +74,7 @@ func (c *converter) emit(st *state, source string) []byte {
 		}
 	}
 	out.WriteString("\n")
-	for _, s := range []string{vars, envs.String(), repos.String(), rels.String(), rest.String()} {
+	for _, s := range []string{vars, envs.String(), repos.String(), relsText, rest.String()} {
 		if s != "" {
 			out.WriteString(s)
 			if !strings.HasSuffix(s, "\n\n") {
@@ -81,6 +98,9 @@ func where(item string) (string, int) {
 
 func (c *converter) notes(b *strings.Builder, idx []int, indent string) {
 	for _, i := range idx {
+		if c.inline[i] {
+			continue // written in its place, inside the values
+		}
 		b.WriteString(c.noteComment(i, indent))
 	}
 }
@@ -109,13 +129,31 @@ func (c *converter) variables(envKeys []string) string {
 			c.warn("environment variable %s: a helmfile value has the same name; both are var.%s", k, k)
 			continue
 		}
+		sensitive := ""
+		if secretEnvName(k) {
+			// A client secret read from the environment was printed in
+			// plans: a name that looks secret makes the variable sensitive.
+			sensitive = "  sensitive   = true\n"
+		}
 		if c.refs.envs[k] {
-			fmt.Fprintf(&b, "# {{ requiredEnv %q }}: set CONVOY_VAR_%s (or --var %s=...)\nvariable %q {\n  type        = string\n  description = %q\n}\n\n", k, k, k, k, "the environment variable "+k+" (helmfile requiredEnv)")
+			fmt.Fprintf(&b, "# {{ requiredEnv %q }}: set CONVOY_VAR_%s (or --var %s=...)\nvariable %q {\n  type        = string\n  description = %q\n%s}\n\n", k, k, k, k, "the environment variable "+k+" (helmfile requiredEnv)", sensitive)
 		} else {
-			fmt.Fprintf(&b, "# {{ env %q }}: set CONVOY_VAR_%s (or --var %s=...)\nvariable %q {\n  type        = string\n  default     = \"\"\n  description = %q\n}\n\n", k, k, k, k, "the environment variable "+k+" (helmfile env)")
+			fmt.Fprintf(&b, "# {{ env %q }}: set CONVOY_VAR_%s (or --var %s=...)\nvariable %q {\n  type        = string\n  default     = \"\"\n  description = %q\n%s}\n\n", k, k, k, k, "the environment variable "+k+" (helmfile env)", sensitive)
 		}
 	}
 	return b.String()
+}
+
+// secretEnvName reports whether an environment variable's name looks
+// like it holds a secret: *SECRET*, *PASSWORD*, *TOKEN*, *KEY*.
+func secretEnvName(name string) bool {
+	u := strings.ToUpper(name)
+	for _, w := range []string{"SECRET", "PASSWORD", "PASSWD", "TOKEN", "KEY", "CREDENTIAL"} {
+		if strings.Contains(u, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // environments writes the environment blocks and returns the names of

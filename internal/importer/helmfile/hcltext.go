@@ -77,7 +77,10 @@ func (c *converter) hclText(v any, sc scope, indent string) (text string, ok boo
 		}
 		var b strings.Builder
 		b.WriteString("{\n")
-		for _, k := range v.keys {
+		for i, k := range v.keys {
+			if i > 0 {
+				b.WriteString(c.blocksBetween(v, v.lines[v.keys[i-1]], v.lines[k], indent+"  "))
+			}
 			key, kok := c.keyText(k, sc)
 			t, ok := c.hclText(v.vals[k], sc, indent+"  ")
 			if !ok || !kok {
@@ -91,6 +94,24 @@ func (c *converter) hclText(v any, sc scope, indent string) (text string, ok boo
 		return b.String(), true
 	}
 	return fmt.Sprintf("%q", fmt.Sprint(v)), true
+}
+
+// blocksBetween writes, as comments, the template blocks left by hand
+// (if, with, range, ...) that stood alone on their lines between two keys
+// of m (lines of m's part): in their place, not after the attribute.
+func (c *converter) blocksBetween(m *omap, from, to int, indent string) string {
+	if m.file == "" {
+		return ""
+	}
+	from, to = m.first+from-1, m.first+to-1
+	var b strings.Builder
+	for i, p := range c.items {
+		if p.item.alone && p.item.kind == itemHand && p.file == m.file && p.line > from && p.line < to && !c.inline[i] {
+			c.inline[i] = true
+			b.WriteString(c.noteComment(i, indent))
+		}
+	}
+	return b.String()
 }
 
 // usable reports whether placeholder i is a translated expression allowed

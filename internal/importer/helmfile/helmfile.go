@@ -51,11 +51,18 @@ type converter struct {
 	refs refs
 	// converted: the values templates translated, and what they refer to
 	converted map[string]refs
+	// inline: the items left by hand written inside the values of the
+	// release being written (each release that merges a template writes
+	// them again; they are listed once)
+	inline map[int]bool
+	// localCharts: the releases of each local chart path, for one note
+	// per chart however many releases (or templates) name it
+	localCharts map[string][]string
 }
 
 // Convert reads the helmfile at path.
 func Convert(path string) (*Result, error) {
-	c := &converter{dir: filepath.Dir(path), res: &Result{Files: map[string][]byte{}}, refs: newRefs(), converted: map[string]refs{}}
+	c := &converter{dir: filepath.Dir(path), res: &Result{Files: map[string][]byte{}}, refs: newRefs(), converted: map[string]refs{}, inline: map[int]bool{}, localCharts: map[string][]string{}}
 	st, err := c.loadFile(filepath.Base(path), true)
 	if err != nil {
 		return nil, err
@@ -138,7 +145,18 @@ func (c *converter) loadFile(name string, main bool) (*state, error) {
 	parts := strings.Split(content, "\n---\n")
 	var final *state
 	line := 1
-	for _, p := range parts {
+	carry := ""
+	for i, p := range parts {
+		if carry != "" {
+			p = carry + "\n---\n" + p
+			carry = ""
+		}
+		if i < len(parts)-1 && directivesOnly(p) {
+			// %YAML 1.1 (or %TAG) then ---: the directives belong to the
+			// document the --- starts, not to a part of their own.
+			carry = p
+			continue
+		}
 		st, err := c.loadPart(name, p, line, main)
 		if err != nil {
 			return nil, err
@@ -153,6 +171,23 @@ func (c *converter) loadFile(name string, main bool) (*state, error) {
 	return final, nil
 }
 
+// directivesOnly reports whether a part holds only YAML directives
+// (%YAML, %TAG), comments and blank lines.
+func directivesOnly(p string) bool {
+	seen := false
+	for l := range strings.SplitSeq(p, "\n") {
+		t := strings.TrimSpace(l)
+		switch {
+		case t == "" || strings.HasPrefix(t, "#"):
+		case strings.HasPrefix(t, "%"):
+			seen = true
+		default:
+			return false
+		}
+	}
+	return seen
+}
+
 // loadPart reads one part of a helmfile, and its bases.
 func (c *converter) loadPart(file, src string, firstLine int, main bool) (*state, error) {
 	from := len(c.items)
@@ -161,6 +196,7 @@ func (c *converter) loadPart(file, src string, firstLine int, main bool) (*state
 	if err != nil {
 		return nil, fmt.Errorf("%s: part at line %d: %w", file, firstLine, err)
 	}
+	locate(v, file, firstLine)
 	top, ok := v.(*omap)
 	if v != nil && !ok {
 		return nil, fmt.Errorf("%s: part at line %d is not a mapping", file, firstLine)

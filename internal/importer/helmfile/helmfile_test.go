@@ -94,7 +94,13 @@ func TestTranslate(t *testing.T) {
 		{in: ` .Values.x | quote | upper `, err: "quote inside a pipeline"},
 		{in: ` env .Values.name `, err: "env of a computed name"},
 		{in: ` .Release.Labels `, err: ".Release.Labels has no translation"},
-		{in: ` index .Values "a-b" `, err: ".Values has no translation"},
+		{in: ` index .Values "a-b" `, want: "var.a-b"},
+		{in: ` index .Values "db" "host" | default "x" `, want: `(try(var.db.host, null) == null || try(var.db.host, null) == "" || try(var.db.host, null) == false || try(var.db.host, null) == 0 ? "x" : try(var.db.host, "x"))`},
+		{in: ` index .Values "a b" `, err: `"a b" is not an HCL name`},
+		{in: ` index .Values .Values.k `, err: "index by a computed key"},
+		{in: ` index .Release.Labels "tier" `, err: ".Release.Labels.tier has no translation"},
+		{in: ` $.Values.region `, want: "var.region"},
+		{in: ` $ `, err: "the template variable $ has no translation"},
 		{in: ` .Values `, err: ".Values has no translation"},
 	} {
 		r := newRefs()

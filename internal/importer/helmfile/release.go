@@ -19,7 +19,9 @@ var flagAttrs = map[string]string{
 // release writes one release block. Its attributes follow the order of
 // the helmfile's keys, each followed by the notes that stood after it.
 func (c *converter) release(b *strings.Builder, r *entry, label string, st *state, labels []string) {
-	m := r.m
+	c.inline = map[int]bool{}
+	m := c.releaseTemplates(r)
+	r = &entry{m: m, file: r.file, before: r.before, after: r.after, end: r.end}
 	name := c.canon(m.get("name"))
 	c.notes(b, r.before, "")
 	fmt.Fprintf(b, "release %q {\n", label)
@@ -52,7 +54,10 @@ func (c *converter) release(b *strings.Builder, r *entry, label string, st *stat
 		case "chart":
 			if s, ok := str(v); ok {
 				if strings.HasPrefix(s, "/") || strings.HasPrefix(s, ".") {
-					c.warn("%s: release %s: the local chart %s is relative to the helmfile's directory: copy it into the stack directory or adjust the path", r.file, name, s)
+					if c.localCharts[s] == nil {
+						c.localCharts[s] = []string{r.file}
+					}
+					c.localCharts[s] = append(c.localCharts[s], "release "+name)
 				} else if !strings.Contains(s, "/") {
 					c.warn("%s: release %s: chart %q is neither a path nor repo/name", r.file, name, s)
 				}
@@ -76,9 +81,13 @@ func (c *converter) release(b *strings.Builder, r *entry, label string, st *stat
 				attr("count", "0")
 			default:
 				t, ok := c.hclText(v, inStack, "  ")
-				if !ok {
+				switch {
+				case !ok:
 					b.WriteString(c.handComments(v, "  "))
-				} else {
+				case c.truthOf(v) != "":
+					// installed: {{ .Values.x | default false }}
+					attr("count", c.truthOf(v)+" == true ? 1 : 0")
+				default:
 					attr("count", t+" ? 1 : 0")
 				}
 			}
@@ -95,6 +104,8 @@ func (c *converter) release(b *strings.Builder, r *entry, label string, st *stat
 			c.warn("%s: release %s: condition %s is not imported: use count = var.x ? 1 : 0", r.file, name, c.canon(v))
 		case "hooks":
 			c.warn("%s: release %s: helmfile hooks are not imported", r.file, name)
+		case "missingFileHandler":
+			// read by values: Warn, Info and Debug make values files optional
 		case "plainHttp":
 			// convoy speaks plain HTTP to registries on loopback addresses only
 
@@ -142,12 +153,20 @@ func (c *converter) timeout(b *strings.Builder, v any) {
 // secrets, as helmfile passes them to helm.
 func (c *converter) values(b *strings.Builder, r *entry, name string) {
 	var layers []string
+	optional := false
+	switch h, _ := str(r.m.get("missingFileHandler")); h {
+	case "Warn", "Info", "Debug":
+		optional = true
+	case "", "Error":
+	default:
+		c.warn("%s: release %s: missingFileHandler %s: helmfile knows Error, Warn, Info and Debug; values files are required", r.file, name, c.canon(r.m.get("missingFileHandler")))
+	}
 	var comments strings.Builder
 	vs, _ := r.m.get("values").([]any)
 	for _, v := range vs {
 		switch v := v.(type) {
 		case string:
-			if t, ok := c.valuesFile(r, name, v, false); ok {
+			if t, ok := c.valuesFile(r, name, v, false, optional); ok {
 				layers = append(layers, t)
 			} else {
 				comments.WriteString(c.handComments(v, "    "))
@@ -168,7 +187,7 @@ func (c *converter) values(b *strings.Builder, r *entry, name string) {
 			c.warn("%s: release %s: a secrets entry that is not a path: not imported", r.file, name)
 			continue
 		}
-		if t, ok := c.valuesFile(r, name, p, true); ok {
+		if t, ok := c.valuesFile(r, name, p, true, optional); ok {
 			layers = append(layers, t)
 		} else {
 			comments.WriteString(c.handComments(p, "    "))
@@ -306,4 +325,12 @@ func (c *converter) patches(b *strings.Builder, r *entry) {
 		}
 		b.WriteString("  ]\n")
 	}
+}
+
+// truthOf is X when v is one translated `X | default false`.
+func (c *converter) truthOf(v any) string {
+	if i, ok := v.(rawExpr); ok {
+		return c.items[i].item.expr.truthOf
+	}
+	return ""
 }

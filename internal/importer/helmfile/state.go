@@ -87,6 +87,11 @@ func (c *converter) readState(file string, top *omap, firstLine int) *state {
 				}
 				st.envs[name] = e
 			}
+		case "templates":
+			// Release templates reach the releases through YAML anchors
+			// (<<: *name), merged as the YAML is read; the templates they
+			// hold for helmfile's second rendering are resolved per release
+			// (releaseTemplates).
 		default:
 			c.warn("%s:%d: top-level %q is not imported", file, at(top.lines[k]), k)
 		}

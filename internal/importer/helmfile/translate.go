@@ -3,6 +3,7 @@ package helmfile
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template/parse"
@@ -23,6 +24,9 @@ type expr struct {
 	// yamlOf: the text is the YAML of this expression (toYaml, indented or
 	// not), which is what a YAML value made of it alone means.
 	yamlOf string
+	// truthOf: the expression was `X | default false`, which is true
+	// exactly when X is true (for the booleans installed takes).
+	truthOf string
 }
 
 // refs are what translated expressions refer to.
@@ -100,6 +104,9 @@ func (tr translator) command(c *parse.CommandNode, prev *expr, r *refs) (expr, e
 	if !ok {
 		return expr{}, fmt.Errorf("%s is not a function", c.Args[0])
 	}
+	if id.Ident == "index" {
+		return index(c, prev, r)
+	}
 	var args []expr
 	for _, a := range c.Args[1:] {
 		e, err := tr.operand(a, r)
@@ -164,7 +171,11 @@ func (tr translator) command(c *parse.CommandNode, prev *expr, r *refs) (expr, e
 		if strings.ContainsAny(strings.TrimPrefix(x, "var."), ".()") {
 			text = empty("try("+x+", null)") + " ? " + d + " : try(" + x + ", " + d + ")"
 		}
-		return expr{text: "(" + text + ")", str: args[0].str && args[1].str}, nil
+		e := expr{text: "(" + text + ")", str: args[0].str && args[1].str}
+		if d == "false" {
+			e.truthOf = x
+		}
+		return e, nil
 	case "toYaml":
 		if err := want(1); err != nil {
 			return expr{}, err
@@ -189,6 +200,47 @@ func (tr translator) command(c *parse.CommandNode, prev *expr, r *refs) (expr, e
 			lead = `\n` + lead
 		}
 		return expr{text: `"` + lead + "${indent(" + n.Text + ", " + args[1].text + `)}"`, str: true, yamlOf: args[1].yamlOf}, nil
+	case "not":
+		if err := want(1); err != nil {
+			return expr{}, err
+		}
+		return expr{text: "!" + paren(args[0].text)}, nil
+	case "and", "or":
+		if n < 2 {
+			return expr{}, fmt.Errorf("%s with %d arguments", id.Ident, n)
+		}
+		op := map[string]string{"and": " && ", "or": " || "}[id.Ident]
+		texts := make([]string, n)
+		for i, a := range args {
+			texts[i] = a.text
+		}
+		return expr{text: "(" + strings.Join(texts, op) + ")"}, nil
+	case "eq":
+		// Go's eq compares its first argument with each of the others.
+		if n < 2 {
+			return expr{}, fmt.Errorf("eq with %d arguments", n)
+		}
+		var alts []string
+		for _, a := range args[1:] {
+			alts = append(alts, args[0].text+" == "+a.text)
+		}
+		return expr{text: "(" + strings.Join(alts, " || ") + ")"}, nil
+	case "ne":
+		if err := want(2); err != nil {
+			return expr{}, err
+		}
+		return expr{text: "(" + args[0].text + " != " + args[1].text + ")"}, nil
+	case "list":
+		texts := make([]string, n)
+		for i, a := range args {
+			texts[i] = a.text
+		}
+		return expr{text: "[" + strings.Join(texts, ", ") + "]"}, nil
+	case "join":
+		if err := want(2); err != nil {
+			return expr{}, err
+		}
+		return expr{text: "join(" + args[0].text + ", " + args[1].text + ")", str: true}, nil
 	case "printf":
 		if n < 1 {
 			return expr{}, fmt.Errorf("printf without a format")
@@ -202,10 +254,46 @@ func (tr translator) command(c *parse.CommandNode, prev *expr, r *refs) (expr, e
 	return expr{}, fmt.Errorf("the function %s has no translation", id.Ident)
 }
 
+// index translates index .Values "a" "b" as .Values.a.b: keys that are
+// not template names (or that someone wrote that way).
+func index(c *parse.CommandNode, prev *expr, r *refs) (expr, error) {
+	if len(c.Args) < 3 || prev != nil {
+		return expr{}, fmt.Errorf("index of something other than .Values")
+	}
+	root, ok := c.Args[1].(*parse.FieldNode)
+	if !ok {
+		return expr{}, fmt.Errorf("index of something other than .Values")
+	}
+	path := slices.Clone(root.Ident)
+	for _, a := range c.Args[2:] {
+		s, ok := a.(*parse.StringNode)
+		if !ok {
+			return expr{}, fmt.Errorf("index by a computed key")
+		}
+		path = append(path, s.Text)
+	}
+	return field(path, r)
+}
+
+// paren wraps an expression in parentheses unless it is one name, call or
+// parenthesised expression already.
+func paren(text string) string {
+	if hclIdent.MatchString(strings.ReplaceAll(text, ".", "_")) || (strings.HasPrefix(text, "(") && strings.HasSuffix(text, ")")) {
+		return text
+	}
+	return "(" + text + ")"
+}
+
 func (tr translator) operand(n parse.Node, r *refs) (expr, error) {
 	switch n := n.(type) {
 	case *parse.FieldNode:
 		return field(n.Ident, r)
+	case *parse.VariableNode:
+		// $.Values.x is .Values.x: $ is the template's root.
+		if len(n.Ident) > 1 && n.Ident[0] == "$" {
+			return field(n.Ident[1:], r)
+		}
+		return expr{}, fmt.Errorf("the template variable %s has no translation", n)
 	case *parse.StringNode:
 		return expr{text: strconv.Quote(n.Text), str: true}, nil
 	case *parse.NumberNode:

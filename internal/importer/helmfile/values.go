@@ -26,7 +26,7 @@ func (c *converter) readFile(name string) (string, error) {
 // the same relative path; it returns that path.
 func (c *converter) copyFile(file, what, name string) (string, bool) {
 	if filepath.IsAbs(name) || strings.HasPrefix(filepath.Clean(name), "..") {
-		c.warn("%s: %s: %s is outside the helmfile's directory: not copied; the stack refers to it as written", file, what, name)
+		c.warn("%s: %s: %s is outside the helmfile's directory: not copied; a stack reads no file outside its directory: copy it in and adjust the path", file, what, name)
 		return name, true
 	}
 	b, err := os.ReadFile(filepath.Join(c.dir, name))
@@ -44,7 +44,11 @@ func (c *converter) copyFile(file, what, name string) (string, bool) {
 // templatefile("p.tpl", {...}) of its translation. A templated path
 // ("values/{{ .Environment.Name }}.yaml") becomes an HCL template, and
 // every file it can match is brought along.
-func (c *converter) valuesFile(r *entry, name, path string, secret bool) (string, bool) {
+//
+// With optional (missingFileHandler Warn, Info or Debug: helmfile skips
+// the file when it is missing), the layer is read only when the file
+// exists: fileexists(p) ? file(p) : "" (an empty text is an empty layer).
+func (c *converter) valuesFile(r *entry, name, path string, secret, optional bool) (string, bool) {
 	pathText, ok := c.stringText(path, inStack)
 	if !ok {
 		return "", false
@@ -55,8 +59,8 @@ func (c *converter) valuesFile(r *entry, name, path string, secret bool) (string
 	}
 	what := "release " + name
 	if filepath.IsAbs(path) || strings.HasPrefix(filepath.Clean(path), "..") {
-		c.warn("%s: %s: %s is outside the helmfile's directory: not copied; the stack refers to it as written", r.file, what, c.canon(path))
-		return fmt.Sprintf("%s(%s)", fn, pathText), true
+		c.warn("%s: %s: %s is outside the helmfile's directory: not copied; a stack reads no file outside its directory: copy it in and adjust the path", r.file, what, c.canon(path))
+		return optionalLayer(fmt.Sprintf("%s(%s)", fn, pathText), pathText, optional), true
 	}
 	rels := []string{path}
 	if placeholderRE.MatchString(path) {
@@ -67,8 +71,12 @@ func (c *converter) valuesFile(r *entry, name, path string, secret bool) (string
 				rels = append(rels, rel)
 			}
 		}
-		if len(rels) == 0 {
+		if len(rels) == 0 && !optional {
 			c.warn("%s: %s: no file matches %s", r.file, what, c.canon(path))
+		}
+	} else if optional {
+		if _, err := os.Stat(filepath.Join(c.dir, path)); err != nil {
+			rels = nil // missing, and helmfile skips it: nothing to copy
 		}
 	}
 	tmpl := !secret && strings.HasSuffix(path, ".gotmpl")
@@ -88,11 +96,19 @@ func (c *converter) valuesFile(r *entry, name, path string, secret bool) (string
 		fr.add(rr)
 	}
 	if !tmpl {
-		return fmt.Sprintf("%s(%s)", fn, pathText), true
+		return optionalLayer(fmt.Sprintf("%s(%s)", fn, pathText), pathText, optional), true
 	}
 	c.refs.add(fr)
 	tplPath := strings.TrimSuffix(pathText, `.gotmpl"`) + `.tpl"`
-	return fmt.Sprintf("templatefile(%s, %s)", tplPath, c.templateVars(r, fr)), true
+	return optionalLayer(fmt.Sprintf("templatefile(%s, %s)", tplPath, c.templateVars(r, fr)), tplPath, optional), true
+}
+
+// optionalLayer reads a values layer only when its file exists.
+func optionalLayer(layer, pathText string, optional bool) string {
+	if !optional {
+		return layer
+	}
+	return fmt.Sprintf(`fileexists(%s) ? %s : ""`, pathText, layer)
 }
 
 // templateVars passes a values template what it refers to, under the

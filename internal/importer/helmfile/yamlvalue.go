@@ -19,7 +19,30 @@ import (
 type omap struct {
 	keys  []string
 	vals  map[string]any
-	lines map[string]int
+	lines map[string]int // each key's line in its part
+	// file and first: the file the mapping was read from and the line its
+	// part starts at (lines[k]+first-1 is the key's line in file).
+	file  string
+	first int
+}
+
+// locate records in every mapping of v the file and part it was read
+// from.
+func locate(v any, file string, first int) {
+	switch v := v.(type) {
+	case *omap:
+		if v.file != "" {
+			return // an alias, located already
+		}
+		v.file, v.first = file, first
+		for _, k := range v.keys {
+			locate(v.vals[k], file, first)
+		}
+	case []any:
+		for _, x := range v {
+			locate(x, file, first)
+		}
+	}
 }
 
 func (m *omap) get(k string) any {

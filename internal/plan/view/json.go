@@ -40,12 +40,14 @@ type jsonSummary struct {
 	Refused        int `json:"refused,omitempty"`
 	Forget         int `json:"forget,omitempty"`
 	Moved          int `json:"moved,omitempty"`
+	Renamed        int `json:"renamed,omitempty"`
 }
 
 type jsonRelease struct {
 	Address         string        `json:"address"`
 	MovedFrom       string        `json:"moved_from,omitempty"`
 	RemovedFrom     string        `json:"removed_from,omitempty"`
+	Rename          *jsonRename   `json:"rename,omitempty"`
 	Name            string        `json:"name"`
 	Namespace       string        `json:"namespace"`
 	Cluster         string        `json:"cluster,omitempty"`
@@ -70,6 +72,23 @@ type jsonRelease struct {
 	Impact      *jsonImpact      `json:"impact,omitempty"`
 	// Conflicts are objects another release owns: the release is refused.
 	Conflicts []jsonConflict `json:"object_conflicts,omitempty"`
+}
+
+// jsonRename is a release a moved block gives a new Helm name.
+type jsonRename struct {
+	From         string              `json:"from_name"`
+	FromRevision int                 `json:"from_revision"`
+	State        plan.RenameState    `json:"state"`
+	StateDetail  string              `json:"state_detail,omitempty"`
+	Revisions    int                 `json:"revisions"`
+	Copied       int                 `json:"copied,omitempty"`
+	Objects      []jsonRenamedObject `json:"objects,omitempty"`
+}
+
+type jsonRenamedObject struct {
+	Ref        string `json:"ref"`
+	Kept       bool   `json:"kept"`
+	ReplacedBy string `json:"replaced_by,omitempty"`
 }
 
 type jsonConflict struct {
@@ -169,7 +188,7 @@ func JSON(w io.Writer, p *plan.Plan) error {
 	out := jsonPlan{
 		FormatVersion: plan.FormatVersion, Stack: p.Stack, Environment: p.Environment, ConfigHash: p.ConfigHash, CreatedAt: p.CreatedAt,
 		Targets: strs(p.Targets), IncludeDeps: p.IncludeDeps, Selectors: p.Selectors, HasChanges: p.HasChanges(),
-		Summary:  jsonSummary{Install: s.Install, Upgrade: s.Upgrade, Uninstall: s.Uninstall, Unchanged: s.Unchanged, DriftedObjects: s.Drifted, Refused: s.Refused, Forget: s.Forget, Moved: s.Moved},
+		Summary:  jsonSummary{Install: s.Install, Upgrade: s.Upgrade, Uninstall: s.Uninstall, Unchanged: s.Unchanged, DriftedObjects: s.Drifted, Refused: s.Refused, Forget: s.Forget, Moved: s.Moved, Renamed: s.Renamed},
 		Releases: []*jsonRelease{},
 	}
 	for _, r := range p.Releases {
@@ -187,6 +206,16 @@ func JSON(w io.Writer, p *plan.Plan) error {
 		}
 		if r.RemovedFrom != nil {
 			jr.RemovedFrom = r.RemovedFrom.String()
+		}
+		if rn := r.Rename; rn != nil {
+			jr.Rename = &jsonRename{From: rn.From, FromRevision: rn.FromRevision, State: rn.State, StateDetail: rn.StateLine(), Revisions: rn.Revisions, Copied: rn.Copied}
+			for _, o := range rn.Objects {
+				jo := jsonRenamedObject{Ref: o.Ref.String(), Kept: o.Kept}
+				if o.ReplacedBy != nil {
+					jo.ReplacedBy = o.ReplacedBy.String()
+				}
+				jr.Rename.Objects = append(jr.Rename.Objects, jo)
+			}
 		}
 		for _, c := range r.Conflicts {
 			jr.Conflicts = append(jr.Conflicts, jsonConflict{Ref: c.Ref.String(), OwnerRelease: c.OwnerRelease, OwnerNamespace: c.OwnerNamespace, OwnerStack: c.OwnerStack})

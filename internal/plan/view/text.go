@@ -73,6 +73,9 @@ func writeText(b *bytes.Buffer, p *plan.Plan, detail Detail) {
 	shown := map[string]bool{}
 	for _, r := range p.Releases {
 		if r.Action == plan.ActionNoOp {
+			if r.Rename != nil {
+				fmt.Fprintf(b, "  ~ %s (finish rename) namespace %s\n      apply deletes the records of %s\n\n", r.Addr, r.Namespace, r.Rename.From)
+			}
 			continue
 		}
 		if r.Action == plan.ActionForget {
@@ -154,6 +157,7 @@ func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange, detail Detail) {
 	if r.Interrupted != nil {
 		fmt.Fprintf(b, "      %s\n", r.Interrupted)
 	}
+	writeRenameObjects(b, r)
 	for _, c := range r.Conflicts {
 		fmt.Fprintf(b, "      ! %s\n", c)
 	}
