@@ -200,6 +200,56 @@ release "caps" {
 	apply("lookup", vars...)
 	settled("lookup", vars...)
 
+	// Other managers' edits (issue 26: the incremental plan reads only
+	// the objects' metadata). A label only kubectl sets is no change, and
+	// the incremental plan still proves the release unchanged from
+	// metadata; a label convoy set, overwritten by kubectl, and a scale
+	// through the scale subresource by another manager (an autoscaler)
+	// are drift, which both plans show and apply corrects.
+	deploys := cluster.Client().AppsV1().Deployments(ns)
+	relabelDeploy := func(key, value, manager string) {
+		t.Helper()
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, key, value)
+		if _, err := deploys.Patch(ctx, "app", types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: manager}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	relabelDeploy("team", "payments", "kubectl-label")
+	p, _ = plans("another manager's label", vars...)
+	expect("another manager's label", p, map[string]string{"release.app": "no-op", "release.reader": "no-op"})
+	settled("another manager's label", vars...)
+
+	relabelDeploy("app", "hijacked", "kubectl-label")
+	p, _ = plans("a label convoy set, overwritten", vars...)
+	expect("a label convoy set, overwritten", p, map[string]string{"release.app": "upgrade", "release.caps": "no-op"})
+	apply("a label convoy set, overwritten", vars...)
+	settled("a label convoy set, overwritten", vars...)
+
+	scale, err := deploys.GetScale(ctx, "app", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale.Spec.Replicas = 4
+	if _, err := deploys.UpdateScale(ctx, "app", scale, metav1.UpdateOptions{FieldManager: "an-autoscaler"}); err != nil {
+		t.Fatal(err)
+	}
+	p, _ = plans("scaled by another manager", vars...)
+	expect("scaled by another manager", p, map[string]string{"release.app": "upgrade", "release.caps": "no-op"})
+	apply("scaled by another manager", vars...)
+	settled("scaled by another manager", vars...)
+
+	// The records convoy writes list their objects, so that plans need not
+	// parse the manifest (release.ObjectsAnnotation).
+	h := statusOf(t, ns, "app")
+	key := fmt.Sprintf("sh.helm.release.v1.app.v%d", h[len(h)-1].Version)
+	rec, err := cluster.Client().CoreV1().Secrets(ns).Get(ctx, key, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if objs := rec.Annotations["convoy.dev/objects"]; !strings.Contains(objs, `"apps/v1","Deployment",`+strconv.Quote(ns)+`,"app"]`) {
+		t.Fatalf("the record %s does not list its Deployment: %q", key, objs)
+	}
+
 	// The cluster's capabilities: a CRD that serves the group caps asks for.
 	crds := dynamic.NewForConfigOrDie(cluster.RESTConfig()).Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
 	crd := &unstructured.Unstructured{Object: map[string]any{
@@ -225,13 +275,14 @@ release "caps" {
 	}
 	settled("capabilities", vars...)
 
-	// A record without convoy's labels (written by helm, or by an older
-	// convoy) is planned in full; an apply with no changes labels it,
-	// without a revision, and later plans prove it unchanged again.
+	// A record without convoy's labels and objects annotation (written by
+	// helm, or by an older convoy) is planned in full; an apply with no
+	// changes labels it, without a revision, and later plans prove it
+	// unchanged again (from its manifest).
 	before := revisions(statusOf(t, ns, "app"))
-	h := statusOf(t, ns, "app")
-	key := fmt.Sprintf("sh.helm.release.v1.app.v%d", h[len(h)-1].Version)
-	patch := `{"metadata":{"labels":{"convoy.dev/fingerprint":null,"convoy.dev/applied":null}}}`
+	h = statusOf(t, ns, "app")
+	key = fmt.Sprintf("sh.helm.release.v1.app.v%d", h[len(h)-1].Version)
+	patch := `{"metadata":{"labels":{"convoy.dev/fingerprint":null,"convoy.dev/applied":null},"annotations":{"convoy.dev/objects":null}}}`
 	if _, err := cluster.Client().CoreV1().Secrets(ns).Patch(ctx, key, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}

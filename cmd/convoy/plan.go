@@ -105,6 +105,11 @@ func (o planOptions) Run(ctx context.Context, s streams) (err error) {
 	}
 	req.Destroy = o.Destroy
 	req.AllowPolicies = o.AllowPolicies
+	if o.Out == "" {
+		// Not saved, so never verified: releases proven unchanged are
+		// read from metadata alone.
+		req.Observe = run.ObserveMetadata
+	}
 	res, err := run.Plan(ctx, opts, req)
 	var foreign *plan.ForeignError
 	if err != nil && !errors.As(err, &foreign) {

@@ -2,12 +2,17 @@ package kube
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
 )
 
 // AppliedState identifies what the client's field manager owns of objects
@@ -20,6 +25,38 @@ import (
 // says whether anyone touched what that apply set. A nil object (absent)
 // counts as such. The result is 40 hex digits, fit for a label value.
 func (c *Client) AppliedState(refs []Ref, objs []*unstructured.Unstructured) string {
+	applied := make([]*Applied, len(objs))
+	for i, o := range objs {
+		if o != nil {
+			applied[i] = AppliedOf(c.fieldManager, o)
+		}
+	}
+	return AppliedStateOf(refs, applied)
+}
+
+// Applied is what AppliedState reads of one live object, all of it in the
+// object's metadata: a plan proves objects unchanged from lists of
+// metadata alone (ListApplied).
+type Applied struct {
+	UID, ResourceVersion string
+	// Fields are the field sets of the manager's apply entries on the main
+	// resource, each after its apiVersion.
+	Fields string
+}
+
+// AppliedOf is what fieldManager applied of o, as AppliedState reads it.
+func AppliedOf(fieldManager string, o metav1.Object) *Applied {
+	a := &Applied{UID: string(o.GetUID()), ResourceVersion: o.GetResourceVersion()}
+	for _, mf := range o.GetManagedFields() {
+		if mf.Manager == fieldManager && mf.Operation == metav1.ManagedFieldsOperationApply && mf.Subresource == "" && mf.FieldsV1 != nil {
+			a.Fields += mf.APIVersion + "\x00" + string(mf.FieldsV1.Raw)
+		}
+	}
+	return a
+}
+
+// AppliedStateOf is AppliedState of objects read as Applied (nil: absent).
+func AppliedStateOf(refs []Ref, objs []*Applied) string {
 	type entry struct {
 		id, uid, fields string
 	}
@@ -27,12 +64,7 @@ func (c *Client) AppliedState(refs []Ref, objs []*unstructured.Unstructured) str
 	for i, ref := range refs {
 		e := entry{id: ref.Group + "/" + ref.Kind + "/" + ref.Namespace + "/" + ref.Name, uid: "absent"}
 		if o := objs[i]; o != nil {
-			e.uid = string(o.GetUID())
-			for _, mf := range o.GetManagedFields() {
-				if mf.Manager == c.fieldManager && mf.Operation == metav1.ManagedFieldsOperationApply && mf.Subresource == "" && mf.FieldsV1 != nil {
-					e.fields += mf.APIVersion + "\x00" + string(mf.FieldsV1.Raw)
-				}
-			}
+			e.uid, e.fields = o.UID, o.Fields
 		}
 		entries[i] = e
 	}
@@ -42,4 +74,47 @@ func (c *Client) AppliedState(refs []Ref, objs []*unstructured.Unstructured) str
 		h.Write([]byte(e.id + "\x00" + e.uid + "\x00" + e.fields + "\x01"))
 	}
 	return hex.EncodeToString(h.Sum(nil))[:40]
+}
+
+// DefaultListPageSize is how many objects ListApplied asks for per
+// request: a page is decoded and reduced to what AppliedState needs before
+// the next is read.
+const DefaultListPageSize = 500
+
+// ListApplied lists the objects of a kind in a namespace ("" for all, or a
+// cluster-scoped kind) as metadata only (the metadata client, protobuf),
+// page by page, keeping of each what the client's manager applied
+// (Applied), by name. It reads no spec, no status and no other manager's
+// fields beyond the page being decoded.
+func (c *Client) ListApplied(ctx context.Context, apiVersion, kind, namespace string, opts metav1.ListOptions) (map[string]*Applied, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, err
+	}
+	m, err := c.mapping(gv.WithKind(kind))
+	if err != nil {
+		return nil, err
+	}
+	var res metadata.ResourceInterface = c.metadata.Resource(m.Resource)
+	if m.Scope.Name() == meta.RESTScopeNameNamespace && namespace != "" {
+		res = c.metadata.Resource(m.Resource).Namespace(namespace)
+	}
+	out := map[string]*Applied{}
+	opts.Limit = c.listPageSize
+	for {
+		l, err := res.List(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		for i := range l.Items {
+			out[l.Items[i].Name] = AppliedOf(c.fieldManager, &l.Items[i])
+		}
+		if l.Continue == "" {
+			return out, nil
+		}
+		if len(l.Items) == 0 {
+			return nil, fmt.Errorf("list %s %s: an empty page with a continue token", apiVersion, kind)
+		}
+		opts.Continue = l.Continue
+	}
 }

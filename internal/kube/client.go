@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 )
@@ -52,16 +54,21 @@ type Options struct {
 	// object (as kubectl and helm upgrade client-side field management).
 	// Nil with an empty FieldManager: DefaultPredecessors.
 	Predecessors []FieldOwner
+	// ListPageSize is how many objects ListApplied asks for per request
+	// (0: DefaultListPageSize).
+	ListPageSize int
 }
 
 // Client talks to one cluster. It is safe for concurrent use.
 type Client struct {
 	dynamic      dynamic.Interface
+	metadata     metadata.Interface
 	typed        kubernetes.Interface
 	mapper       *restmapper.DeferredDiscoveryRESTMapper
 	fieldManager string
 	clusterID    ClusterID
 	predecessors []FieldOwner
+	listPageSize int64
 }
 
 // New builds a Client from cfg, which it does not modify.
@@ -91,6 +98,10 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kube: dynamic client: %w", err)
 	}
+	md, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kube: metadata client: %w", err)
+	}
 	typed, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kube: client: %w", err)
@@ -101,11 +112,13 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 	}
 	return &Client{
 		dynamic:      dyn,
+		metadata:     md,
 		typed:        typed,
 		mapper:       restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
 		fieldManager: fieldManager,
 		clusterID:    ClusterIDOf(cfg),
 		predecessors: slices.Clone(predecessors),
+		listPageSize: int64(cmp.Or(opts.ListPageSize, DefaultListPageSize)),
 	}, nil
 }
 

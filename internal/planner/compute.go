@@ -51,7 +51,7 @@ type Input struct {
 	Request func(*resolve.Release) *release.Request
 	// Outputs turns a dependency's deployed record into what expressions
 	// may reference of it (revision, status, resources), reading its live
-	// objects through get. A release whose values read outputs of
+	// objects through get, which are the plan's and must not be modified. A release whose values read outputs of
 	// dependencies that this plan leaves unchanged is planned with them;
 	// nil: such releases are always known only after apply.
 	Outputs func(ctx context.Context, kc *kube.Client, rel *release.Release, get func(context.Context, kube.Ref) (*unstructured.Unstructured, error)) (config.AppliedRelease, error)
@@ -67,7 +67,27 @@ type Input struct {
 	Refresh Refresh
 	// Stats, when not nil, counts the plan's work.
 	Stats *Stats
+	// Observe says how the plan records the objects of releases it proves
+	// unchanged (ObserveContent by default).
+	Observe Observe
 }
+
+// Observe is how a plan records the live objects of the releases it
+// proves unchanged (plan.Observed), which apply compares with the cluster
+// before it applies a saved plan.
+type Observe int
+
+const (
+	// ObserveContent hashes the fields the revision applies of each live
+	// object (ShapeHash), read from full lists. Verification then names an
+	// object edited since the plan even by a manager that shares convoy's
+	// (helm by default: a helm upgrade applies as "helm" too).
+	ObserveContent Observe = iota
+	// ObserveMetadata hashes what convoy's field manager applied of each
+	// object (AppliedHash), read from lists of metadata alone: for plans
+	// that are shown or applied at once, never saved.
+	ObserveMetadata
+)
 
 // Refresh is how much of the stack a plan renders and dry-runs again.
 type Refresh int
@@ -238,6 +258,8 @@ type computer struct {
 
 	histories memo.Map[nsKey, map[string][]*release.Release]           // records by release name
 	lists     memo.Map[kindKey, map[string]*unstructured.Unstructured] // live objects by name
+	// applied are the metadata lists the fast path reads (liveApplied).
+	applied memo.Map[kindKey, map[string]*kube.Applied]
 	// outputs are the outputs of the deployed revisions that releases
 	// read (a release read by many is read once).
 	outputs memo.Map[revisionKey, config.AppliedRelease]
@@ -314,6 +336,60 @@ func (c *computer) liveShared(ctx context.Context, kc *kube.Client, ref kube.Ref
 		for _, u := range list {
 			objs[u.GetName()] = u
 		}
+		return objs, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if cached {
+		c.stats.add(&c.stats.ListHits, 1)
+	}
+	return objs[ref.Name], nil
+}
+
+// liveApplied is what convoy's field manager applied of the live object
+// (nil: absent), read from one list of metadata per kind and namespace
+// (kube.Client.ListApplied) shared by the releases the plan proves
+// unchanged: no spec, status or other managers' fields are decoded or
+// kept for them. Releases planned in full read full lists (liveShared).
+func (c *computer) liveApplied(ctx context.Context, kc *kube.Client, ref kube.Ref) (*kube.Applied, error) {
+	namespaced, err := kc.IsNamespaced(ref.GroupVersionKind())
+	if err != nil || (namespaced && ref.Namespace == "") {
+		live, err := getLive(ctx, kc, ref)
+		if live == nil || err != nil {
+			return nil, err
+		}
+		return kube.AppliedOf(kc.FieldManager(), live), nil
+	}
+	key := kindKey{nsKey{kc.ClusterID(), ref.Namespace}, ref.APIVersion(), ref.Kind}
+	cached := true
+	objs, err := c.applied.Get(key, func() (map[string]*kube.Applied, error) {
+		cached = false
+		var opts metav1.ListOptions
+		if ref.Group == "" && ref.Kind == "Secret" {
+			opts.FieldSelector = "type!=" + release.SecretType
+		}
+		objs, err := kc.ListApplied(ctx, ref.APIVersion(), ref.Kind, ref.Namespace, opts)
+		if err != nil {
+			// An API server that cannot serve metadata alone (an
+			// aggregated one, say) still serves the objects: fall back to
+			// the full list, whose error, if any, is the one to show.
+			var full []*unstructured.Unstructured
+			if full, err = kc.List(ctx, ref.APIVersion(), ref.Kind, ref.Namespace, opts); err == nil {
+				objs = make(map[string]*kube.Applied, len(full))
+				for _, u := range full {
+					objs[u.GetName()] = kube.AppliedOf(kc.FieldManager(), u)
+				}
+			}
+		}
+		if err != nil {
+			where := "in namespace " + ref.Namespace
+			if ref.Namespace == "" {
+				where = "in the cluster"
+			}
+			return nil, fmt.Errorf("list %s %s %s: %w", ref.APIVersion(), ref.Kind, where, err)
+		}
+		c.stats.add(&c.stats.Lists, 1)
 		return objs, nil
 	})
 	if err != nil {

@@ -64,27 +64,67 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 		return "inputs-changed", nil
 	}
 	kc := eng.Kube()
-	objs, paths, err := eng.RecordObjects(deployed)
+	content := c.in.Observe == ObserveContent
+	// With ObserveContent the manifest is parsed, for the objects' shapes;
+	// otherwise the record's objects annotation says what they are.
+	var parsed []*unstructured.Unstructured
+	var objs []release.RecordObject
+	var err error
+	if content {
+		parsed, objs, err = parseRecord(eng, deployed)
+	} else {
+		objs, err = recordObjects(eng, deployed)
+	}
 	if err != nil {
 		return "record-unreadable", nil // the full plan says what is wrong with it
 	}
 	refs := make([]kube.Ref, len(objs))
-	lives := make([]*unstructured.Unstructured, len(objs))
+	lives := make([]*kube.Applied, len(objs))
+	var full []*unstructured.Unstructured // the live objects, for ObserveContent
+	if content {
+		full = make([]*unstructured.Unstructured, len(objs))
+	}
 	if err := c.do(ctx, func() error {
 		for i, o := range objs {
-			refs[i] = kube.RefOf(o)
-			live, err := c.liveShared(ctx, kc, refs[i])
+			refs[i] = o.Ref
+			if !content {
+				live, err := c.liveApplied(ctx, kc, o.Ref)
+				if err != nil {
+					return err
+				}
+				lives[i] = live
+				continue
+			}
+			live, err := c.liveShared(ctx, kc, o.Ref)
 			if err != nil {
 				return err
 			}
-			lives[i] = live
+			if full[i] = live; live != nil {
+				lives[i] = kube.AppliedOf(kc.FieldManager(), live)
+			}
 		}
 		return nil
 	}); err != nil {
 		return "", err
 	}
-	if kc.AppliedState(refs, lives) != applied {
+	if kube.AppliedStateOf(refs, lives) != applied {
 		return "live-objects-changed", nil
+	}
+	observed := make([]plan.ObservedObject, len(objs))
+	for i, ref := range refs {
+		observed[i].Ref = plan.ObjectRef(ref)
+		if lives[i] != nil {
+			observed[i].ResourceVersion, observed[i].Hash = lives[i].ResourceVersion, AppliedHash(ref, lives[i])
+		}
+	}
+	if content {
+		// What the saved plan's verification compares when an object's
+		// resourceVersion moved: the fields the revision applies.
+		for i, o := range parsed {
+			if full[i] != nil {
+				observed[i].Hash = ShapeHash(full[i], req.IgnoreChanges.Strip(o).Object)
+			}
+		}
 	}
 
 	c.stats.add(&c.stats.Unchanged, 1)
@@ -98,15 +138,50 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 	rc.Saved = &plan.SavedRelease{Rendered: rendered, Settings: SettingsOf(req)}
 	for i, o := range objs {
 		ch := objectChange(refs[i], plan.ObjectNoOp)
-		ch.Template = paths[i]
+		ch.Template = o.Template
 		rc.Objects = append(rc.Objects, ch)
-		ob := plan.ObservedObject{Ref: plan.ObjectRef(refs[i])}
-		if live := lives[i]; live != nil {
-			ob.ResourceVersion, ob.Hash = live.GetResourceVersion(), ShapeHash(live, req.IgnoreChanges.Strip(o).Object)
-		}
-		rc.Observed.Objects = append(rc.Observed.Objects, ob)
 	}
+	rc.Observed.Objects = append(rc.Observed.Objects, observed...)
 	return "", nil
+}
+
+// recordObjects are the objects of a record and the templates they came
+// from: from its ObjectsAnnotation, else parsed from its manifest.
+func recordObjects(eng *release.Engine, rec *release.Release) ([]release.RecordObject, error) {
+	if objs, ok := release.RecordObjectsOf(rec); ok {
+		return objs, nil
+	}
+	_, objs, err := parseRecord(eng, rec)
+	return objs, err
+}
+
+// parseRecord parses a record's manifest: its objects as apply applies
+// them, and what they are.
+func parseRecord(eng *release.Engine, rec *release.Release) ([]*unstructured.Unstructured, []release.RecordObject, error) {
+	parsed, paths, err := eng.RecordObjects(rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	objs := make([]release.RecordObject, len(parsed))
+	for i, o := range parsed {
+		objs[i] = release.RecordObject{Ref: kube.RefOf(o), Template: paths[i]}
+	}
+	return parsed, objs, nil
+}
+
+// AppliedPrefix marks the observed hashes of objects a plan proved
+// unchanged from their metadata (AppliedHash); others are ShapeHash or
+// ContentHash.
+const AppliedPrefix = "applied:"
+
+// AppliedHash identifies what convoy's field manager applied of a live
+// object (kube.AppliedStateOf of it alone: uid and the manager's field
+// set): saved-plan verification compares it when the object's
+// resourceVersion moved. A status write or another manager's field leaves
+// it as it is; an edit of a field convoy set moves that field to the
+// editor, and changes it.
+func AppliedHash(ref kube.Ref, live *kube.Applied) string {
+	return AppliedPrefix + kube.AppliedStateOf([]kube.Ref{ref}, []*kube.Applied{live})
 }
 
 // relabel returns the labels that would let later plans prove the

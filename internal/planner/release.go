@@ -293,8 +293,10 @@ func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance
 		kc := eng.Kube()
 		key := revisionKey{nsKey{kc.ClusterID(), dep.Namespace}, dep.Name, hist[i].Version}
 		a, err := c.outputs.Get(key, func() (config.AppliedRelease, error) {
+			// Outputs only reads the objects (it converts them to values):
+			// the plan's shared ones, not copies.
 			return c.in.Outputs(ctx, kc, hist[i], func(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
-				return c.live(ctx, kc, ref)
+				return c.liveShared(ctx, kc, ref)
 			})
 		})
 		if err != nil {

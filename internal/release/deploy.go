@@ -296,6 +296,7 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 		return created, err
 	}
 	setAppliedState(e.kube, rel, results)
+	e.setRecordObjects(rel)
 	deleteGone := func() error {
 		gone := removed(r.previous, r.objs)
 		if len(gone) == 0 {

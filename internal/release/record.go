@@ -60,6 +60,9 @@ type Release struct {
 	// (name, owner, status, version, createdAt, modifiedAt). Not in the
 	// payload, as in Helm.
 	Labels map[string]string `json:"-"`
+	// Annotations are the record object's annotations (ObjectsAnnotation
+	// among them). Not in the payload.
+	Annotations map[string]string `json:"-"`
 	// createdAt is the record's createdAt label, kept across updates.
 	createdAt string
 }

@@ -199,8 +199,9 @@ type Memory struct {
 }
 
 type memRecord struct {
-	payload string
-	labels  map[string]string
+	payload     string
+	labels      map[string]string
+	annotations map[string]string
 }
 
 // NewMemory returns an empty in-memory driver.
@@ -215,6 +216,7 @@ func (m *Memory) decode(rec memRecord) (*Release, error) {
 		return nil, err
 	}
 	r.fromObjectLabels(rec.labels)
+	r.Annotations = maps.Clone(rec.annotations)
 	return r, nil
 }
 
@@ -258,7 +260,7 @@ func (m *Memory) put(key string, r *Release, w recordWrite) error {
 	if err != nil {
 		return err
 	}
-	m.records[key] = memRecord{payload: payload, labels: recordLabels(r, time.Now(), w)}
+	m.records[key] = memRecord{payload: payload, labels: recordLabels(r, time.Now(), w), annotations: maps.Clone(r.Annotations)}
 	return nil
 }
 

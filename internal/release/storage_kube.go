@@ -3,6 +3,7 @@ package release
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -74,6 +75,7 @@ func (d *kubeDriver[T, L]) read(obj T) (*Release, error) {
 		return nil, d.wrap(obj.GetNamespace(), obj.GetName(), err)
 	}
 	r.fromObjectLabels(obj.GetLabels())
+	r.Annotations = obj.GetAnnotations()
 	return r, nil
 }
 
@@ -118,7 +120,7 @@ func (d *kubeDriver[T, L]) object(key string, r *Release, w recordWrite) (T, err
 		var zero T
 		return zero, fmt.Errorf("encode release %s: %w", r.Name, err)
 	}
-	meta := metav1.ObjectMeta{Name: key, Namespace: d.namespace, Labels: recordLabels(r, time.Now(), w)}
+	meta := metav1.ObjectMeta{Name: key, Namespace: d.namespace, Labels: recordLabels(r, time.Now(), w), Annotations: maps.Clone(r.Annotations)}
 	return d.records.object(meta, payload), nil
 }
 

@@ -163,7 +163,9 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 		relabel(ctx, o, p, cl, st)
 		return p, nil
 	}
-	p, err := computePlan(ctx, o, ls, cl, req.Plan, heldBy(runID))
+	fresh := req.Plan
+	fresh.Observe = planner.ObserveMetadata // applied at once, never verified
+	p, err := computePlan(ctx, o, ls, cl, fresh, heldBy(runID))
 	if err != nil {
 		return p, err
 	}

@@ -32,13 +32,12 @@ func Outputs(ctx context.Context, eng *release.Engine, rel *release.Release) (co
 // shared lists, say), which returns nil for an object that is gone.
 func OutputsFrom(ctx context.Context, kc *kube.Client, rel *release.Release, get func(context.Context, kube.Ref) (*unstructured.Unstructured, error)) (config.AppliedRelease, error) {
 	out := config.AppliedRelease{Revision: rel.Version, Status: string(rel.Info.Status)}
-	objs, err := kc.Parse(rel.Manifest, rel.Namespace)
+	refs, err := recordRefs(kc, rel)
 	if err != nil {
 		return out, fmt.Errorf("release %s: %w", rel.Name, err)
 	}
 	attrs := map[string]cty.Value{}
-	for _, o := range objs {
-		ref := kube.RefOf(o)
+	for _, ref := range refs {
 		live, err := get(ctx, ref)
 		if err == nil && live == nil {
 			err = fmt.Errorf("%s: not found", ref)
@@ -65,6 +64,27 @@ func OutputsFrom(ctx context.Context, kc *kube.Client, rel *release.Release, get
 	}
 	out.Resources = cty.ObjectVal(attrs)
 	return out, nil
+}
+
+// recordRefs are the objects of a release's record: from the objects
+// annotation convoy writes on its records, else parsed from the manifest.
+func recordRefs(kc *kube.Client, rel *release.Release) ([]kube.Ref, error) {
+	if objs, ok := release.RecordObjectsOf(rel); ok {
+		refs := make([]kube.Ref, len(objs))
+		for i, o := range objs {
+			refs[i] = o.Ref
+		}
+		return refs, nil
+	}
+	objs, err := kc.Parse(rel.Manifest, rel.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]kube.Ref, len(objs))
+	for i, o := range objs {
+		refs[i] = kube.RefOf(o)
+	}
+	return refs, nil
 }
 
 // appliedAttributes gathers what inst's expressions may reference of its

@@ -34,6 +34,10 @@ type PlanRequest struct {
 	// records it deploys name them. For a saved plan, they add to the ones
 	// it was made with.
 	AllowPolicies []string
+	// Observe: how releases proven unchanged record their objects
+	// (planner.Observe; ObserveContent, what saved plans need, by
+	// default).
+	Observe Observe
 }
 
 // Planned is a computed plan with the stack it was computed from.
@@ -106,6 +110,7 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		Interrupted: interrupted,
 		Refresh:     req.Refresh,
 		Stats:       req.Stats,
+		Observe:     req.Observe,
 		Request: func(r *resolve.Release) *release.Request {
 			return ReleaseRequest(st.ID(), r)
 		},
@@ -132,6 +137,16 @@ type (
 	Refresh = planner.Refresh
 	// Stats counts a plan's work (--stats).
 	Stats = planner.Stats
+	// Observe is how a plan records the objects of releases it proves
+	// unchanged.
+	Observe = planner.Observe
+)
+
+// The Observe modes: ObserveContent for plans that are saved (and verified
+// before they are applied), ObserveMetadata for those that are not.
+const (
+	ObserveContent  = planner.ObserveContent
+	ObserveMetadata = planner.ObserveMetadata
 )
 
 // DefaultPlanParallelism bounds a plan's concurrent renders, record reads

@@ -35,6 +35,9 @@ type observer interface {
 	// Parse decodes a rendered manifest into objects, namespaced as the
 	// cluster serves their kinds.
 	Parse(manifest, namespace string) ([]*unstructured.Unstructured, error)
+	// FieldManager is the field manager convoy applies with on the
+	// cluster (planner.AppliedHash).
+	FieldManager() string
 }
 
 // engineObserver reads a cluster through its release engine.
@@ -43,6 +46,8 @@ type engineObserver struct{ *release.Engine }
 func (e engineObserver) Get(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
 	return e.Kube().Get(ctx, ref)
 }
+
+func (e engineObserver) FieldManager() string { return e.Kube().FieldManager() }
 
 func (e engineObserver) Parse(manifest, namespace string) ([]*unstructured.Unstructured, error) {
 	return e.Kube().Parse(manifest, namespace)
@@ -171,7 +176,13 @@ func objectMoved(ctx context.Context, obs observer, ob plan.ObservedObject, shap
 	}
 	if ob.Hash != "" {
 		got := planner.ContentHash(live)
-		if strings.HasPrefix(ob.Hash, planner.ShapePrefix) && shape != nil {
+		switch {
+		case strings.HasPrefix(ob.Hash, planner.AppliedPrefix):
+			// Proven unchanged from metadata: an edit of a field convoy
+			// set moved it to another manager, a recreation changed the
+			// uid.
+			got = planner.AppliedHash(planner.KubeRef(ob.Ref), kube.AppliedOf(obs.FieldManager(), live))
+		case strings.HasPrefix(ob.Hash, planner.ShapePrefix) && shape != nil:
 			got = planner.ShapeHash(live, shape)
 		}
 		if got == ob.Hash {

@@ -12,6 +12,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/planner"
 	"github.com/convoy-sh/convoy/internal/release"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -38,6 +39,8 @@ func (f *fakeCluster) Get(_ context.Context, ref kube.Ref) (*unstructured.Unstru
 	}
 	return nil, apierrors.NewNotFound(schema.GroupResource{Group: ref.Group, Resource: strings.ToLower(ref.Kind) + "s"}, ref.Name)
 }
+
+func (f *fakeCluster) FieldManager() string { return "convoy" }
 
 func (f *fakeCluster) Parse(manifest, namespace string) ([]*unstructured.Unstructured, error) {
 	var m map[string]any
@@ -216,6 +219,60 @@ func TestVerifyEnvironmentAndConfig(t *testing.T) {
 			}
 			if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
 				t.Fatalf("got %v, want %q", tc.err, tc.want)
+			}
+		})
+	}
+}
+
+// A plan that proved a release unchanged from metadata observed its
+// objects by what convoy's field manager applied of them
+// (planner.AppliedHash): what others write does not make it stale; an
+// edit of a field convoy set (which moves it to the editor) or a
+// recreation does.
+func TestVerifyObservedAppliedHash(t *testing.T) {
+	convoyOwns := func(fields string) []metav1.ManagedFieldsEntry {
+		return []metav1.ManagedFieldsEntry{{Manager: "convoy", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}}
+	}
+	const both = `{"f:data":{"f:message":{},"f:other":{}}}`
+	for _, tc := range []struct {
+		name   string
+		change func(o *unstructured.Unstructured)
+		stale  string
+	}{
+		{name: "nothing moved"},
+		{name: "a controller's annotation and status", change: func(o *unstructured.Unstructured) {
+			o.SetAnnotations(map[string]string{"example.com/seen-by": "a-controller"})
+			o.SetManagedFields(append(convoyOwns(both), metav1.ManagedFieldsEntry{Manager: "a-controller", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{}}}`)}}))
+		}},
+		{name: "a field convoy set taken by kubectl", change: func(o *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(o.Object, "edited", "data", "message")
+			o.SetManagedFields(append(convoyOwns(`{"f:data":{"f:other":{}}}`), metav1.ManagedFieldsEntry{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:message":{}}}`)}}))
+		}, stale: "v1 ConfigMap shop/web was edited since the plan (resourceVersion 10, now 11)"},
+		{name: "deleted and created again", change: func(o *unstructured.Unstructured) {
+			o.SetUID("uid-2")
+		}, stale: "v1 ConfigMap shop/web was edited since the plan (resourceVersion 10, now 11)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			live := liveConfigMap(t, "10")
+			live.SetManagedFields(convoyOwns(both))
+			c := &fakeCluster{
+				records: map[string]map[string][]*release.Release{"shop": {"web": {record("web", 1, release.StatusDeployed)}}},
+				objects: map[kube.Ref]*unstructured.Unstructured{cmRef: live},
+			}
+			p := savedWeb(t, nil)
+			p.Releases[0].Observed.Objects = []plan.ObservedObject{{Ref: planner.ObjectRef(cmRef), ResourceVersion: "10", Hash: planner.AppliedHash(cmRef, kube.AppliedOf("convoy", live))}}
+			if tc.change != nil {
+				o := c.objects[cmRef]
+				tc.change(o)
+				o.SetResourceVersion("11")
+			}
+			err := verifyObserved(context.Background(), p, func(string) (observer, error) { return c, nil })
+			var se *StaleError
+			switch {
+			case tc.stale == "" && err != nil:
+				t.Fatalf("refused a plan that holds: %v", err)
+			case tc.stale != "" && (!errors.As(err, &se) || !strings.Contains(err.Error(), tc.stale)):
+				t.Fatalf("got %v, want a StaleError saying %q", err, tc.stale)
 			}
 		})
 	}

@@ -1,0 +1,94 @@
+package kube_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/kube"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// What a plan reads from lists of metadata (ListApplied, page by page)
+// gives the applied state that full objects give, for objects the client
+// applied, objects another manager then edited, and objects it never
+// applied; an object recreated since changes it.
+func TestListAppliedAgreesWithFullObjects(t *testing.T) {
+	ns := cluster.Namespace(t)
+	ctx := testContext(t, 30*time.Second)
+	c, err := kube.New(cluster.RESTConfig(), kube.Options{ListPageSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manifest string
+	for i := range 5 {
+		manifest += fmt.Sprintf("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%d\ndata:\n  color: blue\n", i)
+	}
+	if _, err := c.Apply(ctx, parse(t, c, ns, manifest), kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cms := cluster.Client().CoreV1().ConfigMaps(ns)
+	if _, err := cms.Patch(ctx, "cm-1", types.MergePatchType, []byte(`{"data":{"color":"red"}}`), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cms.Patch(ctx, "cm-2", types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"a"}}}`), metav1.PatchOptions{FieldManager: "kubectl-label"}); err != nil {
+		t.Fatal(err)
+	}
+	other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "not-applied"}, Data: map[string]string{"color": "green"}}
+	if _, err := cms.Create(ctx, other, metav1.CreateOptions{FieldManager: "someone-else"}); err != nil {
+		t.Fatal(err)
+	}
+
+	ref := func(name string) kube.Ref {
+		return kube.Ref{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: name}
+	}
+	names := []string{"cm-0", "cm-1", "cm-2", "cm-3", "cm-4", "not-applied", "absent"}
+	state := func() (fromMeta, fromFull string) {
+		t.Helper()
+		got, err := c.ListApplied(ctx, "v1", "ConfigMap", ns, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names[:6] { // in pages of 2 (kube-root-ca.crt may be a seventh)
+			if got[n] == nil {
+				t.Fatalf("%s not listed: %v", n, got)
+			}
+		}
+		refs := make([]kube.Ref, len(names))
+		metas := make([]*kube.Applied, len(names))
+		fulls := make([]*unstructured.Unstructured, len(names))
+		for i, n := range names {
+			refs[i], metas[i] = ref(n), got[n]
+			if n == "absent" {
+				continue
+			}
+			if fulls[i], err = c.Get(ctx, refs[i]); err != nil {
+				t.Fatal(err)
+			}
+			if metas[i] == nil || metas[i].ResourceVersion != fulls[i].GetResourceVersion() {
+				t.Fatalf("%s: listed %+v, live at resourceVersion %s", n, metas[i], fulls[i].GetResourceVersion())
+			}
+		}
+		if got["not-applied"].Fields != "" || got["cm-0"].Fields == "" {
+			t.Fatalf("fields of the client's apply entries: not-applied %q, cm-0 %q", got["not-applied"].Fields, got["cm-0"].Fields)
+		}
+		return kube.AppliedStateOf(refs, metas), c.AppliedState(refs, fulls)
+	}
+	before, full := state()
+	if before != full {
+		t.Fatalf("applied state from metadata %s, from full objects %s", before, full)
+	}
+	if err := cms.Delete(ctx, "cm-3", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Apply(ctx, parse(t, c, ns, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-3\ndata:\n  color: blue\n"), kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	after, full := state()
+	if after != full || after == before {
+		t.Fatalf("after cm-3 was recreated: from metadata %s, from full objects %s, before %s", after, full, before)
+	}
+}

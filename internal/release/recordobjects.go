@@ -1,0 +1,138 @@
+package release
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/convoy-sh/convoy/internal/kube"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// ObjectsAnnotation lists, on the records convoy writes, the identity and
+// template of each object of the revision, in the order of its manifest
+// (what RecordObjects parses from it): a plan proves a release unchanged
+// from the record's metadata and the live objects' metadata, without
+// parsing the manifest (docs/performance.md). Helm ignores it. A record
+// without it (written by helm or an older convoy) is read as before.
+const ObjectsAnnotation = "convoy.dev/objects"
+
+// objectsGzipPrefix marks an ObjectsAnnotation value compressed because
+// its JSON was longer than objectsGzipOver.
+const (
+	objectsGzipPrefix = "gzip:"
+	objectsGzipOver   = 1024
+)
+
+// RecordObject is an object of a revision as ObjectsAnnotation lists it.
+type RecordObject struct {
+	Ref kube.Ref
+	// Template is the chart template that rendered it.
+	Template string
+}
+
+// setRecordObjects annotates rel with its objects (ObjectsAnnotation); a
+// revision whose manifest does not parse (kinds not served) goes without.
+func (e *Engine) setRecordObjects(rel *Release) {
+	objs, paths, err := e.RecordObjects(rel)
+	if err != nil {
+		return
+	}
+	list := make([]RecordObject, len(objs))
+	for i, o := range objs {
+		list[i] = RecordObject{Ref: kube.RefOf(o), Template: paths[i]}
+	}
+	v, err := encodeRecordObjects(list)
+	if err != nil {
+		return
+	}
+	if rel.Annotations == nil {
+		rel.Annotations = map[string]string{}
+	}
+	rel.Annotations[ObjectsAnnotation] = v
+}
+
+// encodeRecordObjects is the ObjectsAnnotation value of objs: a JSON array
+// of [template, apiVersion, kind, namespace, name], gzipped and base64
+// encoded when long.
+func encodeRecordObjects(objs []RecordObject) (string, error) {
+	rows := make([][5]string, len(objs))
+	for i, o := range objs {
+		rows[i] = [5]string{o.Template, o.Ref.APIVersion(), o.Ref.Kind, o.Ref.Namespace, o.Ref.Name}
+	}
+	b, err := json.Marshal(rows)
+	if err != nil {
+		return "", err
+	}
+	if len(b) <= objectsGzipOver {
+		return string(b), nil
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(b); err != nil {
+		return "", err
+	}
+	if err := zw.Close(); err != nil {
+		return "", err
+	}
+	return objectsGzipPrefix + base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+}
+
+// RecordObjectsOf reads rec's ObjectsAnnotation; false when it has none
+// or it does not decode (RecordObjects then parses the manifest).
+func RecordObjectsOf(rec *Release) ([]RecordObject, bool) {
+	v, ok := rec.Annotations[ObjectsAnnotation]
+	if !ok {
+		return nil, false
+	}
+	objs, err := decodeRecordObjects(v)
+	if err != nil {
+		return nil, false
+	}
+	return objs, true
+}
+
+func decodeRecordObjects(v string) ([]RecordObject, error) {
+	b := []byte(v)
+	if rest, ok := strings.CutPrefix(v, objectsGzipPrefix); ok {
+		z, err := base64.StdEncoding.DecodeString(rest)
+		if err != nil {
+			return nil, err
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(z))
+		if err != nil {
+			return nil, err
+		}
+		if b, err = io.ReadAll(io.LimitReader(zr, 4<<20)); err != nil {
+			return nil, err
+		}
+	}
+	var rows [][5]string
+	if err := json.Unmarshal(b, &rows); err != nil {
+		return nil, err
+	}
+	out := make([]RecordObject, len(rows))
+	for i, r := range rows {
+		ref, err := refOf(r[1], r[2], r[3], r[4])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = RecordObject{Ref: ref, Template: r[0]}
+	}
+	return out, nil
+}
+
+func refOf(apiVersion, kind, namespace, name string) (kube.Ref, error) {
+	if apiVersion == "" || kind == "" || name == "" {
+		return kube.Ref{}, errors.New("an object without apiVersion, kind or name")
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return kube.Ref{}, err
+	}
+	return kube.Ref{Group: gv.Group, Version: gv.Version, Kind: kind, Namespace: namespace, Name: name}, nil
+}
