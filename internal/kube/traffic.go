@@ -16,6 +16,10 @@ type Traffic struct {
 	Bytes    atomic.Int64
 	// ByVerb counts requests by HTTP method.
 	Get, List, Patch, Other atomic.Int64
+	// Discovery counts, among Get, the requests for the server's version
+	// and its API groups and resources (/version, /api, /apis, a group
+	// version's resource list).
+	Discovery atomic.Int64
 }
 
 // Wrap makes every client built from cfg count into t.
@@ -37,6 +41,9 @@ func (c *counting) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.t.List.Add(1)
 	case req.Method == http.MethodGet:
 		c.t.Get.Add(1)
+		if isDiscovery(req.URL.Path) {
+			c.t.Discovery.Add(1)
+		}
 	case req.Method == http.MethodPatch:
 		c.t.Patch.Add(1)
 	default:
@@ -74,6 +81,20 @@ func isList(path string) bool {
 		}
 	}
 	return n%2 == 1
+}
+
+// isDiscovery tells discovery paths (/version, /api, /api/v1, /apis,
+// /apis/group, /apis/group/version) from requests for objects.
+func isDiscovery(path string) bool {
+	switch {
+	case path == "/version" || path == "/api" || path == "/apis":
+		return true
+	case len(path) > 5 && path[:5] == "/api/":
+		return after(path[5:], 1) == ""
+	case len(path) > 6 && path[:6] == "/apis/":
+		return after(path[6:], 2) == ""
+	}
+	return false
 }
 
 // after drops the first n segments of p.

@@ -21,3 +21,23 @@ func TestIsList(t *testing.T) {
 		}
 	}
 }
+
+func TestIsDiscovery(t *testing.T) {
+	for path, want := range map[string]bool{
+		"/version":              true,
+		"/api":                  true,
+		"/api/v1":               true,
+		"/apis":                 true,
+		"/apis/apps":            true,
+		"/apis/apps/v1":         true,
+		"/api/v1/namespaces":    false,
+		"/api/v1/namespaces/ns": false,
+		"/apis/apps/v1/namespaces/ns/deployments": false,
+		"/apis/apps/v1/deployments":               false,
+		"/healthz":                                false,
+	} {
+		if got := isDiscovery(path); got != want {
+			t.Errorf("isDiscovery(%q) = %v, want %v", path, got, want)
+		}
+	}
+}

@@ -45,6 +45,10 @@ type ClusterOptions struct {
 	// Budget, when not nil, is a request rate per cluster shared with
 	// every other run given the same Budget (the controller's Stacks).
 	Budget *kube.Budget
+	// Connections, when not nil, keeps connections across runs: a run
+	// connects only to clusters no earlier run sharing it reached (the
+	// controller's Stacks). Nil: each run connects afresh (the CLI).
+	Connections *Connections
 	// grace is Options.Grace, for the engines' final writes.
 	grace time.Duration
 }
@@ -113,12 +117,23 @@ func (c *Clusters) connect(ctx context.Context, spec *config.ClusterSpec) *clust
 		e.err = err
 		return e
 	}
-	eng, err := release.NewEngine(ctx, cfg, release.EngineOptions{
+	opts := release.EngineOptions{
 		Kube:     kube.Options{QPS: cfg.QPS, Burst: cfg.Burst},
 		Driver:   driver,
 		Observer: c.opts.Observer,
 		Grace:    c.opts.grace,
-	})
+	}
+	var eng *release.Engine
+	if c.opts.Connections == nil {
+		eng, err = release.NewEngine(ctx, cfg, opts)
+	} else {
+		eng, err = c.opts.Connections.engine(connectionKey(cfg, driver), func() (*release.Engine, error) {
+			return release.NewEngine(ctx, cfg, opts)
+		})
+		if err == nil {
+			eng = eng.Rebind(opts)
+		}
+	}
 	if err != nil {
 		e.err = &connectError{err: fmt.Errorf("%s: %w", clusterDescription(spec), err)}
 		return e
