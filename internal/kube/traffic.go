@@ -3,6 +3,7 @@ package kube
 import (
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 
 	"k8s.io/client-go/rest"
@@ -20,6 +21,10 @@ type Traffic struct {
 	// and its API groups and resources (/version, /api, /apis, a group
 	// version's resource list).
 	Discovery atomic.Int64
+	// OnRequest, if set, is called for each request with its verb: get,
+	// list, watch, patch, discovery (a get of discovery), or the HTTP
+	// method in lower case (post, put, delete).
+	OnRequest func(verb string)
 }
 
 // Wrap makes every client built from cfg count into t.
@@ -34,20 +39,30 @@ type counting struct {
 
 func (c *counting) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.t.Requests.Add(1)
+	verb := "other"
 	switch {
 	case req.Method == http.MethodGet && req.URL.Query().Has("watch"):
 		c.t.Other.Add(1)
+		verb = "watch"
 	case req.Method == http.MethodGet && isList(req.URL.Path):
 		c.t.List.Add(1)
+		verb = "list"
 	case req.Method == http.MethodGet:
 		c.t.Get.Add(1)
+		verb = "get"
 		if isDiscovery(req.URL.Path) {
 			c.t.Discovery.Add(1)
+			verb = "discovery"
 		}
 	case req.Method == http.MethodPatch:
 		c.t.Patch.Add(1)
+		verb = "patch"
 	default:
 		c.t.Other.Add(1)
+		verb = strings.ToLower(req.Method)
+	}
+	if c.t.OnRequest != nil {
+		c.t.OnRequest(verb)
 	}
 	resp, err := c.next.RoundTrip(req)
 	if resp != nil && resp.Body != nil {

@@ -34,6 +34,8 @@ type Connections struct {
 	// Made counts the connections attempted (each reads the cluster's
 	// discovery).
 	Made atomic.Int64
+	// OnConnect, if set, is called for each connection attempted.
+	OnConnect func()
 
 	mu    sync.Mutex
 	byKey map[string]*keptConn
@@ -48,8 +50,12 @@ type keptConn struct {
 
 // Forget drops every kept connection: the next run connects afresh and
 // reads discovery again (after an apply, which may have installed kinds;
-// after a failure, which may be a stale connection's).
+// after a failure, which may be a stale connection's). A nil Connections
+// keeps none.
 func (c *Connections) Forget() {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.byKey = nil
@@ -83,6 +89,9 @@ func (c *Connections) engine(key string, build func() (*release.Engine, error)) 
 		k.eng, k.err = build()
 		k.at = time.Now()
 		c.Made.Add(1)
+		if c.OnConnect != nil {
+			c.OnConnect()
+		}
 		close(k.ready)
 		if k.err != nil {
 			c.mu.Lock()
