@@ -6,9 +6,8 @@ import (
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/release"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // A full plan dry-runs every object: one PATCH each. Most of them, in a
@@ -89,36 +88,32 @@ var builtInGroups = map[string]bool{
 	"certificates.k8s.io": true, "flowcontrol.apiserver.k8s.io": true,
 }
 
-// admissionKinds are what can mutate or refuse an apply beyond the API
-// server's built-in defaulting and validation.
-var admissionKinds = []struct{ apiVersion, kind string }{
-	{"admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"},
-	{"admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"},
-	{"admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"},
-	{"admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicy"},
-	{"admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicy"},
+// admissionResources are what can mutate or refuse an apply beyond the
+// API server's built-in defaulting and validation.
+var admissionResources = []schema.GroupVersionResource{
+	{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingwebhookconfigurations"},
+	{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"},
+	{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"},
+	{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "mutatingadmissionpolicies"},
+	{Group: "admissionregistration.k8s.io", Version: "v1alpha1", Resource: "mutatingadmissionpolicies"},
 }
 
 // noAdmission reports whether the cluster has no admission webhook or
-// policy, listed once per cluster (metadata only). A kind the server does
-// not serve has none; a list the plan may not read proves nothing.
+// policy, asked once per cluster (at most one object's metadata per
+// resource). A resource the server does not serve has none; a list the
+// plan may not read proves nothing.
 func (c *computer) noAdmission(ctx context.Context, kc *kube.Client) (bool, error) {
 	return c.admission.Get(kc.ClusterID(), func() (bool, error) {
 		var none bool
 		err := c.do(ctx, func() error {
-			for _, k := range admissionKinds {
+			for _, gvr := range admissionResources {
 				c.stats.add(&c.stats.Lists, 1)
-				objs, err := kc.ListApplied(ctx, k.apiVersion, k.kind, "", metav1.ListOptions{})
+				some, err := kc.AnyExists(ctx, gvr)
 				switch {
-				case meta.IsNoMatchError(err):
-					continue
-				case err != nil:
-					if ctx.Err() != nil {
-						return ctx.Err()
-					}
-					return nil // unreadable (forbidden, …): dry-run everything
-				case len(objs) > 0:
-					return nil
+				case err != nil && ctx.Err() != nil:
+					return ctx.Err()
+				case err != nil || some:
+					return nil // dry-run everything
 				}
 			}
 			none = true
