@@ -16,6 +16,11 @@ type Traffic struct {
 	Bytes    atomic.Int64
 	// ByVerb counts requests by HTTP method.
 	Get, List, Patch, Other atomic.Int64
+	// RateLimitWait is the time requests waited on the clients' own rate
+	// limiters (--kube-qps, --kube-burst), in nanoseconds, summed over
+	// concurrent requests: ClusterOptions pass it to the clients
+	// (Options.RateLimitWait).
+	RateLimitWait atomic.Int64
 }
 
 // Wrap makes every client built from cfg count into t.
