@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,6 +55,9 @@ type Options struct {
 	// object (as kubectl and helm upgrade client-side field management).
 	// Nil with an empty FieldManager: DefaultPredecessors.
 	Predecessors []FieldOwner
+	// RateLimitWait, when not nil, adds the time requests wait on the
+	// client's rate limiters (QPS and Burst), in nanoseconds.
+	RateLimitWait *atomic.Int64
 	// ListPageSize is how many objects ListApplied asks for per request
 	// (0: DefaultListPageSize).
 	ListPageSize int
@@ -94,19 +98,19 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 		}
 	}
 
-	dyn, err := dynamic.NewForConfig(cfg)
+	dyn, err := dynamic.NewForConfig(withWaitCounting(cfg, opts.RateLimitWait))
 	if err != nil {
 		return nil, fmt.Errorf("kube: dynamic client: %w", err)
 	}
-	md, err := metadata.NewForConfig(cfg)
+	md, err := metadata.NewForConfig(withWaitCounting(cfg, opts.RateLimitWait))
 	if err != nil {
 		return nil, fmt.Errorf("kube: metadata client: %w", err)
 	}
-	typed, err := kubernetes.NewForConfig(cfg)
+	typed, err := kubernetes.NewForConfig(withWaitCounting(cfg, opts.RateLimitWait))
 	if err != nil {
 		return nil, fmt.Errorf("kube: client: %w", err)
 	}
-	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	disco, err := discovery.NewDiscoveryClientForConfig(withWaitCounting(cfg, opts.RateLimitWait))
 	if err != nil {
 		return nil, fmt.Errorf("kube: discovery client: %w", err)
 	}

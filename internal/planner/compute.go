@@ -274,6 +274,9 @@ type computer struct {
 	// namespaces are the namespaces create_namespace would create,
 	// validated once each.
 	namespaces memo.Map[nsKey, struct{}]
+	// admission says per cluster whether it has no admission webhook or
+	// policy (dryrunskip.go).
+	admission memo.Map[kube.ClusterID, bool]
 }
 
 // nsKey is a namespace of a cluster.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/config"
@@ -118,7 +119,7 @@ func (c *Clusters) connect(ctx context.Context, spec *config.ClusterSpec) *clust
 		return e
 	}
 	opts := release.EngineOptions{
-		Kube:     kube.Options{QPS: cfg.QPS, Burst: cfg.Burst},
+		Kube:     kube.Options{QPS: cfg.QPS, Burst: cfg.Burst, RateLimitWait: c.rateLimitWait()},
 		Driver:   driver,
 		Observer: c.opts.Observer,
 		Grace:    c.opts.grace,
@@ -300,4 +301,13 @@ func KubeconfigNamespace(path, context string) (string, error) {
 		return "", errNoKubeconfig
 	}
 	return ns, err
+}
+
+// rateLimitWait is where clients add the time they wait on their rate
+// limiters: the run's Traffic, when it counts.
+func (c *Clusters) rateLimitWait() *atomic.Int64 {
+	if c.opts.Traffic == nil {
+		return nil
+	}
+	return &c.opts.Traffic.RateLimitWait
 }
