@@ -200,7 +200,7 @@ func TestImportReleasesSurvivesHostileRecords(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
 	}
-	if !strings.Contains(out, "Imported 1 releases") {
+	if !strings.Contains(out, "Imported 1 release into") {
 		t.Errorf("output: %s", out)
 	}
 	if entries, _ := os.ReadDir(parent); len(entries) != 1 {
