@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,7 +58,16 @@ type Options struct {
 	// ListPageSize is how many objects ListApplied asks for per request
 	// (0: DefaultListPageSize).
 	ListPageSize int
+	// Traffic, when not nil, counts the time the client's requests wait on
+	// its rate limiters (Traffic.Throttled). Requests are counted by
+	// wrapping the config (Traffic.Wrap), not by this field.
+	Traffic *Traffic
 }
+
+// Limited returns cfg with rate limiters that count their waits into
+// o.Traffic, one per client built from it (client-go gives each client a
+// limiter of its own; this keeps that). Without o.Traffic: cfg as is.
+func (o Options) Limited(cfg *rest.Config) *rest.Config { return o.Traffic.limited(cfg) }
 
 // Client talks to one cluster. It is safe for concurrent use.
 type Client struct {
@@ -69,6 +79,10 @@ type Client struct {
 	clusterID    ClusterID
 	predecessors []FieldOwner
 	listPageSize int64
+	// namespaces are those this client found existing (not terminating)
+	// or created: EnsureNamespace and ValidateNamespace ask the API
+	// server about each once.
+	namespaces sync.Map // string → struct{}
 }
 
 // New builds a Client from cfg, which it does not modify.
@@ -94,19 +108,19 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 		}
 	}
 
-	dyn, err := dynamic.NewForConfig(cfg)
+	dyn, err := dynamic.NewForConfig(opts.Limited(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("kube: dynamic client: %w", err)
 	}
-	md, err := metadata.NewForConfig(cfg)
+	md, err := metadata.NewForConfig(opts.Limited(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("kube: metadata client: %w", err)
 	}
-	typed, err := kubernetes.NewForConfig(cfg)
+	typed, err := kubernetes.NewForConfig(opts.Limited(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("kube: client: %w", err)
 	}
-	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	disco, err := discovery.NewDiscoveryClientForConfig(opts.Limited(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("kube: discovery client: %w", err)
 	}

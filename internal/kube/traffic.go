@@ -1,11 +1,19 @@
 package kube
 
 import (
+	"context"
+	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
 )
 
 // Traffic counts the requests that clients built from a configuration it
@@ -16,6 +24,74 @@ type Traffic struct {
 	Bytes    atomic.Int64
 	// ByVerb counts requests by HTTP method.
 	Get, List, Patch, Other atomic.Int64
+	// Throttled is the time (nanoseconds, summed over requests) spent
+	// waiting on the client-side rate limiters of clients whose
+	// Options.Traffic is t (--kube-qps, --kube-burst).
+	Throttled atomic.Int64
+
+	mu     sync.Mutex
+	byKind map[string]int64 // "verb resource": "create secrets"
+}
+
+// ByKind returns how many requests went to each verb and resource, as
+// "verb resource=count" pairs in a stable order: "create secrets=1000
+// patch deployments=1000". Verbs are Kubernetes' (get, list, watch,
+// create, update, patch, delete); resources are the URL's (subresources
+// as "pods/log"); discovery requests count as "get discovery".
+func (t *Traffic) ByKind() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(t.byKind)) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%d", k, t.byKind[k])
+	}
+	return b.String()
+}
+
+func (t *Traffic) count(kind string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.byKind == nil {
+		t.byKind = map[string]int64{}
+	}
+	t.byKind[kind]++
+}
+
+// limited returns cfg (a copy) with a rate limiter of its own, of cfg's QPS
+// and burst, whose waits count into t. Nil t, or no QPS: cfg as is.
+func (t *Traffic) limited(cfg *rest.Config) *rest.Config {
+	if t == nil || cfg.QPS <= 0 || cfg.RateLimiter != nil {
+		return cfg
+	}
+	cfg = rest.CopyConfig(cfg)
+	burst := cfg.Burst
+	if burst <= 0 {
+		burst = 1
+	}
+	cfg.RateLimiter = &timedLimiter{RateLimiter: flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, burst), t: t}
+	return cfg
+}
+
+// timedLimiter counts the time requests wait on a rate limiter.
+type timedLimiter struct {
+	flowcontrol.RateLimiter
+	t *Traffic
+}
+
+func (l *timedLimiter) Wait(ctx context.Context) error {
+	start := time.Now()
+	err := l.RateLimiter.Wait(ctx)
+	l.t.Throttled.Add(int64(time.Since(start)))
+	return err
+}
+
+func (l *timedLimiter) Accept() {
+	start := time.Now()
+	l.RateLimiter.Accept()
+	l.t.Throttled.Add(int64(time.Since(start)))
 }
 
 // Wrap makes every client built from cfg count into t.
@@ -42,6 +118,7 @@ func (c *counting) RoundTrip(req *http.Request) (*http.Response, error) {
 	default:
 		c.t.Other.Add(1)
 	}
+	c.t.count(kindOf(req))
 	resp, err := c.next.RoundTrip(req)
 	if resp != nil && resp.Body != nil {
 		resp.Body = &countingBody{ReadCloser: resp.Body, n: &c.t.Bytes}
@@ -74,6 +151,51 @@ func isList(path string) bool {
 		}
 	}
 	return n%2 == 1
+}
+
+// kindOf names a request by Kubernetes verb and resource: "create
+// secrets", "patch deployments", "get pods/log", "get discovery".
+func kindOf(req *http.Request) string {
+	p := req.URL.Path
+	var rest string
+	switch {
+	case strings.HasPrefix(p, "/api/"):
+		rest = after(p[5:], 1)
+	case strings.HasPrefix(p, "/apis/"):
+		rest = after(p[6:], 2)
+	}
+	if rest == "" {
+		return strings.ToLower(req.Method) + " discovery"
+	}
+	segs := strings.Split(rest, "/")
+	if segs[0] == "namespaces" && len(segs) >= 3 {
+		segs = segs[2:] // namespaces/ns/resource/...
+	}
+	resource := segs[0]
+	if len(segs) >= 3 {
+		resource += "/" + segs[2] // resource/name/subresource
+	}
+	verb := "other"
+	switch req.Method {
+	case http.MethodGet:
+		switch {
+		case req.URL.Query().Get("watch") == "true" || req.URL.Query().Get("watch") == "1":
+			verb = "watch"
+		case len(segs) == 1:
+			verb = "list"
+		default:
+			verb = "get"
+		}
+	case http.MethodPost:
+		verb = "create"
+	case http.MethodPut:
+		verb = "update"
+	case http.MethodPatch:
+		verb = "patch"
+	case http.MethodDelete:
+		verb = "delete"
+	}
+	return verb + " " + resource
 }
 
 // after drops the first n segments of p.
