@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -138,6 +139,9 @@ func (c *Client) applyOne(ctx context.Context, obj *unstructured.Unstructured, o
 	if err != nil {
 		if ns, ok := IsNamespaceNotFound(err); ok {
 			c.namespaces.Delete(ns) // deleted since: EnsureNamespace asks again
+		}
+		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			c.namespaces.Delete(ref.Namespace) // being deleted: asked again, and refused
 		}
 		return Result{}, objectError(ref, err)
 	}
