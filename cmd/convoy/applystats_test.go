@@ -78,7 +78,7 @@ release "app" {
 	if d := duration(line, "hooks"); d != 0 {
 		t.Errorf("install: %s in hooks, but the chart has no install hooks\n%s", d, line)
 	}
-	duration(line, "throttled")
+	duration(line, "rate-limit-wait")
 
 	// An upgrade with a pre-upgrade hook Job: time in hooks, and the
 	// previous record superseded too.

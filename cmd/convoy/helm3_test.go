@@ -7,7 +7,9 @@ import (
 
 // TestHelm3ReleaseOfTheSameChartAndValuesIsUnchanged: Helm 3 stores each
 // manifest and hook document with its trailing blank lines trimmed, Helm 4
-// and convoy as rendered. A release Helm 3 installed with the chart and
+// and convoy as rendered; Helm 3 prints a chart's null defaults
+// (`limits: null`, as podinfo's values give it), Helm 4 and convoy drop
+// them. A release Helm 3 installed with the chart and
 // values of the stack is unchanged: no upgrade that changes no object and
 // runs the hooks again.
 func TestHelm3ReleaseOfTheSameChartAndValuesIsUnchanged(t *testing.T) {

@@ -132,7 +132,11 @@ cluster changes. Check the result with convoy init && convoy plan.`,
 			for _, w := range res.LeftByHand {
 				fmt.Fprintf(s.Err, "Warning: %s\n", w)
 			}
-			fmt.Fprintf(s.Out, "Imported %d releases into %s. Check it with: convoy init -C %s && convoy plan -C %s\n", len(res.Imported), filepath.Join(out, "stack.hcl"), out, out)
+			releases := "releases"
+			if len(res.Imported) == 1 {
+				releases = "release"
+			}
+			fmt.Fprintf(s.Out, "Imported %d %s into %s. Check it with: convoy init -C %s && convoy plan -C %s\n", len(res.Imported), releases, filepath.Join(out, "stack.hcl"), out, out)
 			return nil
 		},
 	}

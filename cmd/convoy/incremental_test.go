@@ -135,6 +135,20 @@ release "caps" {
 		if n, _ := strconv.Atoi(m[1]); n != pure {
 			t.Fatalf("%s, applied: %s releases proven unchanged without rendering, want %d\n%s", step, m[1], pure, errOut)
 		}
+		// The full plan made no dry run of the objects of the pure
+		// releases (dryrunskip.go): only lookup's are dry-run.
+		args = append([]string{"plan", "-C", dir, "--kubeconfig", kc, "--stats", "--refresh", "full"}, vars...)
+		_, _, errOut = runConvoy(t, args...)
+		m = regexp.MustCompile(`rate-limit-wait=\S+ .*dry-runs=(\d+) dry-runs-skipped=(\d+) `).FindStringSubmatch(errOut)
+		if m == nil {
+			t.Fatalf("%s: no full refresh stats line in\n%s", step, errOut)
+		}
+		if ran, _ := strconv.Atoi(m[1]); ran == 0 {
+			t.Fatalf("%s, applied: the full refresh dry-ran nothing of the release whose chart calls lookup\n%s", step, errOut)
+		}
+		if skipped, _ := strconv.Atoi(m[2]); skipped < pure {
+			t.Fatalf("%s, applied: the full refresh skipped %d dry runs, want one per object of the %d pure releases at least\n%s", step, skipped, pure, errOut)
+		}
 	}
 
 	setLookup := func(value string) {

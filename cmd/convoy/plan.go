@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/plan/view"
@@ -116,8 +117,9 @@ func (o planOptions) Run(ctx context.Context, s streams) (err error) {
 		return err
 	}
 	if o.Stats {
-		fmt.Fprintf(s.Err, "stats: requests=%d (get=%d list=%d patch=%d other=%d) bytes=%d %s\n",
-			traffic.Requests.Load(), traffic.Get.Load(), traffic.List.Load(), traffic.Patch.Load(), traffic.Other.Load(), traffic.Bytes.Load(), req.Stats)
+		fmt.Fprintf(s.Err, "stats: requests=%d (get=%d list=%d patch=%d other=%d) bytes=%d rate-limit-wait=%s %s\n",
+			traffic.Requests.Load(), traffic.Get.Load(), traffic.List.Load(), traffic.Patch.Load(), traffic.Other.Load(), traffic.Bytes.Load(),
+			time.Duration(traffic.RateLimitWait.Load()).Round(time.Millisecond), req.Stats)
 	}
 	p := res.Plan
 	switch {

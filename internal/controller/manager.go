@@ -141,6 +141,8 @@ func Run(ctx context.Context, o Options) error {
 		budget:   &kube.Budget{QPS: float64(o.ClusterQPS), Burst: o.ClusterBurst},
 	}
 	r.budget.OnWait = r.metrics.budgetWaits.Inc
+	r.traffic = &kube.Traffic{OnRequest: func(verb string) { r.metrics.kubeRequests.WithLabelValues(verb).Inc() }}
+	r.conns = &run.Connections{OnConnect: r.metrics.connections.Inc}
 	r.cache = newCacheJanitor(filepath.Join(o.CacheDir, "stacks"), filepath.Join(o.CacheDir, "charts"), o.CacheMaxSize)
 	r.cache.onEvict = func(n int) { r.metrics.evictions.Add(float64(n)) }
 	r.notifier = newNotifier(mgr.GetAPIReader(), r.event)

@@ -20,6 +20,11 @@ type metrics struct {
 	budgetWaits prometheus.Counter
 	// evictions counts cache entries removed for --cache-max-size.
 	evictions prometheus.Counter
+	// kubeRequests counts the Stacks' requests to their clusters by verb.
+	kubeRequests *prometheus.CounterVec
+	// connections counts the cluster connections the Stacks' runs made
+	// (each reads discovery); kept ones are reused.
+	connections prometheus.Counter
 
 	mu sync.Mutex
 	// byStack are the release statuses of each Stack (namespace/name),
@@ -54,6 +59,14 @@ func newMetrics() *metrics {
 	m.evictions = register(prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "convoy_controller_cache_evictions_total",
 		Help: "Pulled stacks and chart archives removed from the cache for --cache-max-size.",
+	}))
+	m.kubeRequests = register(prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "convoy_controller_kube_requests_total",
+		Help: "Requests of the Stacks' runs to their clusters by verb (get, list, watch, patch, discovery, post, put, delete).",
+	}, []string{"verb"}))
+	m.connections = register(prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "convoy_controller_cluster_connections_total",
+		Help: "Cluster connections the Stacks' runs made (each reads the cluster's discovery); runs reuse kept ones.",
 	}))
 	return m
 }

@@ -45,7 +45,11 @@ type reconciler struct {
 	backoff  *intervalBackoff
 	notifier *notifier    // nil: notifications are not sent
 	budget   *kube.Budget // shared by every Stack's runs
-	cache    *cacheJanitor
+	// traffic counts every Stack run's requests (the kube requests
+	// metric); conns keeps their cluster connections across reconciles.
+	traffic *kube.Traffic
+	conns   *run.Connections
+	cache   *cacheJanitor
 }
 
 // outcome is what one reconcile decided.
@@ -225,6 +229,7 @@ func (r *reconciler) runOptions(st *v1alpha1.Stack, f *stacksource.Fetched, in *
 		Clusters: run.ClusterOptions{
 			Kubeconfig: r.opts.Kubeconfig, Context: r.opts.Context, Kubeconfigs: in.kubeconfigs,
 			QPS: r.opts.QPS, Burst: r.opts.Burst, StorageDriver: "secret", Warnings: r.opts.Warnings, Budget: r.budget,
+			Traffic: r.traffic, Connections: r.conns,
 		},
 		ChartCache:  chartsDir,
 		Parallelism: r.opts.Parallelism,
@@ -258,6 +263,9 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	r.metrics.duration.WithLabelValues("plan").Observe(time.Since(t).Seconds())
 	var foreign *plan.ForeignError
 	if err != nil && !errors.As(err, &foreign) {
+		// The kept connections may be what failed (a rotated
+		// credential, a moved server): the next run connects afresh.
+		r.conns.Forget()
 		return r.planFailed(ctx, sr, err)
 	}
 	p := planned.Plan
@@ -399,6 +407,9 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		Atomic:   st.Spec.Atomic,
 	})
 	r.metrics.duration.WithLabelValues("apply").Observe(time.Since(t).Seconds())
+	// The apply may have installed kinds (CRDs) the kept connections'
+	// capabilities lack: templates must see them in the next plan.
+	r.conns.Forget()
 	var p *plan.Plan
 	if res != nil {
 		p = res.Plan

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -117,4 +118,18 @@ func (c *Client) ListApplied(ctx context.Context, apiVersion, kind, namespace st
 		}
 		opts.Continue = l.Continue
 	}
+}
+
+// AnyExists reports whether the cluster holds any object of resource gvr
+// (cluster-wide), reading at most one object's metadata. A resource the
+// API server does not serve has none; no discovery is needed for that.
+func (c *Client) AnyExists(ctx context.Context, gvr schema.GroupVersionResource) (bool, error) {
+	l, err := c.metadata.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return len(l.Items) > 0, nil
 }

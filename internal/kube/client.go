@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,19 +56,21 @@ type Options struct {
 	// object (as kubectl and helm upgrade client-side field management).
 	// Nil with an empty FieldManager: DefaultPredecessors.
 	Predecessors []FieldOwner
+	// RateLimitWait, when not nil, adds the time requests wait on the
+	// client's rate limiters (QPS and Burst), in nanoseconds.
+	RateLimitWait *atomic.Int64
 	// ListPageSize is how many objects ListApplied asks for per request
 	// (0: DefaultListPageSize).
 	ListPageSize int
-	// Traffic, when not nil, counts the time the client's requests wait on
-	// its rate limiters (Traffic.Throttled). Requests are counted by
-	// wrapping the config (Traffic.Wrap), not by this field.
-	Traffic *Traffic
 }
 
-// Limited returns cfg with rate limiters that count their waits into
-// o.Traffic, one per client built from it (client-go gives each client a
-// limiter of its own; this keeps that). Without o.Traffic: cfg as is.
-func (o Options) Limited(cfg *rest.Config) *rest.Config { return o.Traffic.limited(cfg) }
+// Limited returns cfg with a rate limiter of its QPS and burst whose waits
+// add to o.RateLimitWait, for one client built from it (client-go gives
+// each client a limiter of its own; this keeps that). Without
+// o.RateLimitWait: cfg as is.
+func (o Options) Limited(cfg *rest.Config) *rest.Config {
+	return withWaitCounting(cfg, o.RateLimitWait)
+}
 
 // Client talks to one cluster. It is safe for concurrent use.
 type Client struct {
@@ -108,19 +111,19 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 		}
 	}
 
-	dyn, err := dynamic.NewForConfig(opts.Limited(cfg))
+	dyn, err := dynamic.NewForConfig(withWaitCounting(cfg, opts.RateLimitWait))
 	if err != nil {
 		return nil, fmt.Errorf("kube: dynamic client: %w", err)
 	}
-	md, err := metadata.NewForConfig(opts.Limited(cfg))
+	md, err := metadata.NewForConfig(withWaitCounting(cfg, opts.RateLimitWait))
 	if err != nil {
 		return nil, fmt.Errorf("kube: metadata client: %w", err)
 	}
-	typed, err := kubernetes.NewForConfig(opts.Limited(cfg))
+	typed, err := kubernetes.NewForConfig(withWaitCounting(cfg, opts.RateLimitWait))
 	if err != nil {
 		return nil, fmt.Errorf("kube: client: %w", err)
 	}
-	disco, err := discovery.NewDiscoveryClientForConfig(opts.Limited(cfg))
+	disco, err := discovery.NewDiscoveryClientForConfig(withWaitCounting(cfg, opts.RateLimitWait))
 	if err != nil {
 		return nil, fmt.Errorf("kube: discovery client: %w", err)
 	}

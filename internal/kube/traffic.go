@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -10,10 +9,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/flowcontrol"
 )
 
 // Traffic counts the requests that clients built from a configuration it
@@ -24,10 +21,19 @@ type Traffic struct {
 	Bytes    atomic.Int64
 	// ByVerb counts requests by HTTP method.
 	Get, List, Patch, Other atomic.Int64
-	// Throttled is the time (nanoseconds, summed over requests) spent
-	// waiting on the client-side rate limiters of clients whose
-	// Options.Traffic is t (--kube-qps, --kube-burst).
-	Throttled atomic.Int64
+	// Discovery counts, among Get, the requests for the server's version
+	// and its API groups and resources (/version, /api, /apis, a group
+	// version's resource list).
+	Discovery atomic.Int64
+	// OnRequest, if set, is called for each request with its verb: get,
+	// list, watch, patch, discovery (a get of discovery), or the HTTP
+	// method in lower case (post, put, delete).
+	OnRequest func(verb string)
+	// RateLimitWait is the time requests waited on the clients' own rate
+	// limiters (--kube-qps, --kube-burst), in nanoseconds, summed over
+	// concurrent requests: ClusterOptions pass it to the clients
+	// (Options.RateLimitWait).
+	RateLimitWait atomic.Int64
 
 	mu     sync.Mutex
 	byKind map[string]int64 // "verb resource": "create secrets"
@@ -60,40 +66,6 @@ func (t *Traffic) count(kind string) {
 	t.byKind[kind]++
 }
 
-// limited returns cfg (a copy) with a rate limiter of its own, of cfg's QPS
-// and burst, whose waits count into t. Nil t, or no QPS: cfg as is.
-func (t *Traffic) limited(cfg *rest.Config) *rest.Config {
-	if t == nil || cfg.QPS <= 0 || cfg.RateLimiter != nil {
-		return cfg
-	}
-	cfg = rest.CopyConfig(cfg)
-	burst := cfg.Burst
-	if burst <= 0 {
-		burst = 1
-	}
-	cfg.RateLimiter = &timedLimiter{RateLimiter: flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, burst), t: t}
-	return cfg
-}
-
-// timedLimiter counts the time requests wait on a rate limiter.
-type timedLimiter struct {
-	flowcontrol.RateLimiter
-	t *Traffic
-}
-
-func (l *timedLimiter) Wait(ctx context.Context) error {
-	start := time.Now()
-	err := l.RateLimiter.Wait(ctx)
-	l.t.Throttled.Add(int64(time.Since(start)))
-	return err
-}
-
-func (l *timedLimiter) Accept() {
-	start := time.Now()
-	l.RateLimiter.Accept()
-	l.t.Throttled.Add(int64(time.Since(start)))
-}
-
 // Wrap makes every client built from cfg count into t.
 func (t *Traffic) Wrap(cfg *rest.Config) {
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &counting{next: rt, t: t} })
@@ -106,17 +78,30 @@ type counting struct {
 
 func (c *counting) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.t.Requests.Add(1)
+	verb := "other"
 	switch {
 	case req.Method == http.MethodGet && req.URL.Query().Has("watch"):
 		c.t.Other.Add(1)
+		verb = "watch"
 	case req.Method == http.MethodGet && isList(req.URL.Path):
 		c.t.List.Add(1)
+		verb = "list"
 	case req.Method == http.MethodGet:
 		c.t.Get.Add(1)
+		verb = "get"
+		if isDiscovery(req.URL.Path) {
+			c.t.Discovery.Add(1)
+			verb = "discovery"
+		}
 	case req.Method == http.MethodPatch:
 		c.t.Patch.Add(1)
+		verb = "patch"
 	default:
 		c.t.Other.Add(1)
+		verb = strings.ToLower(req.Method)
+	}
+	if c.t.OnRequest != nil {
+		c.t.OnRequest(verb)
 	}
 	c.t.count(kindOf(req))
 	resp, err := c.next.RoundTrip(req)
@@ -196,6 +181,20 @@ func kindOf(req *http.Request) string {
 		verb = "delete"
 	}
 	return verb + " " + resource
+}
+
+// isDiscovery tells discovery paths (/version, /api, /api/v1, /apis,
+// /apis/group, /apis/group/version) from requests for objects.
+func isDiscovery(path string) bool {
+	switch {
+	case path == "/version" || path == "/api" || path == "/apis":
+		return true
+	case len(path) > 5 && path[:5] == "/api/":
+		return after(path[5:], 1) == ""
+	case len(path) > 6 && path[:6] == "/apis/":
+		return after(path[6:], 2) == ""
+	}
+	return false
 }
 
 // after drops the first n segments of p.

@@ -1,11 +1,8 @@
 package kube
 
 import (
-	"context"
 	"net/http/httptest"
 	"testing"
-
-	"k8s.io/client-go/rest"
 )
 
 func TestIsList(t *testing.T) {
@@ -51,23 +48,22 @@ func TestKindOf(t *testing.T) {
 	}
 }
 
-// The time requests wait on a limiter counts as throttled: at 10 per
-// second with a burst of 1, the second of two requests waits.
-func TestThrottledCounted(t *testing.T) {
-	var tr Traffic
-	cfg := tr.limited(&rest.Config{QPS: 10, Burst: 1})
-	if cfg.RateLimiter == nil {
-		t.Fatal("no limiter")
-	}
-	for range 2 {
-		if err := cfg.RateLimiter.Wait(context.Background()); err != nil {
-			t.Fatal(err)
+func TestIsDiscovery(t *testing.T) {
+	for path, want := range map[string]bool{
+		"/version":              true,
+		"/api":                  true,
+		"/api/v1":               true,
+		"/apis":                 true,
+		"/apis/apps":            true,
+		"/apis/apps/v1":         true,
+		"/api/v1/namespaces":    false,
+		"/api/v1/namespaces/ns": false,
+		"/apis/apps/v1/namespaces/ns/deployments": false,
+		"/apis/apps/v1/deployments":               false,
+		"/healthz":                                false,
+	} {
+		if got := isDiscovery(path); got != want {
+			t.Errorf("isDiscovery(%q) = %v, want %v", path, got, want)
 		}
-	}
-	if tr.Throttled.Load() <= 0 {
-		t.Fatalf("throttled = %d, want > 0", tr.Throttled.Load())
-	}
-	if (*Traffic)(nil).limited(&rest.Config{QPS: 10}).RateLimiter != nil {
-		t.Fatal("a nil Traffic set a limiter")
 	}
 }

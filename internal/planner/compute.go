@@ -265,11 +265,18 @@ type computer struct {
 	outputs memo.Map[revisionKey, config.AppliedRelease]
 	// orphans are the releases of the stack on a cluster that its files
 	// do not declare there (rename.go).
-	orphans    memo.Map[kube.ClusterID, []release.RecordKey]
-	declaredOn memo.Map[kube.ClusterID, map[release.RecordKey]bool]
+	orphans memo.Map[kube.ClusterID, []release.RecordKey]
+	// stackRecords are the releases with a record of the stack on a
+	// cluster (one metadata list each, shared by rename.go and
+	// uninstall.go).
+	stackRecords memo.Map[kube.ClusterID, []release.RecordKey]
+	declaredOn   memo.Map[kube.ClusterID, map[release.RecordKey]bool]
 	// namespaces are the namespaces create_namespace would create,
 	// validated once each.
 	namespaces memo.Map[nsKey, struct{}]
+	// admission says per cluster whether it has no admission webhook or
+	// policy (dryrunskip.go).
+	admission memo.Map[kube.ClusterID, bool]
 }
 
 // nsKey is a namespace of a cluster.

@@ -64,6 +64,10 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 			gone = append(gone, o)
 		}
 	}
+	intact, err := c.previousIntact(ctx, eng, rc, prep, previous)
+	if err != nil {
+		return "", err
+	}
 	results := make([]result, len(items)+len(gone))
 	errs := make([]error, len(results))
 	var wg sync.WaitGroup
@@ -95,7 +99,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 						res.conflict = &plan.ObjectConflict{Ref: plan.ObjectRef(ref), OwnerRelease: owner, OwnerNamespace: ns}
 					}
 				}
-				ch, drift, warn, err := c.diffObject(ctx, kc, obj, prev, live, req, red)
+				ch, drift, warn, err := c.diffObject(ctx, kc, obj, prev, live, req, red, intact)
 				if err != nil {
 					return inTemplate(prep.TemplateOf(ref), err)
 				}
@@ -177,7 +181,9 @@ func getLive(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.
 // ignore_changes leaves to others), applied again, against live. Fields
 // only other managers set (a controller's annotations, defaults) are never
 // drift. Changed fields name the field manager that wrote the live value.
-func (c *computer) diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructured.Unstructured, req *release.Request, red *sensitive.Redactor) (*plan.ObjectChange, *plan.ObjectDrift, string, error) {
+// intact is appliedIntact of the release: dry runs proven no-ops are
+// skipped (dryrunskip.go).
+func (c *computer) diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructured.Unstructured, req *release.Request, red *sensitive.Redactor, intact bool) (*plan.ObjectChange, *plan.ObjectDrift, string, error) {
 	ref := kube.RefOf(obj)
 	secret := append(secretPaths(ref.Kind), red.FieldsOf(ref.Group, ref.Kind, ref.Namespace, ref.Name)...)
 	if live == nil {
@@ -195,8 +201,12 @@ func (c *computer) diffObject(ctx context.Context, kc *kube.Client, obj, prev, l
 	if prev == nil && !ownedByRelease(live, req.Name, req.Namespace) && !req.TakeOwnership {
 		warning = fmt.Sprintf("%s exists and is not owned by release %s: apply refuses to adopt it unless take_ownership = true", ref, req.Name)
 	}
-	dr, err := c.dryRun(ctx, kc, obj, live, req.IgnoreChanges)
-	if err != nil {
+	var dr dryRunResult
+	var err error
+	if skipDryRun(intact, obj, prev, req) {
+		c.stats.add(&c.stats.DryRunsSkipped, 1)
+		dr.after = live
+	} else if dr, err = c.dryRun(ctx, kc, obj, live, req.IgnoreChanges); err != nil {
 		return nil, nil, "", err
 	}
 	liveN := normalize(live)

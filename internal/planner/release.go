@@ -511,7 +511,12 @@ func compareRecord(r *chart.Rendered, rec *release.Release) renderingDelta {
 // same order. Helm 3 stored each document with its trailing blank lines
 // trimmed, Helm 4 and convoy store it as rendered: text that differs in
 // nothing an object holds is no change (a `|+` block scalar's trailing
-// newlines are in the object, and still count).
+// newlines are in the object, and still count). Helm 3 also kept a chart's
+// null defaults in the values templates print (`limits: null` from
+// podinfo's `resources.limits:`), where Helm 4 and convoy drop them: a key
+// whose value is null is compared as absent. That only decides whether the
+// record needs a new revision; what the objects on the cluster would
+// become is the dry run's to say.
 func sameObjects(a, b string) bool {
 	if a == b {
 		return true
@@ -524,7 +529,31 @@ func sameObjects(a, b string) bool {
 	if err != nil {
 		return false
 	}
-	return slices.EqualFunc(oa, ob, func(x, y *unstructured.Unstructured) bool { return reflect.DeepEqual(x.Object, y.Object) })
+	return slices.EqualFunc(oa, ob, func(x, y *unstructured.Unstructured) bool {
+		return reflect.DeepEqual(x.Object, y.Object) || reflect.DeepEqual(withoutNulls(x.Object), withoutNulls(y.Object))
+	})
+}
+
+// withoutNulls is v without the map keys whose value is null, at any
+// depth (a null in a list stays: it holds a place).
+func withoutNulls(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			if e != nil {
+				out[k] = withoutNulls(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = withoutNulls(e)
+		}
+		return out
+	}
+	return v
 }
 
 // sameHooks compares the hooks an install, upgrade, rollback or uninstall

@@ -21,6 +21,11 @@ func TestSameObjects(t *testing.T) {
 		{"order", cm + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n", "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n" + cm, false},
 		{"one more object", cm, cm + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n", false},
 		{"unparsable", cm, cm + "---\n: [\n", false},
+		{"a null default (Helm 3 printed it, Helm 4 drops it)",
+			"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: a\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        resources:\n          limits: null\n          requests:\n            cpu: 1m\n",
+			"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: a\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        resources:\n          requests:\n            cpu: 1m\n", true},
+		{"a null in place of a value", cm, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: null\n", false},
+		{"a null in a list holds its place", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\nx: [null, 1]\n", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\nx: [1]\n", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := sameObjects(tc.a, tc.b); got != tc.same {

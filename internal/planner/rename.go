@@ -177,6 +177,20 @@ func sourceRank(r *release.Release, sources []config.MoveSource) int {
 	return -1
 }
 
+// labelled lists the releases with a record of the stack on eng's
+// cluster, once per cluster per plan.
+func (c *computer) labelled(ctx context.Context, eng *release.Engine) ([]release.RecordKey, error) {
+	return c.stackRecords.Get(eng.Kube().ClusterID(), func() ([]release.RecordKey, error) {
+		var recs []release.RecordKey
+		err := c.do(ctx, func() error {
+			var err error
+			recs, err = eng.Labelled(ctx, map[string]string{"owner": "helm", release.StackLabel: c.in.Stack.ID()})
+			return err
+		})
+		return recs, err
+	})
+}
+
 // undeclared lists the releases with records of the stack on eng's
 // cluster that the stack's files do not declare there (renamed or
 // removed releases), listed once per cluster.
@@ -187,12 +201,8 @@ func (c *computer) undeclared(ctx context.Context, eng *release.Engine) ([]relea
 		if err != nil {
 			return nil, err
 		}
-		var recs []release.RecordKey
-		if err := c.do(ctx, func() error {
-			var err error
-			recs, err = eng.Labelled(ctx, map[string]string{"owner": "helm", release.StackLabel: c.in.Stack.ID()})
-			return err
-		}); err != nil {
+		recs, err := c.labelled(ctx, eng)
+		if err != nil {
 			return nil, err
 		}
 		var out []release.RecordKey

@@ -17,6 +17,9 @@ type Stats struct {
 	Renders atomic.Int64
 	// DryRuns are server-side dry-run applies and creates.
 	DryRuns atomic.Int64
+	// DryRunsSkipped are the dry runs a full plan proved no-ops without
+	// asking the server (dryrunskip.go).
+	DryRunsSkipped atomic.Int64
 	// Lists are the lists of live objects (one per kind and namespace);
 	// ListHits the reads they answered without a request of their own.
 	Lists, ListHits atomic.Int64
@@ -51,8 +54,8 @@ func (s *Stats) String() string {
 		why = append(why, fmt.Sprintf("%s:%d", k, s.why[k]))
 	}
 	s.mu.Unlock()
-	out := fmt.Sprintf("renders=%d dry-runs=%d lists=%d list-hits=%d releases-unchanged-by-fingerprint=%d releases-planned-in-full=%d",
-		s.Renders.Load(), s.DryRuns.Load(), s.Lists.Load(), s.ListHits.Load(), s.Unchanged.Load(), s.Full.Load())
+	out := fmt.Sprintf("renders=%d dry-runs=%d dry-runs-skipped=%d lists=%d list-hits=%d releases-unchanged-by-fingerprint=%d releases-planned-in-full=%d",
+		s.Renders.Load(), s.DryRuns.Load(), s.DryRunsSkipped.Load(), s.Lists.Load(), s.ListHits.Load(), s.Unchanged.Load(), s.Full.Load())
 	if len(why) > 0 {
 		out += " (" + strings.Join(why, " ") + ")"
 	}

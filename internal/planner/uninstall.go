@@ -49,11 +49,8 @@ func (c *computer) removed(ctx context.Context) ([]*plan.ReleaseChange, error) {
 			continue
 		}
 		seen[id] = true
-		var recs []release.RecordKey
-		if err := c.do(ctx, func() error {
-			recs, err = eng.Labelled(ctx, map[string]string{"owner": "helm", release.StackLabel: st.ID()})
-			return err
-		}); err != nil {
+		recs, err := c.labelled(ctx, eng)
+		if err != nil {
 			return nil, err
 		}
 		candidates := map[key]bool{}

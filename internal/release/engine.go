@@ -120,15 +120,29 @@ func NewEngine(ctx context.Context, cfg *rest.Config, opts EngineOptions) (*Engi
 	if err != nil {
 		return nil, err
 	}
-	notify := opts.Observer
-	if notify == nil {
-		log := opts.Log
-		if log == nil {
-			log = io.Discard
-		}
-		notify = func(ev Event) { WriteEvent(log, ev) }
+	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, caps: caps, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings}, nil
+}
+
+func (opts EngineOptions) notify() func(Event) {
+	if opts.Observer != nil {
+		return opts.Observer
 	}
-	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, caps: caps, notify: notify, grace: opts.Grace, timings: opts.Timings}, nil
+	log := opts.Log
+	if log == nil {
+		log = io.Discard
+	}
+	return func(ev Event) { WriteEvent(log, ev) }
+}
+
+// Rebind is an engine on e's connection (its clients, discovery and
+// capabilities) that reports to opts' Observer or Log and uses opts'
+// Grace and Timings; opts' Kube and Driver are ignored. Runs that keep connections
+// across operations (the controller's Stacks) share one connection with
+// an engine each.
+func (e *Engine) Rebind(opts EngineOptions) *Engine {
+	c := *e
+	c.notify, c.grace, c.timings = opts.notify(), opts.Grace, opts.Timings
+	return &c
 }
 
 // Client is the engine's typed Kubernetes client.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/config"
@@ -49,6 +50,10 @@ type ClusterOptions struct {
 	// Budget, when not nil, is a request rate per cluster shared with
 	// every other run given the same Budget (the controller's Stacks).
 	Budget *kube.Budget
+	// Connections, when not nil, keeps connections across runs: a run
+	// connects only to clusters no earlier run sharing it reached (the
+	// controller's Stacks). Nil: each run connects afresh (the CLI).
+	Connections *Connections
 	// grace is Options.Grace, for the engines' final writes.
 	grace time.Duration
 }
@@ -117,13 +122,24 @@ func (c *Clusters) connect(ctx context.Context, spec *config.ClusterSpec) *clust
 		e.err = err
 		return e
 	}
-	eng, err := release.NewEngine(ctx, cfg, release.EngineOptions{
-		Kube:     kube.Options{QPS: cfg.QPS, Burst: cfg.Burst, Traffic: c.opts.Traffic},
+	opts := release.EngineOptions{
+		Kube:     kube.Options{QPS: cfg.QPS, Burst: cfg.Burst, RateLimitWait: c.rateLimitWait()},
 		Driver:   driver,
 		Observer: c.opts.Observer,
 		Grace:    c.opts.grace,
 		Timings:  c.opts.Timings,
-	})
+	}
+	var eng *release.Engine
+	if c.opts.Connections == nil {
+		eng, err = release.NewEngine(ctx, cfg, opts)
+	} else {
+		eng, err = c.opts.Connections.engine(connectionKey(cfg, driver), func() (*release.Engine, error) {
+			return release.NewEngine(ctx, cfg, opts)
+		})
+		if err == nil {
+			eng = eng.Rebind(opts)
+		}
+	}
 	if err != nil {
 		e.err = &connectError{err: fmt.Errorf("%s: %w", clusterDescription(spec), err)}
 		return e
@@ -290,4 +306,13 @@ func KubeconfigNamespace(path, context string) (string, error) {
 		return "", errNoKubeconfig
 	}
 	return ns, err
+}
+
+// rateLimitWait is where clients add the time they wait on their rate
+// limiters: the run's Traffic, when it counts.
+func (c *Clusters) rateLimitWait() *atomic.Int64 {
+	if c.opts.Traffic == nil {
+		return nil
+	}
+	return &c.opts.Traffic.RateLimitWait
 }

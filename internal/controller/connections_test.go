@@ -1,0 +1,89 @@
+package controller_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
+	"github.com/convoy-sh/convoy/internal/controller"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// fiveReleaseStack writes a stack of five independent releases of the app
+// chart in namespace ns.
+func fiveReleaseStack(t *testing.T, ns string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "stack")
+	appChart(t, filepath.Join(dir, "charts", "app"))
+	hcl := fmt.Sprintf("stack %q {\n  default_namespace = %q\n}\n", ns, ns)
+	for i := range 5 {
+		hcl += fmt.Sprintf("release \"r%d\" {\n  chart  = \"./charts/app\"\n  values = [{ replicas = 0 }]\n}\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// counters reads the controller's cluster connections and its requests by
+// verb from /metrics.
+func counters(t *testing.T, addr string) (connections float64, requests map[string]float64) {
+	t.Helper()
+	_, body := get(t, "http://"+addr+"/metrics")
+	requests = map[string]float64{}
+	re := regexp.MustCompile(`(?m)^convoy_controller_kube_requests_total\{verb="([a-z]+)"\} (\S+)$`)
+	for _, m := range re.FindAllStringSubmatch(body, -1) {
+		requests[m[1]], _ = strconv.ParseFloat(m[2], 64)
+	}
+	m := regexp.MustCompile(`(?m)^convoy_controller_cluster_connections_total (\S+)$`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("/metrics lacks convoy_controller_cluster_connections_total:\n%s", body)
+	}
+	connections, _ = strconv.ParseFloat(m[1], 64)
+	return connections, requests
+}
+
+// Once a Stack is deployed, its reconciles reuse the controller's
+// connection to the cluster: no new connection, no discovery request.
+// The requests they make are counted by verb.
+func TestReconcilesReuseConnections(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := kube(t)
+	reg := sourcetest.StartRegistry(t, "", "")
+	push(t, reg, fiveReleaseStack(t, ns), "v1")
+	create(t, c, newStack(ns, "five", "oci://"+reg.Host+"/stacks/app:v1", nil))
+	metrics := freeAddr(t)
+	startController(t, ns, func(o *controller.Options) { o.MetricsAddress = metrics })
+	waitStack(t, c, ns, "five", 90*time.Second, "Ready", isCond("Ready", metav1.ConditionTrue, ""))
+	// Past the apply (which drops kept connections: it may install
+	// kinds), a plan connects once more.
+	waitReconciles(t, c, ns, 2, "five")
+
+	conns0, req0 := counters(t, metrics)
+	const n = 3
+	waitReconciles(t, c, ns, n, "five")
+	conns1, req1 := counters(t, metrics)
+
+	if d := conns1 - conns0; d != 0 {
+		t.Errorf("%d no-change reconciles made %v new cluster connections, want 0", n, d)
+	}
+	if d := req1["discovery"] - req0["discovery"]; d != 0 {
+		t.Errorf("%d no-change reconciles made %v discovery requests, want 0", n, d)
+	}
+	var parts []string
+	for _, verb := range []string{"get", "list", "watch", "patch", "discovery", "post", "put", "delete"} {
+		if d := req1[verb] - req0[verb]; d != 0 {
+			parts = append(parts, fmt.Sprintf("%s %.1f", verb, d/n))
+		}
+	}
+	t.Logf("requests per no-change reconcile of a 5-release Stack: %s", strings.Join(parts, ", "))
+	if getStack(t, c, ns, "five").Status.Plan.HasChanges {
+		t.Error("the Stack's plan has changes: the reconciles were not no-change ones")
+	}
+}

@@ -1,0 +1,135 @@
+package planner_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/planner"
+	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/resolve"
+	"github.com/convoy-sh/convoy/internal/run"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// fullPlan is a --refresh=full plan of the stack, with its stats.
+func (e *env) fullPlan(vars map[string]string) (*plan.Plan, *planner.Stats) {
+	e.t.Helper()
+	st, hash := e.load(vars)
+	stats := &planner.Stats{}
+	p, err := planner.Compute(context.Background(), planner.Input{
+		Stack: st, Engine: e.engine, Charts: resolve.NewCharts(e.t.TempDir()), ConfigHash: hash,
+		Refresh: planner.RefreshFull, Stats: stats,
+		Request: func(r *resolve.Release) *release.Request { return run.ReleaseRequest(st.Name, r) },
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p, stats
+}
+
+func objectCount(p *plan.Plan, addr string) int64 { return int64(len(p.Release(addr).Objects)) }
+
+// TestFullRefreshSkipsProvenNoOpDryRuns: a full refresh of releases nobody
+// touched since convoy applied them makes no dry run, and plans them as
+// the dry runs would; an object another manager changed, a release whose
+// inputs changed, and any release on a cluster with admission webhooks or
+// policies are dry-run, and the plan shows what they find.
+func TestFullRefreshSkipsProvenNoOpDryRuns(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
+	e.deploy(nil)
+
+	p, stats := e.fullPlan(nil)
+	if p.HasChanges() || actions(p) != "release.db:no-op release.api:no-op" {
+		t.Fatalf("unchanged: %s", actions(p))
+	}
+	all := objectCount(p, "release.db") + objectCount(p, "release.api")
+	if all == 0 || stats.DryRuns.Load() != 0 || stats.DryRunsSkipped.Load() != all {
+		t.Fatalf("unchanged: %d objects, stats %s", all, stats)
+	}
+
+	// A field convoy set, changed by another manager: api is dry-run and
+	// shows the drift; db is still proven unchanged.
+	ctx := context.Background()
+	deps := cluster.Client().AppsV1().Deployments(ns)
+	d, err := deps.Get(ctx, "api", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	three := int32(3)
+	d.Spec.Replicas = &three
+	if _, err := deps.Update(ctx, d, metav1.UpdateOptions{FieldManager: "kubectl-scale"}); err != nil {
+		t.Fatal(err)
+	}
+	p, stats = e.fullPlan(nil)
+	api := p.Release("release.api")
+	if api.Action != plan.ActionUpgrade || len(api.Drift) != 1 || api.Drift[0].Diff.Changes[0].Path != "spec.replicas" || api.Drift[0].Diff.Changes[0].Manager != "kubectl-scale" {
+		t.Fatalf("drift: %s, %+v", api.Action, api.Drift)
+	}
+	if p.Release("release.db").Action != plan.ActionNoOp {
+		t.Fatalf("drift: db is %s", p.Release("release.db").Action)
+	}
+	if stats.DryRuns.Load() < objectCount(p, "release.api") || stats.DryRunsSkipped.Load() != objectCount(p, "release.db") {
+		t.Fatalf("drift: stats %s", stats)
+	}
+	e.deploy(nil)
+
+	// Changed inputs (api's values): api's objects are dry-run, the
+	// Deployment that renders as before included.
+	writeStack(t, e.dir, twoReleases(appChart(t), ns, "v2"))
+	p, stats = e.fullPlan(nil)
+	if got := actions(p); got != "release.db:no-op release.api:upgrade" {
+		t.Fatalf("values: %s", got)
+	}
+	if stats.DryRuns.Load() < objectCount(p, "release.api") || stats.DryRunsSkipped.Load() != objectCount(p, "release.db") {
+		t.Fatalf("values: stats %s", stats)
+	}
+	writeStack(t, e.dir, twoReleases(appChart(t), ns, "v1"))
+
+	// An admission webhook configuration (here one without webhooks: it
+	// could hold any) may mutate or refuse what applied cleanly before:
+	// nothing is skipped.
+	hooks := cluster.Client().AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	vwc := &admissionv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "skip-test-" + ns}}
+	if _, err := hooks.Create(ctx, vwc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hooks.Delete(context.Background(), vwc.Name, metav1.DeleteOptions{}) })
+	p, stats = e.fullPlan(nil)
+	if p.HasChanges() {
+		t.Fatalf("webhooks: %s", actions(p))
+	}
+	all = objectCount(p, "release.db") + objectCount(p, "release.api")
+	if stats.DryRunsSkipped.Load() != 0 || stats.DryRuns.Load() < all {
+		t.Fatalf("webhooks: %d objects, stats %s", all, stats)
+	}
+
+	// The plan with every dry run made equals the one with them skipped.
+	dryRun := planJSON(t, p)
+	if err := hooks.Delete(ctx, vwc.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p, stats = e.fullPlan(nil)
+	if stats.DryRunsSkipped.Load() != all {
+		t.Fatalf("webhook deleted: %d objects, stats %s", all, stats)
+	}
+	if skipped := planJSON(t, p); skipped != dryRun {
+		t.Fatalf("the plan with dry runs skipped differs:\n%s\nwith dry runs:\n%s", skipped, dryRun)
+	}
+}
+
+// planJSON is the plan as JSON, without its creation time.
+func planJSON(t *testing.T, p *plan.Plan) string {
+	t.Helper()
+	c := *p
+	c.CreatedAt = time.Time{}
+	b, err := json.MarshalIndent(&c, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

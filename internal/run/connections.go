@@ -1,0 +1,133 @@
+package run
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/release"
+	"k8s.io/client-go/rest"
+)
+
+// DefaultConnectionMaxAge is how long Connections keeps a connection when
+// its MaxAge is 0: a kind another client installs in the meantime shows in
+// the templates' .Capabilities within that time.
+const DefaultConnectionMaxAge = 5 * time.Minute
+
+// Connections keeps cluster connections (clients, HTTP connections,
+// discovery, the RESTMapper and the capabilities templates see) across
+// runs, keyed by what a connection reaches and as whom: the API server,
+// the credentials and the client settings. A run given Connections
+// (ClusterOptions.Connections) connects only to clusters none of the
+// earlier runs reached; the controller's Stacks share one. The runs that
+// share Connections must share their Traffic, Budget and Warnings too:
+// a kept connection reports to those of the run that made it. Safe for
+// concurrent use.
+type Connections struct {
+	// MaxAge bounds how long a connection is kept (0:
+	// DefaultConnectionMaxAge).
+	MaxAge time.Duration
+	// Made counts the connections attempted (each reads the cluster's
+	// discovery).
+	Made atomic.Int64
+	// OnConnect, if set, is called for each connection attempted.
+	OnConnect func()
+
+	mu    sync.Mutex
+	byKey map[string]*keptConn
+}
+
+type keptConn struct {
+	ready chan struct{} // closed once eng or err is set
+	eng   *release.Engine
+	err   error
+	at    time.Time
+}
+
+// Forget drops every kept connection: the next run connects afresh and
+// reads discovery again (after an apply, which may have installed kinds;
+// after a failure, which may be a stale connection's). A nil Connections
+// keeps none.
+func (c *Connections) Forget() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.byKey = nil
+}
+
+// engine returns the kept engine of key, or connects with build once for
+// every concurrent caller. Failures are not kept.
+func (c *Connections) engine(key string, build func() (*release.Engine, error)) (*release.Engine, error) {
+	maxAge := c.MaxAge
+	if maxAge <= 0 {
+		maxAge = DefaultConnectionMaxAge
+	}
+	c.mu.Lock()
+	if c.byKey == nil {
+		c.byKey = map[string]*keptConn{}
+	}
+	k, ok := c.byKey[key]
+	if ok {
+		select {
+		case <-k.ready:
+			if k.err != nil || time.Since(k.at) > maxAge {
+				ok = false
+			}
+		default: // being made: wait for it below
+		}
+	}
+	if !ok {
+		k = &keptConn{ready: make(chan struct{})}
+		c.byKey[key] = k
+		c.mu.Unlock()
+		k.eng, k.err = build()
+		k.at = time.Now()
+		c.Made.Add(1)
+		if c.OnConnect != nil {
+			c.OnConnect()
+		}
+		close(k.ready)
+		if k.err != nil {
+			c.mu.Lock()
+			if c.byKey[key] == k {
+				delete(c.byKey, key)
+			}
+			c.mu.Unlock()
+		}
+		return k.eng, k.err
+	}
+	c.mu.Unlock()
+	<-k.ready
+	return k.eng, k.err
+}
+
+// connectionKey is what a connection reaches and as whom, hashed so that
+// no credential is kept in the clear beside the clients.
+func connectionKey(cfg *rest.Config, driver release.StorageDriver) string {
+	b, _ := json.Marshal(struct {
+		ID                     kube.ClusterID
+		User, Password, Token  string
+		TokenFile              string
+		Impersonate            rest.ImpersonationConfig
+		TLS                    rest.TLSClientConfig
+		Exec                   any
+		AuthProvider           any
+		Proxy                  bool
+		QPS                    float32
+		Burst                  int
+		Driver                 release.StorageDriver
+		UserAgent, ContentType string
+	}{
+		kube.ClusterIDOf(cfg), cfg.Username, cfg.Password, cfg.BearerToken, cfg.BearerTokenFile,
+		cfg.Impersonate, cfg.TLSClientConfig, cfg.ExecProvider, cfg.AuthProvider, cfg.Proxy != nil,
+		cfg.QPS, cfg.Burst, driver, cfg.UserAgent, cfg.ContentType,
+	})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
