@@ -31,6 +31,7 @@ type applyOptions struct {
 	Selection     selectionFlags
 	Refresh       string
 	AllowPolicies []string
+	Stats         bool
 }
 
 func newApplyCmd(s streams) *cobra.Command {
@@ -74,6 +75,7 @@ are not needed, and any given must agree with the plan's.`,
 	addSelectionFlags(cmd.Flags(), &o.Selection, "apply")
 	addRefreshFlag(cmd.Flags(), &o.Refresh)
 	addAllowPolicyFlag(cmd.Flags(), &o.AllowPolicies)
+	cmd.Flags().BoolVar(&o.Stats, "stats", false, "print what the apply cost on stderr: API requests by verb and resource, bytes, time waiting on the client's rate limiter (--kube-qps, --kube-burst), in hooks and writing release records")
 	_ = cmd.RegisterFlagCompletionFunc("target", completeReleases(&o.Stack, false))
 	return cmd
 }
@@ -121,6 +123,14 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
+	var traffic run.Traffic
+	var timings run.Timings
+	if o.Stats {
+		opts.Clusters.Traffic = &traffic
+		opts.Clusters.Timings = &timings
+		start := time.Now()
+		defer func() { writeApplyStats(s.Err, time.Since(start), &traffic, &timings) }()
+	}
 	res, err := run.Apply(ctx, opts, run.ApplyRequest{
 		Saved:    saved,
 		Plan:     req,
@@ -136,6 +146,18 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 		}
 	}
 	return finish(s, res, err)
+}
+
+// writeApplyStats prints apply --stats: one line, as plan's. Durations of
+// concurrent releases add up, so rate-limit-wait, hooks and records can exceed
+// the wall time.
+func writeApplyStats(w io.Writer, wall time.Duration, t *run.Traffic, tm *run.Timings) {
+	fmt.Fprintf(w, "stats: wall=%s requests=%d (get=%d list=%d patch=%d other=%d) bytes=%d rate-limit-wait=%s hooks=%s records=%s by kind: %s\n",
+		wall.Round(time.Millisecond), t.Requests.Load(), t.Get.Load(), t.List.Load(), t.Patch.Load(), t.Other.Load(), t.Bytes.Load(),
+		time.Duration(t.RateLimitWait.Load()).Round(time.Millisecond),
+		time.Duration(tm.Hooks.Load()).Round(time.Millisecond),
+		time.Duration(tm.Records.Load()).Round(time.Millisecond),
+		t.ByKind())
 }
 
 // reviewPlan prints a computed plan and, when it changes anything, asks

@@ -248,8 +248,48 @@ func TestEnsureNamespace(t *testing.T) {
 	if err := cluster.Client().CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	err = c.EnsureNamespace(ctx, name, nil)
+	// A client checks a namespace once: a run's next client (a new run)
+	// sees it terminating.
+	err = newClient(t).EnsureNamespace(ctx, name, nil)
 	if want := "v1 Namespace " + name + ": namespace is terminating"; err == nil || err.Error() != want {
 		t.Fatalf("EnsureNamespace on a terminating namespace: %v, want %q", err, want)
+	}
+}
+
+// A client checks each namespace once (releases sharing one do not ask
+// again), but one deleted since is created again by the next
+// EnsureNamespace once an apply was refused for its absence.
+func TestEnsureNamespaceAfterDeletion(t *testing.T) {
+	ctx := testContext(t, 2*time.Minute)
+	c := newClient(t)
+	name := "t-ensure-again-" + strings.ToLower(strings.ReplaceAll(time.Now().Format("150405.000"), ".", ""))
+	t.Cleanup(func() {
+		_ = cluster.Client().CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	if err := c.EnsureNamespace(ctx, name, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Client().CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for { // poll until the namespace controller removed it
+		_, err := cluster.Client().CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("namespace %s still there: %v", name, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cm := parse(t, c, name, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n")
+	if _, err := c.Apply(ctx, cm, kube.ApplyOptions{}); err == nil {
+		t.Fatal("apply into a deleted namespace succeeded")
+	}
+	if err := c.EnsureNamespace(ctx, name, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Apply(ctx, cm, kube.ApplyOptions{}); err != nil {
+		t.Fatalf("apply after EnsureNamespace created the namespace again: %v", err)
 	}
 }

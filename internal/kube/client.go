@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -63,6 +64,14 @@ type Options struct {
 	ListPageSize int
 }
 
+// Limited returns cfg with a rate limiter of its QPS and burst whose waits
+// add to o.RateLimitWait, for one client built from it (client-go gives
+// each client a limiter of its own; this keeps that). Without
+// o.RateLimitWait: cfg as is.
+func (o Options) Limited(cfg *rest.Config) *rest.Config {
+	return withWaitCounting(cfg, o.RateLimitWait)
+}
+
 // Client talks to one cluster. It is safe for concurrent use.
 type Client struct {
 	dynamic      dynamic.Interface
@@ -73,6 +82,10 @@ type Client struct {
 	clusterID    ClusterID
 	predecessors []FieldOwner
 	listPageSize int64
+	// namespaces are those this client found existing (not terminating)
+	// or created: EnsureNamespace and ValidateNamespace ask the API
+	// server about each once.
+	namespaces sync.Map // string → struct{}
 }
 
 // New builds a Client from cfg, which it does not modify.

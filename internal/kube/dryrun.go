@@ -77,6 +77,9 @@ func NamespaceObject(name string) *unstructured.Unstructured {
 // anything is created. An existing namespace is not checked: creating it
 // may be forbidden to whoever only uses it.
 func (c *Client) ValidateNamespace(ctx context.Context, name string) error {
+	if _, ok := c.namespaces.Load(name); ok {
+		return nil // found or created by this client (EnsureNamespace)
+	}
 	ns := NamespaceObject(name)
 	_, err := c.Get(ctx, RefOf(ns))
 	if !apierrors.IsNotFound(err) {

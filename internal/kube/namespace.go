@@ -14,13 +14,23 @@ import (
 // (Helm's --create-namespace). An existing namespace is left as it is, labels
 // included: it may belong to someone else. One that is being deleted is an
 // error, since nothing could be created in it.
+//
+// A namespace the client found or created once is taken to exist for the
+// rest of its life (a run): releases sharing a namespace check it once.
+// Should it be deleted meanwhile, the objects' applies fail naming it, and
+// the client forgets it (Apply), so that the next EnsureNamespace asks the
+// API server again.
 func (c *Client) EnsureNamespace(ctx context.Context, name string, labels map[string]string) error {
+	if _, ok := c.namespaces.Load(name); ok {
+		return nil
+	}
 	ref := Ref{Version: "v1", Kind: "Namespace", Name: name}
 	ns, err := c.typed.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 	if err == nil {
 		if ns.Status.Phase == corev1.NamespaceTerminating {
 			return objectErrorf(ref, "namespace is terminating")
 		}
+		c.namespaces.Store(name, struct{}{})
 		return nil
 	}
 	if !apierrors.IsNotFound(err) {
@@ -29,10 +39,12 @@ func (c *Client) EnsureNamespace(ctx context.Context, name string, labels map[st
 	ns = &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: maps.Clone(labels)}}
 	_, err = c.typed.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{FieldManager: c.fieldManager})
 	if apierrors.IsAlreadyExists(err) {
+		c.namespaces.Store(name, struct{}{})
 		return nil // created concurrently: the outcome asked for
 	}
 	if err != nil {
 		return objectError(ref, fmt.Errorf("create: %w", err))
 	}
+	c.namespaces.Store(name, struct{}{})
 	return nil
 }

@@ -1,9 +1,13 @@
 package kube
 
 import (
+	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"k8s.io/client-go/rest"
@@ -30,6 +34,36 @@ type Traffic struct {
 	// concurrent requests: ClusterOptions pass it to the clients
 	// (Options.RateLimitWait).
 	RateLimitWait atomic.Int64
+
+	mu     sync.Mutex
+	byKind map[string]int64 // "verb resource": "create secrets"
+}
+
+// ByKind returns how many requests went to each verb and resource, as
+// "verb resource=count" pairs in a stable order: "create secrets=1000
+// patch deployments=1000". Verbs are Kubernetes' (get, list, watch,
+// create, update, patch, delete); resources are the URL's (subresources
+// as "pods/log"); discovery requests count as "get discovery".
+func (t *Traffic) ByKind() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(t.byKind)) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%d", k, t.byKind[k])
+	}
+	return b.String()
+}
+
+func (t *Traffic) count(kind string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.byKind == nil {
+		t.byKind = map[string]int64{}
+	}
+	t.byKind[kind]++
 }
 
 // Wrap makes every client built from cfg count into t.
@@ -69,6 +103,7 @@ func (c *counting) RoundTrip(req *http.Request) (*http.Response, error) {
 	if c.t.OnRequest != nil {
 		c.t.OnRequest(verb)
 	}
+	c.t.count(kindOf(req))
 	resp, err := c.next.RoundTrip(req)
 	if resp != nil && resp.Body != nil {
 		resp.Body = &countingBody{ReadCloser: resp.Body, n: &c.t.Bytes}
@@ -101,6 +136,51 @@ func isList(path string) bool {
 		}
 	}
 	return n%2 == 1
+}
+
+// kindOf names a request by Kubernetes verb and resource: "create
+// secrets", "patch deployments", "get pods/log", "get discovery".
+func kindOf(req *http.Request) string {
+	p := req.URL.Path
+	var rest string
+	switch {
+	case strings.HasPrefix(p, "/api/"):
+		rest = after(p[5:], 1)
+	case strings.HasPrefix(p, "/apis/"):
+		rest = after(p[6:], 2)
+	}
+	if rest == "" {
+		return strings.ToLower(req.Method) + " discovery"
+	}
+	segs := strings.Split(rest, "/")
+	if segs[0] == "namespaces" && len(segs) >= 3 {
+		segs = segs[2:] // namespaces/ns/resource/...
+	}
+	resource := segs[0]
+	if len(segs) >= 3 {
+		resource += "/" + segs[2] // resource/name/subresource
+	}
+	verb := "other"
+	switch req.Method {
+	case http.MethodGet:
+		switch {
+		case req.URL.Query().Get("watch") == "true" || req.URL.Query().Get("watch") == "1":
+			verb = "watch"
+		case len(segs) == 1:
+			verb = "list"
+		default:
+			verb = "get"
+		}
+	case http.MethodPost:
+		verb = "create"
+	case http.MethodPut:
+		verb = "update"
+	case http.MethodPatch:
+		verb = "patch"
+	case http.MethodDelete:
+		verb = "delete"
+	}
+	return verb + " " + resource
 }
 
 // isDiscovery tells discovery paths (/version, /api, /api/v1, /apis,

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart"
@@ -77,19 +78,23 @@ type EngineOptions struct {
 	// Grace bounds how long writing a release's final state may go on
 	// after the operation's context ended (0: DefaultGrace).
 	Grace time.Duration
+	// Timings, when not nil, sums the time operations spend in hooks and
+	// record writes.
+	Timings *Timings
 }
 
 // Engine runs release operations against one cluster. It holds no
 // per-operation state, so one Engine serves concurrent operations on
 // different releases.
 type Engine struct {
-	kube   *kube.Client
-	client kubernetes.Interface
-	meta   metadata.Interface
-	driver StorageDriver
-	caps   *chart.Capabilities
-	notify func(Event)
-	grace  time.Duration
+	kube    *kube.Client
+	client  kubernetes.Interface
+	meta    metadata.Interface
+	driver  StorageDriver
+	caps    *chart.Capabilities
+	notify  func(Event)
+	grace   time.Duration
+	timings *Timings
 }
 
 // NewEngine connects to the cluster and reads its capabilities (version and
@@ -103,11 +108,11 @@ func NewEngine(ctx context.Context, cfg *rest.Config, opts EngineOptions) (*Engi
 	if opts.Kube.QPS > 0 {
 		cfg.QPS, cfg.Burst = opts.Kube.QPS, opts.Kube.Burst
 	}
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := kubernetes.NewForConfig(opts.Kube.Limited(cfg))
 	if err != nil {
 		return nil, err
 	}
-	meta, err := metadata.NewForConfig(cfg)
+	meta, err := metadata.NewForConfig(opts.Kube.Limited(cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +120,7 @@ func NewEngine(ctx context.Context, cfg *rest.Config, opts EngineOptions) (*Engi
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, caps: caps, notify: opts.notify(), grace: opts.Grace}, nil
+	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, caps: caps, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings}, nil
 }
 
 func (opts EngineOptions) notify() func(Event) {
@@ -131,12 +136,12 @@ func (opts EngineOptions) notify() func(Event) {
 
 // Rebind is an engine on e's connection (its clients, discovery and
 // capabilities) that reports to opts' Observer or Log and uses opts'
-// Grace; opts' Kube and Driver are ignored. Runs that keep connections
+// Grace and Timings; opts' Kube and Driver are ignored. Runs that keep connections
 // across operations (the controller's Stacks) share one connection with
 // an engine each.
 func (e *Engine) Rebind(opts EngineOptions) *Engine {
 	c := *e
-	c.notify, c.grace = opts.notify(), opts.Grace
+	c.notify, c.grace, c.timings = opts.notify(), opts.Grace, opts.Timings
 	return &c
 }
 
@@ -231,3 +236,27 @@ func (e *Engine) Labelled(ctx context.Context, selector map[string]string) ([]Re
 	}
 	return out, nil
 }
+
+// Timings sum, over the operations of the engines given them, the time
+// spent in hooks and in writing release records (convoy apply --stats).
+// Times of concurrent operations add up: they can exceed the wall time.
+// Safe for concurrent use.
+type Timings struct {
+	// Hooks is the time (nanoseconds) hooks took, from creating them to
+	// their completion and deletion.
+	Hooks atomic.Int64
+	// Records is the time (nanoseconds) spent writing records: the
+	// pending one before an operation touches the cluster, the final one
+	// after, retries included.
+	Records atomic.Int64
+}
+
+// since adds the time since start to d; nil t: nothing.
+func (t *Timings) since(d func(*Timings) *atomic.Int64, start time.Time) {
+	if t != nil {
+		d(t).Add(int64(time.Since(start)))
+	}
+}
+
+func hooksTime(t *Timings) *atomic.Int64   { return &t.Hooks }
+func recordsTime(t *Timings) *atomic.Int64 { return &t.Records }

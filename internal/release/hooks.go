@@ -66,6 +66,7 @@ func hasPolicy(h *Hook, p chart.HookDeletePolicy) bool {
 // failed hook is deleted if it asks for hook-failed, and earlier hooks of
 // the event that ask for hook-succeeded are deleted, as Helm does.
 func (e *Engine) runHooks(ctx context.Context, rel *Release, event chart.HookEvent, timeout time.Duration) error {
+	defer e.timings.since(hooksTime, time.Now())
 	return e.runHookList(ctx, rel, event, hooksOf(rel, event), timeout, nil)
 }
 

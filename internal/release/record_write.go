@@ -62,6 +62,7 @@ func (e *RecordError) Unwrap() error { return e.Err }
 // finds the revision compares it with r, so that a record this operation
 // created is not mistaken for another operation's.
 func (e *Engine) createRecord(ctx context.Context, store *Storage, r *Release) error {
+	defer e.timings.since(recordsTime, time.Now())
 	attempts := 0
 	err := Retry(ctx, e.grace, func(ctx context.Context) error {
 		attempts++
@@ -92,6 +93,7 @@ func (e *Engine) createRecord(ctx context.Context, store *Storage, r *Release) e
 // it fails, r keeps the status it had, and the error is a *RecordError
 // that says what the record was left as and what fixes it.
 func (e *Engine) writeFinal(ctx context.Context, store *Storage, r *Release, status Status, description string) error {
+	defer e.timings.since(recordsTime, time.Now())
 	was, wasDescription := r.Info.Status, r.Info.Description
 	r.Info.Status, r.Info.Description = status, description
 	err := Retry(ctx, e.grace, func(ctx context.Context) error { return store.Update(ctx, r) })

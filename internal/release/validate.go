@@ -91,7 +91,8 @@ func (e *Engine) validate(ctx context.Context, req *Request, objs []*unstructure
 		}
 	}
 	for len(objs) > 0 {
-		got, err := e.apply(ctx, objs, src, req.IgnoreChanges, req.Replace, kube.DryRunServer)
+		got, err := e.kube.Apply(ctx, objs, kube.ApplyOptions{Force: true, DryRun: kube.DryRunServer, Ignore: req.IgnoreChanges, Replace: req.Replace, Unread: true})
+		err = src.inTemplate(err)
 		if err == nil {
 			return nil
 		}

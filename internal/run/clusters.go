@@ -41,8 +41,12 @@ type ClusterOptions struct {
 	// versions), each once, as kubectl prints them: "Warning: ...". Nil
 	// leaves them to client-go, which logs them through klog.
 	Warnings io.Writer
-	// Traffic, when not nil, counts every request to every cluster.
+	// Traffic, when not nil, counts every request to every cluster, and
+	// the time requests wait on the client-side rate limiters.
 	Traffic *kube.Traffic
+	// Timings, when not nil, sums the time releases spend in hooks and
+	// record writes.
+	Timings *release.Timings
 	// Budget, when not nil, is a request rate per cluster shared with
 	// every other run given the same Budget (the controller's Stacks).
 	Budget *kube.Budget
@@ -123,6 +127,7 @@ func (c *Clusters) connect(ctx context.Context, spec *config.ClusterSpec) *clust
 		Driver:   driver,
 		Observer: c.opts.Observer,
 		Grace:    c.opts.grace,
+		Timings:  c.opts.Timings,
 	}
 	var eng *release.Engine
 	if c.opts.Connections == nil {

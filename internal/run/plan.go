@@ -130,6 +130,10 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 // Traffic counts the requests of a run's clients (ClusterOptions.Traffic).
 type Traffic = kube.Traffic
 
+// Timings sum the time a run's releases spend in hooks and record writes
+// (ClusterOptions.Timings).
+type Timings = release.Timings
+
 // What the commands choose of a plan's computation, under the names they
 // know (cmd/convoy reaches the planner only through the run).
 type (

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# First-apply benchmark on a devcluster of its own (issue 26, item 4; two
+# cores). `convoy apply -p 50` of N small releases (default 2000) of helm
+# create's scaffold chart (Deployment, Service, ServiceAccount, test hook),
+# wait = false, in 20 namespaces, into an empty cluster; prints wall time,
+# releases/s, peak RSS and the --stats line.
+#
+# With CONVOY_BEFORE=/path/to/an/older/convoy the same apply is run with that
+# binary first and with this tree's right after (each into namespaces of its
+# own), so that the pair is measured on the same machine at the same load:
+# the machine is shared, so read the pair, not the absolute figures.
+#
+# Extra arguments after N go to every convoy apply (e.g. --kube-qps 200).
+# Usage: hack/bench/apply.sh [N [convoy apply flags...]]. Needs the
+# devcluster tools (make tools).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+n=${1:-2000}
+shift || true
+scaffold=$root/internal/chart/testdata/charts/scaffold
+work=$(mktemp -d)
+(cd "$root" && go build -o "$work/convoy" ./cmd/convoy && go build -o "$work/devcluster" ./hack/devcluster)
+"$work/devcluster" up --state "$work/dc" >/dev/null
+trap '"$work/devcluster" down --state "$work/dc" >/dev/null; rm -rf "$work"' EXIT
+export KUBECONFIG=$work/dc/kubeconfig
+
+# mkfleet DIR NAME N: N independent releases in 20 namespaces, no waits.
+mkfleet() {
+  mkdir -p "$1"
+  cat > "$1/stack.hcl" <<HCL
+stack "$2" {
+  default_namespace = "$2-0"
+}
+release "app" {
+  count            = $3
+  name             = format("app-%04d", count.index)
+  namespace        = "$2-\${count.index % 20}"
+  create_namespace = true
+  wait             = false
+  chart            = "$scaffold"
+}
+HCL
+}
+
+# measure LABEL BINARY [FLAGS...]: first apply of a fresh fleet with BINARY.
+measure() {
+  local label=$1 bin=$2 dir=$work/$1
+  shift 2
+  local args=("$@")
+  mkfleet "$dir" "$label" "$n"
+  local stats=()
+  "$bin" apply --help 2>/dev/null | grep -q -- '--stats' && stats=(--stats)
+  local rc=0
+  /usr/bin/time -f '%e %M' -o "$work/time" "$bin" apply -C "$dir" --auto-approve --no-progress -p 50 "${stats[@]}" "${args[@]}" \
+    >"$work/out" 2>"$work/err" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "$label: failed (exit $rc):"; tail -n 20 "$work/err"; exit 1
+  fi
+  set -- $(tail -n 1 "$work/time")
+  awk -v l="$label" -v n="$n" -v s="$1" -v m="$2" \
+    'BEGIN { printf "%-8s N=%d apply -p 50: %7.2f s  %6.1f releases/s  %5d MiB", l, n, s, n / s, m / 1024 }'
+  grep -h '^stats:' "$work/out" "$work/err" | head -n 1 | sed 's/^stats:/ /' || echo
+}
+
+extra=("$@")
+if [ -z "${CONVOY_BEFORE:-}" ]; then
+  measure after "$work/convoy" "${extra[@]}"
+elif [ -n "${SWAP:-}" ]; then
+  measure after "$work/convoy" "${extra[@]}"
+  measure before "$CONVOY_BEFORE" "${extra[@]}"
+else
+  measure before "$CONVOY_BEFORE" "${extra[@]}"
+  measure after "$work/convoy" "${extra[@]}"
+fi
