@@ -9,11 +9,9 @@ import (
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/metadata"
 )
 
 // AppliedState identifies what the client's field manager owns of objects
@@ -88,18 +86,11 @@ const DefaultListPageSize = 500
 // (Applied), by name. It reads no spec, no status and no other manager's
 // fields beyond the page being decoded.
 func (c *Client) ListApplied(ctx context.Context, apiVersion, kind, namespace string, opts metav1.ListOptions) (map[string]*Applied, error) {
-	gv, err := schema.ParseGroupVersion(apiVersion)
+	gvr, namespace, err := c.listTarget(apiVersion, kind, namespace)
 	if err != nil {
 		return nil, err
 	}
-	m, err := c.mapping(gv.WithKind(kind))
-	if err != nil {
-		return nil, err
-	}
-	var res metadata.ResourceInterface = c.metadata.Resource(m.Resource)
-	if m.Scope.Name() == meta.RESTScopeNameNamespace && namespace != "" {
-		res = c.metadata.Resource(m.Resource).Namespace(namespace)
-	}
+	res := c.metadata.Resource(gvr).Namespace(namespace)
 	out := map[string]*Applied{}
 	opts.Limit = c.listPageSize
 	for {

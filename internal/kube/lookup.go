@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 )
 
 // Lookup returns the implementation of the chart template function
@@ -59,19 +58,11 @@ func lookupResult(content func() map[string]any, err error) (map[string]any, err
 // kind, or for every namespace), with opts' selectors. Each item carries
 // its apiVersion and kind.
 func (c *Client) List(ctx context.Context, apiVersion, kind, namespace string, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
-	gv, err := schema.ParseGroupVersion(apiVersion)
+	gvr, namespace, err := c.listTarget(apiVersion, kind, namespace)
 	if err != nil {
 		return nil, err
 	}
-	m, err := c.mapping(gv.WithKind(kind))
-	if err != nil {
-		return nil, err
-	}
-	var res dynamic.ResourceInterface = c.dynamic.Resource(m.Resource)
-	if m.Scope.Name() == meta.RESTScopeNameNamespace && namespace != "" {
-		res = c.dynamic.Resource(m.Resource).Namespace(namespace)
-	}
-	l, err := res.List(ctx, opts)
+	l, err := c.dynamic.Resource(gvr).Namespace(namespace).List(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -85,4 +76,21 @@ func (c *Client) List(ctx context.Context, apiVersion, kind, namespace string, o
 		out[i] = u
 	}
 	return out, nil
+}
+
+// listTarget is the resource a list of kind asks for, and the namespace to
+// list it in: "" for a cluster-scoped kind (or for every namespace).
+func (c *Client) listTarget(apiVersion, kind, namespace string) (schema.GroupVersionResource, string, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return schema.GroupVersionResource{}, "", err
+	}
+	m, err := c.mapping(gv.WithKind(kind))
+	if err != nil {
+		return schema.GroupVersionResource{}, "", err
+	}
+	if m.Scope.Name() != meta.RESTScopeNameNamespace {
+		namespace = ""
+	}
+	return m.Resource, namespace, nil
 }

@@ -322,36 +322,17 @@ func (c *computer) liveShared(ctx context.Context, kc *kube.Client, ref kube.Ref
 	if err != nil || (namespaced && ref.Namespace == "") {
 		return getLive(ctx, kc, ref)
 	}
-	key := kindKey{nsKey{kc.ClusterID(), ref.Namespace}, ref.APIVersion(), ref.Kind}
-	cached := true
-	objs, err := c.lists.Get(key, func() (map[string]*unstructured.Unstructured, error) {
-		cached = false
-		var opts metav1.ListOptions
-		if ref.Group == "" && ref.Kind == "Secret" {
-			opts.FieldSelector = "type!=" + release.SecretType
-		}
+	return sharedList(c, &c.lists, kc, ref, func(opts metav1.ListOptions) (map[string]*unstructured.Unstructured, error) {
 		list, err := kc.List(ctx, ref.APIVersion(), ref.Kind, ref.Namespace, opts)
 		if err != nil {
-			where := "in namespace " + ref.Namespace
-			if ref.Namespace == "" {
-				where = "in the cluster"
-			}
-			return nil, fmt.Errorf("list %s %s %s: %w", ref.APIVersion(), ref.Kind, where, err)
+			return nil, err
 		}
-		c.stats.add(&c.stats.Lists, 1)
 		objs := make(map[string]*unstructured.Unstructured, len(list))
 		for _, u := range list {
 			objs[u.GetName()] = u
 		}
 		return objs, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	if cached {
-		c.stats.add(&c.stats.ListHits, 1)
-	}
-	return objs[ref.Name], nil
 }
 
 // liveApplied is what convoy's field manager applied of the live object
@@ -368,27 +349,39 @@ func (c *computer) liveApplied(ctx context.Context, kc *kube.Client, ref kube.Re
 		}
 		return kube.AppliedOf(kc.FieldManager(), live), nil
 	}
+	return sharedList(c, &c.applied, kc, ref, func(opts metav1.ListOptions) (map[string]*kube.Applied, error) {
+		objs, err := kc.ListApplied(ctx, ref.APIVersion(), ref.Kind, ref.Namespace, opts)
+		if err == nil {
+			return objs, nil
+		}
+		// An API server that cannot serve metadata alone (an aggregated
+		// one, say) still serves the objects: fall back to the full list,
+		// whose error, if any, is the one to show.
+		full, err := kc.List(ctx, ref.APIVersion(), ref.Kind, ref.Namespace, opts)
+		if err != nil {
+			return nil, err
+		}
+		objs = make(map[string]*kube.Applied, len(full))
+		for _, u := range full {
+			objs[u.GetName()] = kube.AppliedOf(kc.FieldManager(), u)
+		}
+		return objs, nil
+	})
+}
+
+// sharedList returns ref's object from the plan's list of its kind and
+// namespace in m, listing it (with list) once per plan; release records
+// are left out of Secret lists. Lists and list hits count in the stats.
+func sharedList[T any](c *computer, m *memo.Map[kindKey, map[string]T], kc *kube.Client, ref kube.Ref, list func(metav1.ListOptions) (map[string]T, error)) (T, error) {
 	key := kindKey{nsKey{kc.ClusterID(), ref.Namespace}, ref.APIVersion(), ref.Kind}
 	cached := true
-	objs, err := c.applied.Get(key, func() (map[string]*kube.Applied, error) {
+	objs, err := m.Get(key, func() (map[string]T, error) {
 		cached = false
 		var opts metav1.ListOptions
 		if ref.Group == "" && ref.Kind == "Secret" {
 			opts.FieldSelector = "type!=" + release.SecretType
 		}
-		objs, err := kc.ListApplied(ctx, ref.APIVersion(), ref.Kind, ref.Namespace, opts)
-		if err != nil {
-			// An API server that cannot serve metadata alone (an
-			// aggregated one, say) still serves the objects: fall back to
-			// the full list, whose error, if any, is the one to show.
-			var full []*unstructured.Unstructured
-			if full, err = kc.List(ctx, ref.APIVersion(), ref.Kind, ref.Namespace, opts); err == nil {
-				objs = make(map[string]*kube.Applied, len(full))
-				for _, u := range full {
-					objs[u.GetName()] = kube.AppliedOf(kc.FieldManager(), u)
-				}
-			}
-		}
+		objs, err := list(opts)
 		if err != nil {
 			where := "in namespace " + ref.Namespace
 			if ref.Namespace == "" {
@@ -400,7 +393,8 @@ func (c *computer) liveApplied(ctx context.Context, kc *kube.Client, ref kube.Re
 		return objs, nil
 	})
 	if err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
 	if cached {
 		c.stats.add(&c.stats.ListHits, 1)
