@@ -52,6 +52,10 @@ func TestCRDRejectsInvalidStacks(t *testing.T) {
 			map[string]any{"name": "eu", "secretRef": map[string]any{"name": "a"}},
 			map[string]any{"name": "eu", "secretRef": map[string]any{"name": "b"}},
 		}}, "spec.clusters[1]"},
+		{"source-secret-name", map[string]any{"source": src, "sourceSecretRef": map[string]any{"name": "Not_A_Secret"}}, "spec.sourceSecretRef.name"},
+		{"notification-secret-key", map[string]any{"source": src, "notifications": []any{
+			map[string]any{"urlFrom": map[string]any{"secretKeyRef": map[string]any{"name": "chat", "key": "a key"}}},
+		}}, "spec.notifications[0].urlFrom.secretKeyRef.key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := c.Create(context.Background(), rawStack(ns, tc.name, tc.spec))
