@@ -358,6 +358,10 @@ type Promotion struct {
 	// ChartDigest is "sha256:" and the digest of the chart as the source
 	// record holds it (its JSON): the promoted chart is that one.
 	ChartDigest string
+	// Chart is the chart as the source record holds it, carried only for
+	// a release rendered at apply (KnownAfterApply): apply renders it
+	// with this chart. Nil otherwise.
+	Chart *chart.Chart `json:",omitempty"`
 }
 
 // Note is what the records a promotion deploys say of it.

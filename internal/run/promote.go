@@ -1,0 +1,297 @@
+package run
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/release"
+)
+
+// PromoteRequest says what to promote: the charts one environment of the
+// stack has deployed, to another.
+type PromoteRequest struct {
+	// From is the source environment, whose deployed records give each
+	// release's chart; To is the target environment, which the plan is
+	// for (o.Source.Environment is not used).
+	From, To string
+	// AllowMissing leaves out of the plan the releases the source
+	// environment has not deployed (no record, or a newest record that is
+	// failed or pending), naming them, instead of refusing the promotion.
+	AllowMissing bool
+	// Plan is how the plan is computed (refresh, stats, observe, policy
+	// overrides). Its Targets, Selectors and Destroy must be empty: a
+	// promotion covers every release the source environment deployed.
+	Plan PlanRequest
+}
+
+// Promoted is a promotion's plan, and the releases left out of it.
+type Promoted struct {
+	*Planned
+	// Missing are the releases of the target environment left out
+	// (AllowMissing), each with why.
+	Missing []MissingRelease
+}
+
+// MissingRelease is a release of the target environment whose counterpart
+// in the source environment has nothing deployed to promote.
+type MissingRelease struct {
+	Addr config.ReleaseInstanceAddr
+	// Name and Namespace are the source release's.
+	Name, Namespace string
+	// Status is the source's newest record's status ("" when there is
+	// none); Reason says it in words.
+	Status release.Status
+	Reason string
+}
+
+func (m MissingRelease) String() string {
+	return fmt.Sprintf("%s: %s", m.Addr, m.Reason)
+}
+
+// NotDeployedError refuses a promotion: releases of the target
+// environment have nothing deployed in the source environment.
+type NotDeployedError struct {
+	From    string
+	Missing []MissingRelease
+}
+
+func (e *NotDeployedError) Error() string {
+	lines := make([]string, len(e.Missing))
+	for i, m := range e.Missing {
+		lines[i] = "  " + m.String()
+	}
+	return fmt.Sprintf("environment %q has not deployed every release to promote (--allow-missing leaves these out):\n%s", e.From, strings.Join(lines, "\n"))
+}
+
+// Promote plans the target environment of the stack with, for every
+// release instance that has a counterpart at the same address in the
+// source environment, exactly the chart the source has deployed: read from
+// the source's deployed record (name, version, templates, values and files
+// as recorded; no repository or lock file is read for it), so that a chart
+// published since cannot slip in. The values are the target environment's
+// own evaluation of the stack. Source records are read through the source
+// environment's cluster blocks (which its variables may point elsewhere).
+//
+// The plan is like any other: shown, saved (EncodePlan) and applied with
+// Apply, which verifies it as any saved plan; the records it deploys say
+// "Promoted from FROM revision N".
+//
+// A release whose source has nothing deployed (the source environment
+// does not declare it, has no record of it, or its newest record is failed
+// or pending) is refused with a *NotDeployedError naming it and the
+// record's status, unless req.AllowMissing leaves it out of the plan
+// (Promoted.Missing). The plan uninstalls nothing.
+func Promote(ctx context.Context, o Options, req PromoteRequest) (*Promoted, error) {
+	if err := checkPromoteRequest(o.Source.Dir, req); err != nil {
+		return nil, err
+	}
+	srcFrom, srcTo := o.Source, o.Source
+	srcFrom.Environment, srcTo.Environment = req.From, req.To
+	from, err := Load(ctx, srcFrom, Evaluated)
+	if err != nil {
+		return nil, fmt.Errorf("environment %q: %w", req.From, err)
+	}
+	ls, err := Load(ctx, srcTo, Ordered)
+	if err != nil {
+		return nil, err
+	}
+	// Each environment's cluster blocks are its own: they may reach other
+	// clusters.
+	fromCl := o.newClusters(nil)
+	var sources []promotedSource
+	var missing []MissingRelease
+	for _, addr := range ls.Order {
+		inst := ls.Stack.Release(addr)
+		src := from.Stack.Release(addr)
+		if src == nil {
+			missing = append(missing, MissingRelease{Addr: addr, Reason: fmt.Sprintf("environment %q does not declare it", req.From)})
+			continue
+		}
+		s, m, err := readPromotedSource(ctx, fromCl, req.From, from.Stack.ID(), src)
+		if err != nil {
+			return nil, err
+		}
+		if m != nil {
+			missing = append(missing, *m)
+			continue
+		}
+		s.target = inst
+		sources = append(sources, s)
+	}
+	if len(missing) > 0 && !req.AllowMissing {
+		return nil, &NotDeployedError{From: req.From, Missing: missing}
+	}
+	if len(sources) == 0 {
+		return nil, fmt.Errorf("environment %q has deployed none of environment %q's releases: nothing to promote", req.From, req.To)
+	}
+
+	pinned := map[config.ReleaseInstanceAddr]*chart.Chart{}
+	var targets []string
+	for _, s := range sources {
+		pinned[s.target.Addr] = s.chart
+		targets = append(targets, s.target.Addr.String())
+	}
+	preq := req.Plan
+	preq.Targets = targets
+	preq.pinned = pinned
+	cl := o.newClusters(nil)
+	clusters, err := cl.Stack(ctx, ls.Stack)
+	if err != nil {
+		return nil, err
+	}
+	if err := ls.keepMovedNames(ctx, cl); err != nil {
+		return nil, err
+	}
+	p, err := computePlan(ctx, o, ls, cl, preq, goneRuns(ctx, clusters, ls.Stack.ID()))
+	if p == nil {
+		return nil, err
+	}
+	for _, s := range sources {
+		rc := p.Release(s.target.Addr.String())
+		if rc == nil {
+			continue
+		}
+		rc.PromotedFrom = s.promotion
+		if rc.KnownAfterApply {
+			// Rendered only at apply: the plan carries the chart to render.
+			rc.PromotedFrom.Chart = s.record
+		}
+	}
+	return &Promoted{Planned: &Planned{Loaded: ls, Plan: p, clusters: clusters}, Missing: missing}, err
+}
+
+// checkPromoteRequest refuses a promotion that cannot mean anything: the
+// same environment twice, or one the stack does not declare.
+func checkPromoteRequest(dir string, req PromoteRequest) error {
+	if len(req.Plan.Targets) > 0 || len(req.Plan.Selectors) > 0 || req.Plan.Destroy {
+		return errors.New("a promotion covers every release the source environment deployed: no targets, selectors or destroy")
+	}
+	if req.From == "" || req.To == "" {
+		return errors.New("a promotion needs a source environment (--from-env) and a target environment (--to-env)")
+	}
+	if req.From == req.To {
+		return fmt.Errorf("--from-env and --to-env both name environment %q: a promotion moves charts from one environment to another", req.From)
+	}
+	cfg, diags := config.LoadDir(dir)
+	if diags.HasErrors() || cfg == nil {
+		return diagError(diags, cfg)
+	}
+	names := slices.Sorted(maps.Keys(cfg.Environments))
+	if len(names) == 0 {
+		return fmt.Errorf("the stack in %s declares no environment blocks: a promotion moves charts between two of them", dir)
+	}
+	for _, e := range []struct{ flag, name string }{{"--from-env", req.From}, {"--to-env", req.To}} {
+		if _, ok := cfg.Environments[e.name]; !ok {
+			declared := make([]string, len(names))
+			for i, n := range names {
+				declared[i] = fmt.Sprintf("%q (%s)", n, cfg.Environments[n].DeclRange)
+			}
+			return fmt.Errorf("%s %q: the stack declares no such environment; its environment blocks: %s", e.flag, e.name, strings.Join(declared, ", "))
+		}
+	}
+	return nil
+}
+
+// promotedSource is what a release promotes: the chart its source
+// release's deployed record holds.
+type promotedSource struct {
+	target    *config.ReleaseInstance
+	record    *chart.Chart // as recorded
+	chart     *chart.Chart // rebuilt to render
+	promotion *plan.Promotion
+}
+
+// readPromotedSource reads the records of the source environment's
+// release src. A release with nothing deployed comes back as a
+// MissingRelease; a record owned by another stack, or whose chart cannot
+// be rebuilt, is an error.
+func readPromotedSource(ctx context.Context, cl *Clusters, from, stackID string, src *config.ReleaseInstance) (promotedSource, *MissingRelease, error) {
+	eng, err := cl.Engine(ctx, src.Cluster)
+	if err != nil {
+		return promotedSource{}, nil, fmt.Errorf("environment %q: %s: %w", from, src.Addr, err)
+	}
+	hist, err := eng.Storage(src.Namespace).History(ctx, src.Name)
+	if err != nil {
+		return promotedSource{}, nil, fmt.Errorf("environment %q: %s: read the records of %s/%s: %w", from, src.Addr, src.Namespace, src.Name, err)
+	}
+	miss := &MissingRelease{Addr: src.Addr, Name: src.Name, Namespace: src.Namespace}
+	if len(hist) == 0 {
+		miss.Reason = fmt.Sprintf("environment %q has no release %s/%s", from, src.Namespace, src.Name)
+		return promotedSource{}, miss, nil
+	}
+	last := hist[len(hist)-1]
+	if last.Info == nil || last.Info.Status != release.StatusDeployed {
+		status := release.StatusUnknown
+		if last.Info != nil {
+			status = last.Info.Status
+		}
+		miss.Status = status
+		miss.Reason = fmt.Sprintf("environment %q's release %s/%s is %s at revision %d, not deployed", from, src.Namespace, src.Name, status, last.Version)
+		return promotedSource{}, miss, nil
+	}
+	if owner := last.Labels[release.StackLabel]; owner != stackID {
+		return promotedSource{}, nil, fmt.Errorf("environment %q: %s: release %s/%s revision %d was deployed by stack %q, not %q: it is not this stack's to promote", from, src.Addr, src.Namespace, src.Name, last.Version, owner, stackID)
+	}
+	ch, err := chart.FromRecord(last.Chart)
+	if err != nil {
+		return promotedSource{}, nil, fmt.Errorf("environment %q: %s: the chart of release %s/%s revision %d: %w", from, src.Addr, src.Namespace, src.Name, last.Version, err)
+	}
+	digest, err := chartDigest(last.Chart)
+	if err != nil {
+		return promotedSource{}, nil, err
+	}
+	clusterName := ""
+	if src.Cluster != nil {
+		clusterName = src.Cluster.Name
+	}
+	return promotedSource{
+		record: last.Chart,
+		chart:  ch,
+		promotion: &plan.Promotion{
+			Environment: from, Name: src.Name, Namespace: src.Namespace, Cluster: clusterName,
+			Revision: last.Version, ChartDigest: digest,
+		},
+	}, nil, nil
+}
+
+// chartDigest is "sha256:" and the digest of a recorded chart's JSON (as
+// the record holds it: maps marshal in key order).
+func chartDigest(ch *chart.Chart) (string, error) {
+	b, err := json.Marshal(ch)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// promotedCharts are the charts a plan's promoted releases render with
+// when they are rendered at apply (their values were known only then).
+func promotedCharts(p *plan.Plan) (map[config.ReleaseInstanceAddr]*chart.Chart, error) {
+	var out map[config.ReleaseInstanceAddr]*chart.Chart
+	for _, rc := range p.Releases {
+		pf := rc.PromotedFrom
+		if pf == nil || pf.Chart == nil || rc.Addr.IsRemoved() {
+			continue
+		}
+		ch, err := chart.FromRecord(pf.Chart)
+		if err != nil {
+			return nil, fmt.Errorf("%s: the chart promoted from %s: %w", rc.Addr, pf.Environment, err)
+		}
+		if out == nil {
+			out = map[config.ReleaseInstanceAddr]*chart.Chart{}
+		}
+		out[rc.Addr.Instance] = ch
+	}
+	return out, nil
+}
