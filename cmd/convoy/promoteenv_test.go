@@ -151,8 +151,17 @@ func TestPromoteBetweenEnvironments(t *testing.T) {
 		t.Errorf("plan --env production does not show the lock file's 1.1.0:\n%s", out)
 	}
 
+	// A promotion saved now promotes staging's revision 1 (a no-op);
+	// once staging moves on, it is refused as stale.
+	stalePlan := filepath.Join(t.TempDir(), "stale.plan")
+	must("promote --out (no-op)", 0, "promote", "--from-env", "staging", "--to-env", "production", "-C", dir, "--kubeconfig", kc, "--allow-missing", "--out", stalePlan)
+
 	// staging moves to 1.1.0; --auto-approve promotes it at once.
 	must("apply staging web", 0, "apply", "-C", dir, "--kubeconfig", kc, "--env", "staging", "--target", "release.web", "--auto-approve", "--no-progress")
+	_, errOut = must("apply the stale promotion", 1, "apply", "--kubeconfig", kc, stalePlan, "--no-progress")
+	if !strings.Contains(errOut, "the saved plan is stale") || !strings.Contains(errOut, fmt.Sprintf(`release.web: environment "staging"'s release %s/web is at revision 2 now, not 1`, staging)) {
+		t.Errorf("the stale promotion:\n%s", errOut)
+	}
 	out, _ = must("promote --auto-approve", 0, "promote", "--from-env", "staging", "--to-env", "production", "-C", dir, "--kubeconfig", kc, "--allow-missing", "--auto-approve", "--no-progress", "--no-color")
 	if !strings.Contains(out, "chart: web 1.0.0 → web 1.1.0 promoted from staging (revision 2)") {
 		t.Errorf("the auto-approved plan:\n%s", out)

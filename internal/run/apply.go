@@ -152,6 +152,9 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 		if err := VerifyObserved(ctx, p, cl.ByName(ctx, st)); err != nil {
 			return nil, err
 		}
+		if err := verifyPromotions(ctx, o, p); err != nil {
+			return nil, err
+		}
 		if err := p.Foreign(); err != nil {
 			return p, err
 		}

@@ -295,3 +295,47 @@ func promotedCharts(p *plan.Plan) (map[config.ReleaseInstanceAddr]*chart.Chart, 
 	}
 	return out, nil
 }
+
+// verifyPromotions refuses a saved promotion whose source environment
+// moved since the plan was made: each promoted release's source must
+// still be deployed at the revision the plan read, with the same chart.
+// A plan that promotes nothing passes without reading anything.
+func verifyPromotions(ctx context.Context, o Options, p *plan.Plan) error {
+	byEnv := map[string][]*plan.ReleaseChange{}
+	for _, rc := range p.Releases {
+		if rc.PromotedFrom != nil && !rc.Addr.IsRemoved() {
+			byEnv[rc.PromotedFrom.Environment] = append(byEnv[rc.PromotedFrom.Environment], rc)
+		}
+	}
+	var changes []string
+	for _, env := range slices.Sorted(maps.Keys(byEnv)) {
+		src := o.Source
+		src.Environment = env
+		from, err := Load(ctx, src, Evaluated)
+		if err != nil {
+			return fmt.Errorf("environment %q, which the plan promotes from: %w", env, err)
+		}
+		cl := o.newClusters(nil)
+		for _, rc := range byEnv[env] {
+			pf := rc.PromotedFrom
+			inst := from.Stack.Release(rc.Addr.Instance)
+			if inst == nil {
+				changes = append(changes, fmt.Sprintf("environment %q no longer declares %s, which the plan promotes from it; run convoy promote again", env, rc.Addr))
+				continue
+			}
+			s, miss, err := readPromotedSource(ctx, cl, env, from.Stack.ID(), inst)
+			switch {
+			case err != nil:
+				return err
+			case miss != nil:
+				changes = append(changes, fmt.Sprintf("%s: %s since the plan (it promotes revision %d); run convoy promote again", rc.Addr, miss.Reason, pf.Revision))
+			case s.promotion.Revision != pf.Revision || s.promotion.ChartDigest != pf.ChartDigest:
+				changes = append(changes, fmt.Sprintf("%s: environment %q's release %s/%s is at revision %d now, not %d as the plan promotes; run convoy promote again", rc.Addr, env, inst.Namespace, inst.Name, s.promotion.Revision, pf.Revision))
+			}
+		}
+	}
+	if len(changes) > 0 {
+		return &StaleError{Changes: changes}
+	}
+	return nil
+}
