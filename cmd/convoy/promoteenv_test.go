@@ -235,3 +235,33 @@ release "web" {
 		}
 	}
 }
+
+// TestPromoteReadsTheSourceThroughItsClusterBlock: the source
+// environment's records are read through its own cluster blocks, which its
+// variables point elsewhere than the target's.
+func TestPromoteReadsTheSourceThroughItsClusterBlock(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "staging-kubeconfig")
+	dir := writeStack(t, fmt.Sprintf(`
+stack "promo" {}
+variable "kubeconfig" {
+  type = string
+}
+environment "staging" {
+  vars = { kubeconfig = %q }
+}
+environment "production" {
+  vars = { kubeconfig = "/nonexistent/production-kubeconfig" }
+}
+cluster "main" {
+  kubeconfig = var.kubeconfig
+}
+release "web" {
+  chart   = "./chart"
+  cluster = cluster.main
+}
+`, missing))
+	code, out, errOut := runConvoy(t, "promote", "-C", dir, "--from-env", "staging", "--to-env", "production")
+	if code != 1 || !strings.Contains(errOut, `environment "staging": release.web`) || !strings.Contains(errOut, missing) || strings.Contains(errOut, "production-kubeconfig") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+}
