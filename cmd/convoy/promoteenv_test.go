@@ -14,8 +14,9 @@ import (
 )
 
 // promoteStack is a stack of two environments: web from a chart
-// repository, its greeting the environment's; worker from a local chart,
-// whose pods never get Ready in staging (its install fails there).
+// repository, its greeting the environment's; reader, the same chart, its
+// values known only once web is applied; worker from a local chart, whose
+// pods never get Ready in staging (its install fails there).
 func promoteStack(repoURL, chartPath, base string) string {
 	return fmt.Sprintf(`
 stack "promo" {}
@@ -41,6 +42,12 @@ release "web" {
   namespace        = "%[3]s-${environment.name}"
   create_namespace = true
   values           = [{ greeting = var.message }]
+}
+release "reader" {
+  chart            = "charts/web"
+  version          = ">=1.0.0"
+  namespace        = "%[3]s-${environment.name}"
+  values           = [{ greeting = "after web revision ${release.web.revision}" }]
 }
 release "worker" {
   chart            = %[2]q
@@ -86,6 +93,9 @@ func TestPromoteBetweenEnvironments(t *testing.T) {
 	if got := revisions(statusOf(t, staging, "web")); got != "1:deployed" {
 		t.Fatalf("staging web: %s", got)
 	}
+	if got := revisions(statusOf(t, staging, "reader")); got != "1:deployed" {
+		t.Fatalf("staging reader: %s", got)
+	}
 	if got := revisions(statusOf(t, staging, "worker")); got != "1:failed" {
 		t.Fatalf("staging worker: %s", got)
 	}
@@ -116,7 +126,7 @@ func TestPromoteBetweenEnvironments(t *testing.T) {
 		t.Errorf("the plan does not promote web 1.0.0 from staging:\n%s", out)
 	}
 	if !strings.Contains(out, `environment "production"`) || strings.Contains(out, "worker") {
-		t.Errorf("the plan is not production's web alone:\n%s", out)
+		t.Errorf("the plan is not production's web and reader:\n%s", out)
 	}
 	if !strings.Contains(errOut, "Left out (--allow-missing): release.worker") || !strings.Contains(errOut, "convoy apply") {
 		t.Errorf("stderr:\n%s", errOut)
@@ -131,6 +141,15 @@ func TestPromoteBetweenEnvironments(t *testing.T) {
 	}
 	if d := h[0].Info.Description; !strings.Contains(d, "Promoted from staging revision 1") {
 		t.Errorf("the record's description does not name the source: %q", d)
+	}
+	// reader was rendered at apply (its values read web's revision), with
+	// staging's chart too.
+	h = statusOf(t, production, "reader")
+	if revisions(h) != "1:deployed" || h[0].Chart.Metadata.Version != "1.0.0" || !strings.Contains(h[0].Info.Description, "Promoted from staging revision 1") {
+		t.Fatalf("production reader: %s, chart %s, %q", revisions(h), h[0].Chart.Metadata.Version, h[0].Info.Description)
+	}
+	if !strings.Contains(out, "reader") || !strings.Contains(out, "known after apply") {
+		t.Errorf("the plan does not render reader at apply:\n%s", out)
 	}
 	cm, err := cluster.Client().CoreV1().ConfigMaps(production).Get(context.Background(), "web-web", metav1.GetOptions{})
 	if err != nil {
@@ -190,7 +209,7 @@ func TestPromoteBetweenEnvironments(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if len(doc.Releases) != 1 {
+	if len(doc.Releases) != 2 {
 		t.Fatalf("releases: %+v", doc.Releases)
 	}
 	r := doc.Releases[0]
