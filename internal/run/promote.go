@@ -108,25 +108,35 @@ func Promote(ctx context.Context, o Options, req PromoteRequest) (*Promoted, err
 	// Each environment's cluster blocks are its own: they may reach other
 	// clusters.
 	fromCl := o.newClusters(nil)
-	var sources []promotedSource
-	var missing []MissingRelease
-	for _, addr := range ls.Order {
-		inst := ls.Stack.Release(addr)
+	type read struct {
+		s   promotedSource
+		m   *MissingRelease
+		err error
+	}
+	reads := make([]read, len(ls.Order))
+	if err := forEach(ctx, o.parallelism(), len(ls.Order), func(i int) {
+		addr := ls.Order[i]
 		src := from.Stack.Release(addr)
 		if src == nil {
-			missing = append(missing, MissingRelease{Addr: addr, Reason: fmt.Sprintf("environment %q does not declare it", req.From)})
-			continue
+			reads[i].m = &MissingRelease{Addr: addr, Reason: fmt.Sprintf("environment %q does not declare it", req.From)}
+			return
 		}
-		s, m, err := readPromotedSource(ctx, fromCl, req.From, from.Stack.ID(), src)
-		if err != nil {
-			return nil, err
+		reads[i].s, reads[i].m, reads[i].err = readPromotedSource(ctx, fromCl, req.From, from.Stack.ID(), src)
+	}); err != nil {
+		return nil, err
+	}
+	var sources []promotedSource
+	var missing []MissingRelease
+	for i, r := range reads {
+		switch {
+		case r.err != nil:
+			return nil, r.err
+		case r.m != nil:
+			missing = append(missing, *r.m)
+		default:
+			r.s.target = ls.Stack.Release(ls.Order[i])
+			sources = append(sources, r.s)
 		}
-		if m != nil {
-			missing = append(missing, *m)
-			continue
-		}
-		s.target = inst
-		sources = append(sources, s)
 	}
 	if len(missing) > 0 && !req.AllowMissing {
 		return nil, &NotDeployedError{From: req.From, Missing: missing}
@@ -240,7 +250,11 @@ func readPromotedSource(ctx context.Context, cl *Clusters, from, stackID string,
 		return promotedSource{}, miss, nil
 	}
 	if owner := last.Labels[release.StackLabel]; owner != stackID {
-		return promotedSource{}, nil, fmt.Errorf("environment %q: %s: release %s/%s revision %d was deployed by stack %q, not %q: it is not this stack's to promote", from, src.Addr, src.Namespace, src.Name, last.Version, owner, stackID)
+		by := fmt.Sprintf("stack %q", owner)
+		if owner == "" {
+			by = "no convoy stack (helm, or a stack that let it go)"
+		}
+		return promotedSource{}, nil, fmt.Errorf("environment %q: %s: release %s/%s revision %d was deployed by %s, not stack %q: it is not this environment's deployment to promote", from, src.Addr, src.Namespace, src.Name, last.Version, by, stackID)
 	}
 	ch, err := chart.FromRecord(last.Chart)
 	if err != nil {
