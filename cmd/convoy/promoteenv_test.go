@@ -142,6 +142,9 @@ func TestPromoteBetweenEnvironments(t *testing.T) {
 	if d := h[0].Info.Description; !strings.Contains(d, "Promoted from staging revision 1") {
 		t.Errorf("the record's description does not name the source: %q", d)
 	}
+	if hist, err := cluster.Helm(t, "history", "web", "-n", production); err != nil || !strings.Contains(hist, "Install complete (Promoted from staging revision 1)") {
+		t.Errorf("helm history does not show the promotion: %v\n%s", err, hist)
+	}
 	// reader was rendered at apply (its values read web's revision), with
 	// staging's chart too.
 	h = statusOf(t, production, "reader")
@@ -282,5 +285,33 @@ release "web" {
 	code, out, errOut := runConvoy(t, "promote", "-C", dir, "--from-env", "staging", "--to-env", "production")
 	if code != 1 || !strings.Contains(errOut, `environment "staging": release.web`) || !strings.Contains(errOut, missing) || strings.Contains(errOut, "production-kubeconfig") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// TestPromoteRefusesASourceNoStackWrote: a release helm installed in the
+// source environment is not that environment's deployment to promote.
+func TestPromoteRefusesASourceNoStackWrote(t *testing.T) {
+	base := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	staging := base + "-staging"
+	t.Cleanup(func() {
+		_ = cluster.Client().CoreV1().Namespaces().Delete(context.Background(), staging, metav1.DeleteOptions{})
+	})
+	if out, err := cluster.Helm(t, "install", "web", appChart(t), "-n", staging, "--create-namespace"); err != nil {
+		t.Fatalf("helm install: %v\n%s", err, out)
+	}
+	dir := writeStack(t, fmt.Sprintf(`
+stack "promo" {}
+environment "staging" {}
+environment "production" {}
+release "web" {
+  chart     = %q
+  namespace = "%s-${environment.name}"
+}
+`, appChart(t), base))
+	code, out, errOut := runConvoy(t, "promote", "-C", dir, "--kubeconfig", kc, "--from-env", "staging", "--to-env", "production")
+	want := fmt.Sprintf(`environment "staging": release.web: release %s/web revision 1 was deployed by no convoy stack`, staging)
+	if code != 1 || !strings.Contains(errOut, want) {
+		t.Fatalf("exit %d, want %q\n%s\n%s", code, want, out, errOut)
 	}
 }
