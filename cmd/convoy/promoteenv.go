@@ -68,9 +68,9 @@ func addPromoteEnvFlags(fs *pflag.FlagSet, o *promoteEnvOptions) {
 	addAllowPolicyFlag(fs, &o.AllowPolicies)
 }
 
-// newPromoteCmd is `convoy promote`; this build has the environment mode
+// newPromoteEnvCmd is `convoy promote`; this build has the environment mode
 // only (--from-env, --to-env).
-func newPromoteCmd(s streams) *cobra.Command {
+func newPromoteEnvCmd(s streams) *cobra.Command {
 	var o promoteEnvOptions
 	cmd := &cobra.Command{
 		Use:   "promote --from-env SOURCE --to-env TARGET",
