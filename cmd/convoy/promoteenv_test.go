@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -313,5 +314,86 @@ release "web" {
 	want := fmt.Sprintf(`environment "staging": release.web: release %s/web revision 1 was deployed by no convoy stack`, staging)
 	if code != 1 || !strings.Contains(errOut, want) {
 		t.Fatalf("exit %d, want %q\n%s\n%s", code, want, out, errOut)
+	}
+}
+
+// TestPromoteAChartWithSubcharts: records lack subcharts, so a chart with
+// one is promoted from the stack's own chart when that is the chart the
+// source deployed (same version and content), and refused, saying why,
+// when it is not.
+func TestPromoteAChartWithSubcharts(t *testing.T) {
+	base := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	staging, production := base+"-staging", base+"-production"
+	for _, ns := range []string{staging, production} {
+		t.Cleanup(func() {
+			_ = cluster.Client().CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+		})
+	}
+	chartDir := filepath.Join(t.TempDir(), "shop")
+	write := func(name, content string) {
+		t.Helper()
+		p := filepath.Join(chartDir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chartYAML := func(version string) string {
+		return "apiVersion: v2\nname: shop\nversion: " + version + "\ndependencies:\n  - name: common\n    version: 0.1.0\n    repository: file://charts/common\n"
+	}
+	write("Chart.yaml", chartYAML("1.0.0"))
+	write("values.yaml", "greeting: hello\n")
+	write("templates/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-shop\ndata:\n  greeting: {{ .Values.greeting | quote }}\n")
+	write("charts/common/Chart.yaml", "apiVersion: v2\nname: common\nversion: 0.1.0\n")
+	write("charts/common/values.yaml", "flavour: plain\n")
+	write("charts/common/templates/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-common\ndata:\n  flavour: {{ .Values.flavour | quote }}\n")
+	dir := writeStack(t, fmt.Sprintf(`
+stack "promo" {}
+environment "staging" {}
+environment "production" {}
+release "shop" {
+  chart            = %q
+  namespace        = "%s-${environment.name}"
+  create_namespace = true
+  values           = [{ greeting = "hello ${environment.name}" }]
+}
+`, chartDir, base))
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--env", "staging", "--auto-approve", "--no-progress"); code != 0 {
+		t.Fatalf("apply staging: exit %d\n%s\n%s", code, out, errOut)
+	}
+	promote := func() (int, string, string) {
+		return runConvoy(t, "promote", "-C", dir, "--kubeconfig", kc, "--from-env", "staging", "--to-env", "production", "--no-color")
+	}
+
+	// The chart on disk moved on: refused, saying why.
+	write("Chart.yaml", chartYAML("1.1.0"))
+	code, _, errOut := promote()
+	if code != 1 || !strings.Contains(errOut, `release.shop: the chart shop 1.0.0 that environment "staging" deployed (revision 1) has subcharts`) || !strings.Contains(errOut, "the stack's chart is shop 1.1.0") {
+		t.Fatalf("a newer chart on disk: exit %d\n%s", code, errOut)
+	}
+	// Same version, other templates: refused too.
+	write("Chart.yaml", chartYAML("1.0.0"))
+	write("templates/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-shop\ndata:\n  greeting: {{ .Values.greeting | upper | quote }}\n")
+	code, _, errOut = promote()
+	if code != 1 || !strings.Contains(errOut, "differs from it in its templates") {
+		t.Fatalf("other templates: exit %d\n%s", code, errOut)
+	}
+	// The same chart again: promoted, subchart included.
+	write("templates/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-shop\ndata:\n  greeting: {{ .Values.greeting | quote }}\n")
+	code, out, errOut := runConvoy(t, "promote", "-C", dir, "--kubeconfig", kc, "--from-env", "staging", "--to-env", "production", "--no-color", "--auto-approve", "--no-progress")
+	if code != 0 || !strings.Contains(out, "chart: shop 1.0.0 promoted from staging (revision 1)") {
+		t.Fatalf("promote: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for name, want := range map[string]string{"shop-shop": "hello production", "shop-common": "plain"} {
+		cm, err := cluster.Client().CoreV1().ConfigMaps(production).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := cm.Data["greeting"] + cm.Data["flavour"]; got != want {
+			t.Errorf("%s: %v", name, cm.Data)
+		}
 	}
 }

@@ -221,7 +221,7 @@ func relabel(ctx context.Context, o Options, p *plan.Plan, cl *Clusters, st *con
 func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl *Clusters, keepHistory bool, runID string) ([]*apply.Step, error) {
 	charts := o.charts()
 	// Promoted releases rendered only now render the promoted chart.
-	promoted, err := promotedCharts(p)
+	promoted, err := promotedCharts(p, charts, st)
 	if err != nil {
 		return nil, err
 	}

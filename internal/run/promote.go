@@ -1,6 +1,7 @@
 package run
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/resolve"
 )
 
 // PromoteRequest says what to promote: the charts one environment of the
@@ -147,8 +149,15 @@ func Promote(ctx context.Context, o Options, req PromoteRequest) (*Promoted, err
 
 	pinned := map[config.ReleaseInstanceAddr]*chart.Chart{}
 	var targets []string
+	charts := o.charts()
 	for _, s := range sources {
-		pinned[s.target.Addr] = s.chart
+		ch := s.chart
+		if ch == nil {
+			if ch, err = chartWithSubcharts(charts, ls.Stack.Dir, s); err != nil {
+				return nil, err
+			}
+		}
+		pinned[s.target.Addr] = ch
 		targets = append(targets, s.target.Addr.String())
 	}
 	preq := req.Plan
@@ -256,8 +265,10 @@ func readPromotedSource(ctx context.Context, cl *Clusters, from, stackID string,
 		}
 		return promotedSource{}, nil, fmt.Errorf("environment %q: %s: release %s/%s revision %d was deployed by %s, not stack %q: it is not this environment's deployment to promote", from, src.Addr, src.Namespace, src.Name, last.Version, by, stackID)
 	}
+	// A chart with subcharts is not in its record whole: it is looked for
+	// in the stack's own charts (Promote, sameRecordedChart).
 	ch, err := chart.FromRecord(last.Chart)
-	if err != nil {
+	if err != nil && !errors.Is(err, chart.ErrRecordLacksSubcharts) {
 		return promotedSource{}, nil, fmt.Errorf("environment %q: %s: the chart of release %s/%s revision %d: %w", from, src.Addr, src.Namespace, src.Name, last.Version, err)
 	}
 	digest, err := chartDigest(last.Chart)
@@ -290,8 +301,10 @@ func chartDigest(ch *chart.Chart) (string, error) {
 }
 
 // promotedCharts are the charts a plan's promoted releases render with
-// when they are rendered at apply (their values were known only then).
-func promotedCharts(p *plan.Plan) (map[config.ReleaseInstanceAddr]*chart.Chart, error) {
+// when they are rendered at apply (their values were known only then):
+// rebuilt from the recorded chart the plan carries, or, for a chart with
+// subcharts, the stack's own when it still is that chart.
+func promotedCharts(p *plan.Plan, charts *resolve.Charts, st *config.Stack) (map[config.ReleaseInstanceAddr]*chart.Chart, error) {
 	var out map[config.ReleaseInstanceAddr]*chart.Chart
 	for _, rc := range p.Releases {
 		pf := rc.PromotedFrom
@@ -299,6 +312,11 @@ func promotedCharts(p *plan.Plan) (map[config.ReleaseInstanceAddr]*chart.Chart, 
 			continue
 		}
 		ch, err := chart.FromRecord(pf.Chart)
+		if errors.Is(err, chart.ErrRecordLacksSubcharts) {
+			if inst := st.Release(rc.Addr.Instance); inst != nil {
+				ch, err = chartWithSubcharts(charts, st.Dir, promotedSource{target: inst, record: pf.Chart, promotion: pf})
+			}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: the chart promoted from %s: %w", rc.Addr, pf.Environment, err)
 		}
@@ -352,4 +370,59 @@ func verifyPromotions(ctx context.Context, o Options, p *plan.Plan) error {
 		return &StaleError{Changes: changes}
 	}
 	return nil
+}
+
+// chartWithSubcharts is the chart of a promoted release whose chart has
+// subcharts, which its record lacks: the chart the target environment
+// loads (its local path, or the lock file's version from the chart cache,
+// never the network) when it is the recorded one — same name and version,
+// the same templates, files, schema and Chart.lock — so the subcharts are
+// those its Chart.lock pins. Otherwise the promotion is refused: there is
+// no other copy of the chart to take.
+func chartWithSubcharts(charts *resolve.Charts, dir string, s promotedSource) (*chart.Chart, error) {
+	rec, pf := s.record, s.promotion
+	want := fmt.Sprintf("%s %s", rec.Metadata.Name, rec.Metadata.Version)
+	refuse := func(why string) error {
+		return fmt.Errorf("%s: the chart %s that environment %q deployed (revision %d) has subcharts, which release records do not keep, so it is promoted from the stack's own chart only when that is the same chart; %s", s.target.Addr, want, pf.Environment, pf.Revision, why)
+	}
+	ch, err := charts.Load(dir, s.target)
+	if err != nil {
+		return nil, refuse(fmt.Sprintf("the stack's chart cannot be loaded: %v", err))
+	}
+	if got := fmt.Sprintf("%s %s", ch.Name(), ch.Metadata.Version); got != want {
+		return nil, refuse(fmt.Sprintf("the stack's chart is %s (the lock file, or the local chart, moved on: lock %s with convoy init, or deploy it to environment %q first)", got, want, pf.Environment))
+	}
+	if what := recordedChartDiffers(ch, rec); what != "" {
+		return nil, refuse(fmt.Sprintf("the stack's chart %s differs from it in %s", want, what))
+	}
+	return ch, nil
+}
+
+// recordedChartDiffers names what of a chart's own content (its subcharts
+// aside) differs from a recorded chart's ("" when nothing does): the
+// templates, the other files, the schema, Chart.lock (which pins the
+// subcharts).
+func recordedChartDiffers(ch, rec *chart.Chart) string {
+	sameFiles := func(a, b []*chart.File) bool {
+		return slices.EqualFunc(a, b, func(x, y *chart.File) bool {
+			return x != nil && y != nil && x.Name == y.Name && bytes.Equal(x.Data, y.Data)
+		})
+	}
+	lockDigest := func(l *chart.Lock) string {
+		if l == nil {
+			return ""
+		}
+		return l.Digest
+	}
+	switch {
+	case !sameFiles(ch.Templates, rec.Templates):
+		return "its templates"
+	case !sameFiles(ch.Files, rec.Files):
+		return "its files"
+	case !bytes.Equal(ch.Schema, rec.Schema):
+		return "values.schema.json"
+	case lockDigest(ch.Lock) != lockDigest(rec.Lock):
+		return "Chart.lock"
+	}
+	return ""
 }
