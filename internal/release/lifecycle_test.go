@@ -667,3 +667,21 @@ func TestObjectsFoundAbsentAreCreatedOnlyIfStillAbsent(t *testing.T) {
 		t.Fatalf("not adopted: %+v %v", cm, err)
 	}
 }
+
+// history_max prunes the oldest revisions once the history read before a
+// deploy and the new revision exceed it (a deploy within it lists nothing
+// to prune).
+func TestHistoryMaxPrunesOldRevisions(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e, _ := newEngine(t)
+	for i, message := range []string{"one", "two", "three"} {
+		req := appRequest(t, ns, "kept", map[string]any{"message": message})
+		req.Wait, req.HistoryMax = release.WaitNone, 2
+		if _, err := e.Deploy(context.Background(), req); err != nil {
+			t.Fatalf("deploy %d: %v", i+1, err)
+		}
+	}
+	if got, want := statuses(history(t, e, ns, "kept")), "2:superseded 3:deployed"; got != want {
+		t.Fatalf("history %s, want %s", got, want)
+	}
+}
