@@ -265,10 +265,17 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 				}
 				step.Prepare = prepare
 			} else {
-				saved, name, namespace, replace, note := rc.Saved, rc.Name, rc.Namespace, planner.ReplacesOf(rc), recordNote(p, rc)
+				saved, name, namespace, replace, note, absent := rc.Saved, rc.Name, rc.Namespace, planner.ReplacesOf(rc), recordNote(p, rc), planner.AbsentOf(rc)
+				none := rc.Observed.LastRevision == 0
 				step.Prepare = func(ctx context.Context, _ map[string]*release.Release) (*release.Prepared, error) {
 					req := planner.RequestOf(name, namespace, saved.Settings)
-					req.RunID, req.Redact, req.Note, req.Replace = runID, redact, note, replace
+					req.RunID, req.Redact, req.Note, req.Replace, req.Absent = runID, redact, note, replace, absent
+					if none {
+						// The plan found no record (under this run's
+						// lock): not listed again. Creating revision 1
+						// fails if anyone installed it since.
+						return eng.PrepareRenderedWithHistory(&req, nil, saved.Rendered)
+					}
 					return eng.PrepareRendered(ctx, &req, saved.Rendered)
 				}
 			}
