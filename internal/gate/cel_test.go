@@ -253,3 +253,25 @@ func TestCELSecretsHaveNoData(t *testing.T) {
 		}
 	}
 }
+
+// The functions docs/controller.md promises.
+func TestCELFunctions(t *testing.T) {
+	d := deployment("shop", "api", 2, 2)
+	d["metadata"].(map[string]any)["labels"] = map[string]any{"app": "api", "tier": "Web"}
+	for _, expr := range []string{
+		"objects.all(o, o.?status.?replicas.orValue(0) == 0)",
+		"objects.all(o, o.metadata.labels.all(k, v, k.size() > 0 && v.size() > 0))",
+		"objects.all(o, o.metadata.labels.tier.lowerAscii() == 'web')",
+		"objects.all(o, 'a,b'.split(',').size() == 2 && '%s-%d'.format(['x', 1]) == 'x-1')",
+		"sets.contains(objects.map(o, o.kind), ['Deployment'])",
+		"math.greatest(objects.map(o, o.spec.replicas)) == 2",
+		"objects.all(o, base64.encode(bytes(o.metadata.name)) == 'YXBp')",
+		"cel.bind(ds, objects.filter(o, o.kind == 'Deployment'), ds.size() == 1)",
+		"objects.map(o, o.metadata.name).distinct() == ['api']",
+		"objects.all(o, o.spec.replicas >= 1.5)",
+	} {
+		if r := compile(t, expr).Eval(context.Background(), []map[string]any{d}); !r.Passed {
+			t.Errorf("%s: %+v", expr, r)
+		}
+	}
+}
