@@ -178,6 +178,11 @@ func (c *CEL) Eval(ctx context.Context, objects []map[string]any) (res Result) {
 			res.Output = fmt.Sprintf("%s failed: %v", c.expr, res.Err)
 		}
 	}()
+	if err := ctx.Err(); err != nil {
+		res.Err = err
+		res.Output = fmt.Sprintf("%s was not evaluated: %v", c.expr, err)
+		return res
+	}
 	list := make([]any, len(objects))
 	for i, o := range objects {
 		list[i] = withoutSecretData(o)

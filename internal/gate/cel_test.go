@@ -186,6 +186,11 @@ func TestCELCostLimit(t *testing.T) {
 	if r.Passed || r.Err == nil {
 		t.Fatalf("evaluated after the context ended: %+v", r)
 	}
+	// However small.
+	r = compile(t, "true").Eval(ctx, nil)
+	if r.Passed || !errors.Is(r.Err, context.Canceled) || r.Output != "true was not evaluated: context canceled" {
+		t.Fatalf("evaluated after the context ended: %+v", r)
+	}
 }
 
 func TestCELBadInputNeverPanics(t *testing.T) {
