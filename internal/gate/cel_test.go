@@ -35,7 +35,7 @@ func configMap(ns, name string) map[string]any {
 	}
 }
 
-func compile(t *testing.T, expr string) *gate.CEL {
+func compile(t testing.TB, expr string) *gate.CEL {
 	t.Helper()
 	c, err := gate.CompileCEL(expr)
 	if err != nil {
