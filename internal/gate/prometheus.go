@@ -100,6 +100,7 @@ func EvalPrometheus(ctx context.Context, spec Prometheus) Result {
 	switch {
 	case len(nan) > 0:
 		res.Err = fmt.Errorf("%d of %d samples are NaN (%s)", len(nan), len(samples), nan[0].labels())
+		res.Output += "\n" + res.Err.Error()
 	case len(over) == 0:
 		res.Passed = true
 	}
