@@ -11,6 +11,7 @@ export CONVOY_HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)/bin/helm
 export CONVOY_HELM3 := $(TOOLS_DIR)/helm3-$(HELM3_VERSION)/bin/helm
 export CONVOY_REGISTRY := $(TOOLS_DIR)/registry-$(REGISTRY_VERSION)/bin/registry
 export CONVOY_HELMFILE := $(TOOLS_DIR)/helmfile-$(HELMFILE_VERSION)/bin/helmfile
+export CONVOY_PROMETHEUS := $(TOOLS_DIR)/prometheus-$(PROMETHEUS_VERSION)/bin/prometheus
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
@@ -42,9 +43,9 @@ bin/devcluster:
 	go build -o bin/devcluster ./hack/devcluster
 
 # Builds what is missing: the control plane, kwok, the helm oracles (v4 and v3),
-# the registry and the helmfile oracle.
+# the registry, the helmfile oracle and Prometheus (the metric gate's tests).
 tools:
-	hack/build-tools.sh k8s kwok helm helm3 registry helmfile
+	hack/build-tools.sh k8s kwok helm helm3 registry helmfile prometheus
 
 # What a local cluster needs (the demo does not wait for the test oracles).
 cluster-tools:

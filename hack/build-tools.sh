@@ -9,8 +9,9 @@
 #   $TOOLS/helm3-$HELM3_VERSION/bin/helm   (Helm 3, client-side apply, for interop tests)
 #   $TOOLS/registry-$REGISTRY_VERSION/bin/registry   (the OCI registry of the chart-source tests)
 #   $TOOLS/helmfile-$HELMFILE_VERSION/bin/helmfile   (the oracle of `convoy import helmfile`)
+#   $TOOLS/prometheus-$PROMETHEUS_VERSION/bin/prometheus   (the metric gate's tests)
 #
-# Usage: hack/build-tools.sh [k8s] [kwok] [helm] [helm3] [registry] [helmfile]   (default: all)
+# Usage: hack/build-tools.sh [k8s] [kwok] [helm] [helm3] [registry] [helmfile] [prometheus]   (default: all)
 # Prints nothing but progress on stderr; safe to run concurrently (each tool is
 # built in a temporary directory and renamed into place).
 set -euo pipefail
@@ -69,6 +70,8 @@ build_kwok() { go_install kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok "the fa
 build_helm() { go_install helm "$HELM_VERSION" helm.sh/helm/v4/cmd/helm "the oracle for render parity and storage interop"; }
 build_helm3() { go_install helm3 "$HELM3_VERSION" helm.sh/helm/v3/cmd/helm "Helm 3, whose client-side-applied releases convoy upgrades"; }
 build_registry() { go_install registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry "OCI chart sources in tests"; }
+# Prometheus 3.x is published as module versions v0.3xx.y (3.16.0 is v0.316.0).
+build_prometheus() { go_install prometheus "$PROMETHEUS_VERSION" github.com/prometheus/prometheus/cmd/prometheus "the metric gate's tests; several minutes"; }
 
 # helmfile's go.mod has replace directives, which `go install pkg@version`
 # refuses; so it is built inside a writable copy of the module source the
@@ -92,10 +95,10 @@ build_helmfile() {
 }
 
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(k8s kwok helm helm3 registry helmfile)
+[ ${#targets[@]} -eq 0 ] && targets=(k8s kwok helm helm3 registry helmfile prometheus)
 for t in "${targets[@]}"; do
   case $t in
-    k8s|kwok|helm|helm3|registry|helmfile) "build_$t" ;;
-    *) echo "build-tools: unknown tool $t (want k8s, kwok, helm, helm3, registry, helmfile)" >&2; exit 2 ;;
+    k8s|kwok|helm|helm3|registry|helmfile|prometheus) "build_$t" ;;
+    *) echo "build-tools: unknown tool $t (want k8s, kwok, helm, helm3, registry, helmfile, prometheus)" >&2; exit 2 ;;
   esac
 done

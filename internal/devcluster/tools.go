@@ -175,3 +175,28 @@ func LocateRegistry(getenv func(string) string) (string, error) {
 	}
 	return path, nil
 }
+
+// LocatePrometheus finds the Prometheus server the metric gate's tests
+// query: CONVOY_PROMETHEUS, else the tools cache at the version pinned in
+// hack/tools.env (built by hack/build-tools.sh prometheus).
+func LocatePrometheus(getenv func(string) string) (string, error) {
+	path := getenv("CONVOY_PROMETHEUS")
+	if path == "" {
+		versions, err := readToolVersions()
+		if err != nil {
+			return "", err
+		}
+		if versions["PROMETHEUS_VERSION"] == "" {
+			return "", errors.New("hack/tools.env does not pin PROMETHEUS_VERSION")
+		}
+		cache, err := toolsCacheDir(getenv)
+		if err != nil {
+			return "", err
+		}
+		path = filepath.Join(cache, "prometheus-"+versions["PROMETHEUS_VERSION"], "bin", "prometheus")
+	}
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("prometheus not built (%s): run `make tools` (hack/build-tools.sh prometheus)", path)
+	}
+	return path, nil
+}
