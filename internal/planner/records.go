@@ -21,11 +21,20 @@ type RecordSource func(ctx context.Context, eng *release.Engine, namespace strin
 // (release.Release.Partial: labels, annotations, revision and status; no
 // chart, values or manifest), listing each namespace once. That is all the
 // fast path needs (incremental.go); fullHistory reads the payloads the
-// rest needs.
+// rest needs. A full refresh, which needs them all, lists the records
+// whole instead (release.Engine.Histories).
 func (c *computer) history(ctx context.Context, eng *release.Engine, namespace, name string) ([]*release.Release, error) {
 	recs, err := c.histories.Get(nsKey{eng.Kube().ClusterID(), namespace}, func() (map[string][]*release.Release, error) {
 		var recs map[string][]*release.Release
 		err := c.do(ctx, func() error {
+			if c.in.Refresh == RefreshFull && c.in.Records == nil {
+				// Every release is planned in full: one list of the
+				// records whole beats a GET per release.
+				var err error
+				recs, err = eng.Histories(ctx, namespace)
+				c.stats.add(&c.stats.RecordLists, 1)
+				return err
+			}
 			list := c.in.Records
 			if list == nil {
 				list = func(ctx context.Context, eng *release.Engine, namespace string) ([]metav1.PartialObjectMetadata, error) {
