@@ -21,15 +21,17 @@ type RecordSource func(ctx context.Context, eng *release.Engine, namespace strin
 // (release.Release.Partial: labels, annotations, revision and status; no
 // chart, values or manifest), listing each namespace once. That is all the
 // fast path needs (incremental.go); fullHistory reads the payloads the
-// rest needs. A full refresh, which needs them all, lists the records
-// whole instead (release.Engine.Histories).
+// rest needs. A full refresh, and a plan that observes content (saved
+// plans, the controller), which need them all, list the records whole
+// instead (release.Engine.Histories) unless Input.Records is set.
 func (c *computer) history(ctx context.Context, eng *release.Engine, namespace, name string) ([]*release.Release, error) {
 	recs, err := c.histories.Get(nsKey{eng.Kube().ClusterID(), namespace}, func() (map[string][]*release.Release, error) {
 		var recs map[string][]*release.Release
 		err := c.do(ctx, func() error {
-			if c.in.Refresh == RefreshFull && c.in.Records == nil {
-				// Every release is planned in full: one list of the
-				// records whole beats a GET per release.
+			if (c.in.Refresh == RefreshFull || c.in.Observe == ObserveContent) && c.in.Records == nil {
+				// Every release is planned in full, or its manifest is
+				// parsed for what the plan observes (ObserveContent): one
+				// list of the records whole beats a GET per release.
 				var err error
 				recs, err = eng.Histories(ctx, namespace)
 				c.stats.add(&c.stats.RecordLists, 1)
