@@ -30,6 +30,11 @@ func (e *Engine) ListRecordMeta(ctx context.Context, namespace string) ([]metav1
 		if err != nil {
 			return nil, fmt.Errorf("list release records in namespace %q: %w", namespace, err)
 		}
+		for i := range l.Items {
+			// Kept until the histories are built: drop what they never
+			// read (the records' managedFields are most of their metadata).
+			l.Items[i].ManagedFields = nil
+		}
 		out = append(out, l.Items...)
 		if l.Continue == "" {
 			return out, nil
