@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // apply --stats says what an apply cost: the requests by verb and
@@ -92,5 +96,80 @@ release "app" {
 	}
 	if got := count(line, "update secrets"); got != 2 {
 		t.Errorf("upgrade: update secrets=%d, want 2 (revision 2 deployed, 1 superseded)\n%s", got, line)
+	}
+}
+
+// A first install of a small release costs near the floor (--stats counts
+// are deterministic): objects the plan listed as absent are neither read
+// for the ownership check nor before their apply, the records are listed
+// by the plan only, and an object in a namespace create_namespace is
+// about to create is dry-run once per validation (a create in the
+// validation namespace), not first refused in its own. Per object: a
+// plan's dry run, the apply's validation, the apply — at most 3 requests,
+// no GET (before: 2 GETs and up to 5 dry runs and applies).
+func TestFirstInstallRequests(t *testing.T) {
+	cluster.Need(t)
+	existing := cluster.Namespace(t)
+	fresh := existing + "-new"
+	t.Cleanup(func() {
+		_ = cluster.Client().CoreV1().Namespaces().Delete(context.Background(), fresh, metav1.DeleteOptions{})
+	})
+	scaffold, err := filepath.Abs(filepath.Join("..", "..", "internal", "chart", "testdata", "charts", "scaffold"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, stack, namespace string }{
+		{"existing namespace", "existing", existing},
+		{"namespace created by the release", "fresh", fresh},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeStack(t, fmt.Sprintf(`
+stack %[2]q {
+  default_namespace = %[3]q
+}
+release "app" {
+  chart            = %[1]q
+  namespace        = %[3]q
+  create_namespace = true
+  wait             = false
+}
+`, scaffold, tc.stack, tc.namespace))
+			code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--auto-approve", "--no-progress", "--stats")
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+			}
+			line := regexp.MustCompile(`(?m)^stats: .*$`).FindString(errOut)
+			count := func(kind string) int {
+				m := regexp.MustCompile(` ` + regexp.QuoteMeta(kind) + `=(\d+)`).FindStringSubmatch(line)
+				if m == nil {
+					return 0
+				}
+				n, _ := strconv.Atoi(m[1])
+				return n
+			}
+			for _, res := range []string{"deployments", "services", "serviceaccounts"} {
+				if got := count("get " + res); got != 0 {
+					t.Errorf("get %s=%d, want 0: the plan's list found the object absent\n%s", res, got, line)
+				}
+				if got := count("patch "+res) + count("create "+res); got > 3 {
+					t.Errorf("patch+create %s=%d, want at most 3 (the plan's dry run, the apply's validation, the apply)\n%s", res, got, line)
+				}
+				if count("patch "+res) < 1 {
+					t.Errorf("%s not applied\n%s", res, line)
+				}
+			}
+			// The plan's lists of records (this namespace's, the stack's
+			// on the cluster, ...); the apply's own two (its history,
+			// its pruning) are gone.
+			if got := count("list secrets"); got > 3 {
+				t.Errorf("list secrets=%d, want at most 3 (the plan's lists of records)\n%s", got, line)
+			}
+			if got := count("create secrets") + count("update secrets"); got != 2 {
+				t.Errorf("record writes=%d, want 2 (pending, then deployed)\n%s", got, line)
+			}
+			if _, err := cluster.Client().AppsV1().Deployments(tc.namespace).Get(context.Background(), "app-scaffold", metav1.GetOptions{}); err != nil {
+				t.Errorf("the Deployment was not created: %v", err)
+			}
+		})
 	}
 }

@@ -25,22 +25,30 @@ work=$(mktemp -d)
 trap '"$work/devcluster" down --state "$work/dc" >/dev/null; rm -rf "$work"' EXIT
 export KUBECONFIG=$work/dc/kubeconfig
 
-# mkfleet DIR NAME N: N independent releases in 20 namespaces, no waits.
+# mkfleet DIR NAME N: N independent releases in 20 namespaces, no waits, in
+# release blocks of at most 1,000 (count's limit).
 mkfleet() {
   mkdir -p "$1"
   cat > "$1/stack.hcl" <<HCL
 stack "$2" {
   default_namespace = "$2-0"
 }
-release "app" {
-  count            = $3
-  name             = format("app-%04d", count.index)
+HCL
+  local b=0 left=$3 c
+  while [ "$left" -gt 0 ]; do
+    c=$(( left < 1000 ? left : 1000 ))
+    cat >> "$1/stack.hcl" <<HCL
+release "app$b" {
+  count            = $c
+  name             = format("app$b-%04d", count.index)
   namespace        = "$2-\${count.index % 20}"
   create_namespace = true
   wait             = false
   chart            = "$scaffold"
 }
 HCL
+    left=$(( left - c )); b=$(( b + 1 ))
+  done
 }
 
 # measure LABEL BINARY [FLAGS...]: first apply of a fresh fleet with BINARY.

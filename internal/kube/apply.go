@@ -57,6 +57,12 @@ type ApplyOptions struct {
 	// to change their immutable fields (IsImmutable): those a plan showed
 	// as replaced. Others fail.
 	Replace []Ref
+	// Create are objects the caller found absent (a plan's list, an
+	// ownership check): a real apply neither reads them first nor takes
+	// them over. Their apply carries a precondition the API server meets
+	// only by creating the object; one that exists by then fails with
+	// ErrExists (naming it), so that its owner can be checked.
+	Create []Ref
 }
 
 // Action is what Apply did (or, in a dry run, would do) to one object.
@@ -115,10 +121,11 @@ func (c *Client) applyOne(ctx context.Context, obj *unstructured.Unstructured, o
 	}
 	var before *unstructured.Unstructured
 	unread := opts.DryRun != DryRunNone && opts.Unread && len(opts.Ignore.For(ref)) == 0 && !opts.replaces(ref)
+	create := opts.DryRun == DryRunNone && opts.creates(ref)
 	switch {
 	case opts.DryRun != DryRunNone && opts.LiveKnown:
 		before = opts.Live
-	case unread:
+	case unread, create:
 	default:
 		err = c.read(ctx, res, ref, opts, &before)
 	}
@@ -127,12 +134,18 @@ func (c *Client) applyOne(ctx context.Context, obj *unstructured.Unstructured, o
 	}
 	rendered := obj
 	obj = c.leave(obj, before, opts.Ignore.For(ref))
+	if create {
+		obj = createOnly(obj)
+	}
 
 	applyOpts := metav1.ApplyOptions{FieldManager: c.fieldManager, Force: opts.Force}
 	if opts.DryRun == DryRunServer {
 		applyOpts.DryRun = []string{metav1.DryRunAll}
 	}
 	live, err := res.Apply(ctx, ref.Name, obj, applyOpts)
+	if create {
+		err = createdSince(err)
+	}
 	if err != nil && before != nil && IsImmutable(err) && opts.replaces(ref) {
 		return c.replace(ctx, rendered, ref, opts)
 	}

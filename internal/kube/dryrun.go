@@ -77,13 +77,25 @@ func NamespaceObject(name string) *unstructured.Unstructured {
 // anything is created. An existing namespace is not checked: creating it
 // may be forbidden to whoever only uses it.
 func (c *Client) ValidateNamespace(ctx context.Context, name string) error {
+	_, err := c.CheckNamespace(ctx, name)
+	return err
+}
+
+// CheckNamespace is ValidateNamespace that also tells whether the
+// namespace exists: objects in one that does not are validated by a dry-run
+// create in ValidationNamespace right away (DryRunCreateIn), without the dry
+// run in their own namespace that the API server would refuse.
+func (c *Client) CheckNamespace(ctx context.Context, name string) (exists bool, err error) {
 	if _, ok := c.namespaces.Load(name); ok {
-		return nil // found or created by this client (EnsureNamespace)
+		return true, nil // found or created by this client (EnsureNamespace)
 	}
 	ns := NamespaceObject(name)
-	_, err := c.Get(ctx, RefOf(ns))
-	if !apierrors.IsNotFound(err) {
-		return err
+	_, err = c.Get(ctx, RefOf(ns))
+	switch {
+	case err == nil:
+		return true, nil
+	case !apierrors.IsNotFound(err):
+		return false, err
 	}
-	return c.DryRunCreate(ctx, ns)
+	return false, c.DryRunCreate(ctx, ns)
 }

@@ -74,13 +74,3 @@ func (c *Client) replace(ctx context.Context, obj *unstructured.Unstructured, re
 	res.Action = ActionReplaced
 	return res, nil
 }
-
-// replaces reports whether opts let Apply replace ref.
-func (o ApplyOptions) replaces(ref Ref) bool {
-	for _, r := range o.Replace {
-		if r.Group == ref.Group && r.Kind == ref.Kind && r.Namespace == ref.Namespace && r.Name == ref.Name {
-			return true
-		}
-	}
-	return false
-}

@@ -14,6 +14,7 @@
 package plan
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/addrs"
@@ -111,6 +112,10 @@ type ReleaseChange struct {
 	KnownAfterApply bool `json:",omitempty"`
 
 	Chart ChartChange
+	// PromotedFrom: the chart is the one another environment of the stack
+	// has deployed (convoy promote --from-env), read from its record; nil
+	// otherwise.
+	PromotedFrom *Promotion `json:",omitempty"`
 	// Values is the diff of the user-supplied values against the last
 	// deployed revision's (sensitive values masked); nil when equal.
 	Values *Diff `json:",omitempty"`
@@ -336,4 +341,30 @@ func (p *Plan) HasSensitive() bool {
 		}
 	}
 	return false
+}
+
+// Promotion is where a promoted release's chart comes from: the deployed
+// record of the same release address in another environment of the stack.
+type Promotion struct {
+	// Environment is the source environment.
+	Environment string
+	// Name, Namespace and Cluster are the source release's Helm name,
+	// namespace and cluster block ("" for the default cluster).
+	Name      string
+	Namespace string
+	Cluster   string `json:",omitempty"`
+	// Revision is the source release's deployed revision.
+	Revision int
+	// ChartDigest is "sha256:" and the digest of the chart as the source
+	// record holds it (its JSON): the promoted chart is that one.
+	ChartDigest string
+	// Chart is the chart as the source record holds it, carried only for
+	// a release rendered at apply (KnownAfterApply): apply renders it
+	// with this chart. Nil otherwise.
+	Chart *chart.Chart `json:",omitempty"`
+}
+
+// Note is what the records a promotion deploys say of it.
+func (p *Promotion) Note() string {
+	return fmt.Sprintf("Promoted from %s revision %d", p.Environment, p.Revision)
 }

@@ -279,8 +279,8 @@ type computer struct {
 	stackRecords memo.Map[kube.ClusterID, []release.RecordKey]
 	declaredOn   memo.Map[kube.ClusterID, map[release.RecordKey]bool]
 	// namespaces are the namespaces create_namespace would create,
-	// validated once each.
-	namespaces memo.Map[nsKey, struct{}]
+	// validated once each: true when absent (validate.go).
+	namespaces memo.Map[nsKey, bool]
 	// admission says per cluster whether it has no admission webhook or
 	// policy (dryrunskip.go).
 	admission memo.Map[kube.ClusterID, bool]

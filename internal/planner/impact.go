@@ -62,6 +62,18 @@ func (c *computer) claimsOf(ctx context.Context, kc *kube.Client, o *plan.Object
 	return claims, nil
 }
 
+// AbsentOf are the objects rc's plan observed absent: apply creates them
+// without reading them again (release.Request.Absent).
+func AbsentOf(rc *plan.ReleaseChange) []kube.Ref {
+	var out []kube.Ref
+	for _, o := range rc.Observed.Objects {
+		if o.ResourceVersion == "" {
+			out = append(out, kube.Ref(o.Ref))
+		}
+	}
+	return out
+}
+
 // ReplacesOf are the objects rc's plan replaces: apply may delete and
 // create them when their immutable fields change (release.Request.Replace).
 func ReplacesOf(rc *plan.ReleaseChange) []kube.Ref {

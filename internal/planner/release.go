@@ -118,10 +118,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 		return nil, err
 	}
 	if req.CreateNamespace {
-		key := nsKey{eng.Kube().ClusterID(), req.Namespace}
-		if _, err := c.namespaces.Get(key, func() (struct{}, error) {
-			return struct{}{}, eng.Kube().ValidateNamespace(ctx, req.Namespace)
-		}); err != nil {
+		if _, err := c.namespaceAbsent(ctx, eng.Kube(), req.Namespace); err != nil {
 			return nil, err
 		}
 	}

@@ -17,12 +17,23 @@ import (
 // validates it, so an object whose namespace is missing (create_namespace,
 // a Namespace of the release or of a dependency) is dry-run created in
 // kube.ValidationNamespace instead: elsewhere names its namespace then. A
-// refused object is an error naming it.
+// refused object is an error naming it. In the namespace create_namespace
+// creates, found absent (namespaceAbsent), the dry-run create is the only
+// dry run: the dry-run apply there would only be refused.
 func (c *computer) validateNew(ctx context.Context, kc *kube.Client, obj *unstructured.Unstructured, req *release.Request) (elsewhere, warning string, err error) {
-	_, err = c.dryRun(ctx, kc, obj, nil, req.IgnoreChanges)
-	ns, missing := kube.IsNamespaceNotFound(err)
-	if err == nil || !missing || ns != obj.GetNamespace() {
-		return "", "", err
+	ns := obj.GetNamespace()
+	absent := false
+	if req.CreateNamespace && ns == req.Namespace {
+		if absent, err = c.namespaceAbsent(ctx, kc, ns); err != nil {
+			return "", "", err
+		}
+	}
+	if !absent {
+		_, err = c.dryRun(ctx, kc, obj, nil, req.IgnoreChanges)
+		missing, ok := kube.IsNamespaceNotFound(err)
+		if err == nil || !ok || missing != ns {
+			return "", "", err
+		}
 	}
 	c.stats.add(&c.stats.DryRuns, 1)
 	switch err := kc.DryRunCreateIn(ctx, obj, kube.ValidationNamespace); {
@@ -32,6 +43,16 @@ func (c *computer) validateNew(ctx context.Context, kc *kube.Client, obj *unstru
 		return "", "", err
 	}
 	return ns, "", nil
+}
+
+// namespaceAbsent validates namespace, which create_namespace creates,
+// once per plan and cluster (kube.Client.CheckNamespace), and reports
+// whether it does not exist.
+func (c *computer) namespaceAbsent(ctx context.Context, kc *kube.Client, namespace string) (bool, error) {
+	return c.namespaces.Get(nsKey{kc.ClusterID(), namespace}, func() (bool, error) {
+		exists, err := kc.CheckNamespace(ctx, namespace)
+		return !exists, err
+	})
 }
 
 // missingNamespaces warns about the namespaces that objects were validated

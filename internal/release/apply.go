@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
@@ -34,10 +35,38 @@ func (s sources) inTemplate(err error) error {
 // applied is decided before (checkOwnership, take_ownership).
 //
 // The objects listed in replace are replaced when the API server refuses
-// to change their immutable fields (kube.ApplyOptions.Replace).
-func (e *Engine) apply(ctx context.Context, objs []*unstructured.Unstructured, src sources, ignore kube.IgnoreRules, replace []kube.Ref, dryRun kube.DryRun) ([]kube.Result, error) {
-	results, err := e.kube.Apply(ctx, objs, kube.ApplyOptions{Force: true, DryRun: dryRun, Ignore: ignore, Replace: replace})
+// to change their immutable fields (kube.ApplyOptions.Replace); those in
+// create are known absent and created without being read
+// (kube.ApplyOptions.Create).
+func (e *Engine) apply(ctx context.Context, objs []*unstructured.Unstructured, src sources, ignore kube.IgnoreRules, replace, create []kube.Ref) ([]kube.Result, error) {
+	results, err := e.kube.Apply(ctx, objs, kube.ApplyOptions{Force: true, Ignore: ignore, Replace: replace, Create: create})
 	return results, src.inTemplate(err)
+}
+
+// applyRollout applies a rollout's objects, those r.create lists
+// create-only. One that exists by then (someone created it since it was
+// found absent) is checked as checkOwnership checks objects before an
+// apply: another owner's is refused, naming it; one the release may own is
+// read and applied as any other.
+func (e *Engine) applyRollout(ctx context.Context, rel *Release, r rollout) ([]kube.Result, error) {
+	var results []kube.Result
+	objs, create := r.objs, r.create
+	for {
+		got, err := e.apply(ctx, objs, r.src, r.ignore, r.replace, create)
+		results = append(results, got...)
+		if !errors.Is(err, kube.ErrExists) || len(got) >= len(objs) {
+			return results, err
+		}
+		obj := objs[len(got)]
+		if !r.takeOwnership {
+			if _, err := e.checkOwnership(ctx, []*unstructured.Unstructured{obj}, rel.Name, rel.Namespace, nil); err != nil {
+				return results, err
+			}
+		}
+		id := idOf(kube.RefOf(obj))
+		create = slices.DeleteFunc(slices.Clone(create), func(r kube.Ref) bool { return idOf(r) == id })
+		objs = objs[len(got):]
+	}
 }
 
 // buildManifests parses rendered manifests, template by template, so that an

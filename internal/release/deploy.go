@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/sensitive"
@@ -74,6 +75,12 @@ type Request struct {
 	// (kube.ApplyOptions.Replace). Not saved with a plan: the run that
 	// applies sets it from the plan's objects.
 	Replace []kube.Ref `json:"-"`
+	// Absent are the objects the plan found absent (its lists): they are
+	// not read again, neither for the ownership check nor before their
+	// apply, which creates them (kube.ApplyOptions.Create); one created
+	// by someone else since is refused as the ownership check refuses it.
+	// Not saved with a plan: the run that applies sets it.
+	Absent []kube.Ref `json:"-"`
 	// Redact masks the sensitive values in text the records keep (a
 	// failure's description quotes errors, which quote values); nil keeps
 	// the text. Not saved with a plan: the run that applies sets it.
@@ -192,10 +199,17 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 	// (the namespace included): an invalid object must leave neither a
 	// revision nor a change behind. Objects the release did not own before
 	// may be adopted only with take_ownership.
+	absent := req.Absent
 	if !req.TakeOwnership {
-		if err := e.checkOwnership(ctx, objs, req.Name, req.Namespace, identities(p.Previous)); err != nil {
+		skip := identities(p.Previous)
+		for _, r := range absent {
+			skip[idOf(r)] = true
+		}
+		found, err := e.checkOwnership(ctx, objs, req.Name, req.Namespace, skip)
+		if err != nil {
 			return nil, err
 		}
+		absent = append(slices.Clip(absent), found...)
 	}
 	if err := e.validate(ctx, req, objs, src); err != nil {
 		return nil, err
@@ -224,7 +238,7 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 		return nil, err
 	}
 
-	created, runErr := e.perform(ctx, p, rel)
+	created, runErr := e.perform(ctx, p, rel, absent)
 	runErr = whyStopped(ctx, runErr, req.timeout())
 	if runErr == nil {
 		return rel, e.finishDeployed(ctx, store, p, rel)
@@ -245,16 +259,17 @@ func (e *Engine) installCRDs(ctx context.Context, namespace, name string, files 
 	return e.kube.InstallCRDs(ctx, crds)
 }
 
-// perform runs the cluster-side steps of a deploy of p as rel. It returns
-// the objects this deploy created (for cleanup_on_fail).
-func (e *Engine) perform(ctx context.Context, p *Prepared, rel *Release) ([]kube.Ref, error) {
+// perform runs the cluster-side steps of a deploy of p as rel, creating
+// the objects absent lists without reading them. It returns the objects
+// this deploy created (for cleanup_on_fail).
+func (e *Engine) perform(ctx context.Context, p *Prepared, rel *Release, absent []kube.Ref) ([]kube.Ref, error) {
 	req := p.Request
 	pre, post := chart.HookPreUpgrade, chart.HookPostUpgrade
 	if p.IsInstall {
 		pre, post = chart.HookPreInstall, chart.HookPostInstall
 	}
 	return e.rollout(ctx, rel, rollout{
-		pre: pre, post: post, objs: p.Objects, src: p.sources, ignore: req.IgnoreChanges, replace: req.Replace, previous: p.Previous,
+		pre: pre, post: post, objs: p.Objects, src: p.sources, ignore: req.IgnoreChanges, replace: req.Replace, create: absent, takeOwnership: req.TakeOwnership, previous: p.Previous,
 		wait: req.Wait, timeout: req.timeout(), disableHooks: req.DisableHooks, deleteLast: req.DeleteLast,
 	})
 }
@@ -267,9 +282,13 @@ type rollout struct {
 	src            sources
 	ignore         kube.IgnoreRules
 	replace        []kube.Ref
-	wait           WaitMode
-	timeout        time.Duration
-	disableHooks   bool
+	// create are objects known absent: applied create-only, unread.
+	create []kube.Ref
+	// takeOwnership adopts an object of create that exists by then.
+	takeOwnership bool
+	wait          WaitMode
+	timeout       time.Duration
+	disableHooks  bool
 	// deleteLast deletes what the previous revision had and this one
 	// lacks at the end, after the waits and the post-hooks.
 	deleteLast bool
@@ -285,7 +304,7 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 		}
 	}
 	e.logf(rel.Namespace, rel.Name, PhaseApplying, "applying %d objects", len(r.objs))
-	results, err := e.apply(ctx, r.objs, r.src, r.ignore, r.replace, kube.DryRunNone)
+	results, err := e.applyRollout(ctx, rel, r)
 	var created []kube.Ref
 	for _, res := range results {
 		if res.Action == kube.ActionCreated {
@@ -365,6 +384,12 @@ func (e *Engine) finishDeployed(ctx context.Context, store *Storage, p *Prepared
 		return err
 	}
 	e.logf(rel.Namespace, rel.Name, PhaseDone, "revision %d deployed", rel.Version)
+	if max := p.Request.HistoryMax; max <= 0 || len(p.History)+1 <= max {
+		// What was read, and this revision, are within the limit: the
+		// records are not listed again to find nothing to prune.
+		// Revisions others wrote since are pruned by the next deploy.
+		return nil
+	}
 	return Retry(ctx, e.grace, func(ctx context.Context) error { return store.Prune(ctx, rel.Name, p.Request.HistoryMax) })
 }
 

@@ -615,3 +615,73 @@ func TestObjectRenderedOnlyWhenLookupMissesItIsInstalled(t *testing.T) {
 		t.Fatalf("the object was not installed: %v", d)
 	}
 }
+
+// An object the plan found absent (Request.Absent) is created without
+// being read, create-only: when someone created it since, the apply is
+// refused as the ownership check refuses it, naming the object, and leaves
+// it as it was; one carrying this release's ownership is applied, and
+// take_ownership adopts any.
+func TestObjectsFoundAbsentAreCreatedOnlyIfStillAbsent(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e, _ := newEngine(t)
+	ctx := context.Background()
+	// create makes release name's ConfigMap by hand, with annotations, and
+	// returns the request of a plan that saw it absent.
+	create := func(name string, annotations map[string]string) *release.Request {
+		t.Helper()
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name + "-config", Namespace: ns, Annotations: annotations}, Data: map[string]string{"message": "hand-made"}}
+		if _, err := cluster.Client().CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		req := appRequest(t, ns, name, nil)
+		req.Wait, req.Absent = release.WaitNone, []kube.Ref{{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: cm.Name}}
+		return req
+	}
+
+	rel, err := e.Deploy(ctx, create("web", nil))
+	var oe *release.OwnershipError
+	if !errors.As(err, &oe) || oe.Ref.String() != "v1 ConfigMap "+ns+"/web-config" {
+		t.Fatalf("want an OwnershipError for the ConfigMap, got %v", err)
+	}
+	if d, _ := configMapData(t, ns, "web-config"); d["message"] != "hand-made" {
+		t.Fatalf("the existing object was changed: %v", d)
+	}
+	if rel == nil || rel.Info.Status != release.StatusFailed || !strings.Contains(rel.Info.Description, "web-config exists and cannot be imported") {
+		t.Fatalf("the record does not say what happened: %+v", rel)
+	}
+
+	if _, err := e.Deploy(ctx, create("mine", map[string]string{"meta.helm.sh/release-name": "mine", "meta.helm.sh/release-namespace": ns})); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := configMapData(t, ns, "mine-config"); d["message"] != "hello" {
+		t.Fatalf("the release's own object was not applied: %v", d)
+	}
+
+	req := create("adopter", nil)
+	req.TakeOwnership = true
+	if _, err := e.Deploy(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	cm, err := cluster.Client().CoreV1().ConfigMaps(ns).Get(ctx, "adopter-config", metav1.GetOptions{})
+	if err != nil || cm.Data["message"] != "hello" || cm.Annotations["meta.helm.sh/release-name"] != "adopter" {
+		t.Fatalf("not adopted: %+v %v", cm, err)
+	}
+}
+
+// history_max prunes the oldest revisions once the history read before a
+// deploy and the new revision exceed it (a deploy within it lists nothing
+// to prune).
+func TestHistoryMaxPrunesOldRevisions(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e, _ := newEngine(t)
+	for i, message := range []string{"one", "two", "three"} {
+		req := appRequest(t, ns, "kept", map[string]any{"message": message})
+		req.Wait, req.HistoryMax = release.WaitNone, 2
+		if _, err := e.Deploy(context.Background(), req); err != nil {
+			t.Fatalf("deploy %d: %v", i+1, err)
+		}
+	}
+	if got, want := statuses(history(t, e, ns, "kept")), "2:superseded 3:deployed"; got != want {
+		t.Fatalf("history %s, want %s", got, want)
+	}
+}

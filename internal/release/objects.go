@@ -66,8 +66,11 @@ func (e *OwnershipError) Error() string {
 
 // checkOwnership fails for objects about to be created by this release that
 // already exist and are not owned by it. skip lists identities the release
-// already owned (from its previous revision).
-func (e *Engine) checkOwnership(ctx context.Context, objs []*unstructured.Unstructured, name, namespace string, skip map[identity]bool) error {
+// already owned (from its previous revision) or knows absent. It returns
+// the objects it found absent: their apply creates them without reading
+// them again.
+func (e *Engine) checkOwnership(ctx context.Context, objs []*unstructured.Unstructured, name, namespace string, skip map[identity]bool) ([]kube.Ref, error) {
+	var absent []kube.Ref
 	for _, o := range objs {
 		ref := kube.RefOf(o)
 		if skip[idOf(ref)] {
@@ -75,20 +78,21 @@ func (e *Engine) checkOwnership(ctx context.Context, objs []*unstructured.Unstru
 		}
 		live, err := e.kube.Get(ctx, ref)
 		if apierrors.IsNotFound(err) {
+			absent = append(absent, ref)
 			continue
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		a := live.GetAnnotations()
 		switch {
 		case a[annoReleaseName] != name:
-			return &OwnershipError{Ref: ref, Reason: fmt.Sprintf("annotation %s is %q, not %q", annoReleaseName, a[annoReleaseName], name)}
+			return nil, &OwnershipError{Ref: ref, Reason: fmt.Sprintf("annotation %s is %q, not %q", annoReleaseName, a[annoReleaseName], name)}
 		case a[annoReleaseNamespace] != namespace:
-			return &OwnershipError{Ref: ref, Reason: fmt.Sprintf("annotation %s is %q, not %q", annoReleaseNamespace, a[annoReleaseNamespace], namespace)}
+			return nil, &OwnershipError{Ref: ref, Reason: fmt.Sprintf("annotation %s is %q, not %q", annoReleaseNamespace, a[annoReleaseNamespace], namespace)}
 		}
 	}
-	return nil
+	return absent, nil
 }
 
 func identities(objs []*unstructured.Unstructured) map[identity]bool {

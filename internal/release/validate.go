@@ -3,6 +3,7 @@ package release
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/kube"
@@ -83,33 +84,64 @@ func (p *Prepared) record(now time.Time) *Release {
 // the release: the namespace create_namespace creates and every object
 // (server-side dry-run apply). An object whose namespace does not exist yet
 // (create_namespace, a Namespace of the release) cannot be dry-run there:
-// it is dry-run created in kube.ValidationNamespace instead.
+// it is dry-run created in kube.ValidationNamespace instead — right away
+// when the namespace create_namespace creates was just found absent.
 func (e *Engine) validate(ctx context.Context, req *Request, objs []*unstructured.Unstructured, src sources) error {
+	absent := ""
 	if req.CreateNamespace {
-		if err := e.kube.ValidateNamespace(ctx, req.Namespace); err != nil {
+		exists, err := e.kube.CheckNamespace(ctx, req.Namespace)
+		if err != nil {
 			return err
+		}
+		if !exists {
+			absent = req.Namespace
 		}
 	}
 	for len(objs) > 0 {
-		got, err := e.kube.Apply(ctx, objs, kube.ApplyOptions{Force: true, DryRun: kube.DryRunServer, Ignore: req.IgnoreChanges, Replace: req.Replace, Unread: true})
+		n := len(objs)
+		if absent != "" {
+			n = slices.IndexFunc(objs, func(o *unstructured.Unstructured) bool { return o.GetNamespace() == absent })
+			if n == 0 {
+				if err := e.validateElsewhere(ctx, req, objs[0], src); err != nil {
+					return err
+				}
+				objs = objs[1:]
+				continue
+			}
+			if n < 0 {
+				n = len(objs)
+			}
+		}
+		got, err := e.kube.Apply(ctx, objs[:n], kube.ApplyOptions{Force: true, DryRun: kube.DryRunServer, Ignore: req.IgnoreChanges, Replace: req.Replace, Unread: true})
 		err = src.inTemplate(err)
 		if err == nil {
-			return nil
+			objs = objs[n:]
+			continue
 		}
-		if len(got) >= len(objs) {
+		if len(got) >= n {
 			return err
 		}
 		obj := objs[len(got)]
 		if ns, ok := kube.IsNamespaceNotFound(err); !ok || ns != obj.GetNamespace() {
 			return err
 		}
-		switch err := e.kube.DryRunCreateIn(ctx, obj, kube.ValidationNamespace); {
-		case apierrors.IsForbidden(err):
-			e.logf(req.Namespace, req.Name, PhaseRendering, "%s not validated: %v", kube.RefOf(obj), err)
-		case err != nil:
-			return src.inTemplate(err)
+		if err := e.validateElsewhere(ctx, req, obj, src); err != nil {
+			return err
 		}
 		objs = objs[len(got)+1:]
+	}
+	return nil
+}
+
+// validateElsewhere dry-run creates obj, whose namespace does not exist
+// yet, in kube.ValidationNamespace. Where that is forbidden, obj is not
+// validated before its apply (logged).
+func (e *Engine) validateElsewhere(ctx context.Context, req *Request, obj *unstructured.Unstructured, src sources) error {
+	switch err := e.kube.DryRunCreateIn(ctx, obj, kube.ValidationNamespace); {
+	case apierrors.IsForbidden(err):
+		e.logf(req.Namespace, req.Name, PhaseRendering, "%s not validated: %v", kube.RefOf(obj), err)
+	case err != nil:
+		return src.inTemplate(err)
 	}
 	return nil
 }

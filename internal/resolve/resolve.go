@@ -40,6 +40,9 @@ type Charts struct {
 	locks  memo.Map[string, *source.Lock]  // by stack directory
 	// cacheDir is the chart cache; "" when there is none.
 	cacheDir string
+	// pinned are charts given for release instances instead of their
+	// source (WithPinned); never modified.
+	pinned map[config.ReleaseInstanceAddr]*chart.Chart
 }
 
 // depsKey is a local chart with the dependencies a release locks for it.
@@ -53,11 +56,22 @@ func NewCharts(cacheDir string) *Charts {
 	return &Charts{cacheDir: cacheDir}
 }
 
+// WithPinned returns charts that load, for each release instance pinned
+// names, the chart given instead of the one its source and the lock file
+// name (a chart promoted from another environment's record). pinned is
+// not modified, and must not be afterwards.
+func (c *Charts) WithPinned(pinned map[config.ReleaseInstanceAddr]*chart.Chart) *Charts {
+	return &Charts{cacheDir: c.cacheDir, pinned: pinned}
+}
+
 // Load returns the chart of a release instance of a stack in dir. Charts
 // from repositories and registries are read from the chart cache at the
 // version the stack's lock file records (written by `convoy init`); Load
 // never touches the network.
 func (c *Charts) Load(dir string, r *config.ReleaseInstance) (*chart.Chart, error) {
+	if ch, ok := c.pinned[r.Addr]; ok {
+		return ch, nil
+	}
 	if r.ChartSource == config.ChartManifests {
 		return manifestsChart(dir, r)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/convoy-sh/convoy/internal/addrs"
@@ -151,6 +152,9 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 		if err := VerifyObserved(ctx, p, cl.ByName(ctx, st)); err != nil {
 			return nil, err
 		}
+		if err := verifyPromotions(ctx, o, p); err != nil {
+			return nil, err
+		}
 		if err := p.Foreign(); err != nil {
 			return p, err
 		}
@@ -216,11 +220,17 @@ func relabel(ctx context.Context, o Options, p *plan.Plan, cl *Clusters, st *con
 // plan runs in reverse dependency order.
 func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl *Clusters, keepHistory bool, runID string) ([]*apply.Step, error) {
 	charts := o.charts()
+	// Promoted releases rendered only now render the promoted chart.
+	promoted, err := promotedCharts(p, charts, st)
+	if err != nil {
+		return nil, err
+	}
+	if promoted != nil {
+		charts = charts.WithPinned(promoted)
+	}
 	engineFor := cl.ByName(ctx, st)
 	// What the records keep is masked as the plan masks what it prints.
 	redact := p.Redactor()
-	// The records say which policies' denials were overridden.
-	note := p.PolicyNote()
 	var steps []*apply.Step
 	var deployIDs []string
 	for _, rc := range p.Releases {
@@ -255,10 +265,17 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 				}
 				step.Prepare = prepare
 			} else {
-				saved, name, namespace, replace := rc.Saved, rc.Name, rc.Namespace, planner.ReplacesOf(rc)
+				saved, name, namespace, replace, note, absent := rc.Saved, rc.Name, rc.Namespace, planner.ReplacesOf(rc), recordNote(p, rc), planner.AbsentOf(rc)
+				none := rc.Observed.LastRevision == 0
 				step.Prepare = func(ctx context.Context, _ map[string]*release.Release) (*release.Prepared, error) {
 					req := planner.RequestOf(name, namespace, saved.Settings)
-					req.RunID, req.Redact, req.Note, req.Replace = runID, redact, note, replace
+					req.RunID, req.Redact, req.Note, req.Replace, req.Absent = runID, redact, note, replace, absent
+					if none {
+						// The plan found no record (under this run's
+						// lock): not listed again. Creating revision 1
+						// fails if anyone installed it since.
+						return eng.PrepareRenderedWithHistory(&req, nil, saved.Rendered)
+					}
 					return eng.PrepareRendered(ctx, &req, saved.Rendered)
 				}
 			}
@@ -324,7 +341,7 @@ func renderAtApply(o Options, st *config.Stack, p *plan.Plan, at plan.ReleaseAdd
 		req := ReleaseRequest(st.ID(), r)
 		req.RunID, req.Redact, req.Note = runID, red, p.PolicyNote()
 		if rc := p.Release(at.String()); rc != nil {
-			req.Replace = planner.ReplacesOf(rc)
+			req.Replace, req.Note = planner.ReplacesOf(rc), recordNote(p, rc)
 		}
 		prep, err := eng.Prepare(ctx, req)
 		return prep, red.Err(err)
@@ -368,4 +385,18 @@ func addrStrings(as []addrs.ReleaseInstance) []string {
 		out[i] = a.String()
 	}
 	return out
+}
+
+// recordNote is what the description of a release's new record adds: the
+// environment its chart was promoted from (helm history shows it), and the
+// policies whose denials the plan overrode.
+func recordNote(p *plan.Plan, rc *plan.ReleaseChange) string {
+	var notes []string
+	if rc.PromotedFrom != nil {
+		notes = append(notes, rc.PromotedFrom.Note())
+	}
+	if n := p.PolicyNote(); n != "" {
+		notes = append(notes, n)
+	}
+	return strings.Join(notes, "; ")
 }

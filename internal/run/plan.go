@@ -3,6 +3,8 @@ package run
 import (
 	"context"
 
+	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/planner"
@@ -38,6 +40,9 @@ type PlanRequest struct {
 	// (planner.Observe; ObserveContent, what saved plans need, by
 	// default).
 	Observe Observe
+	// pinned are charts that replace the source of release instances (a
+	// promotion's, Promote).
+	pinned map[config.ReleaseInstanceAddr]*chart.Chart
 }
 
 // Planned is a computed plan with the stack it was computed from.
@@ -96,6 +101,9 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		scoped, targets = newTargetedDestroy(st, targets, req.IncludeDeps, req.IncludeDependents)
 	}
 	charts := o.charts()
+	if req.pinned != nil {
+		charts = charts.WithPinned(req.pinned)
+	}
 	p, err := planner.Compute(ctx, planner.Input{
 		Stack:       st,
 		Order:       ls.Order,

@@ -57,6 +57,7 @@ type jsonRelease struct {
 	KnownAfterApply bool          `json:"known_after_apply,omitempty"`
 	Reasons         []jsonReason  `json:"reasons,omitempty"`
 	Chart           jsonChart     `json:"chart"`
+	PromotedFrom    *jsonPromoted `json:"promoted_from,omitempty"`
 	Values          []*jsonChange `json:"values_changes,omitempty"`
 	Hooks           []jsonHook    `json:"hooks,omitempty"`
 	Objects         []*jsonObject `json:"objects,omitempty"`
@@ -106,6 +107,16 @@ type jsonReason struct {
 type jsonChart struct {
 	Before *jsonChartRef `json:"before,omitempty"`
 	After  *jsonChartRef `json:"after,omitempty"`
+}
+
+// jsonPromoted is where a promoted release's chart comes from.
+type jsonPromoted struct {
+	Environment string `json:"environment"`
+	Name        string `json:"name"`
+	Namespace   string `json:"namespace"`
+	Cluster     string `json:"cluster,omitempty"`
+	Revision    int    `json:"revision"`
+	ChartDigest string `json:"chart_digest"`
 }
 
 type jsonChartRef struct {
@@ -200,6 +211,9 @@ func JSON(w io.Writer, p *plan.Plan) error {
 			Warnings: r.Warnings,
 			Observed: jsonObserved{LastRevision: r.Observed.LastRevision, LastStatus: r.Observed.LastStatus},
 			Owner:    r.Owner, Adopt: r.Adopt, Refused: r.Refused(),
+		}
+		if pf := r.PromotedFrom; pf != nil {
+			jr.PromotedFrom = &jsonPromoted{Environment: pf.Environment, Name: pf.Name, Namespace: pf.Namespace, Cluster: pf.Cluster, Revision: pf.Revision, ChartDigest: pf.ChartDigest}
 		}
 		if r.MovedFrom != nil {
 			jr.MovedFrom = r.MovedFrom.String()

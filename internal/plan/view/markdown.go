@@ -132,6 +132,9 @@ func tableRow(r *plan.ReleaseChange) string {
 	case r.Chart.Before != nil:
 		chartStr = r.Chart.Before.Name + " " + r.Chart.Before.Version
 	}
+	if pf := r.PromotedFrom; pf != nil {
+		chartStr += fmt.Sprintf(" (promoted from %s revision %d)", pf.Environment, pf.Revision)
+	}
 	objs := "-"
 	if r.KnownAfterApply {
 		objs = "(known after apply)"

@@ -180,11 +180,16 @@ func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange, detail Detail) {
 		}
 		fmt.Fprintf(b, "      why: %s\n", strings.Join(why, "; "))
 	}
+	// A promoted chart says where it comes from (convoy promote --from-env).
+	promoted := ""
+	if pf := r.PromotedFrom; pf != nil {
+		promoted = fmt.Sprintf(" promoted from %s (revision %d)", pf.Environment, pf.Revision)
+	}
 	switch {
 	case r.Chart.Changed() && r.Chart.Before != nil && r.Chart.After != nil:
-		fmt.Fprintf(b, "      chart: %s %s → %s %s\n", r.Chart.Before.Name, r.Chart.Before.Version, r.Chart.After.Name, r.Chart.After.Version)
+		fmt.Fprintf(b, "      chart: %s %s → %s %s%s\n", r.Chart.Before.Name, r.Chart.Before.Version, r.Chart.After.Name, r.Chart.After.Version, promoted)
 	case r.Chart.After != nil:
-		fmt.Fprintf(b, "      chart: %s %s\n", r.Chart.After.Name, r.Chart.After.Version)
+		fmt.Fprintf(b, "      chart: %s %s%s\n", r.Chart.After.Name, r.Chart.After.Version, promoted)
 	case r.Chart.Before != nil:
 		fmt.Fprintf(b, "      chart: %s %s\n", r.Chart.Before.Name, r.Chart.Before.Version)
 	}
