@@ -120,6 +120,10 @@ release "caps" {
 	// settled: after an apply, both modes plan no change, and the
 	// incremental plan proved the pure releases unchanged without a
 	// rendering.
+	// recordReads are the records a settled incremental plan reads whole:
+	// lookup's (planned in full), and app's once it lacks the objects
+	// annotation.
+	recordReads := 1
 	settled := func(step string, vars ...string) {
 		t.Helper()
 		p, _ := plans(step+", applied", vars...)
@@ -134,6 +138,16 @@ release "caps" {
 		}
 		if n, _ := strconv.Atoi(m[1]); n != pure {
 			t.Fatalf("%s, applied: %s releases proven unchanged without rendering, want %d\n%s", step, m[1], pure, errOut)
+		}
+		// Records are listed as metadata: only the record of the release
+		// planned in full is read whole (issue 26); app's, in the step
+		// that strips its objects annotation, too.
+		reads := regexp.MustCompile(`record-reads=(\d+) `).FindStringSubmatch(errOut)
+		if reads == nil {
+			t.Fatalf("%s: no record-reads in\n%s", step, errOut)
+		}
+		if n, _ := strconv.Atoi(reads[1]); n != recordReads {
+			t.Fatalf("%s, applied: %s records read whole, want %d\n%s", step, reads[1], recordReads, errOut)
 		}
 		// The full plan made no dry run of the objects of the pure
 		// releases (dryrunskip.go): only lookup's are dry-run.
@@ -252,6 +266,58 @@ release "caps" {
 	apply("scaled by another manager", vars...)
 	settled("scaled by another manager", vars...)
 
+	// Server-side apply by another manager, as kubectl apply
+	// --server-side does: a label only it sets is no change; the value
+	// convoy set, applied again by it, makes it a co-owner of the field
+	// and changes nothing convoy owns (no change either); a forced apply
+	// of another value takes the field over: drift, which both plans show
+	// and apply corrects.
+	serverSideApply := func(manager string, force bool, labels map[string]string) {
+		t.Helper()
+		obj, err := json.Marshal(map[string]any{
+			"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"name": "app", "namespace": ns, "labels": labels},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := deploys.Patch(ctx, "app", types.ApplyPatchType, obj, metav1.PatchOptions{FieldManager: manager, Force: &force}); err != nil {
+			t.Fatalf("server-side apply as %s: %v", manager, err)
+		}
+	}
+	serverSideApply("kubectl", false, map[string]string{"tier": "backend"})
+	p, _ = plans("another manager's server-side apply of its own label", vars...)
+	expect("another manager's server-side apply of its own label", p, map[string]string{"release.app": "no-op", "release.reader": "no-op"})
+	settled("another manager's server-side apply of its own label", vars...)
+
+	serverSideApply("kubectl", false, map[string]string{"tier": "backend", "app": "app"})
+	p, _ = plans("another manager's server-side apply of convoy's value", vars...)
+	expect("another manager's server-side apply of convoy's value", p, map[string]string{"release.app": "no-op", "release.reader": "no-op"})
+	settled("another manager's server-side apply of convoy's value", vars...)
+
+	serverSideApply("kubectl", true, map[string]string{"tier": "backend", "app": "taken"})
+	p, _ = plans("another manager's forced server-side apply", vars...)
+	expect("another manager's forced server-side apply", p, map[string]string{"release.app": "upgrade", "release.caps": "no-op"})
+	if !strings.Contains(reasons(p, "release.app"), `"drift"`) {
+		t.Fatalf("another manager's forced server-side apply: app's reasons: %s", reasons(p, "release.app"))
+	}
+	apply("another manager's forced server-side apply", vars...)
+	settled("another manager's forced server-side apply", vars...)
+
+	// An update by another client (a read-modify-write, as kubectl edit
+	// or an operator does) of an annotation convoy does not set: no change.
+	deploy, err = deploys.Get(ctx, "app", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deploy.Annotations["example.com/owner"] = "team-a"
+	if _, err := deploys.Update(ctx, deploy, metav1.UpdateOptions{FieldManager: "an-operator"}); err != nil {
+		t.Fatal(err)
+	}
+	p, _ = plans("another client's update of its own annotation", vars...)
+	expect("another client's update of its own annotation", p, map[string]string{"release.app": "no-op", "release.reader": "no-op"})
+	settled("another client's update of its own annotation", vars...)
+
 	// The records convoy writes list their objects, so that plans need not
 	// parse the manifest (release.ObjectsAnnotation).
 	h := statusOf(t, ns, "app")
@@ -263,6 +329,18 @@ release "caps" {
 	if objs := rec.Annotations["convoy.dev/objects"]; !strings.Contains(objs, `"apps/v1","Deployment",`+strconv.Quote(ns)+`,"app"]`) {
 		t.Fatalf("the record %s does not list its Deployment: %q", key, objs)
 	}
+
+	// A record with convoy's labels but without the objects annotation (an
+	// older convoy wrote it): the incremental plan reads that record whole
+	// (one GET) to parse its manifest, and still proves it unchanged.
+	patch := `{"metadata":{"annotations":{"convoy.dev/objects":null}}}`
+	if _, err := cluster.Client().CoreV1().Secrets(ns).Patch(ctx, key, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	recordReads = 2
+	p, _ = plans("no objects annotation", vars...)
+	expect("no objects annotation", p, map[string]string{"release.app": "no-op", "release.reader": "no-op"})
+	settled("no objects annotation", vars...)
 
 	// The cluster's capabilities: a CRD that serves the group caps asks for.
 	crds := dynamic.NewForConfigOrDie(cluster.RESTConfig()).Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
@@ -296,7 +374,7 @@ release "caps" {
 	before := revisions(statusOf(t, ns, "app"))
 	h = statusOf(t, ns, "app")
 	key = fmt.Sprintf("sh.helm.release.v1.app.v%d", h[len(h)-1].Version)
-	patch := `{"metadata":{"labels":{"convoy.dev/fingerprint":null,"convoy.dev/applied":null},"annotations":{"convoy.dev/objects":null}}}`
+	patch = `{"metadata":{"labels":{"convoy.dev/fingerprint":null,"convoy.dev/applied":null},"annotations":{"convoy.dev/objects":null}}}`
 	if _, err := cluster.Client().CoreV1().Secrets(ns).Patch(ctx, key, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}

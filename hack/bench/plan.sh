@@ -1,27 +1,44 @@
 #!/usr/bin/env bash
-# Plan and apply benchmark on a devcluster of its own (issues 6 and 14; two
-# cores). For each N (default 100, 400 and 1000):
+# Plan and apply benchmark on a devcluster of its own (issues 6, 14 and 26;
+# two cores). For each N (default 100, 400 and 1000):
 #
-#   A stack of N releases in 10 namespaces, of three real-world-shaped charts
-#   in turn: helm create's scaffold (Deployment, Service, ServiceAccount, test
-#   hook), a podinfo-shaped web service (Deployment, Service, HPA, PDB,
-#   ConfigMap with a checksum annotation) and a bitnami-shaped database on a
-#   common library chart (StatefulSet, two Services, Secret, ConfigMap,
-#   NetworkPolicy, ServiceAccount). A tenth of the releases read another
-#   release's outputs (revision, status, resources). It is applied, then
-#   planned: with no change (three runs), with one release changed, with the
-#   first release of each chart changed (3 releases, and the reader of the
-#   changed web one), with a
-#   tenth changed; then the same with --refresh=full. Each line gives wall
-#   time and peak RSS; --stats lines give requests, bytes, renders, dry
-#   runs and cache hits of the run before.
-#   Goals (issue 14): 1,000 releases, no change <= 5 s and <= 400 MiB; one
-#   changed <= 5 s; full refresh no slower than before.
+#   A stack of N releases in $NS namespaces (default 20), of three
+#   real-world-shaped charts in turn: helm create's scaffold (Deployment,
+#   Service, ServiceAccount, test hook), a podinfo-shaped web service
+#   (Deployment, Service, HPA, PDB, ConfigMap with a checksum annotation)
+#   and a bitnami-shaped database on a common library chart (StatefulSet,
+#   two Services, Secret, ConfigMap, NetworkPolicy, ServiceAccount). A tenth
+#   of the releases read another release's outputs (revision, status,
+#   resources). It is applied, then planned: with no change (three runs),
+#   with one release changed, with the first release of each chart changed
+#   (3 releases, and the reader of the changed web one), with a tenth
+#   changed; then the same with --refresh=full. Each line gives wall time
+#   and peak RSS; --stats lines give requests, bytes, renders, dry runs,
+#   record lists and reads, and cache hits of the run before.
+#   Goals (issue 26): no change, 1,000 releases <= 0.7 s and <= 150 MiB,
+#   10,000 <= 5 s and <= 800 MiB; one changed in 10,000 <= 5.5 s.
+#
+#   Then the floor: what the lists a no-change plan makes cost when nothing
+#   but fetching them is done (one curl with the kubeconfig's token, 20 at
+#   a time): the records in full, the records as metadata
+#   (PartialObjectMetadataList, JSON and protobuf), and the live objects'
+#   metadata, one list per kind and namespace; wall time and bytes.
 #
 #   First (while the fake nodes have room for their pods), `convoy apply`
 #   of 20 independent releases that each wait on a Deployment whose pods
 #   take 3 s to become ready, against the apply of one (goal: <= 2x the
 #   wall time): the waits must overlap.
+#
+# Environment:
+#   NS=20             namespaces of the fleet
+#   CONVOY_BEFORE=bin an older convoy: every plan is also run with it, back
+#                     to back with this tree's, in alternating order (the
+#                     machine is shared: read the pairs)
+#   FULL=0            skip the --refresh=full plans and the waiting applies
+#                     (for large N)
+#   SETTLE=30         seconds to let the controllers settle after the apply
+#   APPLY_P=20        the setup apply's -p
+#   QUICK=1           plan only with no change and with one release changed
 #
 # Usage: hack/bench/plan.sh [N...]. Needs the devcluster tools (make tools).
 set -euo pipefail
@@ -36,17 +53,25 @@ work=$(mktemp -d)
 "$work/devcluster" up --state "$work/dc" >/dev/null
 trap '"$work/devcluster" down --state "$work/dc" >/dev/null; rm -rf "$work"' EXIT
 export KUBECONFIG=$work/dc/kubeconfig
+ns_count=${NS:-20}
+full=${FULL:-1}
+settle=${SETTLE:-30}
+before=${CONVOY_BEFORE:-}
+apply_p=${APPLY_P:-20}
+quick=${QUICK:-0}
 
-# mkfleet DIR NAME N: N releases of the three charts in 10 namespaces; the
+# mkfleet DIR NAME N: N releases of the three charts in $NS namespaces; the
 # first var.changed of each shape change a value; N/10 readers read the
-# outputs of a web release.
+# outputs of a web release. A release block counts at most 1,000
+# instances: larger shapes are split into blocks of 1,000 (scaffold,
+# scaffold_1, …), reader block j reading web block j.
 mkfleet() {
   local n=$3 readers=$(( $3 / 10 ))
   local rest=$(( n - readers ))
   local web=$(( rest / 3 )) db=$(( rest / 3 ))
-  local scaf=$(( rest - web - db ))
+  local scaf=$(( rest - web - db )) file=$1/stack.hcl
   mkdir -p "$1"
-  cat > "$1/stack.hcl" <<HCL
+  cat > "$file" <<HCL
 stack "$2" {
   default_namespace = "$2-0"
 }
@@ -58,55 +83,55 @@ variable "one" {
   type    = bool
   default = false
 }
-release "scaffold" {
-  count            = $scaf
-  name             = format("api-%04d", count.index)
-  namespace        = "$2-\${count.index % 10}"
+HCL
+  # block SHAPE TOTAL BODY: blocks of at most 1,000 instances; BODY may use
+  # @OFF@ (the block's first index) and @J@ (its suffix).
+  block() {
+    local shape=$1 total=$2 body=$3 j=0 off=0 count suffix
+    while [ "$off" -lt "$total" ]; do
+      count=$(( total - off )); [ "$count" -gt 1000 ] && count=1000
+      suffix=; [ "$j" -gt 0 ] && suffix=_$j
+      printf 'release "%s%s" {\n  count = %d\n%s\n}\n' "$shape" "$suffix" "$count" \
+        "$(printf '%s' "$body" | sed -e "s/@OFF@/$off/g" -e "s/@J@/$suffix/g")" >> "$file"
+      off=$(( off + count )); j=$(( j + 1 ))
+    done
+  }
+  block scaffold "$scaf" "  name             = format(\"api-%04d\", count.index + @OFF@)
+  namespace        = \"$2-\${(count.index + @OFF@) % $ns_count}\"
   create_namespace = true
   wait             = false
-  chart            = "$scaffold"
+  chart            = \"$scaffold\"
   values = [{
-    replicaCount = count.index < var.changed || (var.one && count.index == 0) ? 2 : 1
-  }]
-}
-release "web" {
-  count            = $web
-  name             = format("web-%04d", count.index)
-  namespace        = "$2-\${count.index % 10}"
+    replicaCount = count.index + @OFF@ < var.changed || (var.one && count.index + @OFF@ == 0) ? 2 : 1
+  }]"
+  block web "$web" "  name             = format(\"web-%04d\", count.index + @OFF@)
+  namespace        = \"$2-\${(count.index + @OFF@) % $ns_count}\"
   create_namespace = true
   wait             = false
-  chart            = "$charts/web"
+  chart            = \"$charts/web\"
   values = [{
-    ui = { message = count.index < var.changed ? "changed" : "" }
-  }]
-}
-release "db" {
-  count            = $db
-  name             = format("db-%04d", count.index)
-  namespace        = "$2-\${count.index % 10}"
+    ui = { message = count.index + @OFF@ < var.changed ? \"changed\" : \"\" }
+  }]"
+  block db "$db" "  name             = format(\"db-%04d\", count.index + @OFF@)
+  namespace        = \"$2-\${(count.index + @OFF@) % $ns_count}\"
   create_namespace = true
   wait             = false
-  chart            = "$charts/db"
+  chart            = \"$charts/db\"
   values = [{
-    primary = { extendedConfiguration = count.index < var.changed ? "max_connections = 200" : "max_connections = 100" }
-  }]
-}
-release "reader" {
-  count            = $readers
-  name             = format("reader-%04d", count.index)
-  namespace        = "$2-\${count.index % 10}"
+    primary = { extendedConfiguration = count.index + @OFF@ < var.changed ? \"max_connections = 200\" : \"max_connections = 100\" }
+  }]"
+  block reader "$readers" "  name             = format(\"reader-%04d\", count.index + @OFF@)
+  namespace        = \"$2-\${(count.index + @OFF@) % $ns_count}\"
   create_namespace = true
   wait             = false
-  chart            = "$scaffold"
+  chart            = \"$scaffold\"
   values = [{
     podAnnotations = {
-      "upstream/revision" = tostring(release.web[count.index].revision)
-      "upstream/status"   = release.web[count.index].status
-      "upstream/objects"  = tostring(length(release.web[count.index].resources))
+      \"upstream/revision\" = tostring(release.web@J@[count.index].revision)
+      \"upstream/status\"   = release.web@J@[count.index].status
+      \"upstream/objects\"  = tostring(length(release.web@J@[count.index].resources))
     }
-  }]
-}
-HCL
+  }]"
 }
 
 # mkwait DIR NAME COUNT: COUNT independent releases whose pods become ready
@@ -120,7 +145,7 @@ stack "$2" {
 release "app" {
   count            = $3
   name             = format("app-%03d", count.index)
-  namespace        = "$2-\${count.index % 10}"
+  namespace        = "$2-\${count.index % $ns_count}"
   create_namespace = true
   chart            = "$scaffold"
   values           = [{ podAnnotations = { "devcluster.convoy.dev/ready-after" = "3s" } }]
@@ -144,35 +169,102 @@ measure() {
   echo "$1" > "$work/last"
 }
 
-echo "== apply, each release waits on a Deployment (goal: 20 <= 2x one)"
-mkwait "$work/one" one 1
-mkwait "$work/twenty" twenty 20
-measure "apply, 1 release" "$work/convoy" apply -C "$work/one" --auto-approve --no-progress
-one=$(cat "$work/last")
-measure "apply, 20 independent releases" "$work/convoy" apply -C "$work/twenty" --auto-approve --no-progress
-twenty=$(cat "$work/last")
-awk -v a="$twenty" -v b="$one" 'BEGIN { printf "ratio 20/1: %.2fx\n", a / b }'
+# plans LABEL ARGS...: the plan with this tree's convoy and, with
+# CONVOY_BEFORE, with the older one, back to back, the order alternating.
+turn=0
+plans() {
+  local label=$1; shift
+  if [ -z "$before" ]; then
+    measure "$label" "$work/convoy" plan "$@" --stats
+    return
+  fi
+  turn=$(( turn + 1 ))
+  if [ $(( turn % 2 )) -eq 1 ]; then
+    measure "$label [before]" "$before" plan "$@" --stats
+    measure "$label [after]" "$work/convoy" plan "$@" --stats
+  else
+    measure "$label [after]" "$work/convoy" plan "$@" --stats
+    measure "$label [before]" "$before" plan "$@" --stats
+  fi
+}
+
+# floor NAME N: what the lists of a no-change plan cost when nothing but
+# fetching them is done, 20 at a time, one request per list.
+floor() {
+  local name=$1 server token
+  # The devcluster's kubeconfig: one cluster, one user with a token.
+  server=$(awk '$1 == "server:" { print $2; exit }' "$KUBECONFIG")
+  token=$(awk '$1 == "token:" { print $2; exit }' "$KUBECONFIG")
+  awk '$1 == "certificate-authority-data:" { print $2; exit }' "$KUBECONFIG" | base64 -d > "$work/ca.crt"
+  local meta='application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1'
+  local metapb='application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1'
+  : > "$work/urls-records" ; : > "$work/urls-objects"
+  for i in $(seq 0 $(( ns_count - 1 ))); do
+    local ns=$name-$i
+    echo "/api/v1/namespaces/$ns/secrets?labelSelector=owner%3Dhelm&fieldSelector=type%3Dhelm.sh%2Frelease.v1" >> "$work/urls-records"
+    for r in api/v1/secrets?fieldSelector=type%21%3Dhelm.sh%2Frelease.v1 api/v1/configmaps api/v1/services api/v1/serviceaccounts \
+             apis/apps/v1/deployments apis/apps/v1/statefulsets apis/autoscaling/v2/horizontalpodautoscalers \
+             apis/policy/v1/poddisruptionbudgets apis/networking.k8s.io/v1/networkpolicies; do
+      local path=${r%%\?*} query=
+      [ "$path" != "$r" ] && query="?${r#*\?}"
+      echo "/${path%/*}/namespaces/$ns/${path##*/}$query" >> "$work/urls-objects"
+    done
+  done
+  # fetch LABEL ACCEPT FILE: every URL of FILE, one request each (no
+  # pages: a floor), by one curl process, 20 at a time on reused
+  # connections.
+  fetch() {
+    local label=$1 accept=$2 file=$3 start end bytes
+    sed "s|.*|url = \"$server&\"\noutput = \"/dev/null\"|" "$file" > "$work/curl.cfg"
+    start=$(date +%s.%N)
+    bytes=$(curl -sS --no-progress-meter -Z --parallel-max 20 --cacert "$work/ca.crt" -H "Authorization: Bearer $token" \
+      -H "Accept: $accept" -K "$work/curl.cfg" -w '%{size_download}\n' | awk '{ s += $1 } END { print s }')
+    end=$(date +%s.%N)
+    awk -v l="$label" -v a="$start" -v b="$end" -v n="$bytes" -v k="$(wc -l < "$file")" \
+      'BEGIN { printf "%-40s %6.2f s  %d lists, %.2f MB\n", l, b - a, k, n / 1e6 }'
+  }
+  fetch "N=$2: floor, records in full (JSON)" application/json "$work/urls-records"
+  fetch "N=$2: floor, records' metadata (JSON)" "$meta" "$work/urls-records"
+  fetch "N=$2: floor, records' metadata (protobuf)" "$metapb" "$work/urls-records"
+  fetch "N=$2: floor, objects' metadata (JSON)" "$meta" "$work/urls-objects"
+  fetch "N=$2: floor, objects' metadata (protobuf)" "$metapb" "$work/urls-objects"
+}
+
+if [ "$full" = 1 ]; then
+  echo "== apply, each release waits on a Deployment (goal: 20 <= 2x one)"
+  mkwait "$work/one" one 1
+  mkwait "$work/twenty" twenty 20
+  measure "apply, 1 release" "$work/convoy" apply -C "$work/one" --auto-approve --no-progress
+  one=$(cat "$work/last")
+  measure "apply, 20 independent releases" "$work/convoy" apply -C "$work/twenty" --auto-approve --no-progress
+  twenty=$(cat "$work/last")
+  awk -v a="$twenty" -v b="$one" 'BEGIN { printf "ratio 20/1: %.2fx\n", a / b }'
+fi
 
 for n in "${sizes[@]}"; do
   dir=$work/fleet$n
   mkfleet "$dir" "b$n" "$n"
-  measure "N=$n: apply (setup, -p 20)" "$work/convoy" apply -C "$dir" --auto-approve --no-progress -p 20
+  measure "N=$n: apply (setup, -p $apply_p)" "$work/convoy" apply -C "$dir" --auto-approve --no-progress -p "$apply_p"
   # Let the controllers and the fake kubelet finish what the apply started
   # (ReplicaSets, pods, their status), as they have by the time people plan.
-  sleep 30
+  sleep "$settle"
   for i in 1 2 3; do
-    measure "N=$n: plan, no change ($i)" "$work/convoy" plan -C "$dir" --detailed-exitcode --stats
+    plans "N=$n: plan, no change ($i)" -C "$dir" --detailed-exitcode
   done
   code=0; "$work/convoy" plan -C "$dir" --detailed-exitcode >/dev/null 2>&1 || code=$?
   [ "$code" -eq 0 ] || { echo "N=$n: the no-change plan found changes (exit $code)"; exit 1; }
-  measure "N=$n: plan, 1 changed" "$work/convoy" plan -C "$dir" --var one=true --detailed-exitcode --stats
-  measure "N=$n: plan, 3 changed (1 per chart)" "$work/convoy" plan -C "$dir" --var changed=1 --detailed-exitcode --stats
-  measure "N=$n: plan, 10% changed" "$work/convoy" plan -C "$dir" --var changed=$(( n / 30 )) --detailed-exitcode --stats
-  for i in 1 2; do
-    measure "N=$n: full refresh, no change ($i)" "$work/convoy" plan -C "$dir" --detailed-exitcode --refresh=full --stats
-  done
-  measure "N=$n: full refresh, 1 changed" "$work/convoy" plan -C "$dir" --var one=true --detailed-exitcode --refresh=full --stats
-  measure "N=$n: full refresh, 3 changed" "$work/convoy" plan -C "$dir" --var changed=1 --detailed-exitcode --refresh=full --stats
-  measure "N=$n: full refresh, 10% changed" "$work/convoy" plan -C "$dir" --var changed=$(( n / 30 )) --detailed-exitcode --refresh=full --stats
+  plans "N=$n: plan, 1 changed" -C "$dir" --var one=true --detailed-exitcode
+  if [ "$quick" != 1 ]; then
+    plans "N=$n: plan, 3 changed (1 per chart)" -C "$dir" --var changed=1 --detailed-exitcode
+    plans "N=$n: plan, 10% changed" -C "$dir" --var changed=$(( n / 30 )) --detailed-exitcode
+  fi
+  if [ "$full" = 1 ]; then
+    for i in 1 2; do
+      plans "N=$n: full refresh, no change ($i)" -C "$dir" --detailed-exitcode --refresh=full
+    done
+    plans "N=$n: full refresh, 1 changed" -C "$dir" --var one=true --detailed-exitcode --refresh=full
+    plans "N=$n: full refresh, 3 changed" -C "$dir" --var changed=1 --detailed-exitcode --refresh=full
+    plans "N=$n: full refresh, 10% changed" -C "$dir" --var changed=$(( n / 30 )) --detailed-exitcode --refresh=full
+  fi
+  floor "b$n" "$n"
 done
-

@@ -70,6 +70,9 @@ type Input struct {
 	// Observe says how the plan records the objects of releases it proves
 	// unchanged (ObserveContent by default).
 	Observe Observe
+	// Records lists the metadata of a namespace's release records (nil:
+	// the engine lists them; records.go).
+	Records RecordSource
 }
 
 // Observe is how a plan records the live objects of the releases it
@@ -256,8 +259,12 @@ type computer struct {
 	// reading its dependencies' outputs waits for their plans.
 	planned map[config.ReleaseInstanceAddr]*plannedEntry
 
-	histories memo.Map[nsKey, map[string][]*release.Release]           // records by release name
-	lists     memo.Map[kindKey, map[string]*unstructured.Unstructured] // live objects by name
+	histories memo.Map[nsKey, map[string][]*release.Release] // records by release name, partial (records.go)
+	// fullHistories are histories with their newest and deployed records
+	// read whole; records are those records.
+	fullHistories memo.Map[recordsKey, []*release.Release]
+	records       memo.Map[revisionKey, *release.Release]
+	lists         memo.Map[kindKey, map[string]*unstructured.Unstructured] // live objects by name
 	// applied are the metadata lists the fast path reads (liveApplied).
 	applied memo.Map[kindKey, map[string]*kube.Applied]
 	// outputs are the outputs of the deployed revisions that releases
@@ -411,20 +418,6 @@ func (c *computer) do(ctx context.Context, f func() error) error {
 	}
 	defer func() { <-c.sem }()
 	return f()
-}
-
-// history returns a release's records, listing each namespace once.
-func (c *computer) history(ctx context.Context, eng *release.Engine, namespace, name string) ([]*release.Release, error) {
-	recs, err := c.histories.Get(nsKey{eng.Kube().ClusterID(), namespace}, func() (map[string][]*release.Release, error) {
-		var recs map[string][]*release.Release
-		err := c.do(ctx, func() error {
-			var err error
-			recs, err = eng.Histories(ctx, namespace)
-			return err
-		})
-		return recs, err
-	})
-	return recs[name], err
 }
 
 func clusterName(spec *config.ClusterSpec) string {

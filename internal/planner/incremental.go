@@ -71,9 +71,13 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 	var objs []release.RecordObject
 	var err error
 	if content {
+		// The manifest is in the record's payload: read it whole.
+		if deployed, err = c.loadRecord(ctx, eng, deployed); err != nil {
+			return "", err
+		}
 		parsed, objs, err = parseRecord(eng, deployed)
 	} else {
-		objs, err = recordObjects(eng, deployed)
+		objs, err = c.recordObjects(ctx, eng, deployed)
 	}
 	if err != nil {
 		return "record-unreadable", nil // the full plan says what is wrong with it
@@ -130,11 +134,22 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 	c.stats.add(&c.stats.Unchanged, 1)
 	rc.Action = plan.ActionNoOp
 	rc.Chart.After = chartRef(req.Chart)
-	rc.Values = plan.Compare(orEmpty(deployed.Config), orEmpty(req.Values))
-	plan.MaskValues(rc.Values, red)
-	saved := *req
-	saved.Chart = nil
-	rendered := &chart.Rendered{Manifests: release.RecordManifests(deployed.Manifest), Chart: deployed.Chart, Notes: deployed.Info.Notes}
+	var rendered *chart.Rendered
+	if deployed.Partial() {
+		// Read from the record's metadata alone: its fingerprint covers
+		// the chart's files and the values, so the deployed revision's
+		// chart is this one and its values these (what the full plan
+		// compares finds no change). The rendering is not kept: a plan
+		// that is not saved never applies the release, and a saved one
+		// (ObserveContent) reads the record whole.
+		rc.Chart.Before = rc.Chart.After
+		rendered = &chart.Rendered{Chart: req.Chart}
+	} else {
+		rc.Chart.Before = chartRef(deployed.Chart)
+		rc.Values = plan.Compare(orEmpty(deployed.Config), orEmpty(req.Values))
+		plan.MaskValues(rc.Values, red)
+		rendered = &chart.Rendered{Manifests: release.RecordManifests(deployed.Manifest), Chart: deployed.Chart, Notes: deployed.Info.Notes}
+	}
 	rc.Saved = &plan.SavedRelease{Rendered: rendered, Settings: SettingsOf(req)}
 	for i, o := range objs {
 		ch := objectChange(refs[i], plan.ObjectNoOp)
@@ -146,10 +161,15 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 }
 
 // recordObjects are the objects of a record and the templates they came
-// from: from its ObjectsAnnotation, else parsed from its manifest.
-func recordObjects(eng *release.Engine, rec *release.Release) ([]release.RecordObject, error) {
+// from: from its ObjectsAnnotation, else parsed from its manifest (a
+// record helm or an older convoy wrote, read whole for it).
+func (c *computer) recordObjects(ctx context.Context, eng *release.Engine, rec *release.Release) ([]release.RecordObject, error) {
 	if objs, ok := release.RecordObjectsOf(rec); ok {
 		return objs, nil
+	}
+	rec, err := c.loadRecord(ctx, eng, rec)
+	if err != nil {
+		return nil, err
 	}
 	_, objs, err := parseRecord(eng, rec)
 	return objs, err

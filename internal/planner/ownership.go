@@ -24,9 +24,15 @@ func noteInterrupted(r *plan.ReleaseChange, i *plan.Interrupted) {
 // observe reads a release's records for planning. A newest record that a
 // run of this stack left pending, and that run is gone, is returned as
 // failed (apply marks it so before anything else) with what was
-// interrupted. The cached history is not modified.
-func (c *computer) observe(ctx context.Context, eng *release.Engine, namespace, name string) ([]*release.Release, *plan.Interrupted, error) {
-	hist, err := c.history(ctx, eng, namespace, name)
+// interrupted. The cached history is not modified. With full, its newest
+// and deployed records are read whole (fullHistory); otherwise they are
+// partial, as their metadata tells them (history).
+func (c *computer) observe(ctx context.Context, eng *release.Engine, namespace, name string, full bool) ([]*release.Release, *plan.Interrupted, error) {
+	read := c.history
+	if full {
+		read = c.fullHistory
+	}
+	hist, err := read(ctx, eng, namespace, name)
 	if err != nil || len(hist) == 0 {
 		return hist, nil, err
 	}

@@ -24,7 +24,10 @@ import (
 // nil) whose new name has no revision of its own yet is planned from the
 // old release's records as the rename copies them: an upgrade.
 func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn *renaming) (_ *plan.ReleaseChange, err error) {
-	rc, eng, hist, interrupted, err := c.begin(ctx, inst)
+	// The records as their metadata tells them (partial: no chart, values
+	// or manifest), which is all the fast path needs; readFull reads the
+	// newest and deployed ones whole for everything else.
+	rc, eng, hist, interrupted, err := c.begin(ctx, inst, false)
 	if err != nil {
 		return nil, err
 	}
@@ -33,22 +36,35 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 		hist, interrupted = rn.hist, nil
 	}
 	var last, deployed *release.Release
-	for _, r := range hist {
-		last = r
-		if r.Info.Status == release.StatusDeployed {
-			deployed = r
+	lastAndDeployed := func() {
+		last, deployed = nil, nil
+		for _, r := range hist {
+			last = r
+			if r.Info.Status == release.StatusDeployed {
+				deployed = r
+			}
 		}
+	}
+	lastAndDeployed()
+	readFull := func() error {
+		if !renamed {
+			if hist, _, err = c.observe(ctx, eng, inst.Namespace, inst.Name, true); err != nil {
+				return err
+			}
+			lastAndDeployed()
+		}
+		if deployed != nil && deployed.Chart != nil && deployed.Chart.Metadata != nil {
+			rc.Chart.Before = chartRef(deployed.Chart)
+		}
+		return nil
 	}
 	if last != nil {
 		rc.Observed.LastRevision, rc.Observed.LastStatus = last.Version, string(last.Info.Status)
 	}
 	noteInterrupted(rc, interrupted)
-	if deployed != nil && deployed.Chart != nil && deployed.Chart.Metadata != nil {
-		rc.Chart.Before = chartRef(deployed.Chart)
-	}
 	if c.ownership(rc, inst, last); rc.Refused() {
 		rc.Action = plan.ActionUpgrade // what it would be: apply refuses
-		return rc, nil
+		return rc, readFull()
 	}
 	rc.Sensitive = resolve.SensitiveValues(inst) // the known part, for the unknown too
 	if !inst.Known {
@@ -57,6 +73,9 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 			return nil, err
 		}
 		if known == nil {
+			if err := readFull(); err != nil {
+				return nil, err
+			}
 			// The chart is known even when values are not: show it.
 			if ch, err := c.in.Charts.Load(c.in.Stack.Dir, inst); err == nil {
 				rc.Chart.After = chartRef(ch)
@@ -78,6 +97,9 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 		if same, err := c.unchanged(ctx, eng, rc, req, last, deployed, red); err != nil || same {
 			return rc, err
 		}
+	}
+	if err := readFull(); err != nil {
+		return nil, err
 	}
 	var prep *release.Prepared
 	if err := c.do(ctx, func() error {
@@ -228,8 +250,8 @@ func (c *computer) maskDerived(ctx context.Context, eng *release.Engine, rc *pla
 }
 
 // begin starts the plan of an instance: its identity and dependencies, its
-// cluster's engine and its records.
-func (c *computer) begin(ctx context.Context, inst *config.ReleaseInstance) (*plan.ReleaseChange, *release.Engine, []*release.Release, *plan.Interrupted, error) {
+// cluster's engine and its records (partial unless full: observe).
+func (c *computer) begin(ctx context.Context, inst *config.ReleaseInstance, full bool) (*plan.ReleaseChange, *release.Engine, []*release.Release, *plan.Interrupted, error) {
 	rc := &plan.ReleaseChange{Addr: plan.InstanceAddr(inst.Addr), Name: inst.Name, Namespace: inst.Namespace, Cluster: clusterName(inst.Cluster)}
 	for _, d := range inst.DependsOn {
 		rc.DependsOn = append(rc.DependsOn, d.Addr)
@@ -238,7 +260,7 @@ func (c *computer) begin(ctx context.Context, inst *config.ReleaseInstance) (*pl
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	hist, interrupted, err := c.observe(ctx, eng, inst.Namespace, inst.Name)
+	hist, interrupted, err := c.observe(ctx, eng, inst.Namespace, inst.Name, full)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -290,9 +312,17 @@ func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance
 		kc := eng.Kube()
 		key := revisionKey{nsKey{kc.ClusterID(), dep.Namespace}, dep.Name, hist[i].Version}
 		a, err := c.outputs.Get(key, func() (config.AppliedRelease, error) {
+			rec := hist[i]
+			if _, ok := release.RecordObjectsOf(rec); !ok {
+				// Its objects are read from its manifest: read it whole.
+				var err error
+				if rec, err = c.loadRecord(ctx, eng, rec); err != nil {
+					return config.AppliedRelease{}, err
+				}
+			}
 			// Outputs only reads the objects (it converts them to values):
 			// the plan's shared ones, not copies.
-			return c.in.Outputs(ctx, kc, hist[i], func(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
+			return c.in.Outputs(ctx, kc, rec, func(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
 				return c.liveShared(ctx, kc, ref)
 			})
 		})

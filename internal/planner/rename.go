@@ -70,6 +70,10 @@ func (c *computer) renaming(ctx context.Context, inst *config.ReleaseInstance) (
 			return nil, err
 		}
 	}
+	// The rename copies the old records: read them whole.
+	if best.old, err = c.fullHistory(ctx, eng, best.old[0].Namespace, best.oldName); err != nil {
+		return nil, err
+	}
 	last := best.old[len(best.old)-1]
 	if last.Namespace != inst.Namespace {
 		return nil, moveDiag(best.from, "Rename across namespaces",

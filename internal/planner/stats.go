@@ -23,6 +23,10 @@ type Stats struct {
 	// Lists are the lists of live objects (one per kind and namespace);
 	// ListHits the reads they answered without a request of their own.
 	Lists, ListHits atomic.Int64
+	// RecordLists are the lists of release records' metadata (one per
+	// namespace); RecordReads the records read whole (one GET each), for
+	// releases planned in full.
+	RecordLists, RecordReads atomic.Int64
 	// Unchanged are the releases found unchanged from their fingerprint
 	// and their live objects, without a rendering or dry run; Full the
 	// releases planned by rendering and dry runs.
@@ -54,8 +58,8 @@ func (s *Stats) String() string {
 		why = append(why, fmt.Sprintf("%s:%d", k, s.why[k]))
 	}
 	s.mu.Unlock()
-	out := fmt.Sprintf("renders=%d dry-runs=%d dry-runs-skipped=%d lists=%d list-hits=%d releases-unchanged-by-fingerprint=%d releases-planned-in-full=%d",
-		s.Renders.Load(), s.DryRuns.Load(), s.DryRunsSkipped.Load(), s.Lists.Load(), s.ListHits.Load(), s.Unchanged.Load(), s.Full.Load())
+	out := fmt.Sprintf("renders=%d dry-runs=%d dry-runs-skipped=%d lists=%d list-hits=%d record-lists=%d record-reads=%d releases-unchanged-by-fingerprint=%d releases-planned-in-full=%d",
+		s.Renders.Load(), s.DryRuns.Load(), s.DryRunsSkipped.Load(), s.Lists.Load(), s.ListHits.Load(), s.RecordLists.Load(), s.RecordReads.Load(), s.Unchanged.Load(), s.Full.Load())
 	if len(why) > 0 {
 		out += " (" + strings.Join(why, " ") + ")"
 	}

@@ -62,7 +62,7 @@ func (c *computer) removed(ctx context.Context) ([]*plan.ReleaseChange, error) {
 		for _, k := range slices.SortedFunc(maps.Keys(candidates), func(a, b key) int {
 			return cmp.Or(cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
 		}) {
-			hist, interrupted, err := c.observe(ctx, eng, k.namespace, k.name)
+			hist, interrupted, err := c.observe(ctx, eng, k.namespace, k.name, true)
 			if err != nil {
 				return nil, err
 			}
@@ -98,7 +98,7 @@ func (c *computer) removed(ctx context.Context) ([]*plan.ReleaseChange, error) {
 // a no-op when it is not installed, or when its newest record belongs to
 // another stack.
 func (c *computer) destroy(ctx context.Context, inst *config.ReleaseInstance) (*plan.ReleaseChange, error) {
-	noop, eng, hist, interrupted, err := c.begin(ctx, inst)
+	noop, eng, hist, interrupted, err := c.begin(ctx, inst, true)
 	if err != nil {
 		return nil, err
 	}

@@ -95,6 +95,8 @@ type Engine struct {
 	notify  func(Event)
 	grace   time.Duration
 	timings *Timings
+	// listPageSize is the page size of lists of record metadata.
+	listPageSize int64
 }
 
 // NewEngine connects to the cluster and reads its capabilities (version and
@@ -120,7 +122,7 @@ func NewEngine(ctx context.Context, cfg *rest.Config, opts EngineOptions) (*Engi
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, caps: caps, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings}, nil
+	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, caps: caps, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings, listPageSize: int64(opts.Kube.ListPageSize)}, nil
 }
 
 func (opts EngineOptions) notify() func(Event) {

@@ -65,6 +65,8 @@ type Release struct {
 	Annotations map[string]string `json:"-"`
 	// createdAt is the record's createdAt label, kept across updates.
 	createdAt string
+	// partial: read from the record's metadata alone (HistoriesOfMeta).
+	partial bool
 }
 
 // Info is the release's status block.
