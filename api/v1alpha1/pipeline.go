@@ -162,6 +162,8 @@ type PipelineStatus struct {
 type Artifact struct {
 	Tag    string `json:"tag,omitempty"`
 	Digest string `json:"digest,omitempty"`
+	// CheckedAt is when the tags were last listed.
+	CheckedAt *metav1.Time `json:"checkedAt,omitempty"`
 }
 
 // StageStatus is one stage's phase for its digest.
@@ -178,6 +180,8 @@ type StageStatus struct {
 	// Verified is the last digest the stage verified: what the next
 	// stage may receive and what rollback returns to.
 	Verified string `json:"verified,omitempty"`
+	// GatesChecked is when the gates last held during the bake.
+	GatesChecked *metav1.Time `json:"gatesChecked,omitempty"`
 }
 
 // FailedGate is a gate that failed and what it said.

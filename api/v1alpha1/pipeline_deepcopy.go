@@ -87,6 +87,7 @@ func (s *PipelineStatus) DeepCopyInto(out *PipelineStatus) {
 	}
 	if s.Latest != nil {
 		l := *s.Latest
+		l.CheckedAt = copyTime(s.Latest.CheckedAt)
 		out.Latest = &l
 	}
 	if s.Stages != nil {
@@ -94,6 +95,7 @@ func (s *PipelineStatus) DeepCopyInto(out *PipelineStatus) {
 		for i, st := range s.Stages {
 			out.Stages[i] = st
 			out.Stages[i].Since = copyTime(st.Since)
+			out.Stages[i].GatesChecked = copyTime(st.GatesChecked)
 			if st.FailedGate != nil {
 				g := *st.FailedGate
 				out.Stages[i].FailedGate = &g
