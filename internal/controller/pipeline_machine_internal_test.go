@@ -296,7 +296,9 @@ func TestValidatePipeline(t *testing.T) {
 		{"both", func(s *v1alpha1.PipelineSpec) { s.Follow.Tag = "main" }, "spec.follow: give exactly one"},
 		{"stage twice", func(s *v1alpha1.PipelineSpec) { s.Stages[1].Name = "staging" }, `spec.stages[1].name: stage "staging" is spec.stages[0] already`},
 		{"stack twice", func(s *v1alpha1.PipelineSpec) { s.Stages[1].Stacks = []string{"staging"} }, "spec.stages[1].stacks[0]: Stack staging is spec.stages[0].stacks[0] already"},
-		{"cel", func(s *v1alpha1.PipelineSpec) { s.Stages[0].Gates = []v1alpha1.Gate{{CEL: "objects.all(o, o.kind ==)"}} }, "spec.stages[0].gates[0].cel: "},
+		{"cel", func(s *v1alpha1.PipelineSpec) {
+			s.Stages[0].Gates = []v1alpha1.Gate{{CEL: "objects.all(o, o.kind ==)"}}
+		}, "spec.stages[0].gates[0].cel: "},
 		{"cel not bool", func(s *v1alpha1.PipelineSpec) { s.Stages[0].Gates = []v1alpha1.Gate{{CEL: "size(objects)"}} }, "spec.stages[0].gates[0].cel: the expression is a int"},
 		{"two kinds", func(s *v1alpha1.PipelineSpec) {
 			s.Stages[0].Gates = []v1alpha1.Gate{{CEL: "true", Test: &v1alpha1.TestGate{}}}

@@ -2,10 +2,13 @@ package stacksource
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"oras.land/oras-go/v2/registry"
+	"oras.land/oras-go/v2/registry/remote/errcode"
 )
 
 // ParseRepository parses oci://host/path, a repository without tag or
@@ -24,7 +27,8 @@ func ParseRepository(s string) (Ref, error) {
 	return Ref{Repository: rest}, nil
 }
 
-// Tags lists the tags of a repository.
+// Tags lists the tags of a repository; one the registry does not know
+// (nothing pushed yet) has none.
 func Tags(ctx context.Context, reg Registry, repo Ref) ([]string, error) {
 	r, err := reg.repository(repo)
 	if err != nil {
@@ -35,6 +39,10 @@ func Tags(ctx context.Context, reg Registry, repo Ref) ([]string, error) {
 		out = append(out, tags...)
 		return nil
 	}); err != nil {
+		var re *errcode.ErrorResponse
+		if errors.As(err, &re) && re.StatusCode == http.StatusNotFound {
+			return nil, nil
+		}
 		return nil, fmt.Errorf("oci://%s: list the tags: %w", repo.Repository, err)
 	}
 	return out, nil
