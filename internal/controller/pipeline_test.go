@@ -2,10 +2,14 @@ package controller_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -281,12 +285,16 @@ func TestPipelinePromotesThroughStages(t *testing.T) {
 		})
 	}
 	one := int32(1)
+	hook := &hookLog{}
+	srv := httptest.NewServer(hook)
+	t.Cleanup(srv.Close)
 	create(t, c, &v1alpha1.Pipeline{
 		ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: ns},
 		Spec: v1alpha1.PipelineSpec{
 			Source:   "oci://" + reg.Host + "/stacks/app",
 			Follow:   v1alpha1.Follow{Semver: ">=1.0.0"},
 			Interval: &metav1.Duration{Duration: 2 * time.Second},
+			Notifications: []v1alpha1.Notification{{URL: srv.URL}},
 			Stages: []v1alpha1.Stage{
 				{Name: "staging", Stacks: []string{"staging"}, Gates: []v1alpha1.Gate{{Test: &v1alpha1.TestGate{}}}},
 				{Name: "production", Stacks: []string{"prod-a", "prod-b"}, MaxParallel: &one},
@@ -402,4 +410,67 @@ func TestPipelinePromotesThroughStages(t *testing.T) {
 	if _, err := controller.Promote(ctx, c, ns, "shop", "production", ""); !errors.As(err, &pe) || !strings.Contains(err.Error(), "not awaiting approval (Verified") {
 		t.Fatalf("promote of a verified stage: %v", err)
 	}
+
+	// Each stage event was told once, for its digest (the notifier's
+	// workers send a reconcile's notices in any order).
+	want := []string{
+		"StageVerified staging " + d1, "StageVerified production " + d1,
+		"StageFailed staging " + d2,
+		"StageVerified staging " + d3, "ApprovalRequired production " + d3, "StageVerified production " + d3,
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := hook.events()
+		slices.Sort(got)
+		slices.Sort(want)
+		if slices.Equal(got, want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("notifications:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if g := hook.gate("StageFailed staging " + d2); g != "spec.stages[0].gates[0] (test)" {
+		t.Errorf("the StageFailed notification names gate %q", g)
+	}
+}
+
+// hookLog is a webhook that records the Pipeline notifications it
+// receives, in order.
+type hookLog struct {
+	mu     sync.Mutex
+	bodies []map[string]any
+}
+
+func (h *hookLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	h.mu.Lock()
+	h.bodies = append(h.bodies, body)
+	h.mu.Unlock()
+}
+
+func (h *hookLog) events() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, b := range h.bodies {
+		out = append(out, fmt.Sprintf("%v %v %v", b["event"], b["stage"], b["digest"]))
+	}
+	return out
+}
+
+func (h *hookLog) gate(event string) any {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, b := range h.bodies {
+		if fmt.Sprintf("%v %v %v", b["event"], b["stage"], b["digest"]) == event {
+			return b["gate"]
+		}
+	}
+	return nil
 }
