@@ -266,8 +266,15 @@ func (r *pipelineReconciler) stacksOf(ctx context.Context, p *v1alpha1.Pipeline)
 				conflicts = append(conflicts, fmt.Sprintf("Stack %s is in Pipeline %s/%s, created earlier", name, p.Namespace, other))
 				continue
 			}
-			if st.Spec.Source != "" && st.Annotations[v1alpha1.PipelineAnnotation] != p.Name {
+			// A Stack pinned by a Pipeline that no longer exists is free to
+			// adopt; one with a source of its own, or pinned by another
+			// Pipeline, is not.
+			switch owner := st.Annotations[v1alpha1.PipelineAnnotation]; {
+			case st.Spec.Source == "" || owner == p.Name:
+			case owner == "":
 				foreign = append(foreign, fmt.Sprintf("Stack %s has a spec.source of its own (%s)", name, st.Spec.Source))
+			case slices.ContainsFunc(pl.Items, func(q v1alpha1.Pipeline) bool { return q.Name == owner }):
+				foreign = append(foreign, fmt.Sprintf("Stack %s is pinned by Pipeline %s/%s (%s)", name, p.Namespace, owner, st.Spec.Source))
 			}
 		}
 	}
