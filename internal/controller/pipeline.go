@@ -46,8 +46,11 @@ type pipelineReconciler struct {
 // Reconcile observes the Pipeline and its Stacks, decides, pins, and
 // records the status.
 func (r *pipelineReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	// Uncached, the Pipeline and its Stacks: a reconcile must see what
+	// the previous one recorded and pinned, or it would pin a wave again
+	// (past maxParallel), lose the pin times or notify twice.
 	var p v1alpha1.Pipeline
-	if err := r.stacks.client.Get(ctx, req.NamespacedName, &p); err != nil {
+	if err := r.stacks.reader.Get(ctx, req.NamespacedName, &p); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	orig := p.DeepCopy()
@@ -241,7 +244,7 @@ func compileGateCEL(expr string) error {
 // message (and reason) that stalls the Pipeline: nothing is promoted.
 func (r *pipelineReconciler) stacksOf(ctx context.Context, p *v1alpha1.Pipeline) (map[string]*v1alpha1.Stack, string, string, error) {
 	var l v1alpha1.StackList
-	if err := r.stacks.client.List(ctx, &l, client.InNamespace(p.Namespace)); err != nil {
+	if err := r.stacks.reader.List(ctx, &l, client.InNamespace(p.Namespace)); err != nil {
 		return nil, "", "", fmt.Errorf("list the Stacks of namespace %s: %w", p.Namespace, err)
 	}
 	byName := map[string]*v1alpha1.Stack{}
@@ -249,7 +252,7 @@ func (r *pipelineReconciler) stacksOf(ctx context.Context, p *v1alpha1.Pipeline)
 		byName[l.Items[i].Name] = &l.Items[i]
 	}
 	var pl v1alpha1.PipelineList
-	if err := r.stacks.client.List(ctx, &pl, client.InNamespace(p.Namespace)); err != nil {
+	if err := r.stacks.reader.List(ctx, &pl, client.InNamespace(p.Namespace)); err != nil {
 		return nil, "", "", fmt.Errorf("list the Pipelines of namespace %s: %w", p.Namespace, err)
 	}
 	out := map[string]*v1alpha1.Stack{}

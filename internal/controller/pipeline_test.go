@@ -291,9 +291,9 @@ func TestPipelinePromotesThroughStages(t *testing.T) {
 	create(t, c, &v1alpha1.Pipeline{
 		ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: ns},
 		Spec: v1alpha1.PipelineSpec{
-			Source:   "oci://" + reg.Host + "/stacks/app",
-			Follow:   v1alpha1.Follow{Semver: ">=1.0.0"},
-			Interval: &metav1.Duration{Duration: 2 * time.Second},
+			Source:        "oci://" + reg.Host + "/stacks/app",
+			Follow:        v1alpha1.Follow{Semver: ">=1.0.0"},
+			Interval:      &metav1.Duration{Duration: 2 * time.Second},
 			Notifications: []v1alpha1.Notification{{URL: srv.URL}},
 			Stages: []v1alpha1.Stage{
 				{Name: "staging", Stacks: []string{"staging"}, Gates: []v1alpha1.Gate{{Test: &v1alpha1.TestGate{}}}},
