@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"bytes"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -24,8 +25,12 @@ func TestChartMatchesTheManifests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.CRDs) != 1 || !bytes.Equal(r.CRDs[0].Data, deploy.CRD) {
-		t.Fatal("the chart's CRD differs from deploy/crd/stacks.convoy.dev.yaml: copy it over")
+	crds := map[string][]byte{}
+	for _, c := range r.CRDs {
+		crds[path.Base(c.Name)] = c.Data
+	}
+	if len(r.CRDs) != 2 || !bytes.Equal(crds["stacks.convoy.dev.yaml"], deploy.CRD) || !bytes.Equal(crds["pipelines.convoy.dev.yaml"], deploy.PipelineCRD) {
+		t.Fatalf("the chart's CRDs (%d) differ from deploy/crd: copy them over", len(r.CRDs))
 	}
 	kinds := map[string]string{}
 	for _, m := range r.Manifests {

@@ -1,5 +1,5 @@
 // Package deploy holds the controller's manifests, embedded in the binary
-// for `convoy controller install`: the Stack CRD, the RBAC and a
+// for `convoy controller install`: the Stack and Pipeline CRDs, the RBAC and a
 // Deployment.
 package deploy
 
@@ -9,6 +9,11 @@ import _ "embed"
 //
 //go:embed crd/stacks.convoy.dev.yaml
 var CRD []byte
+
+// PipelineCRD is the pipelines.convoy.dev CustomResourceDefinition.
+//
+//go:embed crd/pipelines.convoy.dev.yaml
+var PipelineCRD []byte
 
 // RBAC is the controller's namespace, ServiceAccount, ClusterRole and
 // binding.

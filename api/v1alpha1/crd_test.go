@@ -26,6 +26,32 @@ func TestCRDSchemaCoversTheTypes(t *testing.T) {
 	root := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties
 	check(t, "spec", reflect.TypeOf(v1alpha1.StackSpec{}), root["spec"])
 	check(t, "status", reflect.TypeOf(v1alpha1.StackStatus{}), root["status"])
+	if _, required := slicesIndex(crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Required, "source"); required {
+		t.Error("the Stack's spec.source is required: a Stack that a Pipeline pins has none of its own")
+	}
+}
+
+// Likewise for Pipelines.
+func TestPipelineCRDSchemaCoversTheTypes(t *testing.T) {
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.UnmarshalStrict(deploy.PipelineCRD, &crd); err != nil {
+		t.Fatal(err)
+	}
+	if crd.Spec.Group != v1alpha1.GroupVersion.Group || crd.Spec.Versions[0].Name != v1alpha1.GroupVersion.Version || crd.Spec.Names.Kind != "Pipeline" {
+		t.Fatalf("CRD for %s/%s %s", crd.Spec.Group, crd.Spec.Versions[0].Name, crd.Spec.Names.Kind)
+	}
+	root := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties
+	check(t, "spec", reflect.TypeOf(v1alpha1.PipelineSpec{}), root["spec"])
+	check(t, "status", reflect.TypeOf(v1alpha1.PipelineStatus{}), root["status"])
+}
+
+func slicesIndex(s []string, v string) (int, bool) {
+	for i, x := range s {
+		if x == v {
+			return i, true
+		}
+	}
+	return -1, false
 }
 
 var skip = map[reflect.Type]bool{reflect.TypeOf(metav1.Condition{}): true, reflect.TypeOf(metav1.Time{}): true, reflect.TypeOf(metav1.Duration{}): true}

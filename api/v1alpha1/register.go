@@ -14,9 +14,9 @@ const DefaultInterval = 5 * time.Minute
 // GroupVersion is convoy.dev/v1alpha1.
 var GroupVersion = schema.GroupVersion{Group: "convoy.dev", Version: "v1alpha1"}
 
-// AddToScheme registers Stack and StackList.
+// AddToScheme registers Stack, Pipeline and their lists.
 func AddToScheme(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &Stack{}, &StackList{})
+	s.AddKnownTypes(GroupVersion, &Stack{}, &StackList{}, &Pipeline{}, &PipelineList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

@@ -34,8 +34,9 @@ type Stack struct {
 // StackSpec is what a Stack should be.
 type StackSpec struct {
 	// Source is the stack artifact: oci://registry/repository:tag, or
-	// …@sha256:… to pin a digest.
-	Source string `json:"source"`
+	// …@sha256:… to pin a digest. Empty: the Stack waits (Ready=False,
+	// reason NoSource) until a Pipeline pins it.
+	Source string `json:"source,omitempty"`
 	// Environment names the stack's environment block ("": the one named
 	// "default").
 	Environment string `json:"environment,omitempty"`

@@ -240,7 +240,7 @@ func newGetCmd(s streams) *cobra.Command {
 	o.add(stacks)
 	stacks.Flags().StringVarP(&o.Namespace, "namespace", "n", "", "namespace (default: the kubeconfig context's)")
 	stacks.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "every namespace")
-	cmd.AddCommand(stacks)
+	cmd.AddCommand(stacks, newGetPipelinesCmd(s))
 	return cmd
 }
 

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/convoy-sh/convoy/internal/plan/view"
 	"github.com/convoy-sh/convoy/internal/run"
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -66,30 +64,6 @@ func addPromoteEnvFlags(fs *pflag.FlagSet, o *promoteEnvOptions) {
 	addPlanViewFlags(fs, &o.View)
 	addRefreshFlag(fs, &o.Refresh)
 	addAllowPolicyFlag(fs, &o.AllowPolicies)
-}
-
-// newPromoteEnvCmd is `convoy promote`; this build has the environment mode
-// only (--from-env, --to-env).
-func newPromoteEnvCmd(s streams) *cobra.Command {
-	var o promoteEnvOptions
-	cmd := &cobra.Command{
-		Use:   "promote --from-env SOURCE --to-env TARGET",
-		Short: "Plan (and apply) the charts one environment of the stack has deployed, in another",
-		Long:  promoteEnvLong,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("promote takes no arguments (got %q): name the environments with --from-env and --to-env", strings.Join(args, " "))
-			}
-			if cmd.Flags().Changed("env") {
-				return errors.New("promote chooses its environments with --from-env and --to-env, not --env")
-			}
-			return o.Run(cmd.Context(), s)
-		},
-	}
-	addPromoteEnvFlags(cmd.Flags(), &o)
-	_ = cmd.RegisterFlagCompletionFunc("from-env", completeEnvironments)
-	_ = cmd.RegisterFlagCompletionFunc("to-env", completeEnvironments)
-	return cmd
 }
 
 // Run promotes: it plans, then prints, saves or applies the plan as the

@@ -242,7 +242,9 @@ release "web" {
 		{[]string{"--from-env", "staging", "--to-env", "qa"}, []string{`--to-env "qa": the stack declares no such environment`, `"production" (`, `"staging" (`, "stack.hcl:"}},
 		{[]string{"--from-env", "dev", "--to-env", "production"}, []string{`--from-env "dev"`}},
 		{[]string{"--to-env", "production"}, []string{"needs --from-env and --to-env"}},
-		{[]string{"pipe", "stage"}, []string{`promote takes no arguments (got "pipe stage")`}},
+		{[]string{"pipe", "stage", "--from-env", "staging", "--to-env", "production"}, []string{`takes no arguments (got "pipe stage")`}},
+		{[]string{"pipe"}, []string{"promote takes PIPELINE STAGE", "or --from-env and --to-env"}},
+		{[]string{"--digest", "sha256:00", "--from-env", "staging", "--to-env", "production"}, []string{"--digest and --namespace name a Pipeline's stage"}},
 		{[]string{"--env", "staging", "--from-env", "staging", "--to-env", "production"}, []string{"not --env"}},
 	} {
 		args := append([]string{"promote", "-C", dir, "--kubeconfig", "/nonexistent"}, tc.args...)

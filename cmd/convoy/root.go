@@ -141,7 +141,7 @@ dependency order with Helm's hooks, waits, atomic rollback and history.`,
 		newPushCmd(s),
 		newControllerCmd(s),
 		newApproveCmd(s),
-		newPromoteEnvCmd(s),
+		newPromoteCmd(s),
 		newGetCmd(s),
 	)
 	registerEnvCompletion(root)

@@ -123,7 +123,7 @@ type InstallRequest struct {
 // Install applies the CRD (and waits until it is established), the RBAC
 // and, when asked, the Deployment, with server-side apply.
 func Install(ctx context.Context, c client.Client, req InstallRequest) error {
-	docs := [][]byte{deploy.CRD, deploy.RBAC}
+	docs := [][]byte{deploy.CRD, deploy.PipelineCRD, deploy.RBAC}
 	if req.Deployment {
 		docs = append(docs, deploy.Deployment)
 	}

@@ -35,6 +35,8 @@ const (
 	ReasonPlanned          = "Planned"
 	ReasonStale            = "PlanStale"
 	ReasonWaiting          = "Waiting"
+	// ReasonNoSource: a Stack without spec.source waits for a Pipeline.
+	ReasonNoSource = "NoSource"
 )
 
 func setCond(st *v1alpha1.Stack, typ string, status metav1.ConditionStatus, reason, msg string) {

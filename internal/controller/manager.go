@@ -85,7 +85,8 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("--shard %q: %w", o.Shard, err)
 	}
 	cacheOpts := cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&v1alpha1.Stack{}: {Label: sel},
+		&v1alpha1.Stack{}:    {Label: sel},
+		&v1alpha1.Pipeline{}: {Label: sel},
 		// Release records are Secrets too: their changes are no input.
 		secretMeta(): {Label: notHelmRecords()},
 	}}
@@ -164,6 +165,18 @@ func Run(ctx context.Context, o Options) error {
 		Watches(secretMeta(), handler.EnqueueRequestsFromMapFunc(r.stacksReferencing("Secret")), builder.OnlyMetadata).
 		WithOptions(controller.Options{MaxConcurrentReconciles: o.concurrency(), SkipNameValidation: &skip, RateLimiter: r.backoff}).
 		Complete(r)
+	if err != nil {
+		return err
+	}
+	// Pipelines: same shard and leader, their own workers. A Stack's
+	// changes (its readiness, its pin) are the Pipelines' inputs.
+	pr := &pipelineReconciler{stacks: r}
+	err = builder.ControllerManagedBy(mgr).
+		Named("pipeline").
+		For(&v1alpha1.Pipeline{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1alpha1.Stack{}, handler.EnqueueRequestsFromMapFunc(pr.pipelinesOfStack)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: o.concurrency(), SkipNameValidation: &skip}).
+		Complete(pr)
 	if err != nil {
 		return err
 	}

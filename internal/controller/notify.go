@@ -92,6 +92,28 @@ type delivery struct {
 	target  v1alpha1.Notification
 	notice  notice
 	payload payload
+	// pipeline, for a Pipeline's delivery, is its body and report its
+	// events (stack is nil then).
+	pipeline *pipelinePayload
+	report   func(typ, reason, note string)
+}
+
+// tell records an event of a delivery on its Stack or Pipeline.
+func (n *notifier) tell(d delivery, typ, reason, note string) {
+	if d.report != nil {
+		d.report(typ, reason, note)
+		return
+	}
+	n.event(d.stack, typ, reason, "Notify", note)
+}
+
+// namespace is the namespace of the delivery's Stack or Pipeline (of
+// its urlFrom Secret).
+func (d delivery) namespace() string {
+	if d.pipeline != nil {
+		return d.pipeline.Namespace
+	}
+	return d.stack.Namespace
 }
 
 // payload is the JSON body of a json-format notification.
@@ -185,6 +207,9 @@ func payloadOf(st *v1alpha1.Stack, n notice, now time.Time) payload {
 
 // body renders a delivery in its notification's format.
 func (d delivery) body() ([]byte, error) {
+	if d.pipeline != nil {
+		return d.pipeline.body(d.target.Format)
+	}
 	pl := d.payload
 	switch d.target.Format {
 	case v1alpha1.FormatSlack:
@@ -252,7 +277,7 @@ func (n *notifier) enqueue(ds []delivery) {
 		select {
 		case n.queue <- d:
 		default:
-			n.event(d.stack, corev1.EventTypeWarning, ReasonNotificationFailed, "Notify",
+			n.tell(d, corev1.EventTypeWarning, ReasonNotificationFailed,
 				fmt.Sprintf("spec.notifications[%d]: %s of plan %s not sent: %d notifications are queued already", d.index, d.notice.event, d.notice.digest, cap(n.queue)))
 		}
 	}
@@ -285,13 +310,16 @@ func (n *notifier) Start(ctx context.Context) error {
 // deliver sends one delivery, retrying transport errors, 429 and 5xx.
 func (n *notifier) deliver(ctx context.Context, d delivery) {
 	what := fmt.Sprintf("spec.notifications[%d] (%s of plan %s)", d.index, d.notice.event, d.notice.digest)
+	if pl := d.pipeline; pl != nil {
+		what = fmt.Sprintf("spec.notifications[%d] (%s of stage %s, digest %s)", d.index, d.notice.event, pl.Stage, pl.Digest)
+	}
 	if d.notice.event == v1alpha1.EventFailed && !strings.HasPrefix(d.notice.digest, "sha256:") {
 		what = fmt.Sprintf("spec.notifications[%d] (%s)", d.index, d.notice.event)
 	}
 	fail := func(msg string) {
-		n.event(d.stack, corev1.EventTypeWarning, ReasonNotificationFailed, "Notify", what+": "+msg)
+		n.tell(d, corev1.EventTypeWarning, ReasonNotificationFailed, what+": "+msg)
 	}
-	target, err := n.url(ctx, d.stack, d.target)
+	target, err := n.url(ctx, d.namespace(), d.target)
 	if err != nil {
 		fail(err.Error())
 		return
@@ -312,7 +340,7 @@ func (n *notifier) deliver(ctx context.Context, d delivery) {
 		}
 		retry, err := n.post(ctx, target, body)
 		if err == nil {
-			n.event(d.stack, corev1.EventTypeNormal, ReasonNotified, "Notify", what+": sent")
+			n.tell(d, corev1.EventTypeNormal, ReasonNotified, what+": sent")
 			return
 		}
 		last = redactURL(err.Error(), target)
@@ -349,13 +377,13 @@ func (n *notifier) post(ctx context.Context, target string, body []byte) (retry 
 
 // url is the notification's URL: spec's, or read from its Secret. Errors
 // name the Secret and key, never the URL.
-func (n *notifier) url(ctx context.Context, st *v1alpha1.Stack, t v1alpha1.Notification) (string, error) {
+func (n *notifier) url(ctx context.Context, namespace string, t v1alpha1.Notification) (string, error) {
 	raw := t.URL
 	if t.URLFrom != nil {
 		ref := t.URLFrom.SecretKeyRef
-		where := fmt.Sprintf("urlFrom: v1 Secret %s/%s key %q", st.Namespace, ref.Name, ref.Key)
+		where := fmt.Sprintf("urlFrom: v1 Secret %s/%s key %q", namespace, ref.Name, ref.Key)
 		var s corev1.Secret
-		if err := n.reader.Get(ctx, types.NamespacedName{Namespace: st.Namespace, Name: ref.Name}, &s); err != nil {
+		if err := n.reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, &s); err != nil {
 			return "", fmt.Errorf("%s: %w", where, err)
 		}
 		v, ok := s.Data[ref.Key]

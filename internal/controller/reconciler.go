@@ -136,6 +136,16 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 		ready(st, metav1.ConditionFalse, ReasonSuspended, "spec.suspend is true: nothing is planned or applied")
 		return outcome{result: "suspended"}
 	}
+	if st.Spec.Source == "" {
+		// Not an error: a Pipeline pins the Stack (spec.source) when a
+		// digest reaches its stage, and that change is a new generation.
+		msg := "spec.source is empty: the Stack waits for a Pipeline to pin it to a digest (or set spec.source)"
+		if p := st.Annotations[v1alpha1.PipelineAnnotation]; p != "" {
+			msg = fmt.Sprintf("spec.source is empty: the Stack waits for Pipeline %s/%s to pin it to a digest", st.Namespace, p)
+		}
+		ready(st, metav1.ConditionFalse, ReasonNoSource, msg)
+		return outcome{result: "nosource"}
+	}
 	stacksDir, chartsDir, tmpDir := r.dirs()
 	for _, d := range []string{stacksDir, chartsDir, tmpDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {

@@ -1,0 +1,560 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/gate"
+	"github.com/convoy-sh/convoy/internal/stacksource"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"oras.land/oras-go/v2/errdef"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// Pipeline condition reasons.
+const (
+	ReasonVerified        = "Verified"
+	ReasonPromoting       = "Promoting"
+	ReasonStageFailed     = "StageFailed"
+	ReasonStackNotFound   = "StackNotFound"
+	ReasonStackConflict   = "StackConflict"
+	ReasonForeignSource   = "ForeignSource"
+	ReasonNoMatchingTag   = "NoMatchingTag"
+	ReasonPipelineInvalid = "Invalid"
+)
+
+// pipelineReconciler reconciles one Pipeline at a time: it lists the
+// repository's tags, and moves the newest matching digest through the
+// stages by pinning the stages' Stacks (spec.source) to it. It shares the
+// Stack reconciler's clients, registry access and notifier.
+type pipelineReconciler struct {
+	stacks *reconciler
+}
+
+// Reconcile observes the Pipeline and its Stacks, decides, pins, and
+// records the status.
+func (r *pipelineReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	// Uncached, the Pipeline and its Stacks: a reconcile must see what
+	// the previous one recorded and pinned, or it would pin a wave again
+	// (past maxParallel), lose the pin times or notify twice.
+	var p v1alpha1.Pipeline
+	if err := r.stacks.reader.Get(ctx, req.NamespacedName, &p); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	orig := p.DeepCopy()
+	out := r.reconcile(ctx, &p)
+	p.Status.Summary = stagesSummary(p.Status.Stages)
+	deliveries := r.recordNotices(&p, out.notices, time.Now())
+	p.Status.ObservedGeneration = p.Generation
+	if err := r.stacks.client.Status().Patch(ctx, &p, client.MergeFrom(orig)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, errors.Join(out.err, fmt.Errorf("convoy.dev/v1alpha1 Pipeline %s status: %w", req, err))
+	}
+	if r.stacks.notifier != nil {
+		r.stacks.notifier.enqueue(deliveries)
+	}
+	if out.err != nil {
+		return reconcile.Result{}, out.err
+	}
+	return reconcile.Result{RequeueAfter: out.requeue}, nil
+}
+
+type pipelineOutcome struct {
+	requeue time.Duration
+	err     error
+	notices []stageNotice
+}
+
+func (r *pipelineReconciler) reconcile(ctx context.Context, p *v1alpha1.Pipeline) pipelineOutcome {
+	interval := p.Spec.IntervalOrDefault()
+	if p.Spec.Suspend {
+		pipelineReady(p, metav1.ConditionFalse, ReasonSuspended, "spec.suspend is true: nothing is promoted")
+		return pipelineOutcome{}
+	}
+	if problems := validatePipeline(&p.Spec); len(problems) > 0 {
+		return r.stall(p, ReasonPipelineInvalid, strings.Join(problems, "; "))
+	}
+	stacks, msg, reason, err := r.stacksOf(ctx, p)
+	if err != nil {
+		pipelineRetrying(p, ReasonPromoting, err.Error())
+		return pipelineOutcome{err: err}
+	}
+	if msg != "" {
+		return r.stall(p, reason, msg)
+	}
+	if err := r.poll(ctx, p); err != nil {
+		msg := "spec.source: " + err.Error()
+		pipelineRetrying(p, ReasonSourceFailed, msg)
+		r.event(p, corev1.EventTypeWarning, ReasonSourceFailed, "ListTags", msg)
+		return pipelineOutcome{err: errors.New(msg)}
+	}
+	if p.Status.Latest == nil || p.Status.Latest.Digest == "" {
+		what := fmt.Sprintf("tag %q", p.Spec.Follow.Tag)
+		if p.Spec.Follow.Semver != "" {
+			what = fmt.Sprintf("tag matching %q", p.Spec.Follow.Semver)
+		}
+		pipelineReady(p, metav1.ConditionFalse, ReasonNoMatchingTag, fmt.Sprintf("%s has no %s yet", p.Spec.Source, what))
+		return pipelineOutcome{requeue: interval}
+	}
+	views := map[string]stackView{}
+	for name, st := range stacks {
+		views[name] = viewStack(st)
+	}
+	now := time.Now()
+	step := stepStages(machineInput{
+		Now: now, Latest: p.Status.Latest.Digest, Spec: &p.Spec, Stages: p.Status.Stages, Stacks: views,
+		Gate: func(i, j int, digest string) gateVerdict {
+			return r.stageGate(ctx, p, i, j, stacks)
+		},
+	})
+	p.Status.Stages = step.Stages
+	var pinErr error
+	for _, stage := range p.Spec.Stages {
+		for _, name := range stage.Stacks {
+			d, ok := step.Pins[name]
+			if !ok {
+				continue
+			}
+			if err := r.pin(ctx, p, stacks[name], d); err != nil {
+				pinErr = errors.Join(pinErr, err)
+				continue
+			}
+			views[name] = stackView{Pinned: d}
+		}
+	}
+	p.Status.Stacks = stacksStatus(p, views, step.Pins, now)
+	for _, n := range step.Notices {
+		typ := corev1.EventTypeNormal
+		if n.Event == v1alpha1.EventStageFailed {
+			typ = corev1.EventTypeWarning
+		}
+		if !pipelineNotified(p, n) {
+			r.event(p, typ, string(n.Event), "Promote", fmt.Sprintf("stage %s: %s", n.Stage, n.Message))
+		}
+	}
+	setPipelineConditions(p)
+	requeue := interval
+	if step.Requeue > 0 {
+		requeue = min(requeue, step.Requeue)
+	}
+	if due := interval - now.Sub(p.Status.Latest.CheckedAt.Time); due > 0 {
+		requeue = min(requeue, due)
+	}
+	if pinErr != nil {
+		pipelineRetrying(p, ReasonPromoting, pinErr.Error())
+	}
+	return pipelineOutcome{requeue: requeue, err: pinErr, notices: step.Notices}
+}
+
+// validatePipeline finds what the CRD's schema cannot: a stage named
+// twice, a Stack in two stages, a semver constraint or CEL expression that
+// does not compile. Each problem names its field.
+func validatePipeline(spec *v1alpha1.PipelineSpec) []string {
+	var out []string
+	if _, err := stacksource.ParseRepository(spec.Source); err != nil {
+		out = append(out, "spec.source: "+err.Error())
+	}
+	switch {
+	case (spec.Follow.Semver == "") == (spec.Follow.Tag == ""):
+		out = append(out, "spec.follow: give exactly one of semver and tag")
+	case spec.Follow.Semver != "":
+		if _, err := semver.NewConstraint(spec.Follow.Semver); err != nil {
+			out = append(out, fmt.Sprintf("spec.follow.semver %q: %v", spec.Follow.Semver, err))
+		}
+	}
+	if len(spec.Stages) == 0 {
+		out = append(out, "spec.stages: no stage")
+	}
+	stageAt := map[string]int{}
+	stackAt := map[string]string{}
+	for i, stage := range spec.Stages {
+		if j, dup := stageAt[stage.Name]; dup {
+			out = append(out, fmt.Sprintf("spec.stages[%d].name: stage %q is spec.stages[%d] already", i, stage.Name, j))
+		} else {
+			stageAt[stage.Name] = i
+		}
+		if len(stage.Stacks) == 0 {
+			out = append(out, fmt.Sprintf("spec.stages[%d].stacks: no Stack", i))
+		}
+		for k, name := range stage.Stacks {
+			where := fmt.Sprintf("spec.stages[%d].stacks[%d]", i, k)
+			if prev, dup := stackAt[name]; dup {
+				out = append(out, fmt.Sprintf("%s: Stack %s is %s already (a Stack is in one stage)", where, name, prev))
+			} else {
+				stackAt[name] = where
+			}
+		}
+		if stage.MaxParallel != nil && *stage.MaxParallel < 1 {
+			out = append(out, fmt.Sprintf("spec.stages[%d].maxParallel: %d is less than 1", i, *stage.MaxParallel))
+		}
+		for j, g := range stage.Gates {
+			n := 0
+			for _, set := range []bool{g.Test != nil, g.CEL != "", g.Prometheus != nil} {
+				if set {
+					n++
+				}
+			}
+			if n != 1 {
+				out = append(out, fmt.Sprintf("spec.stages[%d].gates[%d]: a gate is exactly one of test, cel and prometheus", i, j))
+				continue
+			}
+			if g.CEL != "" {
+				if _, err := gate.CompileCEL(g.CEL); err != nil {
+					out = append(out, fmt.Sprintf("spec.stages[%d].gates[%d].cel: %v", i, j, err))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// stacksOf reads the Stacks the stages name. A missing Stack, a Stack
+// another (older) Pipeline promotes, or one with a source of its own is a
+// message (and reason) that stalls the Pipeline: nothing is promoted.
+func (r *pipelineReconciler) stacksOf(ctx context.Context, p *v1alpha1.Pipeline) (map[string]*v1alpha1.Stack, string, string, error) {
+	var l v1alpha1.StackList
+	if err := r.stacks.reader.List(ctx, &l, client.InNamespace(p.Namespace)); err != nil {
+		return nil, "", "", fmt.Errorf("list the Stacks of namespace %s: %w", p.Namespace, err)
+	}
+	byName := map[string]*v1alpha1.Stack{}
+	for i := range l.Items {
+		byName[l.Items[i].Name] = &l.Items[i]
+	}
+	var pl v1alpha1.PipelineList
+	if err := r.stacks.reader.List(ctx, &pl, client.InNamespace(p.Namespace)); err != nil {
+		return nil, "", "", fmt.Errorf("list the Pipelines of namespace %s: %w", p.Namespace, err)
+	}
+	out := map[string]*v1alpha1.Stack{}
+	var missing, conflicts, foreign []string
+	for i, stage := range p.Spec.Stages {
+		for k, name := range stage.Stacks {
+			st, ok := byName[name]
+			if !ok {
+				missing = append(missing, fmt.Sprintf("convoy.dev/v1alpha1 Stack %s/%s (spec.stages[%d].stacks[%d])", p.Namespace, name, i, k))
+				continue
+			}
+			out[name] = st
+			if other := olderPipelineOf(p, pl.Items, name); other != "" {
+				conflicts = append(conflicts, fmt.Sprintf("Stack %s is in Pipeline %s/%s, created earlier", name, p.Namespace, other))
+				continue
+			}
+			// A Stack pinned by a Pipeline that no longer exists is free to
+			// adopt; one with a source of its own, or pinned by another
+			// Pipeline, is not.
+			switch owner := st.Annotations[v1alpha1.PipelineAnnotation]; {
+			case st.Spec.Source == "" || owner == p.Name:
+			case owner == "":
+				foreign = append(foreign, fmt.Sprintf("Stack %s has a spec.source of its own (%s)", name, st.Spec.Source))
+			case slices.ContainsFunc(pl.Items, func(q v1alpha1.Pipeline) bool { return q.Name == owner }):
+				foreign = append(foreign, fmt.Sprintf("Stack %s is pinned by Pipeline %s/%s (%s)", name, p.Namespace, owner, st.Spec.Source))
+			}
+		}
+	}
+	switch {
+	case len(missing) > 0:
+		return out, "not found: " + strings.Join(missing, ", ") + ": nothing is promoted", ReasonStackNotFound, nil
+	case len(conflicts) > 0:
+		return out, strings.Join(conflicts, "; ") + ": a Stack is promoted by one Pipeline; nothing is promoted", ReasonStackConflict, nil
+	case len(foreign) > 0:
+		return out, strings.Join(foreign, "; ") + ": remove it (the Pipeline pins the digest) or take the Stack out of spec.stages; nothing is promoted", ReasonForeignSource, nil
+	}
+	return out, "", "", nil
+}
+
+// olderPipelineOf names another Pipeline of the list, created before p
+// (or at once, with a smaller name), whose stages name the Stack.
+func olderPipelineOf(p *v1alpha1.Pipeline, all []v1alpha1.Pipeline, stack string) string {
+	for _, q := range all {
+		if q.Name == p.Name {
+			continue
+		}
+		older := q.CreationTimestamp.Before(&p.CreationTimestamp) ||
+			q.CreationTimestamp.Equal(&p.CreationTimestamp) && q.Name < p.Name
+		if !older {
+			continue
+		}
+		for _, stage := range q.Spec.Stages {
+			if slices.Contains(stage.Stacks, stack) {
+				return q.Name
+			}
+		}
+	}
+	return ""
+}
+
+// poll lists the repository's tags when they are due (every interval, and
+// when the spec changed) and records the newest matching one.
+func (r *pipelineReconciler) poll(ctx context.Context, p *v1alpha1.Pipeline) error {
+	l := p.Status.Latest
+	if l != nil && l.CheckedAt != nil && p.Status.ObservedGeneration == p.Generation &&
+		time.Since(l.CheckedAt.Time) < p.Spec.IntervalOrDefault() {
+		return nil
+	}
+	repo, err := stacksource.ParseRepository(p.Spec.Source)
+	if err != nil {
+		return err
+	}
+	_, _, tmpDir := r.stacks.dirs()
+	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
+		return err
+	}
+	res, drop, err := r.stacks.sourceResolver(ctx, &v1alpha1.Stack{
+		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace}, Spec: v1alpha1.StackSpec{SourceSecretRef: p.Spec.SourceSecretRef},
+	}, tmpDir)
+	if err != nil {
+		return err
+	}
+	defer drop()
+	reg := r.stacks.registry
+	reg.Resolver = res
+	tag := p.Spec.Follow.Tag
+	if c := p.Spec.Follow.Semver; c != "" {
+		tags, err := stacksource.Tags(ctx, reg, repo)
+		if err != nil {
+			return err
+		}
+		if tag, err = newestMatching(c, tags); err != nil {
+			return err
+		}
+	}
+	now := metav1.Now()
+	if tag == "" {
+		p.Status.Latest = &v1alpha1.Artifact{CheckedAt: &now}
+		return nil
+	}
+	digest, err := stacksource.Resolve(ctx, reg, repo, tag)
+	if err != nil {
+		if errors.Is(err, errdef.ErrNotFound) && p.Spec.Follow.Tag != "" {
+			p.Status.Latest = &v1alpha1.Artifact{CheckedAt: &now}
+			return nil
+		}
+		return err
+	}
+	p.Status.Latest = &v1alpha1.Artifact{Tag: tag, Digest: digest, CheckedAt: &now}
+	return nil
+}
+
+// newestMatching is the highest tag that is a semantic version matching
+// the constraint ("" when none does); other tags are ignored.
+func newestMatching(constraint string, tags []string) (string, error) {
+	c, err := semver.NewConstraint(constraint)
+	if err != nil {
+		return "", fmt.Errorf("spec.follow.semver %q: %w", constraint, err)
+	}
+	var best *semver.Version
+	tag := ""
+	for _, t := range tags {
+		v, err := semver.NewVersion(t)
+		if err != nil || !c.Check(v) {
+			continue
+		}
+		if best == nil || v.GreaterThan(best) {
+			best, tag = v, t
+		}
+	}
+	return tag, nil
+}
+
+// viewStack is what the stage machine needs of a Stack: the digest it is
+// pinned to, and whether its current generation is Ready on it or failed.
+func viewStack(st *v1alpha1.Stack) stackView {
+	var v stackView
+	if ref, err := stacksource.ParseRef(st.Spec.Source); err == nil {
+		v.Pinned = ref.Digest
+	}
+	current := st.Status.ObservedGeneration == st.Generation && v.Pinned != ""
+	rc := meta.FindStatusCondition(st.Status.Conditions, CondReady)
+	if rc != nil {
+		v.NotReady = fmt.Sprintf("Ready=%s %s: %s", rc.Status, rc.Reason, rc.Message)
+	} else {
+		v.NotReady = "not reconciled yet"
+	}
+	if !current {
+		if st.Status.ObservedGeneration != st.Generation {
+			v.NotReady = "its current generation is not reconciled yet"
+		}
+		return v
+	}
+	p := st.Status.Plan
+	onDigest := st.Status.Source != nil && st.Status.Source.Digest == v.Pinned
+	applied := p != nil && p.SourceDigest == v.Pinned && (st.Status.LastAppliedPlan == p.Digest || !p.HasChanges)
+	v.Ready = rc != nil && rc.Status == metav1.ConditionTrue && rc.ObservedGeneration == st.Generation && onDigest && applied
+	if v.Ready {
+		return v
+	}
+	switch sc := meta.FindStatusCondition(st.Status.Conditions, CondStalled); {
+	case sc != nil && sc.Status == metav1.ConditionTrue:
+		v.Failed = fmt.Sprintf("Stalled %s: %s", sc.Reason, sc.Message)
+	case rc != nil && rc.Status == metav1.ConditionFalse && rc.Reason == ReasonApplyFailed:
+		v.Failed = fmt.Sprintf("%s: %s", rc.Reason, rc.Message)
+	case p != nil && p.SourceDigest == v.Pinned && st.Status.LastFailedPlan == p.Digest:
+		v.Failed = "the apply of plan " + p.Digest + " failed: " + st.Status.LastError
+	}
+	return v
+}
+
+// pin sets the Stack's spec.source to the repository at digest and
+// records the Pipeline as its owner.
+func (r *pipelineReconciler) pin(ctx context.Context, p *v1alpha1.Pipeline, st *v1alpha1.Stack, digest string) error {
+	repo, err := stacksource.ParseRepository(p.Spec.Source)
+	if err != nil {
+		return err
+	}
+	before := st.DeepCopy()
+	st.Spec.Source = repo.WithDigest(digest).String()
+	if st.Annotations == nil {
+		st.Annotations = map[string]string{}
+	}
+	st.Annotations[v1alpha1.PipelineAnnotation] = p.Name
+	if err := r.stacks.client.Patch(ctx, st, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("convoy.dev/v1alpha1 Stack %s/%s: pin to %s: %w", st.Namespace, st.Name, digest, err)
+	}
+	r.event(p, corev1.EventTypeNormal, "Pinned", "Promote", fmt.Sprintf("Stack %s pinned to %s", st.Name, digest))
+	return nil
+}
+
+// stacksStatus is status.stacks: each Stack's digest, readiness and the
+// times it was pinned and seen Ready.
+func stacksStatus(p *v1alpha1.Pipeline, views map[string]stackView, pins map[string]string, now time.Time) []v1alpha1.PipelineStack {
+	prev := map[string]v1alpha1.PipelineStack{}
+	for _, s := range p.Status.Stacks {
+		prev[s.Name] = s
+	}
+	t := metav1.NewTime(now)
+	var out []v1alpha1.PipelineStack
+	for _, stage := range p.Spec.Stages {
+		for _, name := range stage.Stacks {
+			v := views[name]
+			s := v1alpha1.PipelineStack{Name: name, Stage: stage.Name, Digest: v.Pinned, Ready: v.Ready}
+			if old, ok := prev[name]; ok && old.Digest == v.Pinned {
+				s.PinnedAt, s.ReadyAt = old.PinnedAt, old.ReadyAt
+			}
+			if _, pinned := pins[name]; pinned {
+				s.PinnedAt, s.ReadyAt = &t, nil
+			}
+			if v.Ready && s.ReadyAt == nil {
+				s.ReadyAt = &t
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// stagesSummary is "staging: 1a2b3c4d Verified, production: … Waiting".
+func stagesSummary(stages []v1alpha1.StageStatus) string {
+	var parts []string
+	for _, s := range stages {
+		d := shortDigest(s.Digest)
+		if d == "" {
+			d = "-"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s %s", s.Name, d, s.Phase))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// shortDigest is the first 12 hex digits of a sha256 digest.
+func shortDigest(d string) string {
+	d = strings.TrimPrefix(d, "sha256:")
+	if len(d) > 12 {
+		return d[:12]
+	}
+	return d
+}
+
+// setPipelineConditions says where the pipeline is: Ready when every
+// stage is verified on the newest digest it may have.
+func setPipelineConditions(p *v1alpha1.Pipeline) {
+	for _, s := range p.Status.Stages {
+		switch s.Phase {
+		case v1alpha1.PhaseFailed:
+			pipelineReady(p, metav1.ConditionFalse, ReasonStageFailed, fmt.Sprintf("stage %s failed on %s: %s", s.Name, s.Digest, s.Message))
+			return
+		case v1alpha1.PhaseAwaitingApproval:
+			pipelineReady(p, metav1.ConditionFalse, ReasonApprovalRequired, fmt.Sprintf("stage %s: %s", s.Name, s.Message))
+			return
+		}
+	}
+	for _, s := range p.Status.Stages {
+		if s.Phase == v1alpha1.PhasePromoting || s.Phase == v1alpha1.PhaseBaking {
+			pipelineRetrying(p, ReasonPromoting, fmt.Sprintf("stage %s %s: %s", s.Name, s.Phase, s.Message))
+			return
+		}
+	}
+	pipelineReady(p, metav1.ConditionTrue, ReasonVerified, "every stage is verified on "+p.Status.Latest.Digest+" ("+p.Status.Latest.Tag+")")
+}
+
+// stall records a Pipeline that promotes nothing until its spec or its
+// Stacks change (both are watched); the event is sent when the message
+// changes, not at every look.
+func (r *pipelineReconciler) stall(p *v1alpha1.Pipeline, reason, msg string) pipelineOutcome {
+	if c := meta.FindStatusCondition(p.Status.Conditions, CondStalled); c == nil || c.Message != msg {
+		r.event(p, corev1.EventTypeWarning, reason, "Reconcile", msg)
+	}
+	setPipelineCond(p, CondReady, metav1.ConditionFalse, reason, msg)
+	setPipelineCond(p, CondStalled, metav1.ConditionTrue, reason, msg)
+	meta.RemoveStatusCondition(&p.Status.Conditions, CondReconciling)
+	return pipelineOutcome{requeue: p.Spec.IntervalOrDefault()}
+}
+
+func pipelineReady(p *v1alpha1.Pipeline, status metav1.ConditionStatus, reason, msg string) {
+	setPipelineCond(p, CondReady, status, reason, msg)
+	meta.RemoveStatusCondition(&p.Status.Conditions, CondStalled)
+	meta.RemoveStatusCondition(&p.Status.Conditions, CondReconciling)
+}
+
+func pipelineRetrying(p *v1alpha1.Pipeline, reason, msg string) {
+	setPipelineCond(p, CondReady, metav1.ConditionFalse, reason, msg)
+	setPipelineCond(p, CondReconciling, metav1.ConditionTrue, reason, msg)
+	meta.RemoveStatusCondition(&p.Status.Conditions, CondStalled)
+}
+
+func setPipelineCond(p *v1alpha1.Pipeline, typ string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: p.Generation,
+	})
+}
+
+func (r *pipelineReconciler) event(p *v1alpha1.Pipeline, typ, reason, action, note string) {
+	if r.stacks.events == nil {
+		return
+	}
+	if len(note) > 1000 {
+		note = note[:1000] + "…"
+	}
+	r.stacks.events.Eventf(p, nil, typ, reason, action, "%s", note)
+}
+
+// pipelinesOfStack maps a Stack to the Pipelines of its namespace whose
+// stages name it.
+func (r *pipelineReconciler) pipelinesOfStack(ctx context.Context, obj client.Object) []reconcile.Request {
+	var l v1alpha1.PipelineList
+	if err := r.stacks.client.List(ctx, &l, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, p := range l.Items {
+		for _, stage := range p.Spec.Stages {
+			if slices.Contains(stage.Stacks, obj.GetName()) {
+				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
+				break
+			}
+		}
+	}
+	return out
+}

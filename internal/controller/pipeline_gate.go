@@ -1,0 +1,189 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/gate"
+	"github.com/convoy-sh/convoy/internal/run"
+)
+
+// maxGateOutput bounds a failed gate's output in the status.
+const maxGateOutput = 4000
+
+// gateResult is one gate's verdict on one Stack.
+type gateResult = gateVerdict
+
+// stageGate evaluates gate j of stage i. A prometheus gate is one query
+// for the stage; test and cel gates are evaluated on every Stack of the
+// stage, in order: the first Stack one fails on fails it.
+func (r *pipelineReconciler) stageGate(ctx context.Context, p *v1alpha1.Pipeline, i, j int, stacks map[string]*v1alpha1.Stack) gateVerdict {
+	stage := p.Spec.Stages[i]
+	g := stage.Gates[j]
+	if g.Prometheus != nil {
+		return prometheusGate(ctx, g.Prometheus)
+	}
+	for _, name := range stage.Stacks {
+		st := stacks[name]
+		if st == nil {
+			return gateVerdict{Failed: true, Output: fmt.Sprintf("Stack %s not found", name)}
+		}
+		v := r.evaluateGate(ctx, st, g)
+		if v.Failed {
+			v.Output = capOutput(fmt.Sprintf("Stack %s: %s", name, v.Output))
+		}
+		if v.Failed || v.Pending {
+			return v
+		}
+	}
+	return gateVerdict{}
+}
+
+// evaluateGate is the one place a gate is evaluated on a Stack. A gate
+// that cannot be evaluated fails (closed).
+func (r *pipelineReconciler) evaluateGate(ctx context.Context, st *v1alpha1.Stack, g v1alpha1.Gate) gateResult {
+	switch {
+	case g.Test != nil:
+		return r.testGate(ctx, st)
+	case g.CEL != "":
+		return r.celGate(ctx, st, g.CEL)
+	case g.Prometheus != nil:
+		return prometheusGate(ctx, g.Prometheus)
+	}
+	return gateResult{Failed: true, Output: "a gate is one of test, cel and prometheus"}
+}
+
+// prometheusGate runs the gate's query (internal/gate: every sample at
+// most max; no data, an error or an address that does not answer fail).
+func prometheusGate(ctx context.Context, g *v1alpha1.PrometheusGate) gateResult {
+	res := gate.EvalPrometheus(ctx, gate.Prometheus{Address: g.Address, Query: g.Query, Max: g.Max})
+	return verdictOf(res)
+}
+
+func verdictOf(res gate.Result) gateResult {
+	if res.Passed {
+		return gateResult{}
+	}
+	out := res.Output
+	if res.Err != nil && !strings.Contains(out, res.Err.Error()) {
+		out = strings.TrimSpace(out + ": " + res.Err.Error())
+	}
+	return gateResult{Failed: true, Output: capOutput(out)}
+}
+
+// celGate evaluates the expression over the live objects of the Stack's
+// deployed revisions (run.Objects; Secrets without their values). A
+// release without a deployed revision, or an object of one that is gone,
+// fails the gate, named.
+func (r *pipelineReconciler) celGate(ctx context.Context, st *v1alpha1.Stack, expr string) gateResult {
+	c, err := gate.CompileCEL(expr)
+	if err != nil {
+		return gateResult{Failed: true, Output: err.Error()}
+	}
+	return r.withStackRun(ctx, st, func(opts run.Options, in *inputs) gateResult {
+		objs, err := run.Objects(ctx, opts)
+		if err != nil {
+			return gateResult{Failed: true, Output: capOutput(r.stacks.stripCachePaths(message(err, nil, in)))}
+		}
+		return verdictOf(c.Eval(ctx, gate.ObjectMaps(objs)))
+	})
+}
+
+// withStackRun fetches the Stack's source and reads its inputs as its
+// reconciles do, and calls f with the run options they use.
+func (r *pipelineReconciler) withStackRun(ctx context.Context, st *v1alpha1.Stack, f func(run.Options, *inputs) gateResult) gateResult {
+	sr := r.stacks
+	stacksDir, chartsDir, tmpDir := sr.dirs()
+	for _, d := range []string{stacksDir, chartsDir, tmpDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return gateResult{Failed: true, Output: err.Error()}
+		}
+	}
+	res, drop, err := sr.sourceResolver(ctx, st, tmpDir)
+	if err != nil {
+		return gateResult{Failed: true, Output: err.Error()}
+	}
+	defer drop()
+	reg := sr.registry
+	reg.Resolver = res
+	fetched, release, err := sr.fetch(ctx, reg, stacksDir, st.Spec.Source)
+	if err != nil {
+		return gateResult{Failed: true, Output: "spec.source: " + err.Error()}
+	}
+	defer release()
+	cfg, diags := config.LoadDir(fetched.Dir)
+	if diags.HasErrors() {
+		return gateResult{Failed: true, Output: diagText(diags, cfg)}
+	}
+	in, err := readInputs(ctx, sr.reader, st, fetched.Digest, cfg.Variables, tmpDir)
+	if err != nil {
+		return gateResult{Failed: true, Output: err.Error()}
+	}
+	defer in.cleanup()
+	opts := sr.runOptions(st, fetched, in)
+	opts.Announce = nil
+	return f(opts, in)
+}
+
+// testGate runs the test hooks of the Stack's releases (convoy test) with
+// the run options the Stack's reconciles use. Its output names the failed
+// tests, with their pods' logs.
+func (r *pipelineReconciler) testGate(ctx context.Context, st *v1alpha1.Stack) gateResult {
+	return r.withStackRun(ctx, st, func(opts run.Options, in *inputs) gateResult {
+		return r.testOutcome(ctx, opts, in)
+	})
+}
+
+func (r *pipelineReconciler) testOutcome(ctx context.Context, opts run.Options, in *inputs) gateResult {
+	sr := r.stacks
+	tested, err := run.Test(ctx, opts, run.TestRequest{})
+	var le *run.LockedError
+	if errors.As(err, &le) {
+		// The Stack's own reconcile holds the lock: the tests run later.
+		return gateResult{Pending: true}
+	}
+	if err != nil {
+		return gateResult{Failed: true, Output: message(err, nil, in)}
+	}
+	var b strings.Builder
+	for _, t := range tested {
+		if !t.Failed() {
+			continue
+		}
+		inst := t.Instance
+		if t.Err != nil {
+			fmt.Fprintf(&b, "%s (%s/%s): %s\n", inst.Addr, inst.Namespace, inst.Name, message(t.Err, nil, in))
+			continue
+		}
+		var failed []string
+		for _, h := range t.Result.Hooks {
+			if h.LastRun.Phase != "" && h.LastRun.Phase != "Succeeded" {
+				failed = append(failed, h.Name)
+			}
+		}
+		fmt.Fprintf(&b, "%s (%s/%s): failed tests %s: %s\n", inst.Addr, inst.Namespace, inst.Name, strings.Join(failed, ", "), in.redact(t.Result.Err.Error()))
+		for _, l := range t.Result.Logs {
+			if l.Err != nil {
+				fmt.Fprintf(&b, "Logs of pod %s, container %s: %v\n", l.Pod, l.Container, l.Err)
+				continue
+			}
+			fmt.Fprintf(&b, "Logs of pod %s, container %s:\n%s\n", l.Pod, l.Container, in.redact(strings.TrimRight(l.Log, "\n")))
+		}
+	}
+	if b.Len() == 0 {
+		return gateResult{}
+	}
+	return gateResult{Failed: true, Output: capOutput(sr.stripCachePaths(strings.TrimSpace(b.String())))}
+}
+
+func capOutput(s string) string {
+	if len(s) <= maxGateOutput {
+		return s
+	}
+	return s[:maxGateOutput] + "… (cut)"
+}

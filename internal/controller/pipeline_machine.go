@@ -1,0 +1,273 @@
+package controller
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/convoy-sh/convoy/api/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The stage machine is a pure function from what a Pipeline's reconcile
+// observed (the newest matching digest, the stages' previous phases, the
+// Stacks' pins and readiness, the gates' verdicts) to what it should do
+// (pin Stacks) and record (the stages' phases, notices). The reconciler
+// observes and acts; the tests drive this function alone.
+
+// gateRecheck is how often the gates are evaluated again during a bake
+// (and once more when it ends).
+const gateRecheck = 30 * time.Second
+
+// stackView is what the stage machine knows of one Stack.
+type stackView struct {
+	// Pinned is the digest of the Stack's spec.source ("": none).
+	Pinned string
+	// Ready: Ready on Pinned, the plan of its current generation applied.
+	Ready bool
+	// Failed says why the Stack failed on Pinned ("": it did not).
+	Failed string
+	// NotReady is its Ready condition's reason and message.
+	NotReady string
+}
+
+// gateVerdict is one gate's evaluation.
+type gateVerdict struct {
+	// Pending: not evaluated now (the stack is busy); check again soon.
+	Pending bool
+	// Failed, with Output saying why.
+	Failed bool
+	Output string
+}
+
+// machineInput is what a reconcile observed.
+type machineInput struct {
+	Now time.Time
+	// Latest is the newest matching digest ("": none yet).
+	Latest string
+	Spec   *v1alpha1.PipelineSpec
+	// Stages are the phases recorded last (matched to the spec by name).
+	Stages []v1alpha1.StageStatus
+	Stacks map[string]stackView
+	// Gate evaluates gate j of stage i for a digest; called only for a
+	// baking stage whose Stacks are all Ready on it.
+	Gate func(stage, gate int, digest string) gateVerdict
+}
+
+// stageNotice is a notification of a stage's event, sent once per stage
+// and digest.
+type stageNotice struct {
+	Event   v1alpha1.NotificationEvent
+	Stage   string
+	Digest  string
+	Message string
+}
+
+// machineOutput is what to do and record.
+type machineOutput struct {
+	Stages []v1alpha1.StageStatus
+	// Pins are the Stacks to pin, to the digest.
+	Pins map[string]string
+	// Requeue is when to look again for the bake or the gates (0: when a
+	// Stack or the tags change).
+	Requeue time.Duration
+	Notices []stageNotice
+}
+
+// stepStages advances every stage as far as the observations allow, in
+// order, so that a digest a stage verifies reaches the next stage in the
+// same step.
+func stepStages(in machineInput) machineOutput {
+	out := machineOutput{Pins: map[string]string{}}
+	prev := map[string]v1alpha1.StageStatus{}
+	for _, s := range in.Stages {
+		prev[s.Name] = s
+	}
+	now := metav1.NewTime(in.Now)
+	m := &machine{in: in, out: &out, now: now}
+	for i, stage := range in.Spec.Stages {
+		s, ok := prev[stage.Name]
+		if !ok || s.Phase == "" {
+			s = v1alpha1.StageStatus{Name: stage.Name, Phase: v1alpha1.PhaseWaiting, Since: &now, Message: "no digest has reached this stage"}
+		}
+		// The digest this stage may receive: the newest for the first
+		// stage, else what the previous stage verified, and only while it
+		// is at rest on it (a failed or busy stage halts the pipeline).
+		candidate := in.Latest
+		if i > 0 {
+			candidate = ""
+			if p := out.Stages[i-1]; p.Phase == v1alpha1.PhaseVerified {
+				candidate = p.Verified
+			}
+		}
+		if candidate != "" && candidate != s.Digest {
+			s = m.start(stage, s, candidate)
+		}
+		if s.Phase == v1alpha1.PhaseAwaitingApproval {
+			m.awaitApproval(stage, &s)
+		}
+		if s.Phase == v1alpha1.PhasePromoting {
+			m.promote(stage, &s)
+		}
+		if s.Phase == v1alpha1.PhaseBaking {
+			m.bake(i, stage, &s)
+		}
+		if s.Phase == v1alpha1.PhaseFailed && stage.Rollback && s.Verified != "" && s.Verified != s.Digest {
+			for _, name := range stage.Stacks {
+				if v := in.Stacks[name]; v.Pinned != s.Verified {
+					out.Pins[name] = s.Verified
+				}
+			}
+		}
+		out.Stages = append(out.Stages, s)
+	}
+	return out
+}
+
+type machine struct {
+	in  machineInput
+	out *machineOutput
+	now metav1.Time
+}
+
+func (m *machine) requeue(d time.Duration) {
+	d = max(d, time.Second)
+	if m.out.Requeue == 0 || d < m.out.Requeue {
+		m.out.Requeue = d
+	}
+}
+
+func (m *machine) phase(s *v1alpha1.StageStatus, p v1alpha1.StagePhase, msg string) {
+	s.Phase, s.Message, s.Since = p, msg, &m.now
+}
+
+// start moves a stage to a new digest: it waits for approval, or is
+// promoted.
+func (m *machine) start(stage v1alpha1.Stage, s v1alpha1.StageStatus, digest string) v1alpha1.StageStatus {
+	s.Digest, s.FailedGate, s.GatesChecked = digest, nil, nil
+	m.phase(&s, v1alpha1.PhasePromoting, "pinning the Stacks to "+digest)
+	if stage.Approval == v1alpha1.ApprovalManual {
+		m.phase(&s, v1alpha1.PhaseAwaitingApproval, "")
+	}
+	return s
+}
+
+func (m *machine) awaitApproval(stage v1alpha1.Stage, s *v1alpha1.StageStatus) {
+	if stage.Approval != v1alpha1.ApprovalManual || m.in.Spec.ApprovedFor(stage.Name, s.Digest) {
+		m.phase(s, v1alpha1.PhasePromoting, "approved: pinning the Stacks to "+s.Digest)
+		return
+	}
+	s.Message = fmt.Sprintf("digest %s waits for approval: convoy promote PIPELINE %s --digest %s", s.Digest, stage.Name, s.Digest)
+	m.out.Notices = append(m.out.Notices, stageNotice{v1alpha1.EventApprovalRequired, stage.Name, s.Digest, s.Message})
+}
+
+// promote pins the stage's Stacks in waves of maxParallel: a Stack is in
+// progress from its pin until it is Ready on the digest.
+func (m *machine) promote(stage v1alpha1.Stage, s *v1alpha1.StageStatus) {
+	d := s.Digest
+	limit := len(stage.Stacks)
+	if stage.MaxParallel != nil && *stage.MaxParallel >= 1 {
+		limit = int(*stage.MaxParallel)
+	}
+	ready, busy := 0, 0
+	for _, name := range stage.Stacks {
+		v := m.in.Stacks[name]
+		switch {
+		case v.Pinned != d:
+		case v.Failed != "":
+			m.fail(stage, s, fmt.Sprintf("Stack %s failed on %s: %s", name, d, v.Failed), nil)
+			return
+		case v.Ready:
+			ready++
+		default:
+			busy++
+		}
+	}
+	for _, name := range stage.Stacks {
+		if busy >= limit {
+			break
+		}
+		if m.in.Stacks[name].Pinned != d {
+			m.out.Pins[name] = d
+			busy++
+		}
+	}
+	if ready < len(stage.Stacks) {
+		s.Message = fmt.Sprintf("%d of %d Stacks Ready on %s", ready, len(stage.Stacks), d)
+		return
+	}
+	msg := "every Stack is Ready on " + d
+	if stage.Bake != nil && stage.Bake.Duration > 0 {
+		msg += ": baking for " + stage.Bake.Duration.String()
+	}
+	m.phase(s, v1alpha1.PhaseBaking, msg)
+}
+
+// bake checks that the Stacks stay Ready and the gates hold until the
+// bake time has passed.
+func (m *machine) bake(i int, stage v1alpha1.Stage, s *v1alpha1.StageStatus) {
+	d := s.Digest
+	for _, name := range stage.Stacks {
+		if v := m.in.Stacks[name]; v.Pinned != d || !v.Ready {
+			m.fail(stage, s, fmt.Sprintf("Stack %s stopped being Ready on %s during the bake: %s", name, d, v.NotReady), nil)
+			return
+		}
+	}
+	var bake time.Duration
+	if stage.Bake != nil {
+		bake = stage.Bake.Duration
+	}
+	elapsed := m.in.Now.Sub(s.Since.Time)
+	over := elapsed >= bake
+	due := over || s.GatesChecked == nil || m.in.Now.Sub(s.GatesChecked.Time) >= gateRecheck
+	if len(stage.Gates) > 0 && due {
+		for j := range stage.Gates {
+			v := m.in.Gate(i, j, d)
+			switch {
+			case v.Failed:
+				m.fail(stage, s, fmt.Sprintf("gate %s failed on %s", gateName(i, j, stage.Gates[j]), d),
+					&v1alpha1.FailedGate{Gate: gateName(i, j, stage.Gates[j]), Output: v.Output})
+				return
+			case v.Pending:
+				m.requeue(5 * time.Second)
+				return
+			}
+		}
+		s.GatesChecked = &m.now
+	}
+	if !over {
+		next := bake - elapsed
+		if len(stage.Gates) > 0 {
+			next = min(next, gateRecheck)
+		}
+		m.requeue(next)
+		return
+	}
+	s.Verified, s.GatesChecked = d, nil
+	msg := "verified " + d
+	if bake > 0 {
+		msg += fmt.Sprintf(" (Ready and the gates holding for %s)", bake)
+	}
+	m.phase(s, v1alpha1.PhaseVerified, msg)
+	m.out.Notices = append(m.out.Notices, stageNotice{v1alpha1.EventStageVerified, stage.Name, d, msg})
+}
+
+func (m *machine) fail(stage v1alpha1.Stage, s *v1alpha1.StageStatus, msg string, gate *v1alpha1.FailedGate) {
+	if stage.Rollback && s.Verified != "" {
+		msg += "; rolled back to " + s.Verified
+	}
+	s.FailedGate, s.GatesChecked = gate, nil
+	m.phase(s, v1alpha1.PhaseFailed, msg)
+	m.out.Notices = append(m.out.Notices, stageNotice{v1alpha1.EventStageFailed, stage.Name, s.Digest, msg})
+}
+
+// gateName is where a gate is in the spec, with its kind.
+func gateName(i, j int, g v1alpha1.Gate) string {
+	kind := "test"
+	switch {
+	case g.CEL != "":
+		kind = "cel"
+	case g.Prometheus != nil:
+		kind = "prometheus"
+	}
+	return fmt.Sprintf("spec.stages[%d].gates[%d] (%s)", i, j, kind)
+}
