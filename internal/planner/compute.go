@@ -340,7 +340,11 @@ func (c *computer) liveShared(ctx context.Context, kc *kube.Client, ref kube.Ref
 // (kube.Client.ListApplied) shared by the releases the plan proves
 // unchanged: no spec, status or other managers' fields are decoded or
 // kept for them. Releases planned in full read full lists (liveShared).
-func (c *computer) liveApplied(ctx context.Context, kc *kube.Client, ref kube.Ref) (*kube.Applied, error) {
+//
+// An engine with a Metadata cache (the controller's shared informers)
+// serves these lists without asking the API server.
+func (c *computer) liveApplied(ctx context.Context, eng *release.Engine, ref kube.Ref) (*kube.Applied, error) {
+	kc := eng.Kube()
 	namespaced, err := kc.IsNamespaced(ref.GroupVersionKind())
 	if err != nil || (namespaced && ref.Namespace == "") {
 		live, err := getLive(ctx, kc, ref)
@@ -350,6 +354,12 @@ func (c *computer) liveApplied(ctx context.Context, kc *kube.Client, ref kube.Re
 		return kube.AppliedOf(kc.FieldManager(), live), nil
 	}
 	return sharedList(c, &c.applied, kc, ref, func(opts metav1.ListOptions) (map[string]*kube.Applied, error) {
+		if l := eng.Metadata(); l != nil {
+			objs, ok, err := kc.ListAppliedFrom(ctx, l, ref.APIVersion(), ref.Kind, ref.Namespace, opts)
+			if ok || err != nil {
+				return objs, err
+			}
+		}
 		objs, err := kc.ListApplied(ctx, ref.APIVersion(), ref.Kind, ref.Namespace, opts)
 		if err == nil {
 			return objs, nil
