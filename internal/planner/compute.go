@@ -70,7 +70,26 @@ type Input struct {
 	// Observe says how the plan records the objects of releases it proves
 	// unchanged (ObserveContent by default).
 	Observe Observe
+	// Live says how the plan reads the live objects of releases it plans
+	// in full (LiveLists by default).
+	Live LiveReads
 }
+
+// LiveReads is how a plan reads the full live objects of the releases it
+// plans in full (those it proves unchanged read metadata: liveApplied).
+type LiveReads int
+
+const (
+	// LiveLists reads them from one list per kind and namespace, shared
+	// by the plan's releases: the fewest requests when many releases are
+	// planned in full (the CLI).
+	LiveLists LiveReads = iota
+	// LiveGets reads each object with a GET, once per plan: for plans
+	// whose metadata lists come from a cache (the controller's shared
+	// informers), where most releases are proven unchanged and a list of
+	// a kind would read every object of the namespace for a few.
+	LiveGets
+)
 
 // Observe is how a plan records the live objects of the releases it
 // proves unchanged (plan.Observed), which apply compares with the cluster
@@ -258,6 +277,7 @@ type computer struct {
 
 	histories memo.Map[nsKey, map[string][]*release.Release]           // records by release name
 	lists     memo.Map[kindKey, map[string]*unstructured.Unstructured] // live objects by name
+	gets      memo.Map[objectKey, *unstructured.Unstructured]          // LiveGets: live objects read
 	// applied are the metadata lists the fast path reads (liveApplied).
 	applied memo.Map[kindKey, map[string]*kube.Applied]
 	// outputs are the outputs of the deployed revisions that releases
@@ -292,6 +312,12 @@ type revisionKey struct {
 	revision int
 }
 
+// objectKey is an object of a cluster.
+type objectKey struct {
+	cluster kube.ClusterID
+	ref     kube.Ref
+}
+
 // kindKey is a kind in a namespace of a cluster.
 type kindKey struct {
 	nsKey
@@ -318,6 +344,9 @@ func (c *computer) live(ctx context.Context, kc *kube.Client, ref kube.Ref) (*un
 // liveShared is live without the copy: the object is the plan's, shared,
 // and must not be modified.
 func (c *computer) liveShared(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.Unstructured, error) {
+	if c.in.Live == LiveGets {
+		return c.gets.Get(objectKey{kc.ClusterID(), ref}, func() (*unstructured.Unstructured, error) { return getLive(ctx, kc, ref) })
+	}
 	namespaced, err := kc.IsNamespaced(ref.GroupVersionKind())
 	if err != nil || (namespaced && ref.Namespace == "") {
 		return getLive(ctx, kc, ref)
