@@ -76,6 +76,7 @@ spec:
     spec: { containers: [ { name: app, image: "nginx:1.27" } ] }
 Y
 echo "pushing $stacks stacks of $releases releases ..."
+pushes=()
 start=$(date +%s.%N)
 for n in $(seq 1 "$stacks"); do
   i=$(printf %04d "$n")
@@ -97,10 +98,11 @@ release "app" {
 }
 HCL
   "$work/convoy" push "$d" "oci://127.0.0.1:$port/stacks/s$i:v1" >/dev/null 2>>"$work/push.err" &
-  # Pushes in parallel, four at a time.
-  if [ $((n % 4)) -eq 0 ]; then wait; fi
+  pushes+=($!)
+  # Pushes in parallel, four at a time (waiting for them, not the registry).
+  if [ ${#pushes[@]} -eq 4 ]; then wait "${pushes[@]}"; pushes=(); fi
 done
-wait
+[ ${#pushes[@]} -eq 0 ] || wait "${pushes[@]}"
 awk -v s="$start" -v e="$(date +%s.%N)" -v n="$stacks" 'BEGIN { printf "pushed %d stacks in %.1f s\n", n, e - s }'
 
 "$work/convoy" controller install >/dev/null
