@@ -11,13 +11,20 @@
 #   2. each controller's CPU time and peak RSS over that run;
 #   3. the reconcile latency of one changed Stack (a var changed in its
 #      spec: until its new plan is applied and it is Ready again), with the
-#      whole fleet idle at a 10m interval.
+#      whole fleet idle at a 10m interval;
+#   4. no-change reconciles: every Stack's interval set to 20s, one round
+#      of plans let pass (the first plan after an apply lists directly),
+#      then the requests of the next round (at least STACKS no-change
+#      reconciles), by verb, per no-change reconcile, from both
+#      controllers' convoy_controller_kube_requests_total.
 #
 # Usage: hack/bench/controller.sh [STACKS] [RELEASES]. Needs the devcluster
-# tools and the registry (make tools; source the tools' env).
+# tools and the registry (make tools; source the tools' env). CONVOY_SRC
+# names another checkout to build convoy from (before/after pairs with
+# this script).
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/../.." && pwd)
+root=${CONVOY_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 stacks=${1:-200}
 releases=${2:-5}
 : "${CONVOY_REGISTRY:?set CONVOY_REGISTRY to the registry binary (make tools)}"
@@ -69,9 +76,10 @@ spec:
     spec: { containers: [ { name: app, image: "nginx:1.27" } ] }
 Y
 echo "pushing $stacks stacks of $releases releases ..."
+pushes=()
 start=$(date +%s.%N)
 for n in $(seq 1 "$stacks"); do
-  i=$(printf %03d "$n")
+  i=$(printf %04d "$n")
   d=$work/src/stacks/s$i
   mkdir -p "$d"
   cat > "$d/stack.hcl" <<HCL
@@ -89,14 +97,18 @@ release "app" {
   values           = [{ message = var.message }]
 }
 HCL
-  "$work/convoy" push "$d" "oci://127.0.0.1:$port/stacks/s$i:v1" >/dev/null 2>>"$work/push.err"
+  "$work/convoy" push "$d" "oci://127.0.0.1:$port/stacks/s$i:v1" >/dev/null 2>>"$work/push.err" &
+  pushes+=($!)
+  # Pushes in parallel, four at a time (waiting for them, not the registry).
+  if [ ${#pushes[@]} -eq 4 ]; then wait "${pushes[@]}"; pushes=(); fi
 done
+[ ${#pushes[@]} -eq 0 ] || wait "${pushes[@]}"
 awk -v s="$start" -v e="$(date +%s.%N)" -v n="$stacks" 'BEGIN { printf "pushed %d stacks in %.1f s\n", n, e - s }'
 
 "$work/convoy" controller install >/dev/null
 kubectl create namespace bench >/dev/null
 for n in $(seq 1 "$stacks"); do
-  i=$(printf %03d "$n")
+  i=$(printf %04d "$n")
   shard=$([ $((10#$i % 2)) -eq 0 ] && echo a || echo b)
   cat <<Y
 ---
@@ -118,8 +130,11 @@ rss() { awk '/VmHWM/ { printf "%d", $2 / 1024 }' "/proc/$1/status"; }
 echo "starting two controllers (shards a and b) ..."
 start=$(date +%s.%N)
 ctl=()
+mport=()
 for shard in a b; do
-  "$work/convoy" controller --shard "$shard" --concurrency 8 --metrics-address 0 --health-address 0 \
+  p=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  mport+=("$p")
+  "$work/convoy" controller --shard "$shard" --concurrency 8 --metrics-address "127.0.0.1:$p" --health-address 0 \
     --cache-dir "$work/cache-$shard" >"$work/controller-$shard.log" 2>&1 &
   pids+=($!); ctl+=($!)
 done
@@ -136,12 +151,41 @@ for k in 0 1; do
 done
 
 echo "changing one Stack ..."
-before=$(kubectl get stack s001 -n bench -o jsonpath='{.status.lastAppliedPlan}')
+before=$(kubectl get stack s0001 -n bench -o jsonpath='{.status.lastAppliedPlan}')
 start=$(date +%s.%N)
-kubectl patch stack s001 -n bench --type merge -p '{"spec":{"vars":{"message":"v2"}}}' >/dev/null
-until [ "$(kubectl get stack s001 -n bench -o jsonpath='{.status.lastAppliedPlan}')" != "$before" ] &&
-      [ "$(kubectl get stack s001 -n bench -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]; do
+kubectl patch stack s0001 -n bench --type merge -p '{"spec":{"vars":{"message":"v2"}}}' >/dev/null
+until [ "$(kubectl get stack s0001 -n bench -o jsonpath='{.status.lastAppliedPlan}')" != "$before" ] &&
+      [ "$(kubectl get stack s0001 -n bench -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]; do
   sleep 0.05
 done
 awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "reconcile latency of one changed Stack: %.2f s (patch to Ready, via kubectl polling)\n", e - s }'
-echo "revision of s001's releases: $(kubectl get stack s001 -n bench -o jsonpath='{range .status.releases[*]}{.name}:{.revision} {end}')"
+echo "revision of s0001's releases: $(kubectl get stack s0001 -n bench -o jsonpath='{range .status.releases[*]}{.name}:{.revision} {end}')"
+
+# metric NAME LABEL: the sum over both controllers of one series.
+metric() {
+  local total=0 v
+  for p in "${mport[@]}"; do
+    v=$(curl -sf "http://127.0.0.1:$p/metrics" | awk -v k="$1{$2}" '$1 == k { print $2 }')
+    total=$(awk -v a="$total" -v b="${v:-0}" 'BEGIN { printf "%.0f", a + b }')
+  done
+  echo "$total"
+}
+echo "no-change reconciles: every Stack's interval set to 20s ..."
+sed 's/interval: 10m/interval: 20s/' "$work/stacks.yaml" | kubectl apply -f - >/dev/null
+# One round lets the plans that follow the applies pass (they list).
+base=$(metric convoy_controller_reconciles_total 'result="uptodate"')
+until [ "$(metric convoy_controller_reconciles_total 'result="uptodate"')" -ge $((base + stacks)) ]; do sleep 1; done
+verbs="get list watch patch discovery post put delete"
+declare -A r0
+for v in $verbs; do r0[$v]=$(metric convoy_controller_kube_requests_total "verb=\"$v\""); done
+u0=$(metric convoy_controller_reconciles_total 'result="uptodate"')
+start=$(date +%s.%N)
+until [ "$(metric convoy_controller_reconciles_total 'result="uptodate"')" -ge $((u0 + stacks)) ]; do sleep 1; done
+u1=$(metric convoy_controller_reconciles_total 'result="uptodate"')
+line=""
+for v in $verbs; do
+  d=$(( $(metric convoy_controller_kube_requests_total "verb=\"$v\"") - ${r0[$v]} ))
+  [ "$d" -ne 0 ] && line+=$(awk -v v="$v" -v d="$d" -v n="$((u1 - u0))" 'BEGIN { printf "%s %d (%.2f per reconcile), ", v, d, d / n }')
+done
+awk -v s="$start" -v e="$(date +%s.%N)" -v n="$((u1 - u0))" 'BEGIN { printf "%d no-change reconciles in %.1f s\n", n, e - s }'
+echo "their requests: ${line%, }"

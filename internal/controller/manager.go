@@ -191,6 +191,8 @@ func Run(ctx context.Context, o Options) error {
 	}); err != nil {
 		return err
 	}
+	// The shared informers stop with the manager.
+	defer r.conns.Close()
 	return mgr.Start(ctx)
 }
 

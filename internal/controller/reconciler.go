@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
@@ -49,7 +50,11 @@ type reconciler struct {
 	// metric); conns keeps their cluster connections across reconciles.
 	traffic *kube.Traffic
 	conns   *run.Connections
-	cache   *cacheJanitor
+	// wrote are the Stacks (namespace/name) whose last run applied: their
+	// next plan lists directly instead of reading the shared informers,
+	// which may not have seen the apply's writes yet (freshness guard).
+	wrote sync.Map
+	cache *cacheJanitor
 }
 
 // outcome is what one reconcile decided.
@@ -247,6 +252,9 @@ func (r *reconciler) runOptions(st *v1alpha1.Stack, f *stacksource.Fetched, in *
 	}
 }
 
+// stackKey names a Stack in the reconciler's maps: namespace/name.
+func stackKey(st *v1alpha1.Stack) string { return st.Namespace + "/" + st.Name }
+
 // mayApply says whether the Stack's pending plan may be applied now.
 func mayApply(st *v1alpha1.Stack, p *v1alpha1.PlanStatus) bool {
 	switch {
@@ -269,7 +277,17 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	st := sr.st
 	planning(ctx, sr.fetched.Ref.String())
 	t := time.Now()
-	planned, err := run.Plan(ctx, sr.opts, run.PlanRequest{})
+	opts, req := sr.opts, run.PlanRequest{}
+	if _, wrote := r.wrote.LoadAndDelete(stackKey(st)); !wrote {
+		// Records and live objects as the shared informers hold them,
+		// without a list request. Releases proven unchanged are then
+		// observed by what convoy's manager applied (metadata), not by
+		// their content (full objects, a list per kind): the check before
+		// an apply still names an object deleted, recreated or edited by
+		// another manager since the plan (docs/controller.md, Limits).
+		opts.Clusters.Lists, req.Observe = run.ListShared, run.ObserveMetadata
+	}
+	planned, err := run.Plan(ctx, opts, req)
 	r.metrics.duration.WithLabelValues("plan").Observe(time.Since(t).Seconds())
 	var foreign *plan.ForeignError
 	if err != nil && !errors.As(err, &foreign) {
@@ -418,8 +436,11 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 	})
 	r.metrics.duration.WithLabelValues("apply").Observe(time.Since(t).Seconds())
 	// The apply may have installed kinds (CRDs) the kept connections'
-	// capabilities lack: templates must see them in the next plan.
+	// capabilities lack: templates must see them in the next plan. And
+	// the shared informers may not have seen its writes yet: the next
+	// plan of this Stack lists directly.
 	r.conns.Forget()
+	r.wrote.Store(stackKey(st), true)
 	var p *plan.Plan
 	if res != nil {
 		p = res.Plan

@@ -73,7 +73,26 @@ type Input struct {
 	// Records lists the metadata of a namespace's release records (nil:
 	// the engine lists them; records.go).
 	Records RecordSource
+	// Live says how the plan reads the live objects of releases it plans
+	// in full (LiveLists by default).
+	Live LiveReads
 }
+
+// LiveReads is how a plan reads the full live objects of the releases it
+// plans in full (those it proves unchanged read metadata: liveApplied).
+type LiveReads int
+
+const (
+	// LiveLists reads them from one list per kind and namespace, shared
+	// by the plan's releases: the fewest requests when many releases are
+	// planned in full (the CLI).
+	LiveLists LiveReads = iota
+	// LiveGets reads each object with a GET, once per plan: for plans
+	// whose metadata lists come from a cache (the controller's shared
+	// informers), where most releases are proven unchanged and a list of
+	// a kind would read every object of the namespace for a few.
+	LiveGets
+)
 
 // Observe is how a plan records the live objects of the releases it
 // proves unchanged (plan.Observed), which apply compares with the cluster
@@ -265,6 +284,7 @@ type computer struct {
 	fullHistories memo.Map[recordsKey, []*release.Release]
 	records       memo.Map[revisionKey, *release.Release]
 	lists         memo.Map[kindKey, map[string]*unstructured.Unstructured] // live objects by name
+	gets          memo.Map[objectKey, *unstructured.Unstructured]          // LiveGets: live objects read
 	// applied are the metadata lists the fast path reads (liveApplied).
 	applied memo.Map[kindKey, map[string]*kube.Applied]
 	// outputs are the outputs of the deployed revisions that releases
@@ -299,6 +319,12 @@ type revisionKey struct {
 	revision int
 }
 
+// objectKey is an object of a cluster.
+type objectKey struct {
+	cluster kube.ClusterID
+	ref     kube.Ref
+}
+
 // kindKey is a kind in a namespace of a cluster.
 type kindKey struct {
 	nsKey
@@ -325,6 +351,9 @@ func (c *computer) live(ctx context.Context, kc *kube.Client, ref kube.Ref) (*un
 // liveShared is live without the copy: the object is the plan's, shared,
 // and must not be modified.
 func (c *computer) liveShared(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.Unstructured, error) {
+	if c.in.Live == LiveGets {
+		return c.gets.Get(objectKey{kc.ClusterID(), ref}, func() (*unstructured.Unstructured, error) { return getLive(ctx, kc, ref) })
+	}
 	namespaced, err := kc.IsNamespaced(ref.GroupVersionKind())
 	if err != nil || (namespaced && ref.Namespace == "") {
 		return getLive(ctx, kc, ref)
@@ -347,7 +376,11 @@ func (c *computer) liveShared(ctx context.Context, kc *kube.Client, ref kube.Ref
 // (kube.Client.ListApplied) shared by the releases the plan proves
 // unchanged: no spec, status or other managers' fields are decoded or
 // kept for them. Releases planned in full read full lists (liveShared).
-func (c *computer) liveApplied(ctx context.Context, kc *kube.Client, ref kube.Ref) (*kube.Applied, error) {
+//
+// An engine with a Metadata cache (the controller's shared informers)
+// serves these lists without asking the API server.
+func (c *computer) liveApplied(ctx context.Context, eng *release.Engine, ref kube.Ref) (*kube.Applied, error) {
+	kc := eng.Kube()
 	namespaced, err := kc.IsNamespaced(ref.GroupVersionKind())
 	if err != nil || (namespaced && ref.Namespace == "") {
 		live, err := getLive(ctx, kc, ref)
@@ -357,6 +390,12 @@ func (c *computer) liveApplied(ctx context.Context, kc *kube.Client, ref kube.Re
 		return kube.AppliedOf(kc.FieldManager(), live), nil
 	}
 	return sharedList(c, &c.applied, kc, ref, func(opts metav1.ListOptions) (map[string]*kube.Applied, error) {
+		if l := eng.Metadata(); l != nil {
+			objs, ok, err := kc.ListAppliedFrom(ctx, l, ref.APIVersion(), ref.Kind, ref.Namespace, opts)
+			if ok || err != nil {
+				return objs, err
+			}
+		}
 		objs, err := kc.ListApplied(ctx, ref.APIVersion(), ref.Kind, ref.Namespace, opts)
 		if err == nil {
 			return objs, nil

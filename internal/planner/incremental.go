@@ -92,7 +92,7 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 		for i, o := range objs {
 			refs[i] = o.Ref
 			if !content {
-				live, err := c.liveApplied(ctx, kc, o.Ref)
+				live, err := c.liveApplied(ctx, eng, o.Ref)
 				if err != nil {
 					return err
 				}

@@ -81,6 +81,11 @@ type EngineOptions struct {
 	// Timings, when not nil, sums the time operations spend in hooks and
 	// record writes.
 	Timings *Timings
+	// Metadata, when not nil, serves the lists of records' metadata and
+	// of live objects' metadata that plans read (the controller's shared
+	// informers); what it does not serve is listed. Nil: every list goes
+	// to the API server (the CLI).
+	Metadata kube.MetadataLister
 }
 
 // Engine runs release operations against one cluster. It holds no
@@ -97,6 +102,8 @@ type Engine struct {
 	timings *Timings
 	// listPageSize is the page size of lists of record metadata.
 	listPageSize int64
+	// metadata serves plans' metadata lists (EngineOptions.Metadata).
+	metadata kube.MetadataLister
 }
 
 // NewEngine connects to the cluster and reads its capabilities (version and
@@ -122,7 +129,7 @@ func NewEngine(ctx context.Context, cfg *rest.Config, opts EngineOptions) (*Engi
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, caps: caps, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings, listPageSize: int64(opts.Kube.ListPageSize)}, nil
+	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, caps: caps, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings, listPageSize: int64(opts.Kube.ListPageSize), metadata: opts.Metadata}, nil
 }
 
 func (opts EngineOptions) notify() func(Event) {
@@ -143,9 +150,16 @@ func (opts EngineOptions) notify() func(Event) {
 // an engine each.
 func (e *Engine) Rebind(opts EngineOptions) *Engine {
 	c := *e
-	c.notify, c.grace, c.timings = opts.notify(), opts.Grace, opts.Timings
+	c.notify, c.grace, c.timings, c.metadata = opts.notify(), opts.Grace, opts.Timings, opts.Metadata
 	return &c
 }
+
+// Metadata serves the metadata lists plans read from a cache kept across
+// runs (nil: none, list).
+func (e *Engine) Metadata() kube.MetadataLister { return e.metadata }
+
+// Meta is the engine's metadata client.
+func (e *Engine) Meta() metadata.Interface { return e.meta }
 
 // Client is the engine's typed Kubernetes client.
 func (e *Engine) Client() kubernetes.Interface { return e.client }
@@ -222,13 +236,21 @@ type RecordKey struct{ Namespace, Name string }
 func (e *Engine) Labelled(ctx context.Context, selector map[string]string) ([]RecordKey, error) {
 	gvr, records := e.recordResource()
 	opts := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(selector).String(), FieldSelector: records}
-	list, err := e.meta.Resource(gvr).List(ctx, opts)
-	if err != nil {
-		return nil, fmt.Errorf("list release records: %w", err)
+	var items []*metav1.PartialObjectMetadata
+	ok := false
+	if e.metadata != nil {
+		items, ok = e.metadata.ListMetadata(ctx, gvr, "", opts)
+	}
+	if !ok {
+		list, err := e.meta.Resource(gvr).List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list release records: %w", err)
+		}
+		items = pointers(list.Items)
 	}
 	seen := map[RecordKey]bool{}
 	var out []RecordKey
-	for _, o := range list.Items {
+	for _, o := range items {
 		k := RecordKey{Namespace: o.Namespace, Name: o.Labels["name"]}
 		if k.Name == "" || seen[k] {
 			continue

@@ -20,8 +20,21 @@ import (
 // ListRecordMeta lists the metadata of a namespace's release records
 // (label owner=helm; Secrets of Helm's record type only) with the metadata
 // client (protobuf where the server offers it), page by page.
+//
+// With the engine's Metadata (the controller's shared informers) the list
+// is served from its cache when it can be; the items then share their
+// labels and annotations with the cache, and are only read.
 func (e *Engine) ListRecordMeta(ctx context.Context, namespace string) ([]metav1.PartialObjectMetadata, error) {
 	gvr, fieldSelector := e.recordResource()
+	if e.metadata != nil {
+		if items, ok := e.metadata.ListMetadata(ctx, gvr, namespace, metav1.ListOptions{LabelSelector: "owner=helm", FieldSelector: fieldSelector}); ok {
+			out := make([]metav1.PartialObjectMetadata, len(items))
+			for i, m := range items {
+				out[i] = *m
+			}
+			return out, nil
+		}
+	}
 	res := e.meta.Resource(gvr).Namespace(namespace)
 	opts := metav1.ListOptions{LabelSelector: "owner=helm", FieldSelector: fieldSelector, Limit: e.pageSize()}
 	var out []metav1.PartialObjectMetadata

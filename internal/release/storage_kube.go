@@ -226,9 +226,42 @@ type lazyLister interface {
 }
 
 // lazyRecords is the engine's driver of a namespace as a lazyLister
-// (NewKubeDriver's drivers all are).
+// (NewKubeDriver's drivers all are), or the engine's Metadata when it has
+// one: records' labels from the cache, each payload read by a GET when
+// decoded.
 func (e *Engine) lazyRecords(namespace string) lazyLister {
-	return NewKubeDriver(e.client, e.driver, namespace).(lazyLister)
+	d := NewKubeDriver(e.client, e.driver, namespace)
+	if e.metadata != nil {
+		return cachedRecords{e: e, namespace: namespace, driver: d}
+	}
+	return d.(lazyLister)
+}
+
+// cachedRecords lists records' metadata from the engine's Metadata, and
+// reads a record's payload with a GET of that record when it is decoded;
+// it lists through the driver what the cache does not serve.
+type cachedRecords struct {
+	e         *Engine
+	namespace string
+	driver    Driver
+}
+
+// listLazy implements lazyLister.
+func (c cachedRecords) listLazy(ctx context.Context, selector map[string]string) ([]lazyRecord, error) {
+	gvr, fields := c.e.recordResource()
+	items, ok := c.e.metadata.ListMetadata(ctx, gvr, c.namespace, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(selector).String(), FieldSelector: fields})
+	if !ok {
+		return c.driver.(lazyLister).listLazy(ctx, selector)
+	}
+	out := make([]lazyRecord, 0, len(items))
+	for _, o := range items {
+		drv, name := c.driver, o.Name
+		if c.namespace == "" {
+			drv = NewKubeDriver(c.e.client, c.e.driver, o.Namespace)
+		}
+		out = append(out, lazyRecord{labels: o.Labels, namespace: o.Namespace, decode: func() (*Release, error) { return drv.Get(ctx, name) }})
+	}
+	return out, nil
 }
 
 // recordResource is the resource the engine's records are kept in, and the

@@ -54,6 +54,10 @@ type ClusterOptions struct {
 	// connects only to clusters no earlier run sharing it reached (the
 	// controller's Stacks). Nil: each run connects afresh (the CLI).
 	Connections *Connections
+	// Lists says where plans take their metadata lists from: ListShared
+	// serves them from Connections' shared informers (the controller,
+	// except right after a Stack's apply); the default lists directly.
+	Lists ListMode
 	// grace is Options.Grace, for the engines' final writes.
 	grace time.Duration
 }
@@ -133,10 +137,14 @@ func (c *Clusters) connect(ctx context.Context, spec *config.ClusterSpec) *clust
 	if c.opts.Connections == nil {
 		eng, err = release.NewEngine(ctx, cfg, opts)
 	} else {
-		eng, err = c.opts.Connections.engine(connectionKey(cfg, driver), func() (*release.Engine, error) {
+		key := connectionKey(cfg, driver)
+		eng, err = c.opts.Connections.engine(key, func() (*release.Engine, error) {
 			return release.NewEngine(ctx, cfg, opts)
 		})
 		if err == nil {
+			if c.opts.Lists == ListShared {
+				opts.Metadata = c.opts.Connections.sharedInformers(key, eng)
+			}
 			eng = eng.Rebind(opts)
 		}
 	}

@@ -36,9 +36,72 @@ type Connections struct {
 	Made atomic.Int64
 	// OnConnect, if set, is called for each connection attempted.
 	OnConnect func()
+	// InformerIdle bounds how long a shared informer nobody asked for
+	// keeps watching (0: kube.DefaultInformerIdle).
+	InformerIdle time.Duration
 
 	mu    sync.Mutex
 	byKey map[string]*keptConn
+	// informers are the shared metadata informers of each connection
+	// key: kept across Forget (an apply changes objects, which the
+	// watches follow, not what a connection reaches), stopped by Close.
+	informers map[string]*kube.Informers
+}
+
+// ListMode says where a run's plans take their metadata lists from.
+type ListMode int
+
+const (
+	// ListDirect lists from the API server in every plan (the CLI).
+	ListDirect ListMode = iota
+	// ListShared serves the lists of records' and live objects'
+	// metadata from informers kept in the run's Connections and shared
+	// by every run given them; what they cannot serve is listed.
+	ListShared
+)
+
+// sharedInformers returns the informers of key, made from eng's metadata
+// client the first time.
+func (c *Connections) sharedInformers(key string, eng *release.Engine) *kube.Informers {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.informers == nil {
+		c.informers = map[string]*kube.Informers{}
+	}
+	in, ok := c.informers[key]
+	if !ok {
+		in = kube.NewInformers(eng.Meta(), eng.Kube().FieldManager())
+		in.Idle = c.InformerIdle
+		c.informers[key] = in
+	}
+	return in
+}
+
+// Close stops the shared informers. A nil Connections has none.
+func (c *Connections) Close() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, in := range c.informers {
+		in.Close()
+		delete(c.informers, k)
+	}
+}
+
+// Informers is how many shared informers run, over every connection.
+func (c *Connections) Informers() int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, in := range c.informers {
+		n += in.Running()
+	}
+	return n
 }
 
 type keptConn struct {

@@ -119,6 +119,7 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		Refresh:     req.Refresh,
 		Stats:       req.Stats,
 		Observe:     req.Observe,
+		Live:        o.liveReads(),
 		Request: func(r *resolve.Release) *release.Request {
 			return ReleaseRequest(st.ID(), r)
 		},
@@ -168,3 +169,14 @@ const DefaultPlanParallelism = planner.DefaultParallelism
 // ParseRefresh accepts the --refresh values: "incremental" (or "") and
 // "full".
 func ParseRefresh(s string) (Refresh, error) { return planner.ParseRefresh(s) }
+
+// liveReads is how plans read the full live objects of releases planned
+// in full: a GET each when their metadata lists come from shared
+// informers (most releases are then proven unchanged without a request),
+// else one list per kind and namespace.
+func (o Options) liveReads() planner.LiveReads {
+	if o.Clusters.Lists == ListShared && o.Clusters.Connections != nil {
+		return planner.LiveGets
+	}
+	return planner.LiveLists
+}
