@@ -299,7 +299,7 @@ func TestValidatePipeline(t *testing.T) {
 		{"cel", func(s *v1alpha1.PipelineSpec) {
 			s.Stages[0].Gates = []v1alpha1.Gate{{CEL: "objects.all(o, o.kind ==)"}}
 		}, "spec.stages[0].gates[0].cel: "},
-		{"cel not bool", func(s *v1alpha1.PipelineSpec) { s.Stages[0].Gates = []v1alpha1.Gate{{CEL: "size(objects)"}} }, "spec.stages[0].gates[0].cel: the expression is a int"},
+		{"cel not bool", func(s *v1alpha1.PipelineSpec) { s.Stages[0].Gates = []v1alpha1.Gate{{CEL: "size(objects)"}} }, "spec.stages[0].gates[0].cel: CEL expression must evaluate to a bool; this one is an int"},
 		{"two kinds", func(s *v1alpha1.PipelineSpec) {
 			s.Stages[0].Gates = []v1alpha1.Gate{{CEL: "true", Test: &v1alpha1.TestGate{}}}
 		}, "spec.stages[0].gates[0]: a gate is exactly one"},

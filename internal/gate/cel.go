@@ -102,7 +102,7 @@ func CompileCEL(expr string) (*CEL, error) {
 		return nil, compileError(iss)
 	}
 	if out := checked.OutputType(); !out.IsExactType(cel.BoolType) && !out.IsExactType(cel.DynType) {
-		return nil, fmt.Errorf("CEL expression must evaluate to a bool; this one is a %s", out)
+		return nil, fmt.Errorf("CEL expression must evaluate to a bool; this one is %s", article(out.String()))
 	}
 	prg, err := env.Program(checked, programOptions...)
 	if err != nil {
@@ -190,7 +190,7 @@ func (c *CEL) Eval(ctx context.Context, objects []map[string]any) (res Result) {
 	out, _, err := c.prg.ContextEval(ctx, map[string]any{VarObjects: list})
 	if err == nil {
 		if b, ok := out.(types.Bool); !ok {
-			err = fmt.Errorf("the expression is a %s, not a bool", out.Type().TypeName())
+			err = fmt.Errorf("the expression is %s, not a bool", article(out.Type().TypeName()))
 		} else if b {
 			res.Passed = true
 			res.Output = fmt.Sprintf("%s is true over %s", c.expr, countObjects(len(list)))
@@ -267,4 +267,12 @@ func countObjects(n int) string {
 		return "1 object"
 	}
 	return fmt.Sprintf("%d objects", n)
+}
+
+// article puts "a" or "an" before a type's name: "an int", "a string".
+func article(name string) string {
+	if name != "" && strings.ContainsRune("aeiou", rune(name[0])) {
+		return "an " + name
+	}
+	return "a " + name
 }

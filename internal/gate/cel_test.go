@@ -148,13 +148,13 @@ func TestCELCompileErrorNamesTheColumn(t *testing.T) {
 
 func TestCELMustBeBool(t *testing.T) {
 	_, err := gate.CompileCEL("objects.size()")
-	if err == nil || err.Error() != "CEL expression must evaluate to a bool; this one is a int" {
+	if err == nil || err.Error() != "CEL expression must evaluate to a bool; this one is an int" {
 		t.Fatalf("got %v", err)
 	}
 	// A field's type is known only at evaluation: checked then.
 	c := compile(t, "objects[0].spec.replicas")
 	r := c.Eval(context.Background(), []map[string]any{deployment("shop", "api", 2, 2)})
-	if r.Passed || r.Err == nil || r.Err.Error() != "the expression is a int, not a bool" {
+	if r.Passed || r.Err == nil || r.Err.Error() != "the expression is an int, not a bool" {
 		t.Fatalf("%+v", r)
 	}
 	// An index past the end is an error, not a panic.
