@@ -201,11 +201,7 @@ release history.`,
 }
 
 func (o approveOptions) Run(ctx context.Context, s streams) error {
-	c, err := controller.Connect(o.Kubeconfig, o.Context)
-	if err != nil {
-		return err
-	}
-	ns, err := o.namespace(o.Namespace)
+	c, ns, err := o.connect(o.Namespace)
 	if err != nil {
 		return err
 	}
@@ -245,11 +241,7 @@ func newGetCmd(s streams) *cobra.Command {
 }
 
 func (o getStacksOptions) Run(ctx context.Context, s streams) error {
-	c, err := controller.Connect(o.Kubeconfig, o.Context)
-	if err != nil {
-		return err
-	}
-	ns, err := o.namespace(o.Namespace)
+	c, ns, err := o.connect(o.Namespace)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/controller"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // namespace is the namespace a Stack command works in: -n, else the
@@ -24,4 +26,18 @@ func (f *kubeFlags) namespace(flag string) (string, error) {
 		return "", err
 	}
 	return ns, nil
+}
+
+// connect connects to the kubeconfig's cluster for a command on the
+// controller's objects, and resolves its namespace as namespace does.
+func (f *kubeFlags) connect(flag string) (client.Client, string, error) {
+	c, err := controller.Connect(f.Kubeconfig, f.Context)
+	if err != nil {
+		return nil, "", err
+	}
+	ns, err := f.namespace(flag)
+	if err != nil {
+		return nil, "", err
+	}
+	return c, ns, nil
 }

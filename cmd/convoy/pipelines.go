@@ -32,11 +32,7 @@ func newGetPipelinesCmd(s streams) *cobra.Command {
 }
 
 func (o getPipelinesOptions) Run(ctx context.Context, s streams) error {
-	c, err := controller.Connect(o.Kubeconfig, o.Context)
-	if err != nil {
-		return err
-	}
-	ns, err := o.namespace(o.Namespace)
+	c, ns, err := o.connect(o.Namespace)
 	if err != nil {
 		return err
 	}

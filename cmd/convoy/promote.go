@@ -68,11 +68,7 @@ refused. (docs/controller.md, "Pipelines".)
 }
 
 func (o promoteOptions) Run(ctx context.Context, s streams) error {
-	c, err := controller.Connect(o.Kubeconfig, o.Context)
-	if err != nil {
-		return err
-	}
-	ns, err := o.namespace(o.Namespace)
+	c, ns, err := o.connect(o.Namespace)
 	if err != nil {
 		return err
 	}
