@@ -61,6 +61,12 @@ func Plan(ctx context.Context, o Options, req PlanRequest) (*Planned, error) {
 	if err != nil {
 		return nil, err
 	}
+	return planLoaded(ctx, o, ls, req)
+}
+
+// planLoaded plans a loaded stack on its clusters (Plan; Promote with
+// pinned charts). Errors are as Plan's.
+func planLoaded(ctx context.Context, o Options, ls *Loaded, req PlanRequest) (*Planned, error) {
 	cl := o.newClusters(nil)
 	clusters, err := cl.Stack(ctx, ls.Stack)
 	if err != nil {

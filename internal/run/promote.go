@@ -163,18 +163,11 @@ func Promote(ctx context.Context, o Options, req PromoteRequest) (*Promoted, err
 	preq := req.Plan
 	preq.Targets = targets
 	preq.pinned = pinned
-	cl := o.newClusters(nil)
-	clusters, err := cl.Stack(ctx, ls.Stack)
-	if err != nil {
+	planned, err := planLoaded(ctx, o, ls, preq)
+	if planned == nil {
 		return nil, err
 	}
-	if err := ls.keepMovedNames(ctx, cl); err != nil {
-		return nil, err
-	}
-	p, err := computePlan(ctx, o, ls, cl, preq, goneRuns(ctx, clusters, ls.Stack.ID()))
-	if p == nil {
-		return nil, err
-	}
+	p := planned.Plan
 	for _, s := range sources {
 		rc := p.Release(s.target.Addr.String())
 		if rc == nil {
@@ -186,7 +179,7 @@ func Promote(ctx context.Context, o Options, req PromoteRequest) (*Promoted, err
 			rc.PromotedFrom.Chart = s.record
 		}
 	}
-	return &Promoted{Planned: &Planned{Loaded: ls, Plan: p, clusters: clusters}, Missing: missing}, err
+	return &Promoted{Planned: planned, Missing: missing}, err
 }
 
 // checkPromoteRequest refuses a promotion that cannot mean anything: the
