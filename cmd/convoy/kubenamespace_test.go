@@ -16,15 +16,7 @@ import (
 // context's namespace, as kubectl does, not in "default".
 func TestStackCommandsUseTheContextNamespace(t *testing.T) {
 	ns := cluster.Namespace(t)
-	cfg, err := clientcmd.LoadFromFile(cluster.Kubeconfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Contexts[cfg.CurrentContext].Namespace = ns
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, kc); err != nil {
-		t.Fatal(err)
-	}
+	kc := contextKubeconfig(t, ns)
 	c, err := controller.NewClient(cluster.RESTConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -50,4 +42,20 @@ func TestStackCommandsUseTheContextNamespace(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "Stack elsewhere/nope not found") {
 		t.Fatalf("approve -n elsewhere: exit %d\n%s", code, errOut)
 	}
+}
+
+// contextKubeconfig writes the devcluster's kubeconfig with its current
+// context's namespace set to ns.
+func contextKubeconfig(t *testing.T, ns string) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(cluster.Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Contexts[cfg.CurrentContext].Namespace = ns
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, kc); err != nil {
+		t.Fatal(err)
+	}
+	return kc
 }

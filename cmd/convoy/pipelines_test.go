@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	"github.com/convoy-sh/convoy/internal/controller"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // convoy get pipelines shows each stage's digest and phase, and convoy
@@ -20,15 +18,7 @@ import (
 // controller would (no controller runs).
 func TestPipelineCommands(t *testing.T) {
 	ns := cluster.Namespace(t)
-	cfg, err := clientcmd.LoadFromFile(cluster.Kubeconfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Contexts[cfg.CurrentContext].Namespace = ns
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, kc); err != nil {
-		t.Fatal(err)
-	}
+	kc := contextKubeconfig(t, ns)
 	c, err := controller.NewClient(cluster.RESTConfig())
 	if err != nil {
 		t.Fatal(err)

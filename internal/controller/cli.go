@@ -92,17 +92,26 @@ func ApproveWith(ctx context.Context, c client.Client, namespace, name, want str
 // ListStacks lists the Stacks of a namespace ("": all).
 func ListStacks(ctx context.Context, c client.Client, namespace string) ([]v1alpha1.Stack, error) {
 	var l v1alpha1.StackList
+	if err := listIn(ctx, c, &l, namespace, "Stack type (stacks.convoy.dev)"); err != nil {
+		return nil, err
+	}
+	return l.Items, nil
+}
+
+// listIn lists into l the objects of a namespace ("": all); a cluster
+// without the type is told to run convoy controller install.
+func listIn(ctx context.Context, c client.Client, l client.ObjectList, namespace, what string) error {
 	var opts []client.ListOption
 	if namespace != "" {
 		opts = append(opts, client.InNamespace(namespace))
 	}
-	if err := c.List(ctx, &l, opts...); err != nil {
+	if err := c.List(ctx, l, opts...); err != nil {
 		if apierrors.IsNotFound(err) || isNoMatch(err) {
-			return nil, errors.New("the cluster has no Stack type (stacks.convoy.dev): run convoy controller install")
+			return fmt.Errorf("the cluster has no %s: run convoy controller install", what)
 		}
-		return nil, err
+		return err
 	}
-	return l.Items, nil
+	return nil
 }
 
 func isNoMatch(err error) bool {

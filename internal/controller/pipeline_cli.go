@@ -78,14 +78,7 @@ func Promote(ctx context.Context, c client.Client, namespace, name, stage, want 
 // ListPipelines lists the Pipelines of a namespace ("": all).
 func ListPipelines(ctx context.Context, c client.Client, namespace string) ([]v1alpha1.Pipeline, error) {
 	var l v1alpha1.PipelineList
-	var opts []client.ListOption
-	if namespace != "" {
-		opts = append(opts, client.InNamespace(namespace))
-	}
-	if err := c.List(ctx, &l, opts...); err != nil {
-		if apierrors.IsNotFound(err) || isNoMatch(err) {
-			return nil, fmt.Errorf("the cluster has no Pipeline type (pipelines.convoy.dev): run convoy controller install")
-		}
+	if err := listIn(ctx, c, &l, namespace, "Pipeline type (pipelines.convoy.dev)"); err != nil {
 		return nil, err
 	}
 	return l.Items, nil

@@ -194,3 +194,18 @@ func ReleaseAddresses(ctx context.Context, src Source) ([]string, error) {
 	}
 	return out, nil
 }
+
+// loadConnected loads the stack in order and connects to its clusters,
+// keeping the Helm names its moved blocks carry: what every command that
+// reads a stack's releases starts with.
+func loadConnected(ctx context.Context, o Options) (*Loaded, *Clusters, error) {
+	ls, err := Load(ctx, o.Source, Ordered)
+	if err != nil {
+		return nil, nil, err
+	}
+	cl := o.newClusters(nil)
+	if err := ls.keepMovedNames(ctx, cl); err != nil {
+		return nil, nil, err
+	}
+	return ls, cl, nil
+}

@@ -29,12 +29,8 @@ import (
 // others). Any other failure (loading, an unreachable cluster, a refused
 // read) returns no objects.
 func Objects(ctx context.Context, o Options) ([]*unstructured.Unstructured, error) {
-	ls, err := Load(ctx, o.Source, Ordered)
+	ls, cl, err := loadConnected(ctx, o)
 	if err != nil {
-		return nil, err
-	}
-	cl := o.newClusters(nil)
-	if err := ls.keepMovedNames(ctx, cl); err != nil {
 		return nil, err
 	}
 	type found struct {

@@ -28,12 +28,8 @@ type ReleaseOutput struct {
 // Output returns the outputs of the named releases (addresses or Helm
 // release names; none: every release of the stack), in the stack's order.
 func Output(ctx context.Context, o Options, names []string) ([]ReleaseOutput, error) {
-	ls, err := Load(ctx, o.Source, Ordered)
+	ls, cl, err := loadConnected(ctx, o)
 	if err != nil {
-		return nil, err
-	}
-	cl := o.newClusters(nil)
-	if err := ls.keepMovedNames(ctx, cl); err != nil {
 		return nil, err
 	}
 	var insts []*config.ReleaseInstance

@@ -34,12 +34,8 @@ type StatusRequest struct {
 // Status reads the newest record of every release of the stack (or of the
 // selected ones), in dependency order.
 func Status(ctx context.Context, o Options, req StatusRequest) ([]ReleaseStatus, error) {
-	ls, err := Load(ctx, o.Source, Ordered)
+	ls, cl, err := loadConnected(ctx, o)
 	if err != nil {
-		return nil, err
-	}
-	cl := o.newClusters(nil)
-	if err := ls.keepMovedNames(ctx, cl); err != nil {
 		return nil, err
 	}
 	order := ls.Order
@@ -90,12 +86,8 @@ func firstError(errs []error, err error) error {
 // oneRelease loads the stack and connects to the cluster of one of its
 // releases (named by address or Helm release name).
 func oneRelease(ctx context.Context, o Options, name string) (*Loaded, *config.ReleaseInstance, *Clusters, *release.Engine, error) {
-	ls, err := Load(ctx, o.Source, Ordered)
+	ls, cl, err := loadConnected(ctx, o)
 	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	cl := o.newClusters(nil)
-	if err := ls.keepMovedNames(ctx, cl); err != nil {
 		return nil, nil, nil, nil, err
 	}
 	inst, err := ls.FindRelease(name)

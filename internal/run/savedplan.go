@@ -214,12 +214,8 @@ func CheckSavedPlan(ctx context.Context, o Options, saved *SavedPlan) error {
 	}
 	defer cleanup()
 	o.Source = src
-	ls, err := Load(ctx, o.Source, Ordered)
+	ls, cl, err := loadConnected(ctx, o)
 	if err != nil {
-		return err
-	}
-	cl := o.newClusters(nil)
-	if err := ls.keepMovedNames(ctx, cl); err != nil {
 		return err
 	}
 	_, err = applyPlan(ctx, o, ls, cl, ApplyRequest{Saved: saved}, "")

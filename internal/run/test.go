@@ -44,12 +44,8 @@ func (t Tested) Failed() bool { return t.Err != nil || t.Result == nil || t.Resu
 // releases at once, holding the stack's lock (the runs are recorded in the
 // releases' records). Results are in the stack's order.
 func Test(ctx context.Context, o Options, req TestRequest) (_ []Tested, err error) {
-	ls, err := Load(ctx, o.Source, Ordered)
+	ls, cl, err := loadConnected(ctx, o)
 	if err != nil {
-		return nil, err
-	}
-	cl := o.newClusters(nil)
-	if err := ls.keepMovedNames(ctx, cl); err != nil {
 		return nil, err
 	}
 	var insts []*config.ReleaseInstance
