@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/zclconf/go-cty/cty"
-	ctyjson "github.com/zclconf/go-cty/cty/json"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -45,15 +43,7 @@ func OutputsFrom(ctx context.Context, kc *kube.Client, rel *release.Release, get
 		if err != nil {
 			return out, err
 		}
-		b, err := json.Marshal(live.Object)
-		if err != nil {
-			return out, err
-		}
-		ty, err := ctyjson.ImpliedType(b)
-		if err != nil {
-			return out, fmt.Errorf("%s: %w", ref, err)
-		}
-		v, err := ctyjson.Unmarshal(b, ty)
+		v, err := jsonValue(live.Object)
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", ref, err)
 		}
