@@ -86,6 +86,10 @@ type Client struct {
 	// or created: EnsureNamespace and ValidateNamespace ask the API
 	// server about each once.
 	namespaces sync.Map // string → struct{}
+	// mappings are the REST mappings found, until the mapper is reset:
+	// the mapper finds one by walking every group and version, which a
+	// plan of thousands of objects would do for each.
+	mappings sync.Map // schema.GroupVersionKind → *meta.RESTMapping
 }
 
 // New builds a Client from cfg, which it does not modify.
@@ -170,15 +174,26 @@ func (c *Client) IsNamespaced(gvk schema.GroupVersionKind) (bool, error) {
 // mapping resolves gvk, re-reading discovery once when the kind is unknown:
 // its CRD may have been installed since the cache was filled.
 func (c *Client) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	if m, ok := c.mappings.Load(gvk); ok {
+		return m.(*meta.RESTMapping), nil
+	}
 	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) {
-		c.mapper.Reset()
+		c.resetMapper()
 		m, err = c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	}
 	if err != nil {
 		return nil, err
 	}
+	c.mappings.Store(gvk, m)
 	return m, nil
+}
+
+// resetMapper forgets what discovery said, so that the next mapping reads
+// it again (a kind just installed, or gone).
+func (c *Client) resetMapper() {
+	c.mappings.Clear()
+	c.mapper.Reset()
 }
 
 // ClusterID identifies a cluster by what a client connects to: the API

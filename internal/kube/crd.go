@@ -44,7 +44,7 @@ func (c *Client) InstallCRDs(ctx context.Context, crds []*unstructured.Unstructu
 	if err := c.wait(ctx, refs, modeReady, nil); err != nil {
 		return err
 	}
-	c.mapper.Reset()
+	c.resetMapper()
 	return c.waitServed(ctx, crds)
 }
 
@@ -66,7 +66,7 @@ func (c *Client) waitServed(ctx context.Context, crds []*unstructured.Unstructur
 			err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
 				_, err := c.mapper.RESTMapping(gk, name)
 				if meta.IsNoMatchError(err) {
-					c.mapper.Reset()
+					c.resetMapper()
 					return false, nil
 				}
 				return err == nil, err

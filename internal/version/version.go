@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"runtime"
 	"runtime/debug"
+	"sync"
 )
 
 // Set at link time by the Makefile (-X). They are written once by the linker
@@ -24,7 +25,11 @@ type Info struct {
 
 // Get returns the build information, falling back to the VCS data the Go
 // toolchain embeds when the linker did not set a commit.
-func Get() Info {
+func Get() Info { return info() }
+
+// info is read once: the build information does not change, and reading
+// it parses the whole module list (a fingerprint of each release asks).
+var info = sync.OnceValue(func() Info {
 	c := commit
 	if c == "" {
 		if bi, ok := debug.ReadBuildInfo(); ok {
@@ -41,4 +46,4 @@ func Get() Info {
 		GoVersion: runtime.Version(),
 		Platform:  runtime.GOOS + "/" + runtime.GOARCH,
 	}
-}
+})
