@@ -360,6 +360,21 @@ release "api" {
 	if err != nil || cm.Data["message"] != "from-db at revision 1" {
 		t.Fatalf("output reference resolved to %q (%v)", cm.Data["message"], err)
 	}
+
+	// Nothing changed: the plan reads db's objects for api's values one by
+	// one, not with a second, full list of each kind of the namespace (the
+	// one list of ConfigMaps is the metadata the plan proves both
+	// releases unchanged with).
+	code, out, errOut = runConvoy(t, "apply", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--auto-approve", "--stats")
+	if code != 0 || !strings.Contains(out, "No changes") {
+		t.Fatalf("apply without a change: %d\n%s\n%s", code, out, errOut)
+	}
+	line := regexp.MustCompile(`(?m)^stats: .*$`).FindString(errOut)
+	for _, want := range []string{" get configmaps=1 ", " list configmaps=1 "} {
+		if !strings.Contains(line+" ", want) {
+			t.Errorf("want%s in the stats\n%s", want, line)
+		}
+	}
 }
 
 func TestSavedPlanAppliesOnceAndStalePlansAreRefused(t *testing.T) {

@@ -31,3 +31,12 @@ func (m *Map[K, V]) Get(key K, compute func() (V, error)) (V, error) {
 	m.mu.Unlock()
 	return get()
 }
+
+// Has reports whether key's value was asked for: computed, being computed,
+// or failed.
+func (m *Map[K, V]) Has(key K) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.entries[key]
+	return ok
+}

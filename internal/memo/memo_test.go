@@ -90,3 +90,16 @@ func TestGetRepeatsAPanic(t *testing.T) {
 		}()
 	}
 }
+
+func TestHasTellsWhetherAKeyWasAskedFor(t *testing.T) {
+	var m Map[string, int]
+	if m.Has("a") {
+		t.Fatal("an empty map has a")
+	}
+	if _, err := m.Get("a", func() (int, error) { return 0, errors.New("failed") }); err == nil {
+		t.Fatal("want the error")
+	}
+	if !m.Has("a") || m.Has("b") {
+		t.Fatalf("after a failed Get of a: Has(a)=%v Has(b)=%v", m.Has("a"), m.Has("b"))
+	}
+}
