@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/cobra"
@@ -41,7 +42,8 @@ func (e *exitError) Unwrap() error { return e.err }
 // (for example rendered HCL diagnostics); run only sets the exit code.
 var errSilent = &exitError{code: 1}
 
-// stopProfile ends the CPU profile --cpuprofile started (nil: none);
+// stopProfile ends the CPU profile and the execution trace --cpuprofile
+// and --trace started (nil: none);
 // heapProfile is where --memprofile writes the heap profile at the end.
 var (
 	stopProfile func()
@@ -103,19 +105,38 @@ dependency order with Helm's hooks, waits, atomic rollback and history.`,
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	root.PersistentFlags().StringVar(&heapProfile, "memprofile", "", "write a Go heap profile at the end of the command to this file")
 	_ = root.PersistentFlags().MarkHidden("memprofile")
+	var traceFile string
+	root.PersistentFlags().StringVar(&traceFile, "trace", "", "write a Go execution trace of the command to this file (for go tool trace)")
+	_ = root.PersistentFlags().MarkHidden("trace")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
-		if cpuProfile == "" {
-			return nil
+		var stops []func()
+		stopProfile = func() {
+			for _, stop := range stops {
+				stop()
+			}
 		}
-		f, err := os.Create(cpuProfile)
-		if err != nil {
-			return err
+		if cpuProfile != "" {
+			f, err := os.Create(cpuProfile)
+			if err != nil {
+				return err
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				f.Close()
+				return err
+			}
+			stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return err
+		if traceFile != "" {
+			f, err := os.Create(traceFile)
+			if err != nil {
+				return err
+			}
+			if err := trace.Start(f); err != nil {
+				f.Close()
+				return err
+			}
+			stops = append(stops, func() { trace.Stop(); f.Close() })
 		}
-		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
 		return nil
 	}
 	root.AddCommand(

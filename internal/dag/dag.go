@@ -200,11 +200,40 @@ func (g *Graph[K]) TopologicalOrder() ([]K, hcl.Diagnostics) {
 	if diags := g.Validate(); diags.HasErrors() {
 		return nil, diags
 	}
-	order, err := graph.StableTopologicalSort(g.g, func(a, b K) bool { return a.Less(b) })
+	// Kahn's algorithm in the order of the graph library's stable sort
+	// (the roots in vertex order, then, as each vertex is taken, those it
+	// frees, in vertex order, queued after the rest), which visits every
+	// vertex for each vertex taken: 40 ms at 1,000 releases.
+	adj, err := g.g.AdjacencyMap()
 	if err != nil {
-		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Dependency cycle", Detail: err.Error()}}
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Dependency graph", Detail: err.Error()}}
 	}
-	return order, nil
+	waiting := make(map[K]int, len(adj))
+	for _, succ := range adj {
+		for v := range succ {
+			waiting[v]++
+		}
+	}
+	queue := make([]K, 0, len(adj))
+	for v := range adj {
+		if waiting[v] == 0 {
+			queue = append(queue, v)
+		}
+	}
+	sortVertices(queue)
+	for i := 0; i < len(queue); i++ {
+		start := len(queue)
+		for v := range adj[queue[i]] {
+			if waiting[v]--; waiting[v] == 0 {
+				queue = append(queue, v)
+			}
+		}
+		sortVertices(queue[start:])
+	}
+	if len(queue) != len(adj) {
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Dependency cycle", Detail: "topological sort cannot be computed on graph with cycles"}}
+	}
+	return queue, nil
 }
 
 // ReverseOrder is the order for destroying: every vertex before its

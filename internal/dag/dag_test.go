@@ -2,10 +2,12 @@ package dag
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/dominikbraun/graph"
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -167,5 +169,42 @@ func TestDependenciesAndDependents(t *testing.T) {
 	}
 	if g.Len() != 4 || !g.Has("db") || g.Has("nope") {
 		t.Errorf("Len %d", g.Len())
+	}
+}
+
+// TestTopologicalOrderIsTheStableSortsOrder: the order releases are
+// planned, applied and shown in is the one the graph library's stable
+// sort gave before TopologicalOrder sorted by itself, on random graphs.
+func TestTopologicalOrderIsTheStableSortsOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 300 {
+		n := 1 + r.IntN(40)
+		g := New[node]()
+		for v := range n {
+			g.Add(node(fmt.Sprintf("v%02d", v)))
+		}
+		// Edges from higher to lower indexes of a shuffled order: acyclic.
+		perm := r.Perm(n)
+		for range r.IntN(3 * n) {
+			a, b := r.IntN(n), r.IntN(n)
+			if a == b {
+				continue
+			}
+			if a < b {
+				a, b = b, a
+			}
+			g.Connect(node(fmt.Sprintf("v%02d", perm[a])), node(fmt.Sprintf("v%02d", perm[b])), rng(1))
+		}
+		got, diags := g.TopologicalOrder()
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		want, err := graph.StableTopologicalSort(g.g, func(a, b node) bool { return a.Less(b) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("graph %d: order %s, the stable sort's %s", i, names(got), names(want))
+		}
 	}
 }
