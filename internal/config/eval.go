@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/convoy-sh/convoy/internal/memo"
+
 	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/safefile"
 	"github.com/hashicorp/hcl/v2"
@@ -72,6 +74,9 @@ type evaluator struct {
 	// static holds the attributes known before apply of every instance
 	// evaluated so far (name, namespace, chart, version).
 	static map[ReleaseInstanceAddr]staticAttrs
+	// releaseValues are the release blocks' values before apply, each
+	// built once (releaseValue); EvaluateRelease reads them concurrently.
+	releaseValues memo.Map[string, releaseBase]
 }
 
 type instanceKeyValue struct {

@@ -104,50 +104,108 @@ func (e *evaluator) expand(rel *Release) hcl.Diagnostics {
 // for a single instance, a tuple for count, an object keyed by for_each key.
 func (e *evaluator) releaseValue(name string, applied map[ReleaseInstanceAddr]AppliedRelease) cty.Value {
 	rel := e.cfg.Releases[name]
-	kvs, ok := e.expansions[name]
-	if !ok {
+	if _, ok := e.expansions[name]; !ok {
 		return cty.DynamicVal
 	}
-	inst := func(k InstanceKey) cty.Value {
-		addr := rel.Addr().Instance(k)
-		st, ok := e.static[addr]
-		if !ok || !st.ok {
-			return cty.DynamicVal
+	base, _ := e.releaseValues.Get(name, func() (releaseBase, error) { return e.releaseBase(rel), nil })
+	// The instances applied replace their unapplied values: every reader
+	// of a block of 1,000 would otherwise build 1,000 objects.
+	var patched []cty.Value
+	var patchedMap map[string]cty.Value
+	for addr, a := range applied {
+		if addr.Release != rel.Addr() {
+			continue
 		}
-		attrs := map[string]cty.Value{
-			"name":      cty.StringVal(st.name),
-			"namespace": cty.StringVal(st.namespace),
-			"chart":     cty.StringVal(st.chart),
-			"version":   cty.StringVal(st.version),
-			"revision":  cty.UnknownVal(cty.Number),
-			"status":    cty.UnknownVal(cty.String),
-			"resources": cty.DynamicVal,
-		}
-		if a, ok := applied[addr]; ok {
-			attrs["revision"] = cty.NumberIntVal(int64(a.Revision))
-			attrs["status"] = cty.StringVal(a.Status)
-			if a.Resources != cty.NilVal {
-				attrs["resources"] = a.Resources
+		v := e.instanceValue(addr, &a)
+		switch {
+		case rel.Count != nil:
+			i, ok := base.index[addr.Key]
+			if !ok {
+				continue
 			}
+			if patched == nil {
+				patched = base.val.AsValueSlice()
+			}
+			patched[i] = v
+		case rel.ForEach != nil:
+			if _, ok := base.index[addr.Key]; !ok {
+				continue
+			}
+			if patchedMap == nil {
+				patchedMap = base.val.AsValueMap()
+			}
+			patchedMap[addr.Key.Str] = v
+		case addr.Key == NoKey:
+			return v
 		}
-		return cty.ObjectVal(attrs)
+	}
+	switch {
+	case patched != nil:
+		return cty.TupleVal(patched)
+	case patchedMap != nil:
+		return cty.ObjectVal(patchedMap)
+	}
+	return base.val
+}
+
+// releaseBase is the value of release block rel before apply (release.x in
+// expressions: an instance, or a tuple or object of them), computed once:
+// Evaluate asks for it only once rel's instances are evaluated.
+type releaseBase struct {
+	val   cty.Value
+	index map[InstanceKey]int // each instance's position
+}
+
+func (e *evaluator) releaseBase(rel *Release) releaseBase {
+	kvs := e.expansions[rel.Name]
+	b := releaseBase{index: make(map[InstanceKey]int, len(kvs))}
+	for i, kv := range kvs {
+		b.index[kv.key] = i
 	}
 	switch {
 	case rel.Count != nil:
 		vals := make([]cty.Value, len(kvs))
 		for i, kv := range kvs {
-			vals[i] = inst(kv.key)
+			vals[i] = e.instanceValue(rel.Addr().Instance(kv.key), nil)
 		}
-		return cty.TupleVal(vals)
+		b.val = cty.TupleVal(vals)
 	case rel.ForEach != nil:
 		vals := map[string]cty.Value{}
 		for _, kv := range kvs {
-			vals[kv.key.Str] = inst(kv.key)
+			vals[kv.key.Str] = e.instanceValue(rel.Addr().Instance(kv.key), nil)
 		}
-		return cty.ObjectVal(vals)
+		b.val = cty.ObjectVal(vals)
 	default:
-		return inst(NoKey)
+		b.val = e.instanceValue(rel.Addr().Instance(NoKey), nil)
 	}
+	return b
+}
+
+// instanceValue is release.x (or one element of it) for an instance:
+// name, namespace, chart and version once evaluated, and revision, status
+// and resources once applied (a nil a: unknown).
+func (e *evaluator) instanceValue(addr ReleaseInstanceAddr, a *AppliedRelease) cty.Value {
+	st, ok := e.static[addr]
+	if !ok || !st.ok {
+		return cty.DynamicVal
+	}
+	attrs := map[string]cty.Value{
+		"name":      cty.StringVal(st.name),
+		"namespace": cty.StringVal(st.namespace),
+		"chart":     cty.StringVal(st.chart),
+		"version":   cty.StringVal(st.version),
+		"revision":  cty.UnknownVal(cty.Number),
+		"status":    cty.UnknownVal(cty.String),
+		"resources": cty.DynamicVal,
+	}
+	if a != nil {
+		attrs["revision"] = cty.NumberIntVal(int64(a.Revision))
+		attrs["status"] = cty.StringVal(a.Status)
+		if a.Resources != cty.NilVal {
+			attrs["resources"] = a.Resources
+		}
+	}
+	return cty.ObjectVal(attrs)
 }
 
 // evalInstance evaluates one release instance. applied holds the

@@ -515,3 +515,63 @@ release "r" {
 		t.Errorf("ignore_changes:\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestEvaluateReleaseReadsAppliedInstancesOfCountAndForEach: a reader of
+// one instance of a count block and one of a for_each block sees those
+// instances applied, and their siblings as before apply, however many
+// readers re-evaluate (the blocks' values are shared between them).
+func TestEvaluateReleaseReadsAppliedInstancesOfCountAndForEach(t *testing.T) {
+	s := mustEvaluate(t, map[string]string{"main.hcl": `
+release "web" {
+  count = 3
+  name  = "web-${count.index}"
+  chart = "./c"
+}
+release "db" {
+  for_each = toset(["a", "b"])
+  name     = "db-${each.key}"
+  chart    = "./c"
+}
+release "reader" {
+  count  = 3
+  name   = "reader-${count.index}"
+  chart  = "./c"
+  values = [{
+    web     = release.web[count.index].revision
+    sibling = release.web[(count.index + 1) % 3].name
+    known   = length([for w in release.web : w if w.status == "deployed"])
+    db      = release.db["b"].status
+    dbName  = release.db["a"].name
+  }]
+}`}, EvalOptions{})
+	web := func(i int) ReleaseInstanceAddr {
+		return ReleaseInstanceAddr{Release: ReleaseAddr{Name: "web"}, Key: IntKey(i)}
+	}
+	dbB := ReleaseInstanceAddr{Release: ReleaseAddr{Name: "db"}, Key: StringKey("b")}
+	for round := range 2 {
+		for i := range 3 {
+			reader := ReleaseInstanceAddr{Release: ReleaseAddr{Name: "reader"}, Key: IntKey(i)}
+			got, diags := s.EvaluateRelease(reader, map[ReleaseInstanceAddr]AppliedRelease{
+				web(i): {Revision: 10 + i, Status: "deployed"},
+				dbB:    {Revision: 1, Status: "failed"},
+			})
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			// The sibling's status is unknown, so the count of deployed
+			// ones is unknown too: the instance is not known.
+			if got.Known {
+				t.Fatalf("round %d reader %d: known, though it counts unapplied siblings", round, i)
+			}
+			v := DisplayValue(got.Values[0].Value).(map[string]interface{})
+			if v["web"] != int64(10+i) || v["sibling"] != fmt.Sprintf("web-%d", (i+1)%3) || v["db"] != "failed" || v["dbName"] != "db-a" || v["known"] != UnknownPlaceholder {
+				t.Fatalf("round %d reader %d: %v", round, i, v)
+			}
+		}
+	}
+	// Without the applied map, the same reader sees nothing applied.
+	before := s.Release(ReleaseInstanceAddr{Release: ReleaseAddr{Name: "reader"}, Key: IntKey(0)})
+	if v := DisplayValue(before.Values[0].Value).(map[string]interface{}); v["web"] != UnknownPlaceholder || v["db"] != UnknownPlaceholder {
+		t.Fatalf("before apply: %v", v)
+	}
+}
