@@ -77,6 +77,9 @@ type evaluator struct {
 	// releaseValues are the release blocks' values before apply, each
 	// built once (releaseValue); EvaluateRelease reads them concurrently.
 	releaseValues memo.Map[string, releaseBase]
+	// blockDeps are the release blocks each block references, from
+	// releases, once per block.
+	blockDeps memo.Map[string, []ReleaseAddr]
 }
 
 type instanceKeyValue struct {

@@ -223,7 +223,8 @@ func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[
 	}
 	vars["cluster"] = objectOrEmpty(e.clusterVals)
 	releases := map[string]cty.Value{}
-	for _, dep := range e.releases.DependenciesOf(rel.Addr()) {
+	deps, _ := e.blockDeps.Get(rel.Name, func() ([]ReleaseAddr, error) { return e.releases.DependenciesOf(rel.Addr()), nil })
+	for _, dep := range deps {
 		releases[dep.Name] = e.releaseValue(dep.Name, applied)
 	}
 	vars["release"] = objectOrEmpty(releases)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -574,4 +575,47 @@ release "reader" {
 	if v := DisplayValue(before.Values[0].Value).(map[string]interface{}); v["web"] != UnknownPlaceholder || v["db"] != UnknownPlaceholder {
 		t.Fatalf("before apply: %v", v)
 	}
+}
+
+func TestStackReleaseFindsEveryInstance(t *testing.T) {
+	s := mustEvaluate(t, map[string]string{"main.hcl": `
+release "b" {
+  count = 12
+  name  = "b-${count.index}"
+  chart = "./c"
+}
+release "a" {
+  for_each = toset(["x", "y", "z"])
+  name     = "a-${each.key}"
+  chart    = "./c"
+}
+release "c" {
+  chart = "./c"
+}`}, EvalOptions{})
+	if len(s.Releases) != 16 {
+		t.Fatalf("%d instances", len(s.Releases))
+	}
+	check := func(s *Stack) {
+		t.Helper()
+		for _, r := range s.Releases {
+			if got := s.Release(r.Addr); got != r {
+				t.Fatalf("Release(%s) = %v", r.Addr, got)
+			}
+		}
+		for _, missing := range []ReleaseInstanceAddr{
+			{Release: ReleaseAddr{Name: "b"}, Key: IntKey(12)},
+			{Release: ReleaseAddr{Name: "a"}, Key: StringKey("w")},
+			{Release: ReleaseAddr{Name: "d"}},
+		} {
+			if got := s.Release(missing); got != nil {
+				t.Fatalf("Release(%s) = %s", missing, got.Addr)
+			}
+		}
+	}
+	check(s)
+	// A stack whose instances are not in address order is searched too.
+	shuffled := *s
+	shuffled.Releases = slices.Clone(s.Releases)
+	slices.Reverse(shuffled.Releases)
+	check(&shuffled)
 }

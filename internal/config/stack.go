@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -46,6 +47,21 @@ func (s *Stack) ID() string {
 
 // Release returns the instance with the given address, or nil.
 func (s *Stack) Release(addr ReleaseInstanceAddr) *ReleaseInstance {
+	// Releases are in address order: a search, not a scan per call (a
+	// plan asks for each release and each dependency).
+	i, _ := slices.BinarySearchFunc(s.Releases, addr, func(r *ReleaseInstance, a ReleaseInstanceAddr) int {
+		switch {
+		case r.Addr.Less(a):
+			return -1
+		case a.Less(r.Addr):
+			return 1
+		}
+		return 0
+	})
+	if i < len(s.Releases) && s.Releases[i].Addr == addr {
+		return s.Releases[i]
+	}
+	// A stack put together in another order (tests) is scanned.
 	for _, r := range s.Releases {
 		if r.Addr == addr {
 			return r
