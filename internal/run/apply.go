@@ -259,7 +259,7 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 			step.Kind = apply.StepDeploy
 			deployIDs = append(deployIDs, rc.Addr.String())
 			if rc.KnownAfterApply || rc.Saved == nil {
-				prepare, err := renderAtApply(o, st, p, rc.Addr, eng, cl, charts, runID)
+				prepare, err := renderAtApply(o, st, p, rc, eng, cl, charts, runID)
 				if err != nil {
 					return nil, err
 				}
@@ -312,7 +312,8 @@ func reverseSteps(steps []*apply.Step) []*apply.Step {
 // renderAtApply renders a release when its step starts, with its
 // dependencies' outputs. A diagnostic of the values known only now keeps
 // its source range.
-func renderAtApply(o Options, st *config.Stack, p *plan.Plan, at plan.ReleaseAddr, eng *release.Engine, cl *Clusters, charts *resolve.Charts, runID string) (func(context.Context, map[string]*release.Release) (*release.Prepared, error), error) {
+func renderAtApply(o Options, st *config.Stack, p *plan.Plan, rc *plan.ReleaseChange, eng *release.Engine, cl *Clusters, charts *resolve.Charts, runID string) (func(context.Context, map[string]*release.Release) (*release.Prepared, error), error) {
+	at := rc.Addr
 	inst := st.Release(at.Instance)
 	if at.IsRemoved() || inst == nil {
 		return nil, fmt.Errorf("the plan has %s, which the stack does not define", at)
@@ -340,9 +341,7 @@ func renderAtApply(o Options, st *config.Stack, p *plan.Plan, at plan.ReleaseAdd
 		}
 		req := ReleaseRequest(st.ID(), r)
 		req.RunID, req.Redact, req.Note = runID, red, p.PolicyNote()
-		if rc := p.Release(at.String()); rc != nil {
-			req.Replace, req.Note = planner.ReplacesOf(rc), recordNote(p, rc)
-		}
+		req.Replace, req.Note = planner.ReplacesOf(rc), recordNote(p, rc)
 		prep, err := eng.Prepare(ctx, req)
 		return prep, red.Err(err)
 	}, nil
