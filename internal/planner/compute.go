@@ -287,8 +287,11 @@ type computer struct {
 	// with one list (listed) rather than a GET each (records.go).
 	byList memo.Map[nsKey, bool]
 	listed memo.Map[nsKey, *release.DeployedRecords]
-	lists  memo.Map[kindKey, map[string]*unstructured.Unstructured] // live objects by name
-	gets   memo.Map[objectKey, *unstructured.Unstructured]          // LiveGets: live objects read
+	// predicted says which releases the plan is predicted to change
+	// (records.go).
+	predicted memo.Map[config.ReleaseInstanceAddr, bool]
+	lists     memo.Map[kindKey, map[string]*unstructured.Unstructured] // live objects by name
+	gets      memo.Map[objectKey, *unstructured.Unstructured]          // LiveGets: live objects read
 	// applied are the metadata lists the fast path reads (liveApplied).
 	applied memo.Map[kindKey, map[string]*kube.Applied]
 	// outputs are the outputs of the deployed revisions that releases

@@ -145,7 +145,7 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 // inputsUnchanged says why a release cannot be proven unchanged from its
 // records and its inputs alone ("" when it can be, if its live objects
 // are as applied): the first checks of provenUnchanged, which
-// readsDeployedWhole repeats to predict a plan's record reads. It sets
+// predictChange repeats to predict a plan's record reads (records.go). It sets
 // req.Fingerprint when it computes it.
 func (c *computer) inputsUnchanged(eng *release.Engine, req *release.Request, last, deployed *release.Release, interrupted, adopt bool) string {
 	switch {

@@ -130,9 +130,12 @@ type recordsKey struct {
 // namespace with one list (release.Engine.ListDeployedRecords) instead of
 // a GET each when it predicts that it reads at least listRecordsMin of
 // them whole, and at least 1/listRecordsShare of the namespace's deployed
-// records: a list of the namespace's deployed records costs one request
-// but carries every one of them (each holds its chart), a GET one
-// request per record. The prediction (readsDeployedWhole) is a pure
+// records. A list carries every deployed record of the namespace (each
+// holds its chart), a GET one: measured on the devcluster with records of
+// about 8 KB, a GET costs about 1.3 ms and a list about 1 ms plus 0.3 ms
+// per record it carries, so a list pays once it replaces a quarter of the
+// records it carries; one record needed is one GET whatever the
+// namespace holds. The prediction (readsDeployedWhole) is a pure
 // function of the stack, the records' metadata and the plan's inputs, so
 // the choice does not depend on the order releases are planned in; a
 // release it misses (one whose live objects drifted, say) is still read,
@@ -140,7 +143,7 @@ type recordsKey struct {
 // plan holds does not depend on the choice: both read the same objects
 // and decode them the same way. docs/performance.md has the measurement.
 const (
-	listRecordsMin   = 3
+	listRecordsMin   = 2
 	listRecordsShare = 4
 )
 
@@ -201,7 +204,7 @@ func (c *computer) predictWholeReads(ctx context.Context, eng *release.Engine, n
 			continue // its own release says what is wrong
 		}
 		declared[inst.Name] = true
-		if _, planned := c.planned[inst.Addr]; planned && c.readsDeployedWhole(e, inst, hists[inst.Name]) {
+		if _, planned := c.planned[inst.Addr]; planned && c.readsDeployedWhole(ctx, inst, hists[inst.Name]) {
 			needed++
 		}
 	}
@@ -222,30 +225,63 @@ func (c *computer) predictWholeReads(ctx context.Context, eng *release.Engine, n
 }
 
 // readsDeployedWhole predicts whether planning inst reads its deployed
-// record whole: it is planned in full (incremental.go's inputsUnchanged,
-// with a request resolved for the purpose), uninstalled or refused, or
-// its record lacks the objects annotation. Releases whose values are
-// known only after their dependencies are planned are not predicted.
-func (c *computer) readsDeployedWhole(eng *release.Engine, inst *config.ReleaseInstance, hist []*release.Release) bool {
+// record whole: it is uninstalled or changed (predictChange), or its
+// record lacks the objects annotation.
+func (c *computer) readsDeployedWhole(ctx context.Context, inst *config.ReleaseInstance, hist []*release.Release) bool {
 	deployed := deployedOf(hist)
 	if deployed == nil {
 		return false
 	}
-	last := hist[len(hist)-1]
-	if owner := last.Labels[release.StackLabel]; c.in.Destroy || c.in.Refresh != RefreshIncremental || c.in.Observe == ObserveContent || (owner != "" && owner != c.in.Stack.ID()) {
+	if c.in.Destroy || c.in.Refresh != RefreshIncremental || c.in.Observe == ObserveContent {
 		return true
 	}
 	if _, ok := release.RecordObjectsOf(deployed); !ok {
 		return true
 	}
-	if !inst.Known {
-		return false
-	}
-	r, err := resolve.Resolve(c.in.Charts, c.in.Stack.Dir, inst)
-	if err != nil {
-		return false // the release's plan says what is wrong
-	}
-	return c.inputsUnchanged(eng, c.in.Request(r), last, deployed, false, false) != ""
+	return c.predictChange(ctx, inst.Addr)
+}
+
+// predictChange predicts whether the plan plans the release at addr in
+// full: one known now whose inputs are not those of its deployed record
+// (incremental.go's inputsUnchanged, with a request resolved for the
+// purpose), or that another stack owns; one whose values read outputs of
+// other releases when one of those is predicted to change (it is then
+// known only after apply). Whether its live objects drifted is not
+// predicted. Once per release and plan.
+func (c *computer) predictChange(ctx context.Context, addr config.ReleaseInstanceAddr) bool {
+	changes, _ := c.predicted.Get(addr, func() (bool, error) {
+		inst := c.in.Stack.Release(addr)
+		if inst == nil {
+			return false, nil
+		}
+		if !inst.Known {
+			for _, d := range inst.DependsOn {
+				if _, planned := c.planned[d.Addr]; planned && c.predictChange(ctx, d.Addr) {
+					return true, nil
+				}
+			}
+			return false, nil
+		}
+		// Errors here are the release's own plan's to report.
+		eng, err := c.in.Engine(ctx, inst.Cluster)
+		if err != nil {
+			return false, nil
+		}
+		hist, err := c.history(ctx, eng, inst.Namespace, inst.Name)
+		if err != nil || len(hist) == 0 {
+			return len(hist) == 0, nil // an install changes
+		}
+		last, deployed := hist[len(hist)-1], deployedOf(hist)
+		if owner := last.Labels[release.StackLabel]; owner != "" && owner != c.in.Stack.ID() {
+			return true, nil
+		}
+		r, err := resolve.Resolve(c.in.Charts, c.in.Stack.Dir, inst)
+		if err != nil {
+			return false, nil
+		}
+		return c.inputsUnchanged(eng, c.in.Request(r), last, deployed, false, false) != "", nil
+	})
+	return changes
 }
 
 // deployedOf is the newest deployed record of a history (nil: none).
