@@ -68,7 +68,7 @@ code.`,
 	fs.IntVarP(&o.Parallelism, "parallelism", "p", run.DefaultPlanParallelism, "how many renders, record reads and dry runs run at once")
 	addPlanViewFlags(fs, &o.View)
 	addRefreshFlag(fs, &o.Refresh)
-	fs.BoolVar(&o.Stats, "stats", false, "print what the plan cost on stderr: API requests and bytes, renders, dry runs, lists, and releases found unchanged by fingerprint")
+	fs.BoolVar(&o.Stats, "stats", false, "print what the plan cost on stderr: API requests and bytes, renders, dry runs, lists, records listed and read, releases found unchanged by fingerprint, requests by verb and resource")
 	addForceConflictsFlag(fs)
 	addAllowPolicyFlag(fs, &o.AllowPolicies)
 	_ = cmd.RegisterFlagCompletionFunc("target", completeReleases(&o.Stack, false))
