@@ -147,6 +147,12 @@ const (
 	listRecordsShare = 4
 )
 
+// readByList is the rule: list a namespace's deployed records when the
+// plan reads needed of the deployed records it holds whole.
+func readByList(needed, deployed int) bool {
+	return needed >= listRecordsMin && needed*listRecordsShare >= deployed
+}
+
 // listedRecord is r's whole record from the list of its namespace's
 // deployed records, when the plan reads that namespace's records by list
 // (false otherwise, or when the list does not hold r).
@@ -154,7 +160,7 @@ func (c *computer) listedRecord(ctx context.Context, eng *release.Engine, r *rel
 	key := nsKey{eng.Kube().ClusterID(), r.Namespace}
 	byList, err := c.byList.Get(key, func() (bool, error) {
 		needed, deployed, err := c.predictWholeReads(ctx, eng, r.Namespace)
-		return needed >= listRecordsMin && needed*listRecordsShare >= deployed, err
+		return readByList(needed, deployed), err
 	})
 	if err != nil || !byList {
 		return nil, false, err
