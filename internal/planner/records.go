@@ -274,8 +274,11 @@ func (c *computer) predictChange(ctx context.Context, addr config.ReleaseInstanc
 			return false, nil
 		}
 		hist, err := c.history(ctx, eng, inst.Namespace, inst.Name)
-		if err != nil || len(hist) == 0 {
-			return len(hist) == 0, nil // an install changes
+		if err != nil {
+			return false, nil
+		}
+		if len(hist) == 0 {
+			return true, nil // an install
 		}
 		last, deployed := hist[len(hist)-1], deployedOf(hist)
 		if owner := last.Labels[release.StackLabel]; owner != "" && owner != c.in.Stack.ID() {

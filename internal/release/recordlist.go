@@ -28,8 +28,8 @@ func (d *DeployedRecords) Len() int { return len(d.byKey) }
 
 // Load returns the whole record of partial release r from the list, the
 // record LoadRecord would read (the object of the same name, decoded the
-// same way); false when the list does not hold it (r is
-// not deployed, or was not when the list was read).
+// same way); false when the list does not hold it (r is not deployed, or
+// was not when the list was read).
 func (d *DeployedRecords) Load(r *Release) (*Release, bool, error) {
 	decode, ok := d.byKey[recordKey(r.Name, r.Version)]
 	if !ok {
