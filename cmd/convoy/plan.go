@@ -68,7 +68,7 @@ code.`,
 	fs.IntVarP(&o.Parallelism, "parallelism", "p", run.DefaultPlanParallelism, "how many renders, record reads and dry runs run at once")
 	addPlanViewFlags(fs, &o.View)
 	addRefreshFlag(fs, &o.Refresh)
-	fs.BoolVar(&o.Stats, "stats", false, "print what the plan cost on stderr: API requests and bytes, renders, dry runs, lists, and releases found unchanged by fingerprint")
+	fs.BoolVar(&o.Stats, "stats", false, "print what the plan cost on stderr: API requests and bytes, renders, dry runs, lists, records listed and read, releases found unchanged by fingerprint, requests by verb and resource")
 	addForceConflictsFlag(fs)
 	addAllowPolicyFlag(fs, &o.AllowPolicies)
 	_ = cmd.RegisterFlagCompletionFunc("target", completeReleases(&o.Stack, false))
@@ -117,9 +117,9 @@ func (o planOptions) Run(ctx context.Context, s streams) (err error) {
 		return err
 	}
 	if o.Stats {
-		fmt.Fprintf(s.Err, "stats: requests=%d (get=%d list=%d patch=%d other=%d) bytes=%d rate-limit-wait=%s %s\n",
+		fmt.Fprintf(s.Err, "stats: requests=%d (get=%d list=%d patch=%d other=%d) bytes=%d rate-limit-wait=%s %s by kind: %s\n",
 			traffic.Requests.Load(), traffic.Get.Load(), traffic.List.Load(), traffic.Patch.Load(), traffic.Other.Load(), traffic.Bytes.Load(),
-			time.Duration(traffic.RateLimitWait.Load()).Round(time.Millisecond), req.Stats)
+			time.Duration(traffic.RateLimitWait.Load()).Round(time.Millisecond), req.Stats, traffic.ByKind())
 	}
 	p := res.Plan
 	switch {

@@ -278,13 +278,20 @@ type computer struct {
 	// reading its dependencies' outputs waits for their plans.
 	planned map[config.ReleaseInstanceAddr]*plannedEntry
 
-	histories memo.Map[nsKey, map[string][]*release.Release] // records by release name, partial (records.go)
+	nsHistories memo.Map[nsKey, map[string][]*release.Release] // records by release name, partial (records.go)
 	// fullHistories are histories with their newest and deployed records
 	// read whole; records are those records.
 	fullHistories memo.Map[recordsKey, []*release.Release]
 	records       memo.Map[revisionKey, *release.Release]
-	lists         memo.Map[kindKey, map[string]*unstructured.Unstructured] // live objects by name
-	gets          memo.Map[objectKey, *unstructured.Unstructured]          // LiveGets: live objects read
+	// byList says per namespace whether its deployed records are read
+	// with one list (listed) rather than a GET each (records.go).
+	byList memo.Map[nsKey, bool]
+	listed memo.Map[nsKey, *release.DeployedRecords]
+	// predicted says which releases the plan is predicted to change
+	// (records.go).
+	predicted memo.Map[config.ReleaseInstanceAddr, bool]
+	lists     memo.Map[kindKey, map[string]*unstructured.Unstructured] // live objects by name
+	gets      memo.Map[objectKey, *unstructured.Unstructured]          // LiveGets: live objects read
 	// applied are the metadata lists the fast path reads (liveApplied).
 	applied memo.Map[kindKey, map[string]*kube.Applied]
 	// outputs are the outputs of the deployed revisions that releases

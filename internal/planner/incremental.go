@@ -41,28 +41,10 @@ func (c *computer) unchanged(ctx context.Context, eng *release.Engine, rc *plan.
 // provenUnchanged plans rc as unchanged when that can be proven (see
 // unchanged), or says why not.
 func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc *plan.ReleaseChange, req *release.Request, last, deployed *release.Release, red *sensitive.Redactor) (string, error) {
-	switch {
-	case c.in.Refresh != RefreshIncremental:
-		return "refresh-full", nil
-	case last == nil:
-		return "not-installed", nil
-	case deployed != last || rc.Interrupted != nil:
-		return "newest-not-deployed", nil
-	case rc.Adopt:
-		return "adopted", nil
-	case req.PostRender.Exec != nil:
-		return "exec-post-renderer", nil
-	case len(req.Chart.CRDFiles()) > 0:
-		return "crds", nil
+	if why := c.inputsUnchanged(eng, req, last, deployed, rc.Interrupted != nil, rc.Adopt); why != "" {
+		return why, nil
 	}
-	label, applied := deployed.Labels[release.FingerprintLabel], deployed.Labels[release.AppliedLabel]
-	if label == "" || applied == "" {
-		return "no-fingerprint", nil
-	}
-	req.Fingerprint = eng.Fingerprint(req)
-	if release.RevisionFingerprint(req.Fingerprint, deployed.Version) != label {
-		return "inputs-changed", nil
-	}
+	applied := deployed.Labels[release.AppliedLabel]
 	kc := eng.Kube()
 	content := c.in.Observe == ObserveContent
 	// With ObserveContent the manifest is parsed, for the objects' shapes;
@@ -158,6 +140,37 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 	}
 	rc.Observed.Objects = append(rc.Observed.Objects, observed...)
 	return "", nil
+}
+
+// inputsUnchanged says why a release cannot be proven unchanged from its
+// records and its inputs alone ("" when it can be, if its live objects
+// are as applied): the first checks of provenUnchanged, which
+// predictChange repeats to predict a plan's record reads (records.go). It sets
+// req.Fingerprint when it computes it.
+func (c *computer) inputsUnchanged(eng *release.Engine, req *release.Request, last, deployed *release.Release, interrupted, adopt bool) string {
+	switch {
+	case c.in.Refresh != RefreshIncremental:
+		return "refresh-full"
+	case last == nil:
+		return "not-installed"
+	case deployed != last || interrupted:
+		return "newest-not-deployed"
+	case adopt:
+		return "adopted"
+	case req.PostRender.Exec != nil:
+		return "exec-post-renderer"
+	case len(req.Chart.CRDFiles()) > 0:
+		return "crds"
+	}
+	label, applied := deployed.Labels[release.FingerprintLabel], deployed.Labels[release.AppliedLabel]
+	if label == "" || applied == "" {
+		return "no-fingerprint"
+	}
+	req.Fingerprint = eng.Fingerprint(req)
+	if release.RevisionFingerprint(req.Fingerprint, deployed.Version) != label {
+		return "inputs-changed"
+	}
+	return ""
 }
 
 // recordObjects are the objects of a record and the templates they came

@@ -23,9 +23,13 @@ type Stats struct {
 	// Lists are the lists of live objects (one per kind and namespace);
 	// ListHits the reads they answered without a request of their own.
 	Lists, ListHits atomic.Int64
-	// RecordLists are the lists of release records' metadata (one per
-	// namespace); RecordReads the records read whole (one GET each), for
-	// releases planned in full.
+	// RecordLists are the lists of release records: of their metadata
+	// (one per namespace), of a namespace's records whole (a full
+	// refresh, a plan that observes content) and of a namespace's
+	// deployed records whole when the plan reads many of them
+	// (records.go: each such list replaces the GETs it saves);
+	// RecordReads the records read whole one GET each, for releases
+	// planned in full.
 	RecordLists, RecordReads atomic.Int64
 	// Unchanged are the releases found unchanged from their fingerprint
 	// and their live objects, without a rendering or dry run; Full the

@@ -18,7 +18,9 @@ import (
 // annotations the records whole hold, with both of Helm's drivers; a
 // record whose payload is read (LoadRecord) is the record Histories
 // decodes; Secrets that are not records are left out, and a record without
-// Helm's name and version labels is read whole to know what it is.
+// Helm's name and version labels is read whole to know what it is. The
+// list of a namespace's deployed records (ListDeployedRecords) holds what
+// LoadRecord reads of each, and no other record.
 func TestRecordMetadataAgreesWithRecords(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -111,6 +113,38 @@ func TestRecordMetadataAgreesWithRecords(t *testing.T) {
 					if full.Partial() || full.Manifest != w[i].Manifest || !reflect.DeepEqual(full.Config, w[i].Config) ||
 						!full.Info.LastDeployed.Equal(w[i].Info.LastDeployed) || !reflect.DeepEqual(full.Labels, w[i].Labels) {
 						t.Fatalf("%s revision %d read whole: %+v, want %+v", name, w[i].Version, full, w[i])
+					}
+				}
+			}
+
+			// The deployed records read with one list (pages of two) are
+			// the records LoadRecord reads, and only they: no other
+			// status, no Secret of another type.
+			listed, err := eng.ListDeployedRecords(ctx, ns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if listed.Len() != 3 {
+				t.Fatalf("listed %d deployed records, want 3 (api 2, web 1, db 1)", listed.Len())
+			}
+			for name, m := range meta {
+				for _, r := range m {
+					got, ok, err := listed.Load(r)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if deployed := r.Info.Status == release.StatusDeployed; ok != deployed {
+						t.Fatalf("%s revision %d (%s): in the list of deployed records: %v", name, r.Version, r.Info.Status, ok)
+					}
+					if !ok {
+						continue
+					}
+					want, err := eng.LoadRecord(ctx, r)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("%s revision %d from the list: %+v, want what LoadRecord reads: %+v", name, r.Version, got, want)
 					}
 				}
 			}

@@ -215,6 +215,7 @@ func pointers[T any](items []T) []*T {
 
 // lazyRecord is a record whose payload is decoded only when asked.
 type lazyRecord struct {
+	name      string // the record object's (set by listPaged)
 	labels    map[string]string
 	namespace string
 	decode    func() (*Release, error)
