@@ -103,6 +103,9 @@ type Client struct {
 	// or created: EnsureNamespace and ValidateNamespace ask the API
 	// server about each once.
 	namespaces sync.Map // string → struct{}
+	// namespaceTurns makes EnsureNamespace calls for one namespace take
+	// turns (namespaceTurn).
+	namespaceTurns sync.Map // string → chan struct{}
 }
 
 // New builds a Client from cfg, which it does not modify.
