@@ -200,9 +200,61 @@ func (g *Graph[K]) TopologicalOrder() ([]K, hcl.Diagnostics) {
 	if diags := g.Validate(); diags.HasErrors() {
 		return nil, diags
 	}
-	order, err := graph.StableTopologicalSort(g.g, func(a, b K) bool { return a.Less(b) })
+	order, err := stableTopologicalSort(g.g)
 	if err != nil {
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Dependency cycle", Detail: err.Error()}}
+	}
+	return order, nil
+}
+
+// stableTopologicalSort is graph.StableTopologicalSort's order — the
+// sources sorted, then, as each vertex is taken in turn, the vertices it
+// frees, sorted, queued after the others — in O(V log V + E) time. The
+// library's walks every vertex's predecessors for each vertex taken:
+// quadratic, a sixth of a no-change plan's CPU at 2,000 releases.
+func stableTopologicalSort[K Vertex[K]](g graph.Graph[K, K]) ([]K, error) {
+	less := func(a, b K) int {
+		switch {
+		case a.Less(b):
+			return -1
+		case b.Less(a):
+			return 1
+		}
+		return 0
+	}
+	preds, err := g.PredecessorMap()
+	if err != nil {
+		return nil, err
+	}
+	succs, err := g.AdjacencyMap()
+	if err != nil {
+		return nil, err
+	}
+	waiting := make(map[K]int, len(preds)) // dependencies not yet ordered
+	var queue []K
+	for v, p := range preds {
+		waiting[v] = len(p)
+		if len(p) == 0 {
+			queue = append(queue, v)
+		}
+	}
+	slices.SortFunc(queue, less)
+	order := make([]K, 0, len(preds))
+	for len(queue) > 0 {
+		v := queue[0]
+		queue = queue[1:]
+		order = append(order, v)
+		var frontier []K
+		for s := range succs[v] {
+			if waiting[s]--; waiting[s] == 0 {
+				frontier = append(frontier, s)
+			}
+		}
+		slices.SortFunc(frontier, less)
+		queue = append(queue, frontier...)
+	}
+	if len(order) != len(preds) {
+		return nil, errors.New("topological sort cannot be computed on graph with cycles")
 	}
 	return order, nil
 }

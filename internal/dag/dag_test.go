@@ -2,6 +2,8 @@ package dag
 
 import (
 	"fmt"
+	"github.com/dominikbraun/graph"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -167,5 +169,69 @@ func TestDependenciesAndDependents(t *testing.T) {
 	}
 	if g.Len() != 4 || !g.Has("db") || g.Has("nope") {
 		t.Errorf("Len %d", g.Len())
+	}
+}
+
+// TestTopologicalOrderIsTheLibrarys: the linear-time sort gives the order
+// graph.StableTopologicalSort gave (plans and applies list and walk
+// releases in it), on graphs of independent vertices, chains, fans and
+// random dependencies.
+func TestTopologicalOrderIsTheLibrarys(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(26, 2000))
+	for _, tt := range []struct {
+		name  string
+		n     int
+		edges func(i int) []int // the vertices i depends on, all < i
+	}{
+		{"independent", 300, func(int) []int { return nil }},
+		{"chain", 100, func(i int) []int {
+			if i == 0 {
+				return nil
+			}
+			return []int{i - 1}
+		}},
+		{"fan in and out", 200, func(i int) []int {
+			switch i {
+			case 0:
+				return nil
+			case 199:
+				return []int{1, 50, 100, 198}
+			}
+			return []int{0}
+		}},
+		{"random", 400, func(i int) []int {
+			var deps []int
+			for range rnd.IntN(4) {
+				if i > 0 {
+					deps = append(deps, rnd.IntN(i))
+				}
+			}
+			return deps
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := New[node]()
+			// Names out of dependency order, so ties and dependencies disagree.
+			name := func(i int) node { return node(fmt.Sprintf("v%03d", (i*37)%tt.n)) }
+			for i := range tt.n {
+				g.Add(name(i))
+			}
+			for i := range tt.n {
+				for _, d := range tt.edges(i) {
+					g.Connect(name(i), name(d), rng(1))
+				}
+			}
+			want, err := graph.StableTopologicalSort(g.g, func(a, b node) bool { return a.Less(b) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, diags := g.TopologicalOrder()
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("order differs from the library's:\n got %s\nwant %s", names(got), names(want))
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"runtime"
 	"runtime/debug"
+	"sync"
 )
 
 // Set at link time by the Makefile (-X). They are written once by the linker
@@ -24,7 +25,13 @@ type Info struct {
 
 // Get returns the build information, falling back to the VCS data the Go
 // toolchain embeds when the linker did not set a commit.
-func Get() Info {
+func Get() Info { return info() }
+
+// info is computed once: the plan asks for it per release (it is part of
+// each fingerprint), and parsing the build information each time cost a
+// tenth of a no-change plan's CPU at 2,000 releases. It is a constant of
+// the binary.
+var info = sync.OnceValue(func() Info {
 	c := commit
 	if c == "" {
 		if bi, ok := debug.ReadBuildInfo(); ok {
@@ -41,4 +48,4 @@ func Get() Info {
 		GoVersion: runtime.Version(),
 		Platform:  runtime.GOOS + "/" + runtime.GOARCH,
 	}
-}
+})
