@@ -262,6 +262,7 @@ func TestEnsureNamespace(t *testing.T) {
 // at once; one reads and creates it, the others find it created (before:
 // a read and a refused create each).
 func TestEnsureNamespaceConcurrently(t *testing.T) {
+	cluster.Need(t)
 	ctx := testContext(t, 30*time.Second)
 	name := "t-ensure-many-" + strings.ToLower(strings.ReplaceAll(time.Now().Format("150405.000"), ".", ""))
 	t.Cleanup(func() {
