@@ -150,11 +150,12 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 
 // writeApplyStats prints apply --stats: one line, as plan's. Durations of
 // concurrent releases add up, so rate-limit-wait, hooks and records can exceed
-// the wall time.
+// the wall time; rate-limited counts the requests the client-side rate
+// limiters held back.
 func writeApplyStats(w io.Writer, wall time.Duration, t *run.Traffic, tm *run.Timings) {
-	fmt.Fprintf(w, "stats: wall=%s requests=%d (get=%d list=%d patch=%d other=%d) bytes=%d rate-limit-wait=%s hooks=%s records=%s by kind: %s\n",
+	fmt.Fprintf(w, "stats: wall=%s requests=%d (get=%d list=%d patch=%d other=%d) bytes=%d rate-limit-wait=%s rate-limited=%d hooks=%s records=%s by kind: %s\n",
 		wall.Round(time.Millisecond), t.Requests.Load(), t.Get.Load(), t.List.Load(), t.Patch.Load(), t.Other.Load(), t.Bytes.Load(),
-		time.Duration(t.RateLimitWait.Load()).Round(time.Millisecond),
+		time.Duration(t.RateLimits.Wait.Load()).Round(time.Millisecond), t.RateLimits.Delayed.Load(),
 		time.Duration(tm.Hooks.Load()).Round(time.Millisecond),
 		time.Duration(tm.Records.Load()).Round(time.Millisecond),
 		t.ByKind())

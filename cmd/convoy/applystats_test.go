@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,7 +83,12 @@ release "app" {
 	if d := duration(line, "hooks"); d != 0 {
 		t.Errorf("install: %s in hooks, but the chart has no install hooks\n%s", d, line)
 	}
-	duration(line, "rate-limit-wait")
+	if !strings.Contains(line, " rate-limited=") {
+		t.Errorf("install: no rate-limited count\n%s", line)
+	}
+	if d := duration(line, "rate-limit-wait"); d != 0 || count(line, "rate-limited") != 0 {
+		t.Errorf("install: %s held back by the rate limiters, but a release makes a dozen requests against a burst of 1,000\n%s", d, line)
+	}
 
 	// An upgrade with a pre-upgrade hook Job: time in hooks, and the
 	// previous record superseded too.

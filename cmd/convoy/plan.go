@@ -117,9 +117,9 @@ func (o planOptions) Run(ctx context.Context, s streams) (err error) {
 		return err
 	}
 	if o.Stats {
-		fmt.Fprintf(s.Err, "stats: requests=%d (get=%d list=%d patch=%d other=%d) bytes=%d rate-limit-wait=%s %s by kind: %s\n",
+		fmt.Fprintf(s.Err, "stats: requests=%d (get=%d list=%d patch=%d other=%d) bytes=%d rate-limit-wait=%s rate-limited=%d %s by kind: %s\n",
 			traffic.Requests.Load(), traffic.Get.Load(), traffic.List.Load(), traffic.Patch.Load(), traffic.Other.Load(), traffic.Bytes.Load(),
-			time.Duration(traffic.RateLimitWait.Load()).Round(time.Millisecond), req.Stats, traffic.ByKind())
+			time.Duration(traffic.RateLimits.Wait.Load()).Round(time.Millisecond), traffic.RateLimits.Delayed.Load(), req.Stats, traffic.ByKind())
 	}
 	p := res.Plan
 	switch {

@@ -29,7 +29,15 @@
 #   take 3 s to become ready, against the apply of one (goal: <= 2x the
 #   wall time): the waits must overlap.
 #
+#   CHART=tiny: the fleet is instead N releases of hack/bench/charts/tiny
+#   (one ConfigMap), no readers; var.changed and var.one change its values
+#   as above. Goal (issue 26): a no-change plan of 2,000 tiny releases
+#   <= 1.5 s, growing at most 3x from 200 to 2,000 (`CHART=tiny
+#   hack/bench/plan.sh 200 2000`; FULL=0 skips what the goal does not
+#   need). The floor then lists only ConfigMaps.
+#
 # Environment:
+#   CHART=scaffold    the fleet's charts: scaffold (the mix above) or tiny
 #   NS=20             namespaces of the fleet
 #   CONVOY_BEFORE=bin an older convoy: every plan is also run with it, back
 #                     to back with this tree's, in alternating order (the
@@ -59,6 +67,11 @@ settle=${SETTLE:-30}
 before=${CONVOY_BEFORE:-}
 apply_p=${APPLY_P:-20}
 quick=${QUICK:-0}
+chart=${CHART:-scaffold}
+case $chart in
+  scaffold | tiny) ;;
+  *) echo "CHART must be scaffold or tiny" >&2; exit 2 ;;
+esac
 
 # mkfleet DIR NAME N: N releases of the three charts in $NS namespaces; the
 # first var.changed of each shape change a value; N/10 readers read the
@@ -134,6 +147,46 @@ HCL
   }]"
 }
 
+# mktiny DIR NAME N: N releases of the tiny chart in $NS namespaces, in
+# blocks of at most 1,000 (block, as in mkfleet); the first var.changed (and
+# with var.one the first) change a value.
+mktiny() {
+  local n=$3 file=$1/stack.hcl
+  mkdir -p "$1"
+  cat > "$file" <<HCL
+stack "$2" {
+  default_namespace = "$2-0"
+}
+variable "changed" {
+  type    = number
+  default = 0
+}
+variable "one" {
+  type    = bool
+  default = false
+}
+HCL
+  local j=0 off=0 count suffix
+  while [ "$off" -lt "$n" ]; do
+    count=$(( n - off )); [ "$count" -gt 1000 ] && count=1000
+    suffix=; [ "$j" -gt 0 ] && suffix=_$j
+    cat >> "$file" <<HCL
+release "tiny$suffix" {
+  count            = $count
+  name             = format("tiny-%04d", count.index + $off)
+  namespace        = "$2-\${(count.index + $off) % $ns_count}"
+  create_namespace = true
+  wait             = false
+  chart            = "$charts/tiny"
+  values = [{
+    size = count.index + $off < var.changed || (var.one && count.index + $off == 0) ? 2 : 1
+  }]
+}
+HCL
+    off=$(( off + count )); j=$(( j + 1 ))
+  done
+}
+
 # mkwait DIR NAME COUNT: COUNT independent releases whose pods become ready
 # after 3 s, each waited for.
 mkwait() {
@@ -202,9 +255,11 @@ floor() {
   for i in $(seq 0 $(( ns_count - 1 ))); do
     local ns=$name-$i
     echo "/api/v1/namespaces/$ns/secrets?labelSelector=owner%3Dhelm&fieldSelector=type%3Dhelm.sh%2Frelease.v1" >> "$work/urls-records"
-    for r in api/v1/secrets?fieldSelector=type%21%3Dhelm.sh%2Frelease.v1 api/v1/configmaps api/v1/services api/v1/serviceaccounts \
-             apis/apps/v1/deployments apis/apps/v1/statefulsets apis/autoscaling/v2/horizontalpodautoscalers \
-             apis/policy/v1/poddisruptionbudgets apis/networking.k8s.io/v1/networkpolicies; do
+    local kinds=(api/v1/secrets?fieldSelector=type%21%3Dhelm.sh%2Frelease.v1 api/v1/configmaps api/v1/services api/v1/serviceaccounts
+             apis/apps/v1/deployments apis/apps/v1/statefulsets apis/autoscaling/v2/horizontalpodautoscalers
+             apis/policy/v1/poddisruptionbudgets apis/networking.k8s.io/v1/networkpolicies)
+    [ "$chart" = tiny ] && kinds=(api/v1/configmaps)
+    for r in "${kinds[@]}"; do
       local path=${r%%\?*} query=
       [ "$path" != "$r" ] && query="?${r#*\?}"
       echo "/${path%/*}/namespaces/$ns/${path##*/}$query" >> "$work/urls-objects"
@@ -243,7 +298,8 @@ fi
 
 for n in "${sizes[@]}"; do
   dir=$work/fleet$n
-  mkfleet "$dir" "b$n" "$n"
+  # var.changed of a tenth: each of mkfleet's shapes holds about a third.
+  if [ "$chart" = tiny ]; then mktiny "$dir" "b$n" "$n"; tenth=$(( n / 10 )); else mkfleet "$dir" "b$n" "$n"; tenth=$(( n / 30 )); fi
   measure "N=$n: apply (setup, -p $apply_p)" "$work/convoy" apply -C "$dir" --auto-approve --no-progress -p "$apply_p"
   # Let the controllers and the fake kubelet finish what the apply started
   # (ReplicaSets, pods, their status), as they have by the time people plan.
@@ -256,7 +312,7 @@ for n in "${sizes[@]}"; do
   plans "N=$n: plan, 1 changed" -C "$dir" --var one=true --detailed-exitcode
   if [ "$quick" != 1 ]; then
     plans "N=$n: plan, 3 changed (1 per chart)" -C "$dir" --var changed=1 --detailed-exitcode
-    plans "N=$n: plan, 10% changed" -C "$dir" --var changed=$(( n / 30 )) --detailed-exitcode
+    plans "N=$n: plan, 10% changed" -C "$dir" --var changed=$tenth --detailed-exitcode
   fi
   if [ "$full" = 1 ]; then
     for i in 1 2; do
@@ -264,7 +320,7 @@ for n in "${sizes[@]}"; do
     done
     plans "N=$n: full refresh, 1 changed" -C "$dir" --var one=true --detailed-exitcode --refresh=full
     plans "N=$n: full refresh, 3 changed" -C "$dir" --var changed=1 --detailed-exitcode --refresh=full
-    plans "N=$n: full refresh, 10% changed" -C "$dir" --var changed=$(( n / 30 )) --detailed-exitcode --refresh=full
+    plans "N=$n: full refresh, 10% changed" -C "$dir" --var changed=$tenth --detailed-exitcode --refresh=full
   fi
   floor "b$n" "$n"
 done

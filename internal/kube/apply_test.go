@@ -3,7 +3,9 @@ package kube_test
 import (
 	"context"
 	"errors"
+	"k8s.io/client-go/rest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -253,6 +255,43 @@ func TestEnsureNamespace(t *testing.T) {
 	err = newClient(t).EnsureNamespace(ctx, name, nil)
 	if want := "v1 Namespace " + name + ": namespace is terminating"; err == nil || err.Error() != want {
 		t.Fatalf("EnsureNamespace on a terminating namespace: %v, want %q", err, want)
+	}
+}
+
+// TestEnsureNamespaceConcurrently: releases of one new namespace ensure it
+// at once; one reads and creates it, the others find it created (before:
+// a read and a refused create each).
+func TestEnsureNamespaceConcurrently(t *testing.T) {
+	cluster.Need(t)
+	ctx := testContext(t, 30*time.Second)
+	name := "t-ensure-many-" + strings.ToLower(strings.ReplaceAll(time.Now().Format("150405.000"), ".", ""))
+	t.Cleanup(func() {
+		_ = cluster.Client().CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	cfg := rest.CopyConfig(cluster.RESTConfig())
+	var traffic kube.Traffic
+	traffic.Wrap(cfg)
+	c, err := kube.New(cfg, kube.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for range 20 {
+		wg.Go(func() { errs <- c.EnsureNamespace(ctx, name, nil) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := cluster.Client().CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := traffic.ByKind(); got != "create namespaces=1 get namespaces=1" {
+		t.Errorf("requests: %s, want one read and one create", got)
 	}
 }
 

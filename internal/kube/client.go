@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,20 +55,38 @@ type Options struct {
 	// object (as kubectl and helm upgrade client-side field management).
 	// Nil with an empty FieldManager: DefaultPredecessors.
 	Predecessors []FieldOwner
-	// RateLimitWait, when not nil, adds the time requests wait on the
-	// client's rate limiters (QPS and Burst), in nanoseconds.
-	RateLimitWait *atomic.Int64
+	// RateLimits, when not nil, counts the requests the client's rate
+	// limiters (QPS and Burst) held back, and for how long.
+	RateLimits *RateLimits
 	// ListPageSize is how many objects ListApplied asks for per request
 	// (0: DefaultListPageSize).
 	ListPageSize int
 }
 
-// Limited returns cfg with a rate limiter of its QPS and burst whose waits
-// add to o.RateLimitWait, for one client built from it (client-go gives
-// each client a limiter of its own; this keeps that). Without
-// o.RateLimitWait: cfg as is.
+// Limited returns cfg with a rate limiter of its QPS and burst that counts
+// into o.RateLimits, for one client built from it (client-go gives each
+// client a limiter of its own; this keeps that). Without o.RateLimits:
+// cfg as is.
 func (o Options) Limited(cfg *rest.Config) *rest.Config {
-	return withWaitCounting(cfg, o.RateLimitWait)
+	return withCountedLimit(cfg, o.RateLimits)
+}
+
+// Config is a copy of cfg with o's rate limits: QPS and Burst from o,
+// DefaultQPS and DefaultBurst where o gives none, whatever limiter cfg
+// carried. New builds its clients from it; so must every client of the
+// same cluster built beside a Client (the release records'), or it gets
+// client-go's defaults (5 QPS, burst 10) for a cfg that gives none.
+func (o Options) Config(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.RateLimiter = nil
+	cfg.QPS, cfg.Burst = DefaultQPS, DefaultBurst
+	if o.QPS != 0 {
+		cfg.QPS = o.QPS // negative: unlimited, as in client-go
+	}
+	if o.Burst > 0 {
+		cfg.Burst = o.Burst
+	}
+	return cfg
 }
 
 // Client talks to one cluster. It is safe for concurrent use.
@@ -90,6 +107,9 @@ type Client struct {
 	// the mapper finds one by walking every group and version, which a
 	// plan of thousands of objects would do for each.
 	mappings sync.Map // schema.GroupVersionKind → *meta.RESTMapping
+	// namespaceTurns makes EnsureNamespace calls for one namespace take
+	// turns (namespaceTurn).
+	namespaceTurns sync.Map // string → chan struct{}
 }
 
 // New builds a Client from cfg, which it does not modify.
@@ -97,16 +117,8 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 	if cfg == nil {
 		return nil, errors.New("kube: no REST config")
 	}
-	cfg = rest.CopyConfig(cfg)
 	// Options decide the rate limits, not whatever the config carried.
-	cfg.RateLimiter = nil
-	cfg.QPS, cfg.Burst = DefaultQPS, DefaultBurst
-	if opts.QPS != 0 {
-		cfg.QPS = opts.QPS // negative: unlimited, as in client-go
-	}
-	if opts.Burst > 0 {
-		cfg.Burst = opts.Burst
-	}
+	cfg = opts.Config(cfg)
 	fieldManager, predecessors := opts.FieldManager, opts.Predecessors
 	if fieldManager == "" {
 		fieldManager = DefaultFieldManager
@@ -115,19 +127,19 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 		}
 	}
 
-	dyn, err := dynamic.NewForConfig(withWaitCounting(cfg, opts.RateLimitWait))
+	dyn, err := dynamic.NewForConfig(opts.Limited(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("kube: dynamic client: %w", err)
 	}
-	md, err := metadata.NewForConfig(withWaitCounting(cfg, opts.RateLimitWait))
+	md, err := metadata.NewForConfig(opts.Limited(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("kube: metadata client: %w", err)
 	}
-	typed, err := kubernetes.NewForConfig(withWaitCounting(cfg, opts.RateLimitWait))
+	typed, err := kubernetes.NewForConfig(opts.Limited(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("kube: client: %w", err)
 	}
-	disco, err := discovery.NewDiscoveryClientForConfig(withWaitCounting(cfg, opts.RateLimitWait))
+	disco, err := discovery.NewDiscoveryClientForConfig(opts.Limited(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("kube: discovery client: %w", err)
 	}

@@ -19,10 +19,22 @@ import (
 // rest of its life (a run): releases sharing a namespace check it once.
 // Should it be deleted meanwhile, the objects' applies fail naming it, and
 // the client forgets it (Apply), so that the next EnsureNamespace asks the
-// API server again.
+// API server again. Calls for one namespace take turns: the releases of a
+// new namespace installed at once wait for the first to create it instead
+// of each reading it and being refused its create.
 func (c *Client) EnsureNamespace(ctx context.Context, name string, labels map[string]string) error {
 	if _, ok := c.namespaces.Load(name); ok {
 		return nil
+	}
+	turn := c.namespaceTurn(name)
+	select {
+	case turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-turn }()
+	if _, ok := c.namespaces.Load(name); ok {
+		return nil // found or created by the call before
 	}
 	ref := Ref{Version: "v1", Kind: "Namespace", Name: name}
 	ns, err := c.typed.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
@@ -47,4 +59,13 @@ func (c *Client) EnsureNamespace(ctx context.Context, name string, labels map[st
 	}
 	c.namespaces.Store(name, struct{}{})
 	return nil
+}
+
+// namespaceTurn is the semaphore of one namespace's EnsureNamespace calls.
+func (c *Client) namespaceTurn(name string) chan struct{} {
+	if t, ok := c.namespaceTurns.Load(name); ok {
+		return t.(chan struct{})
+	}
+	t, _ := c.namespaceTurns.LoadOrStore(name, make(chan struct{}, 1))
+	return t.(chan struct{})
 }

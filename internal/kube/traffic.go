@@ -29,11 +29,11 @@ type Traffic struct {
 	// list, watch, patch, discovery (a get of discovery), or the HTTP
 	// method in lower case (post, put, delete).
 	OnRequest func(verb string)
-	// RateLimitWait is the time requests waited on the clients' own rate
-	// limiters (--kube-qps, --kube-burst), in nanoseconds, summed over
-	// concurrent requests: ClusterOptions pass it to the clients
-	// (Options.RateLimitWait).
-	RateLimitWait atomic.Int64
+	// RateLimits counts the requests the clients' own rate limiters
+	// (--kube-qps, --kube-burst) held back and the delay they imposed,
+	// summed over concurrent requests: ClusterOptions pass it to the
+	// clients (Options.RateLimits).
+	RateLimits RateLimits
 
 	mu     sync.Mutex
 	byKind map[string]int64 // "verb resource": "create secrets"

@@ -113,10 +113,9 @@ func NewEngine(ctx context.Context, cfg *rest.Config, opts EngineOptions) (*Engi
 	if err != nil {
 		return nil, err
 	}
-	cfg = rest.CopyConfig(cfg)
-	if opts.Kube.QPS > 0 {
-		cfg.QPS, cfg.Burst = opts.Kube.QPS, opts.Kube.Burst
-	}
+	// The records' clients have the rate limits of kc's: their own
+	// buckets of the same QPS and burst.
+	cfg = opts.Kube.Config(cfg)
 	client, err := kubernetes.NewForConfig(opts.Kube.Limited(cfg))
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart"
@@ -176,11 +177,25 @@ func encode(r *Release) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return encodePayload(b)
+}
+
+// gzipWriters reuses the compressors of encodePayload: a new one allocates
+// about 1 MiB of tables, which made allocating them and collecting the
+// garbage they left the larger part of convoy's CPU time in a first apply
+// of small releases (issue 26). A cache, not state: any writer serves any
+// call once Reset.
+var gzipWriters = sync.Pool{New: func() any {
+	w, _ := gzip.NewWriterLevel(nil, gzip.BestCompression) // a valid level: never fails
+	return w
+}}
+
+// encodePayload is base64(gzip(b)), at Helm's compression level.
+func encodePayload(b []byte) (string, error) {
 	var buf bytes.Buffer
-	w, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	if err != nil {
-		return "", err
-	}
+	w := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(w)
+	w.Reset(&buf)
 	if _, err := w.Write(b); err != nil {
 		return "", err
 	}
@@ -188,6 +203,19 @@ func encode(r *Release) (string, error) {
 		return "", err
 	}
 	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+}
+
+// maxPayloadSize bounds the size of encodePayload's result for n bytes of
+// JSON without compressing them. DEFLATE's fixed Huffman codes spend at
+// most 9 bits on a literal byte and 31 on a match of 4 or more bytes
+// (BestCompression's shortest), and compress/flate writes each block in
+// the smallest of the stored, fixed and dynamic encodings, so a block
+// takes at most 9/8 of its bytes plus its header and end code; n/4 more
+// and 1 KiB cover those and gzip's header and trailer with room to spare.
+// base64 then takes 4 bytes per 3.
+func maxPayloadSize(n int) int {
+	gz := n + n/4 + 1024
+	return (gz + 2) / 3 * 4
 }
 
 // maxRecordSize bounds a decompressed record (Kubernetes objects are at

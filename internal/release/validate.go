@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -32,12 +33,22 @@ func (e *RecordTooLargeError) Error() string {
 		e.Name, e.Revision, e.Size, e.Limit)
 }
 
-// CheckRecordSize encodes the record this revision would write and fails
-// with a *RecordTooLargeError when the cluster could not store it.
+// CheckRecordSize fails with a *RecordTooLargeError when the cluster could
+// not store the record this revision would write. A record whose JSON is
+// small enough that no compression could make it too large
+// (maxPayloadSize) is not compressed: the check is then a JSON encoding,
+// and the only compressions left are the record writes'.
 func (p *Prepared) CheckRecordSize() error {
 	rel := p.record(time.Now())
 	rel.Info.Status, rel.Info.Description = StatusDeployed, "Upgrade complete"
-	payload, err := encode(rel)
+	b, err := json.Marshal(rel)
+	if err != nil {
+		return fmt.Errorf("encode release %s: %w", rel.Name, err)
+	}
+	if maxPayloadSize(len(b)) <= MaxRecordBytes {
+		return nil
+	}
+	payload, err := encodePayload(b)
 	if err != nil {
 		return fmt.Errorf("encode release %s: %w", rel.Name, err)
 	}

@@ -102,3 +102,35 @@ func TestOversizedRecordIsRefusedBeforeAnything(t *testing.T) {
 		t.Fatal("the ConfigMap was created")
 	}
 }
+
+// TestLargeCompressibleRecordIsAccepted: a record whose JSON is too large
+// to skip the compression in the size check (a 900 KiB file in the chart)
+// but compresses well is checked compressed, and installed.
+func TestLargeCompressibleRecordIsAccepted(t *testing.T) {
+	ns := cluster.Namespace(t)
+	dir := filepath.Join(t.TempDir(), "roomy")
+	for name, data := range map[string]string{
+		"Chart.yaml":        "apiVersion: v2\nname: roomy\nversion: 0.1.0\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n",
+		"files/text":        strings.Repeat("the same line, over and over\n", 900<<10/29),
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ch, err := chart.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := newEngine(t)
+	if _, err := e.Deploy(context.Background(), &release.Request{Name: "roomy", Namespace: ns, Chart: ch}); err != nil {
+		t.Fatal(err)
+	}
+	if got := statuses(history(t, e, ns, "roomy")); got != "1:deployed" {
+		t.Fatalf("history %s", got)
+	}
+}

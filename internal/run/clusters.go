@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/config"
@@ -127,7 +126,7 @@ func (c *Clusters) connect(ctx context.Context, spec *config.ClusterSpec) *clust
 		return e
 	}
 	opts := release.EngineOptions{
-		Kube:     kube.Options{QPS: cfg.QPS, Burst: cfg.Burst, RateLimitWait: c.rateLimitWait()},
+		Kube:     kube.Options{QPS: cfg.QPS, Burst: cfg.Burst, RateLimits: c.rateLimits()},
 		Driver:   driver,
 		Observer: c.opts.Observer,
 		Grace:    c.opts.grace,
@@ -316,11 +315,11 @@ func KubeconfigNamespace(path, context string) (string, error) {
 	return ns, err
 }
 
-// rateLimitWait is where clients add the time they wait on their rate
-// limiters: the run's Traffic, when it counts.
-func (c *Clusters) rateLimitWait() *atomic.Int64 {
+// rateLimits is where clients count what their rate limiters held back:
+// the run's Traffic, when it counts.
+func (c *Clusters) rateLimits() *kube.RateLimits {
 	if c.opts.Traffic == nil {
 		return nil
 	}
-	return &c.opts.Traffic.RateLimitWait
+	return &c.opts.Traffic.RateLimits
 }

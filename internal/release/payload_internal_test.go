@@ -1,0 +1,111 @@
+package release
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// payloadInputs are JSON-like, repetitive and incompressible inputs around
+// the sizes that matter: small records, a DEFLATE block (64 KiB), and the
+// 1 MiB a Secret holds.
+func payloadInputs(t *testing.T) map[string][]byte {
+	t.Helper()
+	random := func(n int) []byte {
+		b := make([]byte, n)
+		if _, err := rand.Read(b); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	return map[string][]byte{
+		"empty":                 {},
+		"small JSON":            []byte(`{"name":"web","namespace":"shop","version":1,"config":{"replicas":2}}`),
+		"zeros, 900 KiB":        make([]byte, 900<<10),
+		"random, 1 byte":        random(1),
+		"random, 64 KiB":        random(64 << 10),
+		"random, 64 KiB + 1":    random(64<<10 + 1),
+		"random, 1.2 MiB":       random(1200 << 10),
+		"random base64, 700 KB": []byte(base64.StdEncoding.EncodeToString(random(525 << 10))),
+		"random JSON strings":   []byte(`{"files":"` + strings.Repeat(base64.StdEncoding.EncodeToString(random(3<<10)), 40) + `"}`),
+	}
+}
+
+// TestMaxPayloadSizeBoundsTheEncoding: CheckRecordSize skips compressing a
+// record whose JSON is under the bound, so no input, however
+// incompressible, may encode to more than maxPayloadSize says.
+func TestMaxPayloadSizeBoundsTheEncoding(t *testing.T) {
+	for name, b := range payloadInputs(t) {
+		t.Run(name, func(t *testing.T) {
+			p, err := encodePayload(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bound := maxPayloadSize(len(b)); len(p) > bound {
+				t.Fatalf("%d bytes encode to %d, more than the bound %d", len(b), len(p), bound)
+			}
+		})
+	}
+}
+
+// TestEncodePayloadWithReusedWriters: writers taken from the pool, by
+// concurrent encodes of different inputs, give what a new writer at
+// Helm's level gives, and it decodes back to the input.
+func TestEncodePayloadWithReusedWriters(t *testing.T) {
+	inputs := payloadInputs(t)
+	want := map[string]string{}
+	for name, b := range inputs {
+		var buf bytes.Buffer
+		w, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		want[name] = base64.StdEncoding.EncodeToString(buf.Bytes())
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*len(inputs))
+	for range 4 {
+		for name, b := range inputs {
+			wg.Go(func() {
+				got, err := encodePayload(b)
+				switch {
+				case err != nil:
+					errs <- err
+				case got != want[name]:
+					errs <- fmt.Errorf("%s: a reused writer encodes differently from a new one", name)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for name, b := range inputs {
+		raw, err := base64.StdEncoding.DecodeString(want[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(zr)
+		if err != nil || !bytes.Equal(got, b) {
+			t.Fatalf("%s: does not decode back (%v)", name, err)
+		}
+	}
+}
