@@ -73,18 +73,10 @@ case $chart in
   *) echo "CHART must be scaffold or tiny" >&2; exit 2 ;;
 esac
 
-# mkfleet DIR NAME N: N releases of the three charts in $NS namespaces; the
-# first var.changed of each shape change a value; N/10 readers read the
-# outputs of a web release. A release block counts at most 1,000
-# instances: larger shapes are split into blocks of 1,000 (scaffold,
-# scaffold_1, …), reader block j reading web block j.
-mkfleet() {
-  local n=$3 readers=$(( $3 / 10 ))
-  local rest=$(( n - readers ))
-  local web=$(( rest / 3 )) db=$(( rest / 3 ))
-  local scaf=$(( rest - web - db )) file=$1/stack.hcl
-  mkdir -p "$1"
-  cat > "$file" <<HCL
+# header FILE NAME: the stack block and the two variables every fleet's
+# releases read (var.changed, var.one).
+header() {
+  cat > "$1" <<HCL
 stack "$2" {
   default_namespace = "$2-0"
 }
@@ -97,6 +89,20 @@ variable "one" {
   default = false
 }
 HCL
+}
+
+# mkfleet DIR NAME N: N releases of the three charts in $NS namespaces; the
+# first var.changed of each shape change a value; N/10 readers read the
+# outputs of a web release. A release block counts at most 1,000
+# instances: larger shapes are split into blocks of 1,000 (scaffold,
+# scaffold_1, …), reader block j reading web block j.
+mkfleet() {
+  local n=$3 readers=$(( $3 / 10 ))
+  local rest=$(( n - readers ))
+  local web=$(( rest / 3 )) db=$(( rest / 3 ))
+  local scaf=$(( rest - web - db )) file=$1/stack.hcl
+  mkdir -p "$1"
+  header "$file" "$2"
   # block SHAPE TOTAL BODY: blocks of at most 1,000 instances; BODY may use
   # @OFF@ (the block's first index) and @J@ (its suffix).
   block() {
@@ -153,19 +159,7 @@ HCL
 mktiny() {
   local n=$3 file=$1/stack.hcl
   mkdir -p "$1"
-  cat > "$file" <<HCL
-stack "$2" {
-  default_namespace = "$2-0"
-}
-variable "changed" {
-  type    = number
-  default = 0
-}
-variable "one" {
-  type    = bool
-  default = false
-}
-HCL
+  header "$file" "$2"
   local j=0 off=0 count suffix
   while [ "$off" -lt "$n" ]; do
     count=$(( n - off )); [ "$count" -gt 1000 ] && count=1000

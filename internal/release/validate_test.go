@@ -72,25 +72,13 @@ func TestOversizedRecordIsRefusedBeforeAnything(t *testing.T) {
 	if _, err := rand.Read(blob); err != nil {
 		t.Fatal(err)
 	}
-	for name, data := range map[string]string{
+	ch := loadChartFiles(t, dir, map[string]string{
 		"Chart.yaml":        "apiVersion: v2\nname: big\nversion: 0.1.0\n",
 		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n",
 		"files/blob":        base64.StdEncoding.EncodeToString(blob),
-	} {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ch, err := chart.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	e, _ := newEngine(t)
-	_, err = e.Deploy(context.Background(), &release.Request{Name: "big", Namespace: ns, Chart: ch})
+	_, err := e.Deploy(context.Background(), &release.Request{Name: "big", Namespace: ns, Chart: ch})
 	var tooLarge *release.RecordTooLargeError
 	if !errors.As(err, &tooLarge) || tooLarge.Limit != 1<<20 || tooLarge.Size <= tooLarge.Limit {
 		t.Fatalf("want a RecordTooLargeError, got %v", err)
@@ -109,11 +97,25 @@ func TestOversizedRecordIsRefusedBeforeAnything(t *testing.T) {
 func TestLargeCompressibleRecordIsAccepted(t *testing.T) {
 	ns := cluster.Namespace(t)
 	dir := filepath.Join(t.TempDir(), "roomy")
-	for name, data := range map[string]string{
+	ch := loadChartFiles(t, dir, map[string]string{
 		"Chart.yaml":        "apiVersion: v2\nname: roomy\nversion: 0.1.0\n",
 		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n",
 		"files/text":        strings.Repeat("the same line, over and over\n", 900<<10/29),
-	} {
+	})
+	e, _ := newEngine(t)
+	if _, err := e.Deploy(context.Background(), &release.Request{Name: "roomy", Namespace: ns, Chart: ch}); err != nil {
+		t.Fatal(err)
+	}
+	if got := statuses(history(t, e, ns, "roomy")); got != "1:deployed" {
+		t.Fatalf("history %s", got)
+	}
+}
+
+// loadChartFiles writes a chart's files (path relative to dir → content)
+// and loads it.
+func loadChartFiles(t *testing.T, dir string, files map[string]string) *chart.Chart {
+	t.Helper()
+	for name, data := range files {
 		path := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -126,11 +128,5 @@ func TestLargeCompressibleRecordIsAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, _ := newEngine(t)
-	if _, err := e.Deploy(context.Background(), &release.Request{Name: "roomy", Namespace: ns, Chart: ch}); err != nil {
-		t.Fatal(err)
-	}
-	if got := statuses(history(t, e, ns, "roomy")); got != "1:deployed" {
-		t.Fatalf("history %s", got)
-	}
+	return ch
 }
