@@ -370,10 +370,33 @@ release "api" {
 		t.Fatalf("apply without a change: %d\n%s\n%s", code, out, errOut)
 	}
 	line := regexp.MustCompile(`(?m)^stats: .*$`).FindString(errOut)
-	for _, want := range []string{" get configmaps=1 ", " list configmaps=1 "} {
+	for _, want := range []string{" get configmaps=1 ", " list configmaps=1 ", " get deployments=1 "} {
 		if !strings.Contains(line+" ", want) {
 			t.Errorf("want%s in the stats\n%s", want, line)
 		}
+	}
+
+	// db with three ConfigMaps of the namespace's four or five (api's,
+	// the root CA's): its ConfigMaps are read with one full list, not
+	// three GETs; its one Deployment still with a GET.
+	src, err := os.ReadFile(filepath.Join(dir, "stack.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stack := strings.Replace(string(src), `values = [{ message = "from-db" }]`, `values = [{ message = "from-db", extraConfigMap = true, keptConfigMap = true }]`, 1)
+	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(stack), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--auto-approve"); code != 0 {
+		t.Fatalf("apply with db's extra ConfigMaps: %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runConvoy(t, "apply", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--auto-approve", "--stats")
+	if code != 0 || !strings.Contains(out, "No changes") {
+		t.Fatalf("apply without a change: %d\n%s\n%s", code, out, errOut)
+	}
+	line = regexp.MustCompile(`(?m)^stats: .*$`).FindString(errOut)
+	if strings.Contains(line, " get configmaps=") || !strings.Contains(line+" ", " list configmaps=2 ") || !strings.Contains(line+" ", " get deployments=1 ") {
+		t.Errorf("want list configmaps=2 (metadata, then db's in full), no get configmaps, get deployments=1\n%s", line)
 	}
 }
 

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -322,8 +323,9 @@ func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance
 			}
 			// Outputs only reads the objects (it converts them to values):
 			// the plan's shared ones, not copies.
+			lists := c.outputLists(kc, rec)
 			return c.in.Outputs(ctx, kc, rec, func(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
-				return c.outputObject(ctx, kc, ref)
+				return c.outputObject(ctx, kc, ref, lists)
 			})
 		})
 		if err != nil {
@@ -343,18 +345,61 @@ func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance
 
 // outputObject reads a live object of a dependency's outputs: from the
 // plan's full list of its kind and namespace when the plan has asked for
-// one (a release planned in full there), else with a GET of its own, read
-// once per plan. Outputs need the whole objects of the few releases read,
-// where a list would fetch and decode every object of the kind in the
-// namespace: at 1,000 releases with 100 readers, 500 GETs cost the API
-// server what 100 lists did and convoy a third less CPU and 50 MiB less
-// memory (docs/performance.md).
-func (c *computer) outputObject(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.Unstructured, error) {
-	if c.in.Live != LiveGets && ref.Namespace != "" && c.lists.Has(kindKey{nsKey{kc.ClusterID(), ref.Namespace}, ref.APIVersion(), ref.Kind}) {
-		return c.liveShared(ctx, kc, ref)
+// one (a release there planned in full) or lists says to, else with a GET
+// of its own, read once per plan. Outputs need the whole objects of the
+// few releases read, where a list would fetch and decode every object of
+// the kind in the namespace: at 1,000 releases with 100 readers, 500 GETs
+// cost the API server what 100 lists did and convoy a third less CPU and
+// 50 MiB less memory (docs/performance.md).
+func (c *computer) outputObject(ctx context.Context, kc *kube.Client, ref kube.Ref, lists map[kindKey]bool) (*unstructured.Unstructured, error) {
+	if c.in.Live != LiveGets && ref.Namespace != "" {
+		key := kindKey{nsKey{kc.ClusterID(), ref.Namespace}, ref.APIVersion(), ref.Kind}
+		if lists[key] || c.lists.Has(key) {
+			return c.liveShared(ctx, kc, ref)
+		}
 	}
 	return c.gets.Get(objectKey{kc.ClusterID(), ref}, func() (*unstructured.Unstructured, error) { return getLive(ctx, kc, ref) })
 }
+
+// outputLists are the kinds and namespaces whose objects a dependency's
+// outputs read from one full list instead of a GET each: those where the
+// dependency has two objects or more and at least half of the kind's
+// objects in the namespace, as the plan's list of their metadata counts
+// them (a chart of many ConfigMaps in a namespace of its own, say), so the
+// list carries little besides. A GET costs the API server about what
+// three objects of a list do, and convoy decodes what it fetches.
+// Counted from the record's objects annotation; without it, none.
+func (c *computer) outputLists(kc *kube.Client, rec *release.Release) map[kindKey]bool {
+	objs, ok := release.RecordObjectsOf(rec)
+	if !ok {
+		return nil
+	}
+	need := map[kindKey]int{}
+	for _, o := range objs {
+		if o.Ref.Namespace != "" {
+			need[kindKey{nsKey{kc.ClusterID(), o.Ref.Namespace}, o.Ref.APIVersion(), o.Ref.Kind}]++
+		}
+	}
+	var lists map[kindKey]bool
+	for key, n := range need {
+		if n < 2 || !c.applied.Has(key) {
+			continue
+		}
+		all, err := c.applied.Get(key, func() (map[string]*kube.Applied, error) { return nil, errNotListed })
+		if err != nil || 2*n < len(all) {
+			continue
+		}
+		if lists == nil {
+			lists = map[kindKey]bool{}
+		}
+		lists[key] = true
+	}
+	return lists
+}
+
+// errNotListed is never returned: outputLists reads only lists the plan
+// has asked for.
+var errNotListed = errors.New("not listed")
 
 // knownAfterApply plans a release whose values are known only once the
 // dependencies it reads are applied.
