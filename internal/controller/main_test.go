@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -101,7 +102,10 @@ func startController(t *testing.T, ns string, mod func(*controller.Options)) {
 				t.Errorf("controller: %v", err)
 			}
 		case <-time.After(30 * time.Second):
-			t.Error("the controller did not stop within 30s")
+			// What is still running says why.
+			var stacks strings.Builder
+			_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+			t.Errorf("the controller did not stop within 30s; goroutines:\n%s", stacks.String())
 		}
 		dropFinalizers(t, ns)
 	})

@@ -24,9 +24,11 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -124,6 +126,12 @@ func Run(ctx context.Context, o Options) error {
 		// their data (their metadata is watched):
 		// caching them would hold every Secret of the cluster.
 		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}}},
+		// The classic work queue, not the priority queue: in
+		// controller-runtime v0.24 the priority queue can deadlock on
+		// shutdown (kubernetes-sigs/controller-runtime#3538, fixed in
+		// v0.25, which needs Kubernetes libraries v0.37), and a controller
+		// that does not stop holds its shard's lease until it is killed.
+		Controller: config.Controller{UsePriorityQueue: ptr.To(false)},
 	})
 	if err != nil {
 		return err
