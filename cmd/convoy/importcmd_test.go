@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convoy-sh/convoy/internal/testfiles"
+
 	"github.com/convoy-sh/convoy/internal/sopstest"
 )
 
@@ -65,15 +67,7 @@ releases:
 		"values/api.yaml":     "replicas: 1\n",
 		"secrets/db.enc.yaml": string(sopstest.Encrypt(t, "x.yaml", []byte("auth:\n  password: pw\n"), key)),
 	}
-	for name, content := range files {
-		p := filepath.Join(src, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfiles.Write(t, src, files)
 	out := filepath.Join(t.TempDir(), "stack")
 	code, stdout, stderr := runConvoy(t, "import", "helmfile", filepath.Join(src, "helmfile.yaml"), "-o", out)
 	if code != 0 {

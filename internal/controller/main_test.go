@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/testfiles"
+
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
@@ -166,15 +168,7 @@ spec:
           image: "nginx:1.27"
 `,
 	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfiles.Write(t, dir, files)
 }
 
 // stackDir writes a stack of two releases of the app chart, in namespace

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/testfiles"
+
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
@@ -77,15 +79,7 @@ spec:
 {{- end }}
 `,
 	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfiles.Write(t, dir, files)
 }
 
 // promotedStack writes a stack of one release per environment (staging,

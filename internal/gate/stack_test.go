@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/convoy-sh/convoy/internal/testfiles"
 
 	"github.com/convoy-sh/convoy/internal/gate"
 	"github.com/convoy-sh/convoy/internal/run"
@@ -51,15 +52,7 @@ spec:
 `,
 		"stack.hcl": fmt.Sprintf("stack %[1]q {\n  default_namespace = %[1]q\n}\n%[2]s", ns, releases),
 	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfiles.Write(t, dir, files)
 }
 
 // apply applies the stack, failing t with each failed release's error.

@@ -40,3 +40,17 @@ func (m *Map[K, V]) Has(key K) bool {
 	_, ok := m.entries[key]
 	return ok
 }
+
+// Existing is key's value when it was asked for (waiting for it while it
+// is being computed); ok is false when it was not, or its computation
+// failed. It never computes.
+func (m *Map[K, V]) Existing(key K) (v V, ok bool) {
+	m.mu.Lock()
+	get, asked := m.entries[key]
+	m.mu.Unlock()
+	if !asked {
+		return v, false
+	}
+	v, err := get()
+	return v, err == nil
+}

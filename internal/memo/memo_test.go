@@ -103,3 +103,25 @@ func TestHasTellsWhetherAKeyWasAskedFor(t *testing.T) {
 		t.Fatalf("after a failed Get of a: Has(a)=%v Has(b)=%v", m.Has("a"), m.Has("b"))
 	}
 }
+
+func TestExistingNeverComputes(t *testing.T) {
+	var m Map[string, int]
+	if _, ok := m.Existing("a"); ok {
+		t.Fatal("an empty map has a")
+	}
+	if _, err := m.Get("a", func() (int, error) { return 7, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Get("b", func() (int, error) { return 0, errors.New("failed") }); err == nil {
+		t.Fatal("want the error")
+	}
+	if v, ok := m.Existing("a"); !ok || v != 7 {
+		t.Fatalf("Existing(a) = %d, %v", v, ok)
+	}
+	if _, ok := m.Existing("b"); ok {
+		t.Fatal("Existing of a failed computation is ok")
+	}
+	if _, ok := m.Existing("c"); ok || m.Has("c") {
+		t.Fatal("Existing of c made an entry for it")
+	}
+}

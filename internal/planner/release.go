@@ -2,7 +2,6 @@ package planner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -382,11 +381,11 @@ func (c *computer) outputLists(kc *kube.Client, rec *release.Release) map[kindKe
 	}
 	var lists map[kindKey]bool
 	for key, n := range need {
-		if n < 2 || !c.applied.Has(key) {
+		if n < 2 {
 			continue
 		}
-		all, err := c.applied.Get(key, func() (map[string]*kube.Applied, error) { return nil, errNotListed })
-		if err != nil || 2*n < len(all) {
+		all, ok := c.applied.Existing(key)
+		if !ok || 2*n < len(all) {
 			continue
 		}
 		if lists == nil {
@@ -396,10 +395,6 @@ func (c *computer) outputLists(kc *kube.Client, rec *release.Release) map[kindKe
 	}
 	return lists
 }
-
-// errNotListed is never returned: outputLists reads only lists the plan
-// has asked for.
-var errNotListed = errors.New("not listed")
 
 // knownAfterApply plans a release whose values are known only once the
 // dependencies it reads are applied.

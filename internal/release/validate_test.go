@@ -5,10 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/convoy-sh/convoy/internal/testfiles"
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/release"
@@ -115,15 +116,7 @@ func TestLargeCompressibleRecordIsAccepted(t *testing.T) {
 // and loads it.
 func loadChartFiles(t *testing.T, dir string, files map[string]string) *chart.Chart {
 	t.Helper()
-	for name, data := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfiles.Write(t, dir, files)
 	ch, err := chart.Load(dir)
 	if err != nil {
 		t.Fatal(err)

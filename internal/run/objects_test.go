@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convoy-sh/convoy/internal/testfiles"
+
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/run"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,15 +67,7 @@ data:
   ran: "yes"
 `,
 	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfiles.Write(t, dir, files)
 }
 
 // objectsStack writes a stack of releases api and web (web after api) of

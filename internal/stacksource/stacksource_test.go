@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convoy-sh/convoy/internal/testfiles"
+
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
@@ -18,15 +20,7 @@ import (
 
 func write(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfiles.Write(t, dir, files)
 }
 
 // A monorepo layout: the stack names a chart outside its directory.
