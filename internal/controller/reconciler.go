@@ -54,7 +54,40 @@ type reconciler struct {
 	// next plan lists directly instead of reading the shared informers,
 	// which may not have seen the apply's writes yet (freshness guard).
 	wrote sync.Map
-	cache *cacheJanitor
+	// written is the resourceVersion of each Stack (namespace/name) as
+	// its last reconcile's status write left it: a reconcile that finds
+	// an older copy in the cache reads the Stack from the API server.
+	written stackVersions
+	cache   *cacheJanitor
+}
+
+// stackVersions remembers the resourceVersion of each Stack's last status
+// write. The informer's copy can lag that write: a reconcile queued
+// meanwhile (a requeue due while the last one ran) would otherwise decide
+// on the status before it (no failure counted, the plan not yet applied)
+// and apply the failed plan again.
+type stackVersions struct{ m sync.Map }
+
+// get reads the Stack from the cache, and from the API server when the
+// cache's copy is not the one the last status write left.
+func (v *stackVersions) get(ctx context.Context, cached, api client.Reader, key client.ObjectKey, st *v1alpha1.Stack) error {
+	if err := cached.Get(ctx, key, st); err != nil {
+		return err
+	}
+	if want, ok := v.m.Load(key); ok && want.(string) != st.ResourceVersion {
+		return api.Get(ctx, key, st)
+	}
+	return nil
+}
+
+// wrote records the resourceVersion a status write returned ("" forgets
+// it: the write failed, or the Stack is gone).
+func (v *stackVersions) wrote(key client.ObjectKey, resourceVersion string) {
+	if resourceVersion == "" {
+		v.m.Delete(key)
+		return
+	}
+	v.m.Store(key, resourceVersion)
 }
 
 // outcome is what one reconcile decided.
@@ -74,8 +107,9 @@ func (r *reconciler) dirs() (stacks, charts, tmp string) {
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	start := time.Now()
 	var st v1alpha1.Stack
-	if err := r.client.Get(ctx, req.NamespacedName, &st); err != nil {
+	if err := r.written.get(ctx, r.client, r.reader, req.NamespacedName, &st); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.written.wrote(req.NamespacedName, "")
 			r.metrics.setReleases(req.String(), nil)
 			r.backoff.forget(req)
 			return reconcile.Result{}, nil
@@ -97,11 +131,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	notify := r.sendNotices(&st, out.result)
 	st.Status.ObservedGeneration = st.Generation
 	if err := r.client.Status().Patch(ctx, &st, client.MergeFrom(pr.Base())); err != nil {
+		r.written.wrote(req.NamespacedName, "")
 		if apierrors.IsNotFound(err) {
 			return reconcile.Result{}, nil
 		}
 		out.err = errors.Join(out.err, fmt.Errorf("convoy.dev/v1alpha1 Stack %s status: %w", req, err))
 	} else {
+		r.written.wrote(req.NamespacedName, st.ResourceVersion)
 		notify()
 	}
 	r.cache.evict()
