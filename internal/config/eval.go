@@ -70,6 +70,9 @@ type evaluator struct {
 	// never evaluated (which would only repeat the error).
 	badExprs map[hcl.Expression]bool
 	releases *dag.Graph[ReleaseAddr]
+	// needs is what each release block reads of the resources of the
+	// releases it refers to (ResourceNeeds).
+	needs map[string]map[string]ResourceNeeds
 
 	// static holds the attributes known before apply of every instance
 	// evaluated so far (name, namespace, chart, version).
@@ -521,7 +524,7 @@ func (e *evaluator) evalRepositoryTLS(r *Repository, spec *RepositorySpec) hcl.D
 // release-level graph and returns the release names in dependency order.
 func (e *evaluator) releaseOrder() ([]string, hcl.Diagnostics) {
 	a := e.cfg.analyzeReleases()
-	e.refs, e.badExprs, e.releases = a.refs, a.badExprs, a.graph
+	e.refs, e.badExprs, e.releases, e.needs = a.refs, a.badExprs, a.graph, a.needs
 	order, d := a.graph.TopologicalOrder()
 	diags := append(a.diags, d...)
 	names := make([]string, len(order))
@@ -544,7 +547,10 @@ type releaseAnalysis struct {
 	graph    *dag.Graph[ReleaseAddr]
 	refs     map[string][]*Reference
 	badExprs map[hcl.Expression]bool
-	diags    hcl.Diagnostics
+	// needs is what each release block reads of the resources of the
+	// releases it refers to (by block name, then by dependency name).
+	needs map[string]map[string]ResourceNeeds
+	diags hcl.Diagnostics
 }
 
 // analyzeReleases checks the references of every release block and builds
@@ -554,6 +560,11 @@ func (c *Config) analyzeReleases() releaseAnalysis {
 		graph:    dag.New[ReleaseAddr](),
 		refs:     map[string][]*Reference{},
 		badExprs: map[hcl.Expression]bool{},
+		needs:    map[string]map[string]ResourceNeeds{},
+	}
+	expanded := func(name string) bool {
+		r := c.Releases[name]
+		return r != nil && (r.Count != nil || r.ForEach != nil)
 	}
 	for _, name := range sortedKeys(c.Releases) {
 		rel := c.Releases[name]
@@ -579,10 +590,18 @@ func (c *Config) analyzeReleases() releaseAnalysis {
 				a.badExprs[expr] = true
 			}
 			a.refs[name] = append(a.refs[name], refs...)
+			reads := false
 			for _, ref := range refs {
 				if ref.Kind == RefRelease {
 					a.graph.Connect(rel.Addr(), ReleaseAddr{Name: ref.Name}, ref.Range)
+					reads = true
 				}
+			}
+			if reads {
+				if a.needs[name] == nil {
+					a.needs[name] = map[string]ResourceNeeds{}
+				}
+				resourceNeeds(expr, expanded, a.needs[name])
 			}
 		}
 		for _, dep := range rel.DependsOn {

@@ -50,11 +50,12 @@ type Input struct {
 	// Request turns a resolved release into the release engine's request.
 	Request func(*resolve.Release) *release.Request
 	// Outputs turns a dependency's deployed record into what expressions
-	// may reference of it (revision, status, resources), reading its live
-	// objects through get, which are the plan's and must not be modified. A release whose values read outputs of
-	// dependencies that this plan leaves unchanged is planned with them;
-	// nil: such releases are always known only after apply.
-	Outputs func(ctx context.Context, kc *kube.Client, rel *release.Release, get func(context.Context, kube.Ref) (*unstructured.Unstructured, error)) (config.AppliedRelease, error)
+	// may reference of it (revision, status, resources), reading the live
+	// objects needs names through get, which are the plan's and must not
+	// be modified; the others are unknown. A release whose values read
+	// outputs of dependencies that this plan leaves unchanged is planned
+	// with them; nil: such releases are always known only after apply.
+	Outputs func(ctx context.Context, kc *kube.Client, rel *release.Release, needs config.ResourceNeeds, get func(context.Context, kube.Ref) (*unstructured.Unstructured, error)) (config.AppliedRelease, error)
 	// Destroy plans the uninstall of every release of the stack.
 	Destroy bool
 	// Interrupted reports whether the run with this id (release.RunLabel),
@@ -296,7 +297,7 @@ type computer struct {
 	applied memo.Map[kindKey, map[string]*kube.Applied]
 	// outputs are the outputs of the deployed revisions that releases
 	// read (a release read by many is read once).
-	outputs memo.Map[revisionKey, config.AppliedRelease]
+	outputs memo.Map[outputKey, config.AppliedRelease]
 	// orphans are the releases of the stack on a cluster that its files
 	// do not declare there (rename.go).
 	orphans memo.Map[kube.ClusterID, []release.RecordKey]
@@ -324,6 +325,13 @@ type revisionKey struct {
 	nsKey
 	name     string
 	revision int
+}
+
+// outputKey is a revision's outputs with the objects read
+// (config.ResourceNeeds.String).
+type outputKey struct {
+	revisionKey
+	needs string
 }
 
 // objectKey is an object of a cluster.

@@ -297,6 +297,14 @@ func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance
 		if dep == nil {
 			continue
 		}
+		// A dependency planned unchanged has every object as applied
+		// (proven from their metadata, or planned in full): only the
+		// objects the release reads are fetched. One outside the plan
+		// is read whole.
+		needs := config.ResourceNeeds{All: true}
+		if c.planned[d.Addr] != nil {
+			needs = c.in.Stack.ResourceNeeds(inst.Addr.Release.Name, d.Addr.Release.Name)
+		}
 		eng, err := c.in.Engine(ctx, dep.Cluster)
 		if err != nil {
 			return nil, nil, err
@@ -310,7 +318,7 @@ func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance
 			continue // not deployed: stays unknown
 		}
 		kc := eng.Kube()
-		key := revisionKey{nsKey{kc.ClusterID(), dep.Namespace}, dep.Name, hist[i].Version}
+		key := outputKey{revisionKey{nsKey{kc.ClusterID(), dep.Namespace}, dep.Name, hist[i].Version}, needs.String()}
 		a, err := c.outputs.Get(key, func() (config.AppliedRelease, error) {
 			rec := hist[i]
 			if _, ok := release.RecordObjectsOf(rec); !ok {
@@ -322,8 +330,8 @@ func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance
 			}
 			// Outputs only reads the objects (it converts them to values):
 			// the plan's shared ones, not copies.
-			lists := c.outputLists(kc, rec)
-			return c.in.Outputs(ctx, kc, rec, func(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
+			lists := c.outputLists(kc, rec, needs)
+			return c.in.Outputs(ctx, kc, rec, needs, func(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
 				return c.outputObject(ctx, kc, ref, lists)
 			})
 		})
@@ -367,15 +375,16 @@ func (c *computer) outputObject(ctx context.Context, kc *kube.Client, ref kube.R
 // them (a chart of many ConfigMaps in a namespace of its own, say), so the
 // list carries little besides. A GET costs the API server about what
 // three objects of a list do, and convoy decodes what it fetches.
-// Counted from the record's objects annotation; without it, none.
-func (c *computer) outputLists(kc *kube.Client, rec *release.Release) map[kindKey]bool {
+// Counted from the record's objects annotation (those needs reads);
+// without it, none.
+func (c *computer) outputLists(kc *kube.Client, rec *release.Release, needs config.ResourceNeeds) map[kindKey]bool {
 	objs, ok := release.RecordObjectsOf(rec)
 	if !ok {
 		return nil
 	}
 	need := map[kindKey]int{}
 	for _, o := range objs {
-		if o.Ref.Namespace != "" {
+		if o.Ref.Namespace != "" && needs.Reads(config.ResourceKey(o.Ref.APIVersion(), o.Ref.Kind, o.Ref.Name)) {
 			need[kindKey{nsKey{kc.ClusterID(), o.Ref.Namespace}, o.Ref.APIVersion(), o.Ref.Kind}]++
 		}
 	}

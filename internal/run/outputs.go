@@ -12,10 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// ResourceKey names a live object in release.X.resources:
-// "apiVersion/Kind/name", e.g. "v1/Secret/db-auth" or "apps/v1/Deployment/web".
+// ResourceKey names a live object in release.X.resources
+// (config.ResourceKey).
 func ResourceKey(ref kube.Ref) string {
-	return ref.APIVersion() + "/" + ref.Kind + "/" + ref.Name
+	return config.ResourceKey(ref.APIVersion(), ref.Kind, ref.Name)
 }
 
 // Outputs are the attributes of an applied release that its dependents
@@ -23,12 +23,14 @@ func ResourceKey(ref kube.Ref) string {
 // (as the cluster has them now, status included). Secrets are marked
 // sensitive, so whatever is derived from them is masked in every output.
 func Outputs(ctx context.Context, eng *release.Engine, rel *release.Release) (config.AppliedRelease, error) {
-	return OutputsFrom(ctx, eng.Kube(), rel, eng.Kube().Get)
+	return OutputsFrom(ctx, eng.Kube(), rel, config.ResourceNeeds{All: true}, eng.Kube().Get)
 }
 
-// OutputsFrom is Outputs reading the live objects through get (a plan's
-// shared lists, say), which returns nil for an object that is gone.
-func OutputsFrom(ctx context.Context, kc *kube.Client, rel *release.Release, get func(context.Context, kube.Ref) (*unstructured.Unstructured, error)) (config.AppliedRelease, error) {
+// OutputsFrom is Outputs reading the live objects needs says are read
+// through get (a plan's shared lists, say), which returns nil for an
+// object that is gone. The others are unknown in the value: their
+// existence is the caller's to prove.
+func OutputsFrom(ctx context.Context, kc *kube.Client, rel *release.Release, needs config.ResourceNeeds, get func(context.Context, kube.Ref) (*unstructured.Unstructured, error)) (config.AppliedRelease, error) {
 	out := config.AppliedRelease{Revision: rel.Version, Status: string(rel.Info.Status)}
 	refs, err := recordRefs(kc, rel)
 	if err != nil {
@@ -36,6 +38,11 @@ func OutputsFrom(ctx context.Context, kc *kube.Client, rel *release.Release, get
 	}
 	attrs := map[string]cty.Value{}
 	for _, ref := range refs {
+		key := ResourceKey(ref)
+		if !needs.Reads(key) {
+			attrs[key] = cty.DynamicVal
+			continue
+		}
 		live, err := get(ctx, ref)
 		if err == nil && live == nil {
 			err = fmt.Errorf("%s: not found", ref)
@@ -50,7 +57,7 @@ func OutputsFrom(ctx context.Context, kc *kube.Client, rel *release.Release, get
 		if ref.Kind == "Secret" && ref.Group == "" {
 			v = v.Mark(config.Sensitive)
 		}
-		attrs[ResourceKey(ref)] = v
+		attrs[key] = v
 	}
 	out.Resources = cty.ObjectVal(attrs)
 	return out, nil
