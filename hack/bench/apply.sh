@@ -30,7 +30,7 @@ case ${CHART:-scaffold} in
   *) echo "CHART must be scaffold or tiny" >&2; exit 2 ;;
 esac
 work=$(mktemp -d)
-(cd "$root" && go build -o "$work/convoy" ./cmd/convoy && go build -o "$work/devcluster" ./hack/devcluster)
+(cd "$root" && CGO_ENABLED=0 go build -o "$work/convoy" ./cmd/convoy && go build -o "$work/devcluster" ./hack/devcluster)
 "$work/devcluster" up --state "$work/dc" >/dev/null
 trap '"$work/devcluster" down --state "$work/dc" >/dev/null; rm -rf "$work"' EXIT
 export KUBECONFIG=$work/dc/kubeconfig

@@ -18,7 +18,7 @@ charts=$root/hack/bench/charts
 scaffold=$root/internal/chart/testdata/charts/scaffold
 policies=$root/hack/bench/policies
 work=$(mktemp -d)
-(cd "$root" && go build -o "$work/convoy" ./cmd/convoy && go build -o "$work/devcluster" ./hack/devcluster)
+(cd "$root" && CGO_ENABLED=0 go build -o "$work/convoy" ./cmd/convoy && go build -o "$work/devcluster" ./hack/devcluster)
 "$work/devcluster" up --state "$work/dc" >/dev/null
 trap '"$work/devcluster" down --state "$work/dc" >/dev/null; rm -rf "$work"' EXIT
 export KUBECONFIG=$work/dc/kubeconfig

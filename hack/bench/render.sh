@@ -23,7 +23,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export HELM_CACHE_HOME=$work/helm-cache HELM_CONFIG_HOME=$work/helm-config HELM_DATA_HOME=$work/helm-data
 
-(cd "$root" && go build -o "$work/convoy" ./cmd/convoy)
+(cd "$root" && CGO_ENABLED=0 go build -o "$work/convoy" ./cmd/convoy)
 convoy=$work/convoy
 
 mkstack() { # DIR COUNT
