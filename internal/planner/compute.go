@@ -167,7 +167,7 @@ func Compute(ctx context.Context, in Input) (*plan.Plan, error) {
 	if stats == nil {
 		stats = &Stats{}
 	}
-	c := &computer{in: in, sem: make(chan struct{}, par), stats: stats}
+	c := &computer{in: in, sem: make(chan struct{}, par), prefetch: make(chan struct{}, prefetchLists), stats: stats}
 	p := &plan.Plan{FormatVersion: plan.FormatVersion, Stack: st.Name, Environment: st.Environment, ConfigHash: in.ConfigHash, CreatedAt: time.Now().UTC(), IncludeDeps: in.IncludeDeps, Destroy: in.Destroy}
 	p.Selectors = in.Selectors
 	for _, t := range in.Targets {
@@ -293,8 +293,12 @@ type computer struct {
 	predicted memo.Map[config.ReleaseInstanceAddr, bool]
 	lists     memo.Map[kindKey, map[string]*unstructured.Unstructured] // live objects by name
 	gets      memo.Map[objectKey, *unstructured.Unstructured]          // LiveGets: live objects read
-	// applied are the metadata lists the fast path reads (liveApplied).
-	applied memo.Map[kindKey, map[string]*kube.Applied]
+	// applied are the metadata lists the fast path reads (liveApplied),
+	// started early by prefetchApplied, at most cap(prefetch) at once.
+	applied  memo.Map[kindKey, map[string]*kube.Applied]
+	prefetch chan struct{}
+	oursOnce sync.Once
+	ours     map[string]bool // stackReleases
 	// outputs are the outputs of the deployed revisions that releases
 	// read (a release read by many is read once).
 	outputs memo.Map[outputKey, config.AppliedRelease]

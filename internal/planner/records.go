@@ -59,6 +59,9 @@ func (c *computer) histories(ctx context.Context, eng *release.Engine, namespace
 			recs, err = eng.HistoriesOfMeta(ctx, namespace, items)
 			return err
 		})
+		if err == nil {
+			c.prefetchApplied(ctx, eng, namespace, recs)
+		}
 		return recs, err
 	})
 }
