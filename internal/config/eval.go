@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/convoy-sh/convoy/internal/memo"
 
@@ -146,13 +149,7 @@ func Evaluate(ctx context.Context, cfg *Config, opts EvalOptions) (*Stack, hcl.D
 		}
 		rel := e.cfg.Releases[name]
 		diags = append(diags, e.expand(rel)...)
-		for _, kv := range e.expansions[name] {
-			ri, d := e.evalInstance(rel, kv, nil)
-			diags = append(diags, d...)
-			if ri != nil {
-				stack.Releases = append(stack.Releases, ri)
-			}
-		}
+		diags = append(diags, e.evalBlock(rel, stack)...)
 	}
 	sortInstances(stack.Releases)
 	diags = append(diags, checkUniqueNames(stack.Releases)...)
@@ -162,6 +159,59 @@ func Evaluate(ctx context.Context, cfg *Config, opts EvalOptions) (*Stack, hcl.D
 	}
 	return stack, diags
 }
+
+// evalBlock evaluates the instances of a release block, on every core
+// (they never refer to each other; the blocks they refer to are
+// evaluated), and records what dependents may refer to of them. Their
+// order and their diagnostics' are the instances'.
+func (e *evaluator) evalBlock(rel *Release, stack *Stack) hcl.Diagnostics {
+	kvs := e.expansions[rel.Name]
+	type result struct {
+		ri     *ReleaseInstance
+		static staticAttrs
+		diags  hcl.Diagnostics
+	}
+	results := make([]result, len(kvs))
+	eval := func(i int) {
+		r := &results[i]
+		r.ri, r.diags = e.evalInstance(rel, kvs[i], nil, &r.static)
+	}
+	if workers := min(runtime.GOMAXPROCS(0), len(kvs)/evalChunk); workers > 1 {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for {
+					end := int(next.Add(evalChunk))
+					for i := end - evalChunk; i < min(end, len(kvs)); i++ {
+						eval(i)
+					}
+					if end >= len(kvs) {
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+	} else {
+		for i := range kvs {
+			eval(i)
+		}
+	}
+	var diags hcl.Diagnostics
+	for i, r := range results {
+		diags = append(diags, r.diags...)
+		e.static[rel.Addr().Instance(kvs[i].key)] = r.static
+		if r.ri != nil {
+			stack.Releases = append(stack.Releases, r.ri)
+		}
+	}
+	return diags
+}
+
+// evalChunk is how many instances of a block an evaluating goroutine
+// takes at once; blocks of fewer than two chunks are evaluated in turn.
+const evalChunk = 64
 
 // EvaluateRelease re-evaluates one release instance with the attributes its
 // dependencies got when they were applied (revision, status, resources).
@@ -174,7 +224,7 @@ func (s *Stack) EvaluateRelease(addr ReleaseInstanceAddr, applied map[ReleaseIns
 	}
 	for _, kv := range e.expansions[rel.Name] {
 		if kv.key == addr.Key {
-			return e.evalInstance(rel, kv, applied)
+			return e.evalInstance(rel, kv, applied, nil)
 		}
 	}
 	return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Unknown release instance", Detail: fmt.Sprintf("The stack has no %s.", addr)}}

@@ -210,8 +210,8 @@ func (e *evaluator) instanceValue(addr ReleaseInstanceAddr, a *AppliedRelease) c
 
 // evalInstance evaluates one release instance. applied holds the
 // after-apply attributes of dependencies (nil during Evaluate, when static
-// attributes are also recorded for dependents).
-func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[ReleaseInstanceAddr]AppliedRelease) (*ReleaseInstance, hcl.Diagnostics) {
+// is set to the attributes dependents may refer to).
+func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[ReleaseInstanceAddr]AppliedRelease, static *staticAttrs) (*ReleaseInstance, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	addr := rel.Addr().Instance(kv.key)
 	vars := e.scopeVariables(e.refs[rel.Name])
@@ -327,8 +327,8 @@ func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[
 			okVersion = false
 		}
 	}
-	if applied == nil {
-		e.static[addr] = staticAttrs{
+	if static != nil {
+		*static = staticAttrs{
 			name: ri.Name, namespace: ri.Namespace, chart: ri.Chart, version: ri.Version,
 			ok: okName && okNS && okChart && okVersion,
 		}

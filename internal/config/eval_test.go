@@ -619,3 +619,35 @@ release "c" {
 	slices.Reverse(shuffled.Releases)
 	check(&shuffled)
 }
+
+// A large block's instances are evaluated on every core: each still gets
+// its own values, in order, and dependents read each one's attributes.
+func TestEvaluateLargeBlocks(t *testing.T) {
+	s := mustEvaluate(t, map[string]string{"main.hcl": `
+release "a" {
+  count     = 300
+  name      = format("a-%03d", count.index)
+  namespace = "ns-${count.index % 7}"
+  chart     = "./c"
+}
+release "b" {
+  count  = 300
+  name   = "b-${count.index}"
+  chart  = "./c"
+  values = [{ up = "${release.a[count.index].namespace}/${release.a[count.index].name}" }]
+}`}, EvalOptions{})
+	if len(s.Releases) != 600 {
+		t.Fatalf("%d instances", len(s.Releases))
+	}
+	for i := range 300 {
+		a := s.Release(ReleaseInstanceAddr{Release: ReleaseAddr{Name: "a"}, Key: IntKey(i)})
+		b := s.Release(ReleaseInstanceAddr{Release: ReleaseAddr{Name: "b"}, Key: IntKey(i)})
+		if a == nil || b == nil || a.Name != fmt.Sprintf("a-%03d", i) || a.Namespace != fmt.Sprintf("ns-%d", i%7) {
+			t.Fatalf("instance %d: %+v %+v", i, a, b)
+		}
+		got, _, err := b.Values[0].Go()
+		if want := fmt.Sprintf("ns-%d/a-%03d", i%7, i); err != nil || got["up"] != want {
+			t.Fatalf("b[%d] reads %v (%v), want %s", i, got["up"], err, want)
+		}
+	}
+}
