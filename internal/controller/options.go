@@ -27,7 +27,9 @@ type Options struct {
 	// Parallelism bounds the releases one Stack plans or applies at once
 	// (0: the CLI's default).
 	Parallelism int
-	// QPS and Burst limit the requests to each cluster a stack deploys to.
+	// QPS and Burst limit the requests to each cluster a stack deploys
+	// to, and those of the controller's own client (Stacks, plans,
+	// events).
 	QPS   float32
 	Burst int
 	// ClusterQPS and ClusterBurst are a request budget per cluster shared
