@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/event"
@@ -114,6 +115,22 @@ func (c *Client) waitReporting(ctx context.Context, targets []Ref, mode waitMode
 		}
 		targets[i] = scoped
 	}
+	// An object ready already needs no informer: a list and a watch of
+	// its kind in its namespace, and for a Deployment a list of its
+	// ReplicaSets at each event. One GET each first; only the others are
+	// watched.
+	all := len(targets)
+	targets = c.notReadyNow(ctx, targets, mode)
+	if len(targets) == 0 {
+		if progress != nil {
+			progress(all, all)
+		}
+		return nil
+	}
+	if ready := all - len(targets); ready > 0 && progress != nil {
+		inner := progress
+		progress = func(n, _ int) { inner(ready+n, all) }
+	}
 	sw := watcher.NewDefaultStatusWatcher(c.dynamic, c.mapper)
 	sw.ResyncPeriod = resyncPeriod
 	sw.StatusReader = statusReader{inner: statusreaders.NewDefaultStatusReader(c.mapper), mode: mode}
@@ -164,6 +181,46 @@ func (c *Client) waitReporting(ctx context.Context, targets []Ref, mode waitMode
 	c.explain(ctx, objs, seen)
 	return &NotReadyError{Objects: objs, Cause: cause}
 }
+
+// notReadyNow are the targets not ready by one GET each (in parallel):
+// status.Compute with convoy's rules, as the watcher's status readers
+// compute it (their generated resources are only shown). An object that
+// cannot be read now (absent, say) is left to the watch.
+func (c *Client) notReadyNow(ctx context.Context, targets []Ref, mode waitMode) []Ref {
+	ready := make([]bool, len(targets))
+	sem := make(chan struct{}, readyChecks)
+	var wg sync.WaitGroup
+	for i, ref := range targets {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			u, err := c.Get(ctx, ref)
+			if err != nil || u == nil || u.GetDeletionTimestamp() != nil {
+				return
+			}
+			res, err := status.Compute(u)
+			if err != nil {
+				return
+			}
+			st := res.Status
+			if r := refineStatus(u, st, mode); r != nil {
+				st = r.Status
+			}
+			ready[i] = st == status.CurrentStatus
+		})
+	}
+	wg.Wait()
+	var out []Ref
+	for i, ref := range targets {
+		if !ready[i] {
+			out = append(out, ref)
+		}
+	}
+	return out
+}
+
+// readyChecks is how many GETs notReadyNow has in flight at once.
+const readyChecks = 8
 
 // watchStatus follows the status of refs until all are Current, one is
 // Failed, or ctx ends, and returns the last status seen of each (absent:

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 )
 
 func TestWaitReady(t *testing.T) {
@@ -293,5 +294,42 @@ spec:
 	}
 	if err := c.Wait(testContext(t, 30*time.Second), refs(objs), kube.WaitOptions{}); err != nil {
 		t.Fatalf("after deleting the old pod: %v", err)
+	}
+}
+
+// Objects ready when the wait starts are read with a GET each and never
+// watched: no list or watch of their kinds (an informer each, per
+// namespace, for every release waited on).
+func TestWaitReadsReadyObjectsOnce(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	ctx := testContext(t, 60*time.Second)
+	c := newClient(t)
+	objs := parse(t, c, ns, configMap("a: b")+"---"+deployment("web", 1))
+	if _, err := c.Apply(ctx, objs, kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(ctx, refs(objs), kube.WaitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.CopyConfig(cluster.RESTConfig())
+	var traffic kube.Traffic
+	traffic.Wrap(cfg)
+	counted, err := kube.New(cfg, kube.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reports []string
+	err = counted.Wait(ctx, refs(objs), kube.WaitOptions{Progress: func(ready, total int) { reports = append(reports, fmt.Sprintf("%d/%d", ready, total)) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (Besides the new client's discovery.)
+	got := strings.TrimSpace(regexp.MustCompile(` ?get discovery=\d+`).ReplaceAllString(traffic.ByKind(), ""))
+	if got != "get configmaps=1 get deployments=1" {
+		t.Errorf("requests of a wait on ready objects: %s", traffic.ByKind())
+	}
+	if strings.Join(reports, " ") != "2/2" {
+		t.Errorf("progress: %v", reports)
 	}
 }
