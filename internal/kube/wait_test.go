@@ -48,10 +48,18 @@ func TestWaitNeverReady(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	counted, traffic := countedClient(t)
 	start := time.Now()
-	err := c.Wait(testContext(t, 3*time.Second), refs(objs), kube.WaitOptions{})
+	err := counted.Wait(testContext(t, 3*time.Second), refs(objs), kube.WaitOptions{})
 	if elapsed := time.Since(start); elapsed < 3*time.Second || elapsed > 15*time.Second {
 		t.Errorf("Wait returned after %s, want the 3s timeout", elapsed)
+	}
+	// The Deployment is watched; its status is its own (no ReplicaSet
+	// lists at each event); its pods are listed once, to explain it.
+	got := traffic.ByKind()
+	pods := regexp.MustCompile(`list pods=(\d+)`).FindStringSubmatch(got)
+	if !strings.Contains(got, "watch deployments=") || strings.Contains(got, "replicasets") || pods != nil && pods[1] != "1" {
+		t.Errorf("requests of the wait: %s", got)
 	}
 	var nre *kube.NotReadyError
 	if !errors.As(err, &nre) {
@@ -312,15 +320,9 @@ func TestWaitReadsReadyObjectsOnce(t *testing.T) {
 	if err := c.Wait(ctx, refs(objs), kube.WaitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	cfg := rest.CopyConfig(cluster.RESTConfig())
-	var traffic kube.Traffic
-	traffic.Wrap(cfg)
-	counted, err := kube.New(cfg, kube.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	counted, traffic := countedClient(t)
 	var reports []string
-	err = counted.Wait(ctx, refs(objs), kube.WaitOptions{Progress: func(ready, total int) { reports = append(reports, fmt.Sprintf("%d/%d", ready, total)) }})
+	err := counted.Wait(ctx, refs(objs), kube.WaitOptions{Progress: func(ready, total int) { reports = append(reports, fmt.Sprintf("%d/%d", ready, total)) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,4 +334,17 @@ func TestWaitReadsReadyObjectsOnce(t *testing.T) {
 	if strings.Join(reports, " ") != "2/2" {
 		t.Errorf("progress: %v", reports)
 	}
+}
+
+// countedClient is a client whose requests traffic counts.
+func countedClient(t *testing.T) (*kube.Client, *kube.Traffic) {
+	t.Helper()
+	cfg := rest.CopyConfig(cluster.RESTConfig())
+	traffic := &kube.Traffic{}
+	traffic.Wrap(cfg)
+	c, err := kube.New(cfg, kube.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, traffic
 }
