@@ -115,27 +115,28 @@ dependency order with Helm's hooks, waits, atomic rollback and history.`,
 				stop()
 			}
 		}
-		if cpuProfile != "" {
-			f, err := os.Create(cpuProfile)
+		// record starts writing to path (if set) with start, stopped at
+		// the command's end.
+		record := func(path string, start func(io.Writer) error, stop func()) error {
+			if path == "" {
+				return nil
+			}
+			f, err := os.Create(path)
 			if err != nil {
 				return err
 			}
-			if err := pprof.StartCPUProfile(f); err != nil {
+			if err := start(f); err != nil {
 				f.Close()
 				return err
 			}
-			stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
+			stops = append(stops, func() { stop(); f.Close() })
+			return nil
 		}
-		if traceFile != "" {
-			f, err := os.Create(traceFile)
-			if err != nil {
-				return err
-			}
-			if err := trace.Start(f); err != nil {
-				f.Close()
-				return err
-			}
-			stops = append(stops, func() { trace.Stop(); f.Close() })
+		if err := record(cpuProfile, pprof.StartCPUProfile, pprof.StopCPUProfile); err != nil {
+			return err
+		}
+		if err := record(traceFile, trace.Start, trace.Stop); err != nil {
+			return err
 		}
 		return nil
 	}

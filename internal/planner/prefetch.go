@@ -36,11 +36,11 @@ func (c *computer) prefetchApplied(ctx context.Context, eng *release.Engine, nam
 		if !ours[namespace+"/"+name] {
 			continue
 		}
-		i := slices.IndexFunc(recs[name], func(r *release.Release) bool { return r.Info.Status == release.StatusDeployed })
-		if i < 0 {
+		deployed := deployedOf(recs[name])
+		if deployed == nil {
 			continue
 		}
-		objs, ok := release.RecordObjectsOf(recs[name][i])
+		objs, ok := release.RecordObjectsOf(deployed)
 		if !ok {
 			continue
 		}
