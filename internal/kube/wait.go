@@ -30,6 +30,11 @@ type WaitOptions struct {
 	// while the list changes. Zero BlockersAfter: DefaultBlockersAfter.
 	Blockers      func([]ObjectStatus)
 	BlockersAfter time.Duration
+	// Applied are the objects as the apply before the wait returned them
+	// (kube.Result.Live). One that is ready in that response (a ConfigMap,
+	// a Service, a Deployment whose spec the apply left as it was) is not
+	// read again; the others are read, and watched while not ready.
+	Applied []*unstructured.Unstructured
 }
 
 // DefaultBlockersAfter is how long a wait runs before it names what it
@@ -57,7 +62,7 @@ func (c *Client) Wait(ctx context.Context, refs []Ref, opts WaitOptions) error {
 		}
 		targets = append(targets, ref)
 	}
-	return c.waitReporting(ctx, targets, mode, opts.Progress, opts.blockerTicker())
+	return c.waitReportingKnown(ctx, targets, mode, opts.Progress, opts.blockerTicker(), opts.Applied)
 }
 
 func (opts WaitOptions) blockerTicker() *blockerTicker {
@@ -104,6 +109,12 @@ func (c *Client) wait(ctx context.Context, targets []Ref, mode waitMode, progres
 }
 
 func (c *Client) waitReporting(ctx context.Context, targets []Ref, mode waitMode, progress func(ready, total int), tick *blockerTicker) error {
+	return c.waitReportingKnown(ctx, targets, mode, progress, tick, nil)
+}
+
+// waitReportingKnown is waitReporting that takes the objects of applied
+// (WaitOptions.Applied) found ready there as ready without reading them.
+func (c *Client) waitReportingKnown(ctx context.Context, targets []Ref, mode waitMode, progress func(ready, total int), tick *blockerTicker, applied []*unstructured.Unstructured) error {
 	if len(targets) == 0 {
 		return nil
 	}
@@ -117,9 +128,11 @@ func (c *Client) waitReporting(ctx context.Context, targets []Ref, mode waitMode
 	}
 	// An object ready already needs no informer: a list and a watch of
 	// its kind in its namespace, and for a Deployment a list of its
-	// ReplicaSets at each event. One GET each first; only the others are
-	// watched.
+	// ReplicaSets at each event. Those the apply's response shows ready
+	// are not read; one GET each of the others first; only those still
+	// not ready are watched.
 	all := len(targets)
+	targets = notReadyIn(targets, applied, mode)
 	targets = c.notReadyNow(ctx, targets, mode)
 	if len(targets) == 0 {
 		if progress != nil {
@@ -200,18 +213,10 @@ func (c *Client) notReadyNow(ctx context.Context, targets []Ref, mode waitMode) 
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			u, err := c.Get(ctx, ref)
-			if err != nil || u == nil || u.GetDeletionTimestamp() != nil {
-				return
-			}
-			res, err := status.Compute(u)
 			if err != nil {
 				return
 			}
-			st := res.Status
-			if r := refineStatus(u, st, mode); r != nil {
-				st = r.Status
-			}
-			ready[i] = st == status.CurrentStatus
+			ready[i] = readyAlone(u, mode)
 		})
 	}
 	wg.Wait()
@@ -222,6 +227,44 @@ func (c *Client) notReadyNow(ctx context.Context, targets []Ref, mode waitMode) 
 		}
 	}
 	return out
+}
+
+// notReadyIn are the targets that applied (objects as an apply returned
+// them) does not show ready: absent from it, or not Current there.
+func notReadyIn(targets []Ref, applied []*unstructured.Unstructured, mode waitMode) []Ref {
+	if len(applied) == 0 {
+		return targets
+	}
+	ready := make(map[object.ObjMetadata]bool, len(applied))
+	for _, u := range applied {
+		if u != nil && readyAlone(u, mode) {
+			ready[objMeta(RefOf(u))] = true
+		}
+	}
+	var out []Ref
+	for _, ref := range targets {
+		if !ready[objMeta(ref)] {
+			out = append(out, ref)
+		}
+	}
+	return out
+}
+
+// readyAlone tells whether u is ready by its own status (status.Compute
+// with convoy's rules), as the watcher's status readers compute it.
+func readyAlone(u *unstructured.Unstructured, mode waitMode) bool {
+	if u == nil || u.GetDeletionTimestamp() != nil {
+		return false
+	}
+	res, err := status.Compute(u)
+	if err != nil {
+		return false
+	}
+	st := res.Status
+	if r := refineStatus(u, st, mode); r != nil {
+		st = r.Status
+	}
+	return st == status.CurrentStatus
 }
 
 // readyChecks is how many GETs notReadyNow has in flight at once.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -334,6 +335,63 @@ func TestWaitReadsReadyObjectsOnce(t *testing.T) {
 	if strings.Join(reports, " ") != "2/2" {
 		t.Errorf("progress: %v", reports)
 	}
+
+	// Applied again, unchanged: the apply's responses show both ready, so
+	// the wait reads neither.
+	results, err := counted.Apply(ctx, objs, kube.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var applied []*unstructured.Unstructured
+	for _, r := range results {
+		applied = append(applied, r.Live)
+	}
+	before := traffic.ByKind()
+	if err := counted.Wait(ctx, refs(objs), kube.WaitOptions{Applied: applied}); err != nil {
+		t.Fatal(err)
+	}
+	if after := traffic.ByKind(); after != before {
+		t.Errorf("a wait on objects the apply returned ready made requests: before %s, after %s", before, after)
+	}
+}
+
+// An object the apply returns not ready yet (a Deployment just created) is
+// read and watched as before; one returned ready (its ConfigMap) is not.
+func TestWaitReadsWhatTheApplyReturnedNotReady(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	ctx := testContext(t, 60*time.Second)
+	counted, traffic := countedClient(t)
+	objs := parse(t, counted, ns, configMap("a: b")+"---"+deployment("web", 1))
+	results, err := counted.Apply(ctx, objs, kube.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var applied []*unstructured.Unstructured
+	for _, r := range results {
+		applied = append(applied, r.Live)
+	}
+	before := kindCounts(traffic)
+	if err := counted.Wait(ctx, refs(objs), kube.WaitOptions{Applied: applied}); err != nil {
+		t.Fatal(err)
+	}
+	after := kindCounts(traffic)
+	if d := after["get configmaps"] - before["get configmaps"]; d != 0 {
+		t.Errorf("the ConfigMap, ready as applied, was read %d times", d)
+	}
+	if d := after["get deployments"] - before["get deployments"]; d != 1 {
+		t.Errorf("the new Deployment was read %d times, want 1 (%s)", d, traffic.ByKind())
+	}
+}
+
+// kindCounts is traffic.ByKind as a map: "get configmaps" → 1.
+func kindCounts(traffic *kube.Traffic) map[string]int {
+	out := map[string]int{}
+	for _, m := range regexp.MustCompile(`(\S+ \S+)=(\d+)`).FindAllStringSubmatch(traffic.ByKind(), -1) {
+		n, _ := strconv.Atoi(m[2])
+		out[m[1]] = n
+	}
+	return out
 }
 
 // countedClient is a client whose requests traffic counts.

@@ -335,6 +335,7 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 		wctx, cancel := context.WithTimeout(ctx, r.timeout)
 		err := e.kube.Wait(wctx, refs(r.objs), kube.WaitOptions{
 			WaitForJobs: r.wait == WaitReadyAndJobs,
+			Applied:     lives(results),
 			Progress: func(ready, total int) {
 				e.logf(rel.Namespace, rel.Name, PhaseWaiting, "%d/%d ready", ready, total)
 			},

@@ -139,6 +139,15 @@ func refs(objs []*unstructured.Unstructured) []kube.Ref {
 	return out
 }
 
+// lives are the objects as the apply of results returned them.
+func lives(results []kube.Result) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, len(results))
+	for i, r := range results {
+		out[i] = r.Live
+	}
+	return out
+}
+
 // RecordManifests splits a record's manifest ("---\n# Source: PATH\n
 // CONTENT\n" per document, as Rendered.Manifest writes it) into its
 // documents with the templates they came from.
