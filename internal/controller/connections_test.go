@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,9 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/testfiles"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 )
 
 // fiveReleaseStack writes a stack of five independent releases of the app
@@ -102,5 +107,101 @@ func TestReconcilesReuseConnections(t *testing.T) {
 	}
 	if getStack(t, c, ns, "five").Status.Plan.HasChanges {
 		t.Error("the Stack's plan has changes: the reconciles were not no-change ones")
+	}
+
+	// An apply that installs no kind (no CRD) keeps the connection: the
+	// plans after it connect no more.
+	before := getStack(t, c, ns, "five").Status.LastAppliedPlan
+	dir := fiveReleaseStack(t, ns)
+	hcl, err := os.ReadFile(filepath.Join(dir, "stack.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.ReplaceAll(string(hcl), "replicas = 0", `replicas = 0, message = "v2"`)
+	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	push(t, reg, dir, "v2")
+	update(t, c, ns, "five", func(st *v1alpha1.Stack) { st.Spec.Source = "oci://" + reg.Host + "/stacks/app:v2" })
+	waitStack(t, c, ns, "five", 90*time.Second, "applied again", func(st *v1alpha1.Stack) bool {
+		return st.Status.LastAppliedPlan != before && isCond("Ready", metav1.ConditionTrue, "")(st)
+	})
+	if got := configMessage(t, c, ns, "r0"); got != "v2" {
+		t.Fatalf("r0's message after the apply: %q", got)
+	}
+	waitReconciles(t, c, ns, 2, "five")
+	if conns2, _ := counters(t, metrics); conns2 != conns1 {
+		t.Errorf("an apply without CRDs and the plans after it made %v new cluster connections, want 0", conns2-conns1)
+	}
+}
+
+// An apply that installs a CRD drops the kept connections: the next plan
+// reads discovery again, and a template testing .Capabilities for the new
+// kind renders what it guards (with the connection kept, it would not for
+// DefaultConnectionMaxAge).
+func TestApplyOfACRDRefreshesCapabilities(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := kube(t)
+	reg := sourcetest.StartRegistry(t, "", "")
+	group := strings.ReplaceAll(ns, "-", "") + ".convoy.dev"
+	t.Cleanup(func() {
+		dyn, err := dynamic.NewForConfig(cluster.RESTConfig())
+		if err == nil {
+			crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+			_ = dyn.Resource(crds).Delete(context.Background(), "widgets."+group, metav1.DeleteOptions{})
+		}
+	})
+	dir := filepath.Join(t.TempDir(), "stack")
+	testfiles.Write(t, dir, map[string]string{
+		"charts/widgets/Chart.yaml": "apiVersion: v2\nname: widgets\nversion: 0.1.0\n",
+		"charts/widgets/templates/crd.yaml": fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.%[1]s
+spec:
+  group: %[1]s
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`, group),
+		"charts/user/Chart.yaml": "apiVersion: v2\nname: user\nversion: 0.1.0\n",
+		"charts/user/templates/cm.yaml": fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-config
+data:
+  message: {{ if .Capabilities.APIVersions.Has "%s/v1/Widget" }}"widgets served"{{ else }}"no widgets"{{ end }}
+`, group),
+		"stack.hcl": fmt.Sprintf(`
+stack %[1]q {
+  default_namespace = %[1]q
+}
+release "widgets" {
+  chart = "./charts/widgets"
+}
+release "user" {
+  chart      = "./charts/user"
+  depends_on = [release.widgets]
+}
+`, ns),
+	})
+	push(t, reg, dir, "v1")
+	create(t, c, newStack(ns, "crd", "oci://"+reg.Host+"/stacks/app:v1", nil))
+	startController(t, ns, nil)
+	waitStack(t, c, ns, "crd", 90*time.Second, "Ready", isCond("Ready", metav1.ConditionTrue, ""))
+	// The first plan rendered user before the CRD existed; the plan after
+	// the apply sees the kind and upgrades user.
+	deadline := time.Now().Add(60 * time.Second)
+	for configMessage(t, c, ns, "user") != "widgets served" {
+		if time.Now().After(deadline) {
+			t.Fatalf("user's ConfigMap says %q 60s after the CRD's apply: the next plans did not see the new kind%s",
+				configMessage(t, c, ns, "user"), describe(getStack(t, c, ns, "crd")))
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -471,16 +471,21 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		Atomic:   st.Spec.Atomic,
 	})
 	r.metrics.duration.WithLabelValues("apply").Observe(time.Since(t).Seconds())
-	// The apply may have installed kinds (CRDs) the kept connections'
-	// capabilities lack: templates must see them in the next plan. And
-	// the shared informers may not have seen its writes yet: the next
-	// plan of this Stack lists directly.
-	r.conns.Forget()
-	r.wrote.Store(stackKey(st), true)
 	var p *plan.Plan
 	if res != nil {
 		p = res.Plan
 	}
+	// An apply that may have installed or removed kinds (CRDs) leaves the
+	// kept connections' discovery stale: templates must see them in the
+	// next plan. So does a failed one, whose connection may be what
+	// failed. Any other keeps them: at fleet scale, a connection dropped
+	// after every apply was a connection and its discovery per Stack.
+	if err != nil || p == nil || p.ChangesServedKinds() {
+		r.conns.Forget()
+	}
+	// The shared informers may not have seen its writes yet: the next
+	// plan of this Stack lists directly.
+	r.wrote.Store(stackKey(st), true)
 	var se *run.StaleError
 	var le *run.LockedError
 	var pe *plan.PolicyError

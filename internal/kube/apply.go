@@ -51,7 +51,10 @@ type ApplyOptions struct {
 	// for the object's ignore rules or its replacement (Replace). Such a
 	// dry run's Result has no Action; validation before an apply wants
 	// only the server's verdict, and a first install's GET per object
-	// before its dry run was a tenth of its requests.
+	// before its dry run was a tenth of its requests. Nor is such a dry
+	// run sent when this client's dry run accepted the very same request
+	// within Recent (the plan's, before the apply's validation): its
+	// Result then has no Live either.
 	Unread bool
 	// Replace are the objects Apply replaces when the API server refuses
 	// to change their immutable fields (IsImmutable): those a plan showed
@@ -139,10 +142,24 @@ func (c *Client) applyOne(ctx context.Context, obj *unstructured.Unstructured, o
 	}
 
 	applyOpts := metav1.ApplyOptions{FieldManager: c.fieldManager, Force: opts.Force}
+	var key validationKey
+	keyed := false
 	if opts.DryRun == DryRunServer {
 		applyOpts.DryRun = []string{metav1.DryRunAll}
+		key, keyed = c.validationKeyOf("apply", opts.Force, obj)
+		if keyed && unread && c.validatedRecently(key) {
+			// Validation only, and this very request was accepted within
+			// Recent (the plan's dry run): not sent again.
+			return Result{Ref: ref}, nil
+		}
 	}
 	live, err := res.Apply(ctx, ref.Name, obj, applyOpts)
+	switch {
+	case err == nil && keyed:
+		c.remember(key)
+	case err == nil && opts.DryRun == DryRunNone:
+		c.wrote(ref)
+	}
 	if create {
 		err = createdSince(err)
 	}

@@ -3,17 +3,19 @@ package kube_test
 import (
 	"context"
 	"errors"
-	"k8s.io/client-go/rest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/kube"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 )
 
 func testContext(t *testing.T, d time.Duration) context.Context {
@@ -330,5 +332,146 @@ func TestEnsureNamespaceAfterDeletion(t *testing.T) {
 	}
 	if _, err := c.Apply(ctx, cm, kube.ApplyOptions{}); err != nil {
 		t.Fatalf("apply after EnsureNamespace created the namespace again: %v", err)
+	}
+}
+
+// A new namespace the releases of a run create: every release checks it
+// (plan, validation), one validation and one read in all; EnsureNamespace
+// then creates it without reading it again. An existing one is read once
+// and never created.
+func TestCheckNamespaceOnce(t *testing.T) {
+	cluster.Need(t)
+	ctx := testContext(t, 30*time.Second)
+	existing := cluster.Namespace(t)
+	fresh := "t-check-" + strings.ToLower(strings.ReplaceAll(time.Now().Format("150405.000"), ".", ""))
+	t.Cleanup(func() {
+		_ = cluster.Client().CoreV1().Namespaces().Delete(context.Background(), fresh, metav1.DeleteOptions{})
+	})
+	for _, tc := range []struct {
+		name, want string
+		exists     bool
+	}{
+		{fresh, "create namespaces=2 get namespaces=1", false},
+		{existing, "get namespaces=1", true},
+	} {
+		c, traffic := countedClient(t)
+		var wg sync.WaitGroup
+		for range 5 {
+			wg.Go(func() {
+				exists, err := c.CheckNamespace(ctx, tc.name)
+				if err != nil || exists != tc.exists {
+					t.Errorf("CheckNamespace(%s) = %v, %v; want %v", tc.name, exists, err, tc.exists)
+				}
+			})
+		}
+		wg.Wait()
+		for range 2 {
+			if err := c.EnsureNamespace(ctx, tc.name, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := strings.TrimSpace(regexp.MustCompile(` ?get discovery=\d+`).ReplaceAllString(traffic.ByKind(), "")); got != tc.want {
+			t.Errorf("%s: requests %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	if _, err := cluster.Client().CoreV1().Namespaces().Get(ctx, fresh, metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A namespace found absent but created by someone else before
+// EnsureNamespace: its create is refused as existing, which is the outcome
+// asked for, unless it is being deleted (read then).
+func TestEnsureNamespaceCreatedMeanwhile(t *testing.T) {
+	cluster.Need(t)
+	ctx := testContext(t, 30*time.Second)
+	name := "t-meanwhile-" + strings.ToLower(strings.ReplaceAll(time.Now().Format("150405.000"), ".", ""))
+	t.Cleanup(func() {
+		_ = cluster.Client().CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	c := newClient(t)
+	if exists, err := c.CheckNamespace(ctx, name); err != nil || exists {
+		t.Fatalf("CheckNamespace = %v, %v", exists, err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"by": "someone"}}}
+	if _, err := cluster.Client().CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.EnsureNamespace(ctx, name, map[string]string{"by": "convoy"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := cluster.Client().CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if err != nil || got.Labels["by"] != "someone" {
+		t.Fatalf("the namespace someone created: %v, %v", got.Labels, err)
+	}
+}
+
+// The apply's validation of what the plan's dry run accepted a moment
+// before, by the same client: not sent again. A changed object, and one
+// the API server refused, are.
+func TestValidationNotRepeated(t *testing.T) {
+	ns := cluster.Namespace(t)
+	ctx := testContext(t, 30*time.Second)
+	c, traffic := countedClient(t)
+	objs := parse(t, c, ns, configMap("a: b"))
+	// The plan's dry run of an object it listed absent.
+	if _, err := c.Apply(ctx, objs, kube.ApplyOptions{DryRun: kube.DryRunServer, Force: true, LiveKnown: true}); err != nil {
+		t.Fatal(err)
+	}
+	validate := func(objs []*unstructured.Unstructured) error {
+		_, err := c.Apply(ctx, objs, kube.ApplyOptions{DryRun: kube.DryRunServer, Force: true, Unread: true})
+		return err
+	}
+	patches := func() int { return kindCounts(traffic)["patch configmaps"] }
+	if err := validate(objs); err != nil {
+		t.Fatal(err)
+	}
+	if got := patches(); got != 1 {
+		t.Errorf("patch configmaps=%d after the plan's dry run and the validation of the same object, want 1", got)
+	}
+	if err := validate(parse(t, c, ns, configMap("a: changed"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := patches(); got != 2 {
+		t.Errorf("patch configmaps=%d after validating a changed object, want 2", got)
+	}
+	bad := parse(t, c, ns, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Not_A_Name}\n")
+	for i := range 2 {
+		if err := validate(bad); err == nil {
+			t.Fatalf("validation %d of an invalid name succeeded", i+1)
+		}
+	}
+	if got := patches(); got != 4 {
+		t.Errorf("patch configmaps=%d after validating a refused object twice, want 4: a refusal is asked again", got)
+	}
+	// Dry-run creates likewise (objects of a namespace not created yet).
+	for range 2 {
+		if err := c.DryRunCreateIn(ctx, objs[0], kube.ValidationNamespace); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := kindCounts(traffic)["create configmaps"]; got != 1 {
+		t.Errorf("create configmaps=%d after two identical dry-run creates, want 1", got)
+	}
+	// Writing an inert kind (a ConfigMap) forgets nothing; a quota, which
+	// the API server's admission reads, forgets every validation.
+	if _, err := c.Apply(ctx, parse(t, c, ns, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\n"), kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := validate(objs); err != nil {
+		t.Fatal(err)
+	}
+	if got := patches(); got != 5 { // 4 + the write of "other"
+		t.Errorf("patch configmaps=%d after a ConfigMap's write and the validation again, want 5", got)
+	}
+	quota := parse(t, c, ns, "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec: {hard: {configmaps: \"100\"}}\n")
+	if _, err := c.Apply(ctx, quota, kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := validate(objs); err != nil {
+		t.Fatal(err)
+	}
+	if got := patches(); got != 6 {
+		t.Errorf("patch configmaps=%d after a quota's write and the validation again, want 6: validated again", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -103,6 +104,15 @@ type Client struct {
 	// or created: EnsureNamespace and ValidateNamespace ask the API
 	// server about each once.
 	namespaces sync.Map // string → struct{}
+	// absentNamespaces are those this client found absent and whose
+	// create a dry run accepted, with when (CheckNamespace): the releases
+	// of one new namespace check it once, and EnsureNamespace creates it
+	// without reading it again. Trusted for Recent only.
+	absentNamespaces sync.Map // string → time.Time
+	// validated are the objects a dry run of this client accepted, by
+	// what was sent, with when (validations.go).
+	validated  sync.Map // validationKey → time.Time
+	remembered atomic.Int64
 	// mappings are the REST mappings found, until the mapper is reset:
 	// the mapper finds one by walking every group and version, which a
 	// plan of thousands of objects would do for each.

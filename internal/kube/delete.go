@@ -90,6 +90,7 @@ func (c *Client) Delete(ctx context.Context, refs []Ref, opts DeleteOptions) ([]
 		case err != nil:
 			errs = append(errs, objectError(ref, err))
 		default:
+			c.wrote(ref)
 			deleted = append(deleted, ref)
 		}
 	}

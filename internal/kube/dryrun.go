@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,14 +20,21 @@ const ValidationNamespace = "default"
 // DryRunCreate asks the API server to create obj without persisting it
 // (dryRun=All): admission, defaulting and validation run. An object that
 // exists already passed them (the server checks for it last), so that is
-// no error.
+// no error. The same request accepted within Recent is not sent again.
 func (c *Client) DryRunCreate(ctx context.Context, obj *unstructured.Unstructured) error {
 	res, ref, err := c.resourceFor(RefOf(obj))
 	if err != nil {
 		return err
 	}
+	key, keyed := c.validationKeyOf("create", false, obj)
+	if keyed && c.validatedRecently(key) {
+		return nil // this very request was accepted within Recent
+	}
 	_, err = res.Create(ctx, obj, metav1.CreateOptions{FieldManager: c.fieldManager, DryRun: []string{metav1.DryRunAll}})
 	if err == nil || apierrors.IsAlreadyExists(err) {
+		if keyed {
+			c.remember(key)
+		}
 		return nil
 	}
 	return objectError(ref, err)
@@ -85,17 +94,52 @@ func (c *Client) ValidateNamespace(ctx context.Context, name string) error {
 // namespace exists: objects in one that does not are validated by a dry-run
 // create in ValidationNamespace right away (DryRunCreateIn), without the dry
 // run in their own namespace that the API server would refuse.
+//
+// What the client learns is kept: a namespace found (or created) for the
+// client's life, as EnsureNamespace keeps it; one found absent and
+// validated for Recent, so that the releases of a new namespace, and the
+// apply right after a plan, check it once. Calls for one namespace take
+// turns with each other and with EnsureNamespace.
 func (c *Client) CheckNamespace(ctx context.Context, name string) (exists bool, err error) {
-	if _, ok := c.namespaces.Load(name); ok {
-		return true, nil // found or created by this client (EnsureNamespace)
+	if exists, known := c.knownNamespace(name); known {
+		return exists, nil
+	}
+	turn := c.namespaceTurn(name)
+	select {
+	case turn <- struct{}{}:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	defer func() { <-turn }()
+	if exists, known := c.knownNamespace(name); known {
+		return exists, nil // learnt by the call before
 	}
 	ns := NamespaceObject(name)
-	_, err = c.Get(ctx, RefOf(ns))
+	live, err := c.Get(ctx, RefOf(ns))
 	switch {
 	case err == nil:
+		if phase, _, _ := unstructured.NestedString(live.Object, "status", "phase"); phase != string(corev1.NamespaceTerminating) {
+			c.namespaces.Store(name, struct{}{}) // as EnsureNamespace keeps it
+		}
 		return true, nil
 	case !apierrors.IsNotFound(err):
 		return false, err
 	}
-	return false, c.DryRunCreate(ctx, ns)
+	if err := c.DryRunCreate(ctx, ns); err != nil {
+		return false, err
+	}
+	c.absentNamespaces.Store(name, time.Now())
+	return false, nil
+}
+
+// knownNamespace is what the client learnt of namespace name: found or
+// created (exists), or found absent and validated within Recent.
+func (c *Client) knownNamespace(name string) (exists, known bool) {
+	if _, ok := c.namespaces.Load(name); ok {
+		return true, true // found or created by this client (EnsureNamespace)
+	}
+	if at, ok := c.absentNamespaces.Load(name); ok && time.Since(at.(time.Time)) < Recent {
+		return false, true
+	}
+	return false, false
 }

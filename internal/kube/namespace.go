@@ -33,31 +33,48 @@ func (c *Client) EnsureNamespace(ctx context.Context, name string, labels map[st
 		return ctx.Err()
 	}
 	defer func() { <-turn }()
-	if _, ok := c.namespaces.Load(name); ok {
+	exists, known := c.knownNamespace(name)
+	if exists {
 		return nil // found or created by the call before
 	}
 	ref := Ref{Version: "v1", Kind: "Namespace", Name: name}
-	ns, err := c.typed.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-	if err == nil {
-		if ns.Status.Phase == corev1.NamespaceTerminating {
-			return objectErrorf(ref, "namespace is terminating")
+	if !known {
+		ns, err := c.typed.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		if err == nil {
+			return c.found(ref, ns)
 		}
-		c.namespaces.Store(name, struct{}{})
-		return nil
+		if !apierrors.IsNotFound(err) {
+			return objectError(ref, err)
+		}
 	}
-	if !apierrors.IsNotFound(err) {
-		return objectError(ref, err)
-	}
-	ns = &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: maps.Clone(labels)}}
-	_, err = c.typed.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{FieldManager: c.fieldManager})
+	// Absent, just read or found so by CheckNamespace within Recent:
+	// created without reading it (again).
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: maps.Clone(labels)}}
+	_, err := c.typed.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{FieldManager: c.fieldManager})
+	c.absentNamespaces.Delete(name)
 	if apierrors.IsAlreadyExists(err) {
-		c.namespaces.Store(name, struct{}{})
-		return nil // created concurrently: the outcome asked for
+		// Created since: by a run of its own (the outcome asked for), or
+		// long ago and being deleted, which a read tells.
+		ns, err := c.typed.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return objectError(ref, err)
+		}
+		return c.found(ref, ns)
 	}
 	if err != nil {
 		return objectError(ref, fmt.Errorf("create: %w", err))
 	}
 	c.namespaces.Store(name, struct{}{})
+	return nil
+}
+
+// found keeps ns, read from the API server, as existing, unless it is
+// being deleted: nothing could be created in it.
+func (c *Client) found(ref Ref, ns *corev1.Namespace) error {
+	if ns.Status.Phase == corev1.NamespaceTerminating {
+		return objectErrorf(ref, "namespace is terminating")
+	}
+	c.namespaces.Store(ref.Name, struct{}{})
 	return nil
 }
 

@@ -321,6 +321,35 @@ func (p *Plan) HasChanges() bool {
 	return false
 }
 
+// ChangesServedKinds reports whether applying the plan may change the kinds
+// the cluster serves, which a kept connection's discovery (REST mapping,
+// the .Capabilities templates see) would then miss: it creates, changes
+// or deletes a CustomResourceDefinition or an APIService (as an object, a
+// crds/ file or a hook), or a release's objects are known only after
+// apply.
+func (p *Plan) ChangesServedKinds() bool {
+	api := func(kind string) bool { return kind == "CustomResourceDefinition" || kind == "APIService" }
+	for _, r := range p.Releases {
+		if r.Action == ActionNoOp || r.Action == ActionForget {
+			continue
+		}
+		if r.KnownAfterApply {
+			return true
+		}
+		for _, o := range r.Objects {
+			if o.Action != ObjectNoOp && api(o.Ref.Kind) {
+				return true
+			}
+		}
+		for _, h := range r.Hooks {
+			if api(h.Kind) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Release returns the change whose address prints as addr
 // (`release.api["eu"]`, "removed:ns/name"), or nil.
 func (p *Plan) Release(addr string) *ReleaseChange {
