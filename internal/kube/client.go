@@ -92,9 +92,12 @@ func (o Options) Config(cfg *rest.Config) *rest.Config {
 
 // Client talks to one cluster. It is safe for concurrent use.
 type Client struct {
-	dynamic      dynamic.Interface
-	metadata     metadata.Interface
-	typed        kubernetes.Interface
+	dynamic  dynamic.Interface
+	metadata metadata.Interface
+	typed    kubernetes.Interface
+	// discovery is the mapper's cached discovery: read once for the
+	// REST mappings and for anything else that asks (Discovery).
+	discovery    discovery.CachedDiscoveryInterface
 	mapper       *restmapper.DeferredDiscoveryRESTMapper
 	fieldManager string
 	clusterID    ClusterID
@@ -153,11 +156,13 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kube: discovery client: %w", err)
 	}
+	cached := memory.NewMemCacheClient(disco)
 	return &Client{
 		dynamic:      dyn,
 		metadata:     md,
 		typed:        typed,
-		mapper:       restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
+		discovery:    cached,
+		mapper:       restmapper.NewDeferredDiscoveryRESTMapper(cached),
 		fieldManager: fieldManager,
 		clusterID:    ClusterIDOf(cfg),
 		predecessors: slices.Clone(predecessors),
@@ -179,6 +184,11 @@ func (c *Client) IsOwn(o FieldOwner) bool {
 	}
 	return slices.Contains(c.predecessors, o)
 }
+
+// Discovery is the discovery the client's REST mapper reads, cached in
+// memory until the mapper is reset: what a caller reads of it (the served
+// groups and resources) the mapper then finds without asking again.
+func (c *Client) Discovery() discovery.CachedDiscoveryInterface { return c.discovery }
 
 // RESTMapper is the client's discovery-backed mapper (reset after CRDs are
 // installed).

@@ -13,6 +13,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/kube"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -124,7 +125,9 @@ func NewEngine(ctx context.Context, cfg *rest.Config, opts EngineOptions) (*Engi
 	if err != nil {
 		return nil, err
 	}
-	caps, err := clusterCapabilities(client)
+	// Through kc's cached discovery: the REST mappings the plan needs
+	// next are then found without reading discovery again.
+	caps, err := clusterCapabilities(kc.Discovery())
 	if err != nil {
 		return nil, err
 	}
@@ -195,8 +198,8 @@ func WriteEvent(w io.Writer, ev Event) {
 
 // clusterCapabilities asks discovery for the server version and every
 // served group/version and group/version/kind, as Helm does.
-func clusterCapabilities(client kubernetes.Interface) (*chart.Capabilities, error) {
-	sv, err := client.Discovery().ServerVersion()
+func clusterCapabilities(disco discovery.DiscoveryInterface) (*chart.Capabilities, error) {
+	sv, err := disco.ServerVersion()
 	if err != nil {
 		return nil, fmt.Errorf("discover the cluster's version: %w", err)
 	}
@@ -204,7 +207,7 @@ func clusterCapabilities(client kubernetes.Interface) (*chart.Capabilities, erro
 	if err != nil {
 		return nil, fmt.Errorf("cluster version %q: %w", sv.GitVersion, err)
 	}
-	_, lists, err := client.Discovery().ServerGroupsAndResources()
+	_, lists, err := disco.ServerGroupsAndResources()
 	if err != nil && len(lists) == 0 {
 		return nil, fmt.Errorf("discover the cluster's APIs: %w", err)
 	}
