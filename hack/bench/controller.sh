@@ -8,7 +8,11 @@
 #
 #   1. the time from starting the controllers to every Stack Ready (cold:
 #      empty caches, nothing installed);
-#   2. each controller's CPU time and peak RSS over that run;
+#   2. each controller's CPU time and peak RSS over that run, and the
+#      Stacks' requests to the cluster by verb, per Stack, and the cluster
+#      connections made (each reads discovery); the CPU time of the
+#      devcluster's processes (API server, etcd, controller manager,
+#      scheduler, kwok) meanwhile;
 #   3. the reconcile latency of one changed Stack (a var changed in its
 #      spec: until its new plan is applied and it is Ready again), with the
 #      whole fleet idle at a 10m interval;
@@ -127,6 +131,29 @@ ready() {
 cpu() { awk -v t="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / t }' "/proc/$1/stat"; }
 rss() { awk '/VmHWM/ { printf "%d", $2 / 1024 }' "/proc/$1/status"; }
 
+# metric NAME [LABELS]: the sum over both controllers of one series.
+metric() {
+  local total=0 v key=$1
+  [ -n "$2" ] && key="$1{$2}"
+  for p in "${mport[@]}"; do
+    v=$(curl -sf "http://127.0.0.1:$p/metrics" | awk -v k="$key" '$1 == k { print $2 }')
+    total=$(awk -v a="$total" -v b="${v:-0}" 'BEGIN { printf "%.0f", a + b }')
+  done
+  echo "$total"
+}
+# clustercpu: "component=seconds" of user+system CPU for each of the
+# devcluster's processes (the children of its supervisor, found by its
+# state directory).
+clustercpu() {
+  local out="" p sup
+  sup=$(pgrep -f "devcluster run --state $work/dc" | head -n 1)
+  for p in $(pgrep -P "$sup" || true); do
+    [ -r "/proc/$p/stat" ] || continue
+    out+="$(cat "/proc/$p/comm")=$(cpu "$p") "
+  done
+  echo "$out"
+}
+cluster0=$(clustercpu)
 echo "starting two controllers (shards a and b) ..."
 start=$(date +%s.%N)
 ctl=()
@@ -138,17 +165,41 @@ for shard in a b; do
     --cache-dir "$work/cache-$shard" >"$work/controller-$shard.log" 2>&1 &
   pids+=($!); ctl+=($!)
 done
+# Polled on the controllers' metrics (a Stack's reconcile is counted
+# "applied" once its status says Ready), then confirmed on the Stacks:
+# listing 1,000 Stacks every second was a tenth of the API server's work.
+late() { [ "$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print (e - s > 1800) }')" = 1 ]; }
+until [ "$(metric convoy_controller_reconciles_total 'result="applied"')" -ge "$stacks" ]; do
+  if late; then break; fi
+  sleep 0.5
+done
 while [ "$(ready)" -lt "$stacks" ]; do
-  if [ "$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print (e - s > 1800) }')" = 1 ]; then
+  if late; then
     echo "not all Ready after 30 min: $(ready)/$stacks"; kubectl get stacks -n bench | grep -v True | head; exit 1
   fi
-  sleep 1
+  sleep 2
 done
 awk -v s="$start" -v e="$(date +%s.%N)" -v n="$stacks" -v r="$releases" \
   'BEGIN { printf "all %d Stacks (%d releases) Ready from cold in %.1f s\n", n, n * r, e - s }'
 for k in 0 1; do
   echo "controller shard $([ $k -eq 0 ] && echo a || echo b): CPU $(cpu "${ctl[$k]}") s, peak RSS $(rss "${ctl[$k]}") MiB"
 done
+# What the cluster's own processes spent meanwhile.
+line=""
+for kv in $(clustercpu); do
+  k=${kv%%=*} v=${kv#*=}
+  b=$(tr ' ' '\n' <<<"$cluster0" | awk -F= -v k="$k" '$1 == k { print $2; exit }')
+  line+=$(awk -v k="$k" -v a="${b:-0}" -v v="$v" 'BEGIN { printf "%s %.1f s, ", k, v - a }')
+done
+echo "cluster CPU meanwhile: ${line%, }"
+# The Stacks' requests to the cluster until then, by verb, per Stack.
+verbs="get list watch patch discovery post put delete"
+line=""
+for v in $verbs; do
+  d=$(metric convoy_controller_kube_requests_total "verb=\"$v\"")
+  [ "$d" -ne 0 ] && line+=$(awk -v v="$v" -v d="$d" -v n="$stacks" 'BEGIN { printf "%s %d (%.1f per Stack), ", v, d, d / n }')
+done
+echo "requests from cold: ${line%, }; cluster connections $(metric convoy_controller_cluster_connections_total '')"
 
 echo "changing one Stack ..."
 before=$(kubectl get stack s0001 -n bench -o jsonpath='{.status.lastAppliedPlan}')
@@ -161,21 +212,11 @@ done
 awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "reconcile latency of one changed Stack: %.2f s (patch to Ready, via kubectl polling)\n", e - s }'
 echo "revision of s0001's releases: $(kubectl get stack s0001 -n bench -o jsonpath='{range .status.releases[*]}{.name}:{.revision} {end}')"
 
-# metric NAME LABEL: the sum over both controllers of one series.
-metric() {
-  local total=0 v
-  for p in "${mport[@]}"; do
-    v=$(curl -sf "http://127.0.0.1:$p/metrics" | awk -v k="$1{$2}" '$1 == k { print $2 }')
-    total=$(awk -v a="$total" -v b="${v:-0}" 'BEGIN { printf "%.0f", a + b }')
-  done
-  echo "$total"
-}
 echo "no-change reconciles: every Stack's interval set to 20s ..."
 sed 's/interval: 10m/interval: 20s/' "$work/stacks.yaml" | kubectl apply -f - >/dev/null
 # One round lets the plans that follow the applies pass (they list).
 base=$(metric convoy_controller_reconciles_total 'result="uptodate"')
 until [ "$(metric convoy_controller_reconciles_total 'result="uptodate"')" -ge $((base + stacks)) ]; do sleep 1; done
-verbs="get list watch patch discovery post put delete"
 declare -A r0
 for v in $verbs; do r0[$v]=$(metric convoy_controller_kube_requests_total "verb=\"$v\""); done
 u0=$(metric convoy_controller_reconciles_total 'result="uptodate"')

@@ -66,10 +66,20 @@ func TestReconcilesReuseConnections(t *testing.T) {
 	c := kube(t)
 	reg := sourcetest.StartRegistry(t, "", "")
 	push(t, reg, fiveReleaseStack(t, ns), "v1")
-	create(t, c, newStack(ns, "five", "oci://"+reg.Host+"/stacks/app:v1", nil))
 	metrics := freeAddr(t)
 	startController(t, ns, func(o *controller.Options) { o.MetricsAddress = metrics })
+	_, cold := counters(t, metrics)
+	create(t, c, newStack(ns, "five", "oci://"+reg.Host+"/stacks/app:v1", nil))
 	waitStack(t, c, ns, "five", 90*time.Second, "Ready", isCond("Ready", metav1.ConditionTrue, ""))
+	// The first install reads no object one by one: the plan finds them
+	// absent from the shared informers, the check of the plan before its
+	// apply lists them (a kind and namespace at a time), the wait takes
+	// the ConfigMaps as applied. What it reads is the namespace, the
+	// lock and the five new Deployments (not ready as created).
+	_, installed := counters(t, metrics)
+	if gets := installed["get"] - cold["get"]; gets > 8 {
+		t.Errorf("the first install of 5 releases made %v gets, want at most 8 (the namespace, the lock, 5 Deployments' waits)", gets)
+	}
 	// Past the apply (which drops kept connections: it may install
 	// kinds; and whose next plan lists directly: the informers may not
 	// have seen its writes), a plan connects once more and starts the

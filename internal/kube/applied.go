@@ -111,6 +111,26 @@ func (c *Client) ListApplied(ctx context.Context, apiVersion, kind, namespace st
 	}
 }
 
+// ListAppliedPage is ListApplied of one page at most: complete is false
+// when the kind has more objects in the namespace than a page holds, and
+// an object missing from the map may then exist. One request, whatever
+// the namespace holds.
+func (c *Client) ListAppliedPage(ctx context.Context, apiVersion, kind, namespace string) (applied map[string]*Applied, complete bool, err error) {
+	gvr, namespace, err := c.listTarget(apiVersion, kind, namespace)
+	if err != nil {
+		return nil, false, err
+	}
+	l, err := c.metadata.Resource(gvr).Namespace(namespace).List(ctx, metav1.ListOptions{Limit: c.listPageSize})
+	if err != nil {
+		return nil, false, err
+	}
+	out := make(map[string]*Applied, len(l.Items))
+	for i := range l.Items {
+		out[l.Items[i].Name] = AppliedOf(c.fieldManager, &l.Items[i])
+	}
+	return out, l.Continue == "", nil
+}
+
 // AnyExists reports whether the cluster holds any object of resource gvr
 // (cluster-wide), reading at most one object's metadata. A resource the
 // API server does not serve has none; no discovery is needed for that.

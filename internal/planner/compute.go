@@ -293,6 +293,13 @@ type computer struct {
 	predicted memo.Map[config.ReleaseInstanceAddr, bool]
 	lists     memo.Map[kindKey, map[string]*unstructured.Unstructured] // live objects by name
 	gets      memo.Map[objectKey, *unstructured.Unstructured]          // LiveGets: live objects read
+	// informed are the metadata lists the engines' caches (the
+	// controller's shared informers) serve, by kind and namespace; nil
+	// when they serve none (LiveGets: informedAbsent).
+	informed memo.Map[kindKey, map[string]*kube.Applied]
+	// listers are the engines' metadata caches by cluster, as releases
+	// find their engines.
+	listers sync.Map // kube.ClusterID → kube.MetadataLister
 	// applied are the metadata lists the fast path reads (liveApplied),
 	// started early by prefetchApplied, at most cap(prefetch) at once.
 	applied  memo.Map[kindKey, map[string]*kube.Applied]
@@ -371,7 +378,12 @@ func (c *computer) live(ctx context.Context, kc *kube.Client, ref kube.Ref) (*un
 // and must not be modified.
 func (c *computer) liveShared(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.Unstructured, error) {
 	if c.in.Live == LiveGets {
-		return c.gets.Get(objectKey{kc.ClusterID(), ref}, func() (*unstructured.Unstructured, error) { return getLive(ctx, kc, ref) })
+		return c.gets.Get(objectKey{kc.ClusterID(), ref}, func() (*unstructured.Unstructured, error) {
+			if c.informedAbsent(ctx, kc, ref) {
+				return nil, nil
+			}
+			return getLive(ctx, kc, ref)
+		})
 	}
 	namespaced, err := kc.IsNamespaced(ref.GroupVersionKind())
 	if err != nil || (namespaced && ref.Namespace == "") {
@@ -388,6 +400,34 @@ func (c *computer) liveShared(ctx context.Context, kc *kube.Client, ref kube.Ref
 		}
 		return objs, nil
 	})
+}
+
+// informedAbsent tells whether the engine's metadata cache (the
+// controller's shared informers) serves ref's kind and namespace and holds
+// no such object: a first install's objects are then not read one by one.
+// A cache a moment behind may miss an object just created by someone
+// else; the plan then shows it created, and the apply neither overwrites
+// nor adopts it unchecked: its check of the plan lists what was created
+// since (run.VerifyObserved), and an object created-only that exists is
+// checked for its owner (kube.ApplyOptions.Create).
+func (c *computer) informedAbsent(ctx context.Context, kc *kube.Client, ref kube.Ref) bool {
+	l, ok := c.listers.Load(kc.ClusterID())
+	if !ok || ref.Namespace == "" {
+		return false
+	}
+	key := kindKey{nsKey{kc.ClusterID(), ref.Namespace}, ref.APIVersion(), ref.Kind}
+	objs, err := c.informed.Get(key, func() (map[string]*kube.Applied, error) {
+		objs, served, err := kc.ListAppliedFrom(ctx, l.(kube.MetadataLister), ref.APIVersion(), ref.Kind, ref.Namespace, metav1.ListOptions{})
+		if !served || err != nil {
+			return nil, err
+		}
+		return objs, nil
+	})
+	if err != nil || objs == nil {
+		return false
+	}
+	_, found := objs[ref.Name]
+	return !found
 }
 
 // liveApplied is what convoy's field manager applied of the live object

@@ -260,6 +260,9 @@ func (c *computer) begin(ctx context.Context, inst *config.ReleaseInstance, full
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
+	if l := eng.Metadata(); l != nil {
+		c.listers.LoadOrStore(eng.Kube().ClusterID(), l)
+	}
 	hist, interrupted, err := c.observe(ctx, eng, inst.Namespace, inst.Name, full)
 	if err != nil {
 		return nil, nil, nil, nil, err

@@ -38,6 +38,10 @@ type observer interface {
 	// FieldManager is the field manager convoy applies with on the
 	// cluster (planner.AppliedHash).
 	FieldManager() string
+	// ListPage lists one page of a kind's objects in a namespace as
+	// metadata (kube.Client.ListAppliedPage): complete is false when
+	// there are more.
+	ListPage(ctx context.Context, apiVersion, kind, namespace string) (map[string]*kube.Applied, bool, error)
 }
 
 // engineObserver reads a cluster through its release engine.
@@ -48,6 +52,10 @@ func (e engineObserver) Get(ctx context.Context, ref kube.Ref) (*unstructured.Un
 }
 
 func (e engineObserver) FieldManager() string { return e.Kube().FieldManager() }
+
+func (e engineObserver) ListPage(ctx context.Context, apiVersion, kind, namespace string) (map[string]*kube.Applied, bool, error) {
+	return e.Kube().ListAppliedPage(ctx, apiVersion, kind, namespace)
+}
 
 func (e engineObserver) Parse(manifest, namespace string) ([]*unstructured.Unstructured, error) {
 	return e.Kube().Parse(manifest, namespace)
@@ -82,6 +90,10 @@ func verifyObserved(ctx context.Context, p *plan.Plan, observerFor func(cluster 
 		}
 	}
 	histories := map[string]map[string][]*release.Release{}
+	listed, err := listObserved(ctx, p, observerFor)
+	if err != nil {
+		return err
+	}
 	for _, r := range p.Releases {
 		obs, err := observerFor(r.Cluster)
 		if err != nil {
@@ -102,7 +114,7 @@ func verifyObserved(ctx context.Context, p *plan.Plan, observerFor func(cluster 
 		}
 		shapes := savedShapes(obs, r)
 		for _, ob := range r.Observed.Objects {
-			msg, err := objectMoved(ctx, obs, ob, shapes[ob.Ref])
+			msg, err := objectMoved(ctx, obs, ob, shapes[ob.Ref], listed.of(r.Cluster, ob.Ref))
 			if err != nil {
 				return fmt.Errorf("verify the plan: %w", err)
 			}
@@ -158,8 +170,27 @@ func savedShapes(obs observer, r *plan.ReleaseChange) map[plan.ObjectRef]map[str
 	return out
 }
 
-func objectMoved(ctx context.Context, obs observer, ob plan.ObservedObject, shape map[string]any) (string, error) {
+func objectMoved(ctx context.Context, obs observer, ob plan.ObservedObject, shape map[string]any, meta *listedObject) (string, error) {
 	want := ob.ResourceVersion
+	if meta != nil {
+		a := meta.applied
+		switch {
+		case a == nil && want == "":
+			return "", nil
+		case a == nil:
+			return fmt.Sprintf("%s was deleted since the plan", ob.Ref), nil
+		case want == "":
+			return fmt.Sprintf("%s was created since the plan", ob.Ref), nil
+		case a.ResourceVersion == want:
+			return "", nil
+		case strings.HasPrefix(ob.Hash, planner.AppliedPrefix):
+			if planner.AppliedHash(planner.KubeRef(ob.Ref), a) == ob.Hash {
+				return "", nil
+			}
+			return fmt.Sprintf("%s was edited since the plan (resourceVersion %s, now %s)", ob.Ref, want, a.ResourceVersion), nil
+		}
+		// Compared by content: read whole below.
+	}
 	live, err := obs.Get(ctx, planner.KubeRef(ob.Ref))
 	switch {
 	case apierrors.IsNotFound(err):
@@ -190,4 +221,73 @@ func objectMoved(ctx context.Context, obs observer, ob plan.ObservedObject, shap
 		}
 	}
 	return fmt.Sprintf("%s was edited since the plan (resourceVersion %s, now %s)", ob.Ref, want, live.GetResourceVersion()), nil
+}
+
+// listMin is how many observed objects of one kind in one namespace
+// verification reads with one list (one page of metadata) instead of a GET
+// each.
+const listMin = 3
+
+// listedObject is what one page of metadata says of an observed object:
+// applied nil when it is absent.
+type listedObject struct{ applied *kube.Applied }
+
+// listedObjects are the observed objects whose kind and namespace were
+// listed, by cluster and reference; those a list could not answer (not
+// listed, or not in an incomplete page) are not in it.
+type listedObjects map[string]map[plan.ObjectRef]*listedObject
+
+func (l listedObjects) of(cluster string, ref plan.ObjectRef) *listedObject {
+	return l[cluster][ref]
+}
+
+// listObserved lists, one page of metadata each, the kinds and
+// namespaces a plan observed listMin or more objects of (a first install
+// of a few releases in one namespace: its ConfigMaps, its Deployments),
+// instead of a GET per object. An object missing from a page that holds
+// every object of the kind there is absent; one missing from an
+// incomplete page, or whose list failed (a client allowed to get but not
+// to list), is read by itself.
+func listObserved(ctx context.Context, p *plan.Plan, observerFor func(cluster string) (observer, error)) (listedObjects, error) {
+	type group struct {
+		cluster, apiVersion, kind, namespace string
+	}
+	refs := map[group][]plan.ObjectRef{}
+	var order []group
+	for _, r := range p.Releases {
+		for _, ob := range r.Observed.Objects {
+			if ob.Ref.Namespace == "" {
+				continue // cluster-scoped: a list would read every one in the cluster
+			}
+			g := group{r.Cluster, ob.Ref.APIVersion(), ob.Ref.Kind, ob.Ref.Namespace}
+			if _, ok := refs[g]; !ok {
+				order = append(order, g)
+			}
+			refs[g] = append(refs[g], ob.Ref)
+		}
+	}
+	out := listedObjects{}
+	for _, g := range order {
+		if len(refs[g]) < listMin {
+			continue
+		}
+		obs, err := observerFor(g.cluster)
+		if err != nil {
+			return nil, err
+		}
+		page, complete, err := obs.ListPage(ctx, g.apiVersion, g.kind, g.namespace)
+		if err != nil {
+			continue // read one by one
+		}
+		if out[g.cluster] == nil {
+			out[g.cluster] = map[plan.ObjectRef]*listedObject{}
+		}
+		for _, ref := range refs[g] {
+			a, ok := page[ref.Name]
+			if ok || complete {
+				out[g.cluster][ref] = &listedObject{applied: a}
+			}
+		}
+	}
+	return out, nil
 }

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 )
 
@@ -24,6 +26,11 @@ type fakeCluster struct {
 	records map[string]map[string][]*release.Release
 	objects map[kube.Ref]*unstructured.Unstructured
 	err     error
+	// pageSize bounds ListPage's pages (0: no bound); listErr fails it.
+	pageSize int
+	listErr  error
+	// gets and lists count the reads of objects.
+	gets, lists int
 }
 
 func (f *fakeCluster) Histories(_ context.Context, namespace string) (map[string][]*release.Release, error) {
@@ -34,6 +41,7 @@ func (f *fakeCluster) Histories(_ context.Context, namespace string) (map[string
 }
 
 func (f *fakeCluster) Get(_ context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
+	f.gets++
 	if o, ok := f.objects[ref]; ok {
 		return o.DeepCopy(), nil
 	}
@@ -41,6 +49,33 @@ func (f *fakeCluster) Get(_ context.Context, ref kube.Ref) (*unstructured.Unstru
 }
 
 func (f *fakeCluster) FieldManager() string { return "convoy" }
+
+func (f *fakeCluster) ListPage(_ context.Context, apiVersion, kind, namespace string) (map[string]*kube.Applied, bool, error) {
+	f.lists++
+	if f.listErr != nil {
+		return nil, false, f.listErr
+	}
+	var names []string
+	for ref := range f.objects {
+		if ref.GroupVersionKind().GroupVersion().String() == apiVersion && ref.Kind == kind && ref.Namespace == namespace {
+			names = append(names, ref.Name)
+		}
+	}
+	slices.Sort(names)
+	complete := true
+	if f.pageSize > 0 && len(names) > f.pageSize {
+		names, complete = names[:f.pageSize], false
+	}
+	out := map[string]*kube.Applied{}
+	for _, n := range names {
+		ref := kube.Ref{Version: "v1", Kind: kind, Namespace: namespace, Name: n}
+		if gv, err := schema.ParseGroupVersion(apiVersion); err == nil {
+			ref.Group, ref.Version = gv.Group, gv.Version
+		}
+		out[n] = kube.AppliedOf("convoy", f.objects[ref])
+	}
+	return out, complete, nil
+}
 
 func (f *fakeCluster) Parse(manifest, namespace string) ([]*unstructured.Unstructured, error) {
 	var m map[string]any
@@ -273,6 +308,86 @@ func TestVerifyObservedAppliedHash(t *testing.T) {
 				t.Fatalf("refused a plan that holds: %v", err)
 			case tc.stale != "" && (!errors.As(err, &se) || !strings.Contains(err.Error(), tc.stale)):
 				t.Fatalf("got %v, want a StaleError saying %q", err, tc.stale)
+			}
+		})
+	}
+}
+
+// Three or more observed objects of a kind in a namespace are verified
+// with one page of metadata, not a GET each; what the page cannot answer
+// (an incomplete page, a refused list, a hash of content) is read.
+func TestVerifyObservedByList(t *testing.T) {
+	ref := func(name string) kube.Ref {
+		return kube.Ref{Version: "v1", Kind: "ConfigMap", Namespace: "shop", Name: name}
+	}
+	applied := func(name, rv, owned string) *unstructured.Unstructured {
+		o := &unstructured.Unstructured{}
+		o.SetAPIVersion("v1")
+		o.SetKind("ConfigMap")
+		o.SetNamespace("shop")
+		o.SetName(name)
+		o.SetUID(types.UID("uid-" + name))
+		o.SetResourceVersion(rv)
+		o.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "convoy", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1",
+			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(owned)}}})
+		return o
+	}
+	const owns = `{"f:data":{"f:a":{},"f:b":{}}}`
+	cluster := func() *fakeCluster {
+		return &fakeCluster{
+			records: map[string]map[string][]*release.Release{"shop": {}},
+			objects: map[kube.Ref]*unstructured.Unstructured{ref("a"): applied("a", "10", owns), ref("b"): applied("b", "11", owns)},
+		}
+	}
+	// The plan: a and b present (proven from metadata), c absent.
+	observed := func(c *fakeCluster) *plan.Plan {
+		rc := &plan.ReleaseChange{Name: "web", Namespace: "shop", Action: plan.ActionInstall}
+		for _, n := range []string{"a", "b", "c"} {
+			ob := plan.ObservedObject{Ref: planner.ObjectRef(ref(n))}
+			if o := c.objects[ref(n)]; o != nil {
+				ob.ResourceVersion, ob.Hash = o.GetResourceVersion(), planner.AppliedHash(ref(n), kube.AppliedOf("convoy", o))
+			}
+			rc.Observed.Objects = append(rc.Observed.Objects, ob)
+		}
+		return &plan.Plan{Stack: "shop", Releases: []*plan.ReleaseChange{rc}}
+	}
+	for _, tc := range []struct {
+		name              string
+		change            func(c *fakeCluster)
+		stale             string
+		wantGets, wantLst int
+	}{
+		{name: "nothing moved", wantLst: 1},
+		{name: "a status update", change: func(c *fakeCluster) { c.objects[ref("a")].SetResourceVersion("20") }, wantLst: 1},
+		{name: "a field taken by another manager", change: func(c *fakeCluster) {
+			c.objects[ref("b")] = applied("b", "21", `{"f:data":{"f:a":{}}}`)
+		}, stale: "v1 ConfigMap shop/b was edited since the plan (resourceVersion 11, now 21)", wantLst: 1},
+		{name: "recreated", change: func(c *fakeCluster) {
+			o := applied("a", "22", owns)
+			o.SetUID("uid-other")
+			c.objects[ref("a")] = o
+		}, stale: "v1 ConfigMap shop/a was edited since the plan", wantLst: 1},
+		{name: "deleted", change: func(c *fakeCluster) { delete(c.objects, ref("a")) }, stale: "v1 ConfigMap shop/a was deleted since the plan", wantLst: 1},
+		{name: "created", change: func(c *fakeCluster) { c.objects[ref("c")] = applied("c", "23", owns) }, stale: "v1 ConfigMap shop/c was created since the plan", wantLst: 1},
+		{name: "an incomplete page", change: func(c *fakeCluster) { c.pageSize = 1 }, wantLst: 1, wantGets: 2},
+		{name: "a refused list", change: func(c *fakeCluster) { c.listErr = errors.New("forbidden") }, wantLst: 1, wantGets: 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cluster()
+			p := observed(c)
+			if tc.change != nil {
+				tc.change(c)
+			}
+			err := verifyObserved(context.Background(), p, func(string) (observer, error) { return c, nil })
+			var se *StaleError
+			switch {
+			case tc.stale == "" && err != nil:
+				t.Fatalf("refused a plan that holds: %v", err)
+			case tc.stale != "" && (!errors.As(err, &se) || !strings.Contains(err.Error(), tc.stale)):
+				t.Fatalf("got %v, want a StaleError saying %q", err, tc.stale)
+			}
+			if c.gets != tc.wantGets || c.lists != tc.wantLst {
+				t.Errorf("%d gets and %d lists, want %d and %d", c.gets, c.lists, tc.wantGets, tc.wantLst)
 			}
 		})
 	}
