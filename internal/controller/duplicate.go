@@ -4,13 +4,16 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/run"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -104,19 +107,26 @@ func (r *reconciler) firstOf(ctx context.Context, st *v1alpha1.Stack, fresh bool
 	if r.opts.Namespace != "" {
 		opts = append(opts, client.InNamespace(r.opts.Namespace))
 	}
-	var reader client.Reader = r.client
-	if fresh {
-		reader = r.reader
-	}
-	if err := reader.List(ctx, &l, opts...); err != nil {
+	if err := r.client.List(ctx, &l, opts...); err != nil {
 		return nil, nil, fmt.Errorf("list convoy.dev/v1alpha1 Stacks: %w", err)
+	}
+	items := l.Items
+	if fresh {
+		same, err := r.sameIdentityUncached(ctx, st, opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		// The cache (this shard's Stacks) says which older ones have no
+		// identity yet; the uncached list which of every shard's have
+		// st's.
+		items = append(items, same...)
 	}
 	mine, err := shardSelector(r.opts.Shard)
 	if err != nil {
 		return nil, nil, err
 	}
-	for i := range l.Items {
-		o := &l.Items[i]
+	for i := range items {
+		o := &items[i]
 		if o.UID == st.UID || !olderThan(o, st) {
 			continue
 		}
@@ -136,6 +146,26 @@ func (r *reconciler) firstOf(ctx context.Context, st *v1alpha1.Stack, fresh bool
 		}
 	}
 	return first, waitFor, nil
+}
+
+// sameIdentityUncached lists, from the API server, the Stacks of every
+// shard whose status.identity is st's: with a field selector
+// (status.identity is a selectable field of the CRD), so that a fleet of
+// new Stacks does not each read every Stack (at 1,000, their JSON was a
+// fifth of the API server's work). An API server or CRD without the
+// selectable field refuses the selector: then every Stack is listed.
+func (r *reconciler) sameIdentityUncached(ctx context.Context, st *v1alpha1.Stack, opts []client.ListOption) ([]v1alpha1.Stack, error) {
+	var l v1alpha1.StackList
+	selected := append(slices.Clone(opts), client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("status.identity", st.Status.Identity)})
+	err := r.reader.List(ctx, &l, selected...)
+	if apierrors.IsBadRequest(err) {
+		l = v1alpha1.StackList{}
+		err = r.reader.List(ctx, &l, opts...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list convoy.dev/v1alpha1 Stacks: %w", err)
+	}
+	return l.Items, nil
 }
 
 // sourceRepository is an oci:// source without its tag or digest.
