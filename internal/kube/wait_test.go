@@ -338,14 +338,7 @@ func TestWaitReadsReadyObjectsOnce(t *testing.T) {
 
 	// Applied again, unchanged: the apply's responses show both ready, so
 	// the wait reads neither.
-	results, err := counted.Apply(ctx, objs, kube.ApplyOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var applied []*unstructured.Unstructured
-	for _, r := range results {
-		applied = append(applied, r.Live)
-	}
+	applied := applyReturning(t, ctx, counted, objs)
 	before := traffic.ByKind()
 	if err := counted.Wait(ctx, refs(objs), kube.WaitOptions{Applied: applied}); err != nil {
 		t.Fatal(err)
@@ -363,14 +356,7 @@ func TestWaitReadsWhatTheApplyReturnedNotReady(t *testing.T) {
 	ctx := testContext(t, 60*time.Second)
 	counted, traffic := countedClient(t)
 	objs := parse(t, counted, ns, configMap("a: b")+"---"+deployment("web", 1))
-	results, err := counted.Apply(ctx, objs, kube.ApplyOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var applied []*unstructured.Unstructured
-	for _, r := range results {
-		applied = append(applied, r.Live)
-	}
+	applied := applyReturning(t, ctx, counted, objs)
 	before := kindCounts(traffic)
 	if err := counted.Wait(ctx, refs(objs), kube.WaitOptions{Applied: applied}); err != nil {
 		t.Fatal(err)
@@ -382,6 +368,21 @@ func TestWaitReadsWhatTheApplyReturnedNotReady(t *testing.T) {
 	if d := after["get deployments"] - before["get deployments"]; d != 1 {
 		t.Errorf("the new Deployment was read %d times, want 1 (%s)", d, traffic.ByKind())
 	}
+}
+
+// applyReturning applies objs and returns them as the API server
+// returned them (kube.WaitOptions.Applied).
+func applyReturning(t *testing.T, ctx context.Context, c *kube.Client, objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	t.Helper()
+	results, err := c.Apply(ctx, objs, kube.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied := make([]*unstructured.Unstructured, len(results))
+	for i, r := range results {
+		applied[i] = r.Live
+	}
+	return applied
 }
 
 // kindCounts is traffic.ByKind as a map: "get configmaps" → 1.

@@ -138,6 +138,19 @@ func savedWeb(t *testing.T, live *unstructured.Unstructured) *plan.Plan {
 	return &plan.Plan{Stack: "shop", Releases: []*plan.ReleaseChange{rc}}
 }
 
+// checkStale fails t unless err is a *StaleError saying stale, or nil
+// when stale is "".
+func checkStale(t *testing.T, err error, stale string) {
+	t.Helper()
+	var se *StaleError
+	switch {
+	case stale == "" && err != nil:
+		t.Fatalf("refused a plan that holds: %v", err)
+	case stale != "" && (!errors.As(err, &se) || !strings.Contains(err.Error(), stale)):
+		t.Fatalf("got %v, want a StaleError saying %q", err, stale)
+	}
+}
+
 func TestVerifyObserved(t *testing.T) {
 	deployed := func() map[string]map[string][]*release.Release {
 		return map[string]map[string][]*release.Release{"shop": {"web": {record("web", 1, release.StatusDeployed)}}}
@@ -193,14 +206,7 @@ func TestVerifyObserved(t *testing.T) {
 			if tc.change != nil {
 				tc.change(t, c)
 			}
-			err := verifyObserved(context.Background(), p, func(string) (observer, error) { return c, nil })
-			var se *StaleError
-			switch {
-			case tc.stale == "" && err != nil:
-				t.Fatalf("refused a plan that holds: %v", err)
-			case tc.stale != "" && (!errors.As(err, &se) || !strings.Contains(err.Error(), tc.stale)):
-				t.Fatalf("got %v, want a StaleError saying %q", err, tc.stale)
-			}
+			checkStale(t, verifyObserved(context.Background(), p, func(string) (observer, error) { return c, nil }), tc.stale)
 		})
 	}
 }
@@ -301,14 +307,7 @@ func TestVerifyObservedAppliedHash(t *testing.T) {
 				tc.change(o)
 				o.SetResourceVersion("11")
 			}
-			err := verifyObserved(context.Background(), p, func(string) (observer, error) { return c, nil })
-			var se *StaleError
-			switch {
-			case tc.stale == "" && err != nil:
-				t.Fatalf("refused a plan that holds: %v", err)
-			case tc.stale != "" && (!errors.As(err, &se) || !strings.Contains(err.Error(), tc.stale)):
-				t.Fatalf("got %v, want a StaleError saying %q", err, tc.stale)
-			}
+			checkStale(t, verifyObserved(context.Background(), p, func(string) (observer, error) { return c, nil }), tc.stale)
 		})
 	}
 }
@@ -378,14 +377,7 @@ func TestVerifyObservedByList(t *testing.T) {
 			if tc.change != nil {
 				tc.change(c)
 			}
-			err := verifyObserved(context.Background(), p, func(string) (observer, error) { return c, nil })
-			var se *StaleError
-			switch {
-			case tc.stale == "" && err != nil:
-				t.Fatalf("refused a plan that holds: %v", err)
-			case tc.stale != "" && (!errors.As(err, &se) || !strings.Contains(err.Error(), tc.stale)):
-				t.Fatalf("got %v, want a StaleError saying %q", err, tc.stale)
-			}
+			checkStale(t, verifyObserved(context.Background(), p, func(string) (observer, error) { return c, nil }), tc.stale)
 			if c.gets != tc.wantGets || c.lists != tc.wantLst {
 				t.Errorf("%d gets and %d lists, want %d and %d", c.gets, c.lists, tc.wantGets, tc.wantLst)
 			}
