@@ -104,13 +104,11 @@ func (c *Client) CheckNamespace(ctx context.Context, name string) (exists bool, 
 	if exists, known := c.knownNamespace(name); known {
 		return exists, nil
 	}
-	turn := c.namespaceTurn(name)
-	select {
-	case turn <- struct{}{}:
-	case <-ctx.Done():
-		return false, ctx.Err()
+	done, err := c.namespaceTurn(ctx, name)
+	if err != nil {
+		return false, err
 	}
-	defer func() { <-turn }()
+	defer done()
 	if exists, known := c.knownNamespace(name); known {
 		return exists, nil // learnt by the call before
 	}

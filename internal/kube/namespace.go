@@ -26,13 +26,11 @@ func (c *Client) EnsureNamespace(ctx context.Context, name string, labels map[st
 	if _, ok := c.namespaces.Load(name); ok {
 		return nil
 	}
-	turn := c.namespaceTurn(name)
-	select {
-	case turn <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	done, err := c.namespaceTurn(ctx, name)
+	if err != nil {
+		return err
 	}
-	defer func() { <-turn }()
+	defer done()
 	exists, known := c.knownNamespace(name)
 	if exists {
 		return nil // found or created by the call before
@@ -50,7 +48,7 @@ func (c *Client) EnsureNamespace(ctx context.Context, name string, labels map[st
 	// Absent, just read or found so by CheckNamespace within Recent:
 	// created without reading it (again).
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: maps.Clone(labels)}}
-	_, err := c.typed.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{FieldManager: c.fieldManager})
+	_, err = c.typed.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{FieldManager: c.fieldManager})
 	c.absentNamespaces.Delete(name)
 	if apierrors.IsAlreadyExists(err) {
 		// Created since: by a run of its own (the outcome asked for), or
@@ -78,11 +76,18 @@ func (c *Client) found(ref Ref, ns *corev1.Namespace) error {
 	return nil
 }
 
-// namespaceTurn is the semaphore of one namespace's EnsureNamespace calls.
-func (c *Client) namespaceTurn(name string) chan struct{} {
-	if t, ok := c.namespaceTurns.Load(name); ok {
-		return t.(chan struct{})
+// namespaceTurn waits for the turn of the calls about namespace name
+// (EnsureNamespace, CheckNamespace) and returns the function that ends it.
+func (c *Client) namespaceTurn(ctx context.Context, name string) (done func(), err error) {
+	t, ok := c.namespaceTurns.Load(name)
+	if !ok {
+		t, _ = c.namespaceTurns.LoadOrStore(name, make(chan struct{}, 1))
 	}
-	t, _ := c.namespaceTurns.LoadOrStore(name, make(chan struct{}, 1))
-	return t.(chan struct{})
+	turn := t.(chan struct{})
+	select {
+	case turn <- struct{}{}:
+		return func() { <-turn }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }

@@ -62,7 +62,7 @@ func (c *Client) Wait(ctx context.Context, refs []Ref, opts WaitOptions) error {
 		}
 		targets = append(targets, ref)
 	}
-	return c.waitReportingKnown(ctx, targets, mode, opts.Progress, opts.blockerTicker(), opts.Applied)
+	return c.waitReporting(ctx, targets, mode, opts.Progress, opts.blockerTicker(), opts.Applied)
 }
 
 func (opts WaitOptions) blockerTicker() *blockerTicker {
@@ -99,22 +99,19 @@ func (c *Client) WaitForCompletionWith(ctx context.Context, refs []Ref, opts Wai
 			targets = append(targets, ref)
 		}
 	}
-	return c.waitReporting(ctx, targets, modeCompletion, opts.Progress, opts.blockerTicker())
+	return c.waitReporting(ctx, targets, modeCompletion, opts.Progress, opts.blockerTicker(), nil)
 }
 
 func isJob(ref Ref) bool { return ref.Group == "batch" && ref.Kind == "Job" }
 
 func (c *Client) wait(ctx context.Context, targets []Ref, mode waitMode, progress func(ready, total int)) error {
-	return c.waitReporting(ctx, targets, mode, progress, nil)
+	return c.waitReporting(ctx, targets, mode, progress, nil, nil)
 }
 
-func (c *Client) waitReporting(ctx context.Context, targets []Ref, mode waitMode, progress func(ready, total int), tick *blockerTicker) error {
-	return c.waitReportingKnown(ctx, targets, mode, progress, tick, nil)
-}
-
-// waitReportingKnown is waitReporting that takes the objects of applied
-// (WaitOptions.Applied) found ready there as ready without reading them.
-func (c *Client) waitReportingKnown(ctx context.Context, targets []Ref, mode waitMode, progress func(ready, total int), tick *blockerTicker, applied []*unstructured.Unstructured) error {
+// waitReporting waits for targets, reporting progress and blockers; the
+// objects of applied (WaitOptions.Applied) found ready there are taken as
+// ready without reading them.
+func (c *Client) waitReporting(ctx context.Context, targets []Ref, mode waitMode, progress func(ready, total int), tick *blockerTicker, applied []*unstructured.Unstructured) error {
 	if len(targets) == 0 {
 		return nil
 	}

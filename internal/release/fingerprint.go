@@ -13,7 +13,6 @@ import (
 	"github.com/convoy-sh/convoy/internal/version"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -90,14 +89,13 @@ func RevisionFingerprint(fingerprint string, revision int) string {
 // apply just returned (AppliedLabel).
 func setAppliedState(kc *kube.Client, rel *Release, results []kube.Result) {
 	refs := make([]kube.Ref, len(results))
-	lives := make([]*unstructured.Unstructured, len(results))
 	for i, r := range results {
-		refs[i], lives[i] = r.Ref, r.Live
+		refs[i] = r.Ref
 	}
 	if rel.Labels == nil {
 		rel.Labels = map[string]string{}
 	}
-	rel.Labels[AppliedLabel] = kc.AppliedState(refs, lives)
+	rel.Labels[AppliedLabel] = kc.AppliedState(refs, lives(results))
 }
 
 // Relabel sets labels on revision of a release's records when it is still
