@@ -321,6 +321,7 @@ func templateFileFunc(dir string, funcs map[string]function.Function) function.F
 			if diags.HasErrors() {
 				return cty.DynamicVal, fmt.Errorf("%s: %s", p, diags.Error())
 			}
+			wholeText(expr)
 			varMap := map[string]cty.Value{}
 			if !vars.IsNull() {
 				for it := vars.ElementIterator(); it.Next(); {

@@ -184,6 +184,9 @@ func parseFile(filename string, src []byte) (*hcl.File, hcl.Diagnostics) {
 		}
 		return nil, diags
 	}
+	if body, ok := file.Body.(*hclsyntax.Body); ok {
+		wholeText(body)
+	}
 	return file, diags
 }
 
