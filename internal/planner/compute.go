@@ -168,6 +168,7 @@ func Compute(ctx context.Context, in Input) (*plan.Plan, error) {
 		stats = &Stats{}
 	}
 	c := &computer{in: in, sem: make(chan struct{}, par), prefetch: make(chan struct{}, prefetchLists), stats: stats}
+	c.plansAll = len(in.Targets) == 0 && len(order) == len(st.Releases)
 	p := &plan.Plan{FormatVersion: plan.FormatVersion, Stack: st.Name, Environment: st.Environment, ConfigHash: in.ConfigHash, CreatedAt: time.Now().UTC(), IncludeDeps: in.IncludeDeps, Destroy: in.Destroy}
 	p.Selectors = in.Selectors
 	for _, t := range in.Targets {
@@ -317,6 +318,9 @@ type computer struct {
 	// uninstall.go).
 	stackRecords memo.Map[kube.ClusterID, []release.RecordKey]
 	declaredOn   memo.Map[kube.ClusterID, map[release.RecordKey]bool]
+	// plansAll says the plan plans every release of the stack, so the
+	// histories of every namespace it declares are read (labelled).
+	plansAll bool
 	// namespaces are the namespaces create_namespace would create,
 	// validated once each: true when absent (validate.go).
 	namespaces memo.Map[nsKey, bool]

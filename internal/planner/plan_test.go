@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/planner"
@@ -22,7 +24,12 @@ import (
 	"github.com/convoy-sh/convoy/internal/run"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 )
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 const canary = "canary-Qm7-do-not-print"
 
@@ -572,6 +579,82 @@ release "db" {
 	p, err := e.plan(nil, []string{"release.db"}, false)
 	if err != nil || actions(p) != "release.db:no-op" {
 		t.Fatalf("targeted: %v %s", err, actions(p))
+	}
+}
+
+// TestPlanFindsRemovedReleasesInEveryNamespace: releases the stack no
+// longer declares are uninstalled in a namespace it still declares (found
+// in that namespace's records, which the plan lists anyway) and in one it
+// no longer declares (found by the label's list, which leaves the declared
+// namespaces out). Another stack's release is left alone.
+func TestPlanFindsRemovedReleasesInEveryNamespace(t *testing.T) {
+	ns, far := cluster.Namespace(t), cluster.Namespace(t)
+	chart := appChart(t)
+	e := newEnv(t, fmt.Sprintf(`
+stack %[2]q {
+  default_namespace = %[2]q
+}
+release "db" {
+  chart  = %[1]q
+  values = [{ message = "db" }]
+}
+release "api" {
+  chart  = %[1]q
+  values = [{ message = "api" }]
+}
+release "far" {
+  chart     = %[1]q
+  namespace = %[3]q
+  values    = [{ message = "far" }]
+}
+`, chart, ns, far))
+	e.deploy(nil)
+	neighbour := newEnv(t, fmt.Sprintf(`
+stack "neighbour-%[2]s" {
+  default_namespace = %[2]q
+}
+release "nb" {
+  chart  = %[1]q
+  values = [{ message = "nb" }]
+}
+`, chart, ns))
+	neighbour.deploy(nil)
+	writeStack(t, e.dir, fmt.Sprintf(`
+stack %[2]q {
+  default_namespace = %[2]q
+}
+release "db" {
+  chart  = %[1]q
+  values = [{ message = "db" }]
+}
+`, chart, ns))
+
+	var mu sync.Mutex
+	var lists []string
+	cfg := rest.CopyConfig(cluster.RESTConfig())
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/api/v1/secrets") {
+				mu.Lock()
+				lists = append(lists, r.URL.Query().Get("fieldSelector"))
+				mu.Unlock()
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	eng, err := release.NewEngine(context.Background(), cfg, release.EngineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.eng = eng
+	p := e.mustPlan(nil)
+	removed := []string{"removed:" + ns + "/api:uninstall", "removed:" + far + "/far:uninstall"}
+	slices.Sort(removed)
+	if got, want := actions(p), "release.db:no-op "+strings.Join(removed, " "); got != want {
+		t.Fatalf("actions: %s, want %s", got, want)
+	}
+	if len(lists) != 1 || lists[0] != "type=helm.sh/release.v1,metadata.namespace!="+ns {
+		t.Fatalf("cluster-wide record lists: %q, want one leaving %s out", lists, ns)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
@@ -231,11 +232,15 @@ func clusterCapabilities(disco discovery.DiscoveryInterface) (*chart.Capabilitie
 // RecordKey names a release by its namespace and name.
 type RecordKey struct{ Namespace, Name string }
 
-// Labelled lists, across all namespaces, the releases with a record whose
-// labels match selector, reading only the records' metadata: what a plan
-// needs to find the releases a stack left behind, without fetching and
-// decoding every record of the stack.
-func (e *Engine) Labelled(ctx context.Context, selector map[string]string) ([]RecordKey, error) {
+// Labelled lists, across all namespaces but those in except, the releases
+// with a record whose labels match selector, reading only the records'
+// metadata: what a plan needs to find the releases a stack left behind,
+// without fetching and decoding every record of the stack. A plan passes
+// the namespaces whose records it lists anyway (except), and the API
+// server leaves them out with a field selector (metadata.namespace!=…);
+// from shared informers they are filtered here, so that every stack's
+// list shares the one informer of the records.
+func (e *Engine) Labelled(ctx context.Context, selector map[string]string, except ...string) ([]RecordKey, error) {
 	gvr, records := e.recordResource()
 	opts := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(selector).String(), FieldSelector: records}
 	var items []*metav1.PartialObjectMetadata
@@ -244,17 +249,35 @@ func (e *Engine) Labelled(ctx context.Context, selector map[string]string) ([]Re
 		items, ok = e.metadata.ListMetadata(ctx, gvr, "", opts)
 	}
 	if !ok {
+		if len(except) > 0 {
+			sels := make([]fields.Selector, 0, len(except)+1)
+			if records != "" {
+				sel, err := fields.ParseSelector(records)
+				if err != nil {
+					return nil, err
+				}
+				sels = append(sels, sel)
+			}
+			for _, ns := range except {
+				sels = append(sels, fields.OneTermNotEqualSelector("metadata.namespace", ns))
+			}
+			opts.FieldSelector = fields.AndSelectors(sels...).String()
+		}
 		list, err := e.meta.Resource(gvr).List(ctx, opts)
 		if err != nil {
 			return nil, fmt.Errorf("list release records: %w", err)
 		}
 		items = pointers(list.Items)
 	}
+	skip := make(map[string]bool, len(except))
+	for _, ns := range except {
+		skip[ns] = true
+	}
 	seen := map[RecordKey]bool{}
 	var out []RecordKey
 	for _, o := range items {
 		k := RecordKey{Namespace: o.Namespace, Name: o.Labels["name"]}
-		if k.Name == "" || seen[k] {
+		if k.Name == "" || seen[k] || skip[o.Namespace] {
 			continue
 		}
 		seen[k] = true
