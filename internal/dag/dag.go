@@ -128,6 +128,9 @@ func (g *Graph[K]) Validate() hcl.Diagnostics {
 			Subject:  &rng,
 		})
 	}
+	if g.acyclic() {
+		return diags
+	}
 	sccs, err := graph.StronglyConnectedComponents(g.g)
 	if err != nil {
 		panic(fmt.Sprintf("dag: strongly connected components: %v", err))
@@ -156,6 +159,35 @@ func (g *Graph[K]) Validate() hcl.Diagnostics {
 		})
 	}
 	return diags
+}
+
+// acyclic says whether no cycle joins two or more vertices (self loops
+// aside), by Kahn's count over the edges alone: every dependent is freed.
+// Far cheaper than the strongly connected components Validate names
+// cycles with, which it computes only when this fails.
+func (g *Graph[K]) acyclic() bool {
+	waiting := make(map[K]int)
+	next := make(map[K][]K)
+	for k := range g.ranges {
+		waiting[k.dependent]++
+		next[k.dependency] = append(next[k.dependency], k.dependent)
+	}
+	var free []K
+	for v := range next {
+		if waiting[v] == 0 {
+			free = append(free, v)
+		}
+	}
+	freed := 0
+	for i := 0; i < len(free); i++ {
+		for _, v := range next[free[i]] {
+			if waiting[v]--; waiting[v] == 0 {
+				free = append(free, v)
+				freed++
+			}
+		}
+	}
+	return freed == len(waiting)
 }
 
 // cyclePath finds a cycle through the smallest vertex of a strongly

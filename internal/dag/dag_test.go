@@ -208,3 +208,46 @@ func TestTopologicalOrderIsTheStableSortsOrder(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkValidate checks a stack-shaped graph for cycles: 2,000
+// vertices, a tenth depending on one of the others.
+func BenchmarkValidate(b *testing.B) {
+	g := New[node]()
+	for i := range 2000 {
+		v := node(fmt.Sprintf("r%04d", i))
+		g.Add(v)
+		if i%10 == 9 {
+			g.Connect(v, node(fmt.Sprintf("r%04d", i-9)), rng(i))
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		if diags := g.Validate(); diags.HasErrors() {
+			b.Fatal(diags)
+		}
+	}
+}
+
+// TestAcyclicAgreesWithComponents: on random graphs, acyclic is true
+// exactly when no strongly connected component has two vertices or more.
+func TestAcyclicAgreesWithComponents(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 26))
+	for range 500 {
+		g := New[node]()
+		n := 1 + r.IntN(12)
+		for i := range n {
+			g.Add(node(fmt.Sprintf("v%02d", i)))
+		}
+		for range r.IntN(2 * n) {
+			g.Connect(node(fmt.Sprintf("v%02d", r.IntN(n))), node(fmt.Sprintf("v%02d", r.IntN(n))), rng(1))
+		}
+		sccs, err := graph.StronglyConnectedComponents(g.g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := !slices.ContainsFunc(sccs, func(c []node) bool { return len(c) > 1 })
+		if got := g.acyclic(); got != want {
+			t.Fatalf("acyclic = %v, components %v", got, sccs)
+		}
+	}
+}
