@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/plan"
@@ -182,32 +184,45 @@ func Compute(ctx context.Context, in Input) (*plan.Plan, error) {
 	for _, addr := range order {
 		c.planned[addr] = &plannedEntry{done: make(chan struct{})}
 	}
-	var wg sync.WaitGroup
-	for i, addr := range order {
+	planOne := func(i int) {
+		addr := order[i]
+		e := c.planned[addr]
+		defer close(e.done)
 		inst := st.Release(addr)
 		if inst == nil {
 			errs[i] = fmt.Errorf("%s: not in the stack", addr)
-			close(c.planned[addr].done)
-			continue
+			return
 		}
+		plan := c.releaseMoved
+		if in.Destroy {
+			plan = c.destroy
+		}
+		rc, err := plan(ctx, inst)
+		if rc != nil {
+			rc.IncludedFor = includedFor[addr]
+		}
+		e.change = rc
+		if err != nil {
+			red := sensitive.New(resolve.SensitiveValues(inst))
+			errs[i] = resolve.WithAddr(addr, red.Err(err))
+			return
+		}
+		changes[i] = rc
+	}
+	// A pool of goroutines takes the releases in order. A release may wait
+	// for the plans of the dependencies whose outputs it reads
+	// (withOutputs); they come earlier in the topological order, so the
+	// earliest release in progress never waits for one not taken yet. A
+	// pool rather than a goroutine per release: each goroutine's stack
+	// grows once, not once per release (6% of the CPU of a no-change plan
+	// of 2,000 small releases).
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range min(len(order), max(2*par, 4*runtime.GOMAXPROCS(0))) {
 		wg.Go(func() {
-			e := c.planned[addr]
-			defer close(e.done)
-			plan := c.releaseMoved
-			if in.Destroy {
-				plan = c.destroy
+			for i := int(next.Add(1)) - 1; i < len(order); i = int(next.Add(1)) - 1 {
+				planOne(i)
 			}
-			rc, err := plan(ctx, inst)
-			if rc != nil {
-				rc.IncludedFor = includedFor[addr]
-			}
-			e.change = rc
-			if err != nil {
-				red := sensitive.New(resolve.SensitiveValues(inst))
-				errs[i] = resolve.WithAddr(addr, red.Err(err))
-				return
-			}
-			changes[i] = rc
 		})
 	}
 	var removed []*plan.ReleaseChange

@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/convoy-sh/convoy/internal/planner"
 
@@ -511,6 +513,51 @@ release "api" {
 	text, js, _ := render(t, p)
 	if !strings.Contains(text, "(known after apply)") || !strings.Contains(js, `"known_after_apply": true`) {
 		t.Fatalf("text:\n%s\njson:\n%s", text, js)
+	}
+}
+
+// TestPlanChainLongerThanThePool: each release reads the revision of the
+// one before, and there are more of them than goroutines planning at
+// parallelism 1. Each waits for its dependency's plan; the releases are
+// taken in order, so the plan completes.
+func TestPlanChainLongerThanThePool(t *testing.T) {
+	ns := cluster.Namespace(t)
+	chart := filepath.Join(t.TempDir(), "note")
+	for name, text := range map[string]string{
+		"Chart.yaml":        "apiVersion: v2\nname: note\nversion: 0.1.0\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  message: {{ .Values.message | default \"first\" | quote }}\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(chart, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(chart, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := 3 * max(2, 4*runtime.GOMAXPROCS(0))
+	var b strings.Builder
+	fmt.Fprintf(&b, "stack %q {\n  default_namespace = %q\n}\nrelease \"r0\" {\n  chart = %q\n}\n", ns, ns, chart)
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, "release \"r%d\" {\n  chart  = %q\n  values = [{ message = \"after ${release.r%d.revision}\" }]\n}\n", i, chart, i-1)
+	}
+	e := newEnv(t, b.String())
+	st, hash := e.load(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p, err := planner.Compute(ctx, planner.Input{
+		Stack: st, Engine: e.engine, Charts: resolve.NewCharts(t.TempDir()), ConfigHash: hash, Parallelism: 1,
+		Request: func(r *resolve.Release) *release.Request { return run.ReleaseRequest(st.Name, r) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Releases) != n {
+		t.Fatalf("%d releases planned, want %d", len(p.Releases), n)
+	}
+	for i, rc := range p.Releases {
+		if rc.Action != plan.ActionInstall || rc.KnownAfterApply != (i > 0) {
+			t.Fatalf("%s: %s, known after apply %v", rc.Addr, rc.Action, rc.KnownAfterApply)
+		}
 	}
 }
 
