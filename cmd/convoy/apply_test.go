@@ -406,6 +406,58 @@ release "api" {
 	}
 }
 
+// TestOutputsReadTheNewestDeployedRevision: when a dependency's history
+// holds two deployed records (as a crash between Helm's two record writes
+// of an upgrade leaves it), the plan reads the outputs of the newest, as
+// the apply does and as Helm takes the newest as the deployed release.
+func TestOutputsReadTheNewestDeployedRevision(t *testing.T) {
+	ns := cluster.Namespace(t)
+	stack := func(msg string) string {
+		return fmt.Sprintf(`
+stack %[2]q {
+  default_namespace = %[2]q
+}
+release "db" {
+  chart  = %[1]q
+  values = [{ message = %[3]q }]
+}
+release "api" {
+  chart  = %[1]q
+  values = [{ message = "db at revision ${release.db.revision}" }]
+}
+`, appChart(t), ns, msg)
+	}
+	dir := writeStack(t, stack("v1"))
+	kc := cluster.Kubeconfig()
+	for _, msg := range []string{"v1", "v2"} {
+		if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(stack(msg)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve"); code != 0 {
+			t.Fatalf("apply %s: %d\n%s\n%s", msg, code, out, errOut)
+		}
+	}
+	cm, err := cluster.Client().CoreV1().ConfigMaps(ns).Get(context.Background(), "api-config", metav1.GetOptions{})
+	if err != nil || cm.Data["message"] != "db at revision 2" {
+		t.Fatalf("api's message %q (%v)", cm.Data["message"], err)
+	}
+	eng, err := release.NewEngine(context.Background(), cluster.RESTConfig(), release.EngineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := eng.Storage(ns).History(context.Background(), "db")
+	if err != nil || len(h) != 2 || h[0].Info.Status != release.StatusSuperseded {
+		t.Fatalf("db's history: %s (%v)", revisions(h), err)
+	}
+	h[0].Info.Status = release.StatusDeployed
+	if err := eng.Storage(ns).Update(context.Background(), h[0]); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--detailed-exitcode"); code != 0 {
+		t.Fatalf("plan with two deployed revisions of db: %d, want 0 (no changes)\n%s\n%s", code, out, errOut)
+	}
+}
+
 func TestSavedPlanAppliesOnceAndStalePlansAreRefused(t *testing.T) {
 	ns := cluster.Namespace(t)
 	kc := cluster.Kubeconfig()

@@ -316,14 +316,14 @@ func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance
 		if err != nil {
 			return nil, nil, err
 		}
-		i := slices.IndexFunc(hist, func(r *release.Release) bool { return r.Info.Status == release.StatusDeployed })
-		if i < 0 {
+		deployed := deployedOf(hist)
+		if deployed == nil {
 			continue // not deployed: stays unknown
 		}
 		kc := eng.Kube()
-		key := outputKey{revisionKey{nsKey{kc.ClusterID(), dep.Namespace}, dep.Name, hist[i].Version}, needs.String()}
+		key := outputKey{revisionKey{nsKey{kc.ClusterID(), dep.Namespace}, dep.Name, deployed.Version}, needs.String()}
 		a, err := c.outputs.Get(key, func() (config.AppliedRelease, error) {
-			rec := hist[i]
+			rec := deployed
 			if _, ok := release.RecordObjectsOf(rec); !ok {
 				// Its objects are read from its manifest: read it whole.
 				var err error
