@@ -175,6 +175,19 @@ release "api" {
 `, chart, ns, apiMessage)
 }
 
+// dbOnly is twoReleases without api.
+func dbOnly(chart, ns string) string {
+	return fmt.Sprintf(`
+stack %[2]q {
+  default_namespace = %[2]q
+}
+release "db" {
+  chart  = %[1]q
+  values = [{ message = "db" }]
+}
+`, chart, ns)
+}
+
 func actions(p *plan.Plan) string {
 	var s []string
 	for _, r := range p.Releases {
@@ -598,15 +611,7 @@ func TestPlanUninstallsRemovedReleases(t *testing.T) {
 	ns := cluster.Namespace(t)
 	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
 	e.deploy(nil)
-	writeStack(t, e.dir, fmt.Sprintf(`
-stack %[2]q {
-  default_namespace = %[2]q
-}
-release "db" {
-  chart  = %[1]q
-  values = [{ message = "db" }]
-}
-`, appChart(t), ns))
+	writeStack(t, e.dir, dbOnly(appChart(t), ns))
 	p := e.mustPlan(nil)
 	if got := actions(p); got != "release.db:no-op removed:"+ns+"/api:uninstall" {
 		t.Fatalf("actions: %s", got)
@@ -637,24 +642,13 @@ release "db" {
 func TestPlanFindsRemovedReleasesInEveryNamespace(t *testing.T) {
 	ns, far := cluster.Namespace(t), cluster.Namespace(t)
 	chart := appChart(t)
-	e := newEnv(t, fmt.Sprintf(`
-stack %[2]q {
-  default_namespace = %[2]q
-}
-release "db" {
-  chart  = %[1]q
-  values = [{ message = "db" }]
-}
-release "api" {
-  chart  = %[1]q
-  values = [{ message = "api" }]
-}
+	e := newEnv(t, twoReleases(chart, ns, "api")+fmt.Sprintf(`
 release "far" {
   chart     = %[1]q
-  namespace = %[3]q
+  namespace = %[2]q
   values    = [{ message = "far" }]
 }
-`, chart, ns, far))
+`, chart, far))
 	e.deploy(nil)
 	neighbour := newEnv(t, fmt.Sprintf(`
 stack "neighbour-%[2]s" {
@@ -666,15 +660,7 @@ release "nb" {
 }
 `, chart, ns))
 	neighbour.deploy(nil)
-	writeStack(t, e.dir, fmt.Sprintf(`
-stack %[2]q {
-  default_namespace = %[2]q
-}
-release "db" {
-  chart  = %[1]q
-  values = [{ message = "db" }]
-}
-`, chart, ns))
+	writeStack(t, e.dir, dbOnly(chart, ns))
 
 	var mu sync.Mutex
 	var lists []string
