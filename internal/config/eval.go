@@ -86,6 +86,9 @@ type evaluator struct {
 	// blockDeps are the release blocks each block references, from
 	// releases, once per block.
 	blockDeps memo.Map[string, []ReleaseAddr]
+	// blockScopes are the scopes the instances of each block share before
+	// apply (blockScope).
+	blockScopes memo.Map[string, map[string]cty.Value]
 }
 
 type instanceKeyValue struct {

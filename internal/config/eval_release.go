@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -208,26 +209,42 @@ func (e *evaluator) instanceValue(addr ReleaseInstanceAddr, a *AppliedRelease) c
 	return cty.ObjectVal(attrs)
 }
 
+// blockScope is the scope of an instance of rel but for count and each:
+// var, local, environment, cluster and the releases it refers to, as
+// applied. Before apply (applied nil) every instance of the block has the
+// same, built once per block; the caller gets its own copy of the map.
+func (e *evaluator) blockScope(rel *Release, applied map[ReleaseInstanceAddr]AppliedRelease) map[string]cty.Value {
+	build := func() map[string]cty.Value {
+		vars := e.scopeVariables(e.refs[rel.Name])
+		vars["cluster"] = objectOrEmpty(e.clusterVals)
+		releases := map[string]cty.Value{}
+		deps, _ := e.blockDeps.Get(rel.Name, func() ([]ReleaseAddr, error) { return e.releases.DependenciesOf(rel.Addr()), nil })
+		for _, dep := range deps {
+			releases[dep.Name] = e.releaseValue(dep.Name, applied)
+		}
+		vars["release"] = objectOrEmpty(releases)
+		return vars
+	}
+	if applied != nil {
+		return build()
+	}
+	shared, _ := e.blockScopes.Get(rel.Name, func() (map[string]cty.Value, error) { return build(), nil })
+	return maps.Clone(shared)
+}
+
 // evalInstance evaluates one release instance. applied holds the
 // after-apply attributes of dependencies (nil during Evaluate, when static
 // is set to the attributes dependents may refer to).
 func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[ReleaseInstanceAddr]AppliedRelease, static *staticAttrs) (*ReleaseInstance, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	addr := rel.Addr().Instance(kv.key)
-	vars := e.scopeVariables(e.refs[rel.Name])
+	vars := e.blockScope(rel, applied)
 	switch kv.key.Kind {
 	case StringKeyKind:
 		vars["each"] = cty.ObjectVal(map[string]cty.Value{"key": kv.key.Value(), "value": kv.value})
 	case IntKeyKind:
 		vars["count"] = cty.ObjectVal(map[string]cty.Value{"index": kv.key.Value()})
 	}
-	vars["cluster"] = objectOrEmpty(e.clusterVals)
-	releases := map[string]cty.Value{}
-	deps, _ := e.blockDeps.Get(rel.Name, func() ([]ReleaseAddr, error) { return e.releases.DependenciesOf(rel.Addr()), nil })
-	for _, dep := range deps {
-		releases[dep.Name] = e.releaseValue(dep.Name, applied)
-	}
-	vars["release"] = objectOrEmpty(releases)
 	ctx := &hcl.EvalContext{Variables: vars, Functions: e.funcs}
 
 	// eval returns the value of an attribute and whether it was set and
