@@ -24,6 +24,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
 	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/convoy-sh/convoy/internal/testfiles"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -159,20 +160,12 @@ func render(t *testing.T, p *plan.Plan) (text, js, md string) {
 }
 
 func twoReleases(chart, ns, apiMessage string) string {
-	return fmt.Sprintf(`
-stack %[2]q {
-  default_namespace = %[2]q
-}
-release "db" {
-  chart  = %[1]q
-  values = [{ message = "db" }]
-}
-release "api" {
+	return dbOnly(chart, ns) + fmt.Sprintf(`release "api" {
   chart      = %[1]q
   depends_on = [release.db]
-  values     = [{ message = %[3]q }]
+  values     = [{ message = %[2]q }]
 }
-`, chart, ns, apiMessage)
+`, chart, apiMessage)
 }
 
 // dbOnly is twoReleases without api.
@@ -536,17 +529,10 @@ release "api" {
 func TestPlanChainLongerThanThePool(t *testing.T) {
 	ns := cluster.Namespace(t)
 	chart := filepath.Join(t.TempDir(), "note")
-	for name, text := range map[string]string{
+	testfiles.Write(t, chart, map[string]string{
 		"Chart.yaml":        "apiVersion: v2\nname: note\nversion: 0.1.0\n",
 		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  message: {{ .Values.message | default \"first\" | quote }}\n",
-	} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(chart, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(chart, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	n := 3 * max(2, 4*runtime.GOMAXPROCS(0))
 	var b strings.Builder
 	fmt.Fprintf(&b, "stack %q {\n  default_namespace = %q\n}\nrelease \"r0\" {\n  chart = %q\n}\n", ns, ns, chart)
