@@ -11,7 +11,12 @@ export CONVOY_HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)/bin/helm
 export CONVOY_HELM3 := $(TOOLS_DIR)/helm3-$(HELM3_VERSION)/bin/helm
 export CONVOY_REGISTRY := $(TOOLS_DIR)/registry-$(REGISTRY_VERSION)/bin/registry
 export CONVOY_HELMFILE := $(TOOLS_DIR)/helmfile-$(HELMFILE_VERSION)/bin/helmfile
+# A source build; else Debian's package on PATH (devcluster.LocatePrometheus).
 export CONVOY_PROMETHEUS := $(TOOLS_DIR)/prometheus-$(PROMETHEUS_VERSION)/bin/prometheus
+
+# One build configuration for the binary, the tests and the binaries the
+# tests build (static, as shipped), so that one build cache serves them all.
+export CGO_ENABLED := 0
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
@@ -20,13 +25,13 @@ LDFLAGS := -X github.com/convoy-sh/convoy/internal/version.version=$(VERSION) \
 
 DEVCLUSTER_STATE := .devcluster
 
-.PHONY: build image tools cluster-tools test test-short lint demo devcluster-up devcluster-down bin/devcluster
+.PHONY: build image tools cluster-tools test-tools test test-short lint demo devcluster-up devcluster-down bin/devcluster
 
 # Static (no cgo): a cgo build links the plugin package kustomize imports,
 # which exports every symbol (185 MB against 138 MB, 40 MiB more resident at
 # start; docs/performance.md).
 build:
-	CGO_ENABLED=0 go build -ldflags '$(LDFLAGS)' -o bin/convoy ./cmd/convoy
+	go build -ldflags '$(LDFLAGS)' -o bin/convoy ./cmd/convoy
 
 # The controller's image: a static convoy binary per platform on a minimal
 # base (CA bundle, user 65532, /tmp), assembled and pushed as an OCI index by
@@ -46,16 +51,22 @@ bin/devcluster:
 	go build -o bin/devcluster ./hack/devcluster
 
 # Builds what is missing: the control plane, kwok, the helm oracles (v4 and v3),
-# the registry, the helmfile oracle and Prometheus (the metric gate's tests).
+# the registry, Prometheus (the metric gate's tests; Debian's package where
+# apt-get can install it) and the helmfile oracle. A no-op once built.
 tools:
-	hack/build-tools.sh k8s kwok helm helm3 registry helmfile prometheus
+	hack/build-tools.sh k8s kwok helm registry prometheus helm3 helmfile
 
 # What a local cluster needs (the demo does not wait for the test oracles).
 cluster-tools:
 	hack/build-tools.sh k8s kwok
 
+# What every test package may need; hack/test.sh builds the oracles that
+# only a few tests run (Prometheus, helm 3, helmfile) while the tests run.
+test-tools:
+	hack/build-tools.sh k8s kwok helm registry
+
 # Unit and integration tests against a devcluster of their own.
-test: tools bin/devcluster
+test: test-tools bin/devcluster
 	hack/test.sh
 
 # The tests that need neither a cluster nor a built tool (go test -short):

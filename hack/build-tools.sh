@@ -9,11 +9,20 @@
 #   $TOOLS/helm3-$HELM3_VERSION/bin/helm   (Helm 3, client-side apply, for interop tests)
 #   $TOOLS/registry-$REGISTRY_VERSION/bin/registry   (the OCI registry of the chart-source tests)
 #   $TOOLS/helmfile-$HELMFILE_VERSION/bin/helmfile   (the oracle of `convoy import helmfile`)
-#   $TOOLS/prometheus-$PROMETHEUS_VERSION/bin/prometheus   (the metric gate's tests)
+#   $TOOLS/prometheus-$PROMETHEUS_VERSION/bin/prometheus   (the metric gate's tests; only
+#       where no package manager gives one: with apt-get, Debian's `prometheus`
+#       package is installed instead, /usr/bin/prometheus)
 #
-# Usage: hack/build-tools.sh [k8s] [kwok] [helm] [helm3] [registry] [helmfile] [prometheus]   (default: all)
-# Prints nothing but progress on stderr; safe to run concurrently (each tool is
-# built in a temporary directory and renamed into place).
+# Usage: hack/build-tools.sh [--locked FILE] [k8s] [kwok] [helm] [registry] [prometheus] [helm3] [helmfile]
+# (default: all). Prints nothing but progress on stderr.
+#
+# Safe to run concurrently: each tool is built in a temporary directory and
+# renamed into place, under an exclusive flock(1) of $TOOLS/.build-NAME.lock
+# held for that tool's build only. All the locks of a run are taken before the
+# first build, in one fixed order, and then --locked FILE is created: a caller
+# that starts this script in the background (hack/test.sh) waits for FILE, and
+# from then on a test that finds a tool missing waits for that tool's lock
+# (devcluster.Locate*) instead of failing while it is being built.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -70,8 +79,33 @@ build_kwok() { go_install kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok "the fa
 build_helm() { go_install helm "$HELM_VERSION" helm.sh/helm/v4/cmd/helm "the oracle for render parity and storage interop"; }
 build_helm3() { go_install helm3 "$HELM3_VERSION" helm.sh/helm/v3/cmd/helm "Helm 3, whose client-side-applied releases convoy upgrades"; }
 build_registry() { go_install registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry "OCI chart sources in tests"; }
+# Prometheus for the metric gate's tests, which need any 2.x or 3.x server
+# (the instant-query API). A package manager's build takes seconds where the
+# source build takes a quarter of an hour: a prometheus already on PATH, else
+# Debian's package where apt-get can install it, else the source build.
 # Prometheus 3.x is published as module versions v0.3xx.y (3.16.0 is v0.316.0).
-build_prometheus() { go_install prometheus "$PROMETHEUS_VERSION" github.com/prometheus/prometheus/cmd/prometheus "the metric gate's tests; several minutes"; }
+system_prometheus() {
+  local v
+  v=$(prometheus --version 2>/dev/null | sed -n '1s/^prometheus, version \([0-9]*\)\..*/\1/p')
+  [ "$v" = 2 ] || [ "$v" = 3 ]
+}
+build_prometheus() {
+  [ -f "$TOOLS/prometheus-$PROMETHEUS_VERSION/.done" ] && return 0
+  system_prometheus && return 0
+  local sudo=
+  [ "$(id -u)" = 0 ] || sudo="sudo -n"
+  if command -v apt-get >/dev/null && { [ -z "$sudo" ] || sudo -n true 2>/dev/null; }; then
+    log "installing Debian's prometheus package (the metric gate's tests)"
+    local apt=($sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 -y -q --no-install-recommends)
+    # A fresh machine has no package lists yet: update only when the install
+    # cannot find the package.
+    if "${apt[@]}" install prometheus >&2 || { "${apt[@]}" update >&2 && "${apt[@]}" install prometheus >&2; }; then
+      system_prometheus && { log "prometheus ready: $(command -v prometheus)"; return 0; }
+    fi
+    log "Debian's prometheus package could not be installed: building it from source"
+  fi
+  go_install prometheus "$PROMETHEUS_VERSION" github.com/prometheus/prometheus/cmd/prometheus "the metric gate's tests; a quarter of an hour"
+}
 
 # helmfile's go.mod has replace directives, which `go install pkg@version`
 # refuses; so it is built inside a writable copy of the module source the
@@ -94,11 +128,38 @@ build_helmfile() {
   log "helmfile $HELMFILE_VERSION ready in $dest"
 }
 
-targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(k8s kwok helm helm3 registry helmfile prometheus)
+# Quick ones first, so that tests waiting on them wait least.
+all=(k8s kwok helm registry prometheus helm3 helmfile)
+signal=
+if [ "${1:-}" = --locked ]; then signal=${2:?--locked needs a file}; shift 2; fi
+wanted=("$@")
+[ ${#wanted[@]} -eq 0 ] && wanted=("${all[@]}")
+for a in "${wanted[@]}"; do
+  case " ${all[*]} " in *" $a "*) ;; *) echo "build-tools: unknown tool $a (want ${all[*]})" >&2; exit 2 ;; esac
+done
+targets=()
+for t in "${all[@]}"; do  # the fixed order in which locks are taken
+  for a in "${wanted[@]}"; do [ "$a" = "$t" ] && { targets+=("$t"); break; }; done
+done
+
+# One open file description per tool, locked exclusively; closing it (after
+# that tool's build) releases the lock for anyone waiting on it. Without
+# flock(1) (not on every system) there is no waiting: concurrent runs still
+# never see a half-built tool.
+declare -A lockfd
 for t in "${targets[@]}"; do
-  case $t in
-    k8s|kwok|helm|helm3|registry|helmfile|prometheus) "build_$t" ;;
-    *) echo "build-tools: unknown tool $t (want k8s, kwok, helm, helm3, registry, helmfile, prometheus)" >&2; exit 2 ;;
-  esac
+  command -v flock >/dev/null || break
+  exec {fd}>>"$TOOLS/.build-$t.lock"
+  flock -x "$fd"
+  lockfd[$t]=$fd
+done
+[ -z "$signal" ] || : >"$signal"
+
+for t in "${targets[@]}"; do
+  start=$SECONDS
+  # Each build runs without the lock descriptors, so that nothing it
+  # starts (a package's daemon) holds a lock past the build.
+  (for fd in "${lockfd[@]}"; do exec {fd}>&-; done; "build_$t")
+  if [ $((SECONDS - start)) -gt 1 ]; then log "$t took $((SECONDS - start)) s"; fi
+  if [ -n "${lockfd[$t]:-}" ]; then fd=${lockfd[$t]}; exec {fd}>&-; fi
 done

@@ -22,14 +22,15 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// helmfileOracle is helmfile v1.8.0 (hack/build-tools.sh helmfile), which
-// the Makefile exports as CONVOY_HELMFILE.
+// helmfileOracle is helmfile v1.8.0 (hack/build-tools.sh helmfile, which
+// hack/test.sh runs while the tests run: devcluster.LocateHelmfile waits for
+// it). A missing oracle fails the test, as a missing helm does.
 func helmfileOracle(t *testing.T) string {
 	t.Helper()
 	devtest.SkipShort(t, "the helmfile and helm oracles and the devcluster")
-	p := os.Getenv("CONVOY_HELMFILE")
-	if p == "" {
-		t.Skip("CONVOY_HELMFILE is not set: comparing convoy import helmfile with helmfile template needs the helmfile oracle (make tools, or hack/build-tools.sh helmfile)")
+	p, err := devcluster.LocateHelmfile(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return p
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -105,98 +106,95 @@ func readToolVersions() (map[string]string, error) {
 	}
 }
 
-// LocateHelm finds the helm oracle: CONVOY_HELM, else the tools cache at the
-// version pinned in hack/tools.env (built by hack/build-tools.sh helm).
-func LocateHelm(getenv func(string) string) (string, error) {
-	path := getenv("CONVOY_HELM")
-	if path == "" {
-		versions, err := readToolVersions()
-		if err != nil {
-			return "", err
-		}
-		cache, err := toolsCacheDir(getenv)
-		if err != nil {
-			return "", err
-		}
-		path = filepath.Join(cache, "helm-"+versions["HELM_VERSION"], "bin", "helm")
-	}
-	if _, err := os.Stat(path); err != nil {
-		return "", fmt.Errorf("helm oracle not built (%s): run `make tools` (hack/build-tools.sh helm)", path)
-	}
-	return path, nil
+// oracle describes a binary that some tests run, built by
+// hack/build-tools.sh NAME into the tools cache.
+type oracle struct {
+	name    string // hack/build-tools.sh's name for it; its lock is $TOOLS/.build-NAME.lock
+	env     string // the variable that names it directly (the Makefile sets it)
+	version string // its pin in hack/tools.env
+	bin     string // the path below $TOOLS/NAME-VERSION
+	system  bool   // a package manager's build on PATH will do
+	what    string // for errors
 }
+
+var (
+	helmOracle       = oracle{name: "helm", env: "CONVOY_HELM", version: "HELM_VERSION", bin: "bin/helm", what: "helm oracle"}
+	helm3Oracle      = oracle{name: "helm3", env: "CONVOY_HELM3", version: "HELM3_VERSION", bin: "bin/helm", what: "helm 3"}
+	registryOracle   = oracle{name: "registry", env: "CONVOY_REGISTRY", version: "REGISTRY_VERSION", bin: "bin/registry", what: "OCI registry"}
+	helmfileOracle   = oracle{name: "helmfile", env: "CONVOY_HELMFILE", version: "HELMFILE_VERSION", bin: "bin/helmfile", what: "helmfile oracle"}
+	prometheusOracle = oracle{name: "prometheus", env: "CONVOY_PROMETHEUS", version: "PROMETHEUS_VERSION", bin: "bin/prometheus", system: true, what: "prometheus"}
+)
+
+// locate finds o: the path its variable names, else the tools cache at the
+// version pinned in hack/tools.env, else (for a tool a package manager may
+// give) the PATH. When it is not there yet and hack/build-tools.sh is
+// building it (hack/test.sh builds the oracles while the tests run), locate
+// waits for that build to end, then looks again.
+func locate(getenv func(string) string, o oracle) (string, error) {
+	path := getenv(o.env)
+	if path != "" && exists(path) {
+		return path, nil
+	}
+	cache, cacheErr := toolsCacheDir(getenv)
+	if cacheErr == nil {
+		waitForBuild(filepath.Join(cache, ".build-"+o.name+".lock"))
+	}
+	var tried []string
+	if path != "" {
+		if exists(path) {
+			return path, nil
+		}
+		tried = append(tried, path)
+	}
+	versions, err := readToolVersions()
+	switch {
+	case err != nil && path == "":
+		return "", err
+	case err == nil && versions[o.version] == "":
+		return "", fmt.Errorf("hack/tools.env does not pin %s", o.version)
+	case err == nil && cacheErr == nil:
+		p := filepath.Join(cache, o.name+"-"+versions[o.version], filepath.FromSlash(o.bin))
+		if exists(p) {
+			return p, nil
+		}
+		tried = append(tried, p)
+	}
+	if o.system {
+		if p, err := exec.LookPath(filepath.Base(o.bin)); err == nil {
+			return p, nil
+		}
+		tried = append(tried, filepath.Base(o.bin)+" on PATH")
+	}
+	return "", fmt.Errorf("%s not built (looked for %s): run `make tools` (hack/build-tools.sh %s)", o.what, strings.Join(tried, ", "), o.name)
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// LocateHelm finds the helm oracle (v4), built by hack/build-tools.sh helm.
+func LocateHelm(getenv func(string) string) (string, error) { return locate(getenv, helmOracle) }
 
 // LocateHelm3 finds Helm 3 (client-side apply), whose releases convoy
-// upgrades: CONVOY_HELM3, else the tools cache at the version pinned in
-// hack/tools.env (built by hack/build-tools.sh helm3).
-func LocateHelm3(getenv func(string) string) (string, error) {
-	path := getenv("CONVOY_HELM3")
-	if path == "" {
-		versions, err := readToolVersions()
-		if err != nil {
-			return "", err
-		}
-		if versions["HELM3_VERSION"] == "" {
-			return "", errors.New("hack/tools.env does not pin HELM3_VERSION")
-		}
-		cache, err := toolsCacheDir(getenv)
-		if err != nil {
-			return "", err
-		}
-		path = filepath.Join(cache, "helm3-"+versions["HELM3_VERSION"], "bin", "helm")
-	}
-	if _, err := os.Stat(path); err != nil {
-		return "", fmt.Errorf("helm 3 not built (%s): run `make tools` (hack/build-tools.sh helm3)", path)
-	}
-	return path, nil
-}
+// upgrades (hack/build-tools.sh helm3).
+func LocateHelm3(getenv func(string) string) (string, error) { return locate(getenv, helm3Oracle) }
 
 // LocateRegistry finds the OCI registry the chart-source tests run
-// (distribution's cmd/registry): CONVOY_REGISTRY, else the tools cache at the
-// version pinned in hack/tools.env (built by hack/build-tools.sh registry).
+// (distribution's cmd/registry; hack/build-tools.sh registry).
 func LocateRegistry(getenv func(string) string) (string, error) {
-	path := getenv("CONVOY_REGISTRY")
-	if path == "" {
-		versions, err := readToolVersions()
-		if err != nil {
-			return "", err
-		}
-		if versions["REGISTRY_VERSION"] == "" {
-			return "", errors.New("hack/tools.env does not pin REGISTRY_VERSION")
-		}
-		cache, err := toolsCacheDir(getenv)
-		if err != nil {
-			return "", err
-		}
-		path = filepath.Join(cache, "registry-"+versions["REGISTRY_VERSION"], "bin", "registry")
-	}
-	if _, err := os.Stat(path); err != nil {
-		return "", fmt.Errorf("OCI registry not built (%s): run `make tools` (hack/build-tools.sh registry)", path)
-	}
-	return path, nil
+	return locate(getenv, registryOracle)
+}
+
+// LocateHelmfile finds helmfile, the oracle of `convoy import helmfile`
+// (hack/build-tools.sh helmfile).
+func LocateHelmfile(getenv func(string) string) (string, error) {
+	return locate(getenv, helmfileOracle)
 }
 
 // LocatePrometheus finds the Prometheus server the metric gate's tests
-// query: CONVOY_PROMETHEUS, else the tools cache at the version pinned in
-// hack/tools.env (built by hack/build-tools.sh prometheus).
+// query: a source build in the tools cache, or one on PATH (Debian's
+// package, which hack/build-tools.sh prometheus installs where it can).
 func LocatePrometheus(getenv func(string) string) (string, error) {
-	path := getenv("CONVOY_PROMETHEUS")
-	if path == "" {
-		versions, err := readToolVersions()
-		if err != nil {
-			return "", err
-		}
-		if versions["PROMETHEUS_VERSION"] == "" {
-			return "", errors.New("hack/tools.env does not pin PROMETHEUS_VERSION")
-		}
-		cache, err := toolsCacheDir(getenv)
-		if err != nil {
-			return "", err
-		}
-		path = filepath.Join(cache, "prometheus-"+versions["PROMETHEUS_VERSION"], "bin", "prometheus")
-	}
-	if _, err := os.Stat(path); err != nil {
-		return "", fmt.Errorf("prometheus not built (%s): run `make tools` (hack/build-tools.sh prometheus)", path)
-	}
-	return path, nil
+	return locate(getenv, prometheusOracle)
 }
