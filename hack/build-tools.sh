@@ -16,10 +16,11 @@
 # Usage: hack/build-tools.sh [--locked FILE] [k8s] [kwok] [helm] [registry] [prometheus] [helm3] [helmfile]
 # (default: all). Prints nothing but progress on stderr.
 #
-# Safe to run concurrently: each tool is built in a temporary directory and
-# renamed into place, under an exclusive flock(1) of $TOOLS/.build-NAME.lock
-# held for that tool's build only. All the locks of a run are taken before the
-# first build, in one fixed order, and then --locked FILE is created: a caller
+# The tools named are built side by side. Safe to run concurrently: each tool
+# is built in a temporary directory and renamed into place, under an
+# exclusive flock(1) of $TOOLS/.build-NAME.lock held for that tool's build
+# only. All the locks of a run are taken before the first build, in one fixed
+# order, and then --locked FILE is created: a caller
 # that starts this script in the background (hack/test.sh) waits for FILE, and
 # from then on a test that finds a tool missing waits for that tool's lock
 # (devcluster.Locate*) instead of failing while it is being built.
@@ -155,11 +156,28 @@ for t in "${targets[@]}"; do
 done
 [ -z "$signal" ] || : >"$signal"
 
-for t in "${targets[@]}"; do
-  start=$SECONDS
-  # Each build runs without the lock descriptors, so that nothing it
-  # starts (a package's daemon) holds a lock past the build.
-  (for fd in "${lockfd[@]}"; do exec {fd}>&-; done; "build_$t")
+# The builds run side by side: on two cores one build's downloads and
+# single-threaded links leave room for another's compiles. Each runs in a
+# subshell holding its own tool's lock only (the parent closes its copies),
+# so a lock is released as soon as that tool is built; and the build itself
+# runs with that descriptor closed, so that nothing it starts (a package's
+# daemon) holds the lock past the build.
+build() {
+  local t=$1 fd=$2 start=$SECONDS
+  if [ -n "$fd" ]; then "build_$t" {fd}>&-; else "build_$t"; fi
   if [ $((SECONDS - start)) -gt 1 ]; then log "$t took $((SECONDS - start)) s"; fi
-  if [ -n "${lockfd[$t]:-}" ]; then fd=${lockfd[$t]}; exec {fd}>&-; fi
+}
+pids=()
+for t in "${targets[@]}"; do
+  (
+    for u in "${!lockfd[@]}"; do
+      if [ "$u" != "$t" ]; then fd=${lockfd[$u]}; exec {fd}>&-; fi
+    done
+    build "$t" "${lockfd[$t]:-}"
+  ) &
+  pids+=($!)
 done
+for u in "${!lockfd[@]}"; do fd=${lockfd[$u]}; exec {fd}>&-; done
+failed=0
+for p in "${pids[@]}"; do wait "$p" || failed=1; done
+exit "$failed"
