@@ -40,9 +40,10 @@ type RollbackRequest struct {
 func (r RollbackRequest) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
 
 // Rollback restores an earlier revision's chart, values and manifest as a
-// new revision (like `helm rollback`): the restored objects are applied,
-// objects only the deployed revision had are deleted, and those a newer
-// failed revision created that the release still owns, rollback hooks run.
+// new revision (like `helm rollback`): rollback hooks run, the restored
+// objects are applied, and the objects the target lacks are deleted: those
+// of the deployed revision, and those of a newer failed revision that the
+// release still owns (what a failed upgrade created).
 func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, error) {
 	store := e.Storage(req.Namespace)
 	history, err := settledHistory(ctx, store, req.Name, req.Namespace)
