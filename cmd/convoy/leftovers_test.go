@@ -191,3 +191,32 @@ func TestAtomicReleaseRolledBackSaysSoAndLeavesNothing(t *testing.T) {
 		t.Errorf("plan at 4 ConfigMaps after the rollback: exit %d, want 0\n%s\n%s", code, out, errOut)
 	}
 }
+
+// The restore of an atomic stack rolls back a release whose upgrade failed
+// (without atomic of its own), and deletes what that upgrade created.
+func TestStackRestoreDeletesWhatTheFailedUpgradeCreated(t *testing.T) {
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	chart := countedChart(t)
+	dir := writeStack(t, countedStack(chart, ns, 4, false))
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve"); code != 0 {
+		t.Fatalf("first apply: %d\n%s\n%s", code, out, errOut)
+	}
+	limitConfigMaps(t, ns, 5)
+	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(countedStack(chart, ns, 6, false)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve", "--atomic")
+	if code != 1 {
+		t.Fatalf("atomic apply past the quota: exit %d, want 1\n%s\n%s", code, out, errOut)
+	}
+	if want := `(?m)^counted\s.*restored`; !regexp.MustCompile(want).MatchString(out) {
+		t.Errorf("results lack %s:\n%s", want, out)
+	}
+	if got := revisions(statusOf(t, ns, "counted")); got != "1:superseded 2:failed 3:deployed" {
+		t.Errorf("history %s", got)
+	}
+	if got := releaseConfigMaps(t, ns); got != "cm-0 cm-1 cm-2 cm-3" {
+		t.Errorf("after the stack's restore: %s", got)
+	}
+}
