@@ -30,7 +30,14 @@ type Reach struct {
 	mu    sync.Mutex
 	since time.Time // zero: reachable
 	cause error
+	last  time.Time // the latest failure
 }
+
+// quietGap is how long requests may stop failing (none sent) before a
+// failure counts as a new outage rather than the old one going on: an
+// outage is followed by retries and probes a few seconds apart, and a
+// failure after a long quiet says nothing of the time in between.
+func (r *Reach) quietGap() time.Duration { return max(r.bound, 10*time.Second) }
 
 // NewReach follows the API server cfg connects to; bound is how long it
 // may be unreachable before the clients give up (0: DefaultUnreachable).
@@ -79,9 +86,11 @@ func (r *Reach) givenUp(now time.Time) *Outage {
 func (r *Reach) failed(err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.since.IsZero() {
-		r.since, r.cause = time.Now(), err
+	now := time.Now()
+	if r.since.IsZero() || now.Sub(r.last) > r.quietGap() {
+		r.since, r.cause = now, err
 	}
+	r.last = now
 }
 
 func (r *Reach) answered() {
