@@ -196,10 +196,10 @@ func TestUnreachableAPIServerIsNamedAndGivenUpOn(t *testing.T) {
 	var code int
 	select {
 	case code = <-done:
-	case <-time.After(3 * time.Minute):
+	case <-time.After(2 * time.Minute):
 		cancel()
 		<-done
-		t.Fatalf("still waiting 3m after the API server was cut (the release's timeout is 10m):\n%s\n%s", out, errOut)
+		t.Fatalf("still waiting 2m after the API server was cut (the release's timeout is 10m):\n%s\n%s", out, errOut)
 	}
 	took := time.Since(cut)
 	all := out.String() + errOut.String()
@@ -214,7 +214,7 @@ func TestUnreachableAPIServerIsNamedAndGivenUpOn(t *testing.T) {
 	if strings.Contains(all, "timed out after") {
 		t.Fatalf("an unreachable API server reported as a timeout:\n%s", all)
 	}
-	t.Logf("gave up %s after the cut (bound 3s, release timeout 10m)", took.Round(100*time.Millisecond))
+	t.Logf("gave up %s after the cut (bound 3s, release timeout 10m):\n%s\n%s", took.Round(100*time.Millisecond), out, errOut)
 }
 
 // dropProxy is an HTTP proxy to the API server (its own admin credentials)
@@ -279,6 +279,7 @@ func TestDroppedConnectionDoesNotFailTheApply(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d after one dropped connection:\n%s\n%s", code, out, errOut)
 	}
+	t.Logf("one connection dropped; the apply:\n%s", out)
 }
 
 // dropKubeconfigAuth takes the credentials out of a kubeconfig whose server
@@ -327,4 +328,5 @@ func TestPlanDuringApplyNamesTheApply(t *testing.T) {
 	if code == 0 || runID == "" || !strings.Contains(msg, want) || !strings.Contains(msg, "is deploying it") || strings.Contains(msg, "convoy recover") {
 		t.Fatalf("plan during an apply: exit %d; want %q:\n%s", code, want, msg)
 	}
+	t.Logf("plan during the apply: %s", strings.TrimSpace(msg))
 }

@@ -29,7 +29,7 @@ type Reach struct {
 
 	mu    sync.Mutex
 	since time.Time // zero: reachable
-	cause error
+	cause error     // the latest failure's
 	last  time.Time // the latest failure
 }
 
@@ -52,8 +52,9 @@ func NewReach(cfg *rest.Config, bound time.Duration) *Reach {
 // give up.
 func (r *Reach) Bound() time.Duration { return r.bound }
 
-// Outage is an API server that stopped answering: since when, and the
-// first failure.
+// Outage is an API server that stopped answering: since when, and how
+// the latest request failed (what it says now: a connection that broke at
+// first is refused later).
 type Outage struct {
 	Server string
 	Since  time.Time
@@ -88,9 +89,9 @@ func (r *Reach) failed(err error) {
 	defer r.mu.Unlock()
 	now := time.Now()
 	if r.since.IsZero() || now.Sub(r.last) > r.quietGap() {
-		r.since, r.cause = now, err
+		r.since = now
 	}
-	r.last = now
+	r.last, r.cause = now, err
 }
 
 func (r *Reach) answered() {
@@ -143,13 +144,22 @@ func (h *watchHealth) check(ctx context.Context) error {
 	if h == nil || h.reach == nil {
 		return nil
 	}
+	h.show(h.reach.Down())
 	if h.reach.Down() != nil {
 		// The informers may not have asked again since they failed.
 		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 		h.probe(pctx)
 		cancel()
+		h.show(h.reach.Down())
 	}
-	o := h.reach.Down()
+	if o := h.reach.givenUp(time.Now()); o != nil && ctx.Err() == nil {
+		return &UnreachableError{Outage: *o}
+	}
+	return nil
+}
+
+// show tells of an outage as it starts (or starts anew) and ends.
+func (h *watchHealth) show(o *Outage) {
 	switch {
 	case o == nil && h.shown != nil:
 		h.shown = nil
@@ -158,10 +168,6 @@ func (h *watchHealth) check(ctx context.Context) error {
 		h.shown = o
 		h.tell(o)
 	}
-	if o := h.reach.givenUp(time.Now()); o != nil && ctx.Err() == nil {
-		return &UnreachableError{Outage: *o}
-	}
-	return nil
 }
 
 func (h *watchHealth) tell(o *Outage) {
