@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -180,4 +181,43 @@ func (h *watchHealth) tell(o *Outage) {
 // answers.
 func (c *Client) probe(ctx context.Context) {
 	_ = c.typed.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error()
+}
+
+// whileReachable is ctx, ended once the API server has been unreachable
+// for longer than the bound (for waits that watch without watchStatus);
+// unreachable then says so, and stops the watching. Call it once the wait
+// is over.
+func (c *Client) whileReachable(ctx context.Context) (context.Context, func() *UnreachableError) {
+	wctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	h := &watchHealth{reach: c.reach, probe: c.probe}
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(healthEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-wctx.Done():
+				return
+			case <-t.C:
+				if err := h.check(wctx); err != nil {
+					cancel(err)
+					return
+				}
+			}
+		}
+	}()
+	return wctx, func() *UnreachableError {
+		close(done)
+		<-finished
+		defer cancel(nil)
+		var ue *UnreachableError
+		if errors.As(context.Cause(wctx), &ue) {
+			return ue
+		}
+		return nil
+	}
 }
