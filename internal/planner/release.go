@@ -430,7 +430,7 @@ func (c *computer) knownAfterApply(rc *plan.ReleaseChange, last, deployed *relea
 	}
 	rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonDependency, Detail: detail})
 	if last != nil && last.Info.Status.IsPending() {
-		return nil, &release.PendingError{Name: last.Name, Namespace: last.Namespace, Status: last.Info.Status, Revision: last.Version, Since: last.Info.LastDeployed}
+		return nil, &release.PendingError{Name: last.Name, Namespace: last.Namespace, Status: last.Info.Status, Revision: last.Version, Since: last.Info.LastDeployed, RunID: last.Labels[release.RunLabel]}
 	}
 	return rc, nil
 }

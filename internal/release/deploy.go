@@ -365,6 +365,7 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 				e.notify(Event{Time: time.Now(), Namespace: rel.Namespace, Release: rel.Name, Phase: PhaseWaiting,
 					Message: blockedMessage(objs), Blockers: objs})
 			},
+			Unreachable: e.outages(rel, PhaseWaiting),
 		})
 		cancel()
 		if err != nil {
@@ -467,6 +468,12 @@ type PendingError struct {
 	Status          Status
 	Revision        int
 	Since           time.Time
+	// RunID is the run that wrote the pending record (RunLabel; "" for
+	// helm's).
+	RunID string
+	// Running, when known, names the run under way that holds the
+	// release (its stack's lock holder): "convoy apply (run …) …".
+	Running string
 }
 
 func (e *PendingError) Error() string {
@@ -474,12 +481,16 @@ func (e *PendingError) Error() string {
 	if !e.Since.IsZero() {
 		age = time.Since(e.Since).Round(time.Second).String()
 	}
+	if e.Running != "" {
+		return fmt.Sprintf("release %s (namespace %s) is %s at revision %d since %s ago: %s and is deploying it; try again once it is done",
+			e.Name, e.Namespace, e.Status, e.Revision, age, e.Running)
+	}
 	return fmt.Sprintf("release %s (namespace %s) is %s at revision %d since %s ago: another operation is running or one crashed; if none is running, resolve it with `convoy recover %s`",
 		e.Name, e.Namespace, e.Status, e.Revision, age, e.Name)
 }
 
 func pendingError(r *Release) error {
-	return &PendingError{Name: r.Name, Namespace: r.Namespace, Status: r.Info.Status, Revision: r.Version, Since: r.Info.LastDeployed}
+	return &PendingError{Name: r.Name, Namespace: r.Namespace, Status: r.Info.Status, Revision: r.Version, Since: r.Info.LastDeployed, RunID: r.Labels[RunLabel]}
 }
 
 // whyStopped says why an operation stopped when a context ended it: the
