@@ -121,10 +121,10 @@ func TestImpactLineReplacements(t *testing.T) {
 	imp := &plan.Impact{
 		Rollouts: []plan.Rollout{{Ref: job, Replicas: 1, Strategy: plan.Strategy{Type: "Replace"}, Causes: []string{"spec.template.spec.containers[name=m].image"}}},
 		Replacements: []plan.Replacement{{Ref: job, Propagation: "background"},
-			{Ref: db, Propagation: "orphan", KeptClaims: []string{"data-db-0", "data-db-1"}}},
+			{Ref: db, Propagation: "orphan", KeptClaims: []string{"data-db-0", "data-db-1"}, Immutable: []string{"spec.volumeClaimTemplates"}}},
 	}
 	want := "Job migrate is deleted and created again (1 pod); " +
-		"StatefulSet db is deleted with its pods orphaned and created again; its pods and 2 claims (data-db-0, data-db-1) stay, the claims with their old size unless their storage class allows expansion"
+		"StatefulSet db: spec.volumeClaimTemplates cannot change; replaced, its pods orphaned and adopted by the new one; 2 claims (data-db-0, data-db-1) stay as they are (a StatefulSet never resizes its claims; expand_claims does)"
 	if got := impactLine(imp); got != want {
 		t.Errorf("impactLine =\n%s\nwant\n%s", got, want)
 	}
