@@ -114,11 +114,11 @@ func replacementText(r plan.Replacement) string {
 	if r.Propagation != "orphan" {
 		return what + " is deleted and created again"
 	}
-	claims := "its claims stay"
-	if n := len(r.KeptClaims); n > 0 {
-		claims = fmt.Sprintf("%d %s (%s) %s", n, plural(n, "claim", "claims"), strings.Join(r.KeptClaims, ", "), plural(n, "stays", "stay"))
+	claims := "its claims are kept unchanged"
+	if len(r.KeptClaims) > 0 {
+		claims = "claims kept unchanged: " + strings.Join(r.KeptClaims, ", ")
 	}
-	claims += " as they are (a StatefulSet never resizes its claims; expand_claims does)"
+	claims += " (a StatefulSet never resizes its claims; expand_claims does)"
 	if r.RecreatesPods {
 		return fmt.Sprintf("%s replaced, its pods orphaned, then deleted and created again by the new one with its new claims (it cannot adopt pods without them); %s", what, claims)
 	}

@@ -124,7 +124,7 @@ func TestImpactLineReplacements(t *testing.T) {
 			{Ref: db, Propagation: "orphan", KeptClaims: []string{"data-db-0", "data-db-1"}, Immutable: []string{"spec.volumeClaimTemplates"}}},
 	}
 	want := "Job migrate is deleted and created again (1 pod); " +
-		"StatefulSet db: spec.volumeClaimTemplates cannot change; replaced, its pods orphaned and adopted by the new one; 2 claims (data-db-0, data-db-1) stay as they are (a StatefulSet never resizes its claims; expand_claims does)"
+		"StatefulSet db: spec.volumeClaimTemplates cannot change; replaced, its pods orphaned and adopted by the new one; claims kept unchanged: data-db-0, data-db-1 (a StatefulSet never resizes its claims; expand_claims does)"
 	if got := impactLine(imp); got != want {
 		t.Errorf("impactLine =\n%s\nwant\n%s", got, want)
 	}
