@@ -285,6 +285,7 @@ var releaseBlockSchema = &hcl.BodySchema{
 		{Name: "history_max"},
 		{Name: "disable_hooks"},
 		{Name: "take_ownership"},
+		{Name: "expand_claims"},
 		{Name: "ignore_changes"},
 		{Name: "adopt_from_stack"},
 		{Name: "labels"},
@@ -341,6 +342,7 @@ func decodeReleaseBlock(block *hcl.Block) (*Release, hcl.Diagnostics) {
 	r.HistoryMax = attrExpr(content, "history_max")
 	r.DisableHooks = attrExpr(content, "disable_hooks")
 	r.TakeOwnership = attrExpr(content, "take_ownership")
+	r.ExpandClaims = attrExpr(content, "expand_claims")
 	r.IgnoreChanges = attrExpr(content, "ignore_changes")
 	r.AdoptFromStack = attrExpr(content, "adopt_from_stack")
 	r.Labels = attrExpr(content, "labels")

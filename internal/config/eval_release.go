@@ -358,6 +358,7 @@ func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[
 	ri.CleanupOnFail = boolean(rel.CleanupOnFail, "cleanup_on_fail", false)
 	ri.DisableHooks = boolean(rel.DisableHooks, "disable_hooks", false)
 	ri.TakeOwnership = boolean(rel.TakeOwnership, "take_ownership", false)
+	ri.ExpandClaims = boolean(rel.ExpandClaims, "expand_claims", false)
 	ri.AdoptFromStack, _ = str(rel.AdoptFromStack, "adopt_from_stack", "")
 
 	if s, ok := str(rel.Timeout, "timeout", ""); ok && rel.Timeout != nil {

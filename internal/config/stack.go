@@ -207,6 +207,10 @@ type ReleaseInstance struct {
 	HistoryMax    int
 	DisableHooks  bool
 	TakeOwnership bool
+	// ExpandClaims resizes the existing claims of the release's
+	// StatefulSets to their volumeClaimTemplates' storage requests when
+	// their StorageClass allows volume expansion (expand_claims).
+	ExpandClaims bool
 	// IgnoreChanges are the fields this release leaves to other field
 	// managers (ignore_changes), in the order written.
 	IgnoreChanges []IgnoreChange

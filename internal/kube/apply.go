@@ -164,7 +164,7 @@ func (c *Client) applyOne(ctx context.Context, obj *unstructured.Unstructured, o
 		err = createdSince(err)
 	}
 	if err != nil && before != nil && IsImmutable(err) && opts.replaces(ref) {
-		return c.replace(ctx, rendered, ref, opts)
+		return c.replace(ctx, rendered, before, ref, opts)
 	}
 	if err != nil {
 		if ns, ok := IsNamespaceNotFound(err); ok {

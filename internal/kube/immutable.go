@@ -52,19 +52,37 @@ func immutableMessage(msg string) bool {
 
 // replace deletes the live object ref, waits until it is gone and applies
 // obj anew: a StatefulSet with its dependents orphaned (its pods and
-// claims stay, and the new StatefulSet adopts the pods), anything else
-// with its dependents deleted in the background. A dry run only validates obj: the server refused nothing but
-// its immutable fields.
-func (c *Client) replace(ctx context.Context, obj *unstructured.Unstructured, ref Ref, opts ApplyOptions) (Result, error) {
+// claims stay, and the new StatefulSet adopts the pods, as after
+// `kubectl delete statefulset --cascade=orphan`), anything else with its
+// dependents deleted in the background. A StatefulSet that adds a
+// volumeClaimTemplates entry cannot adopt the old pods (the controller
+// would add the claim's volume to them, and the API server refuses pod
+// updates that change volumes): its orphaned pods are deleted before it is
+// created again, and it creates them anew with their claims
+// (plan.StatefulSetAdoptsPods decides the same for the plan). A dry run
+// only validates obj: the server refused nothing but its immutable fields.
+func (c *Client) replace(ctx context.Context, obj, live *unstructured.Unstructured, ref Ref, opts ApplyOptions) (Result, error) {
 	if opts.DryRun != DryRunNone {
 		return Result{Ref: ref, Action: ActionReplaced}, nil
 	}
 	prop := PropagationBackground
+	var pods []Ref
 	if ref.Group == "apps" && ref.Kind == "StatefulSet" {
 		prop = PropagationOrphan
+		if !adoptsPods(live.Object, obj.Object) {
+			var err error
+			if pods, err = c.podsOwnedBy(ctx, live); err != nil {
+				return Result{}, fmt.Errorf("replace %s: %w", ref, err)
+			}
+		}
 	}
 	if _, err := c.Delete(ctx, []Ref{ref}, DeleteOptions{Propagation: prop, Wait: true}); err != nil {
 		return Result{}, fmt.Errorf("replace %s: %w", ref, err)
+	}
+	if len(pods) > 0 {
+		if _, err := c.Delete(ctx, pods, DeleteOptions{Wait: true}); err != nil {
+			return Result{}, fmt.Errorf("replace %s: deleted, but deleting its pods, which the new one cannot adopt, failed: %w", ref, err)
+		}
 	}
 	opts.Replace = nil
 	res, err := c.applyOne(ctx, obj, opts)
@@ -73,4 +91,44 @@ func (c *Client) replace(ctx context.Context, obj *unstructured.Unstructured, re
 	}
 	res.Action = ActionReplaced
 	return res, nil
+}
+
+// adoptsPods reports whether a StatefulSet replaced by next adopts the
+// pods live made: every volumeClaimTemplates entry of next is one of
+// live's (see plan.StatefulSetAdoptsPods).
+func adoptsPods(live, next map[string]any) bool {
+	names := func(obj map[string]any) map[string]bool {
+		out := map[string]bool{}
+		ts, _, _ := unstructured.NestedSlice(obj, "spec", "volumeClaimTemplates")
+		for _, t := range ts {
+			if m, ok := t.(map[string]any); ok {
+				if name, _, _ := unstructured.NestedString(m, "metadata", "name"); name != "" {
+					out[name] = true
+				}
+			}
+		}
+		return out
+	}
+	had := names(live)
+	for name := range names(next) {
+		if !had[name] {
+			return false
+		}
+	}
+	return true
+}
+
+// podsOwnedBy are the pods whose controller is owner.
+func (c *Client) podsOwnedBy(ctx context.Context, owner *unstructured.Unstructured) ([]Ref, error) {
+	pods, err := c.List(ctx, "v1", "Pod", owner.GetNamespace(), metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list the pods of %s/%s: %w", owner.GetNamespace(), owner.GetName(), err)
+	}
+	var out []Ref
+	for _, p := range pods {
+		if ctrl := metav1.GetControllerOf(p); ctrl != nil && ctrl.UID == owner.GetUID() {
+			out = append(out, RefOf(p))
+		}
+	}
+	return out, nil
 }

@@ -83,7 +83,10 @@ type Consumer struct {
 	PicksUp string `json:"picks_up"`
 }
 
-// DataLoss is an object whose deletion or replacement loses data.
+// DataLoss is an object whose deletion or replacement loses data, or
+// whose data the release's pods stop mounting (a claim no longer mounted,
+// a volumeClaimTemplates entry removed): the data stays in the claim, but
+// the pods run without it.
 type DataLoss struct {
 	Ref    ObjectRef    `json:"ref"`
 	Action ObjectAction `json:"action"`
@@ -100,7 +103,14 @@ type Replacement struct {
 	// KeptClaims are the PersistentVolumeClaims of a StatefulSet that stay
 	// as they are (never deleted).
 	KeptClaims []string `json:"kept_claims,omitempty"`
-	Note       string   `json:"note,omitempty"`
+	// Immutable are the changed fields that cannot change, when convoy
+	// knows them (`spec.volumeClaimTemplates`).
+	Immutable []string `json:"immutable,omitempty"`
+	// RecreatesPods: the replaced StatefulSet's orphaned pods are deleted
+	// and created again by the new one, which cannot adopt them (they do
+	// not mount a claim of a new volumeClaimTemplates entry).
+	RecreatesPods bool   `json:"recreates_pods,omitempty"`
+	Note          string `json:"note,omitempty"`
 }
 
 // Resources are the totals of CPU and memory, before and after apply.

@@ -118,7 +118,7 @@ func (in *impactInput) rollout(w workload) (Rollout, bool) {
 		}
 	case ObjectReplace:
 		for _, c := range changes(o) {
-			if o.Ref.Kind == "StatefulSet" && !HasPrefix(c.Path, w.templatePath()) {
+			if o.Ref.Kind == "StatefulSet" && StatefulSetAdoptsPods(o.Before, o.After) && !HasPrefix(c.Path, w.templatePath()) {
 				continue // replaced with its pods orphaned: they roll only for the template
 			}
 			causes = append(causes, c.Path)
@@ -151,8 +151,8 @@ func (in *impactInput) replicas(o *ObjectChange) int {
 
 func strategyOf(o *ObjectChange) Strategy {
 	obj := current(o)
-	if o.Action == ObjectReplace && o.Ref.Kind != "StatefulSet" {
-		return Strategy{Type: "Replace"}
+	if o.Action == ObjectReplace && (o.Ref.Kind != "StatefulSet" || !StatefulSetAdoptsPods(o.Before, o.After)) {
+		return Strategy{Type: "Replace"} // a StatefulSet's pods deleted: its new one cannot adopt them
 	}
 	switch o.Ref.Kind {
 	case "Deployment":

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -13,7 +14,7 @@ func (in *impactInput) dataLoss(facts ImpactFacts) []DataLoss {
 			out = append(out, DataLoss{Ref: o.Ref, Action: o.Action, Reason: reason})
 		}
 	}
-	return out
+	return append(out, in.unmounted(facts)...)
 }
 
 func lossOf(o *ObjectChange, facts ImpactFacts) string {
@@ -76,13 +77,63 @@ func (in *impactInput) replacements(facts ImpactFacts) []Replacement {
 		if o.Action != ObjectReplace {
 			continue
 		}
-		r := Replacement{Ref: o.Ref, Propagation: "background"}
+		r := Replacement{Ref: o.Ref, Propagation: "background", Immutable: immutableFields(o)}
 		if o.Ref.Group == "apps" && o.Ref.Kind == "StatefulSet" {
 			r.Propagation = "orphan"
 			r.KeptClaims = facts.Claims[o.Ref]
-			r.Note = "deleted with its pods and claims orphaned; the new StatefulSet adopts the pods; existing claims are never deleted and keep their size and storage class (a claim grows only if its storage class allows volume expansion and it is resized); new volumeClaimTemplates apply to claims created from now on"
+			r.RecreatesPods = !StatefulSetAdoptsPods(o.Before, o.After)
+			r.Note = "deleted with its pods and claims orphaned; the new StatefulSet adopts the pods; existing claims are never deleted, and a StatefulSet never resizes them nor changes their storage class (expand_claims resizes them); new volumeClaimTemplates apply to claims created from now on"
+			if r.RecreatesPods {
+				r.Note = "deleted with its pods and claims orphaned; its pods are then deleted, as the new StatefulSet cannot adopt pods that do not mount its new volumeClaimTemplates (the API server refuses to add volumes to a pod), and the new StatefulSet creates them again with their claims; existing claims are never deleted"
+			}
 		}
 		out = append(out, r)
+	}
+	return out
+}
+
+// StatefulSetAdoptsPods reports whether a StatefulSet replaced by after
+// adopts the pods before made: the StatefulSet controller adopts a pod
+// only if it mounts a claim of every one of the new volumeClaimTemplates,
+// and cannot add one to a running pod (pod updates may not change
+// volumes); a pod mounts the claims of the templates it was made from. So
+// every template of after must be one of before. (kube.Client's replace
+// decides the same when it deletes the orphaned pods.)
+func StatefulSetAdoptsPods(before, after map[string]any) bool {
+	had := templateNames(before)
+	for _, t := range templateNames(after) {
+		if !slices.Contains(had, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// statefulSetMutable are the fields of a StatefulSet's spec an update may
+// change (apps/v1 validation); any other forces a replacement.
+var statefulSetMutable = map[string]bool{"replicas": true, "ordinals": true, "template": true, "updateStrategy": true,
+	"persistentVolumeClaimRetentionPolicy": true, "minReadySeconds": true, "revisionHistoryLimit": true}
+
+// immutableFields are the changed fields of a replaced object that forced
+// its replacement, when convoy knows them: a StatefulSet's spec fields
+// other than those an update may change (`spec.volumeClaimTemplates`).
+func immutableFields(o *ObjectChange) []string {
+	if o.Ref.Group != "apps" || o.Ref.Kind != "StatefulSet" {
+		return nil
+	}
+	var out []string
+	for _, c := range changes(o) {
+		parts := strings.SplitN(c.Path, ".", 3)
+		if len(parts) < 2 || parts[0] != "spec" {
+			continue
+		}
+		key := parts[1]
+		if i := strings.IndexByte(key, '['); i >= 0 {
+			key = key[:i]
+		}
+		if f := "spec." + key; !statefulSetMutable[key] && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
 	}
 	return out
 }

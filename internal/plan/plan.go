@@ -166,6 +166,9 @@ type ReleaseChange struct {
 	// (ComputeImpact); nil when it does not change or is rendered only at
 	// apply.
 	Impact *Impact `json:",omitempty"`
+	// ClaimExpansions are the claims apply resizes after the release's
+	// objects are applied (expand_claims).
+	ClaimExpansions []ClaimExpansion `json:",omitempty"`
 }
 
 // Reason is one reason why a release changes.

@@ -21,6 +21,7 @@ type ReleaseSettings struct {
 	HistoryMax    int           `json:",omitempty"`
 	DisableHooks  bool          `json:",omitempty"`
 	TakeOwnership bool          `json:",omitempty"`
+	ExpandClaims  bool          `json:",omitempty"`
 	// IgnoreChanges are fields left to other field managers, applied only
 	// when their object is created.
 	IgnoreChanges []IgnoreRule `json:",omitempty"`

@@ -85,3 +85,13 @@ func ReplacesOf(rc *plan.ReleaseChange) []kube.Ref {
 	}
 	return out
 }
+
+// ResizesOf are the claims rc's plan resizes (expand_claims): apply
+// patches them after the release's objects (release.Request.Expand).
+func ResizesOf(rc *plan.ReleaseChange) []kube.ClaimResize {
+	var out []kube.ClaimResize
+	for _, e := range rc.ClaimExpansions {
+		out = append(out, kube.ClaimResize{Ref: kube.Ref(e.Ref), Storage: e.To})
+	}
+	return out
+}

@@ -233,6 +233,11 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	if err := c.impact(ctx, eng.Kube(), rc); err != nil {
 		return nil, err
 	}
+	if req.ExpandClaims && rc.Action != plan.ActionNoOp {
+		if rc.ClaimExpansions, err = c.claimExpansions(ctx, eng.Kube(), rc); err != nil {
+			return nil, err
+		}
+	}
 	return rc, nil
 }
 

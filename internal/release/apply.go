@@ -55,6 +55,11 @@ func (e *Engine) applyRollout(ctx context.Context, rel *Release, r rollout) ([]k
 		got, err := e.apply(ctx, objs, r.src, r.ignore, r.replace, create)
 		results = append(results, got...)
 		if !errors.Is(err, kube.ErrExists) || len(got) >= len(objs) {
+			if err == nil && len(r.expand) > 0 {
+				// After the StatefulSets: a claim grows to what its
+				// template now asks.
+				err = e.kube.ResizeClaims(ctx, r.expand)
+			}
 			return results, err
 		}
 		obj := objs[len(got)]

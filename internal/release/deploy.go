@@ -54,6 +54,10 @@ type Request struct {
 	DisableHooks bool
 	// TakeOwnership adopts existing objects not owned by this release.
 	TakeOwnership bool
+	// ExpandClaims: the plan resizes the existing claims of the release's
+	// StatefulSets to their templates' storage (expand_claims); Expand
+	// are the resizes it planned.
+	ExpandClaims bool
 	// IgnoreChanges are fields left to other field managers (an
 	// autoscaler's replicas): applied only when their object is created.
 	IgnoreChanges kube.IgnoreRules `json:",omitempty"`
@@ -75,6 +79,10 @@ type Request struct {
 	// (kube.ApplyOptions.Replace). Not saved with a plan: the run that
 	// applies sets it from the plan's objects.
 	Replace []kube.Ref `json:"-"`
+	// Expand are the claims the plan resizes (expand_claims): apply
+	// patches them once the release's objects are applied, before the
+	// waits. Set from the plan like Replace.
+	Expand []kube.ClaimResize `json:"-"`
 	// Absent are the objects the plan found absent (its lists): they are
 	// not read again, neither for the ownership check nor before their
 	// apply, which creates them (kube.ApplyOptions.Create); one created
@@ -276,7 +284,7 @@ func (e *Engine) perform(ctx context.Context, p *Prepared, rel *Release, absent 
 		pre, post = chart.HookPreInstall, chart.HookPostInstall
 	}
 	return e.rollout(ctx, rel, rollout{
-		pre: pre, post: post, objs: p.Objects, src: p.sources, ignore: req.IgnoreChanges, replace: req.Replace, create: absent, takeOwnership: req.TakeOwnership, previous: p.Previous,
+		pre: pre, post: post, objs: p.Objects, src: p.sources, ignore: req.IgnoreChanges, replace: req.Replace, expand: req.Expand, create: absent, takeOwnership: req.TakeOwnership, previous: p.Previous,
 		wait: req.Wait, timeout: req.timeout(), disableHooks: req.DisableHooks, deleteLast: req.DeleteLast, leftovers: req.Leftovers,
 	})
 }
@@ -289,6 +297,8 @@ type rollout struct {
 	src            sources
 	ignore         kube.IgnoreRules
 	replace        []kube.Ref
+	// expand are claims resized once the objects are applied.
+	expand []kube.ClaimResize
 	// create are objects known absent: applied create-only, unread.
 	create []kube.Ref
 	// takeOwnership adopts an object of create that exists by then.

@@ -65,8 +65,9 @@ func (e *Engine) Fingerprint(req *Request) string {
 		CreateNamespace bool
 		TakeOwnership   bool
 		Convoy          string
+		ExpandClaims    bool `json:",omitempty"`
 	}{req.Chart.Digest(), req.Values, req.Name, req.Namespace, caps, req.PostRender, req.IgnoreChanges,
-		req.DisableHooks, req.CreateNamespace, req.TakeOwnership, v.Version + "+" + v.Commit}
+		req.DisableHooks, req.CreateNamespace, req.TakeOwnership, v.Version + "+" + v.Commit, req.ExpandClaims}
 	b, err := json.Marshal(in)
 	if err != nil {
 		return ""

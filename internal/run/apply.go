@@ -266,10 +266,12 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 				step.Prepare = prepare
 			} else {
 				saved, name, namespace, replace, note, absent, leftovers := rc.Saved, rc.Name, rc.Namespace, planner.ReplacesOf(rc), recordNote(p, rc), planner.AbsentOf(rc), planner.LeftoversOf(rc)
+				expand := planner.ResizesOf(rc)
 				none := rc.Observed.LastRevision == 0
 				step.Prepare = func(ctx context.Context, _ map[string]*release.Release) (*release.Prepared, error) {
 					req := planner.RequestOf(name, namespace, saved.Settings)
 					req.RunID, req.Redact, req.Note, req.Replace, req.Absent, req.Leftovers = runID, redact, note, replace, absent, leftovers
+					req.Expand = expand
 					if none {
 						// The plan found no record (under this run's
 						// lock): not listed again. Creating revision 1

@@ -34,6 +34,7 @@ func ReleaseRequest(stack string, r *resolve.Release) *release.Request {
 		HistoryMax:      inst.HistoryMax,
 		DisableHooks:    inst.DisableHooks,
 		TakeOwnership:   inst.TakeOwnership,
+		ExpandClaims:    inst.ExpandClaims,
 		IgnoreChanges:   ignoreRules(inst.IgnoreChanges),
 		PostRender:      postRender(inst),
 		Labels:          labels,

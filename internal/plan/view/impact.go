@@ -106,12 +106,21 @@ func rolloutText(r plan.Rollout) string {
 
 func replacementText(r plan.Replacement) string {
 	what := fmt.Sprintf("%s %s", r.Ref.Kind, r.Ref.Name)
+	if len(r.Immutable) > 0 {
+		what += ": " + strings.Join(r.Immutable, ", ") + " cannot change;"
+	} else if r.Propagation == "orphan" {
+		what += " is"
+	}
 	if r.Propagation != "orphan" {
 		return what + " is deleted and created again"
 	}
-	claims := "its claims"
-	if n := len(r.KeptClaims); n > 0 {
-		claims = fmt.Sprintf("%d %s (%s)", n, plural(n, "claim", "claims"), strings.Join(r.KeptClaims, ", "))
+	claims := "its claims are kept unchanged"
+	if len(r.KeptClaims) > 0 {
+		claims = "claims kept unchanged: " + strings.Join(r.KeptClaims, ", ")
 	}
-	return fmt.Sprintf("%s is deleted with its pods orphaned and created again; its pods and %s stay, the claims with their old size unless their storage class allows expansion", what, claims)
+	claims += " (a StatefulSet never resizes its claims; expand_claims does)"
+	if r.RecreatesPods {
+		return fmt.Sprintf("%s replaced, its pods orphaned, then deleted and created again by the new one with its new claims (it cannot adopt pods without them); %s", what, claims)
+	}
+	return fmt.Sprintf("%s replaced, its pods orphaned and adopted by the new one; %s", what, claims)
 }

@@ -48,10 +48,12 @@ type jsonDataLoss struct {
 }
 
 type jsonReplacement struct {
-	Ref         string   `json:"ref"`
-	Propagation string   `json:"propagation"`
-	KeptClaims  []string `json:"kept_claims,omitempty"`
-	Note        string   `json:"note,omitempty"`
+	Ref           string   `json:"ref"`
+	Propagation   string   `json:"propagation"`
+	KeptClaims    []string `json:"kept_claims,omitempty"`
+	Immutable     []string `json:"immutable,omitempty"`
+	RecreatesPods bool     `json:"recreates_pods,omitempty"`
+	Note          string   `json:"note,omitempty"`
 }
 
 type jsonUnknown struct {
@@ -83,7 +85,8 @@ func jsonImpactOf(imp *plan.Impact) *jsonImpact {
 		out.DataLoss = append(out.DataLoss, jsonDataLoss{Ref: d.Ref.String(), Action: d.Action, Reason: d.Reason})
 	}
 	for _, r := range imp.Replacements {
-		out.Replacements = append(out.Replacements, jsonReplacement{Ref: r.Ref.String(), Propagation: r.Propagation, KeptClaims: r.KeptClaims, Note: r.Note})
+		out.Replacements = append(out.Replacements, jsonReplacement{Ref: r.Ref.String(), Propagation: r.Propagation, KeptClaims: r.KeptClaims,
+			Immutable: r.Immutable, RecreatesPods: r.RecreatesPods, Note: r.Note})
 	}
 	for _, u := range imp.Unknown {
 		out.Unknown = append(out.Unknown, jsonUnknown{Ref: u.Ref.String(), Action: u.Action})

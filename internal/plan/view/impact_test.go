@@ -121,11 +121,40 @@ func TestImpactLineReplacements(t *testing.T) {
 	imp := &plan.Impact{
 		Rollouts: []plan.Rollout{{Ref: job, Replicas: 1, Strategy: plan.Strategy{Type: "Replace"}, Causes: []string{"spec.template.spec.containers[name=m].image"}}},
 		Replacements: []plan.Replacement{{Ref: job, Propagation: "background"},
-			{Ref: db, Propagation: "orphan", KeptClaims: []string{"data-db-0", "data-db-1"}}},
+			{Ref: db, Propagation: "orphan", KeptClaims: []string{"data-db-0", "data-db-1"}, Immutable: []string{"spec.volumeClaimTemplates"}}},
 	}
 	want := "Job migrate is deleted and created again (1 pod); " +
-		"StatefulSet db is deleted with its pods orphaned and created again; its pods and 2 claims (data-db-0, data-db-1) stay, the claims with their old size unless their storage class allows expansion"
+		"StatefulSet db: spec.volumeClaimTemplates cannot change; replaced, its pods orphaned and adopted by the new one; claims kept unchanged: data-db-0, data-db-1 (a StatefulSet never resizes its claims; expand_claims does)"
 	if got := impactLine(imp); got != want {
 		t.Errorf("impactLine =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// The claims expand_claims resizes are listed with the release's objects,
+// in text and JSON.
+func TestClaimExpansionsShown(t *testing.T) {
+	p := &plan.Plan{FormatVersion: plan.FormatVersion, Stack: "s", Releases: []*plan.ReleaseChange{{
+		Addr: plantest.Addr("pg"), Name: "pg", Namespace: "db", Action: plan.ActionUpgrade,
+		ClaimExpansions: []plan.ClaimExpansion{{Ref: plantest.Ref("v1 PersistentVolumeClaim db/data-pg-0"),
+			StatefulSet: plantest.Ref("apps/v1 StatefulSet db/pg"), StorageClass: "fast", From: "8Gi", To: "10Gi"}},
+	}}}
+	var text, js bytes.Buffer
+	if err := Text(&text, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := JSON(&js, p); err != nil {
+		t.Fatal(err)
+	}
+	if want := "      ~ PersistentVolumeClaim data-pg-0: storage 8Gi → 10Gi (expand_claims)\n"; !strings.Contains(text.String(), want) {
+		t.Errorf("text lacks %q:\n%s", want, text.String())
+	}
+	if want := `"claim_expansions": [
+        {
+          "ref": "v1 PersistentVolumeClaim db/data-pg-0",
+          "statefulset": "apps/v1 StatefulSet db/pg",
+          "storage_class": "fast",
+          "from": "8Gi",
+          "to": "10Gi"`; !strings.Contains(js.String(), want) {
+		t.Errorf("JSON lacks %s:\n%s", want, js.String())
 	}
 }

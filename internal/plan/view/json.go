@@ -71,6 +71,8 @@ type jsonRelease struct {
 	Refused     bool             `json:"refused,omitempty"`
 	Interrupted *jsonInterrupted `json:"interrupted,omitempty"`
 	Impact      *jsonImpact      `json:"impact,omitempty"`
+	// ClaimExpansions are the claims apply resizes (expand_claims).
+	ClaimExpansions []jsonClaimExpansion `json:"claim_expansions,omitempty"`
 	// Conflicts are objects another release owns: the release is refused.
 	Conflicts []jsonConflict `json:"object_conflicts,omitempty"`
 }
@@ -251,6 +253,9 @@ func JSON(w io.Writer, p *plan.Plan) error {
 			jr.Drift = append(jr.Drift, &jsonDrift{Ref: d.Ref.String(), Missing: d.Missing, Corrected: d.Corrected, Note: d.Note, Changes: jsonChanges(d.Diff)})
 		}
 		jr.Impact = jsonImpactOf(r.Impact)
+		for _, e := range r.ClaimExpansions {
+			jr.ClaimExpansions = append(jr.ClaimExpansions, jsonClaimExpansion{Ref: e.Ref.String(), StatefulSet: e.StatefulSet.String(), StorageClass: e.StorageClass, From: e.From, To: e.To})
+		}
 		out.Releases = append(out.Releases, jr)
 	}
 	out.PolicyResults, out.AllowedPolicies = jsonPolicyResults(p, p.Redactor()), p.AllowedPolicies
@@ -305,4 +310,13 @@ func strs[T fmt.Stringer](xs []T) []string {
 		out[i] = x.String()
 	}
 	return out
+}
+
+// jsonClaimExpansion is a claim apply resizes (plan.ClaimExpansion).
+type jsonClaimExpansion struct {
+	Ref          string `json:"ref"`
+	StatefulSet  string `json:"statefulset"`
+	StorageClass string `json:"storage_class"`
+	From         string `json:"from"`
+	To           string `json:"to"`
 }

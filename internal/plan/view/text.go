@@ -171,6 +171,7 @@ func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange, detail Detail) {
 				fmt.Fprintf(b, "      %s %s\n", objectSymbol[o.Action], o.Ref)
 			}
 		}
+		writeClaimExpansions(b, r)
 		return
 	}
 	if len(r.Reasons) > 0 {
@@ -224,6 +225,16 @@ func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange, detail Detail) {
 		if o.Action == plan.ObjectUpdate || o.Action == plan.ObjectReplace {
 			writeDiff(b, o.Diff, "          ")
 		}
+	}
+	writeClaimExpansions(b, r)
+}
+
+// writeClaimExpansions writes the claims apply resizes (expand_claims),
+// after the objects: apply resizes them once the StatefulSets are applied.
+func writeClaimExpansions(b *bytes.Buffer, r *plan.ReleaseChange) {
+	for _, e := range r.ClaimExpansions {
+		fmt.Fprintf(b, "      %s %s %s: storage %s → %s (expand_claims)\n",
+			objectSymbol[plan.ObjectUpdate], e.Ref.Kind, e.Ref.Name, e.From, e.To)
 	}
 }
 
