@@ -191,20 +191,36 @@ wait_exit() {
 check() {
 	local gen=$1 delay=$2 pass=0 fail=0 failed=()
 	local list bad
-	list=$("$HELM" list -A -a --kubeconfig "$KC" -o json)
-	bad=$(jq -r '.[] | select(.status | startswith("pending")) | "\(.namespace)/\(.name):\(.status)"' <<<"$list")
+	# helm 4 lists the newest revision of each release in these states
+	# (helm 3's --all).
+	if ! list=$("$HELM" list -A --deployed --failed --pending --superseded --uninstalling \
+		--kubeconfig "$KC" -o json 2>"$W/$SCEN-helm.err"); then
+		echo "0 3 helm-list-failed"
+		return
+	fi
+	local count
+	count=$(jq '[.[] | select(.namespace == "'"$NS"'")] | length' <<<"$list")
+	if ((count != RELEASES)); then # the checks would pass vacuously
+		echo "0 3 helm-list($count-of-$RELEASES)"
+		return
+	fi
+	bad=$(jq -r '.[] | select(.status | startswith("pending")) | "\(.name):\(.status)"' <<<"$list")
 	if [[ -z $bad ]]; then pass=$((pass + 1)); else
 		fail=$((fail + 1))
 		failed+=("no-pending($(echo $bad | tr ' ' ','))")
 	fi
-	local twice=() name n
+	local twice=() name n hist
 	for name in $(jq -r '.[] | select(.namespace == "'"$NS"'") | .name' <<<"$list"); do
-		n=$("$HELM" history "$name" -n "$NS" --kubeconfig "$KC" --max 256 -o json | jq '[.[] | select(.status == "deployed")] | length')
+		if ! hist=$("$HELM" history "$name" -n "$NS" --kubeconfig "$KC" --max 256 -o json 2>>"$W/$SCEN-helm.err"); then
+			twice+=("$name:history-failed")
+			continue
+		fi
+		n=$(jq '[.[] | select(.status == "deployed")] | length' <<<"$hist")
 		((n > 1)) && twice+=("$name:$n")
 	done
 	if ((${#twice[@]} == 0)); then pass=$((pass + 1)); else
 		fail=$((fail + 1))
-		failed+=("one-deployed(${#twice[@]} releases: ${twice[*]:0:3})")
+		failed+=("one-deployed(${#twice[@]}:${twice[*]:0:2})")
 	fi
 	local rc=0
 	convoy_cmd plan --detailed-exitcode --var gen="$gen" --var delay="$delay" >"$W/$SCEN-plan.log" 2>&1 || rc=$?
@@ -264,7 +280,7 @@ scenario_takeover() {
 	# Checked before healing too: what the resumed run wrote is the point.
 	local pre
 	pre=$(check "$SCEN-b" 3s)
-	log "$SCEN: before healing: ${pre#* * }"
+	log "$SCEN: before healing: checks passed/failed: $pre"
 	hrc=$(heal "$W/$SCEN-heal.log" "$SCEN-b" 3s)
 	finish "B exit $brc, resumed A exit $rc, heal exit $hrc; before healing: $(cut -d' ' -f1,2 <<<"$pre" | awk '{print $1" passed/"$2" failed"}')" "$SCEN-b" 3s
 }
