@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # hack/faults.sh: fault injection during `convoy apply` (docs/faults.md).
 #
-# Starts a private devcluster, writes a stack of $RELEASES small releases (a
-# ConfigMap and a Deployment each, pods Ready only after --var delay, the
-# devcluster's ready-after annotation), applies it once, then runs each
-# scenario during a `convoy apply -p 10` that changes every release:
+# Starts a private devcluster; for each scenario, writes a stack of its own
+# ($RELEASES small releases in namespace f-SCENARIO: a ConfigMap and a
+# Deployment each, pods Ready only after --var delay, the devcluster's
+# ready-after annotation), applies it once, then runs the scenario during a
+# `convoy apply -p 10` that changes every release:
 #
 #   apiserver  SIGSTOP the kube-apiserver for $FREEZE s, then SIGCONT
 #   etcd       SIGSTOP etcd for $FREEZE s, then SIGCONT
@@ -48,8 +49,9 @@ CONVOY=$ROOT/bin/convoy
 DEVCLUSTER=$ROOT/bin/devcluster
 STATE=$W/cluster
 KC=$STATE/kubeconfig
-STACK=$W/stack
-NS=faults
+# Set per scenario: its stack directory and namespace.
+STACK=
+NS=
 
 log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
@@ -63,13 +65,25 @@ fi
 	exit 2
 }
 
-# Processes this script started or froze, to resume and stop on exit.
-STARTED=()
+# alive PID: whether PID is a background job of this shell that has not
+# ended (running or stopped). Never a bare pid check: a pid that ended is
+# soon another process's (pid_max may be 32768).
+alive() {
+	local jobs
+	jobs=" $(jobs -rp | tr '\n' ' ') $(jobs -sp | tr '\n' ' ') "
+	[[ $jobs == *" $1 "* ]]
+}
+
+# Components this script froze, to resume on exit (they live as long as
+# the devcluster, which is stopped after).
 FROZEN=()
 cleanup() {
 	local pid
 	for pid in "${FROZEN[@]}"; do kill -CONT "$pid" 2>/dev/null || true; done
-	for pid in "${STARTED[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+	for pid in $(jobs -rp) $(jobs -sp); do
+		kill -CONT "$pid" 2>/dev/null || true
+		kill -KILL "$pid" 2>/dev/null || true
+	done
 	"$DEVCLUSTER" down --state "$STATE" >/dev/null 2>&1 || true
 	log "logs in $W"
 }
@@ -93,7 +107,9 @@ thaw() {
 	FROZEN=("${keep[@]}")
 }
 
-# The stack: RELEASES releases of one chart.
+# write_stack: the scenario's stack, RELEASES releases of one chart in
+# namespace NS, at STACK.
+write_stack() {
 mkdir -p "$STACK/charts/app/templates"
 cat >"$STACK/charts/app/Chart.yaml" <<'EOF'
 apiVersion: v2
@@ -133,7 +149,7 @@ spec:
           image: nginx:1.27
 EOF
 cat >"$STACK/stack.hcl" <<EOF
-stack "faults" {
+stack "$NS" {
   default_namespace = "$NS"
 }
 
@@ -155,6 +171,7 @@ release "web" {
   timeout          = "2m"
 }
 EOF
+}
 
 # convoy_cmd ARGS: convoy on the devcluster, in the stack.
 convoy_cmd() { "$CONVOY" "$@" -C "$STACK" --kubeconfig "$KC"; }
@@ -163,20 +180,15 @@ convoy_cmd() { "$CONVOY" "$@" -C "$STACK" --kubeconfig "$KC"; }
 apply_bg() {
 	"$CONVOY" apply -C "$STACK" --kubeconfig "$KC" --auto-approve --no-progress -p 10 \
 		--var gen="$2" --var delay="$3" >"$1" 2>&1 &
-	STARTED+=("$!")
 }
-
-# exited PID: whether a child of this shell has ended (a zombie not yet
-# waited for; a stopped one has not).
-exited() { [[ ! -e /proc/$1/stat || $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) == Z ]]; }
 
 # wait_exit PID SECONDS: sets RC to the exit code of a background apply,
 # or to 124 after SECONDS (it is killed then). Not in a subshell: only
 # this shell can wait for its children.
 wait_exit() {
 	local pid=$1 deadline=$((SECONDS + $2))
-	until exited "$pid" || ((SECONDS >= deadline)); do sleep 1; done
-	if ! exited "$pid"; then
+	while alive "$pid" && ((SECONDS < deadline)); do sleep 1; done
+	if alive "$pid"; then
 		kill -KILL "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 		RC=124
@@ -291,7 +303,7 @@ scenario_kill9() {
 	apid=$!
 	sleep 6
 	log "$SCEN: SIGKILL the apply (pid $apid)"
-	kill -KILL "$apid"
+	alive "$apid" && kill -KILL "$apid"
 	wait_exit "$apid" 30
 	rc=$RC
 	hrc=$(heal "$W/$SCEN-heal.log" "$SCEN" 10s)
@@ -307,27 +319,30 @@ finish() {
 	row "$SCEN" "$1" "$pass" "$fail${names:+ $names}"
 }
 
-log "initial apply of $RELEASES releases"
-rc=$(heal "$W/initial-apply.log" 0 1s)
-if ((rc != 0)); then
-	echo "faults.sh: the initial apply failed (exit $rc):" >&2
-	tail -n 20 "$W/initial-apply.log" >&2
-	exit 1
-fi
-
 SCENARIOS=("$@")
 ((${#SCENARIOS[@]})) || SCENARIOS=(apiserver etcd takeover kill9)
 for SCEN in "${SCENARIOS[@]}"; do
-	log "scenario $SCEN"
+	case $SCEN in
+	apiserver | etcd | takeover | kill9) ;;
+	*)
+		echo "faults.sh: unknown scenario $SCEN (apiserver, etcd, takeover, kill9)" >&2
+		exit 2
+		;;
+	esac
+	STACK=$W/$SCEN/stack NS=f-$SCEN
+	write_stack
+	log "scenario $SCEN: initial apply of $RELEASES releases in namespace $NS"
+	rc=$(heal "$W/$SCEN-initial.log" 0 1s)
+	if ((rc != 0)); then
+		log "$SCEN: the initial apply failed (exit $rc), see $W/$SCEN-initial.log"
+		row "$SCEN" "initial apply exit $rc" 0 "1 (setup)"
+		continue
+	fi
 	case $SCEN in
 	apiserver) scenario_freeze kube-apiserver ;;
 	etcd) scenario_freeze etcd ;;
 	takeover) scenario_takeover ;;
 	kill9) scenario_kill9 ;;
-	*)
-		echo "faults.sh: unknown scenario $SCEN (apiserver, etcd, takeover, kill9)" >&2
-		exit 2
-		;;
 	esac
 done
 
