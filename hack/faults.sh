@@ -7,17 +7,19 @@
 # ready-after annotation), applies it once, then runs the scenario during a
 # `convoy apply -p 10` that changes every release:
 #
-#   apiserver  SIGSTOP the kube-apiserver for $FREEZE s, then SIGCONT
+#   apiserver  once the releases wait, SIGSTOP the kube-apiserver for
+#              $FREEZE s, then SIGCONT
 #   etcd       SIGSTOP etcd for $FREEZE s, then SIGCONT
-#   takeover   SIGSTOP the apply 2.5 s in; 40 s later (its Lease expired) a
+#   takeover   SIGSTOP the apply once its releases wait; 40 s later (its
+#              Lease expired) a
 #              second apply with other values takes the lock over and
 #              finishes; then SIGCONT the first (issue 43, item 1)
-#   kill9      SIGKILL the apply mid-way
+#   kill9      SIGKILL the apply once its releases wait
 #
 # After each, one healing `convoy apply` with the last values, then checks
 # with helm v4 on the cluster's kubeconfig:
 #   one-deployed  no release has two `deployed` revisions (helm history)
-#   no-pending    no release is left pending-* (helm list -A -a)
+#   no-pending    no release is left pending-* (helm list -A --pending …)
 #   plan-clean    `convoy plan --detailed-exitcode` exits 0
 # and prints a table: scenario, outcome, checks passed/failed. Exits 1 when
 # a check failed.
@@ -243,6 +245,14 @@ check() {
 	echo "$pass $fail ${failed[*]:-}"
 }
 
+# mid_apply LOG: wait (up to 2 min) until the apply logging to LOG has
+# recorded its pending revisions and waits for readiness: the moment the
+# faults hit, whatever the machine's load.
+mid_apply() {
+	local deadline=$((SECONDS + 120))
+	until grep -q 'waiting for' "$1" 2>/dev/null || ((SECONDS >= deadline)); do sleep 0.2; done
+}
+
 # heal LOG GEN DELAY: the healing apply; prints its exit code.
 heal() {
 	local rc=0
@@ -263,7 +273,7 @@ scenario_freeze() { # COMPONENT
 	}
 	apply_bg "$W/$SCEN-apply.log" "$SCEN" 8s
 	local apid=$!
-	sleep 4
+	mid_apply "$W/$SCEN-apply.log"
 	log "$SCEN: SIGSTOP $comp (pid $pid) for ${FREEZE}s"
 	freeze "$pid"
 	sleep "$FREEZE"
@@ -279,7 +289,7 @@ scenario_takeover() {
 	local apid brc rc hrc
 	apply_bg "$W/$SCEN-apply-a.log" "$SCEN-a" 10s
 	apid=$!
-	sleep 2.5
+	mid_apply "$W/$SCEN-apply-a.log"
 	log "$SCEN: SIGSTOP the first apply (pid $apid); waiting 40s for its Lease to expire"
 	freeze "$apid"
 	sleep 40
@@ -301,7 +311,8 @@ scenario_kill9() {
 	local apid rc hrc
 	apply_bg "$W/$SCEN-apply.log" "$SCEN" 10s
 	apid=$!
-	sleep 6
+	mid_apply "$W/$SCEN-apply.log"
+	sleep 1
 	log "$SCEN: SIGKILL the apply (pid $apid)"
 	alive "$apid" && kill -KILL "$apid"
 	wait_exit "$apid" 30
