@@ -4,6 +4,8 @@
 //	devcluster up   --state DIR   start in the background; kubeconfig at DIR/kubeconfig
 //	devcluster down --state DIR   stop it and everything it started
 //	devcluster run  --state DIR   run in the foreground until SIGINT/SIGTERM
+//	devcluster pids --state DIR   print "component pid" lines (etcd, kube-apiserver, …),
+//	                              for fault injection (hack/faults.sh)
 package main
 
 import (
@@ -15,6 +17,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,7 +28,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: devcluster up|down|run --state DIR [--nodes N]")
+		fmt.Fprintln(os.Stderr, "usage: devcluster up|down|run|pids --state DIR [--nodes N]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -45,8 +48,10 @@ func main() {
 			err = down(dir)
 		case "run":
 			err = runForeground(ctx, dir, *nodes)
+		case "pids":
+			err = printPids(dir)
 		default:
-			err = fmt.Errorf("unknown command %q (want up, down or run)", os.Args[1])
+			err = fmt.Errorf("unknown command %q (want up, down, run or pids)", os.Args[1])
 		}
 		stop()
 	}
@@ -58,6 +63,24 @@ func main() {
 
 func paths(dir string) (kubeconfig, pidfile, logfile string) {
 	return filepath.Join(dir, "kubeconfig"), filepath.Join(dir, "devcluster.pid"), filepath.Join(dir, "devcluster.log")
+}
+
+// componentsFile lists the running cluster's components and their pids
+// (each also its process group), one "name pid" line each.
+func componentsFile(dir string) string { return filepath.Join(dir, "components") }
+
+// printPids prints the components of the devcluster running in dir.
+func printPids(dir string) error {
+	_, pidfile, _ := paths(dir)
+	if _, ok := runningPid(pidfile); !ok {
+		return fmt.Errorf("no devcluster is running with state %s", dir)
+	}
+	b, err := os.ReadFile(componentsFile(dir))
+	if err != nil {
+		return fmt.Errorf("the devcluster is starting, or predates `pids`: %w", err)
+	}
+	_, err = os.Stdout.Write(b)
+	return err
 }
 
 // runForeground starts the cluster, records its pid, and keeps it until ctx
@@ -78,6 +101,20 @@ func runForeground(ctx context.Context, dir string, nodes int) error {
 		return err
 	}
 	defer c.Stop()
+	var comps strings.Builder
+	pids := c.Pids()
+	names := make([]string, 0, len(pids))
+	for name := range pids {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		fmt.Fprintf(&comps, "%s %d\n", name, pids[name])
+	}
+	if err := os.WriteFile(componentsFile(dir), []byte(comps.String()), 0o600); err != nil {
+		return err
+	}
+	defer os.Remove(componentsFile(dir))
 	fmt.Printf("devcluster ready in %s: %d nodes, kubeconfig %s\n", time.Since(start).Round(time.Millisecond), nodes, kubeconfig)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()

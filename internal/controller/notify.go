@@ -72,16 +72,22 @@ func noticesOf(st *v1alpha1.Stack, result string) []notice {
 			// retries say.
 			out = append(out, notice{v1alpha1.EventFailed, p.Digest, msg})
 		} else if msg != "" {
-			out = append(out, notice{v1alpha1.EventFailed, messageDigest(msg), msg})
+			reason := ""
+			if c != nil {
+				reason = c.Reason
+			}
+			out = append(out, notice{v1alpha1.EventFailed, failureDigest(reason, msg), msg})
 		}
 	}
 	return out
 }
 
-// messageDigest identifies a failure that has no plan: the same error
-// is sent once.
-func messageDigest(msg string) string {
-	h := sha256.Sum256([]byte(msg))
+// failureDigest identifies a failure that has no plan by the Ready
+// condition's reason and the error without its random parts
+// (stableMessage): the same failure is sent once, although each attempt
+// names another temporary directory.
+func failureDigest(reason, msg string) string {
+	h := sha256.Sum256([]byte(reason + "\n" + stableMessage(msg)))
 	return "error:" + hex.EncodeToString(h[:8])
 }
 

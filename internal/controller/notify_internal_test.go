@@ -38,7 +38,7 @@ func TestRecordNotices(t *testing.T) {
 		t.Fatalf("sent again: %+v", again)
 	}
 	for i := range v1alpha1.MaxNotified + 5 {
-		recordNotices(st, []notice{{v1alpha1.EventFailed, messageDigest(string(rune('a' + i))), "x"}}, time.Now())
+		recordNotices(st, []notice{{v1alpha1.EventFailed, failureDigest(ReasonSourceFailed, string(rune('a'+i))), "x"}}, time.Now())
 	}
 	if len(st.Status.Notified) != v1alpha1.MaxNotified {
 		t.Fatalf("status.notified holds %d, want %d", len(st.Status.Notified), v1alpha1.MaxNotified)
@@ -142,4 +142,33 @@ func TestDeliverTimesOut(t *testing.T) {
 		t.Fatalf("events %q", notes)
 	}
 	t.Log(notes[0])
+}
+
+// A failure that repeats with another temporary name is the same notice,
+// sent once; the same error under another reason is another.
+func TestFailedNoticeKey(t *testing.T) {
+	failing := func(reason, msg string) *v1alpha1.Stack {
+		st := waitingStack()
+		st.Status.Plan = nil
+		st.Status.LastError = msg
+		setCond(st, CondReady, metav1.ConditionFalse, reason, msg)
+		return st
+	}
+	st := failing(ReasonSourceFailed, "spec.source: mkdir /cache/stacks/.pull-3315430801: read-only file system")
+	if ds := recordNotices(st, noticesOf(st, "error"), time.Now()); len(ds) != 1 || ds[0].notice.event != v1alpha1.EventFailed {
+		t.Fatalf("deliveries %+v: want one Failed", ds)
+	}
+	again := failing(ReasonSourceFailed, "spec.source: mkdir /cache/stacks/.pull-1187294016: read-only file system")
+	again.Status.Notified = st.Status.Notified
+	if ds := recordNotices(again, noticesOf(again, "error"), time.Now()); len(ds) != 0 {
+		t.Fatalf("sent again with another temporary name: %+v", ds)
+	}
+	if len(again.Status.Notified) != 1 {
+		t.Fatalf("status.notified %+v: want one entry", again.Status.Notified)
+	}
+	other := failing(ReasonPlanFailed, "spec.source: mkdir /cache/stacks/.pull-1187294016: read-only file system")
+	other.Status.Notified = st.Status.Notified
+	if ds := recordNotices(other, noticesOf(other, "error"), time.Now()); len(ds) != 1 {
+		t.Fatalf("another reason: deliveries %+v, want one", ds)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -97,7 +98,15 @@ type outcome struct {
 	requeue time.Duration
 	// err makes controller-runtime retry with backoff.
 	err error
+	// cacheFault: err is a fault of the controller's cache (a read-only
+	// or full disk), not of the Stack: it is retried at most
+	// cacheFaultRetry apart, so that a restored cache is used soon.
+	cacheFault bool
 }
+
+// cacheFaultRetry caps the backoff of a Stack that failed on the
+// controller's cache, whatever its interval.
+const cacheFaultRetry = 15 * time.Second
 
 func (r *reconciler) dirs() (stacks, charts, tmp string) {
 	return filepath.Join(r.opts.CacheDir, "stacks"), filepath.Join(r.opts.CacheDir, "charts"), filepath.Join(r.opts.CacheDir, "tmp")
@@ -116,7 +125,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, err
 	}
-	r.backoff.capAt(req, st.Spec.IntervalOrDefault().Duration)
+	interval := st.Spec.IntervalOrDefault().Duration
+	r.backoff.capAt(req, interval)
 	if !st.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, &st)
 	}
@@ -127,6 +137,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	pctx, pr := withProgress(ctx, r.client, orig)
 	out := r.reconcile(pctx, &st)
 	pr.stop()
+	if out.cacheFault {
+		r.backoff.capAt(req, min(interval, cacheFaultRetry))
+	}
 	r.stripStatusPaths(&st)
 	notify := r.sendNotices(&st, out.result)
 	st.Status.ObservedGeneration = st.Generation
@@ -190,8 +203,10 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 	stacksDir, chartsDir, tmpDir := r.dirs()
 	for _, d := range []string{stacksDir, chartsDir, tmpDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			retrying(st, ReasonSourceFailed, err.Error())
-			return outcome{result: "error", err: err}
+			msg := err.Error() + cacheFaultHint
+			st.Status.LastError = msg
+			retrying(st, ReasonSourceFailed, msg)
+			return outcome{result: "error", err: errors.New(msg), cacheFault: true}
 		}
 	}
 	res, dropCredentials, err := r.sourceResolver(ctx, st, tmpDir)
@@ -200,8 +215,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 		if errors.As(err, &ce) {
 			return r.stall(st, ReasonInvalid, err.Error())
 		}
-		retrying(st, ReasonSourceFailed, err.Error())
-		return outcome{result: "error", err: err}
+		return r.retryLater(st, ReasonSourceFailed, err)
 	}
 	defer dropCredentials()
 	reg := r.registry
@@ -211,11 +225,15 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 	f, releaseCache, err := r.fetch(ctx, reg, stacksDir, st.Spec.Source)
 	r.metrics.duration.WithLabelValues("fetch").Observe(time.Since(t).Seconds())
 	if err != nil {
+		fault := r.cacheFault(err)
 		msg := "spec.source: " + err.Error() + credentialHint(st, err)
+		if fault {
+			msg += cacheFaultHint
+		}
 		st.Status.LastError = msg
 		retrying(st, ReasonSourceFailed, msg)
 		r.event(st, corev1.EventTypeWarning, ReasonSourceFailed, "Fetch", msg)
-		return outcome{result: "error", err: errors.New(msg)}
+		return outcome{result: "error", err: errors.New(msg), cacheFault: fault}
 	}
 	defer releaseCache()
 	st.Status.Source = &v1alpha1.SourceStatus{Ref: f.Ref.String(), Digest: f.Digest}
@@ -229,8 +247,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 		if errors.As(err, &ce) {
 			return r.stall(st, ReasonInvalid, err.Error())
 		}
-		retrying(st, ReasonPlanFailed, err.Error())
-		return outcome{result: "error", err: err}
+		return r.retryLater(st, ReasonPlanFailed, err)
 	}
 	defer in.cleanup()
 	sr := &stackRun{st: st, fetched: f, in: in, tmp: tmpDir}
@@ -568,10 +585,53 @@ func (r *reconciler) failed(sr *stackRun, p *plan.Plan, reason string, err error
 	if errors.As(err, &de) || errors.As(err, &fe) {
 		return r.stall(sr.st, ReasonInvalid, msg)
 	}
+	fault := r.cacheFault(err)
+	if fault {
+		msg += cacheFaultHint
+	}
 	sr.st.Status.LastError = msg
 	retrying(sr.st, reason, msg)
 	r.event(sr.st, corev1.EventTypeWarning, reason, "Reconcile", msg)
-	return outcome{result: "error", err: errors.New(msg)}
+	return outcome{result: "error", err: errors.New(msg), cacheFault: fault}
+}
+
+// retryLater records an error before the Stack's inputs are read: it is
+// retried with backoff.
+func (r *reconciler) retryLater(st *v1alpha1.Stack, reason string, err error) outcome {
+	msg := err.Error()
+	fault := r.cacheFault(err)
+	if fault {
+		msg += cacheFaultHint
+	}
+	st.Status.LastError = msg
+	retrying(st, reason, msg)
+	return outcome{result: "error", err: errors.New(msg), cacheFault: fault}
+}
+
+// cacheFaultHint ends the message of a fault of the controller's cache.
+const cacheFaultHint = " (the controller's cache directory, --cache-dir, failed: retried at most 15s apart)"
+
+// cacheFault says whether err is a file operation in the controller's
+// cache directory that failed.
+func (r *reconciler) cacheFault(err error) bool {
+	var pe *fs.PathError
+	var le *os.LinkError
+	var path string
+	switch {
+	case errors.As(err, &pe):
+		path = pe.Path
+	case errors.As(err, &le):
+		path = le.New
+	default:
+		return false
+	}
+	return within(r.opts.CacheDir, path)
+}
+
+// within says whether path is dir or under it.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // stall records a Stack that cannot progress until its spec or inputs
