@@ -105,25 +105,29 @@ func (v *waitingView) Event(ev release.Event) {
 	}
 }
 
-// historyOf is helm's `history -o json` of a release, as revision:status.
-func historyOf(t *testing.T, ns, name string) string {
+// historyOf is helm's `history -o json` of a release, as revision:status,
+// and each revision's description.
+func historyOf(t *testing.T, ns, name string) (string, map[int]string) {
 	t.Helper()
 	out, err := cluster.Helm(t, "history", name, "-n", ns, "-o", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var h []struct {
-		Revision int
-		Status   string
+		Revision    int
+		Status      string
+		Description string
 	}
 	if err := json.Unmarshal([]byte(out), &h); err != nil {
 		t.Fatalf("helm history: %v\n%s", err, out)
 	}
 	var s []string
+	descriptions := map[int]string{}
 	for _, r := range h {
 		s = append(s, strconv.Itoa(r.Revision)+":"+r.Status)
+		descriptions[r.Revision] = r.Description
 	}
-	return strings.Join(s, " ")
+	return strings.Join(s, " "), descriptions
 }
 
 // A run whose lock expired while it waited (its renewals stopped, as a
@@ -224,11 +228,15 @@ func TestRunThatLostItsLockWritesNothing(t *testing.T) {
 		t.Errorf("run B announced:\n%s", announced)
 	}
 
-	// helm sees one deployed revision per release: B's, and A's
-	// revision 2 as B recorded it.
+	// helm sees one deployed revision per release, B's, and A's revision
+	// 2 as B recorded it.
 	for _, name := range []string{"web-0", "web-1"} {
-		if got, want := historyOf(t, ns, name), "1:superseded 2:failed 3:deployed"; got != want {
+		got, descriptions := historyOf(t, ns, name)
+		if want := "1:superseded 2:failed 3:deployed"; got != want {
 			t.Errorf("helm history %s: %s, want %s", name, got, want)
+		}
+		if d := descriptions[2]; !strings.HasPrefix(d, "Interrupted run "+aRun+": ") {
+			t.Errorf("%s revision 2 says %q, not that run %s was interrupted", name, d, aRun)
 		}
 	}
 }
