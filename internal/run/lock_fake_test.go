@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
@@ -642,4 +643,30 @@ func waitLost(t *testing.T, l *run.Lock) {
 	case <-time.After(time.Minute):
 		t.Fatal("the renewals did not find the lock lost in a minute")
 	}
+}
+
+// Held trusts a recent confirmation (no request), and confirms an old one
+// itself: a run whose renewals stopped (a stopped process) finds its loss
+// before its next write, without its renewals.
+func TestFakeHeldConfirmsAnOldConfirmation(t *testing.T) {
+	s := newLeaseServer()
+	l := acquire(t, s, "shop", run.LockOptions{Command: "convoy apply", Timing: run.LockTiming{Duration: time.Second, RenewEvery: time.Hour}})
+	before := len(s.Actions())
+	if err := l.Held(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.Actions()) - before; n != 0 {
+		t.Fatalf("Held of a fresh lock made %d requests", n)
+	}
+	takeOver(t, s, "shop")
+	var err error
+	poll := func(ctx context.Context) (bool, error) { err = l.Held(ctx); return err != nil, nil }
+	if werr := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, time.Minute, true, poll); werr != nil {
+		t.Fatal("Held never found the lock lost")
+	}
+	var lost *run.LockLostError
+	if !errors.As(err, &lost) || lost.By == nil || lost.By.LockID != "run-b" {
+		t.Fatalf("Held: %v", err)
+	}
+	waitLost(t, l)
 }
