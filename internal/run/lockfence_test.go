@@ -210,8 +210,8 @@ func TestRunThatLostItsLockWritesNothing(t *testing.T) {
 			t.Errorf("run A's error %q lacks %q", a.err, want)
 		}
 	}
-	if lost.By == nil || lost.By.LockID == aRun {
-		t.Errorf("run A's error does not name the new holder: %+v", lost.By)
+	if lost == nil || lost.By == nil || lost.By.LockID == aRun {
+		t.Errorf("run A's error does not name the new holder: %v", a.err)
 	}
 	if a.res == nil || !a.res.Failed() {
 		t.Errorf("run A's releases are not failed: %+v", a.res)
