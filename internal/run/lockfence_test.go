@@ -206,7 +206,7 @@ func TestRunThatLostItsLockWritesNothing(t *testing.T) {
 		t.Fatalf("run A: got %v, want the lock lost", a.err)
 	}
 	for _, want := range []string{fmt.Sprintf("the lock of stack %q was taken over from run %s by ", ns, aRun), "(convoy apply, run "} {
-		if !strings.Contains(a.err.Error(), want) {
+		if !strings.Contains(fmt.Sprint(a.err), want) {
 			t.Errorf("run A's error %q lacks %q", a.err, want)
 		}
 	}
