@@ -129,7 +129,11 @@ func (r *reconciler) cleanUp(ctx context.Context, st *v1alpha1.Stack) (outcome, 
 		}
 		return outcome{result: "deleted"}, true
 	}
+	if !r.runs.start() {
+		return outcome{result: "error", err: errStopping}, false
+	}
 	res, err := run.Destroy(ctx, sr.opts, run.ApplyRequest{Command: command})
+	r.runs.done()
 	if errors.As(err, &le) {
 		return r.locked(st, "Delete", le), false
 	}

@@ -212,7 +212,16 @@ func Run(ctx context.Context, o Options) error {
 	}
 	// The shared informers stop with the manager.
 	defer r.conns.Close()
-	return mgr.Start(ctx)
+	err = mgr.Start(ctx)
+	// The manager cancelled the reconciles' context; on a lost
+	// leadership it returned without waiting for them. The applies under
+	// way stop writing, record what they can as failed (while they still
+	// hold their stack lock) and release the lock: waited for, within
+	// the time their writes and the lock's release may take.
+	if n := r.runs.drain(2*run.DefaultGrace + 10*time.Second); n > 0 {
+		o.Logger.Info("exiting with applies still under way: their records stay pending and their stack locks held until the next run heals them", "applies", n)
+	}
+	return err
 }
 
 func configMapMeta() *metav1.PartialObjectMetadata {

@@ -60,7 +60,13 @@ type reconciler struct {
 	// an older copy in the cache reads the Stack from the API server.
 	written stackVersions
 	cache   *cacheJanitor
+	// runs are the applies and destroys under way: Run waits for them
+	// before it returns.
+	runs inflight
 }
+
+// errStopping: the controller is stopping, and starts no apply.
+var errStopping = errors.New("the controller is stopping: not applied")
 
 // stackVersions remembers the resourceVersion of each Stack's last status
 // write. The informer's copy can lag that write: a reconcile queued
@@ -478,6 +484,9 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 	if err != nil {
 		return r.applyErrored(sr, nil, digest, err)
 	}
+	if !r.runs.start() {
+		return outcome{result: "error", err: errStopping}
+	}
 	applying(ctx, digest)
 	t := time.Now()
 	res, err := run.Apply(ctx, sr.savedOpts(), run.ApplyRequest{
@@ -487,6 +496,7 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		Progress: applyProgress(ctx, digest),
 		Atomic:   st.Spec.Atomic,
 	})
+	r.runs.done()
 	r.metrics.duration.WithLabelValues("apply").Observe(time.Since(t).Seconds())
 	var p *plan.Plan
 	if res != nil {

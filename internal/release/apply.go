@@ -52,6 +52,9 @@ func (e *Engine) applyRollout(ctx context.Context, rel *Release, r rollout) ([]k
 	var results []kube.Result
 	objs, create := r.objs, r.create
 	for {
+		if err := checkFence(ctx); err != nil {
+			return results, err
+		}
 		got, err := e.apply(ctx, objs, r.src, r.ignore, r.replace, create)
 		results = append(results, got...)
 		if !errors.Is(err, kube.ErrExists) || len(got) >= len(objs) {

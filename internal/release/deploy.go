@@ -196,6 +196,9 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 	if err := p.CheckRecordSize(); err != nil {
 		return nil, err
 	}
+	if err := checkFence(ctx); err != nil {
+		return nil, err
+	}
 	// As Helm: crds/ are installed (never upgraded) before anything else.
 	// Objects of the kinds they define can be built, and so validated, only
 	// after that; otherwise the CRDs wait until everything is validated.
@@ -354,6 +357,9 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 		if len(gone) == 0 {
 			return nil
 		}
+		if err := checkFence(ctx); err != nil {
+			return err
+		}
 		_, err = e.kube.Delete(ctx, gone, kube.DeleteOptions{Propagation: kube.PropagationBackground})
 		return err
 	}
@@ -446,6 +452,9 @@ func (e *Engine) failDeploy(ctx context.Context, store *Storage, p *Prepared, re
 	e.logf(rel.Namespace, rel.Name, PhaseFailed, "revision %d failed: %v", rel.Version, cause)
 
 	if !isInstall && req.CleanupOnFail && len(created) > 0 {
+		if err := checkFence(rctx); err != nil {
+			return rel, fmt.Errorf("%w; cleanup on fail not done: %w", cause, err)
+		}
 		e.logf(rel.Namespace, rel.Name, PhaseRestoring, "cleanup on fail: deleting %d objects this upgrade created", len(created))
 		if _, err := e.kube.Delete(rctx, created, kube.DeleteOptions{Propagation: kube.PropagationBackground}); err != nil {
 			return rel, fmt.Errorf("%w; cleanup on fail also failed: %v", cause, err)
@@ -510,6 +519,9 @@ func whyStopped(ctx context.Context, err error, timeout time.Duration) error {
 	case err == nil:
 		return nil
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+			return fmt.Errorf("stopped: %w", cause) // the run's lock was lost
+		}
 		return fmt.Errorf("interrupted: %w", err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("timed out after %s: %w", timeout, err)

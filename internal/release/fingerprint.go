@@ -105,6 +105,9 @@ func setAppliedState(kc *kube.Client, rel *Release, results []kube.Result) {
 // revision. Apply uses it to label releases planned unchanged
 // (plan.ReleaseChange.Relabel).
 func (e *Engine) Relabel(ctx context.Context, namespace, name string, revision int, labels map[string]string) error {
+	if err := checkFence(ctx); err != nil {
+		return err
+	}
 	key := recordKey(name, revision)
 	gvr, _ := e.recordResource()
 	records := e.meta.Resource(gvr).Namespace(namespace)

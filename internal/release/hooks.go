@@ -67,6 +67,9 @@ func hasPolicy(h *Hook, p chart.HookDeletePolicy) bool {
 // the event that ask for hook-succeeded are deleted, as Helm does.
 func (e *Engine) runHooks(ctx context.Context, rel *Release, event chart.HookEvent, timeout time.Duration) error {
 	defer e.timings.since(hooksTime, time.Now())
+	if err := checkFence(ctx); err != nil {
+		return err
+	}
 	return e.runHookList(ctx, rel, event, hooksOf(rel, event), timeout, nil)
 }
 

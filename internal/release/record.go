@@ -66,6 +66,10 @@ type Release struct {
 	Annotations map[string]string `json:"-"`
 	// createdAt is the record's createdAt label, kept across updates.
 	createdAt string
+	// resourceVersion is the record object's as read or last written:
+	// an update is conditional on it (optimistic concurrency), so that
+	// what another operation wrote since is never overwritten.
+	resourceVersion string
 	// partial: read from the record's metadata alone (HistoriesOfMeta).
 	partial bool
 }

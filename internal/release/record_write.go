@@ -47,6 +47,13 @@ func (e *RecordError) Error() string {
 	if e.RunID != "" {
 		fix = fmt.Sprintf("the next `convoy apply` of its stack marks it failed (interrupted run %s), or `convoy recover %s` does now", e.RunID, e.Name)
 	}
+	if errors.Is(e.Err, ErrNotHeld) {
+		return fmt.Sprintf("release %s (namespace %s) revision %d was not recorded as %s: %v", e.Name, e.Namespace, e.Revision, e.Want, e.Err)
+	}
+	if errors.Is(e.Err, ErrRecordChanged) {
+		return fmt.Sprintf("release %s (namespace %s) revision %d was not recorded as %s: another operation wrote its record since this one read it, and what it wrote stands (%v)",
+			e.Name, e.Namespace, e.Revision, e.Want, e.Err)
+	}
 	if e.Unknown {
 		return fmt.Sprintf("release %s (namespace %s) revision %d may have been recorded as %s: creating its record got no answer (%v). If it was, %s",
 			e.Name, e.Namespace, e.Revision, e.Want, e.Err, fix)
@@ -96,12 +103,35 @@ func (e *Engine) writeFinal(ctx context.Context, store *Storage, r *Release, sta
 	defer e.timings.since(recordsTime, time.Now())
 	was, wasDescription := r.Info.Status, r.Info.Description
 	r.Info.Status, r.Info.Description = status, description
-	err := Retry(ctx, e.grace, func(ctx context.Context) error { return store.Update(ctx, r) })
+	err := e.updateRecord(ctx, store, r)
 	if err != nil {
 		r.Info.Status, r.Info.Description = was, wasDescription
 		return &RecordError{Name: r.Name, Namespace: r.Namespace, Revision: r.Version, Left: was, Want: status, RunID: r.Labels[RunLabel], Err: err}
 	}
 	return nil
+}
+
+// updateRecord rewrites r's record, on the condition that it is as r was
+// read, retried with backoff for the engine's grace period. An attempt
+// whose answer was lost may have written it: a later attempt refused as a
+// conflict reads the record, and takes it as written when it says what r
+// says (status, description, run), so that this operation's own write is
+// not mistaken for another's. Any other conflict is final: the record
+// another operation wrote stands.
+func (e *Engine) updateRecord(ctx context.Context, store *Storage, r *Release) error {
+	lost := false // an earlier attempt got no answer
+	return Retry(ctx, e.grace, func(ctx context.Context) error {
+		err := store.Update(ctx, r)
+		if errors.Is(err, ErrRecordChanged) && lost {
+			got, gerr := store.Get(ctx, r.Name, r.Version)
+			if gerr == nil && got.Info.Status == r.Info.Status && got.Info.Description == r.Info.Description && got.Labels[RunLabel] == r.Labels[RunLabel] {
+				r.resourceVersion = got.resourceVersion
+				return nil // ours: an earlier attempt wrote it
+			}
+		}
+		lost = lost || (err != nil && Transient(err))
+		return err
+	})
 }
 
 // RecoverInterrupted marks a release's pending revision failed when it

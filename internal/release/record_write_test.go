@@ -3,6 +3,7 @@ package release
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -155,5 +156,76 @@ func TestRetryStopsAtAFinalAnswer(t *testing.T) {
 	})
 	if err != nil || n != 3 {
 		t.Fatalf("%v after %d attempts", err, n)
+	}
+}
+
+func TestWriteFinalNeverOverwritesAnotherOperationsRecord(t *testing.T) {
+	d := &flaky{Memory: NewMemory()}
+	store := &Storage{Driver: d}
+	mine := pending("web-00", 14, "run-a")
+	if err := store.Create(context.Background(), mine); err != nil {
+		t.Fatal(err)
+	}
+	theirs, _ := store.Get(context.Background(), "web-00", 14)
+	e := &Engine{grace: 5 * time.Second}
+	if err := e.writeFinal(context.Background(), store, theirs, StatusFailed, "Interrupted run run-a: marked failed by run run-b"); err != nil {
+		t.Fatal(err)
+	}
+	d.writes = 0
+	err := e.writeFinal(context.Background(), store, mine, StatusDeployed, "Upgrade complete")
+	var re *RecordError
+	if !errors.As(err, &re) || !errors.Is(err, ErrRecordChanged) || !strings.Contains(err.Error(), "another operation wrote its record") {
+		t.Fatalf("got %v", err)
+	}
+	if d.writes != 1 {
+		t.Fatalf("a conflict was retried: %d writes", d.writes)
+	}
+	if got, _ := store.Get(context.Background(), "web-00", 14); got.Info.Status != StatusFailed {
+		t.Fatalf("the record says %s, want failed (the other run's)", got.Info.Status)
+	}
+}
+
+func TestWriteFinalWhoseAnswerWasLostIsOurs(t *testing.T) {
+	d := &flaky{Memory: NewMemory()}
+	store := &Storage{Driver: d}
+	r := pending("api", 2, "run-a")
+	if err := store.Create(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	// The write lands but its answer is lost: the retry is refused as a
+	// conflict, with this operation's own write.
+	d.lostAnswers = 1
+	e := &Engine{grace: 5 * time.Second}
+	if err := e.writeFinal(context.Background(), store, r, StatusDeployed, "Upgrade complete"); err != nil {
+		t.Fatalf("a write that landed unanswered was not recognised: %v", err)
+	}
+	// And r is the record as written: the next update is conditional on it.
+	if err := e.writeFinal(context.Background(), store, r, StatusSuperseded, "Upgrade complete"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFenceStopsEveryRecordWrite(t *testing.T) {
+	store := &Storage{Driver: NewMemory()}
+	r := pending("api", 2, "run-a")
+	if err := store.Create(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	lost := fmt.Errorf("the lock of stack %q was taken over: %w", "shop", ErrNotHeld)
+	ctx := WithFence(context.Background(), func(context.Context) error { return lost })
+	e := &Engine{grace: 5 * time.Second}
+	start := time.Now()
+	err := e.writeFinal(ctx, store, r, StatusDeployed, "Upgrade complete")
+	if !errors.Is(err, ErrNotHeld) || !strings.Contains(err.Error(), `the lock of stack "shop" was taken over`) || time.Since(start) > time.Second {
+		t.Fatalf("got %v after %s", err, time.Since(start))
+	}
+	if err := store.Create(ctx, pending("api", 3, "run-a")); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("create: %v", err)
+	}
+	if err := store.Delete(ctx, "api", 2); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("delete: %v", err)
+	}
+	if got, _ := store.Get(context.Background(), "api", 2); got.Info.Status != StatusPendingUpgrade {
+		t.Fatalf("record %s", got.Info.Status)
 	}
 }

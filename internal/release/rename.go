@@ -85,7 +85,7 @@ func renamedCopy(r *Release, from, to string, labels map[string]string) *Release
 	delete(c.Labels, AppliedLabel)
 	maps.Copy(c.Labels, labels)
 	c.Labels[RenamedFromLabel] = from
-	c.createdAt = ""
+	c.createdAt, c.resourceVersion = "", ""
 	return &c
 }
 

@@ -133,6 +133,9 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 			return rel, fmt.Errorf("%w; %w", runErr, err)
 		}
 		if req.CleanupOnFail && len(created) > 0 {
+			if err := checkFence(rctx); err != nil {
+				return rel, fmt.Errorf("%w; cleanup on fail not done: %w", runErr, err)
+			}
 			if _, err := e.kube.Delete(rctx, created, kube.DeleteOptions{Propagation: kube.PropagationBackground}); err != nil {
 				return rel, fmt.Errorf("%w; cleanup on fail also failed: %v", runErr, err)
 			}

@@ -15,6 +15,9 @@ var (
 	ErrReleaseNotFound = errors.New("release: not found")
 	ErrReleaseExists   = errors.New("release: already exists")
 	ErrNoDeployed      = errors.New("release: no deployed revision")
+	// ErrRecordChanged is an update refused because the record changed
+	// since it was read (its resourceVersion): another operation wrote it.
+	ErrRecordChanged = errors.New("release: the record changed since it was read")
 )
 
 // systemLabels are the labels the storage owns on every record object.
@@ -27,7 +30,12 @@ type Driver interface {
 	Get(ctx context.Context, key string) (*Release, error)
 	// List returns the records whose labels carry every selector pair.
 	List(ctx context.Context, selector map[string]string) ([]*Release, error)
+	// Create writes a new record; ErrReleaseExists when it exists.
 	Create(ctx context.Context, key string, r *Release) error
+	// Update rewrites the record r was read as (or created as), on the
+	// condition that nobody wrote it since: otherwise it fails with
+	// ErrRecordChanged, naming the record. A successful write makes r
+	// the record as written (the next update's condition).
 	Update(ctx context.Context, key string, r *Release) error
 	Delete(ctx context.Context, key string) error
 }
@@ -147,16 +155,25 @@ func (s *Storage) Deployed(ctx context.Context, name string) (*Release, error) {
 // Create writes a new revision; ErrReleaseExists if that revision exists
 // (another process got there first).
 func (s *Storage) Create(ctx context.Context, r *Release) error {
+	if err := checkFence(ctx); err != nil {
+		return err
+	}
 	return s.Driver.Create(ctx, recordKey(r.Name, r.Version), r)
 }
 
 // Update rewrites an existing revision (its status, description, hooks).
 func (s *Storage) Update(ctx context.Context, r *Release) error {
+	if err := checkFence(ctx); err != nil {
+		return err
+	}
 	return s.Driver.Update(ctx, recordKey(r.Name, r.Version), r)
 }
 
 // Delete removes one revision's record.
 func (s *Storage) Delete(ctx context.Context, name string, revision int) error {
+	if err := checkFence(ctx); err != nil {
+		return err
+	}
 	return s.Driver.Delete(ctx, recordKey(name, revision))
 }
 
@@ -196,12 +213,15 @@ func (s *Storage) Prune(ctx context.Context, name string, max int) error {
 // Memory is an in-memory Driver for unit tests.
 type Memory struct {
 	records map[string]memRecord
+	// version is the last resourceVersion given a record.
+	version int
 }
 
 type memRecord struct {
 	payload     string
 	labels      map[string]string
 	annotations map[string]string
+	version     string
 }
 
 // NewMemory returns an empty in-memory driver.
@@ -217,6 +237,7 @@ func (m *Memory) decode(rec memRecord) (*Release, error) {
 	}
 	r.fromObjectLabels(rec.labels)
 	r.Annotations = maps.Clone(rec.annotations)
+	r.resourceVersion = rec.version
 	return r, nil
 }
 
@@ -260,7 +281,10 @@ func (m *Memory) put(key string, r *Release, w recordWrite) error {
 	if err != nil {
 		return err
 	}
-	m.records[key] = memRecord{payload: payload, labels: recordLabels(r, time.Now(), w), annotations: maps.Clone(r.Annotations)}
+	m.version++
+	rec := memRecord{payload: payload, labels: recordLabels(r, time.Now(), w), annotations: maps.Clone(r.Annotations), version: strconv.Itoa(m.version)}
+	m.records[key] = rec
+	r.resourceVersion = rec.version
 	return nil
 }
 
@@ -274,8 +298,12 @@ func (m *Memory) Create(_ context.Context, key string, r *Release) error {
 
 // Update implements Driver.
 func (m *Memory) Update(_ context.Context, key string, r *Release) error {
-	if _, ok := m.records[key]; !ok {
+	rec, ok := m.records[key]
+	if !ok {
 		return ErrReleaseNotFound
+	}
+	if r.resourceVersion != rec.version {
+		return fmt.Errorf("record %s: %w (read at resourceVersion %q, now %s)", key, ErrRecordChanged, r.resourceVersion, rec.version)
 	}
 	return m.put(key, r, recordUpdate)
 }

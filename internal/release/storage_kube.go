@@ -76,6 +76,7 @@ func (d *kubeDriver[T, L]) read(obj T) (*Release, error) {
 	}
 	r.fromObjectLabels(obj.GetLabels())
 	r.Annotations = obj.GetAnnotations()
+	r.resourceVersion = obj.GetResourceVersion()
 	return r, nil
 }
 
@@ -130,25 +131,38 @@ func (d *kubeDriver[T, L]) Create(ctx context.Context, key string, r *Release) e
 	if err != nil {
 		return err
 	}
-	_, err = d.client.Create(ctx, obj, metav1.CreateOptions{})
+	created, err := d.client.Create(ctx, obj, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		return ErrReleaseExists
 	}
 	if err != nil {
 		return d.wrap(d.namespace, key, err)
 	}
+	r.resourceVersion = created.GetResourceVersion()
 	return nil
 }
 
 // Update implements Driver.
 func (d *kubeDriver[T, L]) Update(ctx context.Context, key string, r *Release) error {
+	if r.resourceVersion == "" {
+		// An update without the version it read would overwrite whatever
+		// is there: not a record write convoy makes.
+		return d.wrap(d.namespace, key, fmt.Errorf("release %s revision %d was not read from its record: not updated", r.Name, r.Version))
+	}
 	obj, err := d.object(key, r, recordUpdate)
 	if err != nil {
 		return err
 	}
-	if _, err := d.client.Update(ctx, obj, metav1.UpdateOptions{}); err != nil {
+	// The precondition: the record is as it was read.
+	obj.SetResourceVersion(r.resourceVersion)
+	updated, err := d.client.Update(ctx, obj, metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) {
+		return d.wrap(d.namespace, key, fmt.Errorf("%w (read at resourceVersion %s): %w", ErrRecordChanged, r.resourceVersion, err))
+	}
+	if err != nil {
 		return d.wrap(d.namespace, key, err)
 	}
+	r.resourceVersion = updated.GetResourceVersion()
 	return nil
 }
 

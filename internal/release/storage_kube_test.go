@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 )
@@ -21,7 +23,7 @@ func TestKubeDriversKeepRecords(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			client := fake.NewClientset()
+			client := newRecordServer()
 			d := NewKubeDriver(client, tt.kind, "ns")
 			if d.Name() != tt.name {
 				t.Fatalf("name %q", d.Name())
@@ -73,5 +75,52 @@ func TestSecretDriverIgnoresOtherSecrets(t *testing.T) {
 	h, err := s.History(ctx, "api")
 	if err != nil || !reflect.DeepEqual(versions(h), []int{1}) {
 		t.Fatalf("history %v, %v", versions(h), err)
+	}
+}
+
+func TestKubeDriversRefuseAnUpdateOfAStaleRead(t *testing.T) {
+	for _, tt := range []struct {
+		kind StorageDriver
+		name string
+	}{
+		{DriverSecret, "Secret"},
+		{DriverConfigMap, "ConfigMap"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := &Storage{Driver: NewKubeDriver(newRecordServer(), tt.kind, "ns")}
+			if err := s.Create(ctx, rec("web", 14, StatusPendingUpgrade)); err != nil {
+				t.Fatal(err)
+			}
+			mine, _ := s.Get(ctx, "web", 14)
+			theirs, _ := s.Get(ctx, "web", 14)
+			// Another run marks the revision failed...
+			theirs.Info.Status = StatusFailed
+			if err := s.Update(ctx, theirs); err != nil {
+				t.Fatal(err)
+			}
+			// ...and this one, resuming with what it read before, may not
+			// overwrite that.
+			mine.Info.Status = StatusDeployed
+			err := s.Update(ctx, mine)
+			want := "v1 " + tt.name + " ns/sh.helm.release.v1.web.v14: "
+			if !errors.Is(err, ErrRecordChanged) || !apierrors.IsConflict(err) || !strings.HasPrefix(err.Error(), want) {
+				t.Fatalf("got %v, want a conflict naming %s", err, want)
+			}
+			if got, _ := s.Get(ctx, "web", 14); got.Info.Status != StatusFailed {
+				t.Fatalf("the record says %s, want the other run's failed", got.Info.Status)
+			}
+			// Read again, it may be written: each write is conditional on
+			// the one before it.
+			again, _ := s.Get(ctx, "web", 14)
+			again.Info.Description = "first"
+			if err := s.Update(ctx, again); err != nil {
+				t.Fatal(err)
+			}
+			again.Info.Description = "second"
+			if err := s.Update(ctx, again); err != nil {
+				t.Fatalf("an update after this run's own update: %v", err)
+			}
+		})
 	}
 }

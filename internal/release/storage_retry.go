@@ -59,7 +59,8 @@ func Retry(ctx context.Context, grace time.Duration, op func(context.Context) er
 // forbidden) is final.
 func Transient(err error) bool {
 	switch {
-	case err == nil, errors.Is(err, ErrReleaseNotFound), errors.Is(err, ErrReleaseExists), errors.Is(err, context.Canceled):
+	case err == nil, errors.Is(err, ErrReleaseNotFound), errors.Is(err, ErrReleaseExists), errors.Is(err, context.Canceled),
+		errors.Is(err, ErrNotHeld), errors.Is(err, ErrRecordChanged):
 		return false
 	case errors.As(err, new(*kube.UnreachableError)):
 		return false // unreachable for longer than the run allows

@@ -67,7 +67,7 @@ func (e *Engine) Uninstall(ctx context.Context, req UninstallRequest) (*Uninstal
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := Retry(ctx, e.grace, func(ctx context.Context) error { return store.Update(ctx, last) }); err != nil {
+	if err := e.updateRecord(ctx, store, last); err != nil {
 		return nil, err
 	}
 	e.logf(req.Namespace, req.Name, PhaseApplying, "uninstalling revision %d", last.Version)
@@ -95,6 +95,9 @@ func (e *Engine) performUninstall(ctx context.Context, rel *Release, objs []*uns
 		}
 	}
 	del, kept := deletable(objs)
+	if err := checkFence(ctx); err != nil {
+		return kept, err
+	}
 	deleted, err := e.kube.Delete(ctx, del, kube.DeleteOptions{Propagation: kube.PropagationBackground})
 	if err != nil {
 		return kept, err

@@ -3,7 +3,6 @@ package run
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -83,7 +82,9 @@ func Apply(ctx context.Context, o Options, req ApplyRequest) (res *Applied, err 
 	if err != nil {
 		return nil, err
 	}
-	defer func() { err = errors.Join(err, lock.release(ctx)) }()
+	defer func() { err = lock.finish(ctx, err) }()
+	ctx, stopFence := lock.fence(ctx)
+	defer stopFence()
 	if err := ls.keepMovedNames(ctx, cl); err != nil {
 		return nil, err
 	}

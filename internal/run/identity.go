@@ -97,7 +97,9 @@ func Abandon(ctx context.Context, o Options, command string) (released []string,
 	if err != nil {
 		return nil, err
 	}
-	defer func() { err = errors.Join(err, lock.release(ctx)) }()
+	defer func() { err = lock.finish(ctx, err) }()
+	ctx, stopFence := lock.fence(ctx)
+	defer stopFence()
 	for _, h := range lock.held {
 		eng := h.cluster.Engine
 		keys, err := eng.Labelled(ctx, map[string]string{"owner": "helm", release.StackLabel: st.ID()})

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -78,6 +79,34 @@ type LockOptions struct {
 	// the stack passed to Acquire is then its ID (config.Stack.ID), and the
 	// Lease's annotations name the environment.
 	Environment string
+	// Timing is how long the Lease lasts unrenewed and how often it is
+	// renewed (zero: LockDuration, renewed every third of it).
+	Timing LockTiming
+}
+
+// LockTiming is a lock's timing. Tests shorten the duration, and stretch
+// the renewals to stand for a process that stopped renewing (SIGSTOP).
+type LockTiming struct {
+	// Duration is how long the Lease is the holder's after its last
+	// renewal (whole seconds, at least one; 0: LockDuration).
+	Duration time.Duration
+	// RenewEvery is how often the Lease is renewed in the background
+	// (0: a third of Duration).
+	RenewEvery time.Duration
+}
+
+func (t LockTiming) duration() time.Duration {
+	if t.Duration <= 0 {
+		return LockDuration
+	}
+	return max(t.Duration.Round(time.Second), time.Second)
+}
+
+func (t LockTiming) renewEvery() time.Duration {
+	if t.RenewEvery <= 0 {
+		return t.duration() / 3
+	}
+	return t.RenewEvery
 }
 
 // LockedError says another run holds the stack.
@@ -87,12 +116,14 @@ type LockedError struct {
 	// convoy versions that did not record one).
 	LockID           string
 	Since, LastRenew time.Time
+	// Duration is how long the Lease lasts unrenewed.
+	Duration time.Duration
 }
 
 func (e *LockedError) Error() string {
 	renewed := ""
 	if !e.LastRenew.IsZero() {
-		renewed = fmt.Sprintf("; last renewed %s ago (it expires %s after that)", time.Since(e.LastRenew).Round(time.Second), LockDuration)
+		renewed = fmt.Sprintf("; last renewed %s ago (it expires %s after that)", time.Since(e.LastRenew).Round(time.Second), cmp.Or(e.Duration, LockDuration))
 	}
 	env := ""
 	if e.Environment != "" {
@@ -102,15 +133,30 @@ func (e *LockedError) Error() string {
 		e.Stack, env, e.Holder, e.Command, e.LockID, e.Since.Format(time.RFC3339), renewed, e.LockID)
 }
 
-// Lock is a held stack lock; Release it when done.
+// Lock is a held stack lock; Release it when done. While held, it is
+// renewed in the background; Held says whether it still is, and Lost is
+// closed once it is not (taken over after it expired, force-unlocked).
 type Lock struct {
 	client kubernetes.Interface
+	stack  string
 	name   string
 	uid    types.UID // this acquisition's Lease; a re-created one is not ours
 	runID  string
+	holder string
+	timing LockTiming
 	// stop ends the renewals, cancelling one under way.
 	stop context.CancelFunc
 	done sync.WaitGroup
+
+	// confirming serialises confirmations (the renewals' and Held's).
+	confirming sync.Mutex
+	mu         sync.Mutex
+	// confirmed is when the last confirmation that the Lease is ours was
+	// sent (monotonic: the time a stopped process slept counts).
+	confirmed time.Time
+	// lostErr is set, and lost closed, once the Lease is not ours.
+	lostErr *LockLostError
+	lost    chan struct{}
 }
 
 // ID is the lock's id: the run id that force-unlock names.
@@ -146,8 +192,9 @@ func Acquire(ctx context.Context, client kubernetes.Interface, stack string, opt
 		runID = NewRunID()
 	}
 	holder := fmt.Sprintf("%s@%s pid %d", me.user, me.host, me.pid)
-	now := metav1.NewMicroTime(time.Now())
-	secs := int32(LockDuration / time.Second)
+	start := time.Now()
+	now := metav1.NewMicroTime(start)
+	secs := int32(opts.Timing.duration() / time.Second)
 	lease := &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      LockName(stack),
@@ -175,7 +222,8 @@ func Acquire(ctx context.Context, client kubernetes.Interface, stack string, opt
 		created, err := leases.Create(ctx, lease, metav1.CreateOptions{})
 		if err == nil {
 			rctx, stop := context.WithCancel(context.Background())
-			l := &Lock{client: client, name: lease.Name, uid: created.UID, runID: runID, stop: stop}
+			l := &Lock{client: client, stack: stack, name: lease.Name, uid: created.UID, runID: runID, holder: holder, timing: opts.Timing,
+				stop: stop, confirmed: start, lost: make(chan struct{})}
 			l.done.Add(1)
 			go l.renew(rctx)
 			return l, nil
@@ -219,6 +267,9 @@ func lockedError(stack string, cur *coordinationv1.Lease) *LockedError {
 	if cur.Spec.RenewTime != nil {
 		le.LastRenew = cur.Spec.RenewTime.Time
 	}
+	if cur.Spec.LeaseDurationSeconds != nil {
+		le.Duration = time.Duration(*cur.Spec.LeaseDurationSeconds) * time.Second
+	}
 	return le
 }
 
@@ -259,29 +310,147 @@ func processExists(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// renew bumps the Lease's renewTime until Release (ctx ends). A failed
-// renewal is retried on the next tick; a Lease that is no longer this
-// acquisition's (taken over, force-unlocked) is left alone.
+// renew renews the Lease until Release (ctx ends) or until it is no
+// longer this acquisition's. A renewal that fails is retried on the next
+// tick.
 func (l *Lock) renew(ctx context.Context) {
 	defer l.done.Done()
-	t := time.NewTicker(lockRenewEvery)
+	t := time.NewTicker(l.timing.renewEvery())
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-l.lost:
+			return
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			leases := l.client.CoordinationV1().Leases(LockNamespace)
-			if cur, err := leases.Get(ctx, l.name, metav1.GetOptions{}); err == nil && cur.UID == l.uid {
-				now := metav1.NewMicroTime(time.Now())
-				cur.Spec.RenewTime = &now
-				_, _ = leases.Update(ctx, cur, metav1.UpdateOptions{})
-			}
+			actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			_ = l.confirm(actx)
 			cancel()
 		}
 	}
 }
+
+// confirm reads the Lease and renews it if it is still this acquisition's:
+// the same object (UID), holder and run. One that is not, or is gone,
+// marks the lock lost. The renewal is conditional on the resourceVersion
+// read, so a takeover between the read and the write is seen by the next
+// confirmation, never overwritten. Other errors (the API server
+// unreachable) leave the lock as it was.
+func (l *Lock) confirm(ctx context.Context) error {
+	l.confirming.Lock()
+	defer l.confirming.Unlock()
+	if err := l.lostError(); err != nil {
+		return err
+	}
+	leases := l.client.CoordinationV1().Leases(LockNamespace)
+	sent := time.Now()
+	cur, err := leases.Get(ctx, l.name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return l.lose(nil)
+	}
+	if err != nil {
+		return fmt.Errorf("coordination.k8s.io/v1 Lease %s/%s: %w", LockNamespace, l.name, err)
+	}
+	if !l.ours(cur) {
+		return l.lose(cur)
+	}
+	now := metav1.NewMicroTime(time.Now())
+	cur.Spec.RenewTime = &now
+	if _, err := leases.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("coordination.k8s.io/v1 Lease %s/%s: %w", LockNamespace, l.name, err)
+	}
+	l.mu.Lock()
+	l.confirmed = sent
+	l.mu.Unlock()
+	return nil
+}
+
+// ours reports whether a Lease is this acquisition's.
+func (l *Lock) ours(cur *coordinationv1.Lease) bool {
+	return cur.UID == l.uid && cur.Spec.HolderIdentity != nil && *cur.Spec.HolderIdentity == l.holder && cur.Annotations[annoLockRun] == l.runID
+}
+
+// lose marks the lock lost to the holder of cur (nil: the Lease is gone).
+func (l *Lock) lose(cur *coordinationv1.Lease) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lostErr == nil {
+		l.lostErr = &LockLostError{Stack: l.stack, RunID: l.runID}
+		if cur != nil {
+			l.lostErr.By = lockedError(l.stack, cur)
+		}
+		close(l.lost)
+	}
+	return l.lostErr
+}
+
+func (l *Lock) lostError() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lostErr == nil {
+		return nil // not a nil *LockLostError in an error
+	}
+	return l.lostErr
+}
+
+// Lost is closed once the lock is known lost (Held then says to whom).
+func (l *Lock) Lost() <-chan struct{} { return l.lost }
+
+// Held is nil while the lock is this run's, and a *LockLostError once it
+// is not. A lock confirmed within the last half of its duration is taken
+// as held (nobody may take it over before it expires); an older
+// confirmation (this process was stopped, or the API server did not
+// answer the renewals) is checked again now, renewing the Lease if it
+// is still ours. An error that is not a *LockLostError says the lock
+// could not be confirmed.
+func (l *Lock) Held(ctx context.Context) error {
+	if err := l.lostError(); err != nil {
+		return err
+	}
+	if !l.stale() {
+		return nil
+	}
+	err := l.confirm(ctx)
+	if err == nil || !l.stale() { // confirmed, here or by a concurrent call
+		return l.lostError()
+	}
+	if lost := l.lostError(); lost != nil {
+		return lost
+	}
+	return fmt.Errorf("the lock of stack %q (run %s) could not be confirmed: %w", l.stack, l.runID, err)
+}
+
+// stale reports whether the last confirmation is older than half the
+// lock's duration.
+func (l *Lock) stale() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return time.Since(l.confirmed) >= l.timing.duration()/2
+}
+
+// LockLostError says a run's stack lock is no longer its own: its Lease
+// expired and another run took it over, or it was removed. The run stops
+// before its next write; what the new holder wrote stands.
+type LockLostError struct {
+	Stack string
+	// RunID is the run that lost the lock.
+	RunID string
+	// By is the new holder (nil: the Lease is gone).
+	By *LockedError
+}
+
+func (e *LockLostError) Error() string {
+	if e.By == nil {
+		return fmt.Sprintf("the lock of stack %q was removed while run %s held it (force-unlocked, or taken over by a run that has finished): this run stopped before its next write", e.Stack, e.RunID)
+	}
+	return fmt.Sprintf("the lock of stack %q was taken over from run %s by %s (%s, run %s) at %s: this run stopped before its next write",
+		e.Stack, e.RunID, e.By.Holder, e.By.Command, e.By.LockID, e.By.Since.Format(time.RFC3339))
+}
+
+// Unwrap makes the error final for the release engine: it is never
+// retried.
+func (e *LockLostError) Unwrap() error { return release.ErrNotHeld }
 
 // Release gives the lock up (deleting the Lease, only if still ours). It
 // retries with backoff, and may go on for grace after ctx ended (0:

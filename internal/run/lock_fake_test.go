@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/run"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
@@ -569,4 +571,102 @@ func TestLockNameIsAValidLeaseName(t *testing.T) {
 	if run.LockName(long) == run.LockName(long+"y") || run.LockName("!!!") == run.LockName("???") {
 		t.Fatalf("distinct stacks share a lock: %s, %s", run.LockName(long), run.LockName("!!!"))
 	}
+}
+
+// takeOver does what Acquire does to an expired lock: deletes its Lease
+// (with preconditions) and creates its own, as another holder.
+func takeOver(t *testing.T, s *leaseServer, stack string) *coordinationv1.Lease {
+	t.Helper()
+	ctx := context.Background()
+	cur := s.get(t, stack)
+	leases := s.CoordinationV1().Leases(run.LockNamespace)
+	if err := leases.Delete(ctx, cur.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cur.UID, ResourceVersion: &cur.ResourceVersion}}); err != nil {
+		t.Fatal(err)
+	}
+	next := cur.DeepCopy()
+	next.UID, next.ResourceVersion = "", ""
+	holder := "ci@build-7 pid 4242"
+	next.Spec.HolderIdentity = &holder
+	next.Annotations["convoy.dev/host"], next.Annotations["convoy.dev/run"] = "build-7", "run-b"
+	got, err := leases.Create(ctx, next, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func TestFakeLockLostToATakeoverIsKnownAndLeftAlone(t *testing.T) {
+	s := newLeaseServer()
+	l := acquire(t, s, "shop", run.LockOptions{Command: "convoy apply", Timing: run.LockTiming{RenewEvery: 10 * time.Millisecond}})
+	if err := l.Held(context.Background()); err != nil {
+		t.Fatalf("a fresh lock: %v", err)
+	}
+	theirs := takeOver(t, s, "shop")
+	waitLost(t, l) // a renewal finds the Lease is another's
+	err := l.Held(context.Background())
+	var lost *run.LockLostError
+	if !errors.As(err, &lost) || lost.By == nil || lost.By.LockID != "run-b" || !errors.Is(err, release.ErrNotHeld) {
+		t.Fatalf("Held: %v", err)
+	}
+	for _, want := range []string{`the lock of stack "shop" was taken over from run ` + l.ID(), "ci@build-7 pid 4242", "run run-b", "stopped before its next write"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err, want)
+		}
+	}
+	// Neither the renewals nor the release touch the new holder's Lease.
+	if err := l.Release(context.Background(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if now := s.get(t, "shop"); now == nil || now.UID != theirs.UID || now.ResourceVersion != theirs.ResourceVersion {
+		t.Fatalf("the new holder's Lease was changed: %+v", now)
+	}
+}
+
+func TestFakeLockRemovedIsLost(t *testing.T) {
+	s := newLeaseServer()
+	l := acquire(t, s, "shop", run.LockOptions{Command: "convoy apply", Timing: run.LockTiming{RenewEvery: 10 * time.Millisecond}})
+	if _, err := run.ForceUnlockClient(context.Background(), s, "shop", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitLost(t, l)
+	var lost *run.LockLostError
+	if err := l.Held(context.Background()); !errors.As(err, &lost) || lost.By != nil || !strings.Contains(err.Error(), "was removed") {
+		t.Fatalf("Held: %v", err)
+	}
+}
+
+// waitLost waits until the lock knows it is lost.
+func waitLost(t *testing.T, l *run.Lock) {
+	t.Helper()
+	select {
+	case <-l.Lost():
+	case <-time.After(time.Minute):
+		t.Fatal("the renewals did not find the lock lost in a minute")
+	}
+}
+
+// Held trusts a recent confirmation (no request), and confirms an old one
+// itself: a run whose renewals stopped (a stopped process) finds its loss
+// before its next write, without its renewals.
+func TestFakeHeldConfirmsAnOldConfirmation(t *testing.T) {
+	s := newLeaseServer()
+	l := acquire(t, s, "shop", run.LockOptions{Command: "convoy apply", Timing: run.LockTiming{Duration: time.Second, RenewEvery: time.Hour}})
+	before := len(s.Actions())
+	if err := l.Held(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.Actions()) - before; n != 0 {
+		t.Fatalf("Held of a fresh lock made %d requests", n)
+	}
+	takeOver(t, s, "shop")
+	var err error
+	poll := func(ctx context.Context) (bool, error) { err = l.Held(ctx); return err != nil, nil }
+	if werr := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, time.Minute, true, poll); werr != nil {
+		t.Fatal("Held never found the lock lost")
+	}
+	var lost *run.LockLostError
+	if !errors.As(err, &lost) || lost.By == nil || lost.By.LockID != "run-b" {
+		t.Fatalf("Held: %v", err)
+	}
+	waitLost(t, l)
 }

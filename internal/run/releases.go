@@ -215,7 +215,9 @@ func Rollback(ctx context.Context, o Options, req RollbackRequest) (inst *config
 	if err != nil {
 		return nil, nil, err
 	}
-	defer func() { err = errors.Join(err, lock.release(ctx)) }()
+	defer func() { err = lock.finish(ctx, err) }()
+	ctx, stopFence := lock.fence(ctx)
+	defer stopFence()
 	if err := ownRelease(ctx, o, ls.Stack.ID(), inst, eng, lock, true); err != nil {
 		return inst, nil, err
 	}
@@ -251,7 +253,9 @@ func Recover(ctx context.Context, o Options, name string) (inst *config.ReleaseI
 	if err != nil {
 		return nil, nil, err
 	}
-	defer func() { err = errors.Join(err, lock.release(ctx)) }()
+	defer func() { err = lock.finish(ctx, err) }()
+	ctx, stopFence := lock.fence(ctx)
+	defer stopFence()
 	if err := ownRelease(ctx, o, ls.Stack.ID(), inst, eng, lock, false); err != nil {
 		return inst, nil, err
 	}

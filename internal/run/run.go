@@ -27,6 +27,9 @@ type Options struct {
 	// the stack lock may go on after the run's context ended, retrying
 	// (0: DefaultGrace).
 	Grace time.Duration
+	// LockTiming is the stack lock's (zero: LockDuration, renewed every
+	// third of it); tests shorten it.
+	LockTiming LockTiming
 }
 
 // announce tells o.Announce, if any.

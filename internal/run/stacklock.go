@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/release"
 )
 
 // stackLock is a stack's lock held by one run on every cluster the stack
@@ -37,13 +38,65 @@ func lockStack(ctx context.Context, o Options, st *config.Stack, cl *Clusters, c
 		if len(clusters) > 1 {
 			announce = func(msg string) { o.announce(c.Describe() + ": " + msg) }
 		}
-		l, err := Acquire(ctx, c.Engine.Client(), st.ID(), LockOptions{Command: command, RunID: sl.runID, Announce: announce, Environment: st.Environment})
+		l, err := Acquire(ctx, c.Engine.Client(), st.ID(), LockOptions{Command: command, RunID: sl.runID, Announce: announce, Environment: st.Environment, Timing: o.LockTiming})
 		if err != nil {
 			return nil, errors.Join(err, sl.release(ctx))
 		}
 		sl.held = append(sl.held, heldLock{cluster: c, lock: l})
 	}
 	return sl, nil
+}
+
+// fence is ctx for the run's work under the lock: it carries the fence
+// the release engine consults before each record write and each change of
+// objects (held), and it is cancelled, with the *LockLostError as its
+// cause, once the lock is lost on any cluster, so that waits stop too.
+// stop ends the watch.
+func (s *stackLock) fence(ctx context.Context) (fenced context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(release.WithFence(ctx, s.holds))
+	done := make(chan struct{})
+	for _, h := range s.held {
+		go func() {
+			select {
+			case <-h.lock.Lost():
+				cancel(h.lock.lostError())
+			case <-done:
+			}
+		}()
+	}
+	return ctx, func() { close(done); cancel(nil) }
+}
+
+// holds is nil while the run holds the lock on every cluster (Lock.Held).
+func (s *stackLock) holds(ctx context.Context) error {
+	for _, h := range s.held {
+		if err := h.lock.Held(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lost is the *LockLostError of a cluster whose lock the run lost (nil:
+// none known).
+func (s *stackLock) lost() error {
+	for _, h := range s.held {
+		if err := h.lock.lostError(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish ends a run under the lock: when the run lost it, the loss heads
+// its error (unless err says so already); then the lock is released (if
+// still the run's).
+func (s *stackLock) finish(ctx context.Context, err error) error {
+	var lost *LockLostError
+	if l := s.lost(); l != nil && !errors.As(err, &lost) {
+		err = errors.Join(l, err)
+	}
+	return errors.Join(err, s.release(ctx))
 }
 
 // release gives the lock up on every cluster, retrying for the run's
