@@ -675,4 +675,3 @@ func withoutTestHooks(hs []*release.Hook) []*release.Hook {
 		return len(h.Events) > 0 && !slices.ContainsFunc(h.Events, func(ev chart.HookEvent) bool { return ev != chart.HookTest })
 	})
 }
-
