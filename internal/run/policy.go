@@ -44,13 +44,13 @@ func checkAllowed(ls *Loaded, allow []string) error {
 
 // noteAtApply marks the releases the plan could not render (rendersAtApply)
 // as checked by the policies when apply renders them, if any policy reads
-// releases or objects.
+// releases or objects (a refused release is not applied at all).
 func noteAtApply(ls *Loaded, p *plan.Plan) {
 	if !ls.Policies.ReadsReleases() {
 		return
 	}
 	for _, rc := range p.Releases {
-		if rendersAtApply(rc) {
+		if rendersAtApply(rc) && !rc.Refused() {
 			rc.PoliciesAtApply = true
 		}
 	}
