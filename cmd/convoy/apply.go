@@ -254,6 +254,10 @@ func writeResults(w io.Writer, rs []*apply.Result, p *plan.Plan) {
 			result = "unchanged"
 		case r.Step.Kind == apply.StepUninstall && r.Status == dag.Succeeded:
 			result = "uninstalled"
+		case r.Release != nil && r.Step.Kind == apply.StepDeploy && r.Status == dag.Failed && r.Release.Info.RollbackRevision != 0:
+			// Its own atomic rolled the failed upgrade back: the record
+			// left is the rollback's, deployed, but the release failed.
+			rev, result = fmt.Sprint(r.Release.Version), "rolled back"
 		case r.Release != nil && r.Step.Kind == apply.StepDeploy:
 			rev, result = fmt.Sprint(r.Release.Version), string(r.Release.Info.Status)
 		}

@@ -106,6 +106,7 @@ type clusterFlags struct {
 	QPS           float32
 	Burst         int
 	StorageDriver string
+	Unreachable   time.Duration
 }
 
 func addClusterFlags(fs *pflag.FlagSet, f *clusterFlags) {
@@ -117,6 +118,7 @@ func addClusterFlags(fs *pflag.FlagSet, f *clusterFlags) {
 	fs.Float32Var(&f.QPS, "qps", run.DefaultQPS, "the same as --kube-qps (helm's name)")
 	fs.IntVar(&f.Burst, "burst-limit", run.DefaultBurst, "the same as --kube-burst (helm's name)")
 	fs.StringVar(&f.StorageDriver, "storage-driver", "secret", "where release records live: secret or configmap (as Helm's HELM_DRIVER)")
+	fs.DurationVar(&f.Unreachable, "unreachable-timeout", run.DefaultUnreachable, "how long an API server may not answer before convoy stops waiting on it and gives up, whatever the releases' timeouts")
 }
 
 // stackRun are the flags of the commands that run a stack on its clusters.
@@ -149,7 +151,7 @@ func (f stackRun) options(s streams) (run.Options, error) {
 	c := f.Cluster
 	return run.Options{
 		Source:      src,
-		Clusters:    run.ClusterOptions{Kubeconfig: c.Kubeconfig, Context: c.Context, QPS: c.QPS, Burst: c.Burst, StorageDriver: c.StorageDriver, Warnings: s.Err},
+		Clusters:    run.ClusterOptions{Kubeconfig: c.Kubeconfig, Context: c.Context, QPS: c.QPS, Burst: c.Burst, StorageDriver: c.StorageDriver, Unreachable: c.Unreachable, Warnings: s.Err},
 		ChartCache:  chartCache(),
 		Parallelism: f.Parallelism,
 		Grace:       f.Grace,

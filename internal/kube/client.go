@@ -62,6 +62,11 @@ type Options struct {
 	// ListPageSize is how many objects ListApplied asks for per request
 	// (0: DefaultListPageSize).
 	ListPageSize int
+	// Reach follows whether the API server answers, for every client
+	// built with Config (transient.go retries through it); nil: New
+	// makes one with DefaultUnreachable. Clients of one cluster built
+	// beside a Client (the release records') share the Client's.
+	Reach *Reach
 }
 
 // Limited returns cfg with a rate limiter of its QPS and burst that counts
@@ -74,7 +79,7 @@ func (o Options) Limited(cfg *rest.Config) *rest.Config {
 
 // Config is a copy of cfg with o's rate limits: QPS and Burst from o,
 // DefaultQPS and DefaultBurst where o gives none, whatever limiter cfg
-// carried. New builds its clients from it; so must every client of the
+// carried, and its requests followed and retried by o.Reach. New builds its clients from it; so must every client of the
 // same cluster built beside a Client (the release records'), or it gets
 // client-go's defaults (5 QPS, burst 10) for a cfg that gives none.
 func (o Options) Config(cfg *rest.Config) *rest.Config {
@@ -86,6 +91,9 @@ func (o Options) Config(cfg *rest.Config) *rest.Config {
 	}
 	if o.Burst > 0 {
 		cfg.Burst = o.Burst
+	}
+	if o.Reach != nil {
+		o.Reach.Wrap(cfg)
 	}
 	return cfg
 }
@@ -101,6 +109,7 @@ type Client struct {
 	mapper       *restmapper.DeferredDiscoveryRESTMapper
 	fieldManager string
 	clusterID    ClusterID
+	reach        *Reach
 	predecessors []FieldOwner
 	listPageSize int64
 	// namespaces are those this client found existing (not terminating)
@@ -129,6 +138,9 @@ type Client struct {
 func New(cfg *rest.Config, opts Options) (*Client, error) {
 	if cfg == nil {
 		return nil, errors.New("kube: no REST config")
+	}
+	if opts.Reach == nil {
+		opts.Reach = NewReach(cfg, 0)
 	}
 	// Options decide the rate limits, not whatever the config carried.
 	cfg = opts.Config(cfg)
@@ -165,10 +177,14 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 		mapper:       restmapper.NewDeferredDiscoveryRESTMapper(cached),
 		fieldManager: fieldManager,
 		clusterID:    ClusterIDOf(cfg),
+		reach:        opts.Reach,
 		predecessors: slices.Clone(predecessors),
 		listPageSize: int64(cmp.Or(opts.ListPageSize, DefaultListPageSize)),
 	}, nil
 }
+
+// Reach follows whether the client's API server answers.
+func (c *Client) Reach() *Reach { return c.reach }
 
 // FieldManager is the server-side apply field manager of this client.
 func (c *Client) FieldManager() string { return c.fieldManager }

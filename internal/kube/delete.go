@@ -106,15 +106,32 @@ func (c *Client) Delete(ctx context.Context, refs []Ref, opts DeleteOptions) ([]
 // WaitForDelete blocks until none of refs exists, watching each, or returns
 // a *NotReadyError listing those still there when ctx ends (with their
 // finalizers: the usual reason an object outlives its deletion).
+//
+// Once the API server has been unreachable for longer than the client's
+// Reach bound, it stops with an *UnreachableError naming the objects not
+// seen gone.
 func (c *Client) WaitForDelete(ctx context.Context, refs []Ref) error {
 	refs = uniqueRefs(refs)
 	remaining := make([]*unstructured.Unstructured, len(refs))
 	errs := make([]error, len(refs))
+	gone := make([]bool, len(refs))
+	wctx, unreachable := c.whileReachable(ctx)
 	var wg sync.WaitGroup
 	for i, ref := range refs {
-		wg.Go(func() { remaining[i], errs[i] = c.waitGone(ctx, ref) })
+		wg.Go(func() {
+			remaining[i], errs[i] = c.waitGone(wctx, ref)
+			gone[i] = remaining[i] == nil && errs[i] == nil
+		})
 	}
 	wg.Wait()
+	if ue := unreachable(); ue != nil {
+		for i, ref := range refs {
+			if !gone[i] {
+				ue.Stopped = append(ue.Stopped, ref)
+			}
+		}
+		return ue
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -35,6 +36,9 @@ type WaitOptions struct {
 	// a Service, a Deployment whose spec the apply left as it was) is not
 	// read again; the others are read, and watched while not ready.
 	Applied []*unstructured.Unstructured
+	// Unreachable, if set, is told when the API server stops answering
+	// during the wait (the outage), and when it answers again (nil).
+	Unreachable func(*Outage)
 }
 
 // DefaultBlockersAfter is how long a wait runs before it names what it
@@ -62,7 +66,7 @@ func (c *Client) Wait(ctx context.Context, refs []Ref, opts WaitOptions) error {
 		}
 		targets = append(targets, ref)
 	}
-	return c.waitReporting(ctx, targets, mode, opts.Progress, opts.blockerTicker(), opts.Applied)
+	return c.waitReporting(ctx, targets, mode, opts.Progress, opts.blockerTicker(), opts.Applied, opts.Unreachable)
 }
 
 func (opts WaitOptions) blockerTicker() *blockerTicker {
@@ -99,19 +103,21 @@ func (c *Client) WaitForCompletionWith(ctx context.Context, refs []Ref, opts Wai
 			targets = append(targets, ref)
 		}
 	}
-	return c.waitReporting(ctx, targets, modeCompletion, opts.Progress, opts.blockerTicker(), nil)
+	return c.waitReporting(ctx, targets, modeCompletion, opts.Progress, opts.blockerTicker(), nil, opts.Unreachable)
 }
 
 func isJob(ref Ref) bool { return ref.Group == "batch" && ref.Kind == "Job" }
 
 func (c *Client) wait(ctx context.Context, targets []Ref, mode waitMode, progress func(ready, total int)) error {
-	return c.waitReporting(ctx, targets, mode, progress, nil, nil)
+	return c.waitReporting(ctx, targets, mode, progress, nil, nil, nil)
 }
 
-// waitReporting waits for targets, reporting progress and blockers; the
-// objects of applied (WaitOptions.Applied) found ready there are taken as
-// ready without reading them.
-func (c *Client) waitReporting(ctx context.Context, targets []Ref, mode waitMode, progress func(ready, total int), tick *blockerTicker, applied []*unstructured.Unstructured) error {
+// waitReporting waits for targets, reporting progress, blockers and
+// outages; the objects of applied (WaitOptions.Applied) found ready there
+// are taken as ready without reading them. It stops with an
+// *UnreachableError naming the objects not seen ready once the API server
+// has been unreachable for longer than the client's Reach bound.
+func (c *Client) waitReporting(ctx context.Context, targets []Ref, mode waitMode, progress func(ready, total int), tick *blockerTicker, applied []*unstructured.Unstructured, unreachable func(*Outage)) error {
 	if len(targets) == 0 {
 		return nil
 	}
@@ -167,7 +173,15 @@ func (c *Client) waitReporting(ctx context.Context, targets []Ref, mode waitMode
 			}
 		}
 	}
-	seen, err := watchStatus(ctx, sw, targets, progress, every, onTick)
+	health := &watchHealth{reach: c.reach, probe: c.probe, report: unreachable}
+	seen, err := watchStatus(ctx, sw, targets, progress, every, onTick, health)
+	var ue *UnreachableError
+	if errors.As(err, &ue) {
+		for _, o := range blockers(targets, seen) {
+			ue.Stopped = append(ue.Stopped, o.Ref)
+		}
+		return ue
+	}
 	if err != nil {
 		return err
 	}
@@ -271,7 +285,11 @@ const readyChecks = 8
 // Failed, or ctx ends, and returns the last status seen of each (absent:
 // never seen).
 // Every interval (when onTick is set) onTick is shown what was seen so far.
-func watchStatus(ctx context.Context, sw *watcher.DefaultStatusWatcher, refs []Ref, progress func(ready, total int), interval time.Duration, onTick func(map[object.ObjMetadata]*event.ResourceStatus)) (map[object.ObjMetadata]*event.ResourceStatus, error) {
+// Every healthEvery health checks whether the API server still answers:
+// the watch's informers retry in silence; it stops the watch with an
+// *UnreachableError (and what was seen) once the server has been
+// unreachable for longer than its bound.
+func watchStatus(ctx context.Context, sw *watcher.DefaultStatusWatcher, refs []Ref, progress func(ready, total int), interval time.Duration, onTick func(map[object.ObjMetadata]*event.ResourceStatus), health *watchHealth) (map[object.ObjMetadata]*event.ResourceStatus, error) {
 	ids := make(object.ObjMetadataSet, len(refs))
 	for i, ref := range refs {
 		ids[i] = objMeta(ref)
@@ -293,11 +311,18 @@ func watchStatus(ctx context.Context, sw *watcher.DefaultStatusWatcher, refs []R
 		defer t.Stop()
 		ticks = t.C
 	}
+	checks := time.NewTicker(healthEvery)
+	defer checks.Stop()
 	for {
 		var e event.Event
 		select {
 		case <-ticks:
 			onTick(seen)
+			continue
+		case <-checks.C:
+			if err := health.check(ctx); err != nil {
+				return seen, err
+			}
 			continue
 		case ev, ok := <-events:
 			if !ok {

@@ -202,6 +202,7 @@ const (
 	ReasonRemoved      ReasonKind = "removed"           // no longer in the stack's files
 	ReasonDestroy      ReasonKind = "destroy"           // convoy destroy
 	ReasonAdopt        ReasonKind = "adopt"             // taken over from another stack (adopt_from_stack)
+	ReasonLeftover     ReasonKind = "leftover"          // objects a failed revision created that no deployed revision has
 )
 
 // ChartRef names a chart version.
@@ -261,7 +262,8 @@ type ObjectChange struct {
 	// change: policies and impact read them, the views do not print them.
 	Before map[string]any `json:",omitempty"`
 	After  map[string]any `json:",omitempty"`
-	// Reason explains a replace (the immutable field) or a kept object.
+	// Reason explains a replace (the immutable field), a kept object or a
+	// leftover's delete.
 	Reason string `json:",omitempty"`
 	// Deployed is, for an object of a release that does not change, the
 	// object as the deployed revision's manifest holds it (masked as After
@@ -270,6 +272,11 @@ type ObjectChange struct {
 	// policies do not read objects. Not saved: a saved plan carries its
 	// policy results.
 	Deployed map[string]any `json:"-"`
+	// LeftBy is the failed (or interrupted) revision that created the
+	// object a delete removes: it carries the release's ownership, and
+	// neither the deployed revision nor the next one has it. Apply deletes
+	// it if it still carries that ownership (release.Request.Leftovers).
+	LeftBy int `json:",omitempty"`
 }
 
 // ObjectDrift is a live object that differs from what convoy last applied

@@ -64,11 +64,18 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 			gone = append(gone, o)
 		}
 	}
+	left, err := c.leftovers(ctx, eng, prep.History, prep.Deployed, func(ref kube.Ref) bool {
+		k := identityKey(ref)
+		return inCurrent[k] || prevBy[k] != nil
+	})
+	if err != nil {
+		return "", err
+	}
 	intact, err := c.previousIntact(ctx, eng, rc, prep, previous)
 	if err != nil {
 		return "", err
 	}
-	results := make([]result, len(items)+len(gone))
+	results := make([]result, len(items)+len(gone)+len(left))
 	errs := make([]error, len(results))
 	var wg sync.WaitGroup
 	for i, obj := range items {
@@ -124,6 +131,24 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 				ch := objectChange(ref, plan.ObjectDelete)
 				ch.Before = maskObject(liveView(live), red, append(secretPaths(ref.Kind), red.FieldsOf(ref.Group, ref.Kind, ref.Namespace, ref.Name)...))
 				results[i] = result{ref: ref, version: live.GetResourceVersion(), hash: ContentHash(live), change: ch}
+				return nil
+			})
+		})
+	}
+	for j, l := range left {
+		i := len(items) + len(gone) + j
+		wg.Go(func() {
+			errs[i] = c.do(ctx, func() error {
+				live, err := c.live(ctx, kc, l.ref)
+				// Only what still carries the release's ownership is the
+				// release's to delete, and never a kept object.
+				if err != nil || live == nil || !ownedByRelease(live, req.Name, req.Namespace) || release.IsKept(live) {
+					return err
+				}
+				ch := objectChange(l.ref, plan.ObjectDelete)
+				ch.Reason, ch.LeftBy = fmt.Sprintf("left over by %s revision %d", l.status, l.by), l.by
+				ch.Before = maskObject(liveView(live), red, append(secretPaths(l.ref.Kind), red.FieldsOf(l.ref.Group, l.ref.Kind, l.ref.Namespace, l.ref.Name)...))
+				results[i] = result{ref: l.ref, version: live.GetResourceVersion(), hash: ContentHash(live), change: ch}
 				return nil
 			})
 		})

@@ -186,14 +186,21 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	if err != nil {
 		return nil, err
 	}
-	if unchanged && len(rc.Drift) > 0 {
-		// Correcting drift is an upgrade: show the next revision's objects.
+	_, leftovers := leftoverReason(rc)
+	if unchanged && (len(rc.Drift) > 0 || leftovers) {
+		// Correcting drift, or deleting what failed revisions left, is an
+		// upgrade: show the next revision's objects.
 		unchanged = false
-		rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonDrift, Detail: fmt.Sprintf("%d %s changed outside convoy", len(rc.Drift), plural(len(rc.Drift), "object", "objects"))})
+		if len(rc.Drift) > 0 {
+			rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonDrift, Detail: fmt.Sprintf("%d %s changed outside convoy", len(rc.Drift), plural(len(rc.Drift), "object", "objects"))})
+		}
 		rc.Objects, rc.Drift, rc.Conflicts, rc.Warnings = nil, nil, nil, append(slices.Clip(observed), warningsOf(prep.Rendered, red)...)
 		if _, err := c.objects(ctx, eng, rc, prep, red, false); err != nil {
 			return nil, err
 		}
+	}
+	if r, ok := leftoverReason(rc); ok {
+		rc.Reasons = append(rc.Reasons, r)
 	}
 	if err := c.conflictOwners(ctx, eng, rc); err != nil {
 		return nil, err
@@ -426,7 +433,7 @@ func (c *computer) knownAfterApply(rc *plan.ReleaseChange, last, deployed *relea
 	}
 	rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonDependency, Detail: detail})
 	if last != nil && last.Info.Status.IsPending() {
-		return nil, &release.PendingError{Name: last.Name, Namespace: last.Namespace, Status: last.Info.Status, Revision: last.Version, Since: last.Info.LastDeployed}
+		return nil, &release.PendingError{Name: last.Name, Namespace: last.Namespace, Status: last.Info.Status, Revision: last.Version, Since: last.Info.LastDeployed, RunID: last.Labels[release.RunLabel]}
 	}
 	return rc, nil
 }

@@ -82,7 +82,7 @@ func (c *computer) renaming(ctx context.Context, inst *config.ReleaseInstance) (
 				best.from.Addr, best.oldName, last.Namespace, inst.Addr, inst.Namespace))
 	}
 	if last.Info.Status.IsPending() {
-		return nil, &release.PendingError{Name: last.Name, Namespace: last.Namespace, Status: last.Info.Status, Revision: last.Version, Since: last.Info.LastDeployed}
+		return nil, &release.PendingError{Name: last.Name, Namespace: last.Namespace, Status: last.Info.Status, Revision: last.Version, Since: last.Info.LastDeployed, RunID: last.Labels[release.RunLabel]}
 	}
 	own, err := c.history(ctx, eng, inst.Namespace, inst.Name)
 	if err != nil {

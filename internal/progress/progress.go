@@ -26,6 +26,10 @@ type rowState struct {
 	// while it is in phase blockedIn.
 	blockers  []string
 	blockedIn release.Phase
+	// outage is, while the release's wait finds its API server not
+	// answering, what the engine said of it (release.Event.Outage): shown
+	// above the blockers until the next event that is not a blockers'.
+	outage string
 }
 
 // maxBlockers and maxBlockerWidth keep the live view a few short lines per
@@ -208,6 +212,10 @@ func (l *Live) draw() {
 		}
 		fmt.Fprintf(&b, "\x1b[2K%-*s  %s%s\n", width, r.ID, r.state, timing)
 		n++
+		if !r.done && r.outage != "" {
+			fmt.Fprintf(&b, "\x1b[2K%-*s    ⚠ %s\n", width, "", r.outage)
+			n++
+		}
 		if !r.done {
 			for _, bl := range r.blockers {
 				fmt.Fprintf(&b, "\x1b[2K%-*s    ⏳ %s\n", width, "", bl)
@@ -229,6 +237,9 @@ func (l *Live) Event(ev release.Event) {
 	defer l.mu.Unlock()
 	if r := l.byRel[ev.Namespace+"/"+ev.Release]; r != nil && !r.done {
 		switch {
+		case ev.Outage != nil:
+			r.outage = ev.Message
+			return
 		case ev.Blockers != nil:
 			r.blockers, r.blockedIn = blockerLines(ev.Blockers), ev.Phase
 			r.state = fmt.Sprintf("%s: %d not ready", ev.Phase, len(ev.Blockers))
@@ -236,6 +247,7 @@ func (l *Live) Event(ev release.Event) {
 		case ev.Phase != r.blockedIn:
 			r.blockers = nil
 		}
+		r.outage = ""
 		r.state = string(ev.Phase) + ": " + ev.Message
 	}
 }

@@ -119,3 +119,30 @@ func TestLiveViewShowsWhatAWaitIsBlockedOn(t *testing.T) {
 		t.Fatalf("final frame:\n%q", last)
 	}
 }
+
+// An API server that stops answering during a wait is named on a line of
+// its own, kept while the wait's blockers are redrawn, and gone once the
+// engine says it answers again.
+func TestLiveViewNamesAnUnreachableAPIServer(t *testing.T) {
+	var buf syncBuffer
+	l := NewLive(&buf, rows)
+	defer l.Close()
+	l.Started("release.web")
+	blockers := []kube.ObjectStatus{{Ref: kube.Ref{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "shop", Name: "web"}, State: kube.StateNotReady, Message: "0/1 replicas available"}}
+	l.Event(release.Event{Namespace: "shop", Release: "web", Phase: release.PhaseWaiting, Message: "waiting for apps/v1 Deployment shop/web", Blockers: blockers})
+	msg := "API server https://127.0.0.1:6443 unreachable since 12:03:04 (dial tcp 127.0.0.1:6443: connect: connection refused); giving up at 12:03:34 unless it answers"
+	l.Event(release.Event{Namespace: "shop", Release: "web", Phase: release.PhaseWaiting, Message: msg, Outage: &kube.Outage{Server: "https://127.0.0.1:6443"}})
+	l.Event(release.Event{Namespace: "shop", Release: "web", Phase: release.PhaseWaiting, Message: "waiting for apps/v1 Deployment shop/web", Blockers: blockers})
+	frame := func() string {
+		time.Sleep(300 * time.Millisecond)
+		out := buf.String()
+		return out[strings.LastIndex(out, "\x1b[2K"+"release.db"):]
+	}
+	if f := frame(); !strings.Contains(f, "release.web  waiting: 1 not ready") || !strings.Contains(f, "⚠ "+msg+"\n") || !strings.Contains(f, "⏳ Deployment shop/web: 0/1 replicas available") {
+		t.Fatalf("the frame does not name the unreachable API server above the blockers:\n%q", f)
+	}
+	l.Event(release.Event{Namespace: "shop", Release: "web", Phase: release.PhaseWaiting, Message: "API server answers again"})
+	if f := frame(); strings.Contains(f, "⚠") || !strings.Contains(f, "release.web  waiting: API server answers again") {
+		t.Fatalf("the outage outlived its end:\n%q", f)
+	}
+}

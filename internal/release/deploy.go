@@ -91,6 +91,13 @@ type Request struct {
 	// named after the release: the old ones serve until then). Not saved
 	// with a plan: the run that applies sets it.
 	DeleteLast bool `json:"-"`
+	// Leftovers are objects no deployed revision has that a failed
+	// revision created and the plan showed deleted (planner: a failed or
+	// interrupted revision newer than the deployed one): the deploy
+	// deletes them with the objects the previous revision had and this
+	// one lacks, those that still carry the release's ownership. Not
+	// saved with a plan: the run that applies sets it.
+	Leftovers []kube.Ref `json:"-"`
 	// Note is added to the description of the revision a successful
 	// deploy records ("Upgrade complete (policies allowed: x)"): what the
 	// run overrode. Not saved with a plan: the run that applies sets it.
@@ -270,7 +277,7 @@ func (e *Engine) perform(ctx context.Context, p *Prepared, rel *Release, absent 
 	}
 	return e.rollout(ctx, rel, rollout{
 		pre: pre, post: post, objs: p.Objects, src: p.sources, ignore: req.IgnoreChanges, replace: req.Replace, create: absent, takeOwnership: req.TakeOwnership, previous: p.Previous,
-		wait: req.Wait, timeout: req.timeout(), disableHooks: req.DisableHooks, deleteLast: req.DeleteLast,
+		wait: req.Wait, timeout: req.timeout(), disableHooks: req.DisableHooks, deleteLast: req.DeleteLast, leftovers: req.Leftovers,
 	})
 }
 
@@ -292,6 +299,11 @@ type rollout struct {
 	// deleteLast deletes what the previous revision had and this one
 	// lacks at the end, after the waits and the post-hooks.
 	deleteLast bool
+	// leftovers are objects of failed revisions that neither the previous
+	// revision nor this one has: deleted with those the previous one had,
+	// each only if it still carries the release's ownership and is not
+	// kept (ownedLeftovers).
+	leftovers []kube.Ref
 }
 
 // rollout runs the pre-hooks, applies the objects, deletes what the
@@ -318,11 +330,21 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 	e.setRecordObjects(rel)
 	deleteGone := func() error {
 		gone := removed(r.previous, r.objs)
+		if len(gone) > 0 {
+			e.logf(rel.Namespace, rel.Name, PhaseApplying, "deleting %d objects no longer in the release", len(gone))
+		}
+		left, err := e.ownedLeftovers(ctx, rel.Name, rel.Namespace, r.leftovers)
+		if err != nil {
+			return err
+		}
+		if len(left) > 0 {
+			e.logf(rel.Namespace, rel.Name, PhaseApplying, "deleting %d objects failed revisions left over", len(left))
+			gone = append(gone, left...)
+		}
 		if len(gone) == 0 {
 			return nil
 		}
-		e.logf(rel.Namespace, rel.Name, PhaseApplying, "deleting %d objects no longer in the release", len(gone))
-		_, err := e.kube.Delete(ctx, gone, kube.DeleteOptions{Propagation: kube.PropagationBackground})
+		_, err = e.kube.Delete(ctx, gone, kube.DeleteOptions{Propagation: kube.PropagationBackground})
 		return err
 	}
 	if !r.deleteLast {
@@ -343,6 +365,7 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 				e.notify(Event{Time: time.Now(), Namespace: rel.Namespace, Release: rel.Name, Phase: PhaseWaiting,
 					Message: blockedMessage(objs), Blockers: objs})
 			},
+			Unreachable: e.outages(rel, PhaseWaiting),
 		})
 		cancel()
 		if err != nil {
@@ -445,6 +468,12 @@ type PendingError struct {
 	Status          Status
 	Revision        int
 	Since           time.Time
+	// RunID is the run that wrote the pending record (RunLabel; "" for
+	// helm's).
+	RunID string
+	// Running, when known, names the run under way that holds the
+	// release (its stack's lock holder): "convoy apply (run …) …".
+	Running string
 }
 
 func (e *PendingError) Error() string {
@@ -452,12 +481,16 @@ func (e *PendingError) Error() string {
 	if !e.Since.IsZero() {
 		age = time.Since(e.Since).Round(time.Second).String()
 	}
+	if e.Running != "" {
+		return fmt.Sprintf("release %s (namespace %s) is %s at revision %d since %s ago: %s and is deploying it; try again once it is done",
+			e.Name, e.Namespace, e.Status, e.Revision, age, e.Running)
+	}
 	return fmt.Sprintf("release %s (namespace %s) is %s at revision %d since %s ago: another operation is running or one crashed; if none is running, resolve it with `convoy recover %s`",
 		e.Name, e.Namespace, e.Status, e.Revision, age, e.Name)
 }
 
 func pendingError(r *Release) error {
-	return &PendingError{Name: r.Name, Namespace: r.Namespace, Status: r.Info.Status, Revision: r.Version, Since: r.Info.LastDeployed}
+	return &PendingError{Name: r.Name, Namespace: r.Namespace, Status: r.Info.Status, Revision: r.Version, Since: r.Info.LastDeployed, RunID: r.Labels[RunLabel]}
 }
 
 // whyStopped says why an operation stopped when a context ended it: the

@@ -65,6 +65,9 @@ type Event struct {
 	// Blockers are, while a wait lasts, the objects it waits for and why
 	// they are not ready (nil in other events).
 	Blockers []kube.ObjectStatus
+	// Outage is, while a wait lasts, the API server not answering (nil
+	// in other events).
+	Outage *kube.Outage
 }
 
 // EngineOptions configure an Engine.
@@ -111,12 +114,15 @@ type Engine struct {
 // NewEngine connects to the cluster and reads its capabilities (version and
 // served API versions) once, for rendering.
 func NewEngine(ctx context.Context, cfg *rest.Config, opts EngineOptions) (*Engine, error) {
+	if opts.Kube.Reach == nil {
+		opts.Kube.Reach = kube.NewReach(cfg, 0)
+	}
 	kc, err := kube.New(cfg, opts.Kube)
 	if err != nil {
 		return nil, err
 	}
 	// The records' clients have the rate limits of kc's: their own
-	// buckets of the same QPS and burst.
+	// buckets of the same QPS and burst; and kc's Reach.
 	cfg = opts.Kube.Config(cfg)
 	client, err := kubernetes.NewForConfig(opts.Kube.Limited(cfg))
 	if err != nil {
@@ -190,6 +196,19 @@ func (e *Engine) LastRevision(ctx context.Context, namespace, name string) (int,
 
 func (e *Engine) logf(namespace, release string, phase Phase, format string, args ...any) {
 	e.notify(Event{Time: time.Now(), Namespace: namespace, Release: release, Phase: phase, Message: fmt.Sprintf(format, args...)})
+}
+
+// outages tells, during a wait of rel in phase, that the API server stopped
+// answering (and when it will be given up on), and that it answers again.
+func (e *Engine) outages(rel *Release, phase Phase) func(*kube.Outage) {
+	return func(o *kube.Outage) {
+		if o == nil {
+			e.logf(rel.Namespace, rel.Name, phase, "API server answers again")
+			return
+		}
+		e.notify(Event{Time: time.Now(), Namespace: rel.Namespace, Release: rel.Name, Phase: phase, Outage: o,
+			Message: fmt.Sprintf("%s; giving up at %s unless it answers", o, o.Since.Add(e.kube.Reach().Bound()).Format(time.TimeOnly))})
+	}
 }
 
 // WriteEvent writes an event as one timestamped line.

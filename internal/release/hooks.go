@@ -102,9 +102,12 @@ func (e *Engine) runHookList(ctx context.Context, rel *Release, event chart.Hook
 		}
 		e.logf(rel.Namespace, rel.Name, PhaseHooks, "running %s hook %s", event, h.Path)
 		h.LastRun = HookExecution{StartedAt: time.Now(), Phase: HookPhaseRunning}
-		err = e.execHook(ctx, objs, timeout, func(objs []kube.ObjectStatus) {
-			e.notify(Event{Time: time.Now(), Namespace: rel.Namespace, Release: rel.Name, Phase: PhaseHooks,
-				Message: blockedMessage(objs), Blockers: objs})
+		err = e.execHook(ctx, objs, timeout, kube.WaitOptions{
+			Blockers: func(objs []kube.ObjectStatus) {
+				e.notify(Event{Time: time.Now(), Namespace: rel.Namespace, Release: rel.Name, Phase: PhaseHooks,
+					Message: blockedMessage(objs), Blockers: objs})
+			},
+			Unreachable: e.outages(rel, PhaseHooks),
 		})
 		h.LastRun.CompletedAt = time.Now()
 		if ran != nil {
@@ -128,9 +131,9 @@ func (e *Engine) runHookList(ctx context.Context, rel *Release, event chart.Hook
 	return nil
 }
 
-// execHook creates a hook's objects and waits for Jobs and Pods to finish.
-// blockers is told, while the wait lasts, what it waits for.
-func (e *Engine) execHook(ctx context.Context, objs []*unstructured.Unstructured, timeout time.Duration, blockers func([]kube.ObjectStatus)) error {
+// execHook creates a hook's objects and waits for Jobs and Pods to finish,
+// reporting blockers and outages as report says.
+func (e *Engine) execHook(ctx context.Context, objs []*unstructured.Unstructured, timeout time.Duration, report kube.WaitOptions) error {
 	if _, err := e.kube.Apply(ctx, objs, kube.ApplyOptions{Force: true}); err != nil {
 		return err
 	}
@@ -145,7 +148,7 @@ func (e *Engine) execHook(ctx context.Context, objs []*unstructured.Unstructured
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return e.kube.WaitForCompletionWith(wctx, wait, kube.WaitOptions{Blockers: blockers})
+	return e.kube.WaitForCompletionWith(wctx, wait, report)
 }
 
 // deleteSucceededHooks removes, newest first, the hooks asking for

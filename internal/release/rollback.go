@@ -40,8 +40,10 @@ type RollbackRequest struct {
 func (r RollbackRequest) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
 
 // Rollback restores an earlier revision's chart, values and manifest as a
-// new revision (like `helm rollback`): the restored objects are applied,
-// objects only the current revision had are deleted, rollback hooks run.
+// new revision (like `helm rollback`): rollback hooks run, the restored
+// objects are applied, and the objects the target lacks are deleted: those
+// of the deployed revision, and those of a newer failed revision that the
+// release still owns (what a failed upgrade created).
 func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, error) {
 	store := e.Storage(req.Namespace)
 	history, err := settledHistory(ctx, store, req.Name, req.Namespace)
@@ -72,6 +74,18 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 			return nil, fmt.Errorf("revision %d of %s: %w", base.Version, req.Name, err)
 		}
 	}
+	// As Helm's rollback, which deletes what the newest revision has and
+	// the target lacks: the objects a failed upgrade created (an atomic
+	// upgrade's rollback runs right after it failed) go too, those it
+	// still owns.
+	var leftovers []kube.Ref
+	if current != nil && last != current && last.Info.Status != StatusUninstalled {
+		failed, err := e.parseRecordManifest(last.Manifest, req.Namespace)
+		if err != nil {
+			return nil, fmt.Errorf("revision %d of %s: %w", last.Version, req.Name, err)
+		}
+		leftovers = removed(failed, append(slices.Clip(objs), previous...))
+	}
 	setOwnership(objs, req.Name, req.Namespace)
 
 	now := time.Now()
@@ -99,7 +113,7 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 	}
 	e.logf(req.Namespace, req.Name, PhaseApplying, "rolling back to revision %d as revision %d", target.Version, rel.Version)
 
-	created, runErr := e.performRollback(ctx, rel, objs, previous, req)
+	created, runErr := e.performRollback(ctx, rel, objs, previous, leftovers, req)
 	runErr = whyStopped(ctx, runErr, req.timeout())
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
@@ -132,9 +146,9 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 	return rel, Retry(ctx, e.grace, func(ctx context.Context) error { return store.Prune(ctx, req.Name, req.HistoryMax) })
 }
 
-func (e *Engine) performRollback(ctx context.Context, rel *Release, objs, previous []*unstructured.Unstructured, req RollbackRequest) ([]kube.Ref, error) {
+func (e *Engine) performRollback(ctx context.Context, rel *Release, objs, previous []*unstructured.Unstructured, leftovers []kube.Ref, req RollbackRequest) ([]kube.Ref, error) {
 	return e.rollout(ctx, rel, rollout{
-		pre: chart.HookPreRollback, post: chart.HookPostRollback, objs: objs, previous: previous,
+		pre: chart.HookPreRollback, post: chart.HookPostRollback, objs: objs, previous: previous, leftovers: leftovers,
 		ignore: req.IgnoreChanges, wait: req.Wait, timeout: req.timeout(), disableHooks: req.DisableHooks,
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/kube"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
@@ -52,13 +53,16 @@ func Retry(ctx context.Context, grace time.Duration, op func(context.Context) er
 }
 
 // Transient reports whether err may go away when the request is sent
-// again: the API server was unreachable, slow or overloaded. An answer
+// again: the API server was unreachable (not for longer than the run's
+// bound, kube.UnreachableError), slow or overloaded. An answer
 // about the request itself (not found, exists, conflict, invalid,
 // forbidden) is final.
 func Transient(err error) bool {
 	switch {
 	case err == nil, errors.Is(err, ErrReleaseNotFound), errors.Is(err, ErrReleaseExists), errors.Is(err, context.Canceled):
 		return false
+	case errors.As(err, new(*kube.UnreachableError)):
+		return false // unreachable for longer than the run allows
 	case apierrors.IsNotFound(err), apierrors.IsAlreadyExists(err), apierrors.IsConflict(err), apierrors.IsInvalid(err),
 		apierrors.IsForbidden(err), apierrors.IsUnauthorized(err), apierrors.IsBadRequest(err), apierrors.IsMethodNotSupported(err),
 		apierrors.IsRequestEntityTooLargeError(err), apierrors.IsGone(err):

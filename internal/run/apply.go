@@ -266,11 +266,11 @@ func newSteps(ctx context.Context, o Options, ls *Loaded, p *plan.Plan, cl *Clus
 				}
 				step.Prepare = prepare
 			} else {
-				saved, name, namespace, replace, note, absent := rc.Saved, rc.Name, rc.Namespace, planner.ReplacesOf(rc), recordNote(p, rc), planner.AbsentOf(rc)
+				saved, name, namespace, replace, note, absent, leftovers := rc.Saved, rc.Name, rc.Namespace, planner.ReplacesOf(rc), recordNote(p, rc), planner.AbsentOf(rc), planner.LeftoversOf(rc)
 				none := rc.Observed.LastRevision == 0
 				step.Prepare = func(ctx context.Context, _ map[string]*release.Release) (*release.Prepared, error) {
 					req := planner.RequestOf(name, namespace, saved.Settings)
-					req.RunID, req.Redact, req.Note, req.Replace, req.Absent = runID, redact, note, replace, absent
+					req.RunID, req.Redact, req.Note, req.Replace, req.Absent, req.Leftovers = runID, redact, note, replace, absent, leftovers
 					if none {
 						// The plan found no record (under this run's
 						// lock): not listed again. Creating revision 1
@@ -344,7 +344,7 @@ func renderAtApply(o Options, ls *Loaded, p *plan.Plan, rc *plan.ReleaseChange, 
 		}
 		req := ReleaseRequest(st.ID(), r)
 		req.RunID, req.Redact, req.Note = runID, red, p.PolicyNote()
-		req.Replace, req.Note = planner.ReplacesOf(rc), recordNote(p, rc)
+		req.Replace, req.Note, req.Leftovers = planner.ReplacesOf(rc), recordNote(p, rc), planner.LeftoversOf(rc)
 		prep, err := eng.Prepare(ctx, req)
 		if err != nil {
 			return nil, red.Err(err)

@@ -53,6 +53,11 @@ type ClusterOptions struct {
 	// connects only to clusters no earlier run sharing it reached (the
 	// controller's Stacks). Nil: each run connects afresh (the CLI).
 	Connections *Connections
+	// Unreachable is how long a cluster's API server may go without
+	// answering before the run stops waiting on it and stops retrying
+	// its writes (0: kube.DefaultUnreachable; --unreachable-timeout).
+	// It bounds the give-up time apart from the releases' timeouts.
+	Unreachable time.Duration
 	// Lists says where plans take their metadata lists from: ListShared
 	// serves them from Connections' shared informers (the controller,
 	// except right after a Stack's apply); the default lists directly.
@@ -126,7 +131,7 @@ func (c *Clusters) connect(ctx context.Context, spec *config.ClusterSpec) *clust
 		return e
 	}
 	opts := release.EngineOptions{
-		Kube:     kube.Options{QPS: cfg.QPS, Burst: cfg.Burst, RateLimits: c.rateLimits()},
+		Kube:     kube.Options{QPS: cfg.QPS, Burst: cfg.Burst, RateLimits: c.rateLimits(), Reach: kube.NewReach(cfg, c.opts.Unreachable)},
 		Driver:   driver,
 		Observer: c.opts.Observer,
 		Grace:    c.opts.grace,

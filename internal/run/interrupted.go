@@ -1,7 +1,9 @@
 package run
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -37,6 +39,38 @@ func goneRuns(ctx context.Context, clusters []Connected, stack string) func(stri
 		}
 	}
 	return func(id string) bool { return !live[id] }
+}
+
+// nameRunning names, in each *release.PendingError of err whose record the
+// live holder of the stack's lock wrote, that run: a plan made during an
+// apply says which apply holds the releases, rather than suggesting to
+// recover them.
+func nameRunning(ctx context.Context, clusters []Connected, stack string, err error) {
+	var pending []*release.PendingError
+	for _, e := range joinedErrors(err) {
+		var pe *release.PendingError
+		if errors.As(e, &pe) && pe.RunID != "" {
+			pending = append(pending, pe)
+		}
+	}
+	if len(pending) == 0 {
+		return
+	}
+	me := thisProcess()
+	holders := map[string]*LockedError{}
+	for _, c := range clusters {
+		l, err := c.Engine.Client().CoordinationV1().Leases(LockNamespace).Get(ctx, LockName(stack), metav1.GetOptions{})
+		if err != nil || gone(l, me, time.Now(), processExists) != "" {
+			continue
+		}
+		le := lockedError(stack, l)
+		holders[le.LockID] = le
+	}
+	for _, pe := range pending {
+		if le := holders[pe.RunID]; le != nil {
+			pe.Running = fmt.Sprintf("%s (run %s, %s) has held stack %q since %s", cmp.Or(le.Command, "a convoy run"), le.LockID, le.Holder, stack, le.Since.Format(time.RFC3339))
+		}
+	}
 }
 
 // healInterrupted marks failed every record of the plan that a run of the

@@ -92,7 +92,8 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 	if err := diagError(diags, ls.Config); err != nil {
 		return nil, err
 	}
-	if _, err := cl.Stack(ctx, st); err != nil {
+	connected, err := cl.Stack(ctx, st)
+	if err != nil {
 		return nil, err
 	}
 	if err := checkAllowed(ls, req.AllowPolicies); err != nil {
@@ -134,6 +135,7 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		Outputs: OutputsFrom,
 	})
 	if p == nil {
+		nameRunning(ctx, connected, st.ID(), err)
 		return nil, releaseDiagnostics(ls, charts, err)
 	}
 	scoped.note(p)

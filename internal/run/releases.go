@@ -330,3 +330,7 @@ const (
 	DefaultQPS   = kube.DefaultQPS
 	DefaultBurst = kube.DefaultBurst
 )
+
+// DefaultUnreachable is how long an API server may not answer before a run
+// gives up on it (ClusterOptions.Unreachable).
+const DefaultUnreachable = kube.DefaultUnreachable

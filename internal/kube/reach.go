@@ -1,0 +1,223 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// DefaultUnreachable is how long an API server may go without answering
+// before convoy stops waiting on what it can no longer observe, and stops
+// retrying what it cannot write (--unreachable-timeout). It is independent
+// of a release's timeout: a wait of ten minutes gives up on a cluster that
+// is gone after this, not after ten minutes.
+const DefaultUnreachable = 30 * time.Second
+
+// Reach follows whether one API server answers. Every request of the
+// clients built from a configuration it wrapped (Wrap) tells it: an HTTP
+// response of any status means the server is reachable; a request that got
+// none (refused, reset, a lost connection, a TLS handshake that timed out)
+// means it is not, since the first such request after the last answer.
+// Safe for concurrent use.
+type Reach struct {
+	server string
+	bound  time.Duration
+
+	mu    sync.Mutex
+	since time.Time // zero: reachable
+	cause error     // the latest failure's
+	last  time.Time // the latest failure
+}
+
+// quietGap is how long requests may stop failing (none sent) before a
+// failure counts as a new outage rather than the old one going on: an
+// outage is followed by retries and probes a few seconds apart, and a
+// failure after a long quiet says nothing of the time in between.
+func (r *Reach) quietGap() time.Duration { return max(r.bound, 10*time.Second) }
+
+// NewReach follows the API server cfg connects to; bound is how long it
+// may be unreachable before the clients give up (0: DefaultUnreachable).
+func NewReach(cfg *rest.Config, bound time.Duration) *Reach {
+	if bound <= 0 {
+		bound = DefaultUnreachable
+	}
+	return &Reach{server: string(ClusterIDOf(cfg)), bound: bound}
+}
+
+// Bound is how long the API server may be unreachable before the clients
+// give up.
+func (r *Reach) Bound() time.Duration { return r.bound }
+
+// Outage is an API server that stopped answering: since when, and how
+// the latest request failed (what it says now: a connection that broke at
+// first is refused later).
+type Outage struct {
+	Server string
+	Since  time.Time
+	Cause  error
+}
+
+func (o Outage) String() string {
+	return fmt.Sprintf("API server %s unreachable since %s (%v)", o.Server, o.Since.Format(time.TimeOnly), o.Cause)
+}
+
+// Down is the current outage, nil while the API server answers.
+func (r *Reach) Down() *Outage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.since.IsZero() {
+		return nil
+	}
+	return &Outage{Server: r.server, Since: r.since, Cause: r.cause}
+}
+
+// givenUp is the outage when it has lasted longer than the bound.
+func (r *Reach) givenUp(now time.Time) *Outage {
+	o := r.Down()
+	if o == nil || now.Sub(o.Since) <= r.bound {
+		return nil
+	}
+	return o
+}
+
+func (r *Reach) failed(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	if r.since.IsZero() || now.Sub(r.last) > r.quietGap() {
+		r.since = now
+	}
+	r.last, r.cause = now, err
+}
+
+func (r *Reach) answered() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.since, r.cause = time.Time{}, nil
+}
+
+// UnreachableError is an operation given up because its cluster's API
+// server has not answered for longer than the bound (--unreachable-timeout).
+// It is final: retrying it sooner than the next run does not help.
+type UnreachableError struct {
+	Outage
+	// Stopped are the objects a wait stopped waiting for: whether they
+	// became ready is unknown.
+	Stopped []Ref
+}
+
+func (e *UnreachableError) Error() string {
+	msg := e.Outage.String()
+	if len(e.Stopped) == 0 {
+		return msg
+	}
+	names := make([]string, len(e.Stopped))
+	for i, ref := range e.Stopped {
+		names[i] = ref.String()
+	}
+	return msg + ": stopped waiting for " + strings.Join(names, ", ")
+}
+
+// healthEvery is how often a wait checks that its API server answers.
+const healthEvery = time.Second
+
+// probeTimeout bounds a wait's probe of an API server that stopped
+// answering.
+const probeTimeout = 5 * time.Second
+
+// watchHealth is a wait's view of its API server: the informers of a
+// watch retry in silence, so the wait asks the Reach every healthEvery,
+// reports an outage as it starts and ends, probes the server while it
+// lasts, and gives up once it has lasted longer than the bound.
+type watchHealth struct {
+	reach  *Reach
+	probe  func(context.Context)
+	report func(*Outage) // nil: nobody is told
+	shown  *Outage
+}
+
+func (h *watchHealth) check(ctx context.Context) error {
+	if h == nil || h.reach == nil {
+		return nil
+	}
+	h.show(h.reach.Down())
+	if h.reach.Down() != nil {
+		// The informers may not have asked again since they failed.
+		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		h.probe(pctx)
+		cancel()
+		h.show(h.reach.Down())
+	}
+	if o := h.reach.givenUp(time.Now()); o != nil && ctx.Err() == nil {
+		return &UnreachableError{Outage: *o}
+	}
+	return nil
+}
+
+// show tells of an outage as it starts (or starts anew) and ends.
+func (h *watchHealth) show(o *Outage) {
+	switch {
+	case o == nil && h.shown != nil:
+		h.shown = nil
+		h.tell(nil)
+	case o != nil && (h.shown == nil || !h.shown.Since.Equal(o.Since)):
+		h.shown = o
+		h.tell(o)
+	}
+}
+
+func (h *watchHealth) tell(o *Outage) {
+	if h.report != nil {
+		h.report(o)
+	}
+}
+
+// probe asks the API server for its version, telling the Reach whether it
+// answers.
+func (c *Client) probe(ctx context.Context) {
+	_ = c.typed.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error()
+}
+
+// whileReachable is ctx, ended once the API server has been unreachable
+// for longer than the bound (for waits that watch without watchStatus);
+// unreachable then says so, and stops the watching. Call it once the wait
+// is over.
+func (c *Client) whileReachable(ctx context.Context) (context.Context, func() *UnreachableError) {
+	wctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	h := &watchHealth{reach: c.reach, probe: c.probe}
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(healthEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-wctx.Done():
+				return
+			case <-t.C:
+				if err := h.check(wctx); err != nil {
+					cancel(err)
+					return
+				}
+			}
+		}
+	}()
+	return wctx, func() *UnreachableError {
+		close(done)
+		<-finished
+		defer cancel(nil)
+		var ue *UnreachableError
+		if errors.As(context.Cause(wctx), &ue) {
+			return ue
+		}
+		return nil
+	}
+}

@@ -1,0 +1,198 @@
+package release_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/testfiles"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// countedChart writes a chart of .Values.count ConfigMaps, cm-0, cm-1, …
+func countedChart(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "counted")
+	testfiles.Write(t, dir, map[string]string{
+		"Chart.yaml":  "apiVersion: v2\nname: counted\nversion: 0.1.0\n",
+		"values.yaml": "count: 4\n",
+		"templates/configmaps.yaml": `{{- range $i := until (int .Values.count) }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm-{{ $i }}
+data:
+  index: "{{ $i }}"
+{{- end }}
+`,
+	})
+	return dir
+}
+
+// limitConfigMaps installs a ResourceQuota that lets ns hold n ConfigMaps
+// besides kube-root-ca.crt, and waits until the quota is enforced (its
+// status computed: before that the API server refuses every ConfigMap).
+func limitConfigMaps(t *testing.T, ns string, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := cluster.Client()
+	// The root CA publisher creates kube-root-ca.crt in every namespace:
+	// it counts against the quota.
+	if err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, err := c.CoreV1().ConfigMaps(ns).Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("kube-root-ca.crt never appeared in %s: %v", ns, err)
+	}
+	q := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "configmaps"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/configmaps": *resource.NewQuantity(int64(n+1), resource.DecimalSI)}},
+	}
+	if _, err := c.CoreV1().ResourceQuotas(ns).Create(ctx, q, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		got, err := c.CoreV1().ResourceQuotas(ns).Get(ctx, q.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		_, used := got.Status.Used["count/configmaps"]
+		return used, nil
+	}); err != nil {
+		t.Fatalf("quota in %s never computed: %v", ns, err)
+	}
+}
+
+// chartConfigMaps are the names of the ConfigMaps of ns that a release
+// made (those Helm's ownership label marks).
+func chartConfigMaps(t *testing.T, ns string) string {
+	t.Helper()
+	list, err := cluster.Client().CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=Helm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, cm := range list.Items {
+		if cm.DeletionTimestamp == nil {
+			names = append(names, cm.Name)
+		}
+	}
+	slices.Sort(names)
+	return strings.Join(names, " ")
+}
+
+// An atomic upgrade from 4 ConfigMaps to 6 in a namespace whose quota
+// refuses the 6th is rolled back, and the rollback deletes the ConfigMap
+// the failed upgrade created, as helm 4's --rollback-on-failure does on
+// the same chart and quota: nothing is left counting against the quota.
+func TestAtomicRollbackDeletesWhatTheFailedUpgradeCreated(t *testing.T) {
+	dir := countedChart(t)
+	ch, err := chart.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	ns := cluster.Namespace(t)
+	e, _ := newEngine(t)
+	deploy := func(count int, atomic bool) (*release.Release, error) {
+		return e.Deploy(ctx, &release.Request{Name: "counted", Namespace: ns, Chart: ch, Values: map[string]any{"count": count}, Atomic: atomic, Timeout: 30 * time.Second})
+	}
+	if _, err := deploy(4, false); err != nil {
+		t.Fatal(err)
+	}
+	limitConfigMaps(t, ns, 5)
+	rel, err := deploy(6, true)
+	if err == nil || !strings.Contains(err.Error(), "rolled back to revision 1") || !strings.Contains(err.Error(), "exceeded quota") {
+		t.Fatalf("atomic upgrade past the quota: %v", err)
+	}
+	if rel.Version != 3 || rel.Info.Status != release.StatusDeployed {
+		t.Fatalf("returned record %d %s", rel.Version, rel.Info.Status)
+	}
+	want := "cm-0 cm-1 cm-2 cm-3"
+	if got := chartConfigMaps(t, ns); got != want {
+		t.Errorf("after convoy's atomic rollback: %s, want %s", got, want)
+	}
+	if got := helmHistory(t, cluster.Helm, ns, "counted"); got != "1:superseded 2:failed 3:deployed" {
+		t.Errorf("helm history: %s", got)
+	}
+
+	// helm 4 on the same shape.
+	hns := cluster.Namespace(t)
+	if out, err := cluster.Helm(t, "install", "counted", dir, "-n", hns, "--set", "count=4"); err != nil {
+		t.Fatalf("helm install: %v\n%s", err, out)
+	}
+	limitConfigMaps(t, hns, 5)
+	out, err := cluster.Helm(t, "upgrade", "counted", dir, "-n", hns, "--set", "count=6", "--rollback-on-failure", "--timeout", "30s")
+	if err == nil {
+		t.Fatalf("helm upgrade past the quota succeeded:\n%s", out)
+	}
+	if got := helmHistory(t, cluster.Helm, hns, "counted"); got != "1:superseded 2:failed 3:deployed" {
+		t.Errorf("helm's own history: %s", got)
+	}
+	if got := chartConfigMaps(t, hns); got != want {
+		t.Errorf("after helm's rollback: %s, want %s (convoy left %s)", got, want, chartConfigMaps(t, ns))
+	}
+}
+
+// The rollback deletes only what the release still owns: an object of
+// the failed revision that another release took over since stays.
+func TestRollbackLeavesALeftoverSomeoneElseOwns(t *testing.T) {
+	dir := countedChart(t)
+	ch, err := chart.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ns := cluster.Namespace(t)
+	e, _ := newEngine(t)
+	deploy := func(count int) error {
+		_, err := e.Deploy(ctx, &release.Request{Name: "counted", Namespace: ns, Chart: ch, Values: map[string]any{"count": count}, Timeout: 30 * time.Second})
+		return err
+	}
+	if err := deploy(4); err != nil {
+		t.Fatal(err)
+	}
+	limitConfigMaps(t, ns, 5)
+	if err := deploy(6); err == nil {
+		t.Fatal("upgrade past the quota succeeded")
+	}
+	// Whichever of cm-4 and cm-5 the quota let in, another release takes
+	// it over.
+	var created string
+	for _, name := range []string{"cm-4", "cm-5"} {
+		cm, err := cluster.Client().CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		created = name
+		cm.Annotations["meta.helm.sh/release-name"] = "other"
+		if _, err := cluster.Client().CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if created == "" {
+		t.Fatal("the failed upgrade created neither cm-4 nor cm-5")
+	}
+	if _, err := e.Rollback(ctx, release.RollbackRequest{Name: "counted", Namespace: ns, Revision: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := chartConfigMaps(t, ns), fmt.Sprintf("cm-0 cm-1 cm-2 cm-3 %s", created); got != want {
+		t.Errorf("after the rollback: %s, want %s", got, want)
+	}
+}
