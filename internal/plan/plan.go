@@ -110,6 +110,11 @@ type ReleaseChange struct {
 	// releases known only after they are applied; it is rendered at apply
 	// time and Objects, Values and Saved are empty.
 	KnownAfterApply bool `json:",omitempty"`
+	// PoliciesAtApply: the stack's policies over releases or objects are
+	// evaluated on this release when apply renders it (KnownAfterApply:
+	// its objects are not known now); a denial then stops it before
+	// anything of it is applied.
+	PoliciesAtApply bool `json:",omitempty"`
 
 	Chart ChartChange
 	// PromotedFrom: the chart is the one another environment of the stack
@@ -232,6 +237,13 @@ type HookRun struct {
 	Path   string
 	Events []string
 	Weight int `json:",omitempty"`
+	// Ref is the hook object's identity (its namespace as it is applied);
+	// zero when its manifest could not be read.
+	Ref ObjectRef `json:",omitzero"`
+	// Object is the rendered hook object, masked as ObjectChange.After
+	// is, for policies. Not saved: a saved plan carries its policy
+	// results.
+	Object map[string]any `json:"-"`
 }
 
 // ObjectChange is the change of one object: the diff between the live
@@ -256,6 +268,13 @@ type ObjectChange struct {
 	// Reason explains a replace (the immutable field), a kept object or a
 	// leftover's delete.
 	Reason string `json:",omitempty"`
+	// Deployed is, for an object of a release that does not change, the
+	// object as the deployed revision's manifest holds it (masked as After
+	// is): what policies see of it, since nothing of it is applied and
+	// Before and After are not kept. Nil otherwise, and for releases whose
+	// policies do not read objects. Not saved: a saved plan carries its
+	// policy results.
+	Deployed map[string]any `json:"-"`
 	// LeftBy is the failed (or interrupted) revision that created the
 	// object a delete removes: it carries the release's ownership, and
 	// neither the deployed revision nor the next one has it. Apply deletes

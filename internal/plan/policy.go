@@ -28,6 +28,8 @@ type PolicyResult struct {
 	// rules over releases and the plan).
 	Release string `json:",omitempty"`
 	Object  string `json:",omitempty"`
+	// Hook: Object is a hook's, run for these events ("pre-install").
+	Hook string `json:",omitempty"`
 	// Allowed: a deny turned into a warning by an explicit override
 	// (--allow-policy); Level is then PolicyWarn.
 	Allowed bool `json:",omitempty"`
@@ -39,7 +41,7 @@ func (r PolicyResult) String() string {
 		where = append(where, r.Release)
 	}
 	if r.Object != "" {
-		where = append(where, r.Object)
+		where = append(where, r.ObjectText())
 	}
 	s := fmt.Sprintf("%s %s", r.Level, r.Policy)
 	if r.Allowed {
@@ -49,6 +51,15 @@ func (r PolicyResult) String() string {
 		s += " on " + strings.Join(where, ": ")
 	}
 	return s + ": " + r.Message
+}
+
+// ObjectText names the object of the result: its ref, and the hook events
+// it runs for when it is a hook's ("batch/v1 Job ns/x (pre-install hook)").
+func (r PolicyResult) ObjectText() string {
+	if r.Hook == "" {
+		return r.Object
+	}
+	return r.Object + " (" + r.Hook + " hook)"
 }
 
 // Denials are the results that stop the plan from being applied.
@@ -114,6 +125,27 @@ func (p *Plan) PolicyDenied() error {
 		return &PolicyError{Policies: p.DeniedPolicies(), Denials: d}
 	}
 	return nil
+}
+
+// ReleasePolicyError is a release rendered only at apply (its values read
+// outputs known then) that policies deny as apply rendered it: apply
+// stops it before anything of it is applied.
+type ReleasePolicyError struct {
+	// Release is its address; Policies the denying policies' names;
+	// Denials the violations.
+	Release  string
+	Policies []string
+	Denials  []PolicyResult
+}
+
+func (e *ReleasePolicyError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "policies deny %s as rendered at apply: %s", e.Release, strings.Join(e.Policies, ", "))
+	for _, d := range e.Denials {
+		b.WriteString("\n  " + d.String())
+	}
+	fmt.Fprintf(&b, "\nnothing of it was applied; to apply it anyway, apply again with --allow-policy %s (recorded in the release history)", strings.Join(e.Policies, " --allow-policy "))
+	return b.String()
 }
 
 // PolicyNote is what the release records' description says of the plan's

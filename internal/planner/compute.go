@@ -79,6 +79,13 @@ type Input struct {
 	// Live says how the plan reads the live objects of releases it plans
 	// in full (LiveLists by default).
 	Live LiveReads
+	// PolicyObjects: the stack has policies over objects, which see the
+	// objects of unchanged releases too: each object of a release planned
+	// unchanged keeps the object as its deployed revision's manifest holds
+	// it (plan.ObjectChange.Deployed). Releases proven unchanged from
+	// their records then read their deployed record whole (no render, no
+	// dry run).
+	PolicyObjects bool
 }
 
 // LiveReads is how a plan reads the full live objects of the releases it

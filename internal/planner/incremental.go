@@ -47,12 +47,13 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 	applied := deployed.Labels[release.AppliedLabel]
 	kc := eng.Kube()
 	content := c.in.Observe == ObserveContent
-	// With ObserveContent the manifest is parsed, for the objects' shapes;
-	// otherwise the record's objects annotation says what they are.
+	// With ObserveContent the manifest is parsed, for the objects' shapes,
+	// and for policies over objects, which see what it holds; otherwise
+	// the record's objects annotation says what they are.
 	var parsed []*unstructured.Unstructured
 	var objs []release.RecordObject
 	var err error
-	if content {
+	if content || c.in.PolicyObjects {
 		// The manifest is in the record's payload: read it whole.
 		if deployed, err = c.loadRecord(ctx, eng, deployed); err != nil {
 			return "", err
@@ -136,6 +137,9 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 	for i, o := range objs {
 		ch := objectChange(refs[i], plan.ObjectNoOp)
 		ch.Template = o.Template
+		if c.in.PolicyObjects {
+			ch.Deployed = deployedView(parsed[i], red)
+		}
 		rc.Objects = append(rc.Objects, ch)
 	}
 	rc.Observed.Objects = append(rc.Observed.Objects, observed...)

@@ -3,6 +3,7 @@ package planner
 import (
 	"strconv"
 
+	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/sensitive"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -85,4 +86,30 @@ func maskLeaves(v any) any {
 		return nil
 	}
 	return plan.SensitivePlaceholder
+}
+
+// deployedView is an object as a revision applies it, masked as the plan
+// masks what it keeps of objects (plan.ObjectChange.Deployed): sensitive
+// strings, Secret data and fields rendered from sensitive values.
+func deployedView(obj *unstructured.Unstructured, red *sensitive.Redactor) map[string]any {
+	if obj == nil {
+		return nil
+	}
+	ref := kube.RefOf(obj)
+	return maskObject(obj.Object, red, append(secretPaths(ref.Kind), red.FieldsOf(ref.Group, ref.Kind, ref.Namespace, ref.Name)...))
+}
+
+// keepDeployed sets, on the objects of a release planned unchanged in
+// full, the objects of its deployed revision (plan.ObjectChange.Deployed)
+// for policies.
+func keepDeployed(objs []*plan.ObjectChange, deployed []*unstructured.Unstructured, red *sensitive.Redactor) {
+	by := map[string]*unstructured.Unstructured{}
+	for _, o := range deployed {
+		by[identityKey(kube.RefOf(o))] = o
+	}
+	for _, o := range objs {
+		if d := by[identityKey(kube.Ref(o.Ref))]; d != nil {
+			o.Deployed = deployedView(d, red)
+		}
+	}
 }

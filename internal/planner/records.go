@@ -234,14 +234,15 @@ func (c *computer) predictWholeReads(ctx context.Context, eng *release.Engine, n
 }
 
 // readsDeployedWhole predicts whether planning inst reads its deployed
-// record whole: it is uninstalled or changed (predictChange), or its
-// record lacks the objects annotation.
+// record whole: it is uninstalled or changed (predictChange), its record
+// lacks the objects annotation, or policies read its objects
+// (Input.PolicyObjects).
 func (c *computer) readsDeployedWhole(ctx context.Context, inst *config.ReleaseInstance, hist []*release.Release) bool {
 	deployed := deployedOf(hist)
 	if deployed == nil {
 		return false
 	}
-	if c.in.Destroy || c.in.Refresh != RefreshIncremental || c.in.Observe == ObserveContent {
+	if c.in.Destroy || c.in.Refresh != RefreshIncremental || c.in.Observe == ObserveContent || c.in.PolicyObjects {
 		return true
 	}
 	if _, ok := release.RecordObjectsOf(deployed); !ok {

@@ -211,6 +211,9 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 			o.Action, o.Diff, o.Before, o.After = plan.ObjectNoOp, nil, nil, nil
 		}
 		rc.Relabel = relabel(deployed, last, rc, req, prep.Rendered, appliedState)
+		if c.in.PolicyObjects {
+			keepDeployed(rc.Objects, release.WithOwnership(prep.Previous, prep.PreviousOwner(), req.Namespace), red)
+		}
 	}
 	if rc.Action != plan.ActionNoOp {
 		rc.ValuesBefore = valuesBefore(deployed, red)
@@ -220,7 +223,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 		rc.Objects = append(rc.Objects, unservedObjects(eng.Kube(), prep.Rendered, inst.Namespace)...)
 	}
 	if rc.Action != plan.ActionNoOp && !req.DisableHooks {
-		rc.Hooks = hookRuns(prep.Rendered, rc.Action)
+		rc.Hooks = HookRuns(eng.Kube(), prep.Rendered, inst.Namespace, rc.Action, red)
 	}
 	if rc.Action != plan.ActionNoOp {
 		if err := prep.CheckRecordSize(); err != nil {
@@ -541,7 +544,7 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *pl
 		rc.Warnings = append(rc.Warnings, derivedWarning)
 	}
 	if !req.DisableHooks {
-		rc.Hooks = hookRuns(rendered, rc.Action)
+		rc.Hooks = HookRuns(eng.Kube(), rendered, req.Namespace, rc.Action, red)
 	}
 	return rc, nil
 }
@@ -683,19 +686,4 @@ func withoutTestHooks(hs []*release.Hook) []*release.Hook {
 	return slices.DeleteFunc(slices.Clone(hs), func(h *release.Hook) bool {
 		return len(h.Events) > 0 && !slices.ContainsFunc(h.Events, func(ev chart.HookEvent) bool { return ev != chart.HookTest })
 	})
-}
-
-// hookRuns lists the hooks an install or upgrade runs, in execution order.
-func hookRuns(r *chart.Rendered, action plan.Action) []plan.HookRun {
-	events := []chart.HookEvent{chart.HookPreUpgrade, chart.HookPostUpgrade}
-	if action == plan.ActionInstall {
-		events = []chart.HookEvent{chart.HookPreInstall, chart.HookPostInstall}
-	}
-	var out []plan.HookRun
-	for _, ev := range events {
-		for _, h := range chart.HooksFor(r.Hooks, ev) {
-			out = append(out, plan.HookRun{Name: h.Name, Kind: h.Kind, Path: h.Path, Events: []string{string(ev)}, Weight: h.Weight})
-		}
-	}
-	return out
 }

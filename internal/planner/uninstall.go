@@ -140,7 +140,11 @@ func (c *computer) uninstall(ctx context.Context, eng *release.Engine, cluster s
 	for _, h := range r.Hooks {
 		for _, ev := range h.Events {
 			if ev == chart.HookPreDelete || ev == chart.HookPostDelete {
-				rc.Hooks = append(rc.Hooks, plan.HookRun{Name: h.Name, Kind: h.Kind, Path: h.Path, Events: []string{string(ev)}, Weight: h.Weight})
+				run := plan.HookRun{Name: h.Name, Kind: h.Kind, Path: h.Path, Events: []string{string(ev)}, Weight: h.Weight}
+				if obj := hookObject(eng.Kube(), h.Manifest, r.Namespace); obj != nil {
+					run.Ref, run.Object = plan.ObjectRef(kube.RefOf(obj)), deployedView(obj, nil)
+				}
+				rc.Hooks = append(rc.Hooks, run)
 			}
 		}
 	}

@@ -14,10 +14,12 @@ import (
 // Evaluate runs the policies against p and returns their violations, in
 // policy order, then release and object order. Policies mentioning object
 // are evaluated for every object (no-ops included) of every release that
-// changes; releases planned unchanged from their records alone have no
-// objects in the plan and are not evaluated object by object
-// (--refresh=full plans them in full). Policies mentioning release (not
-// object) are evaluated for every planned release; the others once.
+// changes, and for the hooks it runs; for a release that does not change,
+// for the objects its deployed revision applied (plan.ObjectChange.Deployed,
+// kept by plans of stacks with such policies), as no-ops. Releases
+// rendered only at apply have no objects yet: apply evaluates them
+// (EvaluateRelease). Policies mentioning release (not object) are
+// evaluated for every planned release; the others once.
 //
 // Messages and errors are masked with the plan's redactor. The plan is
 // not changed: the caller stores the results (plan.Plan.PolicyResults).
@@ -25,63 +27,153 @@ func (s *Set) Evaluate(ctx context.Context, p *plan.Plan) ([]plan.PolicyResult, 
 	if s.Len() == 0 {
 		return nil, nil
 	}
-	red := p.Redactor()
-	planVar := planValue(p)
-	var byScope [3][]*compiled
-	for _, c := range s.policies {
-		byScope[c.scope] = append(byScope[c.scope], c)
-	}
-	results := make([][]plan.PolicyResult, len(s.policies))
-	index := map[*compiled]int{}
-	for i, c := range s.policies {
-		index[c] = i
-	}
-	add := func(c *compiled, r plan.PolicyResult) {
-		r.Policy = c.name
-		r.Message = red.Text(r.Message)
-		results[index[c]] = append(results[index[c]], r)
-	}
-
-	vars := map[string]any{varPlan: planVar, varRelease: nil, varObject: nil}
-	for _, c := range byScope[ScopePlan] {
+	ev := s.evaluator(p, p.Redactor())
+	vars := map[string]any{varPlan: ev.planVar, varRelease: nil, varObject: nil}
+	for _, c := range ev.byScope[ScopePlan] {
 		if r, ok := c.eval(ctx, vars); !ok {
-			add(c, r)
+			ev.add(c, r)
 		}
 	}
 	for _, rc := range p.Releases {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if len(byScope[ScopeRelease]) == 0 && (len(byScope[ScopeObject]) == 0 || rc.Action == plan.ActionNoOp) {
-			continue
-		}
-		relVar := releaseValue(rc, red)
-		addr := rc.Addr.String()
-		vars := map[string]any{varPlan: planVar, varRelease: relVar, varObject: nil}
-		for _, c := range byScope[ScopeRelease] {
-			if r, ok := c.eval(ctx, vars); !ok {
-				r.Release = addr
-				add(c, r)
-			}
-		}
-		if rc.Action == plan.ActionNoOp {
-			continue
-		}
-		for _, o := range rc.Objects {
-			vars := map[string]any{varPlan: planVar, varRelease: relVar, varObject: objectValue(o)}
-			for _, c := range byScope[ScopeObject] {
-				if r, ok := c.eval(ctx, vars); !ok {
-					r.Release, r.Object = addr, o.Ref.String()
-					add(c, r)
-				}
-			}
+		ev.release(ctx, rc)
+	}
+	return ev.results(), nil
+}
+
+// EvaluateRelease runs the policies over releases and objects against one
+// release of p as apply renders it (rc: its objects and hooks as they are
+// now, its values known), masking with red. Apply calls it for the
+// releases the plan could not render (plan.ReleaseChange.PoliciesAtApply).
+func (s *Set) EvaluateRelease(ctx context.Context, p *plan.Plan, rc *plan.ReleaseChange, red *sensitive.Redactor) ([]plan.PolicyResult, error) {
+	if s.Len() == 0 {
+		return nil, nil
+	}
+	ev := s.evaluator(p, red)
+	ev.release(ctx, rc)
+	return ev.results(), ctx.Err()
+}
+
+// ReadsReleases reports whether any policy is evaluated per release or
+// per object: such policies have something to say about a release
+// rendered only at apply.
+func (s *Set) ReadsReleases() bool {
+	for _, c := range s.policiesOrNil() {
+		if c.scope != ScopePlan {
+			return true
 		}
 	}
+	return false
+}
+
+// ReadsObjects reports whether any policy is evaluated per object.
+func (s *Set) ReadsObjects() bool {
+	for _, c := range s.policiesOrNil() {
+		if c.scope == ScopeObject {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Set) policiesOrNil() []*compiled {
+	if s == nil {
+		return nil
+	}
+	return s.policies
+}
+
+// evaluator collects the violations of one evaluation, per policy.
+type evaluator struct {
+	red     *sensitive.Redactor
+	planVar map[string]any
+	byScope [3][]*compiled
+	index   map[*compiled]int
+	found   [][]plan.PolicyResult
+}
+
+func (s *Set) evaluator(p *plan.Plan, red *sensitive.Redactor) *evaluator {
+	ev := &evaluator{red: red, planVar: planValue(p), index: map[*compiled]int{}, found: make([][]plan.PolicyResult, len(s.policies))}
+	for i, c := range s.policies {
+		ev.byScope[c.scope] = append(ev.byScope[c.scope], c)
+		ev.index[c] = i
+	}
+	return ev
+}
+
+func (ev *evaluator) add(c *compiled, r plan.PolicyResult) {
+	r.Policy = c.name
+	r.Message = ev.red.Text(r.Message)
+	ev.found[ev.index[c]] = append(ev.found[ev.index[c]], r)
+}
+
+func (ev *evaluator) results() []plan.PolicyResult {
 	var out []plan.PolicyResult
-	for _, rs := range results {
+	for _, rs := range ev.found {
 		out = append(out, rs...)
 	}
-	return out, nil
+	return out
+}
+
+// release evaluates the policies over releases and objects for rc.
+func (ev *evaluator) release(ctx context.Context, rc *plan.ReleaseChange) {
+	objectPolicies := ev.byScope[ScopeObject]
+	if len(ev.byScope[ScopeRelease]) == 0 && len(objectPolicies) == 0 {
+		return
+	}
+	relVar := releaseValue(rc, ev.red)
+	addr := rc.Addr.String()
+	vars := map[string]any{varPlan: ev.planVar, varRelease: relVar, varObject: nil}
+	for _, c := range ev.byScope[ScopeRelease] {
+		if r, ok := c.eval(ctx, vars); !ok {
+			r.Release = addr
+			ev.add(c, r)
+		}
+	}
+	if len(objectPolicies) == 0 || rc.Action == plan.ActionForget {
+		return
+	}
+	for _, o := range objectsOf(rc) {
+		vars := map[string]any{varPlan: ev.planVar, varRelease: relVar, varObject: o.value}
+		for _, c := range objectPolicies {
+			if r, ok := c.eval(ctx, vars); !ok {
+				r.Release, r.Object, r.Hook = addr, o.ref, o.hook
+				ev.add(c, r)
+			}
+		}
+	}
+}
+
+// policyObject is one object a policy sees, and how results name it.
+type policyObject struct {
+	ref, hook string
+	value     map[string]any
+}
+
+// objectsOf are the objects of rc that policies over objects see: those a
+// changing release applies or deletes and the hooks it runs (each hook
+// object once, with every event it runs for), or those the deployed
+// revision of an unchanged release applied.
+func objectsOf(rc *plan.ReleaseChange) []policyObject {
+	var out []policyObject
+	if rc.Action == plan.ActionNoOp {
+		for _, o := range rc.Objects {
+			if o.Deployed != nil {
+				out = append(out, policyObject{ref: o.Ref.String(), value: objectValue(o, o.Deployed, o.Deployed, "")})
+			}
+		}
+		return out
+	}
+	for _, o := range rc.Objects {
+		out = append(out, policyObject{ref: o.Ref.String(), value: objectValue(o, o.Before, o.After, "")})
+	}
+	for _, h := range plan.HookObjects(rc.Hooks) {
+		ch := &plan.ObjectChange{Ref: h.Ref, Action: plan.ObjectCreate}
+		out = append(out, policyObject{ref: h.Ref.String(), hook: h.Events, value: objectValue(ch, nil, h.Object, h.Events)})
+	}
+	return out
 }
 
 // eval evaluates the condition with vars; ok when it holds. A violation
@@ -200,7 +292,9 @@ func chartValue(c *plan.ChartRef) any {
 	return map[string]any{"name": c.Name, "version": c.Version, "app_version": c.AppVersion}
 }
 
-func objectValue(o *plan.ObjectChange) map[string]any {
+// objectValue is an object as policies see it: before and after as
+// given, hook the events it runs for as a hook ("" for a release object).
+func objectValue(o *plan.ObjectChange, before, after map[string]any, hook string) map[string]any {
 	var changes []any
 	if o.Diff != nil {
 		changes = make([]any, 0, len(o.Diff.Changes))
@@ -222,9 +316,10 @@ func objectValue(o *plan.ObjectChange) map[string]any {
 		"namespace":  o.Ref.Namespace,
 		"name":       o.Ref.Name,
 		"action":     string(o.Action),
-		"before":     mapOrNull(o.Before),
-		"after":      mapOrNull(o.After),
+		"before":     mapOrNull(before),
+		"after":      mapOrNull(after),
 		"changes":    changes,
+		"hook":       hook,
 	}
 }
 

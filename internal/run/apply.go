@@ -103,7 +103,7 @@ func Apply(ctx context.Context, o Options, req ApplyRequest) (res *Applied, err 
 	if err := finishRenames(ctx, o, p, cl.ByName(ctx, st)); err != nil {
 		return &Applied{Plan: p}, err
 	}
-	steps, err := newSteps(ctx, o, st, p, cl, req.KeepHistory, lock.runID)
+	steps, err := newSteps(ctx, o, ls, p, cl, req.KeepHistory, lock.runID)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +219,8 @@ func relabel(ctx context.Context, o Options, p *plan.Plan, cl *Clusters, st *con
 // were known only after apply are rendered when their dependencies are
 // done); uninstalls of removed releases wait for every deploy; a destroy
 // plan runs in reverse dependency order.
-func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl *Clusters, keepHistory bool, runID string) ([]*apply.Step, error) {
+func newSteps(ctx context.Context, o Options, ls *Loaded, p *plan.Plan, cl *Clusters, keepHistory bool, runID string) ([]*apply.Step, error) {
+	st := ls.Stack
 	charts := o.charts()
 	// Promoted releases rendered only now render the promoted chart.
 	promoted, err := promotedCharts(p, charts, st)
@@ -260,7 +261,7 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 			step.Kind = apply.StepDeploy
 			deployIDs = append(deployIDs, rc.Addr.String())
 			if rc.KnownAfterApply || rc.Saved == nil {
-				prepare, err := renderAtApply(o, st, p, rc, eng, cl, charts, runID)
+				prepare, err := renderAtApply(o, ls, p, rc, eng, cl, charts, runID)
 				if err != nil {
 					return nil, err
 				}
@@ -313,9 +314,11 @@ func reverseSteps(steps []*apply.Step) []*apply.Step {
 }
 
 // renderAtApply renders a release when its step starts, with its
-// dependencies' outputs. A diagnostic of the values known only now keeps
-// its source range.
-func renderAtApply(o Options, st *config.Stack, p *plan.Plan, rc *plan.ReleaseChange, eng *release.Engine, cl *Clusters, charts *resolve.Charts, runID string) (func(context.Context, map[string]*release.Release) (*release.Prepared, error), error) {
+// dependencies' outputs, and evaluates the stack's policies on what it
+// rendered: a denial stops it before anything of it is applied. A
+// diagnostic of the values known only now keeps its source range.
+func renderAtApply(o Options, ls *Loaded, p *plan.Plan, rc *plan.ReleaseChange, eng *release.Engine, cl *Clusters, charts *resolve.Charts, runID string) (func(context.Context, map[string]*release.Release) (*release.Prepared, error), error) {
+	st := ls.Stack
 	at := rc.Addr
 	inst := st.Release(at.Instance)
 	if at.IsRemoved() || inst == nil {
@@ -346,7 +349,13 @@ func renderAtApply(o Options, st *config.Stack, p *plan.Plan, rc *plan.ReleaseCh
 		req.RunID, req.Redact, req.Note = runID, red, p.PolicyNote()
 		req.Replace, req.Note, req.Leftovers = planner.ReplacesOf(rc), recordNote(p, rc), planner.LeftoversOf(rc)
 		prep, err := eng.Prepare(ctx, req)
-		return prep, red.Err(err)
+		if err != nil {
+			return nil, red.Err(err)
+		}
+		if err := checkAtApply(ctx, o, ls.Policies, p, rc, eng, prep, red); err != nil {
+			return nil, red.Err(err)
+		}
+		return prep, nil
 	}, nil
 }
 

@@ -127,6 +127,8 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		Stats:       req.Stats,
 		Observe:     req.Observe,
 		Live:        o.liveReads(),
+		// Policies over objects see the objects of unchanged releases too.
+		PolicyObjects: ls.Policies.ReadsObjects(),
 		Request: func(r *resolve.Release) *release.Request {
 			return ReleaseRequest(st.ID(), r)
 		},

@@ -7,11 +7,16 @@ import (
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/planner"
+	"github.com/convoy-sh/convoy/internal/policy"
+	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/sensitive"
 )
 
 // evaluatePolicies runs the stack's policies against a computed plan and
 // stores their results in it, with the overrides asked for.
 func evaluatePolicies(ctx context.Context, ls *Loaded, p *plan.Plan, allow []string) error {
+	noteAtApply(ls, p)
 	res, err := ls.Policies.Evaluate(ctx, p)
 	if err != nil {
 		return err
@@ -35,4 +40,62 @@ func checkAllowed(ls *Loaded, allow []string) error {
 		}
 	}
 	return nil
+}
+
+// noteAtApply marks the releases the plan could not render (rendersAtApply)
+// as checked by the policies when apply renders them, if any policy reads
+// releases or objects (a refused release is not applied at all).
+func noteAtApply(ls *Loaded, p *plan.Plan) {
+	if !ls.Policies.ReadsReleases() {
+		return
+	}
+	for _, rc := range p.Releases {
+		if rendersAtApply(rc) && !rc.Refused() {
+			rc.PoliciesAtApply = true
+		}
+	}
+}
+
+// rendersAtApply reports whether apply renders rc when its step starts:
+// a deploy whose values were known only after apply, or that the plan
+// holds no rendering of.
+func rendersAtApply(rc *plan.ReleaseChange) bool {
+	switch rc.Action {
+	case plan.ActionInstall, plan.ActionUpgrade:
+		return rc.KnownAfterApply || rc.Saved == nil
+	}
+	return false
+}
+
+// checkAtApply evaluates the policies over releases and objects on rc as
+// apply has just rendered it (prep), before anything of it is applied. A
+// denial the plan's overrides (--allow-policy, plan.Plan.AllowedPolicies)
+// do not allow is a *plan.ReleasePolicyError; the other violations are
+// announced.
+func checkAtApply(ctx context.Context, o Options, set *policy.Set, p *plan.Plan, rc *plan.ReleaseChange, eng *release.Engine, prep *release.Prepared, red *sensitive.Redactor) error {
+	if !set.ReadsReleases() {
+		return nil
+	}
+	res, err := set.EvaluateRelease(ctx, p, planner.AtApply(eng.Kube(), rc, prep, red), red)
+	if err != nil {
+		return err
+	}
+	var denials []plan.PolicyResult
+	var denied []string
+	for _, r := range res {
+		if r.Level == plan.PolicyDeny && slices.Contains(p.AllowedPolicies, r.Policy) {
+			r.Level, r.Allowed = plan.PolicyWarn, true
+		}
+		if r.Level == plan.PolicyDeny {
+			denials = append(denials, r)
+			denied = append(denied, r.Policy)
+			continue
+		}
+		o.announce("policy at apply: " + r.String())
+	}
+	if len(denials) == 0 {
+		return nil
+	}
+	slices.Sort(denied)
+	return &plan.ReleasePolicyError{Release: rc.Addr.String(), Policies: slices.Compact(denied), Denials: denials}
 }

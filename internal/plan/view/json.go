@@ -55,6 +55,7 @@ type jsonRelease struct {
 	DependsOn       []string      `json:"depends_on,omitempty"`
 	IncludedFor     []string      `json:"included_for,omitempty"`
 	KnownAfterApply bool          `json:"known_after_apply,omitempty"`
+	PoliciesAtApply bool          `json:"policies_at_apply,omitempty"`
 	Reasons         []jsonReason  `json:"reasons,omitempty"`
 	Chart           jsonChart     `json:"chart"`
 	PromotedFrom    *jsonPromoted `json:"promoted_from,omitempty"`
@@ -145,6 +146,8 @@ type jsonObject struct {
 	Template   string            `json:"template,omitempty"`
 	Reason     string            `json:"reason,omitempty"`
 	Changes    []*jsonChange     `json:"changes,omitempty"`
+	// Hook: a hook's object, run for these events ("pre-install").
+	Hook string `json:"hook,omitempty"`
 }
 
 type jsonDrift struct {
@@ -207,7 +210,7 @@ func JSON(w io.Writer, p *plan.Plan) error {
 	for _, r := range p.Releases {
 		jr := &jsonRelease{
 			Address: r.Addr.String(), Name: r.Name, Namespace: r.Namespace, Cluster: r.Cluster, Action: r.Action,
-			DependsOn: strs(r.DependsOn), IncludedFor: strs(r.IncludedFor), KnownAfterApply: r.KnownAfterApply,
+			DependsOn: strs(r.DependsOn), IncludedFor: strs(r.IncludedFor), KnownAfterApply: r.KnownAfterApply, PoliciesAtApply: r.PoliciesAtApply,
 			Chart:    jsonChart{Before: jsonRef(r.Chart.Before), After: jsonRef(r.Chart.After)},
 			Values:   jsonChanges(r.Values),
 			Warnings: r.Warnings,
@@ -248,6 +251,10 @@ func JSON(w io.Writer, p *plan.Plan) error {
 		for _, o := range r.Objects {
 			jr.Objects = append(jr.Objects, &jsonObject{Ref: o.Ref.String(), APIVersion: o.Ref.APIVersion(), Kind: o.Ref.Kind, Namespace: o.Ref.Namespace, Name: o.Ref.Name,
 				Action: o.Action, Template: o.Template, Reason: o.Reason, Changes: jsonChanges(o.Diff)})
+		}
+		for _, h := range plan.HookObjects(r.Hooks) {
+			jr.Objects = append(jr.Objects, &jsonObject{Ref: h.Ref.String(), APIVersion: h.Ref.APIVersion(), Kind: h.Ref.Kind, Namespace: h.Ref.Namespace, Name: h.Ref.Name,
+				Action: plan.ObjectCreate, Template: h.Path, Hook: h.Events})
 		}
 		for _, d := range r.Drift {
 			jr.Drift = append(jr.Drift, &jsonDrift{Ref: d.Ref.String(), Missing: d.Missing, Corrected: d.Corrected, Note: d.Note, Changes: jsonChanges(d.Diff)})

@@ -48,6 +48,7 @@ func markdown(p *plan.Plan, limit int) string {
 	}
 	fmt.Fprintf(&b, "### convoy plan: stack `%s`%s\n\n**%s**\n\n", p.Stack, env, p.Summary())
 	b.WriteString(red.Text(markdownPolicies(p)))
+	b.WriteString(red.Text(markdownPoliciesAtApply(p)))
 	if s := p.ImpactSummary().String(); s != "" {
 		b.WriteString(red.Text(s) + "\n\n")
 	}

@@ -25,7 +25,7 @@ func policyLine(r plan.PolicyResult, withRelease bool) string {
 		on = append(on, r.Release)
 	}
 	if r.Object != "" {
-		on = append(on, r.Object)
+		on = append(on, r.ObjectText())
 	}
 	if len(on) > 0 {
 		line += " on " + strings.Join(on, ": ")
@@ -47,6 +47,9 @@ func writeReleasePolicies(b *bytes.Buffer, p *plan.Plan, r *plan.ReleaseChange) 
 // (rules over the whole plan, releases not shown), then counts them all.
 func writePolicySummary(b *bytes.Buffer, p *plan.Plan, shown map[string]bool) {
 	if len(p.PolicyResults) == 0 && len(p.AllowedPolicies) == 0 {
+		if at := atApply(p); len(at) > 0 {
+			fmt.Fprintf(b, "Policies are checked at apply on %s (rendered only then).\n", strings.Join(at, ", "))
+		}
 		return
 	}
 	var rest []string
@@ -74,6 +77,9 @@ func writePolicySummary(b *bytes.Buffer, p *plan.Plan, shown map[string]bool) {
 		line += fmt.Sprintf(" Allowed (--allow-policy): %s.", strings.Join(p.AllowedPolicies, ", "))
 	}
 	b.WriteString(line + "\n")
+	if at := atApply(p); len(at) > 0 {
+		fmt.Fprintf(b, "Policies are checked at apply on %s (rendered only then).\n", strings.Join(at, ", "))
+	}
 }
 
 // The --json document's policy_results entries.
@@ -83,6 +89,7 @@ type jsonPolicyResult struct {
 	Message string           `json:"message"`
 	Release string           `json:"release,omitempty"`
 	Object  string           `json:"object,omitempty"`
+	Hook    string           `json:"hook,omitempty"`
 	Allowed bool             `json:"allowed,omitempty"`
 }
 
@@ -92,7 +99,7 @@ func jsonPolicyResults(p *plan.Plan, red *sensitive.Redactor) []jsonPolicyResult
 	}
 	out := make([]jsonPolicyResult, len(p.PolicyResults))
 	for i, r := range p.PolicyResults {
-		out[i] = jsonPolicyResult{Policy: r.Policy, Level: r.Level, Message: red.Text(r.Message), Release: r.Release, Object: red.Text(r.Object), Allowed: r.Allowed}
+		out[i] = jsonPolicyResult{Policy: r.Policy, Level: r.Level, Message: red.Text(r.Message), Release: r.Release, Object: red.Text(r.Object), Hook: r.Hook, Allowed: r.Allowed}
 	}
 	return out
 }
@@ -111,6 +118,9 @@ func markdownPolicies(p *plan.Plan) string {
 		}
 		if r.Object != "" {
 			on += fmt.Sprintf(" `%s`", r.Object)
+			if r.Hook != "" {
+				on += " (" + r.Hook + " hook)"
+			}
 		}
 		allowed := ""
 		if r.Allowed {
@@ -139,4 +149,26 @@ func markdownPolicies(p *plan.Plan) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// AtApply are the addresses of the releases whose policies apply
+// evaluates, on what it renders then (plan.ReleaseChange.PoliciesAtApply).
+func atApply(p *plan.Plan) []string {
+	var out []string
+	for _, r := range p.Releases {
+		if r.PoliciesAtApply {
+			out = append(out, r.Addr.String())
+		}
+	}
+	return out
+}
+
+// markdownPoliciesAtApply says which releases are checked only at apply;
+// "" when none.
+func markdownPoliciesAtApply(p *plan.Plan) string {
+	at := atApply(p)
+	if len(at) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("**Checked by policies at apply** (rendered only then; a denial stops the release before anything of it is applied): `%s`\n\n", strings.Join(at, "`, `"))
 }

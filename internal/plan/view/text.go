@@ -196,6 +196,9 @@ func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange, detail Detail) {
 	}
 	if r.KnownAfterApply {
 		b.WriteString("      values: (known after apply): rendered when its dependencies are applied\n")
+		if r.PoliciesAtApply {
+			b.WriteString("      policies: checked at apply, on what it renders then (a denial stops it before anything of it is applied)\n")
+		}
 		return
 	}
 	if !r.Values.Empty() {
