@@ -264,6 +264,16 @@ func newSteps(ctx context.Context, o Options, st *config.Stack, p *plan.Plan, cl
 					return nil, err
 				}
 				step.Prepare = prepare
+				if rc.KnownAfterApply && rc.Action == plan.ActionUpgrade {
+					why := unchangedOutputs(p, rc)
+					step.Unchanged = func(ctx context.Context, prep *release.Prepared) (string, error) {
+						same, err := eng.SameAsDeployed(ctx, prep)
+						if !same || err != nil {
+							return "", err
+						}
+						return why, nil
+					}
+				}
 			} else {
 				saved, name, namespace, replace, note, absent := rc.Saved, rc.Name, rc.Namespace, planner.ReplacesOf(rc), recordNote(p, rc), planner.AbsentOf(rc)
 				none := rc.Observed.LastRevision == 0
@@ -345,6 +355,22 @@ func renderAtApply(o Options, st *config.Stack, p *plan.Plan, rc *plan.ReleaseCh
 		prep, err := eng.Prepare(ctx, req)
 		return prep, red.Err(err)
 	}, nil
+}
+
+// unchangedOutputs is why a release rendered at apply with the outputs of
+// the dependencies this plan changes writes no revision when it renders
+// as deployed: "outputs of release.db read but unchanged".
+func unchangedOutputs(p *plan.Plan, rc *plan.ReleaseChange) string {
+	var changed []string
+	for _, d := range rc.DependsOn {
+		if dep := p.Release(d.String()); dep != nil && dep.Action != plan.ActionNoOp {
+			changed = append(changed, d.String())
+		}
+	}
+	if len(changed) == 0 {
+		return "outputs read but unchanged"
+	}
+	return "outputs of " + strings.Join(changed, ", ") + " read but unchanged"
 }
 
 func rowsOf(steps []*apply.Step) []apply.Row {
