@@ -350,7 +350,7 @@ func renderAtApply(o Options, st *config.Stack, p *plan.Plan, rc *plan.ReleaseCh
 			return nil, red.Err(err)
 		}
 		req := ReleaseRequest(st.ID(), r)
-		req.RunID, req.Redact, req.Note = runID, red, p.PolicyNote()
+		req.RunID, req.Redact = runID, red
 		req.Replace, req.Note = planner.ReplacesOf(rc), recordNote(p, rc)
 		prep, err := eng.Prepare(ctx, req)
 		return prep, red.Err(err)
@@ -420,7 +420,7 @@ func recordNote(p *plan.Plan, rc *plan.ReleaseChange) string {
 	if rc.PromotedFrom != nil {
 		notes = append(notes, rc.PromotedFrom.Note())
 	}
-	if n := p.PolicyNote(); n != "" {
+	if n := p.PolicyNote(rc.Addr.String()); n != "" {
 		notes = append(notes, n)
 	}
 	return strings.Join(notes, "; ")
