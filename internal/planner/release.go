@@ -252,7 +252,7 @@ func (c *computer) maskDerived(ctx context.Context, eng *release.Engine, rc *pla
 // begin starts the plan of an instance: its identity and dependencies, its
 // cluster's engine and its records (partial unless full: observe).
 func (c *computer) begin(ctx context.Context, inst *config.ReleaseInstance, full bool) (*plan.ReleaseChange, *release.Engine, []*release.Release, *plan.Interrupted, error) {
-	rc := &plan.ReleaseChange{Addr: plan.InstanceAddr(inst.Addr), Name: inst.Name, Namespace: inst.Namespace, Cluster: clusterName(inst.Cluster)}
+	rc := &plan.ReleaseChange{Addr: plan.InstanceAddr(inst.Addr), Name: inst.Name, Namespace: inst.Namespace, Cluster: clusterName(inst.Cluster), Labels: inst.Labels}
 	for _, d := range inst.DependsOn {
 		rc.DependsOn = append(rc.DependsOn, d.Addr)
 	}
