@@ -37,7 +37,7 @@ func (ls *Loaded) keepMovedNames(ctx context.Context, cl *Clusters) error {
 	for _, inst := range st.Releases {
 		eng, err := cl.Engine(ctx, inst.Cluster)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", inst.Addr, err)
 		}
 		engines[inst.Addr] = eng
 		taken[nameKey{eng.Kube().ClusterID(), inst.Namespace, inst.Name}] = true

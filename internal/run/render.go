@@ -94,11 +94,13 @@ const renderNamesTimeout = 10 * time.Second
 
 // keepRenderedNames gives the instances that count added or removed the
 // Helm names their records have (keepMovedNames), so that render, -l
-// name= and --release agree with plan and apply. Only stacks with such
-// instances read their clusters' records; when that fails the
-// configuration's names are used, with a warning.
+// name= and --release agree with plan and apply. Only stacks with a
+// release block that sets count and no name read their clusters' records;
+// when that fails the configuration's names are used, with a warning.
 func keepRenderedNames(ctx context.Context, o Options, ls *Loaded) {
-	if len(ls.Stack.ImplicitMoves()) == 0 {
+	// Only blocks with count may have kept a name from before count was
+	// added: other stacks render offline, as helm template does.
+	if !slices.ContainsFunc(ls.Stack.ImplicitMoves(), func(m config.ImplicitMove) bool { return m.CountAdded }) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, renderNamesTimeout)
