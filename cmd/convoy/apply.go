@@ -236,6 +236,8 @@ func writeResults(w io.Writer, rs []*apply.Result, p *plan.Plan) {
 		// The plan's words: what the user approved.
 		action := string(planned[r.ID])
 		switch {
+		case r.Unchanged != "":
+			action = "no-op"
 		case action != "":
 		case r.Step.Kind == apply.StepUninstall:
 			action = "uninstall"
@@ -252,6 +254,8 @@ func writeResults(w io.Writer, rs []*apply.Result, p *plan.Plan) {
 			result += " (" + r.Reason + ")"
 		case r.Step.Kind == apply.StepNoOp:
 			result = "unchanged"
+		case r.Unchanged != "":
+			rev, result = fmt.Sprint(r.Release.Version), "unchanged ("+r.Unchanged+")"
 		case r.Step.Kind == apply.StepUninstall && r.Status == dag.Succeeded:
 			result = "uninstalled"
 		case r.Release != nil && r.Step.Kind == apply.StepDeploy && r.Status == dag.Failed && r.Release.Info.RollbackRevision != 0:

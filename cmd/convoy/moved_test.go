@@ -120,3 +120,84 @@ func TestRemovedDestroyFalse(t *testing.T) {
 		t.Fatalf("a second stack's plan of the forgotten release: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// TestCountAddedIsRecorded is item 7 of issue 37: count added to a release
+// block moves release.podinfo to release.podinfo[0], which keeps its Helm
+// name. Applying the move (from a saved plan) writes the new address on
+// the record, so the next plan says nothing of it; render, -l name= and
+// promote give it the name plan and apply give it.
+func TestCountAddedIsRecorded(t *testing.T) {
+	base := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	t.Setenv("CONVOY_ENV", "")
+	staging, production := base+"-staging", base+"-production"
+	for _, ns := range []string{staging, production} {
+		t.Cleanup(func() {
+			_ = cluster.Client().CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+		})
+	}
+	stack := func(count string) string {
+		return fmt.Sprintf(`stack "cnt-%[1]s" {}
+environment "staging" {}
+environment "production" {}
+release "podinfo" {
+  chart            = %[2]q
+  namespace        = "%[1]s-${environment.name}"
+  create_namespace = true
+%[3]s}
+`, base, appChart(t), count)
+	}
+	dir := writeStack(t, stack(""))
+	must := func(what string, want int, args ...string) string {
+		t.Helper()
+		code, out, errOut := runConvoy(t, args...)
+		if code != want {
+			t.Fatalf("%s: exit %d, want %d\n%s\n%s", what, code, want, out, errOut)
+		}
+		return out + errOut
+	}
+	for _, env := range []string{"staging", "production"} {
+		must("apply "+env, 0, "apply", "-C", dir, "--kubeconfig", kc, "--env", env, "--auto-approve", "--no-progress")
+	}
+
+	rewriteStack(t, dir, stack("  count = 2\n"))
+	planFile := filepath.Join(t.TempDir(), "count.plan")
+	out := must("plan with count", 0, "plan", "-C", dir, "--kubeconfig", kc, "--env", "staging", "--out", planFile)
+	if !strings.Contains(out, "moved from release.podinfo (count was added") {
+		t.Fatalf("the plan does not say release.podinfo[0] moved:\n%s", out)
+	}
+	must("apply the saved plan", 0, "apply", planFile, "-C", dir, "--kubeconfig", kc, "--auto-approve", "--no-progress")
+	h := statusOf(t, staging, "podinfo")
+	if got := revisions(h); got != "1:deployed" {
+		t.Fatalf("podinfo after the move: %s, want its one revision", got)
+	}
+	if got := h[0].Labels[release.AddressLabel]; got != "release.podinfo.0" {
+		t.Fatalf("the record's address label is %q after the move, want release.podinfo.0 (release.podinfo[0])", got)
+	}
+	out = must("plan after the move", 0, "plan", "-C", dir, "--kubeconfig", kc, "--env", "staging", "--detailed-exitcode")
+	if strings.Contains(out, "moved from") {
+		t.Fatalf("the move is reported again after it was applied:\n%s", out)
+	}
+
+	// render names it as plan does, and -l name= selects it.
+	out = must("render", 0, "render", "-C", dir, "--kubeconfig", kc, "--env", "staging")
+	if !strings.Contains(out, "# Release: podinfo ("+staging+")") || strings.Contains(out, "podinfo-0") {
+		t.Fatalf("render does not call release.podinfo[0] podinfo:\n%s", out)
+	}
+	out = must("render -l", 0, "render", "-C", dir, "--kubeconfig", kc, "--env", "staging", "-l", "name=podinfo")
+	if !strings.Contains(out, "name: podinfo") {
+		t.Fatalf("render -l name=podinfo rendered nothing:\n%s", out)
+	}
+
+	// promote reads staging's podinfo under its name.
+	out = must("promote", 0, "promote", "--from-env", "staging", "--to-env", "production", "-C", dir, "--kubeconfig", kc, "--auto-approve")
+	if strings.Contains(out, "podinfo-0") {
+		t.Fatalf("promote names podinfo-0:\n%s", out)
+	}
+	if got := revisions(statusOf(t, production, "podinfo-1")); got != "1:deployed" {
+		t.Fatalf("production podinfo-1: %s, want it promoted", got)
+	}
+	if got := statusOf(t, production, "podinfo")[len(statusOf(t, production, "podinfo"))-1].Labels[release.AddressLabel]; got != "release.podinfo.0" {
+		t.Fatalf("production's podinfo record has address %q, want release.podinfo.0 (release.podinfo[0])", got)
+	}
+}

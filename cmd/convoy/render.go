@@ -15,6 +15,7 @@ import (
 
 type renderOptions struct {
 	Stack       stackFlags
+	Cluster     clusterFlags
 	Release     string
 	Selectors   []string
 	KubeVersion string
@@ -36,13 +37,19 @@ With --release, the output is byte for byte what
 prints for that release. Without it, every release is rendered (in parallel,
 each distinct chart loaded once) and each output follows a line
   # Release: NAME (NAMESPACE)
-in the stack's release order.`,
+in the stack's release order.
+
+A release block that count was added to (or removed from) keeps the Helm
+name its records have, as plan and apply give it: for such a stack render
+reads the release records' names from the clusters (--kubeconfig), and
+warns and uses the configuration's names when it cannot.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.Run(cmd.Context(), s)
 		},
 	}
 	addStackFlags(cmd.Flags(), &o.Stack)
+	addClusterFlags(cmd.Flags(), &o.Cluster)
 	f := cmd.Flags()
 	f.StringVar(&o.Release, "release", "", "render only this release: an address (release.api[\"eu\"]) or a Helm release name")
 	addSelectorFlag(f, &o.Selectors, "render only")
@@ -64,7 +71,9 @@ func (o renderOptions) Run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	ls, results, err := run.Render(ctx, run.Options{Source: src, ChartCache: chartCache(), Parallelism: o.Parallelism}, run.RenderRequest{
+	c := o.Cluster
+	clusters := run.ClusterOptions{Kubeconfig: c.Kubeconfig, Context: c.Context, QPS: c.QPS, Burst: c.Burst, StorageDriver: c.StorageDriver, Warnings: s.Err}
+	ls, results, err := run.Render(ctx, run.Options{Source: src, Clusters: clusters, ChartCache: chartCache(), Parallelism: o.Parallelism}, run.RenderRequest{
 		Release: o.Release, Selectors: o.Selectors, KubeVersion: o.KubeVersion, APIVersions: o.APIVersions,
 	})
 	if err != nil {

@@ -63,6 +63,12 @@ type Step struct {
 	ExpectRevision int
 	// RunID labels the records a restore writes (release.RunLabel).
 	RunID string
+	// Unchanged, when set, says whether the prepared revision would
+	// change nothing, and why: such a deploy is not executed (a release
+	// rendered only now with its dependencies' new outputs that renders as
+	// deployed writes no revision, release.Engine.SameAsDeployed), and its
+	// result says why (Result.Unchanged).
+	Unchanged func(ctx context.Context, p *release.Prepared) (why string, err error)
 	// Finish runs after a deploy succeeded, before the step counts as
 	// done (a rename deletes the old release's records); its error fails
 	// the step, the deployed revision stays.
@@ -76,6 +82,9 @@ type Result struct {
 	Release *release.Release
 	// PreviousDeployed is the deployed revision before this run (0: none).
 	PreviousDeployed int
+	// Unchanged is why a deploy step wrote no revision (Step.Unchanged):
+	// its release is as deployed, Release its deployed record.
+	Unchanged string
 	// ignore are the release's ignore_changes, which a restore keeps to.
 	ignore kube.IgnoreRules
 	// redact masks sensitive values in what a restore records.
@@ -159,6 +168,19 @@ func (x *executor) Run(ctx context.Context, id string) error {
 		res.PreviousDeployed = p.Deployed.Version
 	}
 	res.ignore, res.redact = p.Request.IgnoreChanges, p.Request.Redact
+	if s.Unchanged != nil {
+		why, err := s.Unchanged(ctx, p)
+		if err != nil {
+			return p.Request.Redact.Err(err)
+		}
+		if why != "" {
+			res.Unchanged, res.Release = why, p.Deployed
+			x.mu.Lock()
+			x.applied[id] = p.Deployed
+			x.mu.Unlock()
+			return nil
+		}
+	}
 	rel, err := s.Engine.Execute(ctx, p)
 	err = p.Request.Redact.Err(err)
 	res.Release = rel
@@ -187,7 +209,7 @@ func (s *Step) checkRevision(got int) error {
 func (x *executor) Restore(ctx context.Context, id string) (bool, error) {
 	s := x.steps[id]
 	res := x.result(id)
-	if s.Kind != StepDeploy || res.Release == nil {
+	if s.Kind != StepDeploy || res.Release == nil || res.Unchanged != "" {
 		return false, nil
 	}
 	if res.PreviousDeployed == 0 {

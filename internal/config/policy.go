@@ -56,6 +56,7 @@ var policyBlockSchema = &hcl.BodySchema{
 func decodePolicyBlock(block *hcl.Block) (*Policy, hcl.Diagnostics) {
 	p := &Policy{Name: block.Labels[0], Level: PolicyLevelDeny, LevelRange: block.DefRange, DeclRange: block.DefRange}
 	content, diags := block.Body.Content(policyBlockSchema)
+	invalid := map[string]bool{}
 	text := func(name string) PolicyText {
 		a, ok := content.Attributes[name]
 		if !ok {
@@ -63,6 +64,7 @@ func decodePolicyBlock(block *hcl.Block) (*Policy, hcl.Diagnostics) {
 		}
 		s, d := constantString(a.Expr, name)
 		diags = append(diags, d...)
+		invalid[name] = d.HasErrors()
 		return PolicyText{Text: s, Range: a.Expr.Range()}
 	}
 	level := text("level")
@@ -83,7 +85,9 @@ func decodePolicyBlock(block *hcl.Block) (*Policy, hcl.Diagnostics) {
 			})
 		}
 	}
-	if _, ok := content.Attributes["condition"]; ok && strings.TrimSpace(p.Condition.Text) == "" {
+	// A condition that is not a constant string was reported as such: it
+	// is not empty.
+	if _, ok := content.Attributes["condition"]; ok && !invalid["condition"] && strings.TrimSpace(p.Condition.Text) == "" {
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Empty policy condition",
@@ -99,11 +103,19 @@ func decodePolicyBlock(block *hcl.Block) (*Policy, hcl.Diagnostics) {
 func constantString(expr hcl.Expression, name string) (string, hcl.Diagnostics) {
 	v, diags := expr.Value(nil)
 	if diags.HasErrors() {
+		detail := fmt.Sprintf("%s must be a constant string (CEL source in quotes or a heredoc); it may not refer to variables or call functions.", name)
+		if _, isTemplate := expr.(*hclsyntax.TemplateExpr); isTemplate || len(expr.Variables()) > 0 {
+			detail += " A ${...} in it is HCL interpolation, which policies do not have: write the value itself, or $${...} for a literal ${...}."
+		}
+		subject := expr.Range()
+		if vars := expr.Variables(); len(vars) > 0 {
+			subject = vars[0].SourceRange()
+		}
 		return "", hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid policy attribute",
-			Detail:   fmt.Sprintf("%s must be a constant string (CEL source in quotes or a heredoc); it may not refer to variables or call functions.", name),
-			Subject:  expr.Range().Ptr(),
+			Detail:   detail,
+			Subject:  subject.Ptr(),
 		}}
 	}
 	if v.IsNull() || !v.Type().Equals(cty.String) {

@@ -24,6 +24,9 @@ type ResourceNeeds struct {
 	// Objects are the keys read by a literal index, as in
 	// release.db.resources["v1/Secret/db-auth"].data.password.
 	Objects map[string]bool
+	// Revision: the dependency's revision is read (which every upgrade
+	// of it changes).
+	Revision bool
 }
 
 // ResourceKey names an object in release.X.resources:
@@ -48,6 +51,9 @@ func (n ResourceNeeds) String() string {
 func (n *ResourceNeeds) merge(o ResourceNeeds) {
 	if o.All {
 		n.All = true
+	}
+	if o.Revision {
+		n.Revision = true
 	}
 	for k := range o.Objects {
 		if n.Objects == nil {
@@ -234,8 +240,10 @@ func needsOf(steps []step, expanded, counted bool) ResourceNeeds {
 	switch {
 	case !ok:
 		return all
+	case attr == "revision":
+		return ResourceNeeds{Revision: true}
 	case attr != "resources":
-		return ResourceNeeds{} // name, namespace, revision, status, …
+		return ResourceNeeds{} // name, namespace, status, …
 	case len(steps) == 1 && counted:
 		return ResourceNeeds{} // its keys
 	case len(steps) == 1:

@@ -84,6 +84,10 @@ type ReleaseChange struct {
 	// Addr is the release instance address (`release.api["eu"]`), or the
 	// address of a release of the stack its files no longer declare.
 	Addr ReleaseAddr
+	// Labels are the release block's labels (what -l selects and
+	// policies read as release.labels); none for a release the files no
+	// longer declare.
+	Labels map[string]string `json:",omitempty"`
 	// MovedFrom is the address the release was at when a moved block
 	// brought it to Addr (moved.go); nil otherwise.
 	MovedFrom *addrs.ReleaseInstance `json:",omitempty"`

@@ -115,7 +115,9 @@ func (e *PolicyError) Error() string {
 	for _, d := range e.Denials {
 		b.WriteString("\n  " + d.String())
 	}
-	fmt.Fprintf(&b, "\nto apply it anyway, plan again with --allow-policy %s (recorded in the release history)", e.Policies[0])
+	// --allow-policy is a repeatable flag of one name each (a comma is
+	// part of the name): every denying policy is named, each with its own.
+	fmt.Fprintf(&b, "\nto apply it anyway, plan again with --allow-policy %s (recorded in the history of the releases they deny)", strings.Join(e.Policies, " --allow-policy "))
 	return b.String()
 }
 
@@ -148,13 +150,22 @@ func (e *ReleasePolicyError) Error() string {
 	return b.String()
 }
 
-// PolicyNote is what the release records' description says of the plan's
-// overrides ("" when there are none).
-func (p *Plan) PolicyNote() string {
-	if len(p.AllowedPolicies) == 0 {
+// PolicyNote is what the description of the release at addr's new record
+// says of the plan's overrides: the allowed policies whose denials name
+// the release, or the whole plan (a plan-scope policy). "" when none do:
+// a release no allowed policy denied records no override.
+func (p *Plan) PolicyNote(addr string) string {
+	var names []string
+	for _, r := range p.PolicyResults {
+		if r.Allowed && (r.Release == addr || r.Release == "") {
+			names = append(names, r.Policy)
+		}
+	}
+	if len(names) == 0 {
 		return ""
 	}
-	return "policies allowed: " + strings.Join(p.AllowedPolicies, ", ")
+	slices.Sort(names)
+	return "policies allowed: " + strings.Join(slices.Compact(names), ", ")
 }
 
 // MaskValueTree masks a values tree for policies: sensitive strings, and

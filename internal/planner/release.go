@@ -84,6 +84,15 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 		}
 		inst = known
 		rc.Sensitive = resolve.SensitiveValues(inst)
+		if len(changed) > 0 {
+			// Planned with outputs this plan's changes keep: unchanged,
+			// it says why it is not rendered again at apply.
+			defer func() {
+				if rc.Action == plan.ActionNoOp {
+					rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonDependency, Detail: "outputs of " + strings.Join(changed, ", ") + " read but unchanged"})
+				}
+			}()
+		}
 	}
 
 	r, err := resolve.Resolve(c.in.Charts, c.in.Stack.Dir, inst)
@@ -267,7 +276,7 @@ func (c *computer) maskDerived(ctx context.Context, eng *release.Engine, rc *pla
 // begin starts the plan of an instance: its identity and dependencies, its
 // cluster's engine and its records (partial unless full: observe).
 func (c *computer) begin(ctx context.Context, inst *config.ReleaseInstance, full bool) (*plan.ReleaseChange, *release.Engine, []*release.Release, *plan.Interrupted, error) {
-	rc := &plan.ReleaseChange{Addr: plan.InstanceAddr(inst.Addr), Name: inst.Name, Namespace: inst.Namespace, Cluster: clusterName(inst.Cluster)}
+	rc := &plan.ReleaseChange{Addr: plan.InstanceAddr(inst.Addr), Name: inst.Name, Namespace: inst.Namespace, Cluster: clusterName(inst.Cluster), Labels: inst.Labels}
 	for _, d := range inst.DependsOn {
 		rc.DependsOn = append(rc.DependsOn, d.Addr)
 	}
@@ -289,9 +298,12 @@ func (c *computer) begin(ctx context.Context, inst *config.ReleaseInstance, full
 // releases (revision, status, resources) once its dependencies are planned:
 // when none of them changes in this plan, their outputs are what the stored
 // records and the live cluster hold now, and the release is planned with
-// them. It returns nil and the changing dependencies otherwise.
+// them, as it is when the changes of those that change keep what it reads
+// (outputsKept). It returns the changing dependencies, and nil for the
+// release when its values are known only after apply.
 func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance) (*config.ReleaseInstance, []string, error) {
 	var changed []string
+	unknown := false
 	for _, d := range inst.DependsOn {
 		e := c.planned[d.Addr]
 		if e == nil {
@@ -304,9 +316,12 @@ func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance
 		}
 		if e.change == nil || e.change.Action != plan.ActionNoOp {
 			changed = append(changed, d.Addr.String())
+			if !c.outputsKept(inst, d.Addr, e.change) {
+				unknown = true
+			}
 		}
 	}
-	if len(changed) > 0 || c.in.Outputs == nil {
+	if unknown || c.in.Outputs == nil {
 		return nil, changed, nil
 	}
 	av := map[config.ReleaseInstanceAddr]config.AppliedRelease{}
@@ -363,9 +378,38 @@ func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance
 		return nil, nil, diags
 	}
 	if !known.Known {
-		return nil, nil, nil // a dependency is not deployed: known after apply
+		return nil, changed, nil // a dependency is not deployed: known after apply
 	}
-	return known, nil, nil
+	return known, changed, nil
+}
+
+// outputsKept says whether what inst reads of the dependency at dep is
+// the same after this plan's change to it (an upgrade) as now: it reads
+// neither the revision nor the objects whole, and each object it reads
+// is planned unchanged (no-op). Its status is deployed before and after.
+// The dependent is then planned with the dependency's outputs as they are
+// now, and is a no-op when it renders as deployed.
+func (c *computer) outputsKept(inst *config.ReleaseInstance, dep config.ReleaseInstanceAddr, change *plan.ReleaseChange) bool {
+	if change == nil || change.Action != plan.ActionUpgrade || change.KnownAfterApply || change.Rename != nil || change.Observed.LastStatus != string(release.StatusDeployed) {
+		return false
+	}
+	needs := c.in.Stack.ResourceNeeds(inst.Addr.Release.Name, dep.Release.Name)
+	if needs.All || needs.Revision {
+		return false
+	}
+	for key := range needs.Objects {
+		kept := false
+		for _, o := range change.Objects {
+			if config.ResourceKey(o.Ref.APIVersion(), o.Ref.Kind, o.Ref.Name) == key {
+				kept = o.Action == plan.ObjectNoOp
+				break
+			}
+		}
+		if !kept {
+			return false
+		}
+	}
+	return true
 }
 
 // outputObject reads a live object of a dependency's outputs: from the

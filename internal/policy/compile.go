@@ -9,6 +9,8 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/ext"
 	"github.com/hashicorp/hcl/v2"
+	apiservercel "k8s.io/apiserver/pkg/cel"
+	"k8s.io/apiserver/pkg/cel/library"
 )
 
 // DefaultCostLimit bounds the cost of one evaluation of one expression,
@@ -99,19 +101,44 @@ const (
 )
 
 // newEnv is the CEL environment policies compile in: the three variables
-// as maps of dynamic values, the standard library, optional types and the
-// string and list extensions the API server offers.
+// with their declared fields (types.go: a field that does not exist, or a
+// condition that is not a bool, is a compile error), the standard
+// library, optional types, and the extensions and libraries the
+// Kubernetes API server offers CEL (k8s.io/apiserver/pkg/cel/library:
+// lists' sum, min, max, indexOf, lastIndexOf, isSorted; regex, urls,
+// quantity, ip, cidr, format, semver; cel-go's strings, lists, sets and
+// two-variable comprehensions). Authorization checks are the API
+// server's own and are not offered.
 func newEnv() (*cel.Env, error) {
-	dynMap := cel.MapType(cel.StringType, cel.DynType)
-	return cel.NewEnv(
-		cel.Variable(varObject, dynMap),
-		cel.Variable(varRelease, dynMap),
-		cel.Variable(varPlan, dynMap),
+	base, err := cel.NewEnv(
 		cel.OptionalTypes(),
 		ext.Strings(),
 		ext.Lists(),
 		ext.Sets(),
+		ext.TwoVarComprehensions(),
+		library.Lists(),
+		library.Regex(),
+		library.URLs(),
+		library.Quantity(),
+		library.IP(),
+		library.CIDR(),
+		library.Format(),
+		library.SemverLib(library.SemverVersion(1)),
 	)
+	if err != nil {
+		return nil, err
+	}
+	object, release, planT := declTypes()
+	provider := apiservercel.NewDeclTypeProvider(object, release, planT)
+	opts, err := provider.EnvOptions(base.CELTypeProvider())
+	if err != nil {
+		return nil, err
+	}
+	return base.Extend(append(opts,
+		cel.Variable(varObject, object.CelType()),
+		cel.Variable(varRelease, release.CelType()),
+		cel.Variable(varPlan, planT.CelType()),
+	)...)
 }
 
 // Compile compiles the policies (in name order). Every syntax or type

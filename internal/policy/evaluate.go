@@ -253,8 +253,13 @@ func releaseValue(rc *plan.ReleaseChange, red *sensitive.Redactor) map[string]an
 	if rc.ValuesBefore != nil {
 		before = rc.ValuesBefore
 	}
+	labels := map[string]any{}
+	for k, v := range rc.Labels {
+		labels[k] = v
+	}
 	return map[string]any{
 		"address":       rc.Addr.String(),
+		"labels":        labels,
 		"name":          rc.Name,
 		"namespace":     rc.Namespace,
 		"cluster":       rc.Cluster,

@@ -45,7 +45,7 @@ func testPlan() *plan.Plan {
 		Stack: "shop", Environment: "prod",
 		Releases: []*plan.ReleaseChange{
 			{
-				Addr: plan.InstanceAddr(a), Name: "a", Namespace: "apps", Cluster: "eu", Action: plan.ActionUpgrade,
+				Addr: plan.InstanceAddr(a), Name: "a", Namespace: "apps", Cluster: "eu", Action: plan.ActionUpgrade, Labels: map[string]string{"team": "shop"},
 				Reasons:   []plan.Reason{{Kind: plan.ReasonValues, Detail: "1 value changed"}},
 				Chart:     plan.ChartChange{Before: &plan.ChartRef{Name: "app", Version: "1.2.0"}, After: &plan.ChartRef{Name: "app", Version: "1.1.0"}},
 				Sensitive: []string{"hunter2-secret"},
@@ -254,6 +254,11 @@ func TestCompileErrors(t *testing.T) {
 		"bad level":    {"policy \"p\" {\n  level = \"block\"\n  condition = \"true\"\n}\n", "Invalid policy level", "policies.hcl:2,"},
 		"reference":    {"policy \"p\" {\n  condition = var.x\n}\n", "Invalid policy attribute", "policies.hcl:2,"},
 		"no condition": {"policy \"p\" {\n  message = \"m\"\n}\n", "Missing required argument", "policies.hcl:1,"},
+		// A field of a declared type: a string is not a condition.
+		"field not a bool": {"policy \"p\" {\n  condition = \"object.kind\"\n}\n", "Invalid policy condition", "policies.hcl:2,15"},
+		"unknown field":    {"policy \"p\" {\n  condition = \"'team' in release.lables\"\n}\n", "Invalid CEL in policy condition", "policies.hcl:2,"},
+		// HCL interpolation is not a policy's: no "Empty policy condition".
+		"interpolation": {"locals {\n  x = \"y\"\n}\npolicy \"p\" {\n  condition = \"release.name != '${local.x}'\"\n}\n", "Invalid policy attribute", "policies.hcl:5,"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, diags := compile(t, tc.src, policy.Options{})
@@ -261,8 +266,8 @@ func TestCompileErrors(t *testing.T) {
 				t.Fatal("no error")
 			}
 			d := diags[0]
-			if d.Summary != tc.summary || d.Subject == nil {
-				t.Fatalf("diagnostic %v", diags)
+			if d.Summary != tc.summary || d.Subject == nil || len(diags.Errs()) != 1 {
+				t.Fatalf("diagnostics %v, want one: %s", diags, tc.summary)
 			}
 			at := fmt.Sprintf("%s:%d,%d", filepath.Base(d.Subject.Filename), d.Subject.Start.Line, d.Subject.Start.Column)
 			if !strings.HasPrefix(at, tc.at) {
@@ -304,5 +309,39 @@ func TestPolicyFilesOnlyPolicies(t *testing.T) {
 	}
 	if diags := cfg.LoadPolicyPaths([]string{f}); !diags.HasErrors() {
 		t.Fatal("a release block in a policy file was accepted")
+	}
+}
+
+// TestReleaseLabelsAndKubernetesLibraries: release.labels is the release
+// block's labels, and the API server's CEL libraries are declared
+// (lists' sum, min, max, indexOf, lastIndexOf, isSorted; quantity, regex,
+// semver, urls, ip, cidr, format).
+func TestReleaseLabelsAndKubernetesLibraries(t *testing.T) {
+	src := `
+policy "team_label" {
+  condition = "'team' in release.labels && release.labels.team != ''"
+}
+policy "libraries" {
+  condition = <<-CEL
+    [1, 2, 3].sum() == 6 && [3, 1, 2].min() == 1 && [3, 1, 2].max() == 3 &&
+    [1, 2, 1].indexOf(1) == 0 && [1, 2, 1].lastIndexOf(1) == 2 && [1, 2, 3].isSorted() &&
+    quantity('1Gi').isGreaterThan(quantity('512Mi')) && 'abc'.find('b+') == 'b' &&
+    isSemver('1.2.3') && semver('1.2.3').major() == 1 && url('https://x.dev/p').getHost() == 'x.dev' &&
+    ip('10.0.0.1').family() == 4 && cidr('10.0.0.0/8').containsIP('10.1.2.3') &&
+    format.dns1123Label().validate('web').hasValue() == false
+  CEL
+}
+`
+	res, err := mustCompile(t, src).Evaluate(context.Background(), testPlan())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range res {
+		got = append(got, r.Policy+" "+r.Release+": "+r.Message)
+	}
+	// release.b has no labels: only it violates team_label.
+	if strings.Join(got, "|") != "team_label release.b: policy team_label does not hold" {
+		t.Errorf("results %q", got)
 	}
 }

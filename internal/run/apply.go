@@ -266,6 +266,16 @@ func newSteps(ctx context.Context, o Options, ls *Loaded, p *plan.Plan, cl *Clus
 					return nil, err
 				}
 				step.Prepare = prepare
+				if rc.KnownAfterApply && rc.Action == plan.ActionUpgrade {
+					why := unchangedOutputs(p, rc)
+					step.Unchanged = func(ctx context.Context, prep *release.Prepared) (string, error) {
+						same, err := eng.SameAsDeployed(ctx, prep)
+						if !same || err != nil {
+							return "", err
+						}
+						return why, nil
+					}
+				}
 			} else {
 				saved, name, namespace, replace, note, absent, leftovers := rc.Saved, rc.Name, rc.Namespace, planner.ReplacesOf(rc), recordNote(p, rc), planner.AbsentOf(rc), planner.LeftoversOf(rc)
 				expand := planner.ResizesOf(rc)
@@ -346,7 +356,7 @@ func renderAtApply(o Options, ls *Loaded, p *plan.Plan, rc *plan.ReleaseChange, 
 			return nil, red.Err(err)
 		}
 		req := ReleaseRequest(st.ID(), r)
-		req.RunID, req.Redact, req.Note = runID, red, p.PolicyNote()
+		req.RunID, req.Redact = runID, red
 		req.Replace, req.Note, req.Leftovers = planner.ReplacesOf(rc), recordNote(p, rc), planner.LeftoversOf(rc)
 		prep, err := eng.Prepare(ctx, req)
 		if err != nil {
@@ -357,6 +367,22 @@ func renderAtApply(o Options, ls *Loaded, p *plan.Plan, rc *plan.ReleaseChange, 
 		}
 		return prep, nil
 	}, nil
+}
+
+// unchangedOutputs is why a release rendered at apply with the outputs of
+// the dependencies this plan changes writes no revision when it renders
+// as deployed: "outputs of release.db read but unchanged".
+func unchangedOutputs(p *plan.Plan, rc *plan.ReleaseChange) string {
+	var changed []string
+	for _, d := range rc.DependsOn {
+		if dep := p.Release(d.String()); dep != nil && dep.Action != plan.ActionNoOp {
+			changed = append(changed, d.String())
+		}
+	}
+	if len(changed) == 0 {
+		return "outputs read but unchanged"
+	}
+	return "outputs of " + strings.Join(changed, ", ") + " read but unchanged"
 }
 
 func rowsOf(steps []*apply.Step) []apply.Row {
@@ -406,7 +432,7 @@ func recordNote(p *plan.Plan, rc *plan.ReleaseChange) string {
 	if rc.PromotedFrom != nil {
 		notes = append(notes, rc.PromotedFrom.Note())
 	}
-	if n := p.PolicyNote(); n != "" {
+	if n := p.PolicyNote(rc.Addr.String()); n != "" {
 		notes = append(notes, n)
 	}
 	return strings.Join(notes, "; ")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/kube"
@@ -19,7 +20,8 @@ import (
 // nor uninstalled and installed again. An instance moved when its block
 // sets no name, records of the stack exist under its old default name and
 // none under its new one, and no other instance of the stack has the old
-// name. ls.moves says which moved (for the plan's notes).
+// name. ls.moves says which moved since their records were written (for
+// the plan's notes; apply writes the new address on the records).
 func (ls *Loaded) keepMovedNames(ctx context.Context, cl *Clusters) error {
 	st := ls.Stack
 	candidates := st.ImplicitMoves()
@@ -35,7 +37,7 @@ func (ls *Loaded) keepMovedNames(ctx context.Context, cl *Clusters) error {
 	for _, inst := range st.Releases {
 		eng, err := cl.Engine(ctx, inst.Cluster)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", inst.Addr, err)
 		}
 		engines[inst.Addr] = eng
 		taken[nameKey{eng.Kube().ClusterID(), inst.Namespace, inst.Name}] = true
@@ -80,7 +82,11 @@ func (ls *Loaded) keepMovedNames(ctx context.Context, cl *Clusters) error {
 			continue
 		}
 		kept[m.Addr] = m.FromName
-		moved = append(moved, m)
+		if last.Labels[release.AddressLabel] != m.Addr.LabelValue() {
+			// Not recorded at its new address yet: the plan says so,
+			// and apply records it (noteMoves).
+			moved = append(moved, m)
+		}
 	}
 	if len(kept) == 0 {
 		return nil
@@ -95,13 +101,24 @@ func (ls *Loaded) keepMovedNames(ctx context.Context, cl *Clusters) error {
 	return nil
 }
 
-// noteMoves says on each moved release of the plan that it moved and
-// kept its name.
+// noteMoves says on each release of the plan that moved since its
+// records were written that it moved and kept its name, and has apply
+// write its new address on the record: an upgrade's new revision carries
+// it (ReleaseRequest), an unchanged release's deployed record is
+// relabelled (no revision). A move already recorded is not repeated.
 func (ls *Loaded) noteMoves(p *plan.Plan) {
 	for _, m := range ls.moves {
 		for _, rc := range p.Releases {
-			if rc.Addr == plan.InstanceAddr(m.Addr) {
-				rc.Warnings = append(rc.Warnings, moveNote(m))
+			if rc.Addr != plan.InstanceAddr(m.Addr) {
+				continue
+			}
+			rc.Warnings = append(rc.Warnings, moveNote(m))
+			if rc.Action == plan.ActionNoOp {
+				rc.Relabel = maps.Clone(rc.Relabel)
+				if rc.Relabel == nil {
+					rc.Relabel = map[string]string{}
+				}
+				rc.Relabel[release.AddressLabel] = m.Addr.LabelValue()
 			}
 		}
 	}

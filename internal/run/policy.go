@@ -81,10 +81,11 @@ func checkAtApply(ctx context.Context, o Options, set *policy.Set, p *plan.Plan,
 		return err
 	}
 	var denials []plan.PolicyResult
-	var denied []string
+	var denied, allowed []string
 	for _, r := range res {
 		if r.Level == plan.PolicyDeny && slices.Contains(p.AllowedPolicies, r.Policy) {
 			r.Level, r.Allowed = plan.PolicyWarn, true
+			allowed = append(allowed, r.Policy)
 		}
 		if r.Level == plan.PolicyDeny {
 			denials = append(denials, r)
@@ -94,8 +95,27 @@ func checkAtApply(ctx context.Context, o Options, set *policy.Set, p *plan.Plan,
 		o.announce("policy at apply: " + r.String())
 	}
 	if len(denials) == 0 {
+		notePolicies(prep, allowed)
 		return nil
 	}
 	slices.Sort(denied)
 	return &plan.ReleasePolicyError{Release: rc.Addr.String(), Policies: slices.Compact(denied), Denials: denials}
+}
+
+// notePolicies adds to the description of the revision prep records the
+// policies allowed on what apply rendered, unless the plan's note for the
+// release (recordNote) already names them.
+func notePolicies(prep *release.Prepared, allowed []string) {
+	if len(allowed) == 0 || prep.Request == nil {
+		return
+	}
+	slices.Sort(allowed)
+	note := "policies allowed: " + strings.Join(slices.Compact(allowed), ", ")
+	switch {
+	case strings.Contains(prep.Request.Note, note):
+	case prep.Request.Note == "":
+		prep.Request.Note = note
+	default:
+		prep.Request.Note += "; " + note
+	}
 }

@@ -110,6 +110,11 @@ func Promote(ctx context.Context, o Options, req PromoteRequest) (*Promoted, err
 	// Each environment's cluster blocks are its own: they may reach other
 	// clusters.
 	fromCl := o.newClusters(nil)
+	// The source's releases have the names its records have (count added
+	// or removed keeps them), as its own plans give them.
+	if err := from.keepMovedNames(ctx, fromCl); err != nil {
+		return nil, fmt.Errorf("environment %q: %w", req.From, err)
+	}
 	type read struct {
 		s   promotedSource
 		m   *MissingRelease
@@ -341,6 +346,9 @@ func verifyPromotions(ctx context.Context, o Options, p *plan.Plan) error {
 			return fmt.Errorf("environment %q, which the plan promotes from: %w", env, err)
 		}
 		cl := o.newClusters(nil)
+		if err := from.keepMovedNames(ctx, cl); err != nil {
+			return fmt.Errorf("environment %q, which the plan promotes from: %w", env, err)
+		}
 		for _, rc := range byEnv[env] {
 			pf := rc.PromotedFrom
 			inst := from.Stack.Release(rc.Addr.Instance)

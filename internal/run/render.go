@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/postrender"
 	"github.com/convoy-sh/convoy/internal/resolve"
+	"github.com/hashicorp/hcl/v2"
 )
 
 // RenderRequest says what to render offline and with which capabilities.
@@ -46,6 +48,7 @@ func Render(ctx context.Context, o Options, req RenderRequest) (*Loaded, []Rende
 	if err != nil {
 		return ls, nil, err
 	}
+	keepRenderedNames(ctx, o, ls)
 	releases := ls.Stack.Releases
 	if req.Release != "" {
 		r, err := ls.FindRelease(req.Release)
@@ -83,6 +86,32 @@ func Render(ctx context.Context, o Options, req RenderRequest) (*Loaded, []Rende
 		}
 	}
 	return ls, results, nil
+}
+
+// renderNamesTimeout bounds reading the records of moved releases: render
+// is offline otherwise, and an unreachable cluster must not hold it up.
+const renderNamesTimeout = 10 * time.Second
+
+// keepRenderedNames gives the instances that count added or removed the
+// Helm names their records have (keepMovedNames), so that render, -l
+// name= and --release agree with plan and apply. Only stacks with a
+// release block that sets count and no name read their clusters' records;
+// when that fails the configuration's names are used, with a warning.
+func keepRenderedNames(ctx context.Context, o Options, ls *Loaded) {
+	// Only blocks with count may have kept a name from before count was
+	// added: other stacks render offline, as helm template does.
+	if !slices.ContainsFunc(ls.Stack.ImplicitMoves(), func(m config.ImplicitMove) bool { return m.CountAdded }) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, renderNamesTimeout)
+	defer cancel()
+	if err := ls.keepMovedNames(ctx, o.newClusters(nil)); err != nil {
+		ls.Warnings = append(ls.Warnings, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "Release names of moved instances not read",
+			Detail:   fmt.Sprintf("Adding or removing count keeps a release's Helm name, which its records on the cluster hold; they could not be read (%v), so instances are rendered under the names the configuration gives them.", err),
+		})
+	}
 }
 
 func renderOne(ctx context.Context, charts *resolve.Charts, dir string, r *config.ReleaseInstance, req RenderRequest) (*chart.Rendered, error) {

@@ -76,6 +76,13 @@ func writeText(b *bytes.Buffer, p *plan.Plan, detail Detail) {
 			if r.Rename != nil {
 				fmt.Fprintf(b, "  ~ %s (finish rename) namespace %s\n      apply deletes the records of %s\n\n", r.Addr, r.Namespace, r.Rename.From)
 			}
+			// A dependent of a changing release that stays as it is says
+			// why (it would otherwise be expected to upgrade with it).
+			for _, why := range r.Reasons {
+				if why.Kind == plan.ReasonDependency {
+					fmt.Fprintf(b, "  = %s (no-op) namespace %s\n      no-op: %s\n\n", r.Addr, r.Namespace, why.Detail)
+				}
+			}
 			continue
 		}
 		if r.Action == plan.ActionForget {
