@@ -145,6 +145,19 @@ func TestAtomicRollbackDeletesWhatTheFailedUpgradeCreated(t *testing.T) {
 	if got := chartConfigMaps(t, hns); got != want {
 		t.Errorf("after helm's rollback: %s, want %s (convoy left %s)", got, want, chartConfigMaps(t, ns))
 	}
+
+	// helm 3's --atomic, the same.
+	h3ns := cluster.Namespace(t)
+	if out, err := cluster.Helm3(t, "install", "counted", dir, "-n", h3ns, "--set", "count=4"); err != nil {
+		t.Fatalf("helm 3 install: %v\n%s", err, out)
+	}
+	limitConfigMaps(t, h3ns, 5)
+	if out, err := cluster.Helm3(t, "upgrade", "counted", dir, "-n", h3ns, "--set", "count=6", "--atomic", "--timeout", "30s"); err == nil {
+		t.Fatalf("helm 3 upgrade past the quota succeeded:\n%s", out)
+	}
+	if got := chartConfigMaps(t, h3ns); got != want {
+		t.Errorf("after helm 3's atomic rollback: %s, want %s", got, want)
+	}
 }
 
 // The rollback deletes only what the release still owns: an object of
