@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
@@ -66,6 +67,22 @@ func TestClaimOfDefaultClassIsBound(t *testing.T) {
 	}
 	if got := bound.Status.Capacity[corev1.ResourceStorage]; got.String() != "1Gi" {
 		t.Errorf("claim capacity %s, want 1Gi", got.String())
+	}
+
+	// The class allows expansion, and a grown request is served.
+	if _, err := client.CoreV1().PersistentVolumeClaims(ns).Patch(ctx, "data", types.MergePatchType,
+		[]byte(`{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		bound, err = client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		got := bound.Status.Capacity[corev1.ResourceStorage]
+		return got.String() == "2Gi", nil
+	}); err != nil {
+		t.Fatalf("claim not grown: %v (%+v)", err, bound.Status)
 	}
 
 	if err := client.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, "data", metav1.DeleteOptions{}); err != nil {
