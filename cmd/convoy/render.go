@@ -42,7 +42,13 @@ in the stack's release order.
 A release block that count was added to (or removed from) keeps the Helm
 name its records have, as plan and apply give it: for such a stack render
 reads the release records' names from the clusters (--kubeconfig), and
-warns and uses the configuration's names when it cannot.`,
+warns and uses the configuration's names when it cannot.
+
+A release whose values read another release's outputs (revision, status,
+resources) is rendered with what that release has deployed: its newest
+deployed record and its live objects, read from its cluster (--kubeconfig),
+as a plan reads them. When the dependency is not deployed, render says so,
+naming it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.Run(cmd.Context(), s)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,5 +146,37 @@ func TestRenderOutDir(t *testing.T) {
 		if !strings.HasPrefix(string(data), "---\n# Source: postgres/templates/service.yaml\n") {
 			t.Fatalf("%s: file content: %s", flag, data)
 		}
+	}
+}
+
+// A release whose values read another release's outputs renders with what
+// that release has deployed (its revision and live objects); before it is
+// deployed, render says which dependency is missing.
+func TestRenderReadsDeployedOutputs(t *testing.T) {
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	dir := writeStack(t, fmt.Sprintf(`
+stack %[2]q {
+  default_namespace = %[2]q
+}
+release "db" {
+  chart  = %[1]q
+  values = [{ message = "from-db" }]
+}
+release "reader" {
+  chart  = %[1]q
+  values = [{ message = "db r${release.db.revision} says ${release.db.resources["v1/ConfigMap/db-config"].data.message}" }]
+}
+`, appChart(t), ns))
+	code, out, errOut := runConvoy(t, "render", "-C", dir, "--kubeconfig", kc, "--release", "release.reader")
+	if code != 1 || !strings.Contains(errOut, `release.db (no deployed revision of release "db" in namespace "`+ns+`")`) {
+		t.Fatalf("render before db is deployed: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve", "--no-progress", "--target", "release.db"); code != 0 {
+		t.Fatalf("apply db: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runConvoy(t, "render", "-C", dir, "--kubeconfig", kc, "--release", "release.reader")
+	if code != 0 || !strings.Contains(out, `message: "db r1 says from-db"`) {
+		t.Fatalf("render with db deployed: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

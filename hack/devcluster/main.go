@@ -96,7 +96,7 @@ func runForeground(ctx context.Context, dir string, nodes int) error {
 	}
 	defer os.Remove(pidfile)
 	start := time.Now()
-	c, err := devcluster.Start(ctx, devcluster.Options{Tools: tools, Nodes: nodes, KubeconfigPath: kubeconfig})
+	c, err := devcluster.Start(ctx, devcluster.Options{Tools: tools, Nodes: nodes, KubeconfigPath: kubeconfig, VolumeDir: filepath.Join(dir, "volumes")})
 	if err != nil {
 		return err
 	}

@@ -273,7 +273,7 @@ func (e *evaluator) evalSimple(expr hcl.Expression, what string) (cty.Value, hcl
 		return cty.DynamicVal, diags
 	}
 	val, d := expr.Value(&hcl.EvalContext{Variables: e.scopeVariables(refs), Functions: e.funcs})
-	return val, append(diags, d...)
+	return val, append(diags, nameKeys(d)...)
 }
 
 // evalLocals evaluates locals in dependency order, reporting cycles.
@@ -338,7 +338,7 @@ func (e *evaluator) evalLocals() hcl.Diagnostics {
 			}
 		}
 		val, d := l.Expr.Value(&hcl.EvalContext{Variables: e.scopeVariables(refs), Functions: e.funcs})
-		diags = append(diags, d...)
+		diags = append(diags, nameKeys(d)...)
 		if d.HasErrors() {
 			val = cty.DynamicVal
 		}

@@ -254,7 +254,7 @@ func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[
 			return cty.NilVal, false
 		}
 		val, d := expr.Value(ctx)
-		diags = append(diags, d...)
+		diags = append(diags, nameKeys(d)...)
 		if d.HasErrors() {
 			return cty.NilVal, false
 		}

@@ -64,6 +64,10 @@ type Options struct {
 	KubeconfigPath string
 	// StartTimeout bounds the whole start; 0 means two minutes.
 	StartTimeout time.Duration
+	// VolumeDir holds the directories of the volumes the local-path
+	// provisioner creates (StorageClass "standard"); empty means
+	// "volumes" in the cluster's directory, removed by Stop.
+	VolumeDir string
 }
 
 // Cluster is a running local control plane.
@@ -76,6 +80,10 @@ type Cluster struct {
 	procs          []*process
 	stopOnce       sync.Once
 	componentPorts map[string]int
+	// stopProvisioner ends the local-path provisioner; provisionerDone
+	// is closed once it has.
+	stopProvisioner context.CancelFunc
+	provisionerDone chan struct{}
 }
 
 // Kubeconfig is the path of the admin kubeconfig.
@@ -272,7 +280,41 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 	); err != nil {
 		return err
 	}
+	if err := c.startProvisioner(ctx, client, opts.VolumeDir); err != nil {
+		return err
+	}
 	return c.waitSchedulable(ctx, client, opts.Nodes)
+}
+
+// startProvisioner creates the default StorageClass and runs its
+// local-path provisioner in this process until Stop.
+func (c *Cluster) startProvisioner(ctx context.Context, client kubernetes.Interface, dir string) error {
+	if err := createStorageClass(ctx, client); err != nil {
+		return fmt.Errorf("storage class: %w", err)
+	}
+	dir = cmp.Or(dir, filepath.Join(c.dir, "volumes"))
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	logFile, err := os.OpenFile(filepath.Join(c.dir, "logs", "provisioner.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	pctx, cancel := context.WithCancel(context.Background())
+	c.stopProvisioner, c.provisionerDone = cancel, make(chan struct{})
+	p := &localPath{client: client, dir: dir, logf: func(format string, args ...any) {
+		fmt.Fprintf(logFile, time.Now().Format(time.RFC3339)+" "+format+"\n", args...)
+	}}
+	go func() {
+		defer close(c.provisionerDone)
+		defer logFile.Close()
+		p.run(pctx)
+	}()
+	return nil
 }
 
 // run starts one component and records it for Stop.
@@ -289,6 +331,10 @@ func (c *Cluster) run(name, bin string, args ...string) (*process, error) {
 // its directory and kubeconfig copy. It is safe to call more than once.
 func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
+		if c.stopProvisioner != nil {
+			c.stopProvisioner()
+			<-c.provisionerDone
+		}
 		for i := len(c.procs) - 1; i >= 0; i-- {
 			c.procs[i].stop(stopGrace)
 		}

@@ -616,12 +616,24 @@ func chartRef(ch *chart.Chart) *plan.ChartRef {
 }
 
 // renderingDelta says what differs between a rendering and a record.
-type renderingDelta struct{ manifest, hooks bool }
+type renderingDelta struct {
+	manifest, hooks bool
+	// fields names the objects and fields that differ, when known.
+	fields []fieldDelta
+}
 
 func (d renderingDelta) reasons() []plan.Reason {
 	var out []plan.Reason
 	if d.manifest {
-		out = append(out, plan.Reason{Kind: plan.ReasonManifest, Detail: "the rendered objects differ from the deployed revision's"})
+		detail := "the rendered objects differ from the deployed revision's"
+		if len(d.fields) > 0 {
+			names := make([]string, len(d.fields))
+			for i, f := range d.fields {
+				names[i] = f.String()
+			}
+			detail += " (" + strings.Join(names, "; ") + ")"
+		}
+		out = append(out, plan.Reason{Kind: plan.ReasonManifest, Detail: detail})
 	}
 	if d.hooks {
 		out = append(out, plan.Reason{Kind: plan.ReasonHooks, Detail: "the rendered hooks differ from the deployed revision's"})
@@ -636,7 +648,7 @@ func (d renderingDelta) reasons() []plan.Reason {
 // revision's rendering differs.
 func (c *computer) sameRendering(ctx context.Context, eng *release.Engine, req *release.Request, prep *release.Prepared, deployed *release.Release) (renderingDelta, error) {
 	d := compareRecord(prep.Rendered, deployed)
-	if d == (renderingDelta{}) {
+	if !d.manifest && !d.hooks {
 		return d, nil
 	}
 	var again *chart.Rendered
@@ -653,7 +665,23 @@ func (c *computer) sameRendering(ctx context.Context, eng *release.Engine, req *
 	if err != nil {
 		return d, err
 	}
-	return compareRecord(again, deployed), nil
+	d = compareRecord(again, deployed)
+	if !d.manifest {
+		return d, nil
+	}
+	// Name what differs; when every difference is a field the live object
+	// already holds as rendered (a lookup of live state), there is none.
+	kc := eng.Kube()
+	fields, ok := manifestDeltas(kc, again.Manifest(false), deployed.Manifest, req.Namespace)
+	if !ok {
+		return d, nil
+	}
+	fields, err = c.unsettled(ctx, kc, again.Manifest(false), fields, req.Namespace)
+	if err != nil {
+		return d, err
+	}
+	d.manifest, d.fields = len(fields) > 0, fields
+	return d, nil
 }
 
 func compareRecord(r *chart.Rendered, rec *release.Release) renderingDelta {

@@ -74,9 +74,16 @@ func Render(ctx context.Context, o Options, req RenderRequest) (*Loaded, []Rende
 		results[i].Instance = r
 		results[i].Err = context.Canceled // replaced when rendered
 	}
+	clusters := lazyClusters(o)
 	err = forEach(ctx, limit, len(releases), func(i int) {
-		results[i].Out, results[i].Err = renderOne(ctx, charts, ls.Stack.Dir, releases[i], req)
-		results[i].Err = renderDiagnostics(ls, charts, releases[i], results[i].Err)
+		r, err := deployedOutputs(ctx, ls, clusters, releases[i])
+		if err != nil {
+			results[i].Err = err
+			return
+		}
+		results[i].Instance = r
+		results[i].Out, results[i].Err = renderOne(ctx, charts, ls.Stack.Dir, r, req)
+		results[i].Err = renderDiagnostics(ls, charts, r, results[i].Err)
 	})
 	if err != nil {
 		for i := range results {

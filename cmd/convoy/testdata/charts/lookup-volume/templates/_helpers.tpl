@@ -1,0 +1,5 @@
+{{- define "lookup-volume.volumeName" -}}
+{{- with (lookup "v1" "PersistentVolumeClaim" .Release.Namespace .Release.Name) -}}
+{{- .spec.volumeName -}}
+{{- end -}}
+{{- end -}}
