@@ -14,6 +14,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/run"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 )
 
 // scale changes a Deployment's replicas through the scale subresource as
@@ -22,12 +23,18 @@ func scale(t *testing.T, ns, name string, replicas int32) {
 	t.Helper()
 	ctx := context.Background()
 	deps := cluster.Client().AppsV1().Deployments(ns)
-	s, err := deps.GetScale(ctx, name, metav1.GetOptions{})
+	// As kubectl scale: the Deployment's controller may write its status
+	// between the read and the update.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s, err := deps.GetScale(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s.Spec.Replicas = replicas
+		_, err = deps.UpdateScale(ctx, name, s, metav1.UpdateOptions{FieldManager: "kubectl"})
+		return err
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	s.Spec.Replicas = replicas
-	if _, err := deps.UpdateScale(ctx, name, s, metav1.UpdateOptions{FieldManager: "kubectl"}); err != nil {
 		t.Fatal(err)
 	}
 }
