@@ -1,21 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/convoy-sh/convoy/internal/testfiles"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // countedChart is a chart of .Values.count ConfigMaps, cm-0, cm-1, …
@@ -50,55 +42,6 @@ release "counted" {
 `, chart, ns, count, atomic)
 }
 
-// limitConfigMaps lets ns hold n ConfigMaps besides kube-root-ca.crt, once
-// the quota is enforced (its usage computed).
-func limitConfigMaps(t *testing.T, ns string, n int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c := cluster.Client()
-	if err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		_, err := c.CoreV1().ConfigMaps(ns).Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
-		return err == nil, nil
-	}); err != nil {
-		t.Fatalf("kube-root-ca.crt never appeared in %s: %v", ns, err)
-	}
-	q := &corev1.ResourceQuota{
-		ObjectMeta: metav1.ObjectMeta{Name: "configmaps"},
-		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/configmaps": *resource.NewQuantity(int64(n+1), resource.DecimalSI)}},
-	}
-	if _, err := c.CoreV1().ResourceQuotas(ns).Create(ctx, q, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		got, err := c.CoreV1().ResourceQuotas(ns).Get(ctx, q.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		_, used := got.Status.Used["count/configmaps"]
-		return used, nil
-	}); err != nil {
-		t.Fatalf("quota in %s never computed: %v", ns, err)
-	}
-}
-
-// releaseConfigMaps are the names of the ConfigMaps of ns a release made.
-func releaseConfigMaps(t *testing.T, ns string) string {
-	t.Helper()
-	list, err := cluster.Client().CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=Helm"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, cm := range list.Items {
-		if cm.DeletionTimestamp == nil {
-			names = append(names, cm.Name)
-		}
-	}
-	slices.Sort(names)
-	return strings.Join(names, " ")
-}
-
 // A failed upgrade (without atomic) that created a ConfigMap before the
 // quota refused the next one leaves it; the next plan, back at 4
 // ConfigMaps, deletes it as left over by the failed revision, and the
@@ -111,7 +54,7 @@ func TestLeftoverOfAFailedRevisionIsPlannedAsADelete(t *testing.T) {
 	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve"); code != 0 {
 		t.Fatalf("first apply: %d\n%s\n%s", code, out, errOut)
 	}
-	limitConfigMaps(t, ns, 5)
+	cluster.LimitConfigMaps(t, ns, 5)
 	rewrite := func(count int) {
 		if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(countedStack(chart, ns, count, false)), 0o644); err != nil {
 			t.Fatal(err)
@@ -124,7 +67,7 @@ func TestLeftoverOfAFailedRevisionIsPlannedAsADelete(t *testing.T) {
 	if got := revisions(statusOf(t, ns, "counted")); got != "1:deployed 2:failed" {
 		t.Fatalf("history %s", got)
 	}
-	left := releaseConfigMaps(t, ns)
+	left := cluster.HelmConfigMaps(t, ns)
 	if left != "cm-0 cm-1 cm-2 cm-3 cm-4" && left != "cm-0 cm-1 cm-2 cm-3 cm-5" {
 		t.Fatalf("after the failed upgrade: %s", left)
 	}
@@ -146,7 +89,7 @@ func TestLeftoverOfAFailedRevisionIsPlannedAsADelete(t *testing.T) {
 	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve"); code != 0 {
 		t.Fatalf("apply: %d\n%s\n%s", code, out, errOut)
 	}
-	if got := releaseConfigMaps(t, ns); got != "cm-0 cm-1 cm-2 cm-3" {
+	if got := cluster.HelmConfigMaps(t, ns); got != "cm-0 cm-1 cm-2 cm-3" {
 		t.Errorf("after the apply: %s", got)
 	}
 	if code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--detailed-exitcode"); code != 0 {
@@ -166,7 +109,7 @@ func TestAtomicReleaseRolledBackSaysSoAndLeavesNothing(t *testing.T) {
 	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve"); code != 0 {
 		t.Fatalf("first apply: %d\n%s\n%s", code, out, errOut)
 	}
-	limitConfigMaps(t, ns, 5)
+	cluster.LimitConfigMaps(t, ns, 5)
 	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(countedStack(chart, ns, 6, true)), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +123,7 @@ func TestAtomicReleaseRolledBackSaysSoAndLeavesNothing(t *testing.T) {
 	if got := revisions(statusOf(t, ns, "counted")); got != "1:superseded 2:failed 3:deployed" {
 		t.Errorf("history %s", got)
 	}
-	if got := releaseConfigMaps(t, ns); got != "cm-0 cm-1 cm-2 cm-3" {
+	if got := cluster.HelmConfigMaps(t, ns); got != "cm-0 cm-1 cm-2 cm-3" {
 		t.Errorf("after the atomic rollback: %s", got)
 	}
 	// Back at 4 ConfigMaps, what the rollback restored: nothing to do.
@@ -202,7 +145,7 @@ func TestStackRestoreDeletesWhatTheFailedUpgradeCreated(t *testing.T) {
 	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve"); code != 0 {
 		t.Fatalf("first apply: %d\n%s\n%s", code, out, errOut)
 	}
-	limitConfigMaps(t, ns, 5)
+	cluster.LimitConfigMaps(t, ns, 5)
 	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(countedStack(chart, ns, 6, false)), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +159,7 @@ func TestStackRestoreDeletesWhatTheFailedUpgradeCreated(t *testing.T) {
 	if got := revisions(statusOf(t, ns, "counted")); got != "1:superseded 2:failed 3:deployed" {
 		t.Errorf("history %s", got)
 	}
-	if got := releaseConfigMaps(t, ns); got != "cm-0 cm-1 cm-2 cm-3" {
+	if got := cluster.HelmConfigMaps(t, ns); got != "cm-0 cm-1 cm-2 cm-3" {
 		t.Errorf("after the stack's restore: %s", got)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,11 +11,8 @@ import (
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/testfiles"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // countedChart writes a chart of .Values.count ConfigMaps, cm-0, cm-1, …
@@ -40,59 +36,6 @@ data:
 	return dir
 }
 
-// limitConfigMaps installs a ResourceQuota that lets ns hold n ConfigMaps
-// besides kube-root-ca.crt, and waits until the quota is enforced (its
-// status computed: before that the API server refuses every ConfigMap).
-func limitConfigMaps(t *testing.T, ns string, n int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c := cluster.Client()
-	// The root CA publisher creates kube-root-ca.crt in every namespace:
-	// it counts against the quota.
-	if err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		_, err := c.CoreV1().ConfigMaps(ns).Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
-		return err == nil, nil
-	}); err != nil {
-		t.Fatalf("kube-root-ca.crt never appeared in %s: %v", ns, err)
-	}
-	q := &corev1.ResourceQuota{
-		ObjectMeta: metav1.ObjectMeta{Name: "configmaps"},
-		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/configmaps": *resource.NewQuantity(int64(n+1), resource.DecimalSI)}},
-	}
-	if _, err := c.CoreV1().ResourceQuotas(ns).Create(ctx, q, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		got, err := c.CoreV1().ResourceQuotas(ns).Get(ctx, q.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		_, used := got.Status.Used["count/configmaps"]
-		return used, nil
-	}); err != nil {
-		t.Fatalf("quota in %s never computed: %v", ns, err)
-	}
-}
-
-// chartConfigMaps are the names of the ConfigMaps of ns that a release
-// made (those Helm's ownership label marks).
-func chartConfigMaps(t *testing.T, ns string) string {
-	t.Helper()
-	list, err := cluster.Client().CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=Helm"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, cm := range list.Items {
-		if cm.DeletionTimestamp == nil {
-			names = append(names, cm.Name)
-		}
-	}
-	slices.Sort(names)
-	return strings.Join(names, " ")
-}
-
 // An atomic upgrade from 4 ConfigMaps to 6 in a namespace whose quota
 // refuses the 6th is rolled back, and the rollback deletes the ConfigMap
 // the failed upgrade created, as helm 4's --rollback-on-failure does on
@@ -113,7 +56,7 @@ func TestAtomicRollbackDeletesWhatTheFailedUpgradeCreated(t *testing.T) {
 	if _, err := deploy(4, false); err != nil {
 		t.Fatal(err)
 	}
-	limitConfigMaps(t, ns, 5)
+	cluster.LimitConfigMaps(t, ns, 5)
 	rel, err := deploy(6, true)
 	if err == nil || !strings.Contains(err.Error(), "rolled back to revision 1") || !strings.Contains(err.Error(), "exceeded quota") {
 		t.Fatalf("atomic upgrade past the quota: %v", err)
@@ -122,7 +65,7 @@ func TestAtomicRollbackDeletesWhatTheFailedUpgradeCreated(t *testing.T) {
 		t.Fatalf("returned record %d %s", rel.Version, rel.Info.Status)
 	}
 	want := "cm-0 cm-1 cm-2 cm-3"
-	if got := chartConfigMaps(t, ns); got != want {
+	if got := cluster.HelmConfigMaps(t, ns); got != want {
 		t.Errorf("after convoy's atomic rollback: %s, want %s", got, want)
 	}
 	if got := helmHistory(t, cluster.Helm, ns, "counted"); got != "1:superseded 2:failed 3:deployed" {
@@ -134,7 +77,7 @@ func TestAtomicRollbackDeletesWhatTheFailedUpgradeCreated(t *testing.T) {
 	if out, err := cluster.Helm(t, "install", "counted", dir, "-n", hns, "--set", "count=4"); err != nil {
 		t.Fatalf("helm install: %v\n%s", err, out)
 	}
-	limitConfigMaps(t, hns, 5)
+	cluster.LimitConfigMaps(t, hns, 5)
 	out, err := cluster.Helm(t, "upgrade", "counted", dir, "-n", hns, "--set", "count=6", "--rollback-on-failure", "--timeout", "30s")
 	if err == nil {
 		t.Fatalf("helm upgrade past the quota succeeded:\n%s", out)
@@ -142,8 +85,8 @@ func TestAtomicRollbackDeletesWhatTheFailedUpgradeCreated(t *testing.T) {
 	if got := helmHistory(t, cluster.Helm, hns, "counted"); got != "1:superseded 2:failed 3:deployed" {
 		t.Errorf("helm's own history: %s", got)
 	}
-	if got := chartConfigMaps(t, hns); got != want {
-		t.Errorf("after helm's rollback: %s, want %s (convoy left %s)", got, want, chartConfigMaps(t, ns))
+	if got := cluster.HelmConfigMaps(t, hns); got != want {
+		t.Errorf("after helm's rollback: %s, want %s (convoy left %s)", got, want, cluster.HelmConfigMaps(t, ns))
 	}
 
 	// helm 3's --atomic, the same.
@@ -151,11 +94,11 @@ func TestAtomicRollbackDeletesWhatTheFailedUpgradeCreated(t *testing.T) {
 	if out, err := cluster.Helm3(t, "install", "counted", dir, "-n", h3ns, "--set", "count=4"); err != nil {
 		t.Fatalf("helm 3 install: %v\n%s", err, out)
 	}
-	limitConfigMaps(t, h3ns, 5)
+	cluster.LimitConfigMaps(t, h3ns, 5)
 	if out, err := cluster.Helm3(t, "upgrade", "counted", dir, "-n", h3ns, "--set", "count=6", "--atomic", "--timeout", "30s"); err == nil {
 		t.Fatalf("helm 3 upgrade past the quota succeeded:\n%s", out)
 	}
-	if got := chartConfigMaps(t, h3ns); got != want {
+	if got := cluster.HelmConfigMaps(t, h3ns); got != want {
 		t.Errorf("after helm 3's atomic rollback: %s, want %s", got, want)
 	}
 }
@@ -178,7 +121,7 @@ func TestRollbackLeavesALeftoverSomeoneElseOwns(t *testing.T) {
 	if err := deploy(4); err != nil {
 		t.Fatal(err)
 	}
-	limitConfigMaps(t, ns, 5)
+	cluster.LimitConfigMaps(t, ns, 5)
 	if err := deploy(6); err == nil {
 		t.Fatal("upgrade past the quota succeeded")
 	}
@@ -205,7 +148,7 @@ func TestRollbackLeavesALeftoverSomeoneElseOwns(t *testing.T) {
 	if _, err := e.Rollback(ctx, release.RollbackRequest{Name: "counted", Namespace: ns, Revision: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := chartConfigMaps(t, ns), fmt.Sprintf("cm-0 cm-1 cm-2 cm-3 %s", created); got != want {
+	if got, want := cluster.HelmConfigMaps(t, ns), fmt.Sprintf("cm-0 cm-1 cm-2 cm-3 %s", created); got != want {
 		t.Errorf("after the rollback: %s, want %s", got, want)
 	}
 }
