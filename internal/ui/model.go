@@ -14,17 +14,17 @@ import (
 // (docs/plan-json.md, sensitive values masked) decoded into what the
 // templates read, with each release's text as the CLI prints it.
 type planPage struct {
-	Stack         string          `json:"stack"`
-	Environment   string          `json:"environment"`
-	CreatedAt     time.Time       `json:"created_at"`
-	HasChanges    bool            `json:"has_changes"`
-	Summary       planSummary     `json:"summary"`
-	Releases      []*releasePage  `json:"releases"`
-	PolicyResults []policyResult  `json:"policy_results"`
-	Allowed       []string        `json:"allowed_policies"`
-	Digest        string          `json:"-"`
-	Graph         *graph          `json:"-"`
-	Denying       []string        `json:"-"`
+	Stack         string         `json:"stack"`
+	Environment   string         `json:"environment"`
+	CreatedAt     time.Time      `json:"created_at"`
+	HasChanges    bool           `json:"has_changes"`
+	Summary       planSummary    `json:"summary"`
+	Releases      []*releasePage `json:"releases"`
+	PolicyResults []policyResult `json:"policy_results"`
+	Allowed       []string       `json:"allowed_policies"`
+	Digest        string         `json:"-"`
+	Graph         *graph         `json:"-"`
+	Denying       []string       `json:"-"`
 	texts         map[string]view.ReleaseText
 }
 

@@ -65,7 +65,9 @@ func (f *fakeBackend) History(context.Context, string, string) ([]run.Revision, 
 	return []run.Revision{{Version: 1, Status: "superseded", Chart: "app-1.1.0"}, {Version: 2, Status: "deployed", Chart: "app-1.2.0", Description: "Upgrade complete"}}, nil
 }
 
-func (f *fakeBackend) Pipelines(context.Context, string) ([]v1alpha1.Pipeline, error) { return nil, nil }
+func (f *fakeBackend) Pipelines(context.Context, string) ([]v1alpha1.Pipeline, error) {
+	return nil, nil
+}
 
 func (f *fakeBackend) Pipeline(_ context.Context, _, name string) (*v1alpha1.Pipeline, error) {
 	return nil, apierrors.NewNotFound(schema.GroupResource{Group: "convoy.dev", Resource: "pipelines"}, name)
