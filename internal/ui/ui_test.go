@@ -26,6 +26,7 @@ import (
 type fakeBackend struct {
 	stacks     []v1alpha1.Stack
 	plan       *plan.Plan
+	pipelines  []v1alpha1.Pipeline
 	canApprove bool
 	approved   []string // "ns/name digest allow..."
 }
@@ -66,10 +67,15 @@ func (f *fakeBackend) History(context.Context, string, string) ([]run.Revision, 
 }
 
 func (f *fakeBackend) Pipelines(context.Context, string) ([]v1alpha1.Pipeline, error) {
-	return nil, nil
+	return f.pipelines, nil
 }
 
-func (f *fakeBackend) Pipeline(_ context.Context, _, name string) (*v1alpha1.Pipeline, error) {
+func (f *fakeBackend) Pipeline(_ context.Context, ns, name string) (*v1alpha1.Pipeline, error) {
+	for i := range f.pipelines {
+		if f.pipelines[i].Namespace == ns && f.pipelines[i].Name == name {
+			return &f.pipelines[i], nil
+		}
+	}
 	return nil, apierrors.NewNotFound(schema.GroupResource{Group: "convoy.dev", Resource: "pipelines"}, name)
 }
 
@@ -85,7 +91,10 @@ func (f *fakeBackend) Approve(_ context.Context, ns, name, digest string, allow 
 	return nil
 }
 
-func (f *fakeBackend) ApproveStage(context.Context, string, string, string, string) error { return nil }
+func (f *fakeBackend) ApproveStage(_ context.Context, ns, name, stage, digest string) error {
+	f.approved = append(f.approved, ns+"/"+name+" "+stage+" "+digest)
+	return nil
+}
 
 const digest = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
 
@@ -344,5 +353,51 @@ func TestGraphPlacesDependentsRightOfDependencies(t *testing.T) {
 	}
 	if len(g.Edges) != 3 {
 		t.Errorf("%d edges, want 3 (db→api, cache→api, api→web)", len(g.Edges))
+	}
+}
+
+func TestPipelinePageShowsStagesLeftToRight(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	since := metav1.NewTime(now.Add(-30 * time.Second))
+	p := v1alpha1.Pipeline{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "app"},
+		Spec: v1alpha1.PipelineSpec{Source: "oci://registry.example/app", Follow: v1alpha1.Follow{Semver: ">=1.0.0"}, Stages: []v1alpha1.Stage{
+			{Name: "staging", Stacks: []string{"app-staging"}, Bake: &metav1.Duration{Duration: time.Minute}, Gates: []v1alpha1.Gate{{CEL: "object.kind != 'Pod'"}}},
+			{Name: "canary", Stacks: []string{"app-canary"}, Gates: []v1alpha1.Gate{{Test: &v1alpha1.TestGate{}}}},
+			{Name: "production", Stacks: []string{"app-prod"}, Approval: v1alpha1.ApprovalManual},
+		}},
+		Status: v1alpha1.PipelineStatus{Stages: []v1alpha1.StageStatus{
+			{Name: "staging", Phase: v1alpha1.PhaseBaking, Digest: digest, Since: &since},
+			{Name: "canary", Phase: v1alpha1.PhaseFailed, Digest: digest, FailedGate: &v1alpha1.FailedGate{Gate: "test", Output: "pod app-test failed: exit 1"}},
+			{Name: "production", Phase: v1alpha1.PhaseAwaitingApproval, Digest: digest},
+		}},
+	}
+	b := &fakeBackend{pipelines: []v1alpha1.Pipeline{p}, canApprove: true}
+	s, ts := newTestServer(t, b)
+	resp, body := get(t, ts, "/pipelines/shop/app", true)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d: %s", resp.StatusCode, body)
+	}
+	text := html.UnescapeString(body)
+	st, ca, pr := strings.Index(text, `data-stage="staging"`), strings.Index(text, `data-stage="canary"`), strings.Index(text, `data-stage="production"`)
+	if st < 0 || !(st < ca && ca < pr) {
+		t.Fatalf("stages not in order: %d %d %d", st, ca, pr)
+	}
+	for _, want := range []string{`value="50"`, "gate test failed", "pod app-test failed: exit 1", "Approve production for 111111111111"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	form := url.Values{"csrf": {s.csrf()}, "stage": {"production"}, "digest": {digest}}
+	req, _ := http.NewRequest("POST", ts.URL+"/pipelines/shop/app/approve", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(&http.Cookie{Name: cookieName, Value: "secret-token"})
+	r, err := (&http.Client{CheckRedirect: noRedirect}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if want := "shop/app production " + digest; len(b.approved) != 1 || b.approved[0] != want {
+		t.Fatalf("approved %v, want [%s]", b.approved, want)
 	}
 }
