@@ -401,3 +401,40 @@ func TestPipelinePageShowsStagesLeftToRight(t *testing.T) {
 		t.Fatalf("approved %v, want [%s]", b.approved, want)
 	}
 }
+
+func TestLocalPlanPage(t *testing.T) {
+	plans := 0
+	s, err := New(Options{Token: "secret-token", Local: &Local{Name: "stacks/shop", Replan: true, Plan: func(context.Context) (*plan.Plan, error) {
+		plans++
+		return samplePlan(), nil
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	if resp, _ := get(t, ts, "/", true); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/local" {
+		t.Fatalf("/ without a cluster: %d to %q, want /local", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if resp, _ := get(t, ts, "/stacks", true); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("/stacks without a cluster: %d, want 404", resp.StatusCode)
+	}
+	resp, body := get(t, ts, "/local", true)
+	text := html.UnescapeString(body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(text, "Plan of stacks/shop") || !strings.Contains(text, "impact: Deployment api-eu rolls") || strings.Contains(text, "hunter2-canary") {
+		t.Fatalf("/local: %d\n%s", resp.StatusCode, text)
+	}
+	get(t, ts, "/local", true) // the update script's reads do not plan again
+	form := url.Values{"csrf": {s.csrf()}}
+	req, _ := http.NewRequest("POST", ts.URL+"/local/plan", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(&http.Cookie{Name: cookieName, Value: "secret-token"})
+	r, err := (&http.Client{CheckRedirect: noRedirect}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if plans != 2 {
+		t.Fatalf("planned %d times, want 2: once for the page, once for Plan again", plans)
+	}
+}
