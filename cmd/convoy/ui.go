@@ -13,6 +13,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/convoy-sh/convoy/internal/ui"
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 type uiOptions struct {
@@ -69,6 +70,7 @@ func (o uiOptions) Run(ctx context.Context, s streams, localDir bool, planFile s
 			return err
 		}
 		uo.Backend = b
+		uo.Namespace = kubeconfigNamespace(o.Cluster.Kubeconfig, o.Cluster.Context)
 	}
 	switch {
 	case planFile != "":
@@ -113,6 +115,20 @@ func (o uiOptions) Run(ctx context.Context, s streams, localDir bool, planFile s
 		o.Ready(url)
 	}
 	return srv.Serve(ctx, ln)
+}
+
+// kubeconfigNamespace is the namespace of the kubeconfig's context
+// ("default" when it names none, as for kubectl).
+func kubeconfigNamespace(kubeconfig, context string) string {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+	}
+	ns, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).Namespace()
+	if err != nil {
+		return ""
+	}
+	return ns
 }
 
 // openBrowser opens url in the desktop's browser, if there is one; the

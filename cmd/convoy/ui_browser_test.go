@@ -31,9 +31,11 @@ import (
 // response body and no DOM may hold it.
 const uiCanary = "hunter2-ui-canary"
 
-// uiStack is three releases of the app chart, db → api → web, db's
-// message sensitive, and a policy that denies api's two replicas.
-func uiStack(ns string) string {
+// uiStack is three releases, db → api → front: db's message sensitive,
+// api of the impact chart (a Deployment "web" of 3 replicas) whose image
+// the version sets, and a policy that denies more than one replica.
+func uiStack(ns, version string) string {
+	image := map[string]string{"v1": "nginx:1.27", "v2": "nginx:1.28"}[version]
 	return fmt.Sprintf(`
 stack %[1]q {
   default_namespace = %[1]q
@@ -47,20 +49,20 @@ release "db" {
   values = [{ message = var.token }]
 }
 release "api" {
-  chart      = "../../charts/app"
+  chart      = "../../charts/impact"
   depends_on = [release.db]
-  values     = [{ message = "api", replicas = 2 }]
+  values     = [{ image = %[3]q, pvc = false }]
 }
-release "web" {
+release "front" {
   chart  = "../../charts/app"
-  values = [{ message = "web", db = release.api.name }]
+  values = [{ message = "front", db = release.api.name }]
 }
 policy "one_replica" {
   level     = "deny"
   condition = "object.kind != 'Deployment' || object.after == null || object.after.spec.replicas < 2"
   message   = "no more than one replica here"
 }
-`, ns, uiCanary)
+`, ns, uiCanary, image)
 }
 
 // browser starts a headless Chromium (Debian's package) for t.
@@ -76,8 +78,12 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true), chromedp.WindowSize(1280, 900))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 5*time.Minute)
-	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// The browser lives as long as the context of the first Run: start it
+	// here, so that each step may have a timeout of its own.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
 	return ctx
 }
 
@@ -112,7 +118,7 @@ func screenshot(t *testing.T, name string) chromedp.Action[chromedp.Void] {
 		dir = t.TempDir()
 	}
 	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		png, err := chromedp.FullScreenshot(90)(ctx, tg)
+		png, err := chromedp.FullScreenshot(100)(ctx, tg) // 100: PNG
 		if err != nil {
 			return err
 		}
@@ -123,18 +129,30 @@ func screenshot(t *testing.T, name string) chromedp.Action[chromedp.Void] {
 // browse runs a browser action, failing t on error.
 func browse[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
 	v, err := chromedp.Run(ctx, a)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v; the page:\n%s", err, pageHTML(ctx))
 	}
 	return v
+}
+
+// pageHTML is the current page's HTML, for failure messages.
+func pageHTML(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
+	return html
 }
 
 // do runs browser steps in order, failing t on error.
 func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
 	if err := chromedp.Do(ctx, steps...); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v; the page:\n%s", err, pageHTML(ctx))
 	}
 }
 
@@ -199,8 +217,8 @@ func poll(timeout time.Duration, ok func() bool) bool {
 func uiBody(t *testing.T, url, token string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", url, nil)
-	if token != "" {
-		req.AddCookie(&http.Cookie{Name: "convoy-ui-token", Value: token})
+	if token != "" { // the cookie the first visit sets: named after the port
+		req.AddCookie(&http.Cookie{Name: "convoy-ui-" + req.URL.Port(), Value: token})
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -220,17 +238,23 @@ func TestUIInABrowser(t *testing.T) {
 	reg := sourcetest.StartRegistry(t, "", "")
 	root := t.TempDir()
 	copyTree(t, appChart(t), filepath.Join(root, "charts", "app"))
+	copyTree(t, filepath.Join("testdata", "charts", "impact"), filepath.Join(root, "charts", "impact"))
 	dir := filepath.Join(root, "stacks", "shop")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(uiStack(ns)), 0o644); err != nil {
-		t.Fatal(err)
+	push := func(version string) string {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(uiStack(ns, version)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ref := "oci://" + reg.Host + "/stacks/shop:" + version
+		if code, out, errOut := runConvoy(t, "push", dir, ref); code != 0 {
+			t.Fatalf("push: exit %d\n%s\n%s", code, out, errOut)
+		}
+		return ref
 	}
-	ref := "oci://" + reg.Host + "/stacks/shop:v1"
-	if code, out, errOut := runConvoy(t, "push", dir, ref); code != 0 {
-		t.Fatalf("push: exit %d\n%s\n%s", code, out, errOut)
-	}
+	ref := push("v1")
 	if code, out, errOut := runConvoy(t, "controller", "install", "--kubeconfig", kc); code != 0 {
 		t.Fatalf("controller install: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -292,19 +316,18 @@ func TestUIInABrowser(t *testing.T) {
 		t.Fatalf("states: shop %q (want not-ready: awaiting approval), broken %q %q (its conditions: %+v)", shopState, brokenState, brokenReason, broken.Status.Conditions)
 	}
 
-	// The Stack page: impact, the denial, the masked value, the graph.
+	// The Stack page: the denial, the masked value, the graph.
 	shop := stackNow("shop")
 	digest := shop.Status.Plan.Digest
-	do(t, chrome, chromedp.Navigate(base+"/stacks/"+ns+"/shop"), chromedp.WaitVisible(`section.plan`), screenshot(t, "stack"))
+	do(t, chrome, chromedp.Navigate(base+"/stacks/"+ns+"/shop"), chromedp.WaitVisible(`section.plan`), screenshot(t, "stack-install"))
 	shownDigest := attr(t, chrome, `section.plan`, "data-digest")
-	impact := browse(t, chrome, chromedp.Text(`details[data-release="release.api"] .impact`))
 	denial := browse(t, chrome, chromedp.Text(`li.policy-deny[data-policy="one_replica"]`))
 	nodes := browse(t, chrome, chromedp.Evaluate[int](`document.querySelectorAll('svg.graph g.node').length`))
 	page := browse(t, chrome, chromedp.OuterHTML(`html`))
-	if shownDigest != digest || !strings.HasPrefix(impact, "impact: Deployment api rolls") || !strings.Contains(denial, "no more than one replica here") || nodes != 3 {
-		t.Fatalf("the Stack page: digest %q (want %q), impact %q, denial %q, %d graph nodes (want 3)", shownDigest, digest, impact, denial, nodes)
+	if shownDigest != digest || !strings.Contains(denial, "no more than one replica here") || nodes != 3 {
+		t.Fatalf("the Stack page: digest %q (want %q), denial %q, %d graph nodes (want 3)", shownDigest, digest, denial, nodes)
 	}
-	if strings.Contains(page, uiCanary) || !strings.Contains(page, `message: "(sensitive)"`) {
+	if strings.Contains(page, uiCanary) || !strings.Contains(page, `message: (sensitive)`) {
 		t.Fatalf("the DOM holds the sensitive value, or does not say it is masked:\n%s", page)
 	}
 	for _, u := range []string{base + "/stacks", base + "/stacks/" + ns + "/shop", base + "/stacks/" + ns + "/broken"} {
@@ -342,5 +365,29 @@ func TestUIInABrowser(t *testing.T) {
 	waitStack("shop", "applied", func(st *v1alpha1.Stack) bool {
 		return st.Status.LastAppliedPlan == digest && len(st.Status.Releases) == 3
 	})
-	do(t, chrome, chromedp.Navigate(base+"/stacks"), chromedp.WaitVisible(`tr[data-stack="`+ns+`/shop"][data-state="ready"]`), screenshot(t, "stacks-applied"))
+	do(t, chrome, chromedp.Navigate(base+"/stacks"), chromedp.WaitVisible(`tr[data-stack="`+ns+`/shop"][data-state="ready"]`), screenshot(t, "stacks"))
+
+	// An upgrade: api's pods roll (a new image), and the page says so as
+	// the CLI does.
+	ref2 := push("v2")
+	st := stackNow("shop")
+	st.Spec.Source = ref2
+	if err := c.Update(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	waitStack("shop", "planned again", func(st *v1alpha1.Stack) bool {
+		return st.Status.Plan != nil && st.Status.Plan.Digest != digest && st.Status.Plan.HasChanges
+	})
+	text, err := controller.StoredPlanText(ctx, c, stackNow("shop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := regexp.MustCompile(`impact: Deployment web rolls[^\n]*`).FindString(text)
+	if want == "" {
+		t.Fatalf("the CLI's text of the upgrade has no impact line for api:\n%s", text)
+	}
+	do(t, chrome, chromedp.Navigate(base+"/stacks/"+ns+"/shop"), chromedp.WaitVisible(`details[data-release="release.api"] .impact`), screenshot(t, "stack"))
+	if impact := browse(t, chrome, chromedp.Text(`details[data-release="release.api"] .impact`)); impact != want {
+		t.Fatalf("the impact line: %q, the CLI's: %q", impact, want)
+	}
 }

@@ -12,8 +12,16 @@ import (
 	"strings"
 )
 
-// cookieName holds the access token once the first visit presented it.
-const cookieName = "convoy-ui-token"
+// cookieName is the cookie that holds the access token once the first
+// visit presented it. Browsers keep cookies per host, not per port: each
+// server's cookie is named after its port, so that two convoy ui on one
+// machine (two clusters, two users) do not log each other out.
+func (s *Server) cookieName() string {
+	if _, port, err := net.SplitHostPort(s.addr); err == nil {
+		return "convoy-ui-" + port
+	}
+	return "convoy-ui"
+}
 
 // NewToken returns a random access token (256 bits, hex).
 func NewToken() (string, error) {
@@ -39,14 +47,14 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				s.unauthorized(w)
 				return
 			}
-			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 			q := r.URL.Query()
 			q.Del("token")
 			u := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
 			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
 			return
 		}
-		c, err := r.Cookie(cookieName)
+		c, err := r.Cookie(s.cookieName())
 		if err != nil || !s.tokenOK(c.Value) {
 			s.unauthorized(w)
 			return

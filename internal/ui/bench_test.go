@@ -48,7 +48,7 @@ func benchPage(b *testing.B, f *fakeBackend, path string) {
 	}
 	h := s.Handler()
 	req := httptest.NewRequest("GET", path, nil)
-	req.AddCookie(&http.Cookie{Name: cookieName, Value: "t"})
+	req.AddCookie(&http.Cookie{Name: s.cookieName(), Value: "t"})
 	b.ReportAllocs()
 	for b.Loop() {
 		w := httptest.NewRecorder()

@@ -113,6 +113,10 @@ func (s *Server) stacksPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	stacks, err := s.o.Backend.Stacks(r.Context(), d.NS)
+	if d.NS == "" && isForbidden(err) && s.o.Namespace != "" {
+		d.Note = fmt.Sprintf("You may not list Stacks in all namespaces: namespace %s (your kubeconfig context's).", s.o.Namespace)
+		stacks, err = s.o.Backend.Stacks(r.Context(), s.o.Namespace)
+	}
 	if err != nil {
 		s.render(w, r, "stacks", statusOf(err), page{Title: "Stacks", Nav: "stacks", Error: err.Error(), Data: d})
 		return
@@ -232,7 +236,11 @@ type pipelinesData struct {
 }
 
 func (s *Server) pipelinesPage(w http.ResponseWriter, r *http.Request) {
-	ps, err := s.o.Backend.Pipelines(r.Context(), r.URL.Query().Get("ns"))
+	ns := r.URL.Query().Get("ns")
+	ps, err := s.o.Backend.Pipelines(r.Context(), ns)
+	if ns == "" && isForbidden(err) && s.o.Namespace != "" {
+		ps, err = s.o.Backend.Pipelines(r.Context(), s.o.Namespace)
+	}
 	if err != nil {
 		s.render(w, r, "pipelines", statusOf(err), page{Title: "Pipelines", Nav: "pipelines", Error: err.Error(), Data: pipelinesData{}})
 		return

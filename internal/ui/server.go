@@ -40,6 +40,9 @@ type Local struct {
 type Options struct {
 	// Backend reaches the cluster (nil: only Local is shown).
 	Backend Backend
+	// Namespace is the kubeconfig context's namespace: the one listed
+	// when the user may not list across namespaces.
+	Namespace string
 	// Local is shown at /local when set.
 	Local *Local
 	// Token is the access token ("": a random one).
@@ -152,7 +155,7 @@ func securityHeaders(h http.Handler) http.Handler {
 		w.Header().Set("X-Frame-Options", "DENY")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
-		w.Header().Set("Referrer-Policy", "no-referrer")
+		w.Header().Set("Referrer-Policy", "same-origin") // "no-referrer" makes a form's Origin "null"
 		w.Header().Set("Cache-Control", "no-store")
 		h.ServeHTTP(w, r)
 	})

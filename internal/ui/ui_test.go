@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -126,16 +127,33 @@ func samplePlan() *plan.Plan {
 	return p
 }
 
-func newTestServer(t *testing.T, b *fakeBackend) (*Server, *httptest.Server) {
+// cookies are the session cookies' names of the test servers, by URL.
+var cookies sync.Map
+
+// cookieFor is the name of the session cookie of ts.
+func cookieFor(ts *httptest.Server) string {
+	if n, ok := cookies.Load(ts.URL); ok {
+		return n.(string)
+	}
+	return "convoy-ui"
+}
+
+func serve(t *testing.T, s *Server) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	s.addr = strings.TrimPrefix(ts.URL, "http://") // as Serve sets it
+	cookies.Store(ts.URL, s.cookieName())
+	return ts
+}
+
+func newTestServer(t *testing.T, b Backend) (*Server, *httptest.Server) {
 	t.Helper()
 	s, err := New(Options{Backend: b, Token: "secret-token", Now: func() time.Time { return time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
-	s.addr = strings.TrimPrefix(ts.URL, "http://")
-	return s, ts
+	return s, serve(t, s)
 }
 
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
@@ -144,7 +162,7 @@ func get(t *testing.T, ts *httptest.Server, path string, cookie bool) (*http.Res
 	t.Helper()
 	req, _ := http.NewRequest("GET", ts.URL+path, nil)
 	if cookie {
-		req.AddCookie(&http.Cookie{Name: cookieName, Value: "secret-token"})
+		req.AddCookie(&http.Cookie{Name: cookieFor(ts), Value: "secret-token"})
 	}
 	c := &http.Client{CheckRedirect: noRedirect}
 	resp, err := c.Do(req)
@@ -180,7 +198,7 @@ func TestRequestsWithoutTheTokenAreRefused(t *testing.T) {
 	}
 	var got *http.Cookie
 	for _, c := range resp.Cookies() {
-		if c.Name == cookieName {
+		if c.Name == cookieFor(ts) {
 			got = c
 		}
 	}
@@ -197,7 +215,7 @@ func TestAnotherHostIsRefused(t *testing.T) {
 	u, _ := url.Parse(ts.URL)
 	req, _ := http.NewRequest("GET", ts.URL+"/stacks", nil)
 	req.Host = "attacker.example:" + u.Port() // a DNS name rebound to 127.0.0.1
-	req.AddCookie(&http.Cookie{Name: cookieName, Value: "secret-token"})
+	req.AddCookie(&http.Cookie{Name: cookieFor(ts), Value: "secret-token"})
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -307,7 +325,7 @@ func TestApproveNeedsTheFormToken(t *testing.T) {
 		if origin != "" {
 			req.Header.Set("Origin", origin)
 		}
-		req.AddCookie(&http.Cookie{Name: cookieName, Value: "secret-token"})
+		req.AddCookie(&http.Cookie{Name: cookieFor(ts), Value: "secret-token"})
 		resp, err := (&http.Client{CheckRedirect: noRedirect}).Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -391,7 +409,7 @@ func TestPipelinePageShowsStagesLeftToRight(t *testing.T) {
 	form := url.Values{"csrf": {s.csrf()}, "stage": {"production"}, "digest": {digest}}
 	req, _ := http.NewRequest("POST", ts.URL+"/pipelines/shop/app/approve", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.AddCookie(&http.Cookie{Name: cookieName, Value: "secret-token"})
+	req.AddCookie(&http.Cookie{Name: cookieFor(ts), Value: "secret-token"})
 	r, err := (&http.Client{CheckRedirect: noRedirect}).Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -411,8 +429,7 @@ func TestLocalPlanPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s.Handler())
-	defer ts.Close()
+	ts := serve(t, s)
 	if resp, _ := get(t, ts, "/", true); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/local" {
 		t.Fatalf("/ without a cluster: %d to %q, want /local", resp.StatusCode, resp.Header.Get("Location"))
 	}
@@ -428,7 +445,7 @@ func TestLocalPlanPage(t *testing.T) {
 	form := url.Values{"csrf": {s.csrf()}}
 	req, _ := http.NewRequest("POST", ts.URL+"/local/plan", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.AddCookie(&http.Cookie{Name: cookieName, Value: "secret-token"})
+	req.AddCookie(&http.Cookie{Name: cookieFor(ts), Value: "secret-token"})
 	r, err := (&http.Client{CheckRedirect: noRedirect}).Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -436,5 +453,29 @@ func TestLocalPlanPage(t *testing.T) {
 	r.Body.Close()
 	if plans != 2 {
 		t.Fatalf("planned %d times, want 2: once for the page, once for Plan again", plans)
+	}
+}
+
+// forbiddenAll is a backend whose user may list Stacks only in "shop".
+type forbiddenAll struct{ *fakeBackend }
+
+func (f forbiddenAll) Stacks(ctx context.Context, ns string) ([]v1alpha1.Stack, error) {
+	if ns == "" {
+		return nil, apierrors.NewForbidden(schema.GroupResource{Group: "convoy.dev", Resource: "stacks"}, "", errors.New("cannot list at the cluster scope"))
+	}
+	return f.fakeBackend.Stacks(ctx, ns)
+}
+
+func TestStacksOfTheContextsNamespaceWhenAllAreForbidden(t *testing.T) {
+	b := forbiddenAll{&fakeBackend{stacks: []v1alpha1.Stack{stack("shop", "web", "True", "Applied", nil), stack("ops", "mon", "True", "Applied", nil)}}}
+	s, err := New(Options{Backend: b, Token: "secret-token", Namespace: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := serve(t, s)
+	resp, body := get(t, ts, "/stacks", true)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `data-stack="shop/web"`) || strings.Contains(body, `data-stack="ops/mon"`) ||
+		!strings.Contains(body, "You may not list Stacks in all namespaces: namespace shop") {
+		t.Fatalf("%d\n%s", resp.StatusCode, body)
 	}
 }

@@ -5,6 +5,7 @@
   "use strict";
   var period = parseInt(document.body.getAttribute("data-refresh"), 10) || 5;
   var busy = false;
+  var last = null; // the main part last swapped in
   function folded(main) {
     var ids = {};
     main.querySelectorAll("details[id]").forEach(function (d) { if (!d.open) ids[d.id] = true; });
@@ -19,10 +20,10 @@
     fetch(location.href, { headers: { "X-Convoy-Fragment": "1" }, credentials: "same-origin", cache: "no-store" })
       .then(function (r) { return r.ok ? r.text() : null; })
       .then(function (html) {
-        if (html === null || html === main.getAttribute("data-html")) return;
+        if (html === null || html === last) return;
         var keep = folded(main);
         main.innerHTML = html;
-        main.setAttribute("data-html", html);
+        last = html;
         main.querySelectorAll("details[id]").forEach(function (d) { if (keep[d.id]) d.open = false; });
         document.body.setAttribute("data-updated", String(Date.now()));
       })
