@@ -52,9 +52,10 @@ bin/devcluster:
 
 # Builds what is missing: the control plane, kwok, the helm oracles (v4 and v3),
 # the registry, Prometheus (the metric gate's tests; Debian's package where
-# apt-get can install it) and the helmfile oracle. A no-op once built.
+# apt-get can install it), the helmfile oracle and Chromium (convoy ui's browser
+# tests; Debian's package). A no-op once built.
 tools:
-	hack/build-tools.sh k8s kwok helm registry prometheus helm3 helmfile
+	hack/build-tools.sh k8s kwok helm registry prometheus helm3 helmfile chromium
 
 # What a local cluster needs (the demo does not wait for the test oracles).
 cluster-tools:

@@ -13,7 +13,7 @@
 #       where no package manager gives one: with apt-get, Debian's `prometheus`
 #       package is installed instead, /usr/bin/prometheus)
 #
-# Usage: hack/build-tools.sh [--locked FILE] [k8s] [kwok] [helm] [registry] [prometheus] [helm3] [helmfile]
+# Usage: hack/build-tools.sh [--locked FILE] [k8s] [kwok] [helm] [registry] [prometheus] [helm3] [helmfile] [chromium]
 # (default: all). Prints nothing but progress on stderr.
 #
 # The tools named are built side by side. Safe to run concurrently: each tool
@@ -108,6 +108,23 @@ build_prometheus() {
   go_install prometheus "$PROMETHEUS_VERSION" github.com/prometheus/prometheus/cmd/prometheus "the metric gate's tests; a quarter of an hour"
 }
 
+# Chromium for convoy ui's browser tests: never built, only Debian's package
+# (or a chromium already on PATH).
+build_chromium() {
+  command -v chromium >/dev/null && return 0
+  local sudo=
+  [ "$(id -u)" = 0 ] || sudo="sudo -n"
+  if command -v apt-get >/dev/null && { [ -z "$sudo" ] || sudo -n true 2>/dev/null; }; then
+    log "installing Debian's chromium package (convoy ui's browser tests)"
+    local apt=($sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 -y -q --no-install-recommends)
+    if "${apt[@]}" install chromium >&2 || { "${apt[@]}" update >&2 && "${apt[@]}" install chromium >&2; }; then
+      command -v chromium >/dev/null && { log "chromium ready: $(command -v chromium)"; return 0; }
+    fi
+  fi
+  log "chromium: no chromium on PATH and Debian's package could not be installed (convoy ui's browser tests need it)"
+  return 1
+}
+
 # helmfile's go.mod has replace directives, which `go install pkg@version`
 # refuses; so it is built inside a writable copy of the module source the
 # proxy serves, where its replace directives apply.
@@ -130,7 +147,7 @@ build_helmfile() {
 }
 
 # Quick ones first, so that tests waiting on them wait least.
-all=(k8s kwok helm registry prometheus helm3 helmfile)
+all=(k8s kwok helm registry prometheus helm3 helmfile chromium)
 signal=
 if [ "${1:-}" = --locked ]; then signal=${2:?--locked needs a file}; shift 2; fi
 wanted=("$@")

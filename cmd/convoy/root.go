@@ -165,6 +165,7 @@ dependency order with Helm's hooks, waits, atomic rollback and history.`,
 		newApproveCmd(s),
 		newPromoteCmd(s),
 		newGetCmd(s),
+		newUICmd(s),
 	)
 	registerEnvCompletion(root)
 	return root

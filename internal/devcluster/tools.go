@@ -123,6 +123,9 @@ var (
 	registryOracle   = oracle{name: "registry", env: "CONVOY_REGISTRY", version: "REGISTRY_VERSION", bin: "bin/registry", what: "OCI registry"}
 	helmfileOracle   = oracle{name: "helmfile", env: "CONVOY_HELMFILE", version: "HELMFILE_VERSION", bin: "bin/helmfile", what: "helmfile oracle"}
 	prometheusOracle = oracle{name: "prometheus", env: "CONVOY_PROMETHEUS", version: "PROMETHEUS_VERSION", bin: "bin/prometheus", system: true, what: "prometheus"}
+	// Chromium is never built: Debian's package (hack/build-tools.sh
+	// chromium installs it), found on PATH.
+	chromiumOracle = oracle{name: "chromium", env: "CONVOY_CHROMIUM", bin: "chromium", system: true, what: "chromium (Debian's package)"}
 )
 
 // locate finds o: the path its variable names, else the tools cache at the
@@ -148,6 +151,7 @@ func locate(getenv func(string) string, o oracle) (string, error) {
 	}
 	versions, err := readToolVersions()
 	switch {
+	case o.version == "": // only a package manager's build, on PATH
 	case err != nil && path == "":
 		return "", err
 	case err == nil && versions[o.version] == "":
@@ -197,4 +201,10 @@ func LocateHelmfile(getenv func(string) string) (string, error) {
 // package, which hack/build-tools.sh prometheus installs where it can).
 func LocatePrometheus(getenv func(string) string) (string, error) {
 	return locate(getenv, prometheusOracle)
+}
+
+// LocateChromium finds the headless browser convoy ui's tests drive:
+// Debian's chromium package on PATH (hack/build-tools.sh chromium).
+func LocateChromium(getenv func(string) string) (string, error) {
+	return locate(getenv, chromiumOracle)
 }

@@ -1,0 +1,179 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/run"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Backend is what the pages read and do, as the user the UI runs as: the
+// cluster's RBAC decides what each request may see or change.
+type Backend interface {
+	// Stacks lists the Stacks of namespace ("": every namespace the user
+	// may list them in).
+	Stacks(ctx context.Context, namespace string) ([]v1alpha1.Stack, error)
+	Stack(ctx context.Context, namespace, name string) (*v1alpha1.Stack, error)
+	// Plan is the Stack's current plan, decoded (nil when the user may not
+	// read it: then text is the plan's masked text, if readable).
+	Plan(ctx context.Context, st *v1alpha1.Stack) (p *planPage, text string, err error)
+	Events(ctx context.Context, kind, namespace, name string) ([]corev1.Event, error)
+	History(ctx context.Context, namespace, release string) ([]run.Revision, error)
+	Pipelines(ctx context.Context, namespace string) ([]v1alpha1.Pipeline, error)
+	Pipeline(ctx context.Context, namespace, name string) (*v1alpha1.Pipeline, error)
+	// CanApprove says whether the user may approve the object, and if not
+	// why.
+	CanApprove(ctx context.Context, resource, namespace, name string) (bool, string)
+	Approve(ctx context.Context, namespace, name, digest string, allow []string) error
+	ApproveStage(ctx context.Context, namespace, pipeline, stage, digest string) error
+}
+
+// ClusterBackend is the Backend of a cluster reached with the user's
+// kubeconfig.
+type ClusterBackend struct {
+	c     client.Client
+	kube  kubernetes.Interface
+	verbs []string
+}
+
+// NewClusterBackend connects with cfg, the user's own credentials.
+func NewClusterBackend(cfg *rest.Config) (*ClusterBackend, error) {
+	c, err := controller.NewClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &ClusterBackend{c: c, kube: kube, verbs: []string{"patch"}}, nil
+}
+
+// Stacks lists the Stacks of namespace.
+func (b *ClusterBackend) Stacks(ctx context.Context, namespace string) ([]v1alpha1.Stack, error) {
+	return controller.ListStacks(ctx, b.c, namespace)
+}
+
+// Stack reads one Stack.
+func (b *ClusterBackend) Stack(ctx context.Context, namespace, name string) (*v1alpha1.Stack, error) {
+	var st v1alpha1.Stack
+	if err := b.c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// Plan reads the Stack's stored plan; without the right to read its
+// Secret, the text from its ConfigMap.
+func (b *ClusterBackend) Plan(ctx context.Context, st *v1alpha1.Stack) (*planPage, string, error) {
+	file, err := controller.StoredPlan(ctx, b.c, st)
+	if apierrors.IsForbidden(err) {
+		text, terr := controller.StoredPlanText(ctx, b.c, st)
+		if terr != nil {
+			return nil, "", fmt.Errorf("%w (and its text: %v)", err, terr)
+		}
+		return nil, text, nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	sp, err := run.DecodePlan(file, fmt.Sprintf("the plan of Stack %s/%s", st.Namespace, st.Name))
+	if err != nil {
+		return nil, "", err
+	}
+	pg, err := newPlanPage(sp.Plan, st.Status.Plan.Digest)
+	return pg, "", err
+}
+
+// Events lists the object's Events, newest last.
+func (b *ClusterBackend) Events(ctx context.Context, kind, namespace, name string) ([]corev1.Event, error) {
+	var l corev1.EventList
+	err := b.c.List(ctx, &l, client.InNamespace(namespace),
+		client.MatchingFields{"involvedObject.kind": kind, "involvedObject.name": name})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(l.Items, func(a, b corev1.Event) int { return eventTime(a).Compare(eventTime(b)) })
+	return l.Items, nil
+}
+
+// History reads a release's Helm records.
+func (b *ClusterBackend) History(ctx context.Context, namespace, name string) ([]run.Revision, error) {
+	return run.RecordHistory(ctx, b.kube, namespace, name)
+}
+
+// Pipelines lists the Pipelines of namespace.
+func (b *ClusterBackend) Pipelines(ctx context.Context, namespace string) ([]v1alpha1.Pipeline, error) {
+	return controller.ListPipelines(ctx, b.c, namespace)
+}
+
+// Pipeline reads one Pipeline.
+func (b *ClusterBackend) Pipeline(ctx context.Context, namespace, name string) (*v1alpha1.Pipeline, error) {
+	var p v1alpha1.Pipeline
+	if err := b.c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// CanApprove asks the API server (a SelfSubjectAccessReview per verb)
+// whether the user may approve: approving is patching the object.
+func (b *ClusterBackend) CanApprove(ctx context.Context, resource, namespace, name string) (bool, string) {
+	for _, verb := range b.verbs {
+		r := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Group: v1alpha1.GroupVersion.Group, Resource: resource, Namespace: namespace, Name: name, Verb: verb,
+			}}}
+		if err := b.c.Create(ctx, r); err != nil {
+			return false, fmt.Sprintf("could not ask whether you may %s %s: %v", verb, resource, err)
+		}
+		if !r.Status.Allowed {
+			why := fmt.Sprintf("you may not %s %s.%s in namespace %s", verb, resource, v1alpha1.GroupVersion.Group, namespace)
+			if r.Status.Reason != "" {
+				why += ": " + r.Status.Reason
+			}
+			return false, why
+		}
+	}
+	return true, ""
+}
+
+// Approve approves the Stack's plan of digest (convoy approve).
+func (b *ClusterBackend) Approve(ctx context.Context, namespace, name, digest string, allow []string) error {
+	_, err := controller.ApproveWith(ctx, b.c, namespace, name, digest, allow)
+	return err
+}
+
+// ApproveStage approves a Pipeline stage's digest (convoy promote).
+func (b *ClusterBackend) ApproveStage(ctx context.Context, namespace, pipeline, stage, digest string) error {
+	_, err := controller.Promote(ctx, b.c, namespace, pipeline, stage, digest)
+	return err
+}
+
+// errNotFound reports a missing object as the page's 404.
+func isNotFound(err error) bool {
+	var se apierrors.APIStatus
+	return apierrors.IsNotFound(err) || (errors.As(err, &se) && se.Status().Code == 404)
+}
+
+func isForbidden(err error) bool { return apierrors.IsForbidden(err) }
+
+func trimDigest(d string) string {
+	d = strings.TrimPrefix(d, "sha256:")
+	if len(d) > 12 {
+		return d[:12]
+	}
+	return d
+}
