@@ -3,8 +3,10 @@ package controller
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"k8s.io/utils/ptr"
 )
 
 // A plan that needs approval is applied once spec.approvals.required
@@ -74,5 +76,29 @@ func TestApprovalStatus(t *testing.T) {
 	recordApproval(st)
 	if st.Status.Approval != nil {
 		t.Fatalf("an auto Stack's plan needs no approval: status.approval = %+v", st.Status.Approval)
+	}
+}
+
+// The Applied notification names who approved the plan applied; the
+// ApprovalRequired one who approved so far.
+func TestNotificationsSayWhoApproved(t *testing.T) {
+	st := waitingStack()
+	st.Spec.Approval = v1alpha1.ApprovalManual
+	st.Status.Plan.HasChanges = true
+	st.Spec.Approvals = &v1alpha1.Approvals{Required: ptr.To(int32(2)), Entries: []v1alpha1.ApprovalEntry{{Digest: "sha256:abc", ApprovedBy: "alice"}}}
+	recordApproval(st)
+	ds := recordNotices(st, noticesOf(st, "approval_required"), time.Now())
+	if len(ds) != 1 || strings.Join(ds[0].payload.ApprovedBy, ",") != "alice" {
+		t.Fatalf("ApprovalRequired deliveries %+v: want approvedBy alice", ds)
+	}
+	st.Status.LastAppliedPlan = "sha256:abc"
+	st.Status.LastAppliedApproval = &v1alpha1.ApprovalStatus{Digest: "sha256:abc", Required: 2, ApprovedBy: []string{"alice", "bob"}}
+	ds = recordNotices(st, noticesOf(st, "applied"), time.Now())
+	if len(ds) != 2 {
+		t.Fatalf("Applied deliveries %+v: want both notifications", ds)
+	}
+	body, err := ds[0].body()
+	if err != nil || !strings.Contains(string(body), `"approvedBy":["alice","bob"]`) {
+		t.Fatalf("Applied body %s %v", body, err)
 	}
 }
