@@ -37,16 +37,17 @@ func docs(t *testing.T, text []byte) map[string]map[string]any {
 	}
 }
 
-// The chart installs the same approval policies and user roles as `convoy
-// controller install`, unless told not to (a second release: the names are
-// cluster-wide).
+// The chart installs the approval policies and user roles of `convoy
+// controller install`, named after the release: a release named convoy
+// installs the very same objects, another release its own (so that charts
+// of two shards do not claim one object); both can be left out.
 func TestChartInstallsTheApprovalPolicies(t *testing.T) {
 	ch, err := chart.Load("chart/convoy-controller")
 	if err != nil {
 		t.Fatal(err)
 	}
-	render := func(values map[string]any) map[string]map[string]any {
-		r, err := chart.Render(ch, chart.RenderOptions{ReleaseName: "convoy-a", Namespace: "ops", UserValues: values})
+	render := func(release string, values map[string]any) map[string]map[string]any {
+		r, err := chart.Render(ch, chart.RenderOptions{ReleaseName: release, Namespace: "ops", UserValues: values})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,22 +57,32 @@ func TestChartInstallsTheApprovalPolicies(t *testing.T) {
 		}
 		return docs(t, all)
 	}
-	got := render(nil)
 	want := docs(t, deploy.ApprovalPolicy)
 	for k, v := range docs(t, deploy.RBAC) {
-		if strings.HasPrefix(k, "ClusterRole/convoy-editor") || strings.HasPrefix(k, "ClusterRole/convoy-approver") {
+		if k == "ClusterRole/convoy-editor" || k == "ClusterRole/convoy-approver" {
 			want[k] = v
 		}
 	}
 	if len(want) != 6 {
 		t.Fatalf("deploy/ has %d approval policies, bindings and user roles, want 6: %v", len(want), want)
 	}
+	got := render("convoy", nil)
 	for k, w := range want {
 		if !reflect.DeepEqual(got[k], w) {
 			t.Errorf("the chart's %s differs from deploy/'s:\n%v\nwant\n%v", k, got[k], w)
 		}
 	}
-	off := render(map[string]any{"approvalPolicy": map[string]any{"create": false}, "rbac": map[string]any{"userRoles": false}})
+	other := render("convoy-a", nil)
+	for k := range want {
+		renamed := strings.Replace(k, "/convoy-", "/convoy-a-", 1)
+		if other[renamed] == nil {
+			t.Errorf("release convoy-a renders no %s", renamed)
+		}
+	}
+	if b := other["ValidatingAdmissionPolicyBinding/convoy-a-stack-approval"]; b["spec"].(map[string]any)["policyName"] != "convoy-a-stack-approval" {
+		t.Errorf("release convoy-a binds another policy: %v", b)
+	}
+	off := render("convoy", map[string]any{"approvalPolicy": map[string]any{"create": false}, "rbac": map[string]any{"userRoles": false}})
 	for k := range want {
 		if off[k] != nil {
 			t.Errorf("%s rendered with approvalPolicy.create and rbac.userRoles false", k)
