@@ -130,6 +130,7 @@ func TestApprovalIsAPermission(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "may not approve convoy.dev/v1alpha1 Stack "+ns+"/shop") || !strings.Contains(err.Error(), "verb approve") {
 		t.Fatalf("convoy approve by an editor: %v", err)
 	}
+	t.Logf("convoy approve by an editor: %v", err)
 	for what, mod := range map[string]func(*v1alpha1.Stack){
 		"spec.approvedPlan":  func(st *v1alpha1.Stack) { st.Spec.ApprovedPlan = digest },
 		"spec.approval auto": func(st *v1alpha1.Stack) { st.Spec.Approval = v1alpha1.ApprovalAuto },
@@ -155,6 +156,7 @@ func TestApprovalIsAPermission(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "may add only approvals of its own") || !strings.Contains(err.Error(), "names alice") {
 		t.Fatalf("an approval forged as alice: %v", err)
 	}
+	t.Logf("an approval forged as alice: %v", err)
 	if got := getStack(t, c, ns, "shop"); got.Status.LastAppliedPlan != "" || got.Spec.ApprovedPlan != "" {
 		t.Fatalf("refused approvals changed the Stack:%s", describe(got))
 	}
@@ -177,9 +179,11 @@ func TestApprovalIsAPermission(t *testing.T) {
 	if msg := cond(st, "Ready").Message; !strings.Contains(msg, "approved by "+approverName) {
 		t.Errorf("Ready says nothing of who approved: %s", msg)
 	}
-	if h := helmHistory(t, ns, "api"); !strings.Contains(h, "Install complete (approved by "+approverName+")") {
+	h := helmHistory(t, ns, "api")
+	if !strings.Contains(h, "Install complete (approved by "+approverName+")") {
 		t.Errorf("helm history api does not say who approved:\n%s", h)
 	}
+	t.Logf("helm history api:\n%s", h)
 	if notes := eventNotes(t, ns, "Applied"); !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "approved by "+approverName) }) {
 		t.Errorf("no Applied event says who approved: %q", notes)
 	}

@@ -562,7 +562,11 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 	setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonApplied, msg)
 	if driftOnly {
 		setCond(st, CondDrifted, metav1.ConditionFalse, ReasonDriftCorrected, "drift corrected by plan "+digest)
-		r.event(st, corev1.EventTypeNormal, ReasonDriftCorrected, "Apply", "drift corrected by plan "+digest)
+		note := "drift corrected by plan " + digest
+		if approval != nil {
+			note += ", " + approvalNote(approval)
+		}
+		r.event(st, corev1.EventTypeNormal, ReasonDriftCorrected, "Apply", note)
 	} else {
 		r.event(st, corev1.EventTypeNormal, ReasonApplied, "Apply", msg)
 	}
