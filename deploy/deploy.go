@@ -1,6 +1,6 @@
 // Package deploy holds the controller's manifests, embedded in the binary
-// for `convoy controller install`: the Stack and Pipeline CRDs, the RBAC and a
-// Deployment.
+// for `convoy controller install`: the Stack and Pipeline CRDs, the RBAC, the
+// approval admission policies and a Deployment.
 package deploy
 
 import _ "embed"
@@ -16,10 +16,18 @@ var CRD []byte
 var PipelineCRD []byte
 
 // RBAC is the controller's namespace, ServiceAccount, ClusterRole and
-// binding.
+// binding, and the ClusterRoles convoy-editor and convoy-approver of the
+// people who edit and approve Stacks.
 //
 //go:embed rbac/rbac.yaml
 var RBAC []byte
+
+// ApprovalPolicy is the ValidatingAdmissionPolicies (and their bindings)
+// that make approving a permission: the verb approve on stacks.convoy.dev
+// or pipelines.convoy.dev, and approvals that name their own user.
+//
+//go:embed admission/approval.yaml
+var ApprovalPolicy []byte
 
 // Deployment runs the controller in the cluster. Its image is a
 // placeholder: `convoy controller install` sets DefaultImage or the image

@@ -87,6 +87,14 @@ func TestChartHelmInstall(t *testing.T) {
 		t.Errorf("rbac.authorization.k8s.io/v1 ClusterRoleBinding %s binds %+v to %+v", rel, b.RoleRef, b.Subjects)
 	}
 
+	// The approval policy and the user roles, named after the release.
+	if _, err := c.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, rel+"-stack-approval", metav1.GetOptions{}); err != nil {
+		t.Errorf("admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy %s-stack-approval: %v", rel, err)
+	}
+	if _, err := c.RbacV1().ClusterRoles().Get(ctx, rel+"-approver", metav1.GetOptions{}); err != nil {
+		t.Errorf("rbac.authorization.k8s.io/v1 ClusterRole %s-approver: %v", rel, err)
+	}
+
 	ext, err := apiextensionsclient.NewForConfig(cluster.RESTConfig())
 	if err != nil {
 		t.Fatal(err)

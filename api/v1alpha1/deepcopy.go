@@ -41,6 +41,7 @@ func (s *StackSpec) DeepCopyInto(out *StackSpec) {
 	}
 	out.Clusters = slices.Clone(s.Clusters)
 	out.AllowPolicies = slices.Clone(s.AllowPolicies)
+	out.Approvals = s.Approvals.DeepCopy()
 	if s.Notifications != nil {
 		out.Notifications = make([]Notification, len(s.Notifications))
 		for i := range s.Notifications {
@@ -102,6 +103,8 @@ func (s *StackStatus) DeepCopyInto(out *StackStatus) {
 	out.Releases = slices.Clone(s.Releases)
 	out.LastReconcileTime = s.LastReconcileTime.DeepCopy()
 	out.NextRetryTime = s.NextRetryTime.DeepCopy()
+	out.Approval = s.Approval.DeepCopy()
+	out.LastAppliedApproval = s.LastAppliedApproval.DeepCopy()
 	if s.Notified != nil {
 		out.Notified = make([]NotifiedEvent, len(s.Notified))
 		for i, n := range s.Notified {

@@ -109,6 +109,10 @@ type PrometheusGate struct {
 type StageApproval struct {
 	Stage  string `json:"stage"`
 	Digest string `json:"digest"`
+	// ApprovedBy is the username of the request that added the approval
+	// (convoy promote writes its own; the admission policy refuses any
+	// other). Empty in approvals written before it was recorded.
+	ApprovedBy string `json:"approvedBy,omitempty"`
 }
 
 // StagePhase is where a stage is with its digest.
@@ -230,10 +234,16 @@ func (s *PipelineSpec) IntervalOrDefault() time.Duration {
 
 // ApprovedFor says whether spec.approvals approve stage for digest.
 func (s *PipelineSpec) ApprovedFor(stage, digest string) bool {
+	_, ok := s.ApprovalFor(stage, digest)
+	return ok
+}
+
+// ApprovalFor is the approval of stage for digest in spec.approvals.
+func (s *PipelineSpec) ApprovalFor(stage, digest string) (StageApproval, bool) {
 	for _, a := range s.Approvals {
 		if a.Stage == stage && a.Digest == digest {
-			return true
+			return a, true
 		}
 	}
-	return false
+	return StageApproval{}, false
 }

@@ -58,6 +58,10 @@ type StackSpec struct {
 	// ApprovedPlan names, and for no other (convoy approve --allow-policy);
 	// the override is recorded in the release history.
 	AllowPolicies []string `json:"allowPolicies,omitempty"`
+	// Approvals record who approved which plan (convoy approve writes an
+	// entry as the user it runs as) and how many distinct users one plan
+	// needs (required, default 1).
+	Approvals *Approvals `json:"approvals,omitempty"`
 	// DriftCorrection restores live objects that drifted from what convoy
 	// applied, without approval: the approved state is put back.
 	DriftCorrection bool `json:"driftCorrection,omitempty"`
@@ -213,6 +217,12 @@ type StackStatus struct {
 	FailedInputs string `json:"failedInputs,omitempty"`
 	// NextRetryTime is when a failed apply is tried again.
 	NextRetryTime *metav1.Time `json:"nextRetryTime,omitempty"`
+	// Approval is who approved the current plan (status.plan.digest) and
+	// how many approvals it needs; nil when it needs none.
+	Approval *ApprovalStatus `json:"approval,omitempty"`
+	// LastAppliedApproval is who approved lastAppliedPlan; nil when it
+	// was applied without approval.
+	LastAppliedApproval *ApprovalStatus `json:"lastAppliedApproval,omitempty"`
 }
 
 // MaxNotified bounds status.notified.

@@ -136,7 +136,10 @@ func newControllerInstallCmd(s streams) *cobra.Command {
 		Short: "Install the Stack CRD and the controller's RBAC (and with --deployment, the controller)",
 		Long: `Install applies, with server-side apply, the stacks.convoy.dev CRD (and waits
 until it is established), the convoy-system namespace with the controller's
-ServiceAccount and RBAC, and with --deployment the controller's Deployment.
+ServiceAccount and RBAC, the ClusterRoles convoy-editor and convoy-approver,
+the admission policies that make approving a permission (the verb approve
+on stacks.convoy.dev and pipelines.convoy.dev), and with --deployment the
+controller's Deployment.
 The same manifests are under deploy/ in the source.
 
 The Deployment runs ` + deploy.ImageRepository + `:<this convoy's version>, or the
@@ -175,8 +178,14 @@ func newApproveCmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "approve STACK",
 		Short: "Approve a Stack's current plan (manual approval): the controller applies it",
-		Long: `Approve sets the Stack's spec.approvedPlan to the digest of its current plan
-(status.plan.digest), which the controller then applies, exactly as planned:
+		Long: `Approve records your approval of the Stack's current plan
+(status.plan.digest): an entry {digest, approvedBy: you} in
+spec.approvals.entries, and spec.approvedPlan set to the digest. Approving
+needs the verb approve on stacks.convoy.dev in the Stack's namespace
+(ClusterRole convoy-approver); the admission policy convoy controller
+install adds refuses the write otherwise, and refuses an entry that names
+another user. With spec.approvals.required N, the plan waits for N
+distinct users. Once approved, the controller applies it exactly as planned:
 if anything it observed moved meanwhile, the controller refuses it as stale
 and plans again, and the new plan needs approval again. With --plan the
 digest must be the current plan's, so that what you reviewed is what you
@@ -205,11 +214,15 @@ func (o approveOptions) Run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	d, err := controller.ApproveWith(ctx, c, ns, o.Name, o.Plan, o.AllowPolicies)
+	a, err := controller.ApprovePlan(ctx, c, controller.ApproveRequest{Namespace: ns, Name: o.Name, Plan: o.Plan, AllowPolicies: o.AllowPolicies})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Out, "Approved plan %s of Stack %s/%s.\n", d, ns, o.Name)
+	fmt.Fprintf(s.Out, "Approved plan %s of Stack %s/%s as %s.\n", a.Digest, ns, o.Name, a.By)
+	if !a.Complete {
+		fmt.Fprintf(s.Out, "It has %d of %d approvals (%s): it waits for %d more by other users.\n",
+			len(a.Approval.ApprovedBy), a.Approval.Required, strings.Join(a.Approval.ApprovedBy, ", "), int(a.Approval.Required)-len(a.Approval.ApprovedBy))
+	}
 	return nil
 }
 
@@ -217,6 +230,8 @@ type getStacksOptions struct {
 	kubeFlags
 	Namespace     string
 	AllNamespaces bool
+	// Output is "" or wide.
+	Output string
 }
 
 func newGetCmd(s streams) *cobra.Command {
@@ -236,11 +251,15 @@ func newGetCmd(s streams) *cobra.Command {
 	o.add(stacks)
 	stacks.Flags().StringVarP(&o.Namespace, "namespace", "n", "", "namespace (default: the kubeconfig context's)")
 	stacks.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "every namespace")
+	stacks.Flags().StringVarP(&o.Output, "output", "o", "", "wide: also the pulled source and who approved")
 	cmd.AddCommand(stacks, newGetPipelinesCmd(s))
 	return cmd
 }
 
 func (o getStacksOptions) Run(ctx context.Context, s streams) error {
+	if o.Output != "" && o.Output != "wide" {
+		return fmt.Errorf("--output %q: want wide (or none)", o.Output)
+	}
 	c, ns, err := o.connect(o.Namespace)
 	if err != nil {
 		return err
@@ -257,7 +276,12 @@ func (o getStacksOptions) Run(ctx context.Context, s streams) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAMESPACE\tNAME\tREADY\tSTATUS\tPLAN\tAPPROVAL\tRELEASES\tAGE")
+	wide := o.Output == "wide"
+	header := "NAMESPACE\tNAME\tREADY\tSTATUS\tPLAN\tAPPROVAL\tRELEASES\tAGE"
+	if wide {
+		header += "\tSOURCE\tAPPROVED-BY"
+	}
+	fmt.Fprintln(tw, header)
 	for _, st := range items {
 		readyStatus, reason := "Unknown", ""
 		if c := meta.FindStatusCondition(st.Status.Conditions, controller.CondReady); c != nil {
@@ -278,8 +302,16 @@ func (o getStacksOptions) Run(ctx context.Context, s streams) error {
 		if approval == "" {
 			approval = string(v1alpha1.ApprovalAuto)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", st.Namespace, st.Name, readyStatus, reason, planText, approval,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", st.Namespace, st.Name, readyStatus, reason, planText, approval,
 			orDash(strings.Join(rels, ",")), duration.HumanDuration(time.Since(st.CreationTimestamp.Time)))
+		if wide {
+			src := "-"
+			if st.Status.Source != nil {
+				src = orDash(st.Status.Source.Ref)
+			}
+			fmt.Fprintf(tw, "\t%s\t%s", src, approvedByColumn(&st))
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }
@@ -296,4 +328,23 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// approvedByColumn says who approved the Stack's plan: the one waiting
+// ("alice (1/2)"), else the one last applied ("-": applied without
+// approval).
+func approvedByColumn(st *v1alpha1.Stack) string {
+	if a := st.Status.Approval; a != nil && a.Digest != st.Status.LastAppliedPlan {
+		if a.Unrecorded {
+			return "(unrecorded)"
+		}
+		return fmt.Sprintf("%s (%d/%d)", orDash(strings.Join(a.ApprovedBy, ",")), len(a.ApprovedBy), a.Required)
+	}
+	if a := st.Status.LastAppliedApproval; a != nil {
+		if a.Unrecorded {
+			return "(unrecorded)"
+		}
+		return orDash(strings.Join(a.ApprovedBy, ","))
+	}
+	return "-"
 }

@@ -82,7 +82,8 @@ func TestPushControllerApproveGetStacks(t *testing.T) {
 	}
 
 	code, out, errOut = runConvoy(t, "controller", "install", "--kubeconfig", kc)
-	if code != 0 || !strings.Contains(out, "applied apiextensions.k8s.io/v1 CustomResourceDefinition stacks.convoy.dev") || !strings.Contains(out, "ClusterRole convoy-controller") {
+	if code != 0 || !strings.Contains(out, "applied apiextensions.k8s.io/v1 CustomResourceDefinition stacks.convoy.dev") || !strings.Contains(out, "ClusterRole convoy-controller") ||
+		!strings.Contains(out, "applied admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy convoy-stack-approval") || !strings.Contains(out, "ClusterRole convoy-approver") {
 		t.Fatalf("controller install: exit %d\n%s\n%s", code, out, errOut)
 	}
 	c, err := controller.NewClient(cluster.RESTConfig())
@@ -138,13 +139,17 @@ func TestPushControllerApproveGetStacks(t *testing.T) {
 		t.Fatalf("approve another digest: exit %d\n%s\n%s", code, out, errOut)
 	}
 	code, out, errOut = runConvoy(t, "approve", "shop", "-n", ns, "--kubeconfig", kc)
-	if code != 0 || !strings.HasPrefix(out, "Approved plan sha256:") {
+	if code != 0 || !regexp.MustCompile(`^Approved plan sha256:[0-9a-f]{64} of Stack `+ns+`/shop as admin\.\n$`).MatchString(out) {
 		t.Fatalf("approve: exit %d\n%s\n%s", code, out, errOut)
 	}
 	wait("applied", func(st *v1alpha1.Stack) bool { return len(st.Status.Releases) == 3 })
 	code, out, errOut = runConvoy(t, "get", "stacks", "-A", "--kubeconfig", kc)
 	if code != 0 || !regexp.MustCompile(ns+`\s+shop\s+True\s+Applied\s+.*\s+manual\s+db:1,api:1,web:1`).MatchString(out) {
 		t.Fatalf("get stacks after the apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runConvoy(t, "get", "stacks", "-n", ns, "-o", "wide", "--kubeconfig", kc)
+	if code != 0 || !regexp.MustCompile(`APPROVED-BY\n`).MatchString(out) || !regexp.MustCompile(`shop\s+True\s+Applied\s+.*\s+oci://\S+@sha256:[0-9a-f]{64}\s+admin\n`).MatchString(out) {
+		t.Fatalf("get stacks -o wide: exit %d\n%s\n%s", code, out, errOut)
 	}
 	code, _, errOut = runConvoy(t, "approve", "shop", "-n", ns, "--kubeconfig", kc)
 	if code != 1 || !strings.Contains(errOut, "is applied already") {

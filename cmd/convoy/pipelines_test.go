@@ -83,7 +83,12 @@ func TestPipelineCommands(t *testing.T) {
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "shop"}, &got); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Spec.Approvals) != 1 || got.Spec.Approvals[0] != (v1alpha1.StageApproval{Stage: "production", Digest: d2}) {
+	// The approval names who gave it.
+	me, err := controller.WhoAmI(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Spec.Approvals) != 1 || got.Spec.Approvals[0] != (v1alpha1.StageApproval{Stage: "production", Digest: d2, ApprovedBy: me}) {
 		t.Fatalf("approvals %+v", got.Spec.Approvals)
 	}
 }

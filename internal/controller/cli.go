@@ -47,8 +47,9 @@ type ApproveError struct{ msg string }
 
 func (e *ApproveError) Error() string { return e.msg }
 
-// Approve sets the Stack's spec.approvedPlan to the digest of its current
-// plan (or to want, which must be that digest), and returns the digest.
+// Approve adds an approval of the Stack's current plan (or of want, which
+// must be its digest) as the user c authenticates as, and returns the
+// digest.
 func Approve(ctx context.Context, c client.Client, namespace, name, want string) (string, error) {
 	return ApproveWith(ctx, c, namespace, name, want, nil)
 }
@@ -57,36 +58,11 @@ func Approve(ctx context.Context, c client.Client, namespace, name, want string)
 // plan (spec.allowPolicies, for that digest only): each must deny it, and
 // together they must cover every denial, or approving would apply nothing.
 func ApproveWith(ctx context.Context, c client.Client, namespace, name, want string, allow []string) (string, error) {
-	var st v1alpha1.Stack
-	key := types.NamespacedName{Namespace: namespace, Name: name}
-	if err := c.Get(ctx, key, &st); err != nil {
-		if apierrors.IsNotFound(err) {
-			return "", &ApproveError{fmt.Sprintf("convoy.dev/v1alpha1 Stack %s not found", key)}
-		}
-		return "", fmt.Errorf("convoy.dev/v1alpha1 Stack %s: %w", key, err)
-	}
-	p := st.Status.Plan
-	switch {
-	case p == nil || p.Digest == "":
-		return "", &ApproveError{fmt.Sprintf("convoy.dev/v1alpha1 Stack %s has no plan yet", key)}
-	case !p.HasChanges:
-		return "", &ApproveError{fmt.Sprintf("convoy.dev/v1alpha1 Stack %s: plan %s changes nothing", key, p.Digest)}
-	case st.Status.LastAppliedPlan == p.Digest:
-		return "", &ApproveError{fmt.Sprintf("convoy.dev/v1alpha1 Stack %s: plan %s is applied already", key, p.Digest)}
-	case want != "" && want != p.Digest:
-		return "", &ApproveError{fmt.Sprintf("convoy.dev/v1alpha1 Stack %s: the current plan is %s (%s), not %s", key, p.Digest, p.Summary, want)}
-	}
-	if err := checkOverrides(key.String(), p, allow); err != nil {
+	a, err := ApprovePlan(ctx, c, ApproveRequest{Namespace: namespace, Name: name, Plan: want, AllowPolicies: allow})
+	if err != nil {
 		return "", err
 	}
-	orig := st.DeepCopy()
-	st.Spec.ApprovedPlan = p.Digest
-	st.Spec.AllowPolicies = allow
-	// The resourceVersion precondition: approve the plan that was read.
-	if err := c.Patch(ctx, &st, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		return "", fmt.Errorf("convoy.dev/v1alpha1 Stack %s: %w", key, err)
-	}
-	return p.Digest, nil
+	return a.Digest, nil
 }
 
 // ListStacks lists the Stacks of a namespace ("": all).
@@ -129,10 +105,11 @@ type InstallRequest struct {
 	Log io.Writer
 }
 
-// Install applies the CRD (and waits until it is established), the RBAC
-// and, when asked, the Deployment, with server-side apply.
+// Install applies the CRD (and waits until it is established), the RBAC,
+// the approval admission policies and, when asked, the Deployment, with
+// server-side apply.
 func Install(ctx context.Context, c client.Client, req InstallRequest) error {
-	docs := [][]byte{deploy.CRD, deploy.PipelineCRD, deploy.RBAC}
+	docs := [][]byte{deploy.CRD, deploy.PipelineCRD, deploy.RBAC, deploy.ApprovalPolicy}
 	if req.Deployment {
 		docs = append(docs, deploy.Deployment)
 	}

@@ -132,7 +132,10 @@ type payload struct {
 	Source      string         `json:"source,omitempty"`
 	Plan        *payloadPlan   `json:"plan,omitempty"`
 	Revisions   map[string]int `json:"revisions,omitempty"`
-	Time        time.Time      `json:"time"`
+	// ApprovedBy: who approved the plan applied (Applied) or, so far, the
+	// plan waiting (ApprovalRequired).
+	ApprovedBy []string  `json:"approvedBy,omitempty"`
+	Time       time.Time `json:"time"`
 }
 
 type payloadPlan struct {
@@ -201,6 +204,12 @@ func payloadOf(st *v1alpha1.Stack, n notice, now time.Time) payload {
 		if p.ConfigMapRef != nil {
 			pl.Plan.ConfigMap = p.ConfigMapRef.Name
 		}
+	}
+	switch a := st.Status.LastAppliedApproval; {
+	case n.event == v1alpha1.EventApplied && a != nil && a.Digest == n.digest:
+		pl.ApprovedBy = a.ApprovedBy
+	case n.event == v1alpha1.EventApprovalRequired && st.Status.Approval != nil && st.Status.Approval.Digest == n.digest:
+		pl.ApprovedBy = st.Status.Approval.ApprovedBy
 	}
 	if n.event == v1alpha1.EventApplied || n.event == v1alpha1.EventFailed {
 		pl.Revisions = map[string]int{}

@@ -17,8 +17,10 @@ func (e *PromoteError) Error() string { return e.msg }
 
 // Promote approves a manual stage of a Pipeline for the digest it awaits
 // approval for (want, when given, must be that digest): it records
-// {stage, digest} in spec.approvals, and returns the digest. Only one
-// approval per stage is kept: a new one replaces the stage's older one.
+// {stage, digest, approvedBy} in spec.approvals, approvedBy the user c
+// authenticates as, and returns the digest. Only one approval per stage is
+// kept: a new one replaces the stage's older one. The admission policy
+// refuses it unless the user has the verb approve on the Pipeline.
 func Promote(ctx context.Context, c client.Client, namespace, name, stage, want string) (string, error) {
 	var p v1alpha1.Pipeline
 	key := types.NamespacedName{Namespace: namespace, Name: name}
@@ -60,6 +62,10 @@ func Promote(ctx context.Context, c client.Client, namespace, name, stage, want 
 	case want != "" && want != st.Digest:
 		return "", &PromoteError{fmt.Sprintf("%s: stage %s awaits approval for %s, not %s", what, stage, st.Digest, want)}
 	}
+	who, err := WhoAmI(ctx, c)
+	if err != nil {
+		return "", err
+	}
 	orig := p.DeepCopy()
 	var kept []v1alpha1.StageApproval
 	for _, a := range p.Spec.Approvals {
@@ -67,7 +73,7 @@ func Promote(ctx context.Context, c client.Client, namespace, name, stage, want 
 			kept = append(kept, a)
 		}
 	}
-	p.Spec.Approvals = append(kept, v1alpha1.StageApproval{Stage: stage, Digest: st.Digest})
+	p.Spec.Approvals = append(kept, v1alpha1.StageApproval{Stage: stage, Digest: st.Digest, ApprovedBy: who})
 	// The resourceVersion precondition: approve what was read.
 	if err := c.Patch(ctx, &p, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return "", fmt.Errorf("%s: %w", what, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
+	"github.com/convoy-sh/convoy/internal/controller"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,6 +76,10 @@ func TestCRDRejectsInvalidPipelines(t *testing.T) {
 			}
 		})
 	}
+	me, err := controller.WhoAmI(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ok := rawPipeline(ns, "valid", spec(func(s map[string]any) {
 		s["interval"] = "30s"
 		s["stages"] = []any{
@@ -85,7 +90,8 @@ func TestCRDRejectsInvalidPipelines(t *testing.T) {
 			}}),
 			stage("production", map[string]any{"maxParallel": 1, "approval": "manual", "rollback": true}),
 		}
-		s["approvals"] = []any{map[string]any{"stage": "production", "digest": "sha256:" + strings.Repeat("ab", 32)}}
+		// A new approval names the user who writes it (the approval policy).
+		s["approvals"] = []any{map[string]any{"stage": "production", "digest": "sha256:" + strings.Repeat("ab", 32), "approvedBy": me}}
 	}))
 	if err := c.Create(context.Background(), ok); err != nil {
 		t.Errorf("a valid Pipeline: %v", err)

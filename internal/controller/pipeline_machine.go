@@ -152,8 +152,16 @@ func (m *machine) start(stage v1alpha1.Stage, s v1alpha1.StageStatus, digest str
 }
 
 func (m *machine) awaitApproval(stage v1alpha1.Stage, s *v1alpha1.StageStatus) {
-	if stage.Approval != v1alpha1.ApprovalManual || m.in.Spec.ApprovedFor(stage.Name, s.Digest) {
+	if stage.Approval != v1alpha1.ApprovalManual {
 		m.phase(s, v1alpha1.PhasePromoting, "approved: pinning the Stacks to "+s.Digest)
+		return
+	}
+	if a, ok := m.in.Spec.ApprovalFor(stage.Name, s.Digest); ok {
+		by := ""
+		if a.ApprovedBy != "" {
+			by = " by " + a.ApprovedBy
+		}
+		m.phase(s, v1alpha1.PhasePromoting, "approved"+by+": pinning the Stacks to "+s.Digest)
 		return
 	}
 	s.Message = fmt.Sprintf("digest %s waits for approval: convoy promote PIPELINE %s --digest %s", s.Digest, stage.Name, s.Digest)

@@ -86,7 +86,11 @@ policy "freeze_api" {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := h[len(h)-1].Info.Description; d != "Upgrade complete (policies allowed: freeze_api)" {
+	me, err := controller.WhoAmI(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := h[len(h)-1].Info.Description; d != "Upgrade complete (policies allowed: freeze_api; approved by "+me+")" {
 		t.Errorf("api's description %q", d)
 	}
 }

@@ -147,6 +147,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.backoff.capAt(req, min(interval, cacheFaultRetry))
 	}
 	r.stripStatusPaths(&st)
+	recordApproval(&st)
 	notify := r.sendNotices(&st, out.result)
 	st.Status.ObservedGeneration = st.Generation
 	if err := r.client.Status().Patch(ctx, &st, client.MergeFrom(pr.Base())); err != nil {
@@ -314,21 +315,20 @@ func (r *reconciler) runOptions(st *v1alpha1.Stack, f *stacksource.Fetched, in *
 // stackKey names a Stack in the reconciler's maps: namespace/name.
 func stackKey(st *v1alpha1.Stack) string { return st.Namespace + "/" + st.Name }
 
-// mayApply says whether the Stack's pending plan may be applied now.
+// mayApply says whether the Stack's pending plan may be applied now:
+// never while policies deny it, whatever the approval mode; once approved
+// by spec.approvals.required users when it needs approval (manual, a
+// policy override, a drift fix of an auto Stack without drift
+// correction).
 func mayApply(st *v1alpha1.Stack, p *v1alpha1.PlanStatus) bool {
-	switch {
-	case len(deniedStill(st, p)) > 0:
-		return false // never, whatever the approval mode
-	case p.DriftOnly && st.Spec.DriftCorrection:
-		return true
-	case st.Spec.Approval == v1alpha1.ApprovalManual:
-		return st.Spec.ApprovedPlan == p.Digest
-	case p.DriftOnly:
-		// auto, without drift correction: report only, unless someone
-		// approved this drift fix (convoy approve).
-		return st.Spec.ApprovedPlan == p.Digest
+	if len(deniedStill(st, p)) > 0 {
+		return false
 	}
-	return true
+	if !needsApproval(st, p) {
+		return true
+	}
+	_, ok := approvalOf(st, p.Digest)
+	return ok
 }
 
 // planAndAct computes and saves a new plan, then applies it or waits.
@@ -425,7 +425,7 @@ func (r *reconciler) waiting(sr *stackRun, p *v1alpha1.PlanStatus, requeue time.
 		ready(st, metav1.ConditionFalse, ReasonDrifted, msg)
 		return outcome{result: "drifted", requeue: requeue}
 	}
-	msg := fmt.Sprintf("plan %s (%s) waits for approval: set spec.approvedPlan to its digest (convoy approve %s -n %s)", p.Digest, p.Summary, st.Name, st.Namespace)
+	msg := approvalWaits(st, p)
 	reason := ReasonApprovalRequired
 	if st.Spec.ApprovedPlan != "" && st.Spec.ApprovedPlan != p.Digest && st.Spec.ApprovedPlan != st.Status.LastAppliedPlan {
 		reason = ReasonApprovalMismatch
@@ -488,6 +488,7 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		return outcome{result: "error", err: errStopping}
 	}
 	applying(ctx, digest)
+	approval := approvalApplied(st, digest)
 	t := time.Now()
 	res, err := run.Apply(ctx, sr.savedOpts(), run.ApplyRequest{
 		Saved:    saved,
@@ -495,6 +496,7 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		Command:  fmt.Sprintf("convoy controller (Stack %s/%s)", st.Namespace, st.Name),
 		Progress: applyProgress(ctx, digest),
 		Atomic:   st.Spec.Atomic,
+		Note:     approvalNote(approval),
 	})
 	r.runs.done()
 	r.metrics.duration.WithLabelValues("apply").Observe(time.Since(t).Seconds())
@@ -547,16 +549,24 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		return r.applyFailed(sr, p, digest, err)
 	}
 	st.Status.LastAppliedPlan = digest
+	st.Status.LastAppliedApproval = approval
 	clearRetries(st)
 	st.Status.LastError, st.Status.LastFailedPlan = "", ""
 	if ps := st.Status.Plan; ps != nil && ps.Digest == digest {
 		ps.Summary = appliedSummary(p)
 	}
 	msg := fmt.Sprintf("applied plan %s from %s", digest, sr.fetched.Ref)
+	if note := approvalNote(approval); note != "" {
+		msg += ", " + note
+	}
 	setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonApplied, msg)
 	if driftOnly {
 		setCond(st, CondDrifted, metav1.ConditionFalse, ReasonDriftCorrected, "drift corrected by plan "+digest)
-		r.event(st, corev1.EventTypeNormal, ReasonDriftCorrected, "Apply", "drift corrected by plan "+digest)
+		note := "drift corrected by plan " + digest
+		if approval != nil {
+			note += ", " + approvalNote(approval)
+		}
+		r.event(st, corev1.EventTypeNormal, ReasonDriftCorrected, "Apply", note)
 	} else {
 		r.event(st, corev1.EventTypeNormal, ReasonApplied, "Apply", msg)
 	}

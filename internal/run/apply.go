@@ -38,6 +38,9 @@ type ApplyRequest struct {
 	Review func(*plan.Plan) error
 	// Progress returns the view of the run's steps (nil: none).
 	Progress func([]apply.Row) apply.Progress
+	// Note is added to the description of every record the run writes
+	// (helm history shows it): the controller says who approved the plan.
+	Note string
 }
 
 // Applied is what a run did: the plan it executed and each step's result
@@ -103,7 +106,7 @@ func Apply(ctx context.Context, o Options, req ApplyRequest) (res *Applied, err 
 	if err := finishRenames(ctx, o, p, cl.ByName(ctx, st)); err != nil {
 		return &Applied{Plan: p}, err
 	}
-	steps, err := newSteps(ctx, o, ls, p, cl, req.KeepHistory, lock.runID)
+	steps, err := newSteps(ctx, o, ls, p, cl, req.KeepHistory, lock.runID, req.Note)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +222,7 @@ func relabel(ctx context.Context, o Options, p *plan.Plan, cl *Clusters, st *con
 // were known only after apply are rendered when their dependencies are
 // done); uninstalls of removed releases wait for every deploy; a destroy
 // plan runs in reverse dependency order.
-func newSteps(ctx context.Context, o Options, ls *Loaded, p *plan.Plan, cl *Clusters, keepHistory bool, runID string) ([]*apply.Step, error) {
+func newSteps(ctx context.Context, o Options, ls *Loaded, p *plan.Plan, cl *Clusters, keepHistory bool, runID, note string) ([]*apply.Step, error) {
 	st := ls.Stack
 	charts := o.charts()
 	// Promoted releases rendered only now render the promoted chart.
@@ -261,7 +264,7 @@ func newSteps(ctx context.Context, o Options, ls *Loaded, p *plan.Plan, cl *Clus
 			step.Kind = apply.StepDeploy
 			deployIDs = append(deployIDs, rc.Addr.String())
 			if rc.KnownAfterApply || rc.Saved == nil {
-				prepare, err := renderAtApply(o, ls, p, rc, eng, cl, charts, runID)
+				prepare, err := renderAtApply(o, ls, p, rc, eng, cl, charts, runID, note)
 				if err != nil {
 					return nil, err
 				}
@@ -277,7 +280,7 @@ func newSteps(ctx context.Context, o Options, ls *Loaded, p *plan.Plan, cl *Clus
 					}
 				}
 			} else {
-				saved, name, namespace, replace, note, absent, leftovers := rc.Saved, rc.Name, rc.Namespace, planner.ReplacesOf(rc), recordNote(p, rc), planner.AbsentOf(rc), planner.LeftoversOf(rc)
+				saved, name, namespace, replace, note, absent, leftovers := rc.Saved, rc.Name, rc.Namespace, planner.ReplacesOf(rc), recordNote(p, rc, note), planner.AbsentOf(rc), planner.LeftoversOf(rc)
 				expand := planner.ResizesOf(rc)
 				none := rc.Observed.LastRevision == 0
 				step.Prepare = func(ctx context.Context, _ map[string]*release.Release) (*release.Prepared, error) {
@@ -327,7 +330,7 @@ func reverseSteps(steps []*apply.Step) []*apply.Step {
 // dependencies' outputs, and evaluates the stack's policies on what it
 // rendered: a denial stops it before anything of it is applied. A
 // diagnostic of the values known only now keeps its source range.
-func renderAtApply(o Options, ls *Loaded, p *plan.Plan, rc *plan.ReleaseChange, eng *release.Engine, cl *Clusters, charts *resolve.Charts, runID string) (func(context.Context, map[string]*release.Release) (*release.Prepared, error), error) {
+func renderAtApply(o Options, ls *Loaded, p *plan.Plan, rc *plan.ReleaseChange, eng *release.Engine, cl *Clusters, charts *resolve.Charts, runID, note string) (func(context.Context, map[string]*release.Release) (*release.Prepared, error), error) {
 	st := ls.Stack
 	at := rc.Addr
 	inst := st.Release(at.Instance)
@@ -357,7 +360,7 @@ func renderAtApply(o Options, ls *Loaded, p *plan.Plan, rc *plan.ReleaseChange, 
 		}
 		req := ReleaseRequest(st.ID(), r)
 		req.RunID, req.Redact = runID, red
-		req.Replace, req.Note, req.Leftovers = planner.ReplacesOf(rc), recordNote(p, rc), planner.LeftoversOf(rc)
+		req.Replace, req.Note, req.Leftovers = planner.ReplacesOf(rc), recordNote(p, rc, note), planner.LeftoversOf(rc)
 		prep, err := eng.Prepare(ctx, req)
 		if err != nil {
 			return nil, red.Err(err)
@@ -425,15 +428,19 @@ func addrStrings(as []addrs.ReleaseInstance) []string {
 }
 
 // recordNote is what the description of a release's new record adds: the
-// environment its chart was promoted from (helm history shows it), and the
-// policies whose denials the plan overrode.
-func recordNote(p *plan.Plan, rc *plan.ReleaseChange) string {
+// environment its chart was promoted from (helm history shows it), the
+// policies whose denials the plan overrode, and the run's note (who
+// approved the plan).
+func recordNote(p *plan.Plan, rc *plan.ReleaseChange, note string) string {
 	var notes []string
 	if rc.PromotedFrom != nil {
 		notes = append(notes, rc.PromotedFrom.Note())
 	}
 	if n := p.PolicyNote(rc.Addr.String()); n != "" {
 		notes = append(notes, n)
+	}
+	if note != "" {
+		notes = append(notes, note)
 	}
 	return strings.Join(notes, "; ")
 }
