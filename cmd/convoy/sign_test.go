@@ -126,4 +126,13 @@ func TestSignedPushCosignOracle(t *testing.T) {
 	if code != 0 || out != v3+"\n" {
 		t.Fatalf("convoy verify of cosign's signature: exit %d\n%s\n%s", code, out, errOut)
 	}
+	// convoy adds its signature beside cosign's: cosign verifies both.
+	if again := push("v3", "v3-again", "--sign-key", sslKey); again != v3 {
+		t.Fatalf("the same files pushed again: %s, then %s", v3, again)
+	}
+	for _, pub := range []string{cosignPub, sslPub} {
+		if out, err := cosignVerify(v3, pub); err != nil {
+			t.Errorf("cosign verify with %s after convoy signed beside cosign: %v\n%s", filepath.Base(pub), err, out)
+		}
+	}
 }
