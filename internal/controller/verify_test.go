@@ -211,3 +211,35 @@ func TestPipelineVerifyPromotesOnlySignedDigests(t *testing.T) {
 	sign(t, reg, "1.1.0", v2, key)
 	waitPipeline(t, c, ns, "app", 90*time.Second, "verified 1.1.0", stageIs("prod", v1alpha1.PhaseVerified, v2))
 }
+
+// Deleting a pruning Stack runs its charts (deletion hooks): a source that
+// no longer verifies — its tag moved to an unsigned artifact — is not
+// run; the deletion fails saying why, and the releases stay.
+func TestVerifyGuardsAPruningDeletion(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := kube(t)
+	reg := sourcetest.StartRegistry(t, "", "")
+	key, pub := signingKey(t)
+	dir := namedStack(t, ns, "pruned")
+	sign(t, reg, "v1", push(t, reg, dir, "v1"), key)
+	create(t, c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "keys", Namespace: ns}, Data: map[string][]byte{"cosign.pub": pub}})
+	create(t, c, newStack(ns, "shop", "oci://"+reg.Host+"/stacks/app:v1", func(st *v1alpha1.Stack) {
+		withVerify("keys")(st)
+		st.Spec.Prune = true
+	}))
+	startController(t, ns, nil)
+	waitStack(t, c, ns, "shop", 60*time.Second, "Ready", isCond("Ready", metav1.ConditionTrue, "Applied"))
+
+	if err := os.WriteFile(filepath.Join(dir, "extra.yaml"), []byte("moved: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	moved := push(t, reg, dir, "v1")
+	deleteStack(t, c, ns, "shop")
+	st := waitStack(t, c, ns, "shop", 60*time.Second, "DeletionFailed", isCond("Ready", metav1.ConditionFalse, "DeletionFailed"))
+	if msg := cond(st, "Ready").Message; !strings.Contains(msg, moved+": not signed") || !strings.Contains(msg, "spec.verify") {
+		t.Fatalf("DeletionFailed does not say the source is not signed:%s", describe(st))
+	}
+	if !deploymentExists(t, ns, "pruned") {
+		t.Fatal("the release was uninstalled from an unverified source")
+	}
+}
