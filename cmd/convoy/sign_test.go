@@ -54,11 +54,11 @@ func cosignCmd(t *testing.T, bin, password string, args ...string) (string, erro
 // and refuses it with another key; convoy verify accepts what cosign sign
 // --key signed, and refuses an unsigned artifact and a wrong key.
 func TestSignedPushCosignOracle(t *testing.T) {
+	reg := sourcetest.StartRegistry(t, "", "") // skipped by -short
 	cosign, err := devcluster.LocateCosign(os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := sourcetest.StartRegistry(t, "", "")
 	keys := t.TempDir()
 	const password = "convoy-oracle"
 	if out, err := cosignCmd(t, cosign, password, "generate-key-pair", "--output-key-prefix", filepath.Join(keys, "cosign")); err != nil {
