@@ -89,6 +89,9 @@ func TestSignedPushCosignOracle(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "the key is encrypted: set COSIGN_PASSWORD") {
 		t.Fatalf("an encrypted key without COSIGN_PASSWORD: exit %d\n%s", code, errOut)
 	}
+	if code, _, errOut := runConvoy(t, "verify", base+":nopw", "--key", cosignPub); code != 1 || !strings.Contains(errOut, "resolve the tag") {
+		t.Fatalf("the key was refused, yet the artifact was pushed: exit %d\n%s", code, errOut)
+	}
 	t.Setenv("COSIGN_PASSWORD", password)
 	v1 := push("v1", "v1", "--sign-key", cosignKey)
 	if out, err := cosignVerify(v1, cosignPub); err != nil || !strings.Contains(out, `"docker-manifest-digest":"`+v1+`"`) {
