@@ -11,6 +11,7 @@ export CONVOY_HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)/bin/helm
 export CONVOY_HELM3 := $(TOOLS_DIR)/helm3-$(HELM3_VERSION)/bin/helm
 export CONVOY_REGISTRY := $(TOOLS_DIR)/registry-$(REGISTRY_VERSION)/bin/registry
 export CONVOY_HELMFILE := $(TOOLS_DIR)/helmfile-$(HELMFILE_VERSION)/bin/helmfile
+export CONVOY_COSIGN := $(TOOLS_DIR)/cosign-$(COSIGN_VERSION)/bin/cosign
 # A source build; else Debian's package on PATH (devcluster.LocatePrometheus).
 export CONVOY_PROMETHEUS := $(TOOLS_DIR)/prometheus-$(PROMETHEUS_VERSION)/bin/prometheus
 
@@ -52,17 +53,17 @@ bin/devcluster:
 
 # Builds what is missing: the control plane, kwok, the helm oracles (v4 and v3),
 # the registry, Prometheus (the metric gate's tests; Debian's package where
-# apt-get can install it), the helmfile oracle and Chromium (convoy ui's browser
-# tests; Debian's package). A no-op once built.
+# apt-get can install it), the helmfile and cosign oracles and Chromium (convoy
+# ui's browser tests; Debian's package). A no-op once built.
 tools:
-	hack/build-tools.sh k8s kwok helm registry prometheus helm3 helmfile chromium
+	hack/build-tools.sh k8s kwok helm registry prometheus helm3 helmfile cosign chromium
 
 # What a local cluster needs (the demo does not wait for the test oracles).
 cluster-tools:
 	hack/build-tools.sh k8s kwok
 
 # What every test package may need; hack/test.sh builds the oracles that
-# only a few tests run (Prometheus, helm 3, helmfile) while the tests run.
+# only a few tests run (Prometheus, helm 3, helmfile, cosign) while the tests run.
 test-tools:
 	hack/build-tools.sh k8s kwok helm registry
 

@@ -9,11 +9,12 @@
 #   $TOOLS/helm3-$HELM3_VERSION/bin/helm   (Helm 3, client-side apply, for interop tests)
 #   $TOOLS/registry-$REGISTRY_VERSION/bin/registry   (the OCI registry of the chart-source tests)
 #   $TOOLS/helmfile-$HELMFILE_VERSION/bin/helmfile   (the oracle of `convoy import helmfile`)
+#   $TOOLS/cosign-$COSIGN_VERSION/bin/cosign   (the oracle of `convoy push --sign-key`)
 #   $TOOLS/prometheus-$PROMETHEUS_VERSION/bin/prometheus   (the metric gate's tests; only
 #       where no package manager gives one: with apt-get, Debian's `prometheus`
 #       package is installed instead, /usr/bin/prometheus)
 #
-# Usage: hack/build-tools.sh [--locked FILE] [k8s] [kwok] [helm] [registry] [prometheus] [helm3] [helmfile] [chromium]
+# Usage: hack/build-tools.sh [--locked FILE] [k8s] [kwok] [helm] [registry] [prometheus] [helm3] [helmfile] [cosign] [chromium]
 # (default: all). Prints nothing but progress on stderr.
 #
 # The tools named are built side by side. Safe to run concurrently: each tool
@@ -80,6 +81,7 @@ build_kwok() { go_install kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok "the fa
 build_helm() { go_install helm "$HELM_VERSION" helm.sh/helm/v4/cmd/helm "the oracle for render parity and storage interop"; }
 build_helm3() { go_install helm3 "$HELM3_VERSION" helm.sh/helm/v3/cmd/helm "Helm 3, whose client-side-applied releases convoy upgrades"; }
 build_registry() { go_install registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry "OCI chart sources in tests"; }
+build_cosign() { go_install cosign "$COSIGN_VERSION" github.com/sigstore/cosign/v3/cmd/cosign "the oracle of convoy push --sign-key; several minutes"; }
 # Prometheus for the metric gate's tests, which need any 2.x or 3.x server
 # (the instant-query API). A package manager's build takes seconds where the
 # source build takes a quarter of an hour: a prometheus already on PATH, else
@@ -147,7 +149,7 @@ build_helmfile() {
 }
 
 # Quick ones first, so that tests waiting on them wait least.
-all=(k8s kwok helm registry prometheus helm3 helmfile chromium)
+all=(k8s kwok helm registry prometheus helm3 helmfile cosign chromium)
 signal=
 if [ "${1:-}" = --locked ]; then signal=${2:?--locked needs a file}; shift 2; fi
 wanted=("$@")

@@ -4,7 +4,7 @@
 # which has built the tools every package needs (the control plane, kwok, the
 # helm oracle, the registry) and bin/devcluster, and exported their paths.
 #
-# The oracles only a few tests run (Prometheus, helm 3, helmfile, Chromium) are built
+# The oracles only a few tests run (Prometheus, helm 3, helmfile, cosign, Chromium) are built
 # here, in the background, while the tests run: hack/build-tools.sh holds a
 # lock per tool while it builds it, and a test that needs one waits for its
 # lock (devcluster.Locate*) rather than failing. With them built already,
@@ -25,7 +25,7 @@ trap cleanup EXIT
 
 # A process group of its own, so that cleanup stops the builds it started.
 set -m
-hack/build-tools.sh --locked "$state/oracles.locked" prometheus helm3 helmfile chromium 2>"$state/oracles.log" &
+hack/build-tools.sh --locked "$state/oracles.locked" prometheus helm3 helmfile cosign chromium 2>"$state/oracles.log" &
 oracles=$!
 set +m
 # The tests start only once the builder holds its locks (or has ended).

@@ -64,6 +64,7 @@ func (s *StackSpec) DeepCopyInto(out *StackSpec) {
 		}
 		out.Retry = &r
 	}
+	out.Verify = s.Verify.DeepCopy()
 	out.decodeErrors = slices.Clone(s.decodeErrors)
 }
 

@@ -49,6 +49,8 @@ type PipelineSpec struct {
 	// Approvals approve a stage of manual approval for exactly one digest
 	// each (convoy promote PIPELINE STAGE).
 	Approvals []StageApproval `json:"approvals,omitempty"`
+	// Verify promotes only digests signed by a key of its Secret.
+	Verify *VerifySpec `json:"verify,omitempty"`
 }
 
 // Follow says which tag of the repository a Pipeline promotes: exactly

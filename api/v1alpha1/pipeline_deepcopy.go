@@ -50,6 +50,7 @@ func (s *PipelineSpec) DeepCopyInto(out *PipelineSpec) {
 	}
 	out.Interval = copyDuration(s.Interval)
 	out.Approvals = slices.Clone(s.Approvals)
+	out.Verify = s.Verify.DeepCopy()
 }
 
 // DeepCopyInto copies s into out.

@@ -88,6 +88,8 @@ type StackSpec struct {
 	// Atomic rolls back the releases of a failed apply to their previous
 	// revision (uninstalls a failed install), as convoy apply --atomic.
 	Atomic bool `json:"atomic,omitempty"`
+	// Verify admits only artifacts signed by a key of its Secret.
+	Verify *VerifySpec `json:"verify,omitempty"`
 
 	// decodeErrors are the fields that did not decode (a Stack written
 	// before the CRD's schema checked them): the Stack stalls, naming
@@ -243,6 +245,9 @@ type SourceStatus struct {
 	// Ref is the source pinned to its digest.
 	Ref    string `json:"ref,omitempty"`
 	Digest string `json:"digest,omitempty"`
+	// VerifiedBy, with spec.verify, names the public key whose signature
+	// admitted the digest (the Secret's key, and the key's fingerprint).
+	VerifiedBy string `json:"verifiedBy,omitempty"`
 }
 
 // PlanStatus is a computed plan.

@@ -11,6 +11,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/convoy-sh/convoy/internal/stacksource"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -174,7 +175,16 @@ func (r *reconciler) loadForDeletion(ctx context.Context, st *v1alpha1.Stack) (*
 	}
 	reg := r.registry
 	reg.Resolver = res
-	f, releaseCache, err := r.fetch(ctx, reg, stacksDir, st.Spec.Source)
+	adm, err := r.admitSource(ctx, st, reg)
+	if err != nil {
+		dropCredentials()
+		var ve *stacksource.VerificationError
+		if errors.As(err, &ve) {
+			return nil, nil, verificationMessage(st, err)
+		}
+		return nil, nil, err.Error()
+	}
+	f, releaseCache, err := r.fetch(ctx, reg, stacksDir, adm.src)
 	if err != nil {
 		dropCredentials()
 		return nil, nil, "spec.source: " + err.Error()

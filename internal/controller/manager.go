@@ -266,6 +266,9 @@ func references(st *v1alpha1.Stack, kind, name string) bool {
 		if ref := st.Spec.SourceSecretRef; ref != nil && ref.Name == name {
 			return true
 		}
+		if v := st.Spec.Verify; v != nil && v.SecretRef.Name == name {
+			return true
+		}
 		for _, c := range st.Spec.Clusters {
 			if c.SecretRef.Name == name {
 				return true

@@ -97,6 +97,19 @@ func (r *pipelineReconciler) reconcile(ctx context.Context, p *v1alpha1.Pipeline
 		return r.stall(p, reason, msg)
 	}
 	if err := r.poll(ctx, p); err != nil {
+		var ve *stacksource.VerificationError
+		var ce *configError
+		switch {
+		case errors.As(err, &ve):
+			// The newest digest is not promoted; what the stages hold
+			// already stays as it is.
+			msg := fmt.Sprintf("spec.verify (keys of v1 Secret %s/%s): %v: not promoted", p.Namespace, p.Spec.Verify.SecretRef.Name, err)
+			pipelineReady(p, metav1.ConditionFalse, ReasonVerificationFailed, msg)
+			r.event(p, corev1.EventTypeWarning, ReasonVerificationFailed, "Verify", msg)
+			return pipelineOutcome{requeue: interval}
+		case errors.As(err, &ce):
+			return r.stall(p, ReasonPipelineInvalid, err.Error())
+		}
 		msg := "spec.source: " + err.Error()
 		pipelineRetrying(p, ReasonSourceFailed, msg)
 		r.event(p, corev1.EventTypeWarning, ReasonSourceFailed, "ListTags", msg)
@@ -343,6 +356,15 @@ func (r *pipelineReconciler) poll(ctx context.Context, p *v1alpha1.Pipeline) err
 			return nil
 		}
 		return err
+	}
+	if v := p.Spec.Verify; v != nil {
+		keys, err := verifyKeys(ctx, r.stacks.reader, p.Namespace, v)
+		if err != nil {
+			return err
+		}
+		if _, err := stacksource.Verify(ctx, reg, repo.WithDigest(digest), keys); err != nil {
+			return err
+		}
 	}
 	p.Status.Latest = &v1alpha1.Artifact{Tag: tag, Digest: digest, CheckedAt: &now}
 	return nil

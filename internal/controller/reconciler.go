@@ -227,9 +227,13 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 	defer dropCredentials()
 	reg := r.registry
 	reg.Resolver = res
+	adm, err := r.admitSource(ctx, st, reg)
+	if out, refused := r.refused(st, err); refused {
+		return out
+	}
 	pulling(ctx, st.Spec.Source)
 	t := time.Now()
-	f, releaseCache, err := r.fetch(ctx, reg, stacksDir, st.Spec.Source)
+	f, releaseCache, err := r.fetch(ctx, reg, stacksDir, adm.src)
 	r.metrics.duration.WithLabelValues("fetch").Observe(time.Since(t).Seconds())
 	if err != nil {
 		fault := r.cacheFault(err)
@@ -243,7 +247,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 		return outcome{result: "error", err: errors.New(msg), cacheFault: fault}
 	}
 	defer releaseCache()
-	st.Status.Source = &v1alpha1.SourceStatus{Ref: f.Ref.String(), Digest: f.Digest}
+	st.Status.Source = &v1alpha1.SourceStatus{Ref: f.Ref.String(), Digest: f.Digest, VerifiedBy: adm.verifiedBy}
 	cfg, diags := config.LoadDir(f.Dir)
 	if diags.HasErrors() {
 		return r.stall(st, ReasonInvalid, diagText(diags, cfg))

@@ -53,6 +53,8 @@ func TestCRDRejectsInvalidStacks(t *testing.T) {
 			map[string]any{"name": "eu", "secretRef": map[string]any{"name": "b"}},
 		}}, "spec.clusters[1]"},
 		{"source-secret-name", map[string]any{"source": src, "sourceSecretRef": map[string]any{"name": "Not_A_Secret"}}, "spec.sourceSecretRef.name"},
+		{"verify-provider", map[string]any{"source": src, "verify": map[string]any{"provider": "notary", "secretRef": map[string]any{"name": "keys"}}}, "spec.verify.provider"},
+		{"verify-secret", map[string]any{"source": src, "verify": map[string]any{"provider": "cosign"}}, "spec.verify.secretRef"},
 		{"notification-secret-key", map[string]any{"source": src, "notifications": []any{
 			map[string]any{"urlFrom": map[string]any{"secretKeyRef": map[string]any{"name": "chat", "key": "a key"}}},
 		}}, "spec.notifications[0].urlFrom.secretKeyRef.key"},

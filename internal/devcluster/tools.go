@@ -122,6 +122,7 @@ var (
 	helm3Oracle      = oracle{name: "helm3", env: "CONVOY_HELM3", version: "HELM3_VERSION", bin: "bin/helm", what: "helm 3"}
 	registryOracle   = oracle{name: "registry", env: "CONVOY_REGISTRY", version: "REGISTRY_VERSION", bin: "bin/registry", what: "OCI registry"}
 	helmfileOracle   = oracle{name: "helmfile", env: "CONVOY_HELMFILE", version: "HELMFILE_VERSION", bin: "bin/helmfile", what: "helmfile oracle"}
+	cosignOracle     = oracle{name: "cosign", env: "CONVOY_COSIGN", version: "COSIGN_VERSION", bin: "bin/cosign", what: "cosign oracle"}
 	prometheusOracle = oracle{name: "prometheus", env: "CONVOY_PROMETHEUS", version: "PROMETHEUS_VERSION", bin: "bin/prometheus", system: true, what: "prometheus"}
 	// Chromium is never built: Debian's package (hack/build-tools.sh
 	// chromium installs it), found on PATH.
@@ -194,6 +195,12 @@ func LocateRegistry(getenv func(string) string) (string, error) {
 // (hack/build-tools.sh helmfile).
 func LocateHelmfile(getenv func(string) string) (string, error) {
 	return locate(getenv, helmfileOracle)
+}
+
+// LocateCosign finds cosign, the oracle of convoy push --sign-key's
+// signatures (hack/build-tools.sh cosign).
+func LocateCosign(getenv func(string) string) (string, error) {
+	return locate(getenv, cosignOracle)
 }
 
 // LocatePrometheus finds the Prometheus server the metric gate's tests
