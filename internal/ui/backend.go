@@ -58,7 +58,7 @@ func NewClusterBackend(cfg *rest.Config) (*ClusterBackend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ClusterBackend{c: c, kube: kube, verbs: []string{"patch"}}, nil
+	return &ClusterBackend{c: c, kube: kube, verbs: []string{"patch", "approve"}}, nil
 }
 
 // Stacks lists the Stacks of namespace.
@@ -129,7 +129,9 @@ func (b *ClusterBackend) Pipeline(ctx context.Context, namespace, name string) (
 }
 
 // CanApprove asks the API server (a SelfSubjectAccessReview per verb)
-// whether the user may approve: approving is patching the object.
+// whether the user may approve: approving is patching the object, and
+// holding the verb approve, which the approval admission policy checks
+// (docs/controller.md).
 func (b *ClusterBackend) CanApprove(ctx context.Context, resource, namespace, name string) (bool, string) {
 	for _, verb := range b.verbs {
 		r := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
