@@ -28,6 +28,7 @@ type stackRow struct {
 	Drifted         int
 	LastApplied     string
 	LastAppliedAt   string
+	LastAppliedBy   string
 	Source          string
 	Labels          map[string]string
 }
@@ -64,6 +65,9 @@ func (s *Server) rowOf(st *v1alpha1.Stack) stackRow {
 	row.Approval = approvalState(st)
 	if d := st.Status.LastAppliedPlan; d != "" {
 		row.LastApplied = trimDigest(d)
+		if a := st.Status.LastAppliedApproval; a != nil && a.Digest == d {
+			row.LastAppliedBy = strings.Join(a.ApprovedBy, ", ")
+		}
 		if ready != nil && ready.Reason == "Applied" {
 			row.LastAppliedAt = ready.LastTransitionTime.UTC().Format(time.RFC3339)
 		}
@@ -71,23 +75,40 @@ func (s *Server) rowOf(st *v1alpha1.Stack) stackRow {
 	return row
 }
 
-// approvalState says where the Stack's current plan stands.
+// approvalState says where the Stack's current plan stands: auto, or who
+// approved it and how many approvals it still needs.
 func approvalState(st *v1alpha1.Stack) string {
 	p := st.Status.Plan
-	switch {
-	case st.Spec.Approval != v1alpha1.ApprovalManual:
+	if p == nil || !p.HasChanges {
+		return string(cmpOr(st.Spec.Approval, v1alpha1.ApprovalAuto))
+	}
+	if st.Spec.Approval != v1alpha1.ApprovalManual && len(p.DeniedBy) == 0 {
 		return "auto"
-	case p == nil || !p.HasChanges:
-		return "manual"
-	case st.Spec.ApprovedPlan == p.Digest && st.Status.LastAppliedPlan == p.Digest:
-		return "approved, applied"
-	case st.Spec.ApprovedPlan == p.Digest:
-		return "approved"
+	}
+	a, ok := st.Spec.ApprovalOf(p.Digest)
+	by := ""
+	if len(a.ApprovedBy) > 0 {
+		by = " by " + strings.Join(a.ApprovedBy, ", ")
+	}
+	switch {
+	case ok && st.Status.LastAppliedPlan == p.Digest:
+		return "approved" + by + ", applied"
+	case ok:
+		return "approved" + by
+	case len(a.ApprovedBy) > 0:
+		return fmt.Sprintf("%d of %d approvals%s", len(a.ApprovedBy), a.Required, by)
 	case len(p.DeniedBy) > 0:
 		return "denied by " + strings.Join(p.DeniedBy, ", ")
-	default:
-		return "waiting for approval"
 	}
+	return "waiting for approval"
+}
+
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
 }
 
 type stacksData struct {
@@ -203,8 +224,10 @@ func (s *Server) stackPage(w http.ResponseWriter, r *http.Request) {
 		}
 		d.History = append(d.History, h)
 	}
-	p := st.Status.Plan
-	d.Approvable = st.Spec.Approval == v1alpha1.ApprovalManual && p != nil && p.HasChanges && st.Spec.ApprovedPlan != p.Digest
+	if p := st.Status.Plan; p != nil && p.HasChanges && (st.Spec.Approval == v1alpha1.ApprovalManual || len(p.DeniedBy) > 0) {
+		_, approved := st.Spec.ApprovalOf(p.Digest)
+		d.Approvable = !approved
+	}
 	if d.Approvable {
 		d.CanApprove, d.WhyNot = s.o.Backend.CanApprove(ctx, "stacks", ns, name)
 	}

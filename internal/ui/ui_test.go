@@ -479,3 +479,25 @@ func TestStacksOfTheContextsNamespaceWhenAllAreForbidden(t *testing.T) {
 		t.Fatalf("%d\n%s", resp.StatusCode, body)
 	}
 }
+
+func TestApprovalStateNamesWhoApproved(t *testing.T) {
+	two := int32(2)
+	st := stack("shop", "web", "False", "ApprovalRequired", nil)
+	st.Status.Plan.DeniedBy = nil
+	if got := approvalState(&st); got != "waiting for approval" {
+		t.Errorf("nobody approved: %q", got)
+	}
+	st.Spec.Approvals = &v1alpha1.Approvals{Required: &two, Entries: []v1alpha1.ApprovalEntry{{Digest: digest, ApprovedBy: "alice"}, {Digest: "sha256:other", ApprovedBy: "bob"}}}
+	if got := approvalState(&st); got != "1 of 2 approvals by alice" {
+		t.Errorf("one of two: %q", got)
+	}
+	st.Spec.Approvals.Entries = append(st.Spec.Approvals.Entries, v1alpha1.ApprovalEntry{Digest: digest, ApprovedBy: "carol"})
+	if got := approvalState(&st); got != "approved by alice, carol" {
+		t.Errorf("two of two: %q", got)
+	}
+	st.Status.LastAppliedPlan = digest
+	st.Status.LastAppliedApproval = &v1alpha1.ApprovalStatus{Digest: digest, ApprovedBy: []string{"alice", "carol"}}
+	if row := (&Server{o: Options{Now: time.Now}}).rowOf(&st); row.Approval != "approved by alice, carol, applied" || row.LastAppliedBy != "alice, carol" {
+		t.Errorf("applied: %q, last applied by %q", row.Approval, row.LastAppliedBy)
+	}
+}
