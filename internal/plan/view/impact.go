@@ -96,6 +96,9 @@ func rolloutText(r plan.Rollout) string {
 		return what + ": its next run uses the new template"
 	default: // Replace, Job
 		text = what + " is deleted and created again"
+		if r.Ref.Kind == "StatefulSet" { // orphaned, then its pods deleted: the replacement says how
+			text = what + "'s pods are deleted and created again"
+		}
 		how = append(how, pods)
 	}
 	for _, b := range r.Budgets {
