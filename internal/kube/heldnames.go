@@ -84,7 +84,8 @@ func heldName(u *unstructured.Unstructured, sel labels.Selector, pod *corev1.Pod
 	}
 	why := ""
 	if !selects {
-		why = fmt.Sprintf(" (its labels %s do not match the StatefulSet's selector %s, so it is never adopted)", selectorLabels(sel, pod.Labels), sel)
+		have, want := mismatched(sel, pod.Labels)
+		why = fmt.Sprintf(" (its %s does not match the StatefulSet's selector %s, so it is never adopted)", have, want)
 	}
 	state := ""
 	if pod.DeletionTimestamp != nil {
@@ -94,21 +95,22 @@ func heldName(u *unstructured.Unstructured, sel labels.Selector, pod *corev1.Pod
 		pod.Namespace, pod.Name, state, owner, why, pod.Namespace, pod.Name)
 }
 
-// selectorLabels are the pod's values of the labels sel names
-// ("app.kubernetes.io/instance=redis"), or all of them when sel names
-// none of them.
-func selectorLabels(sel labels.Selector, podLabels map[string]string) string {
-	var parts []string
+// mismatched are the pod's labels that sel's requirements do not match
+// ("app.kubernetes.io/instance=redis"), and those requirements
+// ("app.kubernetes.io/instance=cache").
+func mismatched(sel labels.Selector, podLabels map[string]string) (have, want string) {
+	var h, w []string
 	reqs, _ := sel.Requirements()
 	for _, r := range reqs {
-		if v, ok := podLabels[r.Key()]; ok {
-			parts = append(parts, r.Key()+"="+v)
-		} else {
-			parts = append(parts, r.Key()+" unset")
+		if r.Matches(labels.Set(podLabels)) {
+			continue
 		}
+		if v, ok := podLabels[r.Key()]; ok {
+			h = append(h, r.Key()+"="+v)
+		} else {
+			h = append(h, r.Key()+" unset")
+		}
+		w = append(w, r.String())
 	}
-	if len(parts) == 0 {
-		return labels.Set(podLabels).String()
-	}
-	return strings.Join(parts, ",")
+	return strings.Join(h, ", "), strings.Join(w, ",")
 }

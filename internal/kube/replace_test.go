@@ -59,7 +59,7 @@ func TestWaitNamesAPodHoldingAStatefulSetsName(t *testing.T) {
 	if _, err := c.Apply(ctx, objs, kube.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	want := "pod " + ns + "/db-0 exists, owned by no StatefulSet (its labels app=db,instance=redis do not match the StatefulSet's selector app=db,instance=cache, so it is never adopted): " +
+	want := "pod " + ns + "/db-0 exists, owned by no StatefulSet (its instance=redis does not match the StatefulSet's selector instance=cache, so it is never adopted): " +
 		"the StatefulSet cannot create its pod of that name; delete it (kubectl delete pod -n " + ns + " db-0)"
 	var blockers []string
 	err := c.Wait(testContext(t, 5*time.Second), refs(objs), kube.WaitOptions{
