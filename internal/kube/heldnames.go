@@ -91,8 +91,12 @@ func heldName(u *unstructured.Unstructured, sel labels.Selector, pod *corev1.Pod
 	if pod.DeletionTimestamp != nil {
 		state = ", being deleted"
 	}
-	return fmt.Sprintf("pod %s/%s exists%s, %s%s: the StatefulSet cannot create its pod of that name; delete it (kubectl delete pod -n %s %s), and the StatefulSet creates it again",
-		pod.Namespace, pod.Name, state, owner, why, pod.Namespace, pod.Name)
+	// The controller backs off after each failed attempt to create the
+	// pod, and the orphan's deletion does not wake it (the pod is not its
+	// own): an update of the StatefulSet does.
+	return fmt.Sprintf("pod %s/%s exists%s, %s%s: the StatefulSet cannot create its pod of that name; delete it (kubectl delete pod -n %s %s), "+
+		"then make the StatefulSet try again at once (kubectl rollout restart statefulset -n %s %s): after its failed attempts it may wait minutes",
+		pod.Namespace, pod.Name, state, owner, why, pod.Namespace, pod.Name, u.GetNamespace(), u.GetName())
 }
 
 // mismatched are the pod's labels that sel's requirements do not match

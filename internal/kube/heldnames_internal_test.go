@@ -39,7 +39,8 @@ func TestHeldName(t *testing.T) {
 		{"an orphan it adopts", pod("cache", ""), ""},
 		{"an orphan of the old release name", pod("redis", ""),
 			"pod shop/redis-master-0 exists, owned by no StatefulSet (its instance=redis does not match the StatefulSet's selector instance=cache, so it is never adopted): " +
-				"the StatefulSet cannot create its pod of that name; delete it (kubectl delete pod -n shop redis-master-0), and the StatefulSet creates it again"},
+				"the StatefulSet cannot create its pod of that name; delete it (kubectl delete pod -n shop redis-master-0), " +
+				"then make the StatefulSet try again at once (kubectl rollout restart statefulset -n shop redis-master): after its failed attempts it may wait minutes"},
 		{"another StatefulSet's", pod("cache", "old"), "pod shop/redis-master-0 exists, owned by StatefulSet redis-master (uid old), not by this StatefulSet (uid new): "},
 	}
 	for _, tt := range tests {

@@ -60,7 +60,8 @@ func TestWaitNamesAPodHoldingAStatefulSetsName(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "pod " + ns + "/db-0 exists, owned by no StatefulSet (its instance=redis does not match the StatefulSet's selector instance=cache, so it is never adopted): " +
-		"the StatefulSet cannot create its pod of that name; delete it (kubectl delete pod -n " + ns + " db-0)"
+		"the StatefulSet cannot create its pod of that name; delete it (kubectl delete pod -n " + ns + " db-0), " +
+		"then make the StatefulSet try again at once (kubectl rollout restart statefulset -n " + ns + " db)"
 	var blockers []string
 	err := c.Wait(testContext(t, 5*time.Second), refs(objs), kube.WaitOptions{
 		BlockersAfter: 500 * time.Millisecond,
@@ -76,7 +77,12 @@ func TestWaitNamesAPodHoldingAStatefulSetsName(t *testing.T) {
 	if !strings.Contains(strings.Join(blockers, "\n"), want) {
 		t.Fatalf("blockers reported %q\nwant %q", blockers, want)
 	}
+	// The way out, as kubectl does it.
 	if err := cluster.Client().CoreV1().Pods(ns).Delete(ctx, "db-0", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	restart := `{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":"` + time.Now().Format(time.RFC3339) + `"}}}}}`
+	if _, err := cluster.Client().AppsV1().StatefulSets(ns).Patch(ctx, "db", types.StrategicMergePatchType, []byte(restart), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Wait(testContext(t, 60*time.Second), refs(objs), kube.WaitOptions{}); err != nil {
