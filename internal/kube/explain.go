@@ -67,7 +67,8 @@ func (c *Client) explain(ctx context.Context, objs []ObjectStatus, seen map[obje
 }
 
 func (c *Client) details(ctx context.Context, u *unstructured.Unstructured, warnings warningIndex) []string {
-	var out []string
+	// A pod holding one of a StatefulSet's names blocks it for good.
+	out := c.heldNames(ctx, u)
 	for _, pod := range c.problemPods(ctx, u) {
 		if why := stuckOldRevision(u, &pod); why != "" {
 			// Its own problem (and its scheduler's events) would only say

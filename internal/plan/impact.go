@@ -98,8 +98,15 @@ type DataLoss struct {
 type Replacement struct {
 	Ref ObjectRef `json:"ref"`
 	// Propagation is the deletion's: "orphan" (a StatefulSet: its pods and
-	// claims stay, and the new one adopts them) or "background".
+	// claims stay, and the new one adopts them, or they are deleted when
+	// it cannot: RecreatesPods), "foreground" (a Deployment, ReplicaSet,
+	// DaemonSet or Job: its pods are deleted and waited for before it is
+	// created again) or "background".
 	Propagation string `json:"propagation"`
+	// Why says which immutable field changes and how ("spec.selector is
+	// immutable and changes: app.kubernetes.io/instance redis → cache"),
+	// or the API server's refusal when convoy does not know the field.
+	Why string `json:"why,omitempty"`
 	// KeptClaims are the PersistentVolumeClaims of a StatefulSet that stay
 	// as they are (never deleted).
 	KeptClaims []string `json:"kept_claims,omitempty"`
@@ -108,9 +115,14 @@ type Replacement struct {
 	Immutable []string `json:"immutable,omitempty"`
 	// RecreatesPods: the replaced StatefulSet's orphaned pods are deleted
 	// and created again by the new one, which cannot adopt them (they do
-	// not mount a claim of a new volumeClaimTemplates entry).
-	RecreatesPods bool   `json:"recreates_pods,omitempty"`
-	Note          string `json:"note,omitempty"`
+	// not mount a claim of a new volumeClaimTemplates entry, or its new
+	// selector does not select them).
+	RecreatesPods bool `json:"recreates_pods,omitempty"`
+	// RemountedClaims are the claims of KeptClaims the recreated pods
+	// mount again (RecreatesPods): their names are unchanged, so their
+	// data is kept.
+	RemountedClaims []string `json:"remounted_claims,omitempty"`
+	Note            string   `json:"note,omitempty"`
 }
 
 // Resources are the totals of CPU and memory, before and after apply.

@@ -77,66 +77,77 @@ func (in *impactInput) replacements(facts ImpactFacts) []Replacement {
 		if o.Action != ObjectReplace {
 			continue
 		}
-		r := Replacement{Ref: o.Ref, Propagation: "background", Immutable: immutableFields(o)}
-		if o.Ref.Group == "apps" && o.Ref.Kind == "StatefulSet" {
+		r := Replacement{Ref: o.Ref, Propagation: "background", Immutable: immutableFields(o), Why: ReplaceWhy(o)}
+		switch {
+		case o.Ref.Group == "apps" && o.Ref.Kind == "StatefulSet":
 			r.Propagation = "orphan"
 			r.KeptClaims = facts.Claims[o.Ref]
-			r.RecreatesPods = !StatefulSetAdoptsPods(o.Before, o.After)
+			why := statefulSetRecreates(o.Before, o.After)
+			r.RecreatesPods = why != ""
 			r.Note = "deleted with its pods and claims orphaned; the new StatefulSet adopts the pods; existing claims are never deleted, and a StatefulSet never resizes them nor changes their storage class (expand_claims resizes them); new volumeClaimTemplates apply to claims created from now on"
 			if r.RecreatesPods {
-				r.Note = "deleted with its pods and claims orphaned; its pods are then deleted, as the new StatefulSet cannot adopt pods that do not mount its new volumeClaimTemplates (the API server refuses to add volumes to a pod), and the new StatefulSet creates them again with their claims; existing claims are never deleted"
+				for _, t := range templateNames(o.After) {
+					r.RemountedClaims = append(r.RemountedClaims, templateClaims(r.KeptClaims, t, o.Ref.Name)...)
+				}
+				r.Note = "deleted with its pods and claims orphaned; its pods are then deleted and waited for until gone, as the new StatefulSet cannot adopt them (" + why + "), and the new StatefulSet creates them again under the same names; existing claims are never deleted, and the new pods mount the claims of their names again"
 			}
+		case podOwner(o.Ref):
+			r.Propagation = "foreground"
+			r.Note = "deleted with foreground propagation, and apply waits until it and its pods are gone before creating it again: no pod of the old one is left behind"
 		}
 		out = append(out, r)
 	}
 	return out
 }
 
+// podOwner: ref's kind owns pods that its deletion with foreground
+// propagation deletes first (kube.Client's replace).
+func podOwner(ref ObjectRef) bool {
+	switch ref.Group + "/" + ref.Kind {
+	case "apps/Deployment", "apps/ReplicaSet", "apps/DaemonSet", "batch/Job":
+		return true
+	}
+	return false
+}
+
 // StatefulSetAdoptsPods reports whether a StatefulSet replaced by after
-// adopts the pods before made: the StatefulSet controller adopts a pod
-// only if it mounts a claim of every one of the new volumeClaimTemplates,
-// and cannot add one to a running pod (pod updates may not change
-// volumes); a pod mounts the claims of the templates it was made from. So
-// every template of after must be one of before. (kube.Client's replace
-// decides the same when it deletes the orphaned pods.)
+// adopts the pods before made (statefulSetRecreates says why not).
+// (kube.Client's replace decides the same when it deletes the orphaned
+// pods.)
 func StatefulSetAdoptsPods(before, after map[string]any) bool {
+	return statefulSetRecreates(before, after) == ""
+}
+
+// statefulSetRecreates says why a StatefulSet replaced by after cannot
+// adopt the pods before made, "" when it can. The StatefulSet controller
+// adopts an orphaned pod only if its selector selects the pod's labels
+// (those of before's template), and keeps it only if it mounts a claim of
+// every one of the new volumeClaimTemplates: it cannot add one to a
+// running pod (pod updates may not change volumes), and a pod mounts the
+// claims of the templates it was made from. So after's selector must
+// select before's template labels, and every template of after must be
+// one of before's.
+func statefulSetRecreates(before, after map[string]any) string {
+	var why []string
 	had := templateNames(before)
 	for _, t := range templateNames(after) {
 		if !slices.Contains(had, t) {
-			return false
+			why = append(why, "they do not mount its new volumeClaimTemplates, and the API server refuses to add volumes to a pod")
+			break
 		}
 	}
-	return true
+	sel, _ := field(after, "spec", "selector").(map[string]any)
+	labels, _ := field(before, "spec", "template", "metadata", "labels").(map[string]any)
+	if sel != nil && !selects(sel, labels) {
+		why = append(why, "its new spec.selector does not select their labels")
+	}
+	return strings.Join(why, "; ")
 }
 
 // statefulSetMutable are the fields of a StatefulSet's spec an update may
 // change (apps/v1 validation); any other forces a replacement.
 var statefulSetMutable = map[string]bool{"replicas": true, "ordinals": true, "template": true, "updateStrategy": true,
 	"persistentVolumeClaimRetentionPolicy": true, "minReadySeconds": true, "revisionHistoryLimit": true}
-
-// immutableFields are the changed fields of a replaced object that forced
-// its replacement, when convoy knows them: a StatefulSet's spec fields
-// other than those an update may change (`spec.volumeClaimTemplates`).
-func immutableFields(o *ObjectChange) []string {
-	if o.Ref.Group != "apps" || o.Ref.Kind != "StatefulSet" {
-		return nil
-	}
-	var out []string
-	for _, c := range changes(o) {
-		parts := strings.SplitN(c.Path, ".", 3)
-		if len(parts) < 2 || parts[0] != "spec" {
-			continue
-		}
-		key := parts[1]
-		if i := strings.IndexByte(key, '['); i >= 0 {
-			key = key[:i]
-		}
-		if f := "spec." + key; !statefulSetMutable[key] && !slices.Contains(out, f) {
-			out = append(out, f)
-		}
-	}
-	return out
-}
 
 // unknown lists the changing objects of kinds whose effect convoy cannot
 // tell.

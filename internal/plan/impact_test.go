@@ -229,7 +229,9 @@ func TestComputeImpact(t *testing.T) {
 			rc:   release(change(jobRef, plan.ObjectReplace, obj(t, `{"spec":{"template":{"spec":{"containers":[{"name":"m","image":"m:1"}]}}}}`), obj(t, `{"spec":{"template":{"spec":{"containers":[{"name":"m","image":"m:2"}]}}}}`))),
 			check: func(t *testing.T, imp *plan.Impact) {
 				diffT(t, []plan.Rollout{{Ref: jobRef, Replicas: 1, Strategy: plan.Strategy{Type: "Replace"}, Causes: []string{"spec.template.spec.containers[name=m].image"}}}, imp.Rollouts)
-				diffT(t, []plan.Replacement{{Ref: jobRef, Propagation: "background"}}, imp.Replacements)
+				diffT(t, []plan.Replacement{{Ref: jobRef, Propagation: "foreground", Immutable: []string{"spec.template"},
+					Why:  "spec.template is immutable and changes: spec.containers[name=m].image m:1 → m:2",
+					Note: "deleted with foreground propagation, and apply waits until it and its pods are gone before creating it again: no pod of the old one is left behind"}}, imp.Replacements)
 				if imp.Requests != nil {
 					t.Errorf("Jobs are not in the totals: %+v", imp.Requests)
 				}

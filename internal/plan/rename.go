@@ -51,13 +51,19 @@ const (
 )
 
 // RenamedObject is an object of the old release: Kept when the new
-// release renders it under the same kind, namespace and name (it is
-// re-labelled and re-annotated, never deleted: its uid stays); otherwise
-// replaced, by ReplacedBy when the new release renders one of its kind
-// named after the new release (nil: none).
+// release renders it under the same kind, namespace and name and it can be
+// updated (it is re-labelled and re-annotated, never deleted: its uid
+// stays); Recreated when it is rendered under the same name but an
+// immutable field of it changes (a StatefulSet whose spec.selector holds
+// the release name): it is deleted and created again under its name, with
+// a new uid, for Why; otherwise replaced, by ReplacedBy when the new
+// release renders one of its kind named after the new release (nil:
+// none).
 type RenamedObject struct {
 	Ref        ObjectRef
 	Kept       bool       `json:",omitempty"`
+	Recreated  bool       `json:",omitempty"`
+	Why        string     `json:",omitempty"`
 	ReplacedBy *ObjectRef `json:",omitempty"`
 }
 
@@ -99,6 +105,8 @@ func (rn *Rename) ObjectLines() []string {
 		switch {
 		case o.Kept:
 			out = append(out, fmt.Sprintf("%s keeps its identity (re-labelled to the new release)", o.Ref))
+		case o.Recreated:
+			out = append(out, fmt.Sprintf("%s is replaced under its name, deleted and created again with a new uid: %s", o.Ref, o.Why))
 		case o.ReplacedBy != nil:
 			out = append(out, fmt.Sprintf("%s is replaced by %s (the new one created, the old one deleted once the new release is ready)", o.Ref, *o.ReplacedBy))
 		default:
@@ -145,4 +153,24 @@ func RenameObjects(from, to string, old, next []ObjectRef) []RenamedObject {
 		out = append(out, o)
 	}
 	return out
+}
+
+// MarkRecreated turns the objects of renamed that the new release renders
+// under their identity but replaces (objs: the release's object changes;
+// an immutable field changes, as a selector holding the release name)
+// from kept into recreated, with why.
+func MarkRecreated(renamed []RenamedObject, objs []*ObjectChange) {
+	type id struct{ group, kind, namespace, name string }
+	replaced := map[id]*ObjectChange{}
+	for _, o := range objs {
+		if o.Action == ObjectReplace {
+			replaced[id{o.Ref.Group, o.Ref.Kind, o.Ref.Namespace, o.Ref.Name}] = o
+		}
+	}
+	for i := range renamed {
+		r := &renamed[i]
+		if o := replaced[id{r.Ref.Group, r.Ref.Kind, r.Ref.Namespace, r.Ref.Name}]; r.Kept && o != nil {
+			r.Kept, r.Recreated, r.Why = false, true, ReplaceWhy(o)
+		}
+	}
 }

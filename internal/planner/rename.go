@@ -363,17 +363,20 @@ func (c *computer) noteRename(ctx context.Context, inst *config.ReleaseInstance,
 		}
 	}
 	r.Objects = plan.RenameObjects(rn.oldName, inst.Name, old, next)
+	// Rendered under its name is not kept when an immutable field changes.
+	plan.MarkRecreated(r.Objects, rc.Objects)
 	rc.Warnings = append(rc.Warnings, replacedClaims(objs, r.Objects)...)
 	return nil
 }
 
-// replacedClaims warns of the StatefulSets a rename replaces that claim
-// volumes: their PersistentVolumeClaims stay, unused, and the new
-// StatefulSet claims new, empty ones.
+// replacedClaims warns of the StatefulSets a rename replaces by ones of
+// another name that claim volumes: their PersistentVolumeClaims stay,
+// unused, and the new StatefulSet claims new, empty ones. One recreated
+// under its name mounts its claims again (the impact says so).
 func replacedClaims(objs []*unstructured.Unstructured, renamed []plan.RenamedObject) []string {
 	var out []string
 	for i, o := range objs {
-		if i >= len(renamed) || renamed[i].Kept || o.GetKind() != "StatefulSet" {
+		if i >= len(renamed) || renamed[i].Kept || renamed[i].Recreated || o.GetKind() != "StatefulSet" {
 			continue
 		}
 		claims, _, _ := unstructured.NestedSlice(o.Object, "spec", "volumeClaimTemplates")

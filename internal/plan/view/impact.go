@@ -3,6 +3,7 @@ package view
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/plan"
@@ -29,14 +30,18 @@ func impactLine(imp *plan.Impact) string {
 		return ""
 	}
 	var parts []string
-	rolls := map[plan.ObjectRef]bool{}
+	rolls := map[plan.ObjectRef]int{} // the rollout's part
 	for _, r := range imp.Rollouts {
+		rolls[r.Ref] = len(parts)
 		parts = append(parts, rolloutText(r))
-		rolls[r.Ref] = true
 	}
 	for _, r := range imp.Replacements {
-		if r.Propagation == "orphan" || !rolls[r.Ref] { // a replaced workload's rollout says it
+		i, rolled := rolls[r.Ref]
+		switch {
+		case r.Propagation == "orphan" || !rolled:
 			parts = append(parts, replacementText(r))
+		case r.Why != "": // a replaced workload's rollout says it, and why
+			parts[i] += ": " + r.Why
 		}
 	}
 	for _, s := range imp.StaleConfig {
@@ -91,6 +96,9 @@ func rolloutText(r plan.Rollout) string {
 		return what + ": its next run uses the new template"
 	default: // Replace, Job
 		text = what + " is deleted and created again"
+		if r.Ref.Kind == "StatefulSet" { // orphaned, then its pods deleted: the replacement says how
+			text = what + "'s pods are deleted and created again"
+		}
 		how = append(how, pods)
 	}
 	for _, b := range r.Budgets {
@@ -106,21 +114,37 @@ func rolloutText(r plan.Rollout) string {
 
 func replacementText(r plan.Replacement) string {
 	what := fmt.Sprintf("%s %s", r.Ref.Kind, r.Ref.Name)
-	if len(r.Immutable) > 0 {
-		what += ": " + strings.Join(r.Immutable, ", ") + " cannot change;"
-	} else if r.Propagation == "orphan" {
-		what += " is"
-	}
 	if r.Propagation != "orphan" {
-		return what + " is deleted and created again"
+		text := what + " is deleted and created again"
+		if r.Why != "" {
+			text += " (" + r.Why + ")"
+		}
+		return text
 	}
 	claims := "its claims are kept unchanged"
 	if len(r.KeptClaims) > 0 {
 		claims = "claims kept unchanged: " + strings.Join(r.KeptClaims, ", ")
 	}
 	claims += " (a StatefulSet never resizes its claims; expand_claims does)"
+	if r.RecreatesPods && slices.Contains(r.Immutable, "spec.selector") {
+		// Its identity goes (a new uid), its pods' names and claims stay.
+		text := fmt.Sprintf("%s is replaced under its name (%s): deleted with its pods orphaned, which the new one cannot adopt, so they are deleted and created again by it", what, r.Why)
+		if len(r.RemountedClaims) > 0 {
+			text += "; the new pods mount their claims again: " + strings.Join(r.RemountedClaims, ", ") + " (data kept: the claim names do not change)"
+		}
+		return text + "; " + claims
+	}
+	if len(r.Immutable) > 0 {
+		what += ": " + strings.Join(r.Immutable, ", ") + " cannot change;"
+	} else {
+		what += " is"
+	}
 	if r.RecreatesPods {
-		return fmt.Sprintf("%s replaced, its pods orphaned, then deleted and created again by the new one with its new claims (it cannot adopt pods without them); %s", what, claims)
+		text := fmt.Sprintf("%s replaced, its pods orphaned, then deleted and created again by the new one with its new claims (it cannot adopt pods without them)", what)
+		if len(r.RemountedClaims) > 0 {
+			text += "; the new pods mount their claims again: " + strings.Join(r.RemountedClaims, ", ")
+		}
+		return text + "; " + claims
 	}
 	return fmt.Sprintf("%s replaced, its pods orphaned and adopted by the new one; %s", what, claims)
 }

@@ -53,6 +53,8 @@ type jsonReplacement struct {
 	KeptClaims    []string `json:"kept_claims,omitempty"`
 	Immutable     []string `json:"immutable,omitempty"`
 	RecreatesPods bool     `json:"recreates_pods,omitempty"`
+	Remounted     []string `json:"remounted_claims,omitempty"`
+	Why           string   `json:"why,omitempty"`
 	Note          string   `json:"note,omitempty"`
 }
 
@@ -86,7 +88,7 @@ func jsonImpactOf(imp *plan.Impact) *jsonImpact {
 	}
 	for _, r := range imp.Replacements {
 		out.Replacements = append(out.Replacements, jsonReplacement{Ref: r.Ref.String(), Propagation: r.Propagation, KeptClaims: r.KeptClaims,
-			Immutable: r.Immutable, RecreatesPods: r.RecreatesPods, Note: r.Note})
+			Immutable: r.Immutable, RecreatesPods: r.RecreatesPods, Remounted: r.RemountedClaims, Why: r.Why, Note: r.Note})
 	}
 	for _, u := range imp.Unknown {
 		out.Unknown = append(out.Unknown, jsonUnknown{Ref: u.Ref.String(), Action: u.Action})
@@ -113,6 +115,6 @@ func redactImpact(imp *jsonImpact, red *sensitive.Redactor) {
 		imp.DataLoss[i].Ref, imp.DataLoss[i].Reason = red.Text(imp.DataLoss[i].Ref), red.Text(imp.DataLoss[i].Reason)
 	}
 	for i := range imp.Replacements {
-		imp.Replacements[i].Ref = red.Text(imp.Replacements[i].Ref)
+		imp.Replacements[i].Ref, imp.Replacements[i].Why = red.Text(imp.Replacements[i].Ref), red.Text(imp.Replacements[i].Why)
 	}
 }

@@ -158,3 +158,26 @@ func TestClaimExpansionsShown(t *testing.T) {
 		t.Errorf("JSON lacks %s:\n%s", want, js.String())
 	}
 }
+
+// A StatefulSet replaced under its name because its selector changes
+// says why, and which claims its recreated pods mount again; a replaced
+// Deployment's rollout says why it is replaced.
+func TestImpactLineReplacedUnderItsName(t *testing.T) {
+	db := plantest.Ref("apps/v1 StatefulSet shop/redis-master")
+	web := plantest.Ref("apps/v1 Deployment shop/web")
+	imp := &plan.Impact{
+		Rollouts: []plan.Rollout{{Ref: web, Replicas: 2, Strategy: plan.Strategy{Type: "Replace"}}},
+		Replacements: []plan.Replacement{
+			{Ref: web, Propagation: "foreground", Immutable: []string{"spec.selector"}, Why: "spec.selector is immutable and changes: tier (none) → front"},
+			{Ref: db, Propagation: "orphan", KeptClaims: []string{"redis-data-redis-master-0"}, Immutable: []string{"spec.selector"}, RecreatesPods: true,
+				RemountedClaims: []string{"redis-data-redis-master-0"}, Why: "spec.selector is immutable and changes: app.kubernetes.io/instance redis → cache"}},
+	}
+	want := "Deployment web is deleted and created again (2 pods): spec.selector is immutable and changes: tier (none) → front; " +
+		"StatefulSet redis-master is replaced under its name (spec.selector is immutable and changes: app.kubernetes.io/instance redis → cache): " +
+		"deleted with its pods orphaned, which the new one cannot adopt, so they are deleted and created again by it; " +
+		"the new pods mount their claims again: redis-data-redis-master-0 (data kept: the claim names do not change); " +
+		"claims kept unchanged: redis-data-redis-master-0 (a StatefulSet never resizes its claims; expand_claims does)"
+	if got := impactLine(imp); got != want {
+		t.Errorf("impactLine =\n%s\nwant\n%s", got, want)
+	}
+}

@@ -92,6 +92,8 @@ type jsonRename struct {
 type jsonRenamedObject struct {
 	Ref        string `json:"ref"`
 	Kept       bool   `json:"kept"`
+	Recreated  bool   `json:"recreated,omitempty"`
+	Why        string `json:"why,omitempty"`
 	ReplacedBy string `json:"replaced_by,omitempty"`
 }
 
@@ -229,7 +231,7 @@ func JSON(w io.Writer, p *plan.Plan) error {
 		if rn := r.Rename; rn != nil {
 			jr.Rename = &jsonRename{From: rn.From, FromRevision: rn.FromRevision, State: rn.State, StateDetail: rn.StateLine(), Revisions: rn.Revisions, Copied: rn.Copied}
 			for _, o := range rn.Objects {
-				jo := jsonRenamedObject{Ref: o.Ref.String(), Kept: o.Kept}
+				jo := jsonRenamedObject{Ref: o.Ref.String(), Kept: o.Kept, Recreated: o.Recreated, Why: o.Why}
 				if o.ReplacedBy != nil {
 					jo.ReplacedBy = o.ReplacedBy.String()
 				}
@@ -304,6 +306,12 @@ func redactJSON(out *jsonPlan, red *sensitive.Redactor) {
 			changes(d.Changes)
 		}
 		redactImpact(r.Impact, red)
+		if r.Rename != nil {
+			for i := range r.Rename.Objects {
+				o := &r.Rename.Objects[i]
+				o.Ref, o.Why, o.ReplacedBy = red.Text(o.Ref), red.Text(o.Why), red.Text(o.ReplacedBy)
+			}
+		}
 	}
 }
 
