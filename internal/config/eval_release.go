@@ -403,7 +403,10 @@ func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[
 		diags = append(diags, d...)
 		ri.Patches = patches
 	}
-	if val, ok := eval(rel.PostRenderer); ok {
+	if val, ok := eval(rel.PostRenderer); ok && e.root != "" && !val.IsNull() {
+		diags = append(diags, confinedDiag("post_renderer", rel.PostRenderer,
+			fmt.Errorf("the controller runs no program of a stack (a program reads whatever the controller may); use patches")))
+	} else if ok {
 		pr, d := postRenderer(val, rel.PostRenderer)
 		diags = append(diags, d...)
 		// A command written as a path is relative to the stack directory;
@@ -524,6 +527,12 @@ func (e *evaluator) resolveChart(ri *ReleaseInstance, expr hcl.Expression) hcl.D
 	case isLocalChart(c):
 		// Unlike file(), charts may live outside the stack directory
 		// (../../charts/api in a monorepo); the chart engine reads them.
+		// Confined, they must still lie inside the artifact.
+		if e.root != "" {
+			if err := insideRoot(e.root, e.cfg.Dir, c); err != nil {
+				return hcl.Diagnostics{confinedDiag("chart", expr, err)}
+			}
+		}
 		ri.ChartSource = ChartLocal
 		return nil
 	}

@@ -131,7 +131,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, err
 	}
-	interval := st.Spec.IntervalOrDefault().Duration
+	interval := r.interval(&st)
 	r.backoff.capAt(req, interval)
 	if !st.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, &st)
@@ -141,8 +141,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	orig := st.DeepCopy()
 	pctx, pr := withProgress(ctx, r.client, orig)
-	out := r.reconcile(pctx, &st)
+	var ws []warning
+	if msg := r.intervalWarning(&st); msg != "" {
+		ws = append(ws, warning{ReasonIntervalClamped, msg})
+	}
+	out := r.reconcile(pctx, &st, &ws)
 	pr.stop()
+	setWarnings(&st, ws)
 	if out.cacheFault {
 		r.backoff.capAt(req, min(interval, cacheFaultRetry))
 	}
@@ -187,8 +192,10 @@ type stackRun struct {
 	tmp     string
 }
 
-func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome {
-	interval := st.Spec.IntervalOrDefault().Duration
+// reconcile decides and acts; what in the spec works but should change
+// is added to ws.
+func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]warning) outcome {
+	interval := r.interval(st)
 	if err := st.Spec.DecodeError(); err != nil {
 		return r.stall(st, ReasonInvalid, err.Error()+" (the CRD's schema now rejects this: correct the Stack)")
 	}
@@ -247,6 +254,9 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 	if diags.HasErrors() {
 		return r.stall(st, ReasonInvalid, diagText(diags, cfg))
 	}
+	if msg := sensitiveVarsWarning(st, cfg.Variables); msg != "" {
+		*ws = append(*ws, warning{ReasonSensitiveVars, msg})
+	}
 	in, err := readInputs(ctx, r.reader, st, f.Digest, cfg.Variables, tmpDir)
 	if err != nil {
 		var ce *configError
@@ -299,9 +309,11 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 func (r *reconciler) runOptions(st *v1alpha1.Stack, f *stacksource.Fetched, in *inputs) run.Options {
 	_, chartsDir, _ := r.dirs()
 	return run.Options{
-		Source: run.Source{Dir: f.Dir, Variables: in.vars, Environment: st.Spec.Environment},
+		// Confined: the stack reads only its artifact's files, and its
+		// cluster blocks only the kubeconfigs of spec.clusters.
+		Source: run.Source{Dir: f.Dir, Root: f.Root, Variables: in.vars, Environment: st.Spec.Environment},
 		Clusters: run.ClusterOptions{
-			Kubeconfig: r.opts.Kubeconfig, Context: r.opts.Context, Kubeconfigs: in.kubeconfigs,
+			Kubeconfig: r.opts.Kubeconfig, Context: r.opts.Context, Kubeconfigs: in.kubeconfigs, Confined: true,
 			QPS: r.opts.QPS, Burst: r.opts.Burst, StorageDriver: "secret", Warnings: r.opts.Warnings, Budget: r.budget,
 			Traffic: r.traffic, Connections: r.conns,
 		},
@@ -391,7 +403,7 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	if foreign != nil {
 		return r.stall(st, ReasonInvalid, foreign.Error())
 	}
-	interval := st.Spec.IntervalOrDefault().Duration
+	interval := r.interval(st)
 	if !p.HasChanges() {
 		st.Status.LastError, st.Status.LastFailedPlan = "", ""
 		clearRetries(st)
@@ -523,7 +535,7 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		if ps == nil || ps.Digest != digest {
 			ps = &v1alpha1.PlanStatus{Digest: digest, Summary: p.Summary().String()}
 		}
-		return r.policyDenied(sr, ps, pe.Policies, st.Spec.IntervalOrDefault().Duration)
+		return r.policyDenied(sr, ps, pe.Policies, r.interval(st))
 	case errors.As(err, &se):
 		msg := sr.in.redact(fmt.Sprintf("plan %s is stale, planning again: %s", digest, se.Error()))
 		r.event(st, corev1.EventTypeNormal, ReasonStale, "Apply", msg)
@@ -561,7 +573,7 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		r.event(st, corev1.EventTypeNormal, ReasonApplied, "Apply", msg)
 	}
 	ready(st, metav1.ConditionTrue, ReasonApplied, msg)
-	return outcome{result: "applied", requeue: st.Spec.IntervalOrDefault().Duration}
+	return outcome{result: "applied", requeue: r.interval(st)}
 }
 
 // stepErrors joins the failed steps' errors, one line per release.
@@ -650,7 +662,7 @@ func (r *reconciler) stall(st *v1alpha1.Stack, reason, msg string) outcome {
 	st.Status.LastError = msg
 	stalled(st, reason, msg)
 	r.event(st, corev1.EventTypeWarning, reason, "Reconcile", msg)
-	return outcome{result: "error", requeue: st.Spec.IntervalOrDefault().Duration}
+	return outcome{result: "error", requeue: r.interval(st)}
 }
 
 // message renders an error for status and events: diagnostics with

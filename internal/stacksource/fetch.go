@@ -22,6 +22,9 @@ const maxManifest = 4 << 20
 type Fetched struct {
 	// Dir is the stack directory.
 	Dir string
+	// Root is the artifact unpacked: Dir and the charts packed beside it
+	// (../charts/api) are under it.
+	Root string
 	// Digest is the artifact's manifest digest.
 	Digest string
 	// Ref is the reference fetched, pinned to Digest.
@@ -118,7 +121,8 @@ func cached(cacheDir string, ref Ref) (*Fetched, bool) {
 	if err != nil || checkName(string(sp), true) != nil {
 		return nil, false
 	}
-	return &Fetched{Dir: filepath.Join(dir, "tree", filepath.FromSlash(string(sp))), Digest: ref.Digest, Ref: ref}, true
+	tree := filepath.Join(dir, "tree")
+	return &Fetched{Dir: filepath.Join(tree, filepath.FromSlash(string(sp))), Root: tree, Digest: ref.Digest, Ref: ref}, true
 }
 
 // unpack extracts the archive into a fresh directory of the cache and
