@@ -168,13 +168,13 @@ func (r *reconciler) loadForDeletion(ctx context.Context, st *v1alpha1.Stack) (*
 			return nil, nil, err.Error()
 		}
 	}
-	res, dropCredentials, err := r.sourceResolver(ctx, st, tmpDir)
+	res, creds, dropCredentials, err := r.sourceResolver(ctx, st, tmpDir)
 	if err != nil {
 		return nil, nil, err.Error()
 	}
 	reg := r.registry
 	reg.Resolver = res
-	f, releaseCache, err := r.fetch(ctx, reg, stacksDir, st.Spec.Source)
+	f, releaseCache, err := r.fetch(ctx, reg, creds, stacksDir, st.Spec.Source)
 	if err != nil {
 		dropCredentials()
 		return nil, nil, "spec.source: " + err.Error()

@@ -312,7 +312,7 @@ func (r *pipelineReconciler) poll(ctx context.Context, p *v1alpha1.Pipeline) err
 	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
 		return err
 	}
-	res, drop, err := r.stacks.sourceResolver(ctx, &v1alpha1.Stack{
+	res, _, drop, err := r.stacks.sourceResolver(ctx, &v1alpha1.Stack{
 		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace}, Spec: v1alpha1.StackSpec{SourceSecretRef: p.Spec.SourceSecretRef},
 	}, tmpDir)
 	if err != nil {

@@ -60,6 +60,10 @@ type reconciler struct {
 	// an older copy in the cache reads the Stack from the API server.
 	written stackVersions
 	cache   *cacheJanitor
+	// pulled are the artifacts each set of credentials has been served
+	// (pulled.go): the cache serves an artifact to others only after the
+	// registry served them its manifest.
+	pulled pulledBy
 	// runs are the applies and destroys under way: Run waits for them
 	// before it returns.
 	runs inflight
@@ -222,7 +226,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]wa
 			return outcome{result: "error", err: errors.New(msg), cacheFault: true}
 		}
 	}
-	res, dropCredentials, err := r.sourceResolver(ctx, st, tmpDir)
+	res, creds, dropCredentials, err := r.sourceResolver(ctx, st, tmpDir)
 	if err != nil {
 		var ce *configError
 		if errors.As(err, &ce) {
@@ -235,7 +239,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]wa
 	reg.Resolver = res
 	pulling(ctx, st.Spec.Source)
 	t := time.Now()
-	f, releaseCache, err := r.fetch(ctx, reg, stacksDir, st.Spec.Source)
+	f, releaseCache, err := r.fetch(ctx, reg, creds, stacksDir, st.Spec.Source)
 	r.metrics.duration.WithLabelValues("fetch").Observe(time.Since(t).Seconds())
 	if err != nil {
 		fault := r.cacheFault(err)

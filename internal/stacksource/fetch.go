@@ -33,13 +33,14 @@ type Fetched struct {
 
 // Fetch returns the stack of ref unpacked in the cache directory, pulling
 // it unless the cache has its digest already. A reference with a digest
-// that the cache holds needs no registry at all.
+// that the cache holds needs no registry at all, unless reg.Recheck: then
+// its manifest is fetched (and its digest checked) first.
 func Fetch(ctx context.Context, reg Registry, cacheDir, refText string) (*Fetched, error) {
 	ref, err := ParseRef(refText)
 	if err != nil {
 		return nil, err
 	}
-	if ref.Digest != "" {
+	if ref.Digest != "" && !reg.Recheck {
 		if f, ok := cached(cacheDir, ref); ok {
 			return f, nil
 		}
