@@ -187,7 +187,7 @@ func TestSensitiveVarsWarning(t *testing.T) {
 		st.Spec.Vars = nil
 		st.Spec.VarsFrom = []v1alpha1.VarsFrom{{Kind: "Secret", Name: "pw"}}
 	})
-	waitStack(t, c, ns, "plain", 60*time.Second, "without a Warning", func(st *v1alpha1.Stack) {
+	waitStack(t, c, ns, "plain", 60*time.Second, "without a Warning", func(st *v1alpha1.Stack) bool {
 		return cond(st, controller.CondWarning) == nil && st.Status.ObservedGeneration == st.Generation
 	})
 }
@@ -239,7 +239,7 @@ func TestCacheServesOnlyWhoMayPull(t *testing.T) {
 	update(t, c, other, "freeloader", func(st *v1alpha1.Stack) {
 		st.Spec.SourceSecretRef = &v1alpha1.LocalObjectReference{Name: "pull"}
 	})
-	waitStack(t, c, other, "freeloader", 60*time.Second, "pulled", func(st *v1alpha1.Stack) {
+	waitStack(t, c, other, "freeloader", 60*time.Second, "pulled", func(st *v1alpha1.Stack) bool {
 		return st.Status.Source != nil && st.Status.Source.Digest == p.Digest
 	})
 }
