@@ -360,6 +360,7 @@ func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[
 	ri.TakeOwnership = boolean(rel.TakeOwnership, "take_ownership", false)
 	ri.ExpandClaims = boolean(rel.ExpandClaims, "expand_claims", false)
 	ri.AdoptFromStack, _ = str(rel.AdoptFromStack, "adopt_from_stack", "")
+	ri.Adopt = boolean(rel.Adopt, "adopt", false)
 
 	if s, ok := str(rel.Timeout, "timeout", ""); ok && rel.Timeout != nil {
 		d, err := time.ParseDuration(s)

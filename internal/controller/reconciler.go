@@ -323,7 +323,10 @@ func (r *reconciler) runOptions(st *v1alpha1.Stack, f *stacksource.Fetched, in *
 		},
 		ChartCache:  chartsDir,
 		Parallelism: r.opts.Parallelism,
-		Announce:    func(msg string) { r.event(st, corev1.EventTypeNormal, "Announce", "Lock", in.redact(msg)) },
+		// Its records name the Stack's namespace; releases another
+		// namespace's Stack wrote are never taken over.
+		StackNamespace: st.Namespace,
+		Announce:       func(msg string) { r.event(st, corev1.EventTypeNormal, "Announce", "Lock", in.redact(msg)) },
 	}
 }
 

@@ -112,7 +112,8 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		charts = charts.WithPinned(req.pinned)
 	}
 	p, err := planner.Compute(ctx, planner.Input{
-		Stack:       st,
+		Stack:          st,
+		StackNamespace: o.StackNamespace,
 		Order:       ls.Order,
 		Engine:      cl.Engine,
 		Charts:      charts,
@@ -130,7 +131,7 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		// Policies over objects see the objects of unchanged releases too.
 		PolicyObjects: ls.Policies.ReadsObjects(),
 		Request: func(r *resolve.Release) *release.Request {
-			return ReleaseRequest(st.ID(), r)
+			return o.releaseRequest(st.ID(), r)
 		},
 		Outputs: OutputsFrom,
 	})
