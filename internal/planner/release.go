@@ -168,9 +168,6 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 			// The new revision is what carries this stack's label.
 			rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonAdopt, Detail: fmt.Sprintf("taken over from stack %q", rc.Owner)})
 		}
-		if t := rc.Takeover; t != nil && t.Allowed {
-			rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonAdopt, Detail: "taken over: " + t.By()})
-		}
 		if deployed == nil {
 			// Nothing deployed: the state says why; values as they differ
 			// from the newest revision's.
