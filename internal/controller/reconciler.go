@@ -286,7 +286,15 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]wa
 	sameInputs := p != nil && p.Inputs == in.hash
 	due := !sameInputs || p.CreatedAt == nil || time.Since(p.CreatedAt.Time) >= interval
 	pending := sameInputs && p.HasChanges && st.Status.LastAppliedPlan != p.Digest
+	// A plan refused for releases this stack may not change is never
+	// applied: it is planned again when due (another stack may have let
+	// the releases go, or the stack say adopt = true).
+	refused := pending && st.Status.LastFailedPlan == p.Digest && isStalled(st, ReasonInvalid)
 	switch {
+	case refused && !due:
+		return outcome{result: "error", requeue: interval - time.Since(p.CreatedAt.Time)}
+	case refused:
+		// planned again below
 	case pending && mayApply(st, p):
 		return r.apply(ctx, sr, p.Digest, p.DriftOnly, 0)
 	case pending && !due:
@@ -408,7 +416,8 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 		setCond(st, CondDrifted, metav1.ConditionFalse, ReasonNoDrift, "no object changed outside convoy")
 	}
 	if foreign != nil {
-		return r.stall(st, ReasonInvalid, foreign.Error())
+		st.Status.LastFailedPlan = digest
+		return r.stall(st, ReasonInvalid, message(foreign, p, sr.in))
 	}
 	interval := r.interval(st)
 	if !p.HasChanges() {
