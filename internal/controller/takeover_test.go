@@ -91,10 +91,11 @@ release "ops" {
 }
 
 // A Stack of another namespace never takes over what a Stack wrote,
-// though its stack has the same name and clusters: not while that Stack
-// exists, nor once it was deleted without prune (the records let go). It
-// is Ready=False naming the other Stack's namespace, and nothing of its
-// own is applied.
+// though its stack has the same name and clusters: while that Stack
+// exists it waits as a duplicate; once that Stack was deleted without
+// prune (its releases let go), it is Ready=False naming the other Stack's
+// namespace, and nothing of its own is applied. A Stack of another
+// namespace with a stack of its own name is refused the same way.
 func TestControllerNeverTakesOverAnotherNamespacesStack(t *testing.T) {
 	first, second := cluster.Namespace(t), cluster.Namespace(t)
 	c := kube(t)
@@ -102,16 +103,21 @@ func TestControllerNeverTakesOverAnotherNamespacesStack(t *testing.T) {
 	// One stack (its name and namespaces are first's), two builds.
 	srcA := "oci://" + reg.Host + "/stacks/app@" + push(t, reg, stackDir(t, first, "a", ""), "a")
 	srcB := "oci://" + reg.Host + "/stacks/app@" + push(t, reg, stackDir(t, first, "b", ""), "b")
-	create(t, c, newStack(first, "web", srcA, nil))
-	startController(t, first, nil)
+	// One controller for both namespaces, of a shard of this test's own.
+	shard := "takeover-" + first[len(first)-6:]
+	inShard := func(st *v1alpha1.Stack) { st.Labels = map[string]string{v1alpha1.ShardLabel: shard} }
+	t.Cleanup(func() { dropFinalizers(t, second) }) // once the controller stopped
+	create(t, c, newStack(first, "web", srcA, inShard))
+	startController(t, first, func(o *controller.Options) { o.Namespace, o.Shard = "", shard })
 	waitStack(t, c, first, "web", 90*time.Second, "applied", isCond("Ready", metav1.ConditionTrue, "Applied"))
-
-	create(t, c, newStack(second, "web", srcB, nil))
-	startController(t, second, nil)
-	st := waitStack(t, c, second, "web", 60*time.Second, "refused", isCond("Ready", metav1.ConditionFalse, controller.ReasonInvalid))
-	if msg := cond(st, "Ready").Message; !strings.Contains(msg, "adopt: installed by stack "+first+"/"+first) || !strings.Contains(msg, "a Stack of namespace "+second+" never takes over") {
-		t.Errorf("while the first Stack exists, Ready: %q", msg)
+	for _, r := range recordsOf(t, c, first, "api") {
+		if r.Labels[release.StackNamespaceLabel] != first {
+			t.Fatalf("a record of api does not name the Stack's namespace: %v", r.Labels)
+		}
 	}
+
+	create(t, c, newStack(second, "web", srcB, inShard))
+	waitStack(t, c, second, "web", 60*time.Second, "DuplicateStack", isCond("Stalled", metav1.ConditionTrue, controller.ReasonDuplicateStack))
 
 	// The first Stack goes without prune: its releases are let go.
 	if err := c.Delete(context.Background(), getStack(t, c, first, "web")); err != nil {
@@ -136,10 +142,13 @@ func TestControllerNeverTakesOverAnotherNamespacesStack(t *testing.T) {
 			t.Fatalf("a record of api not let go: %v", r.Labels)
 		}
 	}
-	st = waitStack(t, c, second, "web", 60*time.Second, "refused as let go", func(st *v1alpha1.Stack) bool {
+	st := waitStack(t, c, second, "web", 60*time.Second, "refused as let go", func(st *v1alpha1.Stack) bool {
 		c := cond(st, "Ready")
 		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "adopt: let go by stack "+first+"/"+first)
 	})
+	if msg := cond(st, "Ready").Message; !strings.Contains(msg, "a Stack of namespace "+second+" never takes over") {
+		t.Errorf("Ready: %q", msg)
+	}
 	waitReconciles(t, c, second, 2, "web")
 	for _, name := range []string{"api", "web"} {
 		if got := configMessage(t, c, first, name); got != name+"-hello-a" {
