@@ -56,7 +56,9 @@ func (o Options) pipelineInterval(p *v1alpha1.Pipeline) time.Duration {
 	return d
 }
 
-// minIntervalRule is the CRDs' rule on interval as deploy/crd writes it.
+// minIntervalRule is the CRDs' rule on interval as deploy/crd writes it
+// (after a check that the value is a duration: the pattern refuses
+// others, and a stored one must not fail every write with a CEL error).
 const (
 	minIntervalRule    = "duration(self) >= duration('1m')"
 	minIntervalMessage = "the minimum of 1m"
