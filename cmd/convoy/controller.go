@@ -67,6 +67,7 @@ outside it against a kubeconfig. See docs/controller.md.`,
 	fs.DurationVar(&o.RetryPeriod, "retry-period", 2*time.Second, "how often candidates try to take the Lease")
 	fs.StringVar(&o.CacheDir, "cache-dir", "", "pulled stacks, charts and temporary plans (default: the user cache directory's convoy/controller)")
 	fs.StringVar(&o.CacheMaxSize, "cache-max-size", "", "bound the pulled stacks and charts of --cache-dir (500Mi, 2Gi, …): the least recently used are removed, never one in use (default: unbounded)")
+	fs.DurationVar(&o.MinInterval, "min-interval", controller.DefaultMinInterval, "the shortest interval a Stack or Pipeline is reconciled at, whatever its spec.interval (a shorter one is clamped, and its Stack says so)")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "log at debug level")
 	cmd.AddCommand(newControllerInstallCmd(s))
 	return cmd
@@ -85,6 +86,9 @@ func (o controllerOptions) Run(ctx context.Context, s streams) error {
 	opts.RegistryConfigs = registryConfigs(os.Getenv)
 	if o.Concurrency < 1 {
 		return fmt.Errorf("--concurrency must be at least 1")
+	}
+	if o.MinInterval < time.Second {
+		return fmt.Errorf("--min-interval %s: give at least 1s", o.MinInterval)
 	}
 	if o.CacheMaxSize != "" {
 		q, err := resource.ParseQuantity(o.CacheMaxSize)
@@ -125,8 +129,9 @@ func (f *kubeFlags) add(cmd *cobra.Command) {
 
 type controllerInstallOptions struct {
 	kubeFlags
-	Deployment bool
-	Image      string
+	Deployment  bool
+	Image       string
+	MinInterval time.Duration
 }
 
 func newControllerInstallCmd(s streams) *cobra.Command {
@@ -151,6 +156,7 @@ make image IMAGE=REGISTRY/REPO:TAG. See docs/controller.md.`,
 	o.add(cmd)
 	cmd.Flags().BoolVar(&o.Deployment, "deployment", false, "install the controller's Deployment too")
 	cmd.Flags().StringVar(&o.Image, "image", "", "the Deployment's image, REGISTRY/REPO:TAG (default "+deploy.ImageRepository+":<version>; implies --deployment)")
+	cmd.Flags().DurationVar(&o.MinInterval, "min-interval", controller.DefaultMinInterval, "the shortest spec.interval the Stack and Pipeline CRDs accept (run the controller with the same --min-interval)")
 	return cmd
 }
 
@@ -160,11 +166,14 @@ func (o controllerInstallOptions) Run(ctx context.Context, s streams) error {
 			return err
 		}
 	}
+	if o.MinInterval < time.Second {
+		return fmt.Errorf("--min-interval %s: give at least 1s", o.MinInterval)
+	}
 	c, err := controller.Connect(o.Kubeconfig, o.Context)
 	if err != nil {
 		return err
 	}
-	return controller.Install(ctx, c, controller.InstallRequest{Deployment: o.Deployment || o.Image != "", Image: o.Image, Log: s.Out})
+	return controller.Install(ctx, c, controller.InstallRequest{Deployment: o.Deployment || o.Image != "", Image: o.Image, Log: s.Out, MinInterval: o.MinInterval})
 }
 
 type approveOptions struct {

@@ -81,7 +81,7 @@ func TestPushControllerApproveGetStacks(t *testing.T) {
 		t.Fatalf("push: exit %d\n%s\n%s", code, out, errOut)
 	}
 
-	code, out, errOut = runConvoy(t, "controller", "install", "--kubeconfig", kc)
+	code, out, errOut = runConvoy(t, "controller", "install", "--kubeconfig", kc, "--min-interval", "1s")
 	if code != 0 || !strings.Contains(out, "applied apiextensions.k8s.io/v1 CustomResourceDefinition stacks.convoy.dev") || !strings.Contains(out, "ClusterRole convoy-controller") ||
 		!strings.Contains(out, "applied admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy convoy-stack-approval") || !strings.Contains(out, "ClusterRole convoy-approver") {
 		t.Fatalf("controller install: exit %d\n%s\n%s", code, out, errOut)

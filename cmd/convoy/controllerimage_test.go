@@ -29,7 +29,7 @@ func TestControllerInstallImage(t *testing.T) {
 	}
 
 	const mine = "127.0.0.1:5000/convoy:test"
-	code, out, errOut := runConvoy(t, "controller", "install", "--kubeconfig", kc, "--image", mine)
+	code, out, errOut := runConvoy(t, "controller", "install", "--kubeconfig", kc, "--image", mine, "--min-interval", "1s")
 	if code != 0 || !strings.Contains(out, "applied apps/v1 Deployment convoy-system/convoy-controller (image "+mine+")") {
 		t.Fatalf("controller install --image: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -37,7 +37,7 @@ func TestControllerInstallImage(t *testing.T) {
 		t.Errorf("after install --image %s the Deployment runs %s", mine, got)
 	}
 
-	code, out, errOut = runConvoy(t, "controller", "install", "--kubeconfig", kc, "--deployment")
+	code, out, errOut = runConvoy(t, "controller", "install", "--kubeconfig", kc, "--deployment", "--min-interval", "1s")
 	if code != 0 {
 		t.Fatalf("controller install --deployment: exit %d\n%s\n%s", code, out, errOut)
 	}

@@ -25,6 +25,7 @@ stack %[1]q {
 release "legacy" {
   chart = %[2]q
   set   = { extra = true }
+  adopt = true
 }
 `, ns, chart))
 	if code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--detailed-exitcode"); code != 0 {

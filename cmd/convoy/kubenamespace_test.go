@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/controller"
@@ -21,7 +22,7 @@ func TestStackCommandsUseTheContextNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := controller.Install(context.Background(), c, controller.InstallRequest{}); err != nil {
+	if err := controller.Install(context.Background(), c, controller.InstallRequest{MinInterval: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	st := &v1alpha1.Stack{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: ns}, Spec: v1alpha1.StackSpec{Source: "oci://127.0.0.1:1/stacks/shop:v1"}}

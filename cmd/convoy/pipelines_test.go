@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/controller"
@@ -24,7 +25,7 @@ func TestPipelineCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := controller.Install(ctx, c, controller.InstallRequest{}); err != nil {
+	if err := controller.Install(ctx, c, controller.InstallRequest{MinInterval: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	const (

@@ -355,7 +355,7 @@ func TestRenameAHelmInstalledRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	head := fmt.Sprintf("stack \"rh-%s\" {\n  default_namespace = %q\n}\n", ns[len(ns)-6:], ns)
-	dir := writeStack(t, head+renameBlock(t, "new", "web2", "")+"moved {\n  from = release.web\n  to   = release.new\n}\n")
+	dir := writeStack(t, head+renameBlock(t, "new", "web2", "  adopt = true\n")+"moved {\n  from = release.web\n  to   = release.new\n}\n")
 	code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--detailed-exitcode")
 	if code != 2 || !strings.Contains(out, "release.web (web) will be renamed to release.new (web2)") || !strings.Contains(out, "0 to install, 1 to upgrade, 0 to uninstall") {
 		t.Fatalf("plan of the rename: exit %d\n%s\n%s", code, out, errOut)

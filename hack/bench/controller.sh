@@ -109,7 +109,7 @@ done
 [ ${#pushes[@]} -eq 0 ] || wait "${pushes[@]}"
 awk -v s="$start" -v e="$(date +%s.%N)" -v n="$stacks" 'BEGIN { printf "pushed %d stacks in %.1f s\n", n, e - s }'
 
-"$work/convoy" controller install >/dev/null
+"$work/convoy" controller install --min-interval 1s >/dev/null
 kubectl create namespace bench >/dev/null
 for n in $(seq 1 "$stacks"); do
   i=$(printf %04d "$n")
@@ -161,7 +161,7 @@ mport=()
 for shard in a b; do
   p=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   mport+=("$p")
-  "$work/convoy" controller --shard "$shard" --concurrency 8 --metrics-address "127.0.0.1:$p" --health-address 0 \
+  "$work/convoy" controller --min-interval 1s --shard "$shard" --concurrency 8 --metrics-address "127.0.0.1:$p" --health-address 0 \
     --cache-dir "$work/cache-$shard" >"$work/controller-$shard.log" 2>&1 &
   pids+=($!); ctl+=($!)
 done

@@ -74,7 +74,7 @@ HCL
   } > "$src/stack.hcl"
 }
 
-"$work/convoy" controller install >/dev/null
+"$work/convoy" controller install --min-interval 1s >/dev/null
 kubectl create namespace "$ns" >/dev/null
 per=$(( (stacks + stages - 1) / stages ))
 {
@@ -96,7 +96,7 @@ kubectl apply -f "$work/objects.yaml" >/dev/null
 cpu() { awk -v t="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / t }' "/proc/$1/stat"; }
 rss() { awk '/VmHWM/ { printf "%d", $2 / 1024 }' "/proc/$1/status"; }
 
-"$work/convoy" controller --namespace "$ns" --concurrency 8 --metrics-address 0 --health-address 0 \
+"$work/convoy" controller --min-interval 1s --namespace "$ns" --concurrency 8 --metrics-address 0 --health-address 0 \
   --cache-dir "$work/cache" >"$work/controller.log" 2>&1 &
 pids+=($!); ctl=$!
 last="stage-$stages"

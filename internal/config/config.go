@@ -136,6 +136,7 @@ type Release struct {
 	ExpandClaims    hcl.Expression
 	IgnoreChanges   hcl.Expression
 	AdoptFromStack  hcl.Expression
+	Adopt           hcl.Expression
 	Labels          hcl.Expression
 	Cluster         hcl.Expression
 	Patches         hcl.Expression
@@ -166,7 +167,7 @@ func (r *Release) instanceExprs() []hcl.Expression {
 		r.ReleaseName, r.Chart, r.Version, r.Namespace, r.CreateNamespace,
 		r.Values, r.Set, r.SetSensitive, r.Wait, r.WaitForJobs, r.Timeout,
 		r.Atomic, r.CleanupOnFail, r.HistoryMax, r.DisableHooks,
-		r.TakeOwnership, r.ExpandClaims, r.IgnoreChanges, r.AdoptFromStack, r.Labels, r.Cluster,
+		r.TakeOwnership, r.ExpandClaims, r.IgnoreChanges, r.AdoptFromStack, r.Adopt, r.Labels, r.Cluster,
 		r.Patches, r.PostRenderer, r.Manifests,
 	}
 	out := all[:0]

@@ -288,6 +288,7 @@ var releaseBlockSchema = &hcl.BodySchema{
 		{Name: "expand_claims"},
 		{Name: "ignore_changes"},
 		{Name: "adopt_from_stack"},
+		{Name: "adopt"},
 		{Name: "labels"},
 		{Name: "cluster"},
 		{Name: "depends_on"},
@@ -345,6 +346,7 @@ func decodeReleaseBlock(block *hcl.Block) (*Release, hcl.Diagnostics) {
 	r.ExpandClaims = attrExpr(content, "expand_claims")
 	r.IgnoreChanges = attrExpr(content, "ignore_changes")
 	r.AdoptFromStack = attrExpr(content, "adopt_from_stack")
+	r.Adopt = attrExpr(content, "adopt")
 	r.Labels = attrExpr(content, "labels")
 	r.Cluster = attrExpr(content, "cluster")
 	r.Patches = attrExpr(content, "patches")

@@ -37,6 +37,13 @@ type EvalOptions struct {
 	// from it (Stack.ImplicitMoves): the caller finds them in the stack's
 	// release records. Only instances whose block sets no name take them.
 	KeptNames map[ReleaseInstanceAddr]string
+	// Root, when set, confines every path the stack names to this
+	// directory (the controller's pulled artifact, which holds the stack
+	// directory): file functions refuse absolute and ~/ paths, local
+	// charts and repository files must lie inside Root (symlinks
+	// followed), and post_renderer is refused (confine.go). "": the
+	// CLI's rules.
+	Root string
 }
 
 // evaluator holds everything evaluated before releases. After Evaluate it
@@ -44,6 +51,8 @@ type EvalOptions struct {
 type evaluator struct {
 	cfg   *Config
 	funcs map[string]function.Function
+	// root confines paths (EvalOptions.Root; "": not confined).
+	root string
 
 	vars   map[string]cty.Value
 	locals map[string]cty.Value
@@ -106,7 +115,8 @@ type staticAttrs struct {
 func Evaluate(ctx context.Context, cfg *Config, opts EvalOptions) (*Stack, hcl.Diagnostics) {
 	e := &evaluator{
 		cfg:          cfg,
-		funcs:        functions(cfg.Dir),
+		funcs:        functions(cfg.Dir, opts.Root),
+		root:         opts.Root,
 		vars:         map[string]cty.Value{},
 		locals:       map[string]cty.Value{},
 		clusters:     map[string]*ClusterSpec{},
@@ -527,6 +537,12 @@ func (e *evaluator) evalRepositoryTLS(r *Repository, spec *RepositorySpec) hcl.D
 		if d.HasErrors() || p == "" {
 			continue
 		}
+		if e.root != "" {
+			if err := insideRoot(e.root, e.cfg.Dir, p); err != nil {
+				diags = append(diags, confinedDiag(f.attr, f.expr, err))
+				continue
+			}
+		}
 		// The file is read when the repository is used; refuse now what
 		// file() would refuse. A missing file is reported at use.
 		st, err := stackDir(e.cfg.Dir).Stat(p)
@@ -537,7 +553,7 @@ func (e *evaluator) evalRepositoryTLS(r *Repository, spec *RepositorySpec) hcl.D
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid " + f.attr,
-				Detail:   fileArgError(err, nil).Error() + ".",
+				Detail:   fileArgError(err, nil, e.root != "").Error() + ".",
 				Subject:  f.expr.Range().Ptr(),
 			})
 			continue

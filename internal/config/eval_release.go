@@ -360,6 +360,7 @@ func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[
 	ri.TakeOwnership = boolean(rel.TakeOwnership, "take_ownership", false)
 	ri.ExpandClaims = boolean(rel.ExpandClaims, "expand_claims", false)
 	ri.AdoptFromStack, _ = str(rel.AdoptFromStack, "adopt_from_stack", "")
+	ri.Adopt = boolean(rel.Adopt, "adopt", false)
 
 	if s, ok := str(rel.Timeout, "timeout", ""); ok && rel.Timeout != nil {
 		d, err := time.ParseDuration(s)
@@ -403,7 +404,10 @@ func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[
 		diags = append(diags, d...)
 		ri.Patches = patches
 	}
-	if val, ok := eval(rel.PostRenderer); ok {
+	if val, ok := eval(rel.PostRenderer); ok && e.root != "" && !val.IsNull() {
+		diags = append(diags, confinedDiag("post_renderer", rel.PostRenderer,
+			fmt.Errorf("the controller runs no program of a stack (a program reads whatever the controller may); use patches")))
+	} else if ok {
 		pr, d := postRenderer(val, rel.PostRenderer)
 		diags = append(diags, d...)
 		// A command written as a path is relative to the stack directory;
@@ -524,6 +528,12 @@ func (e *evaluator) resolveChart(ri *ReleaseInstance, expr hcl.Expression) hcl.D
 	case isLocalChart(c):
 		// Unlike file(), charts may live outside the stack directory
 		// (../../charts/api in a monorepo); the chart engine reads them.
+		// Confined, they must still lie inside the artifact.
+		if e.root != "" {
+			if err := insideRoot(e.root, e.cfg.Dir, c); err != nil {
+				return hcl.Diagnostics{confinedDiag("chart", expr, err)}
+			}
+		}
 		ri.ChartSource = ChartLocal
 		return nil
 	}

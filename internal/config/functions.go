@@ -28,8 +28,9 @@ import (
 
 // functions returns the function table for expressions of a stack rooted at
 // dir. File functions resolve relative paths against dir and refuse paths
-// that leave it; absolute paths are taken as the user's explicit choice.
-func functions(dir string) map[string]function.Function {
+// that leave it; absolute paths are taken as the user's explicit choice,
+// unless root is set (EvalOptions.Root): then they are refused too.
+func functions(dir, root string) map[string]function.Function {
 	fs := map[string]function.Function{
 		// strings
 		"chomp": stdlib.ChompFunc, "format": stdlib.FormatFunc, "formatlist": stdlib.FormatListFunc,
@@ -74,16 +75,16 @@ func functions(dir string) map[string]function.Function {
 		// dates (formatdate only: timestamp() would make plans unstable)
 		"formatdate": stdlib.FormatDateFunc,
 		// files
-		"file":       fileFunc(dir),
-		"fileexists": fileExistsFunc(dir),
-		"sops_file":  sopsFileFunc(dir),
+		"file":       fileFunc(dir, root),
+		"fileexists": fileExistsFunc(dir, root),
+		"sops_file":  sopsFileFunc(dir, root),
 	}
 	fs["yamldecode"] = guard(fs["yamldecode"], limitYAMLInput)
 	fs["setproduct"] = guard(fs["setproduct"], limitProduct)
 	fs["format"] = guard(fs["format"], limitFormatWidth)
 	fs["formatlist"] = guard(fs["formatlist"], limitFormatWidth)
 	fs["indent"] = guard(fs["indent"], limitIndent)
-	fs["templatefile"] = templateFileFunc(dir, fs)
+	fs["templatefile"] = templateFileFunc(dir, root, fs)
 	return fs
 }
 
@@ -199,16 +200,19 @@ var pathParam = function.Parameter{Name: "path", Type: cty.String, AllowMarked: 
 // readFileArg reads the file a file function names: a regular file of at
 // most MaxFileSize bytes of UTF-8 text. Errors are argument errors, which
 // HCL reports at the path argument. The text carries the path's marks.
-func readFileArg(dir string, arg cty.Value) (string, cty.ValueMarks, error) {
+func readFileArg(dir, root string, arg cty.Value) (string, cty.ValueMarks, error) {
 	v, marks := arg.Unmark()
 	p := v.AsString()
+	if err := confinePath(root, p, marks); err != nil {
+		return "", marks, function.NewArgError(0, err)
+	}
 	path, err := stackPath(p)
 	if err != nil {
 		return "", marks, function.NewArgError(0, err)
 	}
 	b, err := stackDir(dir).Read(path, MaxFileSize)
 	if err != nil {
-		return "", marks, function.NewArgError(0, fileArgError(err, marks))
+		return "", marks, function.NewArgError(0, fileArgError(err, marks, root != ""))
 	}
 	if !utf8.Valid(b) {
 		if len(marks) > 0 {
@@ -221,7 +225,7 @@ func readFileArg(dir string, arg cty.Value) (string, cty.ValueMarks, error) {
 
 // fileArgError adds what to do to a refused path, and says only why when
 // the path is sensitive.
-func fileArgError(err error, marks cty.ValueMarks) error {
+func fileArgError(err error, marks cty.ValueMarks, confined bool) error {
 	if len(marks) > 0 {
 		why := "cannot be read"
 		var fe *safefile.Error
@@ -237,18 +241,21 @@ func fileArgError(err error, marks cty.ValueMarks) error {
 		}
 		return fmt.Errorf("the file at the sensitive path %s", why)
 	}
-	if errors.Is(err, safefile.ErrOutside) {
+	switch {
+	case errors.Is(err, safefile.ErrOutside) && confined:
+		return fmt.Errorf("%w: %s", err, confinedDetail)
+	case errors.Is(err, safefile.ErrOutside):
 		return fmt.Errorf("%w; write an absolute path to read files elsewhere", err)
 	}
 	return err
 }
 
-func fileFunc(dir string) function.Function {
+func fileFunc(dir, root string) function.Function {
 	return function.New(&function.Spec{
 		Params: []function.Parameter{pathParam},
 		Type:   function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			s, marks, err := readFileArg(dir, args[0])
+			s, marks, err := readFileArg(dir, root, args[0])
 			if err != nil {
 				return cty.UnknownVal(cty.String), err
 			}
@@ -261,12 +268,15 @@ func fileFunc(dir string) function.Function {
 // when nothing is there (a dangling symlink included), and an error for
 // anything else (a directory, a FIFO, a device) and for paths that leave
 // the stack directory, as file() would refuse them.
-func fileExistsFunc(dir string) function.Function {
+func fileExistsFunc(dir, root string) function.Function {
 	return function.New(&function.Spec{
 		Params: []function.Parameter{pathParam},
 		Type:   function.StaticReturnType(cty.Bool),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 			v, marks := args[0].Unmark()
+			if err := confinePath(root, v.AsString(), marks); err != nil {
+				return cty.UnknownVal(cty.Bool), function.NewArgError(0, err)
+			}
 			path, err := stackPath(v.AsString())
 			if err != nil {
 				return cty.UnknownVal(cty.Bool), function.NewArgError(0, err)
@@ -279,7 +289,7 @@ func fileExistsFunc(dir string) function.Function {
 			case errors.Is(err, fs.ErrNotExist):
 				return cty.False.WithMarks(marks), nil
 			case err != nil:
-				return cty.UnknownVal(cty.Bool), function.NewArgError(0, fileArgError(err, marks))
+				return cty.UnknownVal(cty.Bool), function.NewArgError(0, fileArgError(err, marks, root != ""))
 			}
 			return cty.True.WithMarks(marks), nil
 		},
@@ -289,7 +299,7 @@ func fileExistsFunc(dir string) function.Function {
 // templateFileFunc renders a template file with the given variables. The
 // template sees the stack's functions except templatefile itself, so a
 // template cannot recurse.
-func templateFileFunc(dir string, funcs map[string]function.Function) function.Function {
+func templateFileFunc(dir, root string, funcs map[string]function.Function) function.Function {
 	return function.New(&function.Spec{
 		Params: []function.Parameter{
 			pathParam,
@@ -297,7 +307,7 @@ func templateFileFunc(dir string, funcs map[string]function.Function) function.F
 		},
 		Type: function.StaticReturnType(cty.DynamicPseudoType),
 		Impl: func(args []cty.Value, _ cty.Type) (result cty.Value, err error) {
-			src, marks, err := readFileArg(dir, args[0])
+			src, marks, err := readFileArg(dir, root, args[0])
 			if err != nil {
 				return cty.DynamicVal, err
 			}

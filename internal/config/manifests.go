@@ -44,7 +44,7 @@ func (e *evaluator) manifestFiles(val cty.Value, expr hcl.Expression) ([]string,
 			}
 			st, err := stackDir(e.cfg.Dir).Stat(rel)
 			if err != nil {
-				return nil, bad(fileArgError(err, nil).Error() + ".")
+				return nil, bad(fileArgError(err, nil, e.root != "").Error() + ".")
 			}
 			if st.IsDir() {
 				continue

@@ -29,14 +29,14 @@ import (
 // Decryptions are kept for the life of the function (one evaluation), by
 // path and content, so that a file is decrypted once however many
 // expressions read it (a KMS key is a network call).
-func sopsFileFunc(dir string) function.Function {
+func sopsFileFunc(dir, root string) function.Function {
 	var mu sync.Mutex
 	cache := map[[32]byte][]byte{}
 	return function.New(&function.Spec{
 		Params: []function.Parameter{pathParam},
 		Type:   function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			src, marks, err := readFileArg(dir, args[0])
+			src, marks, err := readFileArg(dir, root, args[0])
 			if err != nil {
 				return cty.UnknownVal(cty.String), err
 			}

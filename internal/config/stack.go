@@ -218,7 +218,11 @@ type ReleaseInstance struct {
 	// a release whose newest record another stack wrote is otherwise left
 	// alone.
 	AdoptFromStack string
-	Labels         map[string]string
+	// Adopt takes over a release whose newest record no stack wrote (a
+	// helm install's) or that a stack let go (adopt): such a release is
+	// otherwise left alone.
+	Adopt  bool
+	Labels map[string]string
 	// Patches are applied to the rendered manifests, in order (patches).
 	Patches []Patch
 	// PostRenderer is Helm's exec post-renderer (post_renderer), run after

@@ -91,7 +91,7 @@ func TestBuiltBinaryLeaderKilled(t *testing.T) {
 	for _, name := range []string{"c1", "c2"} {
 		p := startBinary(t, bin, name,
 			"--kubeconfig", cluster.Kubeconfig(), "--namespace", ns, "--cache-dir", t.TempDir(),
-			"--metrics-address", "0", "--health-address", "0",
+			"--metrics-address", "0", "--health-address", "0", "--min-interval", testMinInterval.String(),
 			"--leader-elect", "--leader-election-namespace", ns,
 			"--lease-duration", lease.String(), "--renew-deadline", renew.String(), "--retry-period", retry.String())
 		procs[fmt.Sprintf("%s-%d", host, p.cmd.Process.Pid)] = p

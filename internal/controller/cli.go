@@ -103,6 +103,9 @@ type InstallRequest struct {
 	Image string
 	// Log receives a line per object applied.
 	Log io.Writer
+	// MinInterval is the shortest spec.interval the CRDs accept (0:
+	// DefaultMinInterval).
+	MinInterval time.Duration
 }
 
 // Install applies the CRD (and waits until it is established), the RBAC,
@@ -114,7 +117,7 @@ func Install(ctx context.Context, c client.Client, req InstallRequest) error {
 		docs = append(docs, deploy.Deployment)
 	}
 	for _, doc := range docs {
-		objs, err := decodeAll(doc)
+		objs, err := decodeAll(crdWithMinInterval(doc, req.MinInterval))
 		if err != nil {
 			return err
 		}

@@ -69,3 +69,9 @@ func retrying(st *v1alpha1.Stack, reason, msg string) {
 	setCond(st, CondReconciling, metav1.ConditionTrue, reason, msg)
 	removeCond(st, CondStalled)
 }
+
+// isStalled says whether the Stack is Stalled for reason.
+func isStalled(st *v1alpha1.Stack, reason string) bool {
+	c := meta.FindStatusCondition(st.Status.Conditions, CondStalled)
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == reason
+}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,43 +23,46 @@ import (
 // OCI charts with: the controller's, with the credentials of
 // spec.sourceSecretRef (a kubernetes.io/dockerconfigjson Secret) tried
 // first. The Secret's config is written to a file of tmpDir, mode 0600,
-// that cleanup removes; its content never appears in a message.
-func (r *reconciler) sourceResolver(ctx context.Context, st *v1alpha1.Stack, tmpDir string) (res *source.Resolver, cleanup func(), err error) {
+// that cleanup removes; its content never appears in a message. creds
+// names the credentials the resolver pulls with ("": the controller's
+// own), for the cache's per-tenant checks (pulled.go).
+func (r *reconciler) sourceResolver(ctx context.Context, st *v1alpha1.Stack, tmpDir string) (res *source.Resolver, creds string, cleanup func(), err error) {
 	ref := st.Spec.SourceSecretRef
 	if ref == nil {
-		return r.resolver, func() {}, nil
+		return r.resolver, "", func() {}, nil
 	}
 	where := fmt.Sprintf("spec.sourceSecretRef: v1 Secret %s/%s", st.Namespace, ref.Name)
 	var s corev1.Secret
 	if err := r.reader.Get(ctx, types.NamespacedName{Namespace: st.Namespace, Name: ref.Name}, &s); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, nil, &configError{msg: where + " not found"}
+			return nil, "", nil, &configError{msg: where + " not found"}
 		}
-		return nil, nil, fmt.Errorf("%s: %w", where, err)
+		return nil, "", nil, fmt.Errorf("%s: %w", where, err)
 	}
 	if s.Type != corev1.SecretTypeDockerConfigJson {
-		return nil, nil, &configError{msg: fmt.Sprintf("%s is of type %q, want %s (kubectl create secret docker-registry)", where, s.Type, corev1.SecretTypeDockerConfigJson)}
+		return nil, "", nil, &configError{msg: fmt.Sprintf("%s is of type %q, want %s (kubectl create secret docker-registry)", where, s.Type, corev1.SecretTypeDockerConfigJson)}
 	}
 	data := s.Data[corev1.DockerConfigJsonKey]
 	var probe struct {
 		Auths map[string]json.RawMessage `json:"auths"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil || len(probe.Auths) == 0 {
-		return nil, nil, &configError{msg: fmt.Sprintf("%s: key %s is not a Docker config with auths", where, corev1.DockerConfigJsonKey)}
+		return nil, "", nil, &configError{msg: fmt.Sprintf("%s: key %s is not a Docker config with auths", where, corev1.DockerConfigJsonKey)}
 	}
 	dir, err := os.MkdirTemp(tmpDir, "creds-*")
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	cleanup = func() { os.RemoveAll(dir) }
 	file := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(file, data, 0o600); err != nil {
 		cleanup()
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	c := *r.resolver
 	c.RegistryConfigs = append([]string{file}, r.resolver.RegistryConfigs...)
-	return &c, cleanup, nil
+	sum := sha256.Sum256(data)
+	return &c, fmt.Sprintf("%s/%s@%x", st.Namespace, ref.Name, sum[:12]), cleanup, nil
 }
 
 // credentialHint explains a registry's refusal in terms of the Stack.

@@ -169,7 +169,7 @@ func (r *reconciler) loadForDeletion(ctx context.Context, st *v1alpha1.Stack) (*
 			return nil, nil, err.Error()
 		}
 	}
-	res, dropCredentials, err := r.sourceResolver(ctx, st, tmpDir)
+	res, creds, dropCredentials, err := r.sourceResolver(ctx, st, tmpDir)
 	if err != nil {
 		return nil, nil, err.Error()
 	}
@@ -184,7 +184,7 @@ func (r *reconciler) loadForDeletion(ctx context.Context, st *v1alpha1.Stack) (*
 		}
 		return nil, nil, err.Error()
 	}
-	f, releaseCache, err := r.fetch(ctx, reg, stacksDir, adm.src)
+	f, releaseCache, err := r.fetch(ctx, reg, creds, stacksDir, adm.src)
 	if err != nil {
 		dropCredentials()
 		return nil, nil, "spec.source: " + err.Error()

@@ -97,7 +97,7 @@ func TestThreeProcessesTwoShardsLeaderKill(t *testing.T) {
 	const lease = 4 * time.Second
 	procs := map[string]*process{}
 	for _, p := range []struct{ id, shard string }{{"p1", "a"}, {"p2", "a"}, {"p3", "b"}} {
-		procs[p.id] = startProcess(t, controller.Options{
+		procs[p.id] = startProcess(t, controller.Options{MinInterval: testMinInterval,
 			Kubeconfig: cluster.Kubeconfig(), Namespace: ns, Shard: p.shard, Identity: p.id, CacheDir: t.TempDir(),
 			MetricsAddress: "0", HealthAddress: "0",
 			LeaderElect: true, LeaderElectionNamespace: ns, LeaseDuration: lease, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond,

@@ -29,7 +29,7 @@ func TestLeaderLostMidApplyLeavesNoPendingRecordNorLock(t *testing.T) {
 	push(t, reg, dir, "v1")
 	create(t, c, newStack(ns, "shop", "oci://"+reg.Host+"/stacks/app:v1", nil))
 
-	o := controller.Options{
+	o := controller.Options{MinInterval: testMinInterval,
 		Kubeconfig: cluster.Kubeconfig(), Namespace: ns, CacheDir: t.TempDir(),
 		MetricsAddress: "0", HealthAddress: "0", LeaderElectionNamespace: ns, Logger: logr.Discard(),
 		LeaderElect: true, Identity: "leader-1", LeaseDuration: 4 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 500 * time.Millisecond,

@@ -65,6 +65,10 @@ func runChild(spec string) int {
 
 var installOnce sync.Once
 
+// testMinInterval is the --min-interval of the tests' controllers and
+// the minimum of their CRD: Stacks here are planned seconds apart.
+const testMinInterval = time.Second
+
 // kube is a client of Stacks and the built-in types, with the CRD
 // installed.
 func kube(t *testing.T) client.Client {
@@ -74,7 +78,9 @@ func kube(t *testing.T) client.Client {
 		t.Fatal(err)
 	}
 	var ierr error
-	installOnce.Do(func() { ierr = controller.Install(context.Background(), c, controller.InstallRequest{}) })
+	installOnce.Do(func() {
+		ierr = controller.Install(context.Background(), c, controller.InstallRequest{MinInterval: testMinInterval})
+	})
 	if ierr != nil {
 		t.Fatal(ierr)
 	}
@@ -88,7 +94,7 @@ func startController(t *testing.T, ns string, mod func(*controller.Options)) {
 	o := controller.Options{
 		Kubeconfig: cluster.Kubeconfig(), Namespace: ns, CacheDir: t.TempDir(),
 		MetricsAddress: "0", HealthAddress: "0", LeaderElectionNamespace: ns,
-		Logger: logr.Discard(),
+		Logger: logr.Discard(), MinInterval: testMinInterval,
 	}
 	if mod != nil {
 		mod(&o)

@@ -22,7 +22,7 @@ import (
 // returns the function that stops it (and waits for it to end).
 func runController(t *testing.T, ns, cacheDir string) (stop func()) {
 	t.Helper()
-	o := controller.Options{
+	o := controller.Options{MinInterval: testMinInterval,
 		Kubeconfig: cluster.Kubeconfig(), Namespace: ns, CacheDir: cacheDir,
 		MetricsAddress: "0", HealthAddress: "0", LeaderElectionNamespace: ns,
 		Logger: logr.Discard(),

@@ -61,6 +61,9 @@ type Options struct {
 	Logger   logr.Logger
 	// Warnings receives the API servers' warnings (nil: discarded).
 	Warnings io.Writer
+	// MinInterval is the shortest interval a Stack or Pipeline is
+	// reconciled at, whatever its spec (0: DefaultMinInterval).
+	MinInterval time.Duration
 }
 
 // LeaseName is the leader election Lease of a shard.

@@ -80,7 +80,7 @@ type pipelineOutcome struct {
 }
 
 func (r *pipelineReconciler) reconcile(ctx context.Context, p *v1alpha1.Pipeline) pipelineOutcome {
-	interval := p.Spec.IntervalOrDefault()
+	interval := r.stacks.opts.pipelineInterval(p)
 	if p.Spec.Suspend {
 		pipelineReady(p, metav1.ConditionFalse, ReasonSuspended, "spec.suspend is true: nothing is promoted")
 		return pipelineOutcome{}
@@ -314,7 +314,7 @@ func olderPipelineOf(p *v1alpha1.Pipeline, all []v1alpha1.Pipeline, stack string
 func (r *pipelineReconciler) poll(ctx context.Context, p *v1alpha1.Pipeline) error {
 	l := p.Status.Latest
 	if l != nil && l.CheckedAt != nil && p.Status.ObservedGeneration == p.Generation &&
-		time.Since(l.CheckedAt.Time) < p.Spec.IntervalOrDefault() {
+		time.Since(l.CheckedAt.Time) < r.stacks.opts.pipelineInterval(p) {
 		return nil
 	}
 	repo, err := stacksource.ParseRepository(p.Spec.Source)
@@ -325,7 +325,7 @@ func (r *pipelineReconciler) poll(ctx context.Context, p *v1alpha1.Pipeline) err
 	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
 		return err
 	}
-	res, drop, err := r.stacks.sourceResolver(ctx, &v1alpha1.Stack{
+	res, _, drop, err := r.stacks.sourceResolver(ctx, &v1alpha1.Stack{
 		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace}, Spec: v1alpha1.StackSpec{SourceSecretRef: p.Spec.SourceSecretRef},
 	}, tmpDir)
 	if err != nil {
@@ -531,7 +531,7 @@ func (r *pipelineReconciler) stall(p *v1alpha1.Pipeline, reason, msg string) pip
 	setPipelineCond(p, CondReady, metav1.ConditionFalse, reason, msg)
 	setPipelineCond(p, CondStalled, metav1.ConditionTrue, reason, msg)
 	meta.RemoveStatusCondition(&p.Status.Conditions, CondReconciling)
-	return pipelineOutcome{requeue: p.Spec.IntervalOrDefault()}
+	return pipelineOutcome{requeue: r.stacks.opts.pipelineInterval(p)}
 }
 
 func pipelineReady(p *v1alpha1.Pipeline, status metav1.ConditionStatus, reason, msg string) {

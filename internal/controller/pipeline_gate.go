@@ -104,14 +104,14 @@ func (r *pipelineReconciler) withStackRun(ctx context.Context, st *v1alpha1.Stac
 			return gateResult{Failed: true, Output: err.Error()}
 		}
 	}
-	res, drop, err := sr.sourceResolver(ctx, st, tmpDir)
+	res, creds, drop, err := sr.sourceResolver(ctx, st, tmpDir)
 	if err != nil {
 		return gateResult{Failed: true, Output: err.Error()}
 	}
 	defer drop()
 	reg := sr.registry
 	reg.Resolver = res
-	fetched, release, err := sr.fetch(ctx, reg, stacksDir, st.Spec.Source)
+	fetched, release, err := sr.fetch(ctx, reg, creds, stacksDir, st.Spec.Source)
 	if err != nil {
 		return gateResult{Failed: true, Output: "spec.source: " + err.Error()}
 	}

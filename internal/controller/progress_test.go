@@ -28,7 +28,7 @@ func TestStatusDuringAndAfterApply(t *testing.T) {
   timeout = "8s"`), "v2")
 	src := "oci://" + reg.Host + "/stacks/app:"
 	create(t, c, newStack(ns, "shop", src+"v1", nil))
-	child := startProcess(t, controller.Options{
+	child := startProcess(t, controller.Options{MinInterval: testMinInterval,
 		Kubeconfig: cluster.Kubeconfig(), Namespace: ns, CacheDir: t.TempDir(),
 		MetricsAddress: "0", HealthAddress: "0", Identity: "first",
 	})

@@ -60,6 +60,10 @@ type reconciler struct {
 	// an older copy in the cache reads the Stack from the API server.
 	written stackVersions
 	cache   *cacheJanitor
+	// pulled are the artifacts each set of credentials has been served
+	// (pulled.go): the cache serves an artifact to others only after the
+	// registry served them its manifest.
+	pulled pulledBy
 	// runs are the applies and destroys under way: Run waits for them
 	// before it returns.
 	runs inflight
@@ -131,7 +135,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, err
 	}
-	interval := st.Spec.IntervalOrDefault().Duration
+	interval := r.interval(&st)
 	r.backoff.capAt(req, interval)
 	if !st.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, &st)
@@ -141,8 +145,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	orig := st.DeepCopy()
 	pctx, pr := withProgress(ctx, r.client, orig)
-	out := r.reconcile(pctx, &st)
+	var ws []warning
+	if msg := r.intervalWarning(&st); msg != "" {
+		ws = append(ws, warning{ReasonIntervalClamped, msg})
+	}
+	out := r.reconcile(pctx, &st, &ws)
 	pr.stop()
+	setWarnings(&st, ws)
 	if out.cacheFault {
 		r.backoff.capAt(req, min(interval, cacheFaultRetry))
 	}
@@ -188,8 +197,10 @@ type stackRun struct {
 	tmp     string
 }
 
-func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome {
-	interval := st.Spec.IntervalOrDefault().Duration
+// reconcile decides and acts; what in the spec works but should change
+// is added to ws.
+func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]warning) outcome {
+	interval := r.interval(st)
 	if err := st.Spec.DecodeError(); err != nil {
 		return r.stall(st, ReasonInvalid, err.Error()+" (the CRD's schema now rejects this: correct the Stack)")
 	}
@@ -216,7 +227,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 			return outcome{result: "error", err: errors.New(msg), cacheFault: true}
 		}
 	}
-	res, dropCredentials, err := r.sourceResolver(ctx, st, tmpDir)
+	res, creds, dropCredentials, err := r.sourceResolver(ctx, st, tmpDir)
 	if err != nil {
 		var ce *configError
 		if errors.As(err, &ce) {
@@ -233,7 +244,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 	}
 	pulling(ctx, st.Spec.Source)
 	t := time.Now()
-	f, releaseCache, err := r.fetch(ctx, reg, stacksDir, adm.src)
+	f, releaseCache, err := r.fetch(ctx, reg, creds, stacksDir, adm.src)
 	r.metrics.duration.WithLabelValues("fetch").Observe(time.Since(t).Seconds())
 	if err != nil {
 		fault := r.cacheFault(err)
@@ -251,6 +262,9 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 	cfg, diags := config.LoadDir(f.Dir)
 	if diags.HasErrors() {
 		return r.stall(st, ReasonInvalid, diagText(diags, cfg))
+	}
+	if msg := sensitiveVarsWarning(st, cfg.Variables); msg != "" {
+		*ws = append(*ws, warning{ReasonSensitiveVars, msg})
 	}
 	in, err := readInputs(ctx, r.reader, st, f.Digest, cfg.Variables, tmpDir)
 	if err != nil {
@@ -277,7 +291,15 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 	sameInputs := p != nil && p.Inputs == in.hash
 	due := !sameInputs || p.CreatedAt == nil || time.Since(p.CreatedAt.Time) >= interval
 	pending := sameInputs && p.HasChanges && st.Status.LastAppliedPlan != p.Digest
+	// A plan refused for releases this stack may not change is never
+	// applied: it is planned again when due (another stack may have let
+	// the releases go, or the stack say adopt = true).
+	refused := pending && st.Status.LastFailedPlan == p.Digest && isStalled(st, ReasonInvalid)
 	switch {
+	case refused && !due:
+		return outcome{result: "error", requeue: interval - time.Since(p.CreatedAt.Time)}
+	case refused:
+		// planned again below
 	case pending && mayApply(st, p):
 		return r.apply(ctx, sr, p.Digest, p.DriftOnly, 0)
 	case pending && !due:
@@ -304,15 +326,20 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 func (r *reconciler) runOptions(st *v1alpha1.Stack, f *stacksource.Fetched, in *inputs) run.Options {
 	_, chartsDir, _ := r.dirs()
 	return run.Options{
-		Source: run.Source{Dir: f.Dir, Variables: in.vars, Environment: st.Spec.Environment},
+		// Confined: the stack reads only its artifact's files, and its
+		// cluster blocks only the kubeconfigs of spec.clusters.
+		Source: run.Source{Dir: f.Dir, Root: f.Root, Variables: in.vars, Environment: st.Spec.Environment},
 		Clusters: run.ClusterOptions{
-			Kubeconfig: r.opts.Kubeconfig, Context: r.opts.Context, Kubeconfigs: in.kubeconfigs,
+			Kubeconfig: r.opts.Kubeconfig, Context: r.opts.Context, Kubeconfigs: in.kubeconfigs, Confined: true,
 			QPS: r.opts.QPS, Burst: r.opts.Burst, StorageDriver: "secret", Warnings: r.opts.Warnings, Budget: r.budget,
 			Traffic: r.traffic, Connections: r.conns,
 		},
 		ChartCache:  chartsDir,
 		Parallelism: r.opts.Parallelism,
-		Announce:    func(msg string) { r.event(st, corev1.EventTypeNormal, "Announce", "Lock", in.redact(msg)) },
+		// Its records name the Stack's namespace; releases another
+		// namespace's Stack wrote are never taken over.
+		StackNamespace: st.Namespace,
+		Announce:       func(msg string) { r.event(st, corev1.EventTypeNormal, "Announce", "Lock", in.redact(msg)) },
 	}
 }
 
@@ -393,9 +420,10 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 		setCond(st, CondDrifted, metav1.ConditionFalse, ReasonNoDrift, "no object changed outside convoy")
 	}
 	if foreign != nil {
-		return r.stall(st, ReasonInvalid, foreign.Error())
+		st.Status.LastFailedPlan = digest
+		return r.stall(st, ReasonInvalid, message(foreign, p, sr.in))
 	}
-	interval := st.Spec.IntervalOrDefault().Duration
+	interval := r.interval(st)
 	if !p.HasChanges() {
 		st.Status.LastError, st.Status.LastFailedPlan = "", ""
 		clearRetries(st)
@@ -529,7 +557,7 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		if ps == nil || ps.Digest != digest {
 			ps = &v1alpha1.PlanStatus{Digest: digest, Summary: p.Summary().String()}
 		}
-		return r.policyDenied(sr, ps, pe.Policies, st.Spec.IntervalOrDefault().Duration)
+		return r.policyDenied(sr, ps, pe.Policies, r.interval(st))
 	case errors.As(err, &se):
 		msg := sr.in.redact(fmt.Sprintf("plan %s is stale, planning again: %s", digest, se.Error()))
 		r.event(st, corev1.EventTypeNormal, ReasonStale, "Apply", msg)
@@ -575,7 +603,7 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		r.event(st, corev1.EventTypeNormal, ReasonApplied, "Apply", msg)
 	}
 	ready(st, metav1.ConditionTrue, ReasonApplied, msg)
-	return outcome{result: "applied", requeue: st.Spec.IntervalOrDefault().Duration}
+	return outcome{result: "applied", requeue: r.interval(st)}
 }
 
 // stepErrors joins the failed steps' errors, one line per release.
@@ -664,7 +692,7 @@ func (r *reconciler) stall(st *v1alpha1.Stack, reason, msg string) outcome {
 	st.Status.LastError = msg
 	stalled(st, reason, msg)
 	r.event(st, corev1.EventTypeWarning, reason, "Reconcile", msg)
-	return outcome{result: "error", requeue: st.Spec.IntervalOrDefault().Duration}
+	return outcome{result: "error", requeue: r.interval(st)}
 }
 
 // message renders an error for status and events: diagnostics with

@@ -79,7 +79,7 @@ func (r *reconciler) applyFailed(sr *stackRun, p *plan.Plan, digest string, err 
 		return r.stall(st, ReasonApplyFailed, fmt.Sprintf("apply of plan %s failed %d times (spec.retry.attempts is %d): not tried again until the source, the variables or the spec change: %s",
 			digest, n, attempts, msg))
 	}
-	wait := retryDelay(backoff, st.Spec.IntervalOrDefault().Duration, n)
+	wait := retryDelay(backoff, r.interval(st), n)
 	st.Status.NextRetryTime = &metav1.Time{Time: time.Now().Add(wait)}
 	full := fmt.Sprintf("apply of plan %s failed (attempt %d of %d), tried again in %s: %s", digest, n, attempts+1, wait, msg)
 	retrying(st, ReasonApplyFailed, full)
@@ -100,7 +100,7 @@ func (r *reconciler) retryGate(sr *stackRun) (outcome, bool) {
 		return outcome{}, false
 	}
 	attempts, _ := retryPolicy(&st.Spec)
-	interval := st.Spec.IntervalOrDefault().Duration
+	interval := r.interval(st)
 	if int(st.Status.Failures) > attempts {
 		return outcome{result: "stalled", requeue: interval}, true
 	}

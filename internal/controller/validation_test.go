@@ -86,11 +86,11 @@ func TestABadStackStopsNoOther(t *testing.T) {
 
 	// The schema as it was: any interval.
 	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "stacks.convoy.dev"}}
-	loosen := client.RawPatch(types.JSONPatchType, []byte(`[{"op": "remove", "path": "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/interval/pattern"}]`))
+	loosen := client.RawPatch(types.JSONPatchType, []byte(`[{"op": "remove", "path": "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/interval/pattern"}, {"op": "remove", "path": "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/interval/x-kubernetes-validations"}]`))
 	if err := c.Patch(ctx, crd, loosen); err != nil {
 		t.Fatal(err)
 	}
-	restore := func() error { return controller.Install(ctx, c, controller.InstallRequest{}) }
+	restore := func() error { return controller.Install(ctx, c, controller.InstallRequest{MinInterval: time.Second}) }
 	t.Cleanup(func() {
 		if err := restore(); err != nil {
 			t.Errorf("restore the CRD: %v", err)

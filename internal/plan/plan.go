@@ -149,6 +149,11 @@ type ReleaseChange struct {
 	// Adopt: the release block's adopt_from_stack names Owner, and apply
 	// takes the release over from it.
 	Adopt bool `json:",omitempty"`
+	// Takeover is set when the release's newest record was not written by
+	// this stack and no other stack owns it now (helm's, or let go), or
+	// when another namespace's Stack wrote it: who wrote it and whether
+	// apply may take it over (ownership.go).
+	Takeover *Takeover `json:",omitempty"`
 	// Conflicts are objects the release would apply that another Helm
 	// release owns: apply refuses the release (it would fail on them).
 	Conflicts []ObjectConflict `json:",omitempty"`

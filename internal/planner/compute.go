@@ -33,6 +33,10 @@ const DefaultParallelism = 20
 // Input is what Compute plans.
 type Input struct {
 	Stack *config.Stack
+	// StackNamespace is the namespace of the controller's Stack that
+	// plans ("": the CLI): a release another namespace's Stack wrote is
+	// never taken over (ownership.go).
+	StackNamespace string
 	// Order is the topological order of the stack's release instances
 	// (Stack.Graph().TopologicalOrder() when nil).
 	Order []config.ReleaseInstanceAddr

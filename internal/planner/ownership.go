@@ -49,27 +49,57 @@ func (c *computer) observe(ctx context.Context, eng *release.Engine, namespace, 
 	return out, &plan.Interrupted{RunID: run, Revision: last.Version, Status: string(last.Info.Status)}, nil
 }
 
-// ownership notes who owns a release whose newest record another stack
-// wrote: apply refuses to change it, unless the release block adopts it
-// from that stack. Releases without a stack label (made by helm) follow
-// the object adoption rules alone.
+// ownership notes who owns a release whose newest record this stack did
+// not write. Another stack's: apply refuses to change it unless the
+// release block adopts it from that stack (adopt_from_stack). No stack's
+// (a helm install, or let go by a stack that is gone): apply refuses
+// unless the release block says adopt = true, or a stack let it go (a
+// removed block with destroy = false, a Stack deleted without prune). In
+// the controller (Input.StackNamespace), a release another namespace's
+// Stack wrote or let go is never taken over.
 func (c *computer) ownership(rc *plan.ReleaseChange, inst *config.ReleaseInstance, last *release.Release) {
 	if last == nil || last.Info.Status == release.StatusUninstalled {
 		return
 	}
-	owner := last.Labels[release.StackLabel]
-	if owner == "" || owner == c.in.Stack.ID() {
+	owner, ns, letGo := last.Labels[release.StackLabel], last.Labels[release.StackNamespaceLabel], last.Labels[release.LetGoLabel]
+	mine := c.in.StackNamespace
+	otherNamespace := mine != "" && ns != "" && ns != mine
+	if owner == c.in.Stack.ID() && !otherNamespace {
 		return
 	}
-	rc.Owner, rc.Adopt = owner, inst.AdoptFromStack == owner
-	switch {
-	case rc.Adopt:
-		rc.Warnings = append(rc.Warnings, fmt.Sprintf("taken over from stack %q (adopt_from_stack): from revision %d on, this stack owns it", owner, last.Version+1))
-	case inst.AdoptFromStack != "":
-		rc.Warnings = append(rc.Warnings, fmt.Sprintf("owned by stack %q, not %q (adopt_from_stack): apply refuses to change it", owner, inst.AdoptFromStack))
-	default:
-		rc.Warnings = append(rc.Warnings, fmt.Sprintf("owned by stack %q (revision %d): apply refuses to change it; adopt_from_stack = %q in its release block takes it over", owner, last.Version, owner))
+	if owner != "" && !otherNamespace {
+		rc.Owner, rc.Adopt = owner, inst.AdoptFromStack == owner
+		switch {
+		case rc.Adopt && mine != "" && ns == "":
+			// A CLI's stack: its namespace is not known to be this one.
+			rc.Owner, rc.Adopt = "", false
+			rc.Takeover = &plan.Takeover{Stack: owner, Refusal: fmt.Sprintf("a Stack takes over only releases a Stack of its namespace (%s) wrote", mine)}
+			rc.Warnings = append(rc.Warnings, rc.Takeover.String())
+		case rc.Adopt:
+			rc.Warnings = append(rc.Warnings, fmt.Sprintf("taken over from stack %q (adopt_from_stack): from revision %d on, this stack owns it", owner, last.Version+1))
+		case inst.AdoptFromStack != "":
+			rc.Warnings = append(rc.Warnings, fmt.Sprintf("owned by stack %q, not %q (adopt_from_stack): apply refuses to change it", owner, inst.AdoptFromStack))
+		default:
+			rc.Warnings = append(rc.Warnings, fmt.Sprintf("owned by stack %q (revision %d): apply refuses to change it; adopt_from_stack = %q in its release block takes it over", owner, last.Version, owner))
+		}
+		return
 	}
+	t := &plan.Takeover{Stack: owner, Namespace: ns}
+	if owner == "" {
+		t.Stack, t.LetGo = letGo, letGo != ""
+	}
+	switch {
+	case otherNamespace:
+		t.Refusal = fmt.Sprintf("a Stack of namespace %s never takes over a release a Stack of another namespace wrote", mine)
+	case t.LetGo && (mine == "" || ns == mine):
+		// A stack of this namespace let it go (or, for the CLI, any
+		// stack): the documented way of moving a release between stacks.
+		t.Allowed = true
+	default:
+		t.Allowed = inst.Adopt
+	}
+	rc.Takeover = t
+	rc.Warnings = append(rc.Warnings, t.String())
 }
 
 // conflictOwners names the stack that owns each release owning one of the

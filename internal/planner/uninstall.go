@@ -111,8 +111,15 @@ func (c *computer) destroy(ctx context.Context, inst *config.ReleaseInstance) (*
 	if last.Info.Status == release.StatusUninstalled {
 		return noop, nil
 	}
-	if owner := last.Labels[release.StackLabel]; owner != "" && owner != c.in.Stack.ID() {
-		noop.Warnings = append(noop.Warnings, fmt.Sprintf("revision %d belongs to stack %q: destroy leaves it alone", last.Version, owner))
+	// What apply would not take over, destroy leaves alone.
+	probe := &plan.ReleaseChange{}
+	c.ownership(probe, inst, last)
+	switch {
+	case probe.Owner != "":
+		noop.Warnings = append(noop.Warnings, fmt.Sprintf("revision %d belongs to stack %q: destroy leaves it alone", last.Version, probe.Owner))
+		return noop, nil
+	case probe.Takeover != nil && !probe.Takeover.Allowed:
+		noop.Warnings = append(noop.Warnings, fmt.Sprintf("revision %d: %s: destroy leaves it alone", last.Version, probe.Takeover.By()))
 		return noop, nil
 	}
 	rc, err := c.uninstall(ctx, eng, noop.Cluster, last)

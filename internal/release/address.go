@@ -30,7 +30,7 @@ func (e *Engine) Disown(ctx context.Context, namespace, name, stack string) erro
 	}
 	for _, r := range list.Items {
 		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-			"labels":          map[string]any{StackLabel: nil, AddressLabel: nil},
+			"labels":          map[string]any{StackLabel: nil, AddressLabel: nil, LetGoLabel: stack},
 			"resourceVersion": r.ResourceVersion,
 		}})
 		if err != nil {

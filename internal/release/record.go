@@ -43,6 +43,17 @@ const ApplyMethodSSA = "ssa"
 // upgrades or uninstalls it (helm ignores the label).
 const StackLabel = "convoy.dev/stack"
 
+// StackNamespaceLabel marks a release record with the namespace of the
+// controller's Stack object that wrote it (absent: written by the CLI).
+// Disown leaves it: a release let go by a Stack still says whose it was.
+const StackNamespaceLabel = "convoy.dev/stack-namespace"
+
+// LetGoLabel marks the records of a release that a stack let go (Disown:
+// a removed block with destroy = false, a Stack deleted without prune)
+// with that stack: another stack takes it over without adopt = true; a
+// release no stack wrote needs it.
+const LetGoLabel = "convoy.dev/let-go-by"
+
 // Release is one revision of a release, in Helm's v1 record format: the
 // JSON field names (and order) match helm.sh/helm/v4/pkg/release/v1.Release.
 type Release struct {

@@ -358,7 +358,7 @@ func renderAtApply(o Options, ls *Loaded, p *plan.Plan, rc *plan.ReleaseChange, 
 		if err != nil {
 			return nil, red.Err(err)
 		}
-		req := ReleaseRequest(st.ID(), r)
+		req := o.releaseRequest(st.ID(), r)
 		req.RunID, req.Redact = runID, red
 		req.Replace, req.Note, req.Leftovers = planner.ReplacesOf(rc), recordNote(p, rc, note), planner.LeftoversOf(rc)
 		prep, err := eng.Prepare(ctx, req)

@@ -30,8 +30,12 @@ type ClusterOptions struct {
 	// name, with the file's current context (the controller's kubeconfig
 	// Secrets).
 	Kubeconfigs map[string]string
-	QPS         float32
-	Burst       int
+	// Confined refuses cluster blocks that name a kubeconfig or context
+	// of their own without a Kubeconfigs entry: the files and contexts
+	// of the process (the controller's) are not the stack's.
+	Confined bool
+	QPS      float32
+	Burst    int
 	// StorageDriver is where release records live: secret or configmap.
 	StorageDriver string
 	// Observer receives the release engines' steps (nil: none).
@@ -174,8 +178,12 @@ func (c *Clusters) restConfig(spec *config.ClusterSpec) (*rest.Config, error) {
 	if spec != nil {
 		path = cmp.Or(spec.Kubeconfig, path)
 		ctxName = cmp.Or(spec.Context, ctxName)
-		if p, ok := c.opts.Kubeconfigs[spec.Name]; ok {
+		p, given := c.opts.Kubeconfigs[spec.Name]
+		switch {
+		case given:
 			path, ctxName = p, ""
+		case c.opts.Confined && (spec.Kubeconfig != "" || spec.Context != ""):
+			return nil, fmt.Errorf("%s: its kubeconfig and context are the controller's own, which a stack may not use: give the cluster's kubeconfig in spec.clusters (a Secret of the Stack's namespace)", clusterDescription(spec))
 		}
 	}
 	cfg, err := LoadKubeconfig(path, ctxName)

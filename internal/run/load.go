@@ -29,6 +29,10 @@ type Source struct {
 	// PolicyPaths are policy files and directories from outside the stack
 	// (--policy, CONVOY_POLICY_PATH), collected at the edge.
 	PolicyPaths []string
+	// Root, when set, confines every path the stack names to this
+	// directory, which holds Dir (config.EvalOptions.Root): the
+	// controller sets its pulled artifact. "": the CLI's rules.
+	Root string
 }
 
 // Loaded is a stack loaded, evaluated and ordered.
@@ -101,7 +105,7 @@ func Load(ctx context.Context, src Source, level LoadLevel) (*Loaded, error) {
 	}
 	auto, d := config.ReadAutoVarFiles(cfg.Dir)
 	diags = append(diags, d...)
-	ls.opts = config.EvalOptions{Variables: append(auto, src.Variables...), Environment: src.Environment}
+	ls.opts = config.EvalOptions{Variables: append(auto, src.Variables...), Environment: src.Environment, Root: src.Root}
 	st, d := config.Evaluate(ctx, cfg, ls.opts)
 	diags = append(diags, d...)
 	ls.Stack = st

@@ -112,25 +112,26 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		charts = charts.WithPinned(req.pinned)
 	}
 	p, err := planner.Compute(ctx, planner.Input{
-		Stack:       st,
-		Order:       ls.Order,
-		Engine:      cl.Engine,
-		Charts:      charts,
-		Targets:     targets,
-		Selectors:   req.Selectors,
-		IncludeDeps: req.IncludeDeps,
-		Parallelism: o.parallelism(),
-		ConfigHash:  hash,
-		Destroy:     req.Destroy,
-		Interrupted: interrupted,
-		Refresh:     req.Refresh,
-		Stats:       req.Stats,
-		Observe:     req.Observe,
-		Live:        o.liveReads(),
+		Stack:          st,
+		StackNamespace: o.StackNamespace,
+		Order:          ls.Order,
+		Engine:         cl.Engine,
+		Charts:         charts,
+		Targets:        targets,
+		Selectors:      req.Selectors,
+		IncludeDeps:    req.IncludeDeps,
+		Parallelism:    o.parallelism(),
+		ConfigHash:     hash,
+		Destroy:        req.Destroy,
+		Interrupted:    interrupted,
+		Refresh:        req.Refresh,
+		Stats:          req.Stats,
+		Observe:        req.Observe,
+		Live:           o.liveReads(),
 		// Policies over objects see the objects of unchanged releases too.
 		PolicyObjects: ls.Policies.ReadsObjects(),
 		Request: func(r *resolve.Release) *release.Request {
-			return ReleaseRequest(st.ID(), r)
+			return o.releaseRequest(st.ID(), r)
 		},
 		Outputs: OutputsFrom,
 	})

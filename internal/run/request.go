@@ -10,6 +10,16 @@ import (
 	"github.com/convoy-sh/convoy/internal/resolve"
 )
 
+// releaseRequest is ReleaseRequest for a run of o: the controller's
+// records also name the Stack's namespace (release.StackNamespaceLabel).
+func (o Options) releaseRequest(stack string, r *resolve.Release) *release.Request {
+	req := ReleaseRequest(stack, r)
+	if o.StackNamespace != "" {
+		req.Labels[release.StackNamespaceLabel] = o.StackNamespace
+	}
+	return req
+}
+
 // ReleaseRequest turns a resolved release of stack into the release
 // engine's request, its records labelled with the stack
 // (release.StackLabel).

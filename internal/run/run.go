@@ -30,6 +30,11 @@ type Options struct {
 	// LockTiming is the stack lock's (zero: LockDuration, renewed every
 	// third of it); tests shorten it.
 	LockTiming LockTiming
+	// StackNamespace is the namespace of the controller's Stack object
+	// that runs the stack ("": the CLI). Its records carry it
+	// (release.StackNamespaceLabel), and the plan refuses to take over
+	// releases another namespace's Stack wrote (planner.Input).
+	StackNamespace string
 }
 
 // announce tells o.Announce, if any.

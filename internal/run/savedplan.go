@@ -121,7 +121,7 @@ func savedPlanSource(given Source, f *SavedPlan) (src Source, cleanup func(), er
 			return Source{}, cleanup, fmt.Errorf("the plan in %s: %w", path, err)
 		}
 	}
-	src = Source{Dir: o.Dir, Environment: f.Plan.Environment, Variables: o.Variables}
+	src = Source{Dir: o.Dir, Environment: f.Plan.Environment, Variables: o.Variables, Root: given.Root}
 	if _, err := os.Stat(o.Dir); errors.Is(err, fs.ErrNotExist) && f.Stack != nil {
 		tmp, err := os.MkdirTemp("", "convoy-plan-stack-")
 		if err != nil {
@@ -133,6 +133,9 @@ func savedPlanSource(given Source, f *SavedPlan) (src Source, cleanup func(), er
 			return Source{}, cleanup, fmt.Errorf("the plan in %s: %w", path, err)
 		}
 		src.Dir = dir
+		if src.Root != "" {
+			src.Root = tmp // the snapshot is the artifact now
+		}
 		cleanup = func() { os.RemoveAll(tmp) }
 	}
 	return src, cleanup, nil

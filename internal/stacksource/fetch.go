@@ -22,6 +22,9 @@ const maxManifest = 4 << 20
 type Fetched struct {
 	// Dir is the stack directory.
 	Dir string
+	// Root is the artifact unpacked: Dir and the charts packed beside it
+	// (../charts/api) are under it.
+	Root string
 	// Digest is the artifact's manifest digest.
 	Digest string
 	// Ref is the reference fetched, pinned to Digest.
@@ -30,13 +33,14 @@ type Fetched struct {
 
 // Fetch returns the stack of ref unpacked in the cache directory, pulling
 // it unless the cache has its digest already. A reference with a digest
-// that the cache holds needs no registry at all.
+// that the cache holds needs no registry at all, unless reg.Recheck: then
+// its manifest is fetched (and its digest checked) first.
 func Fetch(ctx context.Context, reg Registry, cacheDir, refText string) (*Fetched, error) {
 	ref, err := ParseRef(refText)
 	if err != nil {
 		return nil, err
 	}
-	if ref.Digest != "" {
+	if ref.Digest != "" && !reg.Recheck {
 		if f, ok := cached(cacheDir, ref); ok {
 			return f, nil
 		}
@@ -118,7 +122,8 @@ func cached(cacheDir string, ref Ref) (*Fetched, bool) {
 	if err != nil || checkName(string(sp), true) != nil {
 		return nil, false
 	}
-	return &Fetched{Dir: filepath.Join(dir, "tree", filepath.FromSlash(string(sp))), Digest: ref.Digest, Ref: ref}, true
+	tree := filepath.Join(dir, "tree")
+	return &Fetched{Dir: filepath.Join(tree, filepath.FromSlash(string(sp))), Root: tree, Digest: ref.Digest, Ref: ref}, true
 }
 
 // unpack extracts the archive into a fresh directory of the cache and

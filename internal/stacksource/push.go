@@ -31,6 +31,11 @@ type Registry struct {
 	// files. They are secrets: never in errors.
 	Username, Password string
 	Limits             Limits
+	// Recheck serves a digest the cache holds only once the registry has
+	// served its manifest (of that digest) to this Registry's
+	// credentials: a cache shared by tenants (the controller's) must not
+	// give one what only another's credentials could pull.
+	Recheck bool
 }
 
 func (r Registry) repository(ref Ref) (*remote.Repository, error) {

@@ -213,8 +213,13 @@ func (res *Result) release(n release.Newest, label string, opts Options, repos m
 		}
 		b.WriteString("  }\n")
 	}
-	if owner := r.Labels[release.StackLabel]; owner != "" && owner != opts.StackName {
+	switch owner := r.Labels[release.StackLabel]; {
+	case owner != "" && owner != opts.StackName:
 		fmt.Fprintf(&b, "  adopt_from_stack = %s\n", hclString(owner))
+	case owner == "":
+		// No stack wrote it (helm did, or a stack let it go): the stack
+		// takes it over only when it says so.
+		b.WriteString("  adopt            = true\n")
 	}
 	b.WriteString(comment("  ", "wait and timeout: Helm's records do not say whether it waited; convoy waits\nfor readiness by default (wait = true, timeout = \"5m\")."))
 	b.WriteString(comment("  ", "depends_on: the cluster does not say which releases this one needs first;\nadd them by hand, e.g. depends_on = [release.db]."))

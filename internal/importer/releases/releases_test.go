@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -339,4 +340,23 @@ func FuzzGenerate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A release no stack wrote (helm's) is imported with adopt = true: the
+// stack takes it over only when it says so; one of this stack's or
+// another's is not.
+func TestGenerateAdoptsHelmReleases(t *testing.T) {
+	helm := record("helm", release.StatusDeployed, webChart(), nil)
+	owned := record("owned", release.StatusDeployed, webChart(), nil)
+	owned.Release.Labels = map[string]string{release.StackLabel: "team"}
+	res := Generate([]release.Newest{helm, owned}, Options{StackName: "here"})
+	parse(t, res)
+	stack := string(res.Files["stack.hcl"])
+	blocks := strings.Split(stack, "release \"")
+	for _, b := range blocks[1:] {
+		name, _, _ := strings.Cut(b, "\"")
+		if got, want := regexp.MustCompile(`(?m)^  adopt +=`).MatchString(b), name == "helm"; got != want {
+			t.Errorf("release %s: adopt = true written: %v, want %v:\n%s", name, got, want, b)
+		}
+	}
 }

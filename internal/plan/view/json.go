@@ -67,9 +67,12 @@ type jsonRelease struct {
 	Observed        jsonObserved  `json:"observed"`
 	// Owner, Adopt, Refused: another stack owns the release (see
 	// plan.ReleaseChange).
-	Owner       string           `json:"owner_stack,omitempty"`
-	Adopt       bool             `json:"adopt,omitempty"`
-	Refused     bool             `json:"refused,omitempty"`
+	Owner   string `json:"owner_stack,omitempty"`
+	Adopt   bool   `json:"adopt,omitempty"`
+	Refused bool   `json:"refused,omitempty"`
+	// Takeover: no stack owns the release now, or another namespace's
+	// Stack wrote it (plan.Takeover).
+	Takeover    *jsonTakeover    `json:"takeover,omitempty"`
 	Interrupted *jsonInterrupted `json:"interrupted,omitempty"`
 	Impact      *jsonImpact      `json:"impact,omitempty"`
 	// ClaimExpansions are the claims apply resizes (expand_claims).
@@ -219,6 +222,9 @@ func JSON(w io.Writer, p *plan.Plan) error {
 			Observed: jsonObserved{LastRevision: r.Observed.LastRevision, LastStatus: r.Observed.LastStatus},
 			Owner:    r.Owner, Adopt: r.Adopt, Refused: r.Refused(),
 		}
+		if t := r.Takeover; t != nil {
+			jr.Takeover = &jsonTakeover{By: t.By(), Stack: t.Stack, StackNamespace: t.Namespace, LetGo: t.LetGo, Allowed: t.Allowed, Refusal: t.Refusal}
+		}
 		if pf := r.PromotedFrom; pf != nil {
 			jr.PromotedFrom = &jsonPromoted{Environment: pf.Environment, Name: pf.Name, Namespace: pf.Namespace, Cluster: pf.Cluster, Revision: pf.Revision, ChartDigest: pf.ChartDigest}
 		}
@@ -334,4 +340,14 @@ type jsonClaimExpansion struct {
 	StorageClass string `json:"storage_class"`
 	From         string `json:"from"`
 	To           string `json:"to"`
+}
+
+// jsonTakeover is plan.Takeover.
+type jsonTakeover struct {
+	By             string `json:"by"`
+	Stack          string `json:"stack,omitempty"`
+	StackNamespace string `json:"stack_namespace,omitempty"`
+	LetGo          bool   `json:"let_go,omitempty"`
+	Allowed        bool   `json:"allowed,omitempty"`
+	Refusal        string `json:"refusal,omitempty"`
 }

@@ -150,6 +150,8 @@ func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange, detail Detail) {
 	switch {
 	case r.Refused() && r.Owner != "" && !r.Adopt:
 		fmt.Fprintf(b, "  ! %s (refused: owned by stack %q) namespace %s", r.Addr, r.Owner, r.Namespace)
+	case r.Refused() && r.Takeover != nil && !r.Takeover.Allowed:
+		fmt.Fprintf(b, "  ! %s (refused: %s) namespace %s", r.Addr, r.Takeover.By(), r.Namespace)
 	case r.Refused():
 		fmt.Fprintf(b, "  ! %s (refused: %d %s owned by other releases) namespace %s", r.Addr, len(r.Conflicts), plural(len(r.Conflicts), "object", "objects"), r.Namespace)
 	case r.Adopt:

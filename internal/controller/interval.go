@@ -1,0 +1,74 @@
+package controller
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+
+	"github.com/convoy-sh/convoy/api/v1alpha1"
+)
+
+// DefaultMinInterval is the shortest interval a Stack or Pipeline is
+// reconciled at (--min-interval), and the minimum the CRDs' schema
+// accepts unless installed with another (convoy controller install
+// --min-interval).
+const DefaultMinInterval = time.Minute
+
+// minInterval is the controller's --min-interval.
+func (o Options) minInterval() time.Duration {
+	if o.MinInterval > 0 {
+		return o.MinInterval
+	}
+	return DefaultMinInterval
+}
+
+// clampInterval is the interval a spec asks for, never less than min.
+// clamped says the spec asked for less.
+func clampInterval(spec, min time.Duration) (d time.Duration, clamped bool) {
+	if spec < min {
+		return min, true
+	}
+	return spec, false
+}
+
+// interval is how often the Stack is planned: its spec's interval, at
+// least --min-interval, whatever the spec says (a Stack stored before the
+// CRD had a minimum, or a CRD installed with a lower one).
+func (r *reconciler) interval(st *v1alpha1.Stack) time.Duration {
+	d, _ := clampInterval(st.Spec.IntervalOrDefault().Duration, r.opts.minInterval())
+	return d
+}
+
+// intervalWarning says so when the Stack's interval is clamped ("": it is
+// not).
+func (r *reconciler) intervalWarning(st *v1alpha1.Stack) string {
+	spec := st.Spec.IntervalOrDefault().Duration
+	d, clamped := clampInterval(spec, r.opts.minInterval())
+	if !clamped {
+		return ""
+	}
+	return fmt.Sprintf("spec.interval %s is shorter than the controller's --min-interval: planned every %s", spec, d)
+}
+
+// pipelineInterval is the Pipeline's interval, at least --min-interval.
+func (o Options) pipelineInterval(p *v1alpha1.Pipeline) time.Duration {
+	d, _ := clampInterval(p.Spec.IntervalOrDefault(), o.minInterval())
+	return d
+}
+
+// minIntervalRule is the CRDs' rule on interval as deploy/crd writes it
+// (after a check that the value is a duration: the pattern refuses
+// others, and a stored one must not fail every write with a CEL error).
+const (
+	minIntervalRule    = "duration(self) >= duration('1m')"
+	minIntervalMessage = "the minimum of 1m"
+)
+
+// crdWithMinInterval is a CRD whose interval rule has another minimum.
+func crdWithMinInterval(doc []byte, min time.Duration) []byte {
+	if min <= 0 || min == DefaultMinInterval {
+		return doc
+	}
+	doc = bytes.ReplaceAll(doc, []byte(minIntervalRule), fmt.Appendf(nil, "duration(self) >= duration('%s')", min))
+	return bytes.ReplaceAll(doc, []byte(minIntervalMessage), fmt.Appendf(nil, "the minimum of %s", min))
+}
