@@ -106,6 +106,13 @@ type Request struct {
 	// one lacks, those that still carry the release's ownership. Not
 	// saved with a plan: the run that applies sets it.
 	Leftovers []kube.Ref `json:"-"`
+	// Health judges the release's custom resources while it waits (its
+	// health_check blocks, compiled); nil: kstatus's rules for every
+	// kind. Not saved with a plan: the run that applies sets it.
+	Health kube.Health `json:"-"`
+	// CRDs is what the deploy does with the chart's crds/ (the zero
+	// value: CRDsCreate, Helm's behaviour).
+	CRDs CRDPolicy `json:",omitempty"`
 	// Note is added to the description of the revision a successful
 	// deploy records ("Upgrade complete (policies allowed: x)"): what the
 	// run overrode. Not saved with a plan: the run that applies sets it.
@@ -163,7 +170,7 @@ func (e *Engine) build(p *Prepared, rendered *chart.Rendered) error {
 	p.Rendered = rendered
 	objs, src, err := e.buildManifests(rendered.Manifests, p.Request.Namespace)
 	if err != nil {
-		if p.IsInstall && len(rendered.CRDs) > 0 {
+		if p.appliesCRDs() {
 			p.NeedsCRDs = true
 			return nil
 		}
@@ -199,12 +206,13 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 	if err := checkFence(ctx); err != nil {
 		return nil, err
 	}
-	// As Helm: crds/ are installed (never upgraded) before anything else.
-	// Objects of the kinds they define can be built, and so validated, only
-	// after that; otherwise the CRDs wait until everything is validated.
+	// As Helm: crds/ are installed (never upgraded: the release's crds
+	// policy says otherwise) before anything else. Objects of the kinds
+	// they define can be built, and so validated, only after that;
+	// otherwise the CRDs wait until everything is validated.
 	crdsInstalled := false
-	if p.IsInstall && p.NeedsCRDs {
-		if err := e.installCRDs(ctx, req.Namespace, req.Name, p.Rendered.CRDs); err != nil {
+	if p.NeedsCRDs {
+		if err := e.applyCRDs(ctx, p); err != nil {
 			return nil, err
 		}
 		if err := e.build(p, p.Rendered); err != nil {
@@ -232,8 +240,8 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 	if err := e.validate(ctx, req, objs, src); err != nil {
 		return nil, err
 	}
-	if p.IsInstall && len(p.Rendered.CRDs) > 0 && !crdsInstalled {
-		if err := e.installCRDs(ctx, req.Namespace, req.Name, p.Rendered.CRDs); err != nil {
+	if p.appliesCRDs() && !crdsInstalled {
+		if err := e.applyCRDs(ctx, p); err != nil {
 			return nil, err
 		}
 	}
@@ -264,19 +272,6 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 	return e.failDeploy(ctx, store, p, rel, created, runErr)
 }
 
-func (e *Engine) installCRDs(ctx context.Context, namespace, name string, files []*chart.File) error {
-	var crds []*unstructured.Unstructured
-	for _, f := range files {
-		got, err := e.kube.Parse(string(f.Data), "")
-		if err != nil {
-			return fmt.Errorf("CRD file %s: %w", f.Name, err)
-		}
-		crds = append(crds, got...)
-	}
-	e.logf(namespace, name, PhaseApplying, "installing %d CRDs", len(crds))
-	return e.kube.InstallCRDs(ctx, crds)
-}
-
 // perform runs the cluster-side steps of a deploy of p as rel, creating
 // the objects absent lists without reading them. It returns the objects
 // this deploy created (for cleanup_on_fail).
@@ -289,6 +284,7 @@ func (e *Engine) perform(ctx context.Context, p *Prepared, rel *Release, absent 
 	return e.rollout(ctx, rel, rollout{
 		pre: pre, post: post, objs: p.Objects, src: p.sources, ignore: req.IgnoreChanges, replace: req.Replace, expand: req.Expand, create: absent, takeOwnership: req.TakeOwnership, previous: p.Previous,
 		wait: req.Wait, timeout: req.timeout(), disableHooks: req.DisableHooks, deleteLast: req.DeleteLast, leftovers: req.Leftovers,
+		health: req.Health,
 	})
 }
 
@@ -309,6 +305,8 @@ type rollout struct {
 	wait          WaitMode
 	timeout       time.Duration
 	disableHooks  bool
+	// health judges the kinds the release has health checks for.
+	health kube.Health
 	// deleteLast deletes what the previous revision had and this one
 	// lacks at the end, after the waits and the post-hooks.
 	deleteLast bool
@@ -382,6 +380,7 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 					Message: blockedMessage(objs), Blockers: objs})
 			},
 			Unreachable: e.outages(rel, PhaseWaiting),
+			Health:      r.health,
 		})
 		cancel()
 		if err != nil {
