@@ -139,7 +139,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	rc.Saved = &plan.SavedRelease{Rendered: prep.Rendered, Settings: SettingsOf(req)}
 	observed := rc.Warnings // who owns it, what was interrupted
 	rc.Warnings = append(slices.Clip(observed), warningsOf(prep.Rendered, red)...)
-	crds, err := c.crdChanges(ctx, eng.Kube(), prep.Rendered, rc.Action)
+	crds, err := c.crdChanges(ctx, eng.Kube(), prep.Rendered, rc.Action, req.CRDs)
 	if err != nil {
 		return nil, err
 	}
@@ -188,6 +188,11 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 				return nil, err
 			}
 			rc.Reasons = append(rc.Reasons, rendering.reasons()...)
+		}
+	}
+	if len(rc.Reasons) == 0 {
+		if r, ok := crdsReason(crds); ok {
+			rc.Reasons = append(rc.Reasons, r)
 		}
 	}
 	unchanged := len(rc.Reasons) == 0
@@ -579,7 +584,7 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *pl
 	plan.MaskValues(rc.Values, red)
 	rc.ValuesBefore = valuesBefore(deployed, red)
 	rc.Warnings = append(append(rc.Warnings, warningsOf(rendered, red)...), fmt.Sprintf("its objects cannot be compared before the cluster serves their kinds: %s", red.Text(cause.Error())))
-	crds, err := c.crdChanges(ctx, eng.Kube(), rendered, rc.Action)
+	crds, err := c.crdChanges(ctx, eng.Kube(), rendered, rc.Action, req.CRDs)
 	if err != nil {
 		return nil, err
 	}

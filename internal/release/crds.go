@@ -58,4 +58,3 @@ func (e *Engine) applyCRDs(ctx context.Context, p *Prepared) error {
 	e.logf(req.Namespace, req.Name, PhaseApplying, "installing %d CRDs", len(crds))
 	return e.kube.InstallCRDs(ctx, crds)
 }
-
