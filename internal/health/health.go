@@ -2,6 +2,7 @@ package health
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/config"
@@ -86,7 +87,8 @@ func compileExpr(env *cel.Env, t config.PolicyText, attr string) (*expr, hcl.Dia
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid health_check " + attr, Detail: err.Error(), Subject: t.Range.Ptr()}}
 	}
 	r := t.Range
-	return &expr{text: t.Text, where: fmt.Sprintf("%s:%d:%d", r.Filename, r.Start.Line, r.Start.Column), prg: prg}, nil
+	// The stack's files are one directory's: the file's name says where.
+	return &expr{text: t.Text, where: fmt.Sprintf("%s:%d:%d", filepath.Base(r.Filename), r.Start.Line, r.Start.Column), prg: prg}, nil
 }
 
 // Check judges u by the check of its apiVersion and kind, or, when there

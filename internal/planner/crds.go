@@ -65,9 +65,12 @@ func (c *computer) crdChanges(ctx context.Context, kc *kube.Client, r *chart.Ren
 // does not serve yet, without a comparison (there is nothing to compare
 // with): kinds the chart's crds/ define are served once those are
 // installed; others only if something installs their CRD first.
-func unservedObjects(kc *kube.Client, r *chart.Rendered, namespace string) []*plan.ObjectChange {
-	defined := map[string]bool{} // group/kind defined by the chart's crds/
+func unservedObjects(kc *kube.Client, r *chart.Rendered, namespace string, policy release.CRDPolicy) []*plan.ObjectChange {
+	defined := map[string]bool{} // group/kind defined by the chart's crds/ (none when skipped)
 	for _, f := range r.CRDs {
+		if policy == release.CRDsSkip {
+			break
+		}
 		objs, _ := kube.ParseUnmapped(string(f.Data))
 		for _, o := range objs {
 			group, _, _ := unstructured.NestedString(o.Object, "spec", "group")

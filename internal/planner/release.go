@@ -234,7 +234,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	}
 	rc.Objects = append(crds, rc.Objects...)
 	if prep.NeedsCRDs {
-		rc.Objects = append(rc.Objects, unservedObjects(eng.Kube(), prep.Rendered, inst.Namespace)...)
+		rc.Objects = append(rc.Objects, unservedObjects(eng.Kube(), prep.Rendered, inst.Namespace, req.CRDs)...)
 	}
 	if rc.Action != plan.ActionNoOp && !req.DisableHooks {
 		rc.Hooks = HookRuns(eng.Kube(), prep.Rendered, inst.Namespace, rc.Action, red)
@@ -588,7 +588,7 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *pl
 	if err != nil {
 		return nil, err
 	}
-	rc.Objects = append(crds, unservedObjects(eng.Kube(), rendered, req.Namespace)...)
+	rc.Objects = append(crds, unservedObjects(eng.Kube(), rendered, req.Namespace, req.CRDs)...)
 	if derivedWarning != "" {
 		rc.Warnings = append(rc.Warnings, derivedWarning)
 	}
