@@ -38,6 +38,11 @@ func (c *computer) crdReplacement(ctx context.Context, kc *kube.Client, crd, liv
 	want := crd.Object
 	if after != nil {
 		want = after.Object
+	} else if _, ok, _ := unstructured.NestedMap(want, "spec", "conversion"); !ok {
+		// Refused: compared as rendered, with the API server's one
+		// default that would otherwise show as a change.
+		want = crd.DeepCopy().Object
+		_ = unstructured.SetNestedField(want, map[string]any{"strategy": "None"}, "spec", "conversion")
 	}
 	change := plan.CompareCRDs(live.Object, want)
 	if change == nil {

@@ -101,9 +101,7 @@ release "gadget" {
 %[2]s
 }
 `, ns, extra)
-	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(hcl), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfiles.Write(t, dir, map[string]string{"stack.hcl": hcl})
 }
 
 // crdEnv is a stack directory with the gadget chart of a group of its own.
@@ -210,6 +208,7 @@ func TestCRDsCreateReplace(t *testing.T) {
 	// chart's Gadget (still v1alpha1) applied after it.
 	gadgetChart(t, e.dir, gadgetCRD(e.group, alphaAndV1...), e.group+"/v1alpha1")
 	rc, text := e.plan("v1 added")
+	t.Logf("v1 added:\n%s", text)
 	o := crdObject(rc)
 	if rc.Action != plan.ActionUpgrade || o == nil || o.Action != plan.ObjectUpdate || o.CRD == nil {
 		t.Fatalf("v1 added: %s", text)
@@ -242,6 +241,7 @@ func TestCRDsCreateReplace(t *testing.T) {
 	// server's refusal in the plan.
 	gadgetChart(t, e.dir, gadgetCRD(e.group, v1WithoutColor...), e.group+"/v1")
 	rc, text = e.plan("v1alpha1 removed")
+	t.Logf("v1alpha1 removed:\n%s", text)
 	o = crdObject(rc)
 	if o == nil || o.Action != plan.ObjectUpdate || !strings.Contains(o.Reason, "refuses") {
 		t.Fatalf("v1alpha1 removed: %s", text)
@@ -263,6 +263,7 @@ func TestCRDsCreateReplace(t *testing.T) {
 		t.Fatalf("v1alpha1 removed: data loss %+v", loss)
 	}
 	applied := e.apply("v1alpha1 removed")
+	t.Logf("v1alpha1 removed: apply: %v", applied.Results[0].Err)
 	if !applied.Failed() || !strings.Contains(applied.Results[0].Err.Error(), "CustomResourceDefinition gadgets."+e.group) {
 		t.Fatalf("v1alpha1 removed: apply %+v", applied.Results)
 	}
