@@ -353,11 +353,24 @@ func crdLoss(c *CRDChange) []string {
 		case v.Action == "changed" && stored && v.Served != nil && !v.Served.After:
 			out = append(out, fmt.Sprintf("version %s is no longer served while status.storedVersions lists it: objects stored in it are read only through the other versions", v.Name))
 		}
+		var pruned []string
 		for _, p := range v.Properties {
 			if p.Action == "removed" && p.Pruned {
-				out = append(out, fmt.Sprintf("%s is removed from version %s's schema: its values are pruned from the objects", p.Path, v.Name))
+				pruned = append(pruned, p.Path)
 			}
+		}
+		switch n := len(pruned); {
+		case n == 1:
+			out = append(out, fmt.Sprintf("version %s's schema drops %s: its values are pruned from the objects", v.Name, pruned[0]))
+		case n > maxPrunedNamed:
+			pruned = append(pruned[:maxPrunedNamed], fmt.Sprintf("%d more", n-maxPrunedNamed))
+			fallthrough
+		case n > 1:
+			out = append(out, fmt.Sprintf("version %s's schema drops %s and %s: their values are pruned from the objects", v.Name, strings.Join(pruned[:len(pruned)-1], ", "), pruned[len(pruned)-1]))
 		}
 	}
 	return out
 }
+
+// maxPrunedNamed bounds the pruned properties a loss names per version.
+const maxPrunedNamed = 5

@@ -77,7 +77,17 @@ func TestCompareCRDs(t *testing.T) {
 			before: widgetCRD(t, `"v1"`, "v1:true:true:"+sizeColor),
 			after:  widgetCRD(t, `"v1"`, "v1:true:true:"+sizeOnly),
 			lines:  []string{"version v1: - spec.color (string), pruned from stored objects"},
-			loss:   []string{"spec.color is removed from version v1's schema: its values are pruned from the objects"},
+			loss:   []string{"version v1's schema drops spec.color: its values are pruned from the objects"},
+		},
+		{
+			name:   "two fields removed: one loss",
+			before: widgetCRD(t, `"v1"`, "v1:true:true:"+withShape),
+			after:  widgetCRD(t, `"v1"`, "v1:true:true:"+sizeOnly),
+			lines: []string{
+				"version v1: - spec.color (string), pruned from stored objects",
+				"version v1: - spec.shape (object), pruned from stored objects",
+			},
+			loss: []string{"version v1's schema drops spec.color and spec.shape: their values are pruned from the objects"},
 		},
 		{
 			name:   "retyped",

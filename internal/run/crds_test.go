@@ -259,7 +259,7 @@ func TestCRDsCreateReplace(t *testing.T) {
 	}
 	loss := rc.Impact.DataLoss[0]
 	if loss.Ref.Kind != "CustomResourceDefinition" || !strings.Contains(loss.Reason, "version v1alpha1 is removed while status.storedVersions lists it") ||
-		!strings.Contains(loss.Reason, "spec.color is removed from version v1's schema: its values are pruned") {
+		!strings.Contains(loss.Reason, "version v1's schema drops spec.color: its values are pruned") {
 		t.Fatalf("v1alpha1 removed: data loss %+v", loss)
 	}
 	applied := e.apply("v1alpha1 removed")
