@@ -137,4 +137,3 @@ func TestCompileErrors(t *testing.T) {
 		})
 	}
 }
-
