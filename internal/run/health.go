@@ -3,6 +3,7 @@ package run
 import (
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/health"
+	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
 	"github.com/hashicorp/hcl/v2"
@@ -37,4 +38,13 @@ func (ls *Loaded) releaseRequest(stack string, r *resolve.Release) *release.Requ
 		req.Health = set
 	}
 	return req
+}
+
+// rollbackHealth is the health checks a rollback of inst waits with (a
+// nil interface when it has none).
+func (ls *Loaded) rollbackHealth(inst *config.ReleaseInstance) kube.Health {
+	if set := ls.healthOf(inst.Addr.Release.Name); set != nil {
+		return set
+	}
+	return nil
 }
