@@ -51,6 +51,9 @@ func (c *Client) ReplaceCRD(ctx context.Context, crd *unstructured.Unstructured,
 			if err != nil {
 				return nil, objectError(ref, fmt.Errorf("create: %w", err))
 			}
+			if !dryRun {
+				c.wrote(ref)
+			}
 			return out, nil
 		}
 		if err != nil {
@@ -63,6 +66,9 @@ func (c *Client) ReplaceCRD(ctx context.Context, crd *unstructured.Unstructured,
 		}
 		if err != nil {
 			return nil, objectError(ref, fmt.Errorf("replace: %w", err))
+		}
+		if !dryRun {
+			c.wrote(ref) // what the API server admits may have changed
 		}
 		return out, nil
 	}

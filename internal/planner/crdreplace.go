@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -70,4 +71,44 @@ func crdsReason(crds []*plan.ObjectChange) (plan.Reason, bool) {
 		return plan.Reason{}, false
 	}
 	return plan.Reason{Kind: plan.ReasonCRDs, Detail: fmt.Sprintf(`%d %s of crds/ to create or replace (crds = "create_replace")`, n, plural(n, "CRD", "CRDs"))}, true
+}
+
+// replacedKinds are the group/kinds whose CRDs of crds/ the plan creates
+// or replaces (crds = "create_replace"): the release's objects of those
+// kinds cannot be compared before (the API server refuses fields only the
+// new CRD declares).
+func replacedKinds(r *chart.Rendered, crds []*plan.ObjectChange) map[string]bool {
+	changing := map[string]bool{}
+	for _, o := range crds {
+		if o.Action != plan.ObjectNoOp {
+			changing[o.Ref.Name] = true
+		}
+	}
+	if len(changing) == 0 {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, f := range r.CRDs {
+		objs, _ := kube.ParseUnmapped(string(f.Data))
+		for _, o := range objs {
+			if !changing[o.GetName()] {
+				continue
+			}
+			group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+			kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+			out[group+"/"+kind] = true
+		}
+	}
+	return out
+}
+
+// uncomparedChange lists an object of a kind whose CRD is replaced first.
+func uncomparedChange(ref kube.Ref, live *unstructured.Unstructured, template string) *plan.ObjectChange {
+	ch := objectChange(ref, plan.ObjectCreate)
+	if live != nil {
+		ch.Action = plan.ObjectUpdate
+	}
+	ch.Template = template
+	ch.Reason = `applied after its CRD is replaced (crds = "create_replace"); not compared before`
+	return ch
 }

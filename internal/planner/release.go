@@ -196,7 +196,8 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 		}
 	}
 	unchanged := len(rc.Reasons) == 0
-	appliedState, err := c.objects(ctx, eng, rc, prep, red, unchanged)
+	uncompared := replacedKinds(prep.Rendered, crds)
+	appliedState, err := c.objects(ctx, eng, rc, prep, red, unchanged, uncompared)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +210,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 			rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonDrift, Detail: fmt.Sprintf("%d %s changed outside convoy", len(rc.Drift), plural(len(rc.Drift), "object", "objects"))})
 		}
 		rc.Objects, rc.Drift, rc.Conflicts, rc.Warnings = nil, nil, nil, append(slices.Clip(observed), warningsOf(prep.Rendered, red)...)
-		if _, err := c.objects(ctx, eng, rc, prep, red, false); err != nil {
+		if _, err := c.objects(ctx, eng, rc, prep, red, false, uncompared); err != nil {
 			return nil, err
 		}
 	}

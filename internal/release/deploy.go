@@ -209,14 +209,19 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 	// As Helm: crds/ are installed (never upgraded: the release's crds
 	// policy says otherwise) before anything else. Objects of the kinds
 	// they define can be built, and so validated, only after that;
-	// otherwise the CRDs wait until everything is validated.
+	// otherwise the CRDs wait until everything is validated. CRDs a
+	// release replaces (create_replace) go first too: the API server
+	// judges objects by the CRD it has, and refuses fields only the new
+	// one declares.
 	crdsInstalled := false
-	if p.NeedsCRDs {
+	if p.NeedsCRDs || (req.CRDs == CRDsCreateReplace && p.appliesCRDs()) {
 		if err := e.applyCRDs(ctx, p); err != nil {
 			return nil, err
 		}
-		if err := e.build(p, p.Rendered); err != nil {
-			return nil, err
+		if p.NeedsCRDs {
+			if err := e.build(p, p.Rendered); err != nil {
+				return nil, err
+			}
 		}
 		p.NeedsCRDs, crdsInstalled = false, true
 	}

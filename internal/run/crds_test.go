@@ -316,3 +316,37 @@ func TestCRDsDefaultLeavesExistingCRD(t *testing.T) {
 		t.Fatalf("create_replace: CRD versions %v", got)
 	}
 }
+
+// TestCRDsCreateReplaceNewField: a chart whose new CRD declares a field
+// its custom resource then uses plans and applies (the API server judges
+// an object by the CRD it has: the CRD is replaced first, and the object
+// is not compared before).
+func TestCRDsCreateReplaceNewField(t *testing.T) {
+	e := newCRDEnv(t)
+	gadgetStack(t, e.dir, e.ns, `  crds = "create_replace"`)
+	sizeOnly := []gadgetVersion{{name: "v1alpha1", served: true, storage: true, size: true}}
+	gadgetChart(t, e.dir, gadgetCRD(e.group, sizeOnly...), e.group+"/v1alpha1")
+	e.mustApply("install")
+
+	gadgetChart(t, e.dir, gadgetCRD(e.group, alphaOnly...), e.group+"/v1alpha1")
+	testfiles.Write(t, filepath.Join(e.dir, "charts", "gadget"), map[string]string{
+		"templates/gadget.yaml": "apiVersion: " + e.group + "/v1alpha1\nkind: Gadget\nmetadata:\n  name: g1\nspec:\n  size: 1\n  color: red\n",
+	})
+	rc, text := e.plan("color added")
+	t.Logf("color added:\n%s", text)
+	if !strings.Contains(text, "version v1alpha1: + spec.color (string)") ||
+		!strings.Contains(text, "Gadget "+e.ns+`/g1 (applied after its CRD is replaced (crds = "create_replace"); not compared before)`) || rc.Action != plan.ActionUpgrade {
+		t.Fatalf("color added: %s", text)
+	}
+	e.mustApply("color added")
+	g, err := e.dyn.Resource(schema.GroupVersionResource{Group: e.group, Version: "v1alpha1", Resource: "gadgets"}).Namespace(e.ns).Get(context.Background(), "g1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if color, _, _ := unstructured.NestedString(g.Object, "spec", "color"); color != "red" {
+		t.Fatalf("color added: live Gadget %v", g.Object["spec"])
+	}
+	if rc, text := e.plan("color added, again"); rc.Action != plan.ActionNoOp {
+		t.Fatalf("color added, again: %s", text)
+	}
+}
