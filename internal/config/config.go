@@ -143,6 +143,11 @@ type Release struct {
 	PostRenderer    hcl.Expression
 	// Manifests replaces Chart: YAML files deployed as the release.
 	Manifests hcl.Expression
+	// CRDs is what apply does with the chart's crds/ (crds).
+	CRDs hcl.Expression
+	// HealthChecks are the release's health_check blocks, in the order
+	// written: CEL source, the same in every instance.
+	HealthChecks []*HealthCheck
 
 	// DependsOn are the explicit depends_on entries, already resolved.
 	DependsOn []DependsOnEntry
@@ -168,7 +173,7 @@ func (r *Release) instanceExprs() []hcl.Expression {
 		r.Values, r.Set, r.SetSensitive, r.Wait, r.WaitForJobs, r.Timeout,
 		r.Atomic, r.CleanupOnFail, r.HistoryMax, r.DisableHooks,
 		r.TakeOwnership, r.ExpandClaims, r.IgnoreChanges, r.AdoptFromStack, r.Adopt, r.Labels, r.Cluster,
-		r.Patches, r.PostRenderer, r.Manifests,
+		r.Patches, r.PostRenderer, r.Manifests, r.CRDs,
 	}
 	out := all[:0]
 	for _, e := range all {

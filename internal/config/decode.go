@@ -294,7 +294,9 @@ var releaseBlockSchema = &hcl.BodySchema{
 		{Name: "depends_on"},
 		{Name: "patches"},
 		{Name: "post_renderer"},
+		{Name: "crds"},
 	},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "health_check"}},
 }
 
 func decodeReleaseBlock(block *hcl.Block) (*Release, hcl.Diagnostics) {
@@ -351,6 +353,12 @@ func decodeReleaseBlock(block *hcl.Block) (*Release, hcl.Diagnostics) {
 	r.Cluster = attrExpr(content, "cluster")
 	r.Patches = attrExpr(content, "patches")
 	r.PostRenderer = attrExpr(content, "post_renderer")
+	r.CRDs = attrExpr(content, "crds")
+	if content != nil {
+		checks, d := decodeHealthChecks(content.Blocks)
+		diags = append(diags, d...)
+		r.HealthChecks = checks
+	}
 	if a, ok := content.Attributes["depends_on"]; ok {
 		deps, d := decodeDependsOn(a.Expr)
 		diags = append(diags, d...)

@@ -30,6 +30,10 @@ func TestDiagnosticLocations(t *testing.T) {
 		{"validation", "main.hcl:3:13", "Invalid value for variable", "replicas must be positive"},
 		{"invalid_utf8", "main.hcl:2:21", "Invalid character encoding", "UTF-8"},
 		{"deep_nesting", "main.hcl:2:262", "Nesting too deep", "256"},
+		{"crds_policy", "main.hcl:3:11", "Invalid crds", `"replace"`},
+		{"health_check", "main.hcl:11:22", "Invalid health_check attribute", "HCL interpolation, which health checks do not have"},
+		{"health_check", "main.hcl:13:16", "Missing required argument", `"current"`},
+		{"health_check_duplicate", "main.hcl:8:3", "Duplicate health_check", "main.hcl line 3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.stack+"@"+tt.at, func(t *testing.T) {

@@ -361,6 +361,12 @@ func (e *evaluator) evalInstance(rel *Release, kv instanceKeyValue, applied map[
 	ri.ExpandClaims = boolean(rel.ExpandClaims, "expand_claims", false)
 	ri.AdoptFromStack, _ = str(rel.AdoptFromStack, "adopt_from_stack", "")
 	ri.Adopt = boolean(rel.Adopt, "adopt", false)
+	ri.HealthChecks = rel.HealthChecks
+	if s, ok := str(rel.CRDs, "crds", string(CRDsCreate)); ok {
+		p, d := crdPolicy(s, rel.CRDs)
+		diags = append(diags, d...)
+		ri.CRDs = p
+	}
 
 	if s, ok := str(rel.Timeout, "timeout", ""); ok && rel.Timeout != nil {
 		d, err := time.ParseDuration(s)

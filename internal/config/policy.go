@@ -101,11 +101,17 @@ func decodePolicyBlock(block *hcl.Block) (*Policy, hcl.Diagnostics) {
 // constantString decodes an attribute that must be a literal string: it
 // may not refer to anything.
 func constantString(expr hcl.Expression, name string) (string, hcl.Diagnostics) {
+	return constantText(expr, name, "Invalid policy attribute", "policies")
+}
+
+// constantText is constantString for the blocks of kind (the plural in
+// the detail: "policies", "health checks").
+func constantText(expr hcl.Expression, name, summary, kind string) (string, hcl.Diagnostics) {
 	v, diags := expr.Value(nil)
 	if diags.HasErrors() {
 		detail := fmt.Sprintf("%s must be a constant string (CEL source in quotes or a heredoc); it may not refer to variables or call functions.", name)
 		if _, isTemplate := expr.(*hclsyntax.TemplateExpr); isTemplate || len(expr.Variables()) > 0 {
-			detail += " A ${...} in it is HCL interpolation, which policies do not have: write the value itself, or $${...} for a literal ${...}."
+			detail += " A ${...} in it is HCL interpolation, which " + kind + " do not have: write the value itself, or $${...} for a literal ${...}."
 		}
 		subject := expr.Range()
 		if vars := expr.Variables(); len(vars) > 0 {
@@ -113,7 +119,7 @@ func constantString(expr hcl.Expression, name string) (string, hcl.Diagnostics) 
 		}
 		return "", hcl.Diagnostics{{
 			Severity: hcl.DiagError,
-			Summary:  "Invalid policy attribute",
+			Summary:  summary,
 			Detail:   detail,
 			Subject:  subject.Ptr(),
 		}}
@@ -121,7 +127,7 @@ func constantString(expr hcl.Expression, name string) (string, hcl.Diagnostics) 
 	if v.IsNull() || !v.Type().Equals(cty.String) {
 		return "", hcl.Diagnostics{{
 			Severity: hcl.DiagError,
-			Summary:  "Invalid policy attribute",
+			Summary:  summary,
 			Detail:   fmt.Sprintf("%s must be a string.", name),
 			Subject:  expr.Range().Ptr(),
 		}}

@@ -229,6 +229,13 @@ type ReleaseInstance struct {
 	// the patches; nil when unset.
 	PostRenderer *PostRenderer
 
+	// CRDs is what apply does with the chart's crds/ (crds; default
+	// CRDsCreate, Helm's behaviour).
+	CRDs CRDPolicy
+	// HealthChecks judge the release's custom resources while it waits
+	// (health_check blocks; internal/health compiles them).
+	HealthChecks []*HealthCheck
+
 	// Cluster is the cluster block this release targets, nil for the default.
 	Cluster *ClusterSpec
 

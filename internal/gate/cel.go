@@ -67,8 +67,14 @@ func (e *CompileError) Error() string {
 // cel.bind, two-variable comprehensions), numbers compared across int and
 // double as the API server does.
 func newEnv() (*cel.Env, error) {
-	return cel.NewEnv(
-		cel.Variable(VarObjects, cel.ListType(cel.MapType(cel.StringType, cel.DynType))),
+	return cel.NewEnv(append(EnvOptions(), cel.Variable(VarObjects, cel.ListType(cel.MapType(cel.StringType, cel.DynType))))...)
+}
+
+// EnvOptions are the library of gate expressions without their variable:
+// what other CEL over live objects (a release's health checks) compiles
+// with, so that the same expression means the same in both.
+func EnvOptions() []cel.EnvOption {
+	return []cel.EnvOption{
 		cel.OptionalTypes(),
 		cel.CrossTypeNumericComparisons(true),
 		cel.EnableMacroCallTracking(),
@@ -80,10 +86,15 @@ func newEnv() (*cel.Env, error) {
 		ext.Encoders(),
 		ext.Bindings(),
 		ext.TwoVarComprehensions(),
-	)
+	}
 }
 
-var programOptions = []cel.ProgramOption{cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(100)}
+var programOptions = ProgramOptions()
+
+// ProgramOptions bound an evaluation as a gate's is bounded (CostLimit).
+func ProgramOptions() []cel.ProgramOption {
+	return []cel.ProgramOption{cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(100)}
+}
 
 // CompileCEL compiles a gate's expression. It must evaluate to a bool
 // (an expression whose type is only known at evaluation, as a field of an

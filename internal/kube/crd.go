@@ -23,21 +23,41 @@ func crdResource() schema.GroupVersionResource {
 // their kinds are served by discovery, so that the objects using them can be
 // parsed and applied with this same Client.
 func (c *Client) InstallCRDs(ctx context.Context, crds []*unstructured.Unstructured) error {
-	refs := make([]Ref, 0, len(crds))
+	if err := checkCRDs(crds); err != nil {
+		return err
+	}
 	for _, crd := range crds {
 		ref := RefOf(crd)
-		if ref.GroupVersionKind() != (schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}) {
-			return objectErrorf(ref, "not an apiextensions.k8s.io/v1 CustomResourceDefinition")
-		}
 		ref.Namespace = "" // cluster-scoped, whatever the manifest says
 		_, err := c.dynamic.Resource(crdResource()).Create(ctx, crd, metav1.CreateOptions{FieldManager: c.fieldManager})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return objectError(ref, fmt.Errorf("create: %w", err))
 		}
-		refs = append(refs, ref)
 	}
-	if len(refs) == 0 {
+	if len(crds) == 0 {
 		return nil
+	}
+	return c.waitCRDs(ctx, crds)
+}
+
+// checkCRDs refuses what is not an apiextensions.k8s.io/v1 CRD.
+func checkCRDs(crds []*unstructured.Unstructured) error {
+	for _, crd := range crds {
+		if ref := RefOf(crd); ref.GroupVersionKind() != (schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}) {
+			return objectErrorf(ref, "not an apiextensions.k8s.io/v1 CustomResourceDefinition")
+		}
+	}
+	return nil
+}
+
+// waitCRDs waits until crds are Established and their served versions
+// are in discovery.
+func (c *Client) waitCRDs(ctx context.Context, crds []*unstructured.Unstructured) error {
+	refs := make([]Ref, 0, len(crds))
+	for _, crd := range crds {
+		ref := RefOf(crd)
+		ref.Namespace = ""
+		refs = append(refs, ref)
 	}
 	// kstatus's CRD rule: Established, failed when the names are not
 	// accepted.

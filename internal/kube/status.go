@@ -27,8 +27,9 @@ const (
 // statusReader is kstatus's reader (which also looks at the ReplicaSets and
 // Pods of workloads) with convoy's readiness rules laid over it.
 type statusReader struct {
-	inner engine.StatusReader
-	mode  waitMode
+	inner  engine.StatusReader
+	mode   waitMode
+	health Health
 }
 
 func (r statusReader) Supports(gk schema.GroupKind) bool { return r.inner.Supports(gk) }
@@ -45,6 +46,10 @@ func (r statusReader) ReadStatusForObject(ctx context.Context, cr engine.Cluster
 
 func (r statusReader) refine(rs *event.ResourceStatus) *event.ResourceStatus {
 	if rs == nil || rs.Resource == nil || rs.Resource.GetDeletionTimestamp() != nil {
+		return rs
+	}
+	if res := healthStatus(r.health, rs.Resource); res != nil {
+		rs.Status, rs.Message, rs.Error = res.Status, res.Message, nil
 		return rs
 	}
 	if res := refineStatus(rs.Resource, rs.Status, r.mode); res != nil {

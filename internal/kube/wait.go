@@ -39,6 +39,9 @@ type WaitOptions struct {
 	// Unreachable, if set, is told when the API server stops answering
 	// during the wait (the outage), and when it answers again (nil).
 	Unreachable func(*Outage)
+	// Health, if set, judges the objects of the kinds it has checks for
+	// instead of kstatus (a release's health_check blocks).
+	Health Health
 }
 
 // DefaultBlockersAfter is how long a wait runs before it names what it
@@ -66,7 +69,7 @@ func (c *Client) Wait(ctx context.Context, refs []Ref, opts WaitOptions) error {
 		}
 		targets = append(targets, ref)
 	}
-	return c.waitReporting(ctx, targets, mode, opts.Progress, opts.blockerTicker(), opts.Applied, opts.Unreachable)
+	return c.waitReporting(ctx, targets, mode, opts.Progress, opts.blockerTicker(), opts.Applied, opts.Unreachable, opts.Health)
 }
 
 func (opts WaitOptions) blockerTicker() *blockerTicker {
@@ -103,13 +106,13 @@ func (c *Client) WaitForCompletionWith(ctx context.Context, refs []Ref, opts Wai
 			targets = append(targets, ref)
 		}
 	}
-	return c.waitReporting(ctx, targets, modeCompletion, opts.Progress, opts.blockerTicker(), nil, opts.Unreachable)
+	return c.waitReporting(ctx, targets, modeCompletion, opts.Progress, opts.blockerTicker(), nil, opts.Unreachable, nil)
 }
 
 func isJob(ref Ref) bool { return ref.Group == "batch" && ref.Kind == "Job" }
 
 func (c *Client) wait(ctx context.Context, targets []Ref, mode waitMode, progress func(ready, total int)) error {
-	return c.waitReporting(ctx, targets, mode, progress, nil, nil, nil)
+	return c.waitReporting(ctx, targets, mode, progress, nil, nil, nil, nil)
 }
 
 // waitReporting waits for targets, reporting progress, blockers and
@@ -117,7 +120,7 @@ func (c *Client) wait(ctx context.Context, targets []Ref, mode waitMode, progres
 // are taken as ready without reading them. It stops with an
 // *UnreachableError naming the objects not seen ready once the API server
 // has been unreachable for longer than the client's Reach bound.
-func (c *Client) waitReporting(ctx context.Context, targets []Ref, mode waitMode, progress func(ready, total int), tick *blockerTicker, applied []*unstructured.Unstructured, unreachable func(*Outage)) error {
+func (c *Client) waitReporting(ctx context.Context, targets []Ref, mode waitMode, progress func(ready, total int), tick *blockerTicker, applied []*unstructured.Unstructured, unreachable func(*Outage), checks Health) error {
 	if len(targets) == 0 {
 		return nil
 	}
@@ -135,8 +138,8 @@ func (c *Client) waitReporting(ctx context.Context, targets []Ref, mode waitMode
 	// are not read; one GET each of the others first; only those still
 	// not ready are watched.
 	all := len(targets)
-	targets = notReadyIn(targets, applied, mode)
-	targets = c.notReadyNow(ctx, targets, mode)
+	targets = notReadyIn(targets, applied, mode, checks)
+	targets = c.notReadyNow(ctx, targets, mode, checks)
 	if len(targets) == 0 {
 		if progress != nil {
 			progress(all, all)
@@ -154,7 +157,7 @@ func (c *Client) waitReporting(ctx context.Context, targets []Ref, mode waitMode
 	// but also list their ReplicaSets and Pods at every event, for
 	// generated resources convoy never reads (28 of the 75 requests of a
 	// first install of five Deployments).
-	sw.StatusReader = statusReader{inner: statusreaders.NewGenericStatusReader(c.mapper, status.Compute), mode: mode}
+	sw.StatusReader = statusReader{inner: statusreaders.NewGenericStatusReader(c.mapper, status.Compute), mode: mode, health: checks}
 
 	var onTick func(map[object.ObjMetadata]*event.ResourceStatus)
 	var every time.Duration
@@ -215,7 +218,7 @@ func (c *Client) waitReporting(ctx context.Context, targets []Ref, mode waitMode
 // status.Compute with convoy's rules, as the watcher's status readers
 // compute it (their generated resources are only shown). An object that
 // cannot be read now (absent, say) is left to the watch.
-func (c *Client) notReadyNow(ctx context.Context, targets []Ref, mode waitMode) []Ref {
+func (c *Client) notReadyNow(ctx context.Context, targets []Ref, mode waitMode, health Health) []Ref {
 	ready := make([]bool, len(targets))
 	sem := make(chan struct{}, readyChecks)
 	var wg sync.WaitGroup
@@ -227,7 +230,7 @@ func (c *Client) notReadyNow(ctx context.Context, targets []Ref, mode waitMode) 
 			if err != nil {
 				return
 			}
-			ready[i] = readyAlone(u, mode)
+			ready[i] = readyAlone(u, mode, health)
 		})
 	}
 	wg.Wait()
@@ -242,13 +245,13 @@ func (c *Client) notReadyNow(ctx context.Context, targets []Ref, mode waitMode) 
 
 // notReadyIn are the targets that applied (objects as an apply returned
 // them) does not show ready: absent from it, or not Current there.
-func notReadyIn(targets []Ref, applied []*unstructured.Unstructured, mode waitMode) []Ref {
+func notReadyIn(targets []Ref, applied []*unstructured.Unstructured, mode waitMode, health Health) []Ref {
 	if len(applied) == 0 {
 		return targets
 	}
 	ready := make(map[object.ObjMetadata]bool, len(applied))
 	for _, u := range applied {
-		if u != nil && readyAlone(u, mode) {
+		if u != nil && readyAlone(u, mode, health) {
 			ready[objMeta(RefOf(u))] = true
 		}
 	}
@@ -263,9 +266,12 @@ func notReadyIn(targets []Ref, applied []*unstructured.Unstructured, mode waitMo
 
 // readyAlone tells whether u is ready by its own status (status.Compute
 // with convoy's rules), as the watcher's status readers compute it.
-func readyAlone(u *unstructured.Unstructured, mode waitMode) bool {
+func readyAlone(u *unstructured.Unstructured, mode waitMode, health Health) bool {
 	if u == nil || u.GetDeletionTimestamp() != nil {
 		return false
+	}
+	if r := healthStatus(health, u); r != nil {
+		return r.Status == status.CurrentStatus
 	}
 	res, err := status.Compute(u)
 	if err != nil {

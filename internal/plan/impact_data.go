@@ -37,6 +37,7 @@ func lossOf(o *ObjectChange, facts ImpactFacts) string {
 			what := o.Ref.Name
 			return fmt.Sprintf("every %s custom resource in the cluster is deleted with it", what)
 		}
+		return strings.Join(crdLoss(o.CRD), "; ")
 	case "apps/StatefulSet":
 		return statefulSetLoss(o, facts)
 	}

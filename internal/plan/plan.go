@@ -215,6 +215,7 @@ const (
 	ReasonDestroy      ReasonKind = "destroy"           // convoy destroy
 	ReasonAdopt        ReasonKind = "adopt"             // taken over from another stack (adopt_from_stack)
 	ReasonLeftover     ReasonKind = "leftover"          // objects a failed revision created that no deployed revision has
+	ReasonCRDs         ReasonKind = "crds"              // crds/ the release replaces (crds = "create_replace") differ from the cluster's
 )
 
 // ChartRef names a chart version.
@@ -284,6 +285,10 @@ type ObjectChange struct {
 	// policies do not read objects. Not saved: a saved plan carries its
 	// policy results.
 	Deployed map[string]any `json:"-"`
+	// CRD is how a CRD of the chart's crds/ that the release replaces
+	// (crds = "create_replace") changes: the plan shows this summary
+	// instead of a field diff (Diff is nil).
+	CRD *CRDChange `json:",omitempty"`
 	// LeftBy is the failed (or interrupted) revision that created the
 	// object a delete removes: it carries the release's ownership, and
 	// neither the deployed revision nor the next one has it. Apply deletes

@@ -32,6 +32,9 @@ type ReleaseSettings struct {
 	Labels map[string]string `json:",omitempty"`
 	// Fingerprint labels the record (release.FingerprintLabel).
 	Fingerprint string `json:",omitempty"`
+	// CRDs is the release's crds policy: "" (create, Helm's), "skip" or
+	// "create_replace".
+	CRDs string `json:",omitempty"`
 }
 
 // Wait is how a deploy waits for its objects.

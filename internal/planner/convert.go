@@ -27,6 +27,7 @@ func SettingsOf(req *release.Request) plan.ReleaseSettings {
 		PostRender:      req.PostRender,
 		Labels:          req.Labels,
 		Fingerprint:     req.Fingerprint,
+		CRDs:            string(req.CRDs),
 	}
 	for _, r := range req.IgnoreChanges {
 		rule := plan.IgnoreRule{Kind: r.Kind, Name: r.Name}
@@ -57,6 +58,7 @@ func RequestOf(name, namespace string, s plan.ReleaseSettings) release.Request {
 		PostRender:      s.PostRender,
 		Labels:          s.Labels,
 		Fingerprint:     s.Fingerprint,
+		CRDs:            release.CRDPolicy(s.CRDs),
 	}
 	for _, r := range s.IgnoreChanges {
 		rule := kube.IgnoreRule{Kind: r.Kind, Name: r.Name}

@@ -8,14 +8,18 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/release"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// crdChanges lists the CRDs of the chart's crds/ directories: created when
-// the cluster lacks them, left alone when it has them, as Helm does (crds/
-// is installed, never upgraded or deleted).
-func (c *computer) crdChanges(ctx context.Context, kc *kube.Client, r *chart.Rendered, action plan.Action) ([]*plan.ObjectChange, error) {
+// crdChanges lists the CRDs of the chart's crds/ directories as the
+// release's crds policy has them applied: by default created when the
+// cluster lacks them, left alone when it has them, as Helm does (crds/ is
+// installed, never upgraded or deleted); none with skip; with
+// create_replace created or replaced, on install and upgrade
+// (crdReplacement).
+func (c *computer) crdChanges(ctx context.Context, kc *kube.Client, r *chart.Rendered, action plan.Action, policy release.CRDPolicy) ([]*plan.ObjectChange, error) {
 	install := action == plan.ActionInstall
 	var out []*plan.ObjectChange
 	for _, f := range r.CRDs {
@@ -36,6 +40,12 @@ func (c *computer) crdChanges(ctx context.Context, kc *kube.Client, r *chart.Ren
 			ch := objectChange(ref, plan.ObjectCreate)
 			ch.Template = f.Name
 			switch {
+			case policy == release.CRDsSkip:
+				ch.Action, ch.Reason = plan.ObjectNoOp, `crds/: not installed (crds = "skip")`
+			case policy == release.CRDsCreateReplace:
+				if err := c.crdReplacement(ctx, kc, o, live, ch); err != nil {
+					return nil, err
+				}
 			case live != nil && install:
 				ch.Action, ch.Reason = plan.ObjectNoOp, "crds/: exists, left as it is (Helm installs crds/ only when absent)"
 			case live != nil:
@@ -55,9 +65,12 @@ func (c *computer) crdChanges(ctx context.Context, kc *kube.Client, r *chart.Ren
 // does not serve yet, without a comparison (there is nothing to compare
 // with): kinds the chart's crds/ define are served once those are
 // installed; others only if something installs their CRD first.
-func unservedObjects(kc *kube.Client, r *chart.Rendered, namespace string) []*plan.ObjectChange {
-	defined := map[string]bool{} // group/kind defined by the chart's crds/
+func unservedObjects(kc *kube.Client, r *chart.Rendered, namespace string, policy release.CRDPolicy) []*plan.ObjectChange {
+	defined := map[string]bool{} // group/kind defined by the chart's crds/ (none when skipped)
 	for _, f := range r.CRDs {
+		if policy == release.CRDsSkip {
+			break
+		}
 		objs, _ := kube.ParseUnmapped(string(f.Data))
 		for _, o := range objs {
 			group, _, _ := unstructured.NestedString(o.Object, "spec", "group")

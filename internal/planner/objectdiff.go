@@ -20,7 +20,11 @@ import (
 // unchanged (the rendering equals the deployed revision's), the objects are
 // the deployed ones: whatever differs live is drift, and appliedState is
 // release.AppliedLabel's value for the live objects.
-func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.ReleaseChange, prep *release.Prepared, red *sensitive.Redactor, unchanged bool) (appliedState string, err error) {
+//
+// Objects of the kinds in uncompared (group/kind: their CRDs are replaced
+// first, crds = "create_replace") are listed without a comparison: the API
+// server would judge them by the CRD it has now.
+func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.ReleaseChange, prep *release.Prepared, red *sensitive.Redactor, unchanged bool, uncompared map[string]bool) (appliedState string, err error) {
 	kc := eng.Kube()
 	req := prep.Request
 	previous := release.WithOwnership(prep.Previous, prep.PreviousOwner(), req.Namespace)
@@ -94,6 +98,10 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 					if next := nextBy[identityKey(ref)]; next != nil {
 						res.hash = ShapeHash(live, next.Object)
 					}
+				}
+				if uncompared[ref.Group+"/"+ref.Kind] {
+					res.change = uncomparedChange(ref, live, prep.TemplateOf(ref))
+					return nil
 				}
 				prev := prevBy[identityKey(ref)]
 				if live == nil {

@@ -139,7 +139,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	rc.Saved = &plan.SavedRelease{Rendered: prep.Rendered, Settings: SettingsOf(req)}
 	observed := rc.Warnings // who owns it, what was interrupted
 	rc.Warnings = append(slices.Clip(observed), warningsOf(prep.Rendered, red)...)
-	crds, err := c.crdChanges(ctx, eng.Kube(), prep.Rendered, rc.Action)
+	crds, err := c.crdChanges(ctx, eng.Kube(), prep.Rendered, rc.Action, req.CRDs)
 	if err != nil {
 		return nil, err
 	}
@@ -190,8 +190,14 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 			rc.Reasons = append(rc.Reasons, rendering.reasons()...)
 		}
 	}
+	if len(rc.Reasons) == 0 {
+		if r, ok := crdsReason(crds); ok {
+			rc.Reasons = append(rc.Reasons, r)
+		}
+	}
 	unchanged := len(rc.Reasons) == 0
-	appliedState, err := c.objects(ctx, eng, rc, prep, red, unchanged)
+	uncompared := replacedKinds(prep.Rendered, crds)
+	appliedState, err := c.objects(ctx, eng, rc, prep, red, unchanged, uncompared)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +210,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 			rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonDrift, Detail: fmt.Sprintf("%d %s changed outside convoy", len(rc.Drift), plural(len(rc.Drift), "object", "objects"))})
 		}
 		rc.Objects, rc.Drift, rc.Conflicts, rc.Warnings = nil, nil, nil, append(slices.Clip(observed), warningsOf(prep.Rendered, red)...)
-		if _, err := c.objects(ctx, eng, rc, prep, red, false); err != nil {
+		if _, err := c.objects(ctx, eng, rc, prep, red, false, uncompared); err != nil {
 			return nil, err
 		}
 	}
@@ -229,7 +235,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	}
 	rc.Objects = append(crds, rc.Objects...)
 	if prep.NeedsCRDs {
-		rc.Objects = append(rc.Objects, unservedObjects(eng.Kube(), prep.Rendered, inst.Namespace)...)
+		rc.Objects = append(rc.Objects, unservedObjects(eng.Kube(), prep.Rendered, inst.Namespace, req.CRDs)...)
 	}
 	if rc.Action != plan.ActionNoOp && !req.DisableHooks {
 		rc.Hooks = HookRuns(eng.Kube(), prep.Rendered, inst.Namespace, rc.Action, red)
@@ -579,11 +585,11 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *pl
 	plan.MaskValues(rc.Values, red)
 	rc.ValuesBefore = valuesBefore(deployed, red)
 	rc.Warnings = append(append(rc.Warnings, warningsOf(rendered, red)...), fmt.Sprintf("its objects cannot be compared before the cluster serves their kinds: %s", red.Text(cause.Error())))
-	crds, err := c.crdChanges(ctx, eng.Kube(), rendered, rc.Action)
+	crds, err := c.crdChanges(ctx, eng.Kube(), rendered, rc.Action, req.CRDs)
 	if err != nil {
 		return nil, err
 	}
-	rc.Objects = append(crds, unservedObjects(eng.Kube(), rendered, req.Namespace)...)
+	rc.Objects = append(crds, unservedObjects(eng.Kube(), rendered, req.Namespace, req.CRDs)...)
 	if derivedWarning != "" {
 		rc.Warnings = append(rc.Warnings, derivedWarning)
 	}

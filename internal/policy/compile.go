@@ -190,17 +190,7 @@ func Compile(policies []*config.Policy, o Options) (*Set, hcl.Diagnostics) {
 func compileExpr(env *cel.Env, t config.PolicyText, attr string, want *cel.Type, popts []cel.ProgramOption) (cel.Program, map[string]bool, hcl.Diagnostics) {
 	ast, iss := env.Compile(t.Text)
 	if iss != nil && iss.Err() != nil {
-		var diags hcl.Diagnostics
-		for _, e := range iss.Errors() {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid CEL in policy " + attr,
-				Detail:   fmt.Sprintf("%s (line %d, column %d of the expression).\n%s", e.Message, e.Location.Line(), e.Location.Column()+1, strings.TrimRight(iss.String(), "\n")),
-				Subject:  exprPos(t, e.Location.Line(), e.Location.Column()).Ptr(),
-			})
-			break // iss.String() already lists them all
-		}
-		return nil, nil, diags
+		return nil, nil, IssuesDiagnostics(t, "Invalid CEL in policy "+attr, iss)
 	}
 	out := ast.OutputType()
 	if !out.IsExactType(want) && !out.IsExactType(cel.DynType) {
@@ -222,10 +212,28 @@ func compileExpr(env *cel.Env, t config.PolicyText, attr string, want *cel.Type,
 	return prg, refs, nil
 }
 
-// exprPos is where a CEL error is in the file: its own position when the
+// IssuesDiagnostics are CEL's compile errors of the expression t as a
+// diagnostic at the first error's place in the file (ExprPos), with
+// cel-go's report of them all: what every CEL attribute of a stack
+// (policies, health checks) reports.
+func IssuesDiagnostics(t config.PolicyText, summary string, iss *cel.Issues) hcl.Diagnostics {
+	errs := iss.Errors()
+	if len(errs) == 0 {
+		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: iss.String(), Subject: t.Range.Ptr()}}
+	}
+	e := errs[0]
+	return hcl.Diagnostics{{
+		Severity: hcl.DiagError,
+		Summary:  summary,
+		Detail:   fmt.Sprintf("%s (line %d, column %d of the expression).\n%s", e.Message, e.Location.Line(), e.Location.Column()+1, strings.TrimRight(iss.String(), "\n")),
+		Subject:  ExprPos(t, e.Location.Line(), e.Location.Column()).Ptr(),
+	}}
+}
+
+// ExprPos is where a CEL error is in the file: its own position when the
 // expression is a one-line quoted string without escapes (the CEL source
 // is then the file's text between the quotes), else the attribute.
-func exprPos(t config.PolicyText, line, col int) hcl.Range {
+func ExprPos(t config.PolicyText, line, col int) hcl.Range {
 	r := t.Range
 	if line != 1 || col < 0 || r.Start.Line != r.End.Line || r.End.Byte-r.Start.Byte != len(t.Text)+2 {
 		return r

@@ -106,6 +106,13 @@ type Request struct {
 	// one lacks, those that still carry the release's ownership. Not
 	// saved with a plan: the run that applies sets it.
 	Leftovers []kube.Ref `json:"-"`
+	// Health judges the release's custom resources while it waits (its
+	// health_check blocks, compiled); nil: kstatus's rules for every
+	// kind. Not saved with a plan: the run that applies sets it.
+	Health kube.Health `json:"-"`
+	// CRDs is what the deploy does with the chart's crds/ (the zero
+	// value: CRDsCreate, Helm's behaviour).
+	CRDs CRDPolicy `json:",omitempty"`
 	// Note is added to the description of the revision a successful
 	// deploy records ("Upgrade complete (policies allowed: x)"): what the
 	// run overrode. Not saved with a plan: the run that applies sets it.
@@ -163,7 +170,7 @@ func (e *Engine) build(p *Prepared, rendered *chart.Rendered) error {
 	p.Rendered = rendered
 	objs, src, err := e.buildManifests(rendered.Manifests, p.Request.Namespace)
 	if err != nil {
-		if p.IsInstall && len(rendered.CRDs) > 0 {
+		if p.appliesCRDs() {
 			p.NeedsCRDs = true
 			return nil
 		}
@@ -199,16 +206,22 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 	if err := checkFence(ctx); err != nil {
 		return nil, err
 	}
-	// As Helm: crds/ are installed (never upgraded) before anything else.
-	// Objects of the kinds they define can be built, and so validated, only
-	// after that; otherwise the CRDs wait until everything is validated.
+	// As Helm: crds/ are installed (never upgraded: the release's crds
+	// policy says otherwise) before anything else. Objects of the kinds
+	// they define can be built, and so validated, only after that;
+	// otherwise the CRDs wait until everything is validated. CRDs a
+	// release replaces (create_replace) go first too: the API server
+	// judges objects by the CRD it has, and refuses fields only the new
+	// one declares.
 	crdsInstalled := false
-	if p.IsInstall && p.NeedsCRDs {
-		if err := e.installCRDs(ctx, req.Namespace, req.Name, p.Rendered.CRDs); err != nil {
+	if p.NeedsCRDs || (req.CRDs == CRDsCreateReplace && p.appliesCRDs()) {
+		if err := e.applyCRDs(ctx, p); err != nil {
 			return nil, err
 		}
-		if err := e.build(p, p.Rendered); err != nil {
-			return nil, err
+		if p.NeedsCRDs {
+			if err := e.build(p, p.Rendered); err != nil {
+				return nil, err
+			}
 		}
 		p.NeedsCRDs, crdsInstalled = false, true
 	}
@@ -232,8 +245,8 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 	if err := e.validate(ctx, req, objs, src); err != nil {
 		return nil, err
 	}
-	if p.IsInstall && len(p.Rendered.CRDs) > 0 && !crdsInstalled {
-		if err := e.installCRDs(ctx, req.Namespace, req.Name, p.Rendered.CRDs); err != nil {
+	if p.appliesCRDs() && !crdsInstalled {
+		if err := e.applyCRDs(ctx, p); err != nil {
 			return nil, err
 		}
 	}
@@ -264,19 +277,6 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 	return e.failDeploy(ctx, store, p, rel, created, runErr)
 }
 
-func (e *Engine) installCRDs(ctx context.Context, namespace, name string, files []*chart.File) error {
-	var crds []*unstructured.Unstructured
-	for _, f := range files {
-		got, err := e.kube.Parse(string(f.Data), "")
-		if err != nil {
-			return fmt.Errorf("CRD file %s: %w", f.Name, err)
-		}
-		crds = append(crds, got...)
-	}
-	e.logf(namespace, name, PhaseApplying, "installing %d CRDs", len(crds))
-	return e.kube.InstallCRDs(ctx, crds)
-}
-
 // perform runs the cluster-side steps of a deploy of p as rel, creating
 // the objects absent lists without reading them. It returns the objects
 // this deploy created (for cleanup_on_fail).
@@ -289,6 +289,7 @@ func (e *Engine) perform(ctx context.Context, p *Prepared, rel *Release, absent 
 	return e.rollout(ctx, rel, rollout{
 		pre: pre, post: post, objs: p.Objects, src: p.sources, ignore: req.IgnoreChanges, replace: req.Replace, expand: req.Expand, create: absent, takeOwnership: req.TakeOwnership, previous: p.Previous,
 		wait: req.Wait, timeout: req.timeout(), disableHooks: req.DisableHooks, deleteLast: req.DeleteLast, leftovers: req.Leftovers,
+		health: req.Health,
 	})
 }
 
@@ -309,6 +310,8 @@ type rollout struct {
 	wait          WaitMode
 	timeout       time.Duration
 	disableHooks  bool
+	// health judges the kinds the release has health checks for.
+	health kube.Health
 	// deleteLast deletes what the previous revision had and this one
 	// lacks at the end, after the waits and the post-hooks.
 	deleteLast bool
@@ -382,6 +385,7 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 					Message: blockedMessage(objs), Blockers: objs})
 			},
 			Unreachable: e.outages(rel, PhaseWaiting),
+			Health:      r.health,
 		})
 		cancel()
 		if err != nil {
@@ -474,7 +478,7 @@ func (e *Engine) failDeploy(ctx context.Context, store *Storage, p *Prepared, re
 		return rel, fmt.Errorf("upgrade of %s failed and there is no deployed revision to roll back to (atomic): %w", rel.Name, cause)
 	}
 	e.logf(rel.Namespace, rel.Name, PhaseRestoring, "atomic: rolling back to revision %d", deployed.Version)
-	rb, err := e.Rollback(rctx, RollbackRequest{Name: rel.Name, Namespace: rel.Namespace, Revision: deployed.Version, Wait: req.Wait, Timeout: req.timeout(), DisableHooks: req.DisableHooks, IgnoreChanges: req.IgnoreChanges, HistoryMax: req.HistoryMax, RunID: req.RunID})
+	rb, err := e.Rollback(rctx, RollbackRequest{Name: rel.Name, Namespace: rel.Namespace, Revision: deployed.Version, Wait: req.Wait, Timeout: req.timeout(), DisableHooks: req.DisableHooks, IgnoreChanges: req.IgnoreChanges, HistoryMax: req.HistoryMax, RunID: req.RunID, Health: req.Health})
 	if err != nil {
 		return rel, fmt.Errorf("upgrade of %s failed, and the atomic rollback to revision %d also failed: %v; original error: %w", rel.Name, deployed.Version, err, cause)
 	}

@@ -35,6 +35,9 @@ type RollbackRequest struct {
 	Description string
 	// Redact masks sensitive values in the description of a failure.
 	Redact *sensitive.Redactor
+	// Health judges the release's custom resources while it waits, as
+	// in Request.
+	Health kube.Health
 }
 
 func (r RollbackRequest) timeout() time.Duration { return cmp.Or(r.Timeout, DefaultTimeout) }
@@ -152,7 +155,7 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 func (e *Engine) performRollback(ctx context.Context, rel *Release, objs, previous []*unstructured.Unstructured, leftovers []kube.Ref, req RollbackRequest) ([]kube.Ref, error) {
 	return e.rollout(ctx, rel, rollout{
 		pre: chart.HookPreRollback, post: chart.HookPostRollback, objs: objs, previous: previous, leftovers: leftovers,
-		ignore: req.IgnoreChanges, wait: req.Wait, timeout: req.timeout(), disableHooks: req.DisableHooks,
+		ignore: req.IgnoreChanges, wait: req.Wait, timeout: req.timeout(), disableHooks: req.DisableHooks, health: req.Health,
 	})
 }
 

@@ -282,10 +282,14 @@ func newSteps(ctx context.Context, o Options, ls *Loaded, p *plan.Plan, cl *Clus
 			} else {
 				saved, name, namespace, replace, note, absent, leftovers := rc.Saved, rc.Name, rc.Namespace, planner.ReplacesOf(rc), recordNote(p, rc, note), planner.AbsentOf(rc), planner.LeftoversOf(rc)
 				expand := planner.ResizesOf(rc)
+				checks := ls.healthOf(rc.Addr.Instance.Release.Name)
 				none := rc.Observed.LastRevision == 0
 				step.Prepare = func(ctx context.Context, _ map[string]*release.Release) (*release.Prepared, error) {
 					req := planner.RequestOf(name, namespace, saved.Settings)
 					req.RunID, req.Redact, req.Note, req.Replace, req.Absent, req.Leftovers = runID, redact, note, replace, absent, leftovers
+					if checks != nil {
+						req.Health = checks
+					}
 					req.Expand = expand
 					if none {
 						// The plan found no record (under this run's
@@ -358,7 +362,7 @@ func renderAtApply(o Options, ls *Loaded, p *plan.Plan, rc *plan.ReleaseChange, 
 		if err != nil {
 			return nil, red.Err(err)
 		}
-		req := o.releaseRequest(st.ID(), r)
+		req := ls.releaseRequest(o, st.ID(), r)
 		req.RunID, req.Redact = runID, red
 		req.Replace, req.Note, req.Leftovers = planner.ReplacesOf(rc), recordNote(p, rc, note), planner.LeftoversOf(rc)
 		prep, err := eng.Prepare(ctx, req)

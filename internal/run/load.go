@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/health"
 	"github.com/convoy-sh/convoy/internal/plan/planfile"
 	"github.com/convoy-sh/convoy/internal/policy"
 	"github.com/hashicorp/hcl/v2"
@@ -46,7 +47,10 @@ type Loaded struct {
 	Warnings hcl.Diagnostics
 	// Policies are the stack's and the policy paths' policies, compiled.
 	Policies *policy.Set
-	opts     config.EvalOptions
+	// Health are the releases' health_check blocks, compiled, by release
+	// block name (none: no entry).
+	Health map[string]*health.Set
+	opts   config.EvalOptions
 	// moves are the instances that keep the Helm name of the address they
 	// had before count was added or removed (keepMovedNames).
 	moves []config.ImplicitMove
@@ -100,6 +104,7 @@ func Load(ctx context.Context, src Source, level LoadLevel) (*Loaded, error) {
 		diags = append(diags, d...)
 		ls.Policies = set
 	}
+	diags = append(diags, ls.compileHealth(cfg)...)
 	if diags.HasErrors() {
 		return ls, diagError(diags, cfg)
 	}

@@ -131,7 +131,7 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		// Policies over objects see the objects of unchanged releases too.
 		PolicyObjects: ls.Policies.ReadsObjects(),
 		Request: func(r *resolve.Release) *release.Request {
-			return o.releaseRequest(st.ID(), r)
+			return ls.releaseRequest(o, st.ID(), r)
 		},
 		Outputs: OutputsFrom,
 	})

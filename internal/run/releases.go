@@ -232,7 +232,7 @@ func Rollback(ctx context.Context, o Options, req RollbackRequest) (inst *config
 		Wait: wait, Timeout: cmp.Or(req.Timeout, inst.Timeout), DisableHooks: inst.DisableHooks || req.NoHooks,
 		CleanupOnFail: inst.CleanupOnFail || req.CleanupOnFail, HistoryMax: historyMax, RunID: lock.runID,
 		IgnoreChanges: ignoreRules(inst.IgnoreChanges), Description: req.Description,
-		Redact: red,
+		Redact: red, Health: ls.rollbackHealth(inst),
 	})
 	if rel != nil {
 		r := revisionOf(rel)

@@ -48,7 +48,19 @@ func ReleaseRequest(stack string, r *resolve.Release) *release.Request {
 		IgnoreChanges:   ignoreRules(inst.IgnoreChanges),
 		PostRender:      postRender(inst),
 		Labels:          labels,
+		CRDs:            crdPolicy(inst.CRDs),
 	}
+}
+
+// crdPolicy is a release's crds for the release engine.
+func crdPolicy(p config.CRDPolicy) release.CRDPolicy {
+	switch p {
+	case config.CRDsSkip:
+		return release.CRDsSkip
+	case config.CRDsCreateReplace:
+		return release.CRDsCreateReplace
+	}
+	return release.CRDsCreate
 }
 
 // postRender is a release's patches and post_renderer for the release

@@ -151,6 +151,8 @@ type jsonObject struct {
 	Template   string            `json:"template,omitempty"`
 	Reason     string            `json:"reason,omitempty"`
 	Changes    []*jsonChange     `json:"changes,omitempty"`
+	// CRD: how a CRD the release replaces changes (crds = "create_replace").
+	CRD *plan.CRDChange `json:"crd,omitempty"`
 	// Hook: a hook's object, run for these events ("pre-install").
 	Hook string `json:"hook,omitempty"`
 }
@@ -258,7 +260,7 @@ func JSON(w io.Writer, p *plan.Plan) error {
 		}
 		for _, o := range r.Objects {
 			jr.Objects = append(jr.Objects, &jsonObject{Ref: o.Ref.String(), APIVersion: o.Ref.APIVersion(), Kind: o.Ref.Kind, Namespace: o.Ref.Namespace, Name: o.Ref.Name,
-				Action: o.Action, Template: o.Template, Reason: o.Reason, Changes: jsonChanges(o.Diff)})
+				Action: o.Action, Template: o.Template, Reason: o.Reason, Changes: jsonChanges(o.Diff), CRD: o.CRD})
 		}
 		for _, h := range plan.HookObjects(r.Hooks) {
 			jr.Objects = append(jr.Objects, &jsonObject{Ref: h.Ref.String(), APIVersion: h.Ref.APIVersion(), Kind: h.Ref.Kind, Namespace: h.Ref.Namespace, Name: h.Ref.Name,

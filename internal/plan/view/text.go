@@ -237,6 +237,9 @@ func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange, detail Detail) {
 		if o.Action == plan.ObjectUpdate || o.Action == plan.ObjectReplace {
 			writeDiff(b, o.Diff, "          ")
 		}
+		for _, l := range o.CRD.Lines() {
+			fmt.Fprintf(b, "          %s\n", l)
+		}
 	}
 	writeClaimExpansions(b, r)
 }

@@ -1,0 +1,4 @@
+release "web" {
+  chart = "./charts/web"
+  crds  = "replace"
+}
