@@ -133,10 +133,11 @@ func newControllerInstallCmd(s streams) *cobra.Command {
 	var o controllerInstallOptions
 	cmd := &cobra.Command{
 		Use:   "install",
-		Short: "Install the Stack CRD and the controller's RBAC (and with --deployment, the controller)",
-		Long: `Install applies, with server-side apply, the stacks.convoy.dev CRD (and waits
-until it is established), the convoy-system namespace with the controller's
-ServiceAccount and RBAC, and with --deployment the controller's Deployment.
+		Short: "Install the Stack and Pipeline CRDs and the controller's RBAC (and with --deployment, the controller)",
+		Long: `Install applies, with server-side apply, the CRDs stacks.convoy.dev (Stack)
+and pipelines.convoy.dev (Pipeline), waiting until each is established, the
+convoy-system namespace with the controller's ServiceAccount and RBAC, and
+with --deployment the controller's Deployment.
 The same manifests are under deploy/ in the source.
 
 The Deployment runs ` + deploy.ImageRepository + `:<this convoy's version>, or the

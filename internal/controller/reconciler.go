@@ -412,15 +412,19 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 }
 
 // waiting records a plan that waits: for approval, or, drift only
-// without drift correction, for nothing.
+// without drift correction, for nothing. Ready's reason is Drifted for a
+// plan that only restores drift (whatever the approval mode: the drift is
+// what the Stack's objects say), ApprovalRequired for any other; its
+// message names both when both hold.
 func (r *reconciler) waiting(sr *stackRun, p *v1alpha1.PlanStatus, requeue time.Duration) outcome {
 	st := sr.st
 	if denied := deniedStill(st, p); len(denied) > 0 {
 		return r.policyDenied(sr, p, denied, requeue)
 	}
 	clearError(st)
+	drift := fmt.Sprintf("%d %s changed outside convoy", p.Drifted, plural(p.Drifted, "object", "objects"))
 	if p.DriftOnly && st.Spec.Approval != v1alpha1.ApprovalManual {
-		msg := fmt.Sprintf("%d objects changed outside convoy; spec.driftCorrection is false: plan %s restores them when approved (convoy approve %s -n %s)", p.Drifted, p.Digest, st.Name, st.Namespace)
+		msg := fmt.Sprintf("%s; spec.driftCorrection is false: plan %s restores them when approved (convoy approve %s -n %s)", drift, p.Digest, st.Name, st.Namespace)
 		setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonDrifted, "drift is reported, not corrected")
 		ready(st, metav1.ConditionFalse, ReasonDrifted, msg)
 		return outcome{result: "drifted", requeue: requeue}
@@ -433,7 +437,14 @@ func (r *reconciler) waiting(sr *stackRun, p *v1alpha1.PlanStatus, requeue time.
 		r.event(st, corev1.EventTypeWarning, reason, "Approve", msg)
 	}
 	setCond(st, CondApprovalRequired, metav1.ConditionTrue, reason, msg)
-	ready(st, metav1.ConditionFalse, ReasonApprovalRequired, msg)
+	readyReason, readyMsg := ReasonApprovalRequired, msg
+	switch {
+	case p.DriftOnly:
+		readyReason, readyMsg = ReasonDrifted, drift+"; spec.driftCorrection is false and approval is manual: "+msg
+	case p.Drifted > 0:
+		readyMsg = msg + "; it also restores " + drift
+	}
+	ready(st, metav1.ConditionFalse, readyReason, readyMsg)
 	return outcome{result: "approval_required", requeue: requeue}
 }
 
