@@ -66,7 +66,7 @@ func (w *world) step(latest string) machineOutput {
 	w.t.Helper()
 	out := stepStages(machineInput{
 		Now: w.now, Latest: latest, Spec: w.spec, Stages: w.stages, Stacks: maps.Clone(w.stacks),
-		Gate: func(_, _ int, d string) gateVerdict {
+		Gate: func(_, _ int, d string, _ time.Time) gateVerdict {
 			w.gateCalls++
 			if w.gateFails[d] {
 				return gateVerdict{Failed: true, Output: "bad-test-fail: Failed"}
