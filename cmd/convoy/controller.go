@@ -26,6 +26,7 @@ type controllerOptions struct {
 	controller.Options
 	Verbose      bool
 	CacheMaxSize string
+	MaxPlanSize  string
 }
 
 func newControllerCmd(s streams) *cobra.Command {
@@ -67,6 +68,7 @@ outside it against a kubeconfig. See docs/controller.md.`,
 	fs.DurationVar(&o.RetryPeriod, "retry-period", 2*time.Second, "how often candidates try to take the Lease")
 	fs.StringVar(&o.CacheDir, "cache-dir", "", "pulled stacks, charts and temporary plans (default: the user cache directory's convoy/controller)")
 	fs.StringVar(&o.CacheMaxSize, "cache-max-size", "", "bound the pulled stacks and charts of --cache-dir (500Mi, 2Gi, …): the least recently used are removed, never one in use (default: unbounded)")
+	fs.StringVar(&o.MaxPlanSize, "max-plan-size", "32Mi", "the largest saved plan stored for a Stack (compressed; one over 1 MiB is split across Secrets): a larger plan stalls its Stack (PlanTooLarge)")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "log at debug level")
 	cmd.AddCommand(newControllerInstallCmd(s))
 	return cmd
@@ -93,6 +95,11 @@ func (o controllerOptions) Run(ctx context.Context, s streams) error {
 		}
 		opts.CacheMaxSize = q.Value()
 	}
+	q, err := resource.ParseQuantity(o.MaxPlanSize)
+	if err != nil || q.Sign() <= 0 || q.Value() > 1<<30 {
+		return fmt.Errorf("--max-plan-size %q: give a size in bytes up to 1Gi, such as 32Mi", o.MaxPlanSize)
+	}
+	opts.MaxPlanSize = q.Value()
 	return controller.Run(ctx, opts)
 }
 

@@ -185,6 +185,9 @@ type stackRun struct {
 	in      *inputs
 	opts    run.Options
 	tmp     string
+	// held are the cache entries pulled for saved plans, released when
+	// the reconcile ends.
+	held []func()
 }
 
 func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome {
@@ -257,6 +260,11 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack) outcome 
 	}
 	defer in.cleanup()
 	sr := &stackRun{st: st, fetched: f, in: in, tmp: tmpDir}
+	defer func() {
+		for _, release := range sr.held {
+			release()
+		}
+	}()
 	sr.opts = r.runOptions(st, f, in)
 	if out, wait := r.retryGate(sr); wait {
 		return out
@@ -356,7 +364,9 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 		return r.planFailed(ctx, sr, err)
 	}
 	p := planned.Plan
-	file, err := run.EncodePlan(planned)
+	// The stack's artifact is named by digest, not embedded: the
+	// registry (and the cache) hold it already.
+	file, err := run.EncodePlanOfArtifact(planned, run.StackArtifact{Source: sr.fetched.Ref.String(), Digest: sr.fetched.Digest})
 	if err != nil {
 		return r.failed(sr, p, ReasonPlanFailed, err)
 	}
@@ -368,7 +378,10 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	if err := view.Markdown(&md, p); err != nil {
 		return r.failed(sr, p, ReasonPlanFailed, err)
 	}
-	if err := storePlan(ctx, r.client, r.scheme, st, file, digest, sr.in.redact(text.String()), sr.in.redact(md.String())); err != nil {
+	var tooLarge *PlanTooLargeError
+	if err := storePlan(ctx, r.client, r.scheme, st, file, digest, sr.in.redact(text.String()), sr.in.redact(md.String()), r.opts.maxPlanSize()); errors.As(err, &tooLarge) {
+		return r.stall(st, ReasonPlanTooLarge, err.Error())
+	} else if err != nil {
 		return r.failed(sr, p, ReasonPlanFailed, err)
 	}
 	sum := p.Summary()
@@ -466,13 +479,52 @@ func (r *reconciler) stale(ctx context.Context, sr *stackRun, digest string) (bo
 	return false, err
 }
 
-// savedPlan reads the saved plan of digest from its Secret.
+// savedPlan reads the saved plan of digest from its Secret (and parts).
+// A plan that names its stack by digest is applied from the stack pulled
+// for this reconcile when it is that digest, else from the artifact
+// pulled again (verified by digest).
 func (r *reconciler) savedPlan(ctx context.Context, sr *stackRun, digest string) (*run.SavedPlan, error) {
 	file, err := loadPlan(ctx, r.reader, sr.st, digest)
+	var pe *PartError
+	if errors.As(err, &pe) {
+		r.event(sr.st, corev1.EventTypeWarning, ReasonStale, "Verify", "plan "+digest+": "+err.Error())
+	}
 	if err != nil {
 		return nil, err
 	}
-	return run.DecodePlan(file, fmt.Sprintf("v1 Secret %s/%s", sr.st.Namespace, planObjectName(sr.st.Name)))
+	saved, err := run.DecodePlan(file, fmt.Sprintf("v1 Secret %s/%s", sr.st.Namespace, planObjectName(sr.st.Name)))
+	if err != nil {
+		return nil, err
+	}
+	snap, o := saved.Stack, saved.Origin
+	if !snap.ByReference() || o == nil {
+		return saved, nil
+	}
+	if snap.Digest == sr.fetched.Digest {
+		o.Dir = sr.fetched.Dir
+		return saved, nil
+	}
+	if _, err := os.Stat(o.Dir); err == nil {
+		return saved, nil
+	}
+	stacksDir, _, _ := r.dirs()
+	reg := r.registry
+	res, drop, err := r.sourceResolver(ctx, sr.st, sr.tmp)
+	if err != nil {
+		return nil, err
+	}
+	defer drop()
+	reg.Resolver = res
+	f, release, err := r.fetch(ctx, reg, stacksDir, snap.Source)
+	if err != nil {
+		return nil, fmt.Errorf("the saved plan's stack %s: %w", snap.Source, err)
+	}
+	sr.held = append(sr.held, release)
+	if f.Digest != snap.Digest {
+		return nil, fmt.Errorf("the saved plan's stack %s was pulled as %s", snap.Source, f.Digest)
+	}
+	o.Dir = f.Dir
+	return saved, nil
 }
 
 // savedOpts are the run options a saved plan is checked and applied with:
