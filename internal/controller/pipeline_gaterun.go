@@ -83,14 +83,14 @@ func (g *gateRunner) verdict(k gateKey, since time.Time, p *v1alpha1.Pipeline, e
 		if g.runs[k] == run {
 			if v.Pending {
 				// Not run (the Stack's own reconcile holds its lock):
-				// the next look starts it again.
+				// the Pipeline's requeue, seconds away, starts it again.
 				delete(g.runs, k)
 			} else {
 				run.done, run.verdict, run.ended = true, v, g.now()
 			}
 		}
 		g.mu.Unlock()
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && !v.Pending {
 			select {
 			case g.enqueue <- event.GenericEvent{Object: obj}:
 			default:

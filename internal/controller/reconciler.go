@@ -617,10 +617,18 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 	}
 	msg := fmt.Sprintf("applied plan %s from %s", digest, sr.fetched.Ref)
 	setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonApplied, msg)
-	if driftOnly {
+	switch c := findCond(st, CondDrifted); {
+	case driftOnly:
 		setCond(st, CondDrifted, metav1.ConditionFalse, ReasonDriftCorrected, "drift corrected by plan "+digest)
 		r.event(st, corev1.EventTypeNormal, ReasonDriftCorrected, "Apply", "drift corrected by plan "+digest)
-	} else {
+	case c != nil && c.Status == metav1.ConditionTrue:
+		// The plan set every object it found changed (after a failed
+		// apply, a rollback's plan finds the failed revision's objects
+		// so): nothing differs from what convoy applied any more, and
+		// the drift is not reported as standing (no Drifted notice).
+		setCond(st, CondDrifted, metav1.ConditionFalse, ReasonDriftCorrected, "the objects changed outside the last deployed revision were set by plan "+digest)
+		r.event(st, corev1.EventTypeNormal, ReasonApplied, "Apply", msg)
+	default:
 		r.event(st, corev1.EventTypeNormal, ReasonApplied, "Apply", msg)
 	}
 	ready(st, metav1.ConditionTrue, ReasonApplied, msg)
