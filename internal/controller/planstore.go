@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -145,6 +146,7 @@ func storePlan(ctx context.Context, c client.Client, scheme *runtime.Scheme, st 
 	if err := deleteOtherParts(ctx, c, st, parts); err != nil {
 		return err
 	}
+	text = cutPlanText(text, st)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: st.Namespace}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, c, cm, func() error {
 		cm.Labels = map[string]string{"convoy.dev/stack-object": st.Name}
@@ -154,6 +156,20 @@ func storePlan(ctx context.Context, c client.Client, scheme *runtime.Scheme, st 
 		return fmt.Errorf("v1 ConfigMap %s/%s: %w", st.Namespace, name, err)
 	}
 	return nil
+}
+
+// maxPlanText bounds the plan's text in its ConfigMap, which holds 1 MiB
+// with the markdown (at most 65,536 characters).
+const maxPlanText = 800 << 10
+
+// cutPlanText cuts a plan's text longer than maxPlanText at a line's end,
+// saying where the whole plan is.
+func cutPlanText(text string, st *v1alpha1.Stack) string {
+	if len(text) <= maxPlanText {
+		return text
+	}
+	cut := strings.LastIndexByte(text[:maxPlanText], '\n') + 1
+	return text[:cut] + fmt.Sprintf("… (%d more bytes of the plan's text: convoy show --stack %s -n %s prints the whole plan)\n", len(text)-cut, st.Name, st.Namespace)
 }
 
 // writePlanPart writes one part's Secret. A part is named by its digest:

@@ -59,8 +59,17 @@ func TestStorePlanSplitsWhatASecretCannotHold(t *testing.T) {
 	st := &v1alpha1.Stack{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "web", UID: "u1"}}
 	big := incompressible(2_500_000, 1)
 	d := planDigest(big)
-	if err := storePlan(ctx, c, s, st, big, d, "text", "md", DefaultMaxPlanSize); err != nil {
+	// The plan's text is as long as the plan: cut in the ConfigMap.
+	text := strings.Repeat("+ spec.versions[0].schema.openAPIV3Schema.description: a field\n", 30_000)
+	if err := storePlan(ctx, c, s, st, big, d, text, "md", DefaultMaxPlanSize); err != nil {
 		t.Fatal(err)
+	}
+	var cm corev1.ConfigMap
+	if err := c.Get(ctx, types.NamespacedName{Namespace: "apps", Name: "convoy-plan-web"}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	if got := cm.Data[planTextKey]; len(got) > 900<<10 || !strings.HasSuffix(got, "convoy show --stack web -n apps prints the whole plan)\n") || !strings.HasPrefix(text, got[:len(got)-200]) {
+		t.Fatalf("the plan's text in its ConfigMap: %d bytes, ending %q", len(got), got[len(got)-200:])
 	}
 	secrets := secretsOf(t, c, "apps")
 	if len(secrets) != 4 {
