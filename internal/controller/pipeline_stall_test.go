@@ -17,7 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// slowTestStack writes a stack of one release in namespace var.ns whose
+// slowTestStack writes a stack of three environments (staging, prod-a,
+// prod-b) of one release in namespace var.ns whose
 // test hook takes a while, as real tests do: its pod runs for testFor
 // (the devcluster's kubelet starts it that late), then succeeds.
 func slowTestStack(t *testing.T, testFor string) string {
@@ -54,6 +55,9 @@ spec:
 	})
 	hcl := `
 stack "app" {}
+environment "staging" {}
+environment "prod-a" {}
+environment "prod-b" {}
 variable "ns" {}
 release "app" {
   chart            = "./charts/slow"
@@ -82,6 +86,9 @@ func TestPipelineLeavesStaging(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 			Spec: v1alpha1.StackSpec{
 				Approval: v1alpha1.ApprovalAuto, Interval: &metav1.Duration{Duration: 30 * time.Second},
+				// One stack, one environment per Stack (a stack and
+				// environment is reconciled by one Stack).
+				Environment: strings.TrimPrefix(name, "app-"),
 				Vars: map[string]string{"ns": ns + "-" + strings.TrimPrefix(name, "app-")},
 			},
 		})
