@@ -27,11 +27,13 @@ traefik_git=${TRAEFIK_GIT:-/work/.mirror/traefik+traefik-helm-chart/repo}
 bitnami_git=${BITNAMI_GIT:-/work/.mirror/bitnami+charts/repo}
 : "${CONVOY_REGISTRY:?set CONVOY_REGISTRY to the registry binary (make tools)}"
 work=$(mktemp -d)
+ns=bench-bigplan-$RANDOM
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   [ -f "$work/dc/kubeconfig" ] && "$work/devcluster" down --state "$work/dc" >/dev/null 2>&1 || true
+  [ -n "${BENCH_KUBECONFIG:-}" ] && kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -42,7 +44,6 @@ else
   "$work/devcluster" up --state "$work/dc" >/dev/null
   export KUBECONFIG=$work/dc/kubeconfig
 fi
-ns=bench-bigplan-$RANDOM
 
 # The charts, from the repositories' HEAD.
 stack=$work/stack
