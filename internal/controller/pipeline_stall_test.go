@@ -89,7 +89,7 @@ func TestPipelineLeavesStaging(t *testing.T) {
 				// One stack, one environment per Stack (a stack and
 				// environment is reconciled by one Stack).
 				Environment: strings.TrimPrefix(name, "app-"),
-				Vars: map[string]string{"ns": ns + "-" + strings.TrimPrefix(name, "app-")},
+				Vars:        map[string]string{"ns": ns + "-" + strings.TrimPrefix(name, "app-")},
 			},
 		})
 		t.Cleanup(func() {
