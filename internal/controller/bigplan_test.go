@@ -161,3 +161,27 @@ func TestStackPlanOverOneMiB(t *testing.T) {
 		t.Fatalf("the chart's CRD: %v", err)
 	}
 }
+
+// A plan over the controller's --max-plan-size is not stored: the Stack
+// is Stalled (PlanTooLarge), naming the size and the way out.
+func TestStackPlanTooLargeStalls(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := kube(t)
+	reg := sourcetest.StartRegistry(t, "", "")
+	push(t, reg, stackDir(t, ns, "v1", ""), "v1")
+	create(t, c, newStack(ns, "shop", "oci://"+reg.Host+"/stacks/app:v1", nil))
+	startController(t, ns, func(o *controller.Options) { o.MaxPlanSize = 1000 })
+	st := waitStack(t, c, ns, "shop", 60*time.Second, "Stalled", isCond("Stalled", metav1.ConditionTrue, controller.ReasonPlanTooLarge))
+	msg := cond(st, "Stalled").Message
+	for _, want := range []string{"bytes, compressed), over the controller's --max-plan-size of 1000 bytes", "split the stack", "larger --max-plan-size"} {
+		if !strings.Contains(msg, want) {
+			t.Fatalf("Stalled's message %q does not say %q", msg, want)
+		}
+	}
+	if len(st.Status.Releases) != 0 || st.Status.LastAppliedPlan != "" {
+		t.Fatalf("a plan too large to store was applied:%s", describe(st))
+	}
+	if _, _, err := controller.StoredPlan(context.Background(), c, ns, "shop"); err == nil {
+		t.Fatal("a plan too large was stored")
+	}
+}
