@@ -193,7 +193,7 @@ func Run(ctx context.Context, o Options) error {
 	// Their gates run in the background, until the controller stops.
 	gctx, stopGates := context.WithCancel(ctx)
 	defer stopGates()
-	pr := &pipelineReconciler{stacks: r, gates: newGateRunner(gctx)}
+	pr := &pipelineReconciler{stacks: r, gates: newGateRunner(gctx), timeout: o.PipelineTimeout}
 	err = builder.ControllerManagedBy(mgr).
 		Named("pipeline").
 		For(&v1alpha1.Pipeline{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).

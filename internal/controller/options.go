@@ -43,6 +43,9 @@ type Options struct {
 	// MaxPlanSize bounds a Stack's saved plan, compressed, in bytes: a
 	// larger one stalls the Stack (PlanTooLarge). 0: DefaultMaxPlanSize.
 	MaxPlanSize int64
+	// PipelineTimeout bounds one reconcile of a Pipeline (0: 2 minutes);
+	// its gates run apart.
+	PipelineTimeout time.Duration
 	// MetricsAddress and HealthAddress are the listen addresses of the
 	// Prometheus and health endpoints ("0" disables one).
 	MetricsAddress, HealthAddress string

@@ -2,6 +2,8 @@ package controller_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,4 +135,28 @@ func TestPipelineLeavesStaging(t *testing.T) {
 	if n, busy := log.maxInProgress(d1, "app-prod-a", "app-prod-b"); n != 1 {
 		t.Fatalf("maxParallel 1: %d production Stacks in progress at once (%s)", n, busy)
 	}
+}
+
+// A Pipeline whose registry never answers: its reconcile stops at its
+// deadline and still writes its status, saying so.
+func TestPipelineReconcilePastItsDeadlineWritesItsStatus(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := kube(t)
+	silent := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	t.Cleanup(silent.Close)
+	create(t, c, &v1alpha1.Stack{ObjectMeta: metav1.ObjectMeta{Name: "app-staging", Namespace: ns}})
+	create(t, c, &v1alpha1.Pipeline{
+		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
+		Spec: v1alpha1.PipelineSpec{
+			Source: "oci://" + strings.TrimPrefix(silent.URL, "http://") + "/stacks/app",
+			Follow: v1alpha1.Follow{Semver: ">=1.0.0"},
+			Stages: []v1alpha1.Stage{{Name: "staging", Stacks: []string{"app-staging"}}},
+		},
+	})
+	startController(t, ns, func(o *controller.Options) { o.PipelineTimeout = 3 * time.Second })
+	waitPipeline(t, c, ns, "app", 60*time.Second, "saying its reconcile ran past its deadline", func(p *v1alpha1.Pipeline) bool {
+		rc := meta.FindStatusCondition(p.Status.Conditions, "Reconciling")
+		return rc != nil && rc.Status == metav1.ConditionTrue && strings.Contains(rc.Message, "the reconcile ran past its deadline of 3s") &&
+			p.Status.ObservedGeneration == p.Generation
+	})
 }
