@@ -191,9 +191,7 @@ func Run(ctx context.Context, o Options) error {
 	// Pipelines: same shard and leader, their own workers. A Stack's
 	// changes (its readiness, its pin) are the Pipelines' inputs.
 	// Their gates run in the background, until the controller stops.
-	gctx, stopGates := context.WithCancel(ctx)
-	defer stopGates()
-	pr := &pipelineReconciler{stacks: r, gates: newGateRunner(gctx), timeout: o.PipelineTimeout}
+	pr := &pipelineReconciler{stacks: r, gates: newGateRunner(), timeout: o.PipelineTimeout}
 	err = builder.ControllerManagedBy(mgr).
 		Named("pipeline").
 		For(&v1alpha1.Pipeline{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -221,7 +219,6 @@ func Run(ctx context.Context, o Options) error {
 	err = mgr.Start(ctx)
 	// The gates still running (their test runs hold stack locks) end
 	// with the manager.
-	stopGates()
 	pr.gates.stop(run.DefaultGrace + 10*time.Second)
 	// The manager cancelled the reconciles' context; on a lost
 	// leadership it returned without waiting for them. The applies under

@@ -38,19 +38,19 @@ type gateRun struct {
 
 // gateRunner holds the gates running and the verdicts not yet taken.
 type gateRunner struct {
-	// ctx ends when the controller stops (or loses its leadership): so
-	// do the runs.
-	ctx     context.Context
-	mu      sync.Mutex
-	runs    map[gateKey]*gateRun
+	mu   sync.Mutex
+	runs map[gateKey]*gateRun
+	// stopped: the controller stops (or lost its leadership); no run
+	// starts any more.
+	stopped bool
 	wg      sync.WaitGroup
 	enqueue chan event.GenericEvent
 	// now is the clock the runs' start times are read from.
 	now func() time.Time
 }
 
-func newGateRunner(ctx context.Context) *gateRunner {
-	return &gateRunner{ctx: ctx, runs: map[gateKey]*gateRun{}, enqueue: make(chan event.GenericEvent, 64), now: time.Now}
+func newGateRunner() *gateRunner {
+	return &gateRunner{runs: map[gateKey]*gateRun{}, enqueue: make(chan event.GenericEvent, 64), now: time.Now}
 }
 
 // verdict is the gate's verdict as of since or later: that of a run
@@ -69,10 +69,12 @@ func (g *gateRunner) verdict(k gateKey, since time.Time, p *v1alpha1.Pipeline, e
 		}
 		delete(g.runs, k)
 	}
-	if g.ctx.Err() != nil {
+	if g.stopped {
 		return gateVerdict{Pending: true}
 	}
-	ctx, cancel := context.WithCancel(g.ctx)
+	// The run outlives the reconcile that starts it: it ends with its
+	// verdict, or when cancelled (prune, stop).
+	ctx, cancel := context.WithCancel(context.Background())
 	run := &gateRun{started: g.now(), cancel: cancel}
 	g.runs[k] = run
 	obj := p.DeepCopy()
@@ -117,9 +119,11 @@ func (g *gateRunner) prune(p types.NamespacedName, keep map[gateKey]bool) {
 	}
 }
 
-// stop cancels every run and waits for them to end, at most for wait.
+// stop cancels every run, starts none any more, and waits for them to
+// end, at most for wait.
 func (g *gateRunner) stop(wait time.Duration) {
 	g.mu.Lock()
+	g.stopped = true
 	for k, run := range g.runs {
 		run.cancel()
 		delete(g.runs, k)

@@ -15,9 +15,7 @@ import (
 // the Pipeline, and the verdict is taken by the next ask; a run no
 // reconcile asks for any more is cancelled.
 func TestGateRunsInTheBackground(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	g := newGateRunner(ctx)
+	g := newGateRunner()
 	defer g.stop(time.Second)
 	p := &v1alpha1.Pipeline{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "shop", Generation: 2}}
 	k := gateKey{pipeline: types.NamespacedName{Namespace: "apps", Name: "shop"}, generation: 2, stage: "staging", digest: "sha256:aa"}
