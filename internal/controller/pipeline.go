@@ -60,13 +60,13 @@ const statusWriteTimeout = 15 * time.Second
 // Reconcile observes the Pipeline and its Stacks, decides, pins, and
 // records the status.
 func (r *pipelineReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	// Uncached, the Pipeline and its Stacks: a reconcile must see what
-	// the previous one recorded and pinned, or it would pin a wave again
-	// (past maxParallel), lose the pin times or notify twice.
 	// The reconcile's deadline bounds every request it makes, and so
 	// every wait on a client's rate limiter: none waits past it.
 	rctx, cancel := context.WithTimeout(ctx, cmp.Or(r.timeout, pipelineReconcileTimeout))
 	defer cancel()
+	// Uncached, the Pipeline and its Stacks: a reconcile must see what
+	// the previous one recorded and pinned, or it would pin a wave again
+	// (past maxParallel), lose the pin times or notify twice.
 	var p v1alpha1.Pipeline
 	if err := r.stacks.reader.Get(rctx, req.NamespacedName, &p); err != nil {
 		if apierrors.IsNotFound(err) && r.gates != nil {
