@@ -26,6 +26,7 @@ type controllerOptions struct {
 	controller.Options
 	Verbose      bool
 	CacheMaxSize string
+	MaxPlanSize  string
 }
 
 func newControllerCmd(s streams) *cobra.Command {
@@ -68,6 +69,7 @@ outside it against a kubeconfig. See docs/controller.md.`,
 	fs.StringVar(&o.CacheDir, "cache-dir", "", "pulled stacks, charts and temporary plans (default: the user cache directory's convoy/controller)")
 	fs.StringVar(&o.CacheMaxSize, "cache-max-size", "", "bound the pulled stacks and charts of --cache-dir (500Mi, 2Gi, …): the least recently used are removed, never one in use (default: unbounded)")
 	fs.DurationVar(&o.MinInterval, "min-interval", controller.DefaultMinInterval, "the shortest interval a Stack or Pipeline is reconciled at, whatever its spec.interval (a shorter one is clamped, and its Stack says so)")
+	fs.StringVar(&o.MaxPlanSize, "max-plan-size", "32Mi", "the largest saved plan stored for a Stack (compressed; one over 1 MiB is split across Secrets): a larger plan stalls its Stack (PlanTooLarge)")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "log at debug level")
 	cmd.AddCommand(newControllerInstallCmd(s))
 	return cmd
@@ -97,6 +99,11 @@ func (o controllerOptions) Run(ctx context.Context, s streams) error {
 		}
 		opts.CacheMaxSize = q.Value()
 	}
+	q, err := resource.ParseQuantity(o.MaxPlanSize)
+	if err != nil || q.Sign() <= 0 || q.Value() > 1<<30 {
+		return fmt.Errorf("--max-plan-size %q: give a size in bytes up to 1Gi, such as 32Mi", o.MaxPlanSize)
+	}
+	opts.MaxPlanSize = q.Value()
 	return controller.Run(ctx, opts)
 }
 
@@ -138,13 +145,13 @@ func newControllerInstallCmd(s streams) *cobra.Command {
 	var o controllerInstallOptions
 	cmd := &cobra.Command{
 		Use:   "install",
-		Short: "Install the Stack CRD and the controller's RBAC (and with --deployment, the controller)",
-		Long: `Install applies, with server-side apply, the stacks.convoy.dev CRD (and waits
-until it is established), the convoy-system namespace with the controller's
-ServiceAccount and RBAC, the ClusterRoles convoy-editor and convoy-approver,
-the admission policies that make approving a permission (the verb approve
-on stacks.convoy.dev and pipelines.convoy.dev), and with --deployment the
-controller's Deployment.
+		Short: "Install the Stack and Pipeline CRDs and the controller's RBAC (and with --deployment, the controller)",
+		Long: `Install applies, with server-side apply, the CRDs stacks.convoy.dev (Stack)
+and pipelines.convoy.dev (Pipeline), waiting until each is established, the
+convoy-system namespace with the controller's ServiceAccount and RBAC, the
+ClusterRoles convoy-editor and convoy-approver, the admission policies that
+make approving a permission (the verb approve on stacks.convoy.dev and
+pipelines.convoy.dev), and with --deployment the controller's Deployment.
 The same manifests are under deploy/ in the source.
 
 The Deployment runs ` + deploy.ImageRepository + `:<this convoy's version>, or the

@@ -134,6 +134,19 @@ func TestPushControllerApproveGetStacks(t *testing.T) {
 	if code != 0 || !regexp.MustCompile(`shop\s+False\s+ApprovalRequired\s+3 to install, 0 to upgrade, 0 to uninstall, 0 unchanged \(sha256:[0-9a-f]{12}\)\s+manual\s+-`).MatchString(out) {
 		t.Fatalf("get stacks: exit %d\n%s\n%s", code, out, errOut)
 	}
+	// The plan the controller stored reads back, with its digest.
+	var planned v1alpha1.Stack
+	if err := c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "shop"}, &planned); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runConvoy(t, "show", "--stack", "shop", "-n", ns, "--kubeconfig", kc)
+	if code != 0 || !strings.HasPrefix(out, "Plan "+planned.Status.Plan.Digest+" of Stack "+ns+"/shop (") || !strings.Contains(out, "3 to install") || !strings.Contains(out, "release.api") {
+		t.Fatalf("show --stack: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runConvoy(t, "show", "--stack", "nope", "-n", ns, "--kubeconfig", kc)
+	if code != 1 || !strings.Contains(errOut, "convoy.dev/v1alpha1 Stack "+ns+"/nope has no stored plan") {
+		t.Fatalf("show --stack of a Stack without a plan: exit %d\n%s\n%s", code, out, errOut)
+	}
 	code, out, errOut = runConvoy(t, "approve", "shop", "-n", ns, "--kubeconfig", kc, "--plan", "sha256:0123")
 	if code != 1 || !strings.Contains(errOut, "the current plan is sha256:") {
 		t.Fatalf("approve another digest: exit %d\n%s\n%s", code, out, errOut)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/controller"
 	"github.com/convoy-sh/convoy/internal/plan/view"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/cobra"
@@ -17,23 +18,42 @@ type showOptions struct {
 	JSON     bool
 	Markdown bool
 	View     planViewFlags
+	// Stack (in Namespace) reads the plan the controller stored for a
+	// Stack instead of a file.
+	Stack, Namespace string
+	kubeFlags
 }
 
 func newShowCmd(s streams) *cobra.Command {
 	var o showOptions
 	cmd := &cobra.Command{
-		Use:   "show PLAN_FILE",
-		Short: "Print a plan saved with convoy plan --out",
+		Use:   "show PLAN_FILE | --stack NAME [-n NAMESPACE]",
+		Short: "Print a plan saved with convoy plan --out, or the one the controller stored for a Stack",
 		Long: `Show prints a saved plan as convoy plan printed it (text, --json or
 --markdown), sensitive values masked, after what it was made from: the stack
 directory, the names of the variables given and the targets. It reads only
-the file.`,
-		Args:              cobra.ExactArgs(1),
+the file.
+
+With --stack NAME it reads instead the plan convoy controller stored for
+that Stack (its Secret convoy-plan-NAME, and the parts of a plan over
+1 MiB), checked against the plan's digest, which it prints.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if o.Stack != "" {
+				return cobra.NoArgs(cmd, args)
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
 		ValidArgsFunction: completePlanFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Stack != "" {
+				return o.RunStack(cmd.Context(), s)
+			}
 			return o.Run(cmd.Context(), s, args[0])
 		},
 	}
+	cmd.Flags().StringVar(&o.Stack, "stack", "", "read the plan the controller stored for this Stack")
+	cmd.Flags().StringVarP(&o.Namespace, "namespace", "n", "", "the Stack's namespace (default: the kubeconfig context's)")
+	o.kubeFlags.add(cmd)
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the plan as JSON (docs/plan-json.md)")
 	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print a summary for a pull-request comment")
 	addPlanViewFlags(cmd.Flags(), &o.View)
@@ -48,6 +68,33 @@ func (o showOptions) Run(_ context.Context, s streams, path string) error {
 	if err != nil {
 		return err
 	}
+	return o.show(s, f)
+}
+
+// RunStack prints the plan stored for a Stack.
+func (o showOptions) RunStack(ctx context.Context, s streams) error {
+	if o.JSON && o.Markdown {
+		return errors.New("--json and --markdown exclude each other")
+	}
+	c, ns, err := o.connect(o.Namespace)
+	if err != nil {
+		return err
+	}
+	b, digest, err := controller.StoredPlan(ctx, c, ns, o.Stack)
+	if err != nil {
+		return err
+	}
+	f, err := run.DecodePlan(b, fmt.Sprintf("the plan of Stack %s/%s", ns, o.Stack))
+	if err != nil {
+		return err
+	}
+	if !o.JSON && !o.Markdown {
+		fmt.Fprintf(s.Out, "Plan %s of Stack %s/%s (%d bytes stored).\n", digest, ns, o.Stack, len(b))
+	}
+	return o.show(s, f)
+}
+
+func (o showOptions) show(s streams, f *run.SavedPlan) error {
 	switch {
 	case o.JSON:
 		return view.JSON(s.Out, f.Plan)

@@ -37,6 +37,8 @@ const (
 	ReasonWaiting          = "Waiting"
 	// ReasonNoSource: a Stack without spec.source waits for a Pipeline.
 	ReasonNoSource = "NoSource"
+	// ReasonPlanTooLarge: the saved plan is over --max-plan-size.
+	ReasonPlanTooLarge = "PlanTooLarge"
 )
 
 func setCond(st *v1alpha1.Stack, typ string, status metav1.ConditionStatus, reason, msg string) {

@@ -37,6 +37,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	crsource "sigs.k8s.io/controller-runtime/pkg/source"
 )
 
 // NewScheme is the scheme of the controller and the CLI's Stack commands:
@@ -189,11 +190,14 @@ func Run(ctx context.Context, o Options) error {
 	}
 	// Pipelines: same shard and leader, their own workers. A Stack's
 	// changes (its readiness, its pin) are the Pipelines' inputs.
-	pr := &pipelineReconciler{stacks: r}
+	// Their gates run in the background, until the controller stops.
+	pr := &pipelineReconciler{stacks: r, gates: newGateRunner(), timeout: o.PipelineTimeout}
 	err = builder.ControllerManagedBy(mgr).
 		Named("pipeline").
 		For(&v1alpha1.Pipeline{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.Stack{}, handler.EnqueueRequestsFromMapFunc(pr.pipelinesOfStack)).
+		// A gate's run that ended.
+		WatchesRawSource(crsource.Channel(pr.gates.enqueue, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: o.concurrency(), SkipNameValidation: &skip}).
 		Complete(pr)
 	if err != nil {
@@ -213,6 +217,9 @@ func Run(ctx context.Context, o Options) error {
 	// The shared informers stop with the manager.
 	defer r.conns.Close()
 	err = mgr.Start(ctx)
+	// The gates still running (their test runs hold stack locks) end
+	// with the manager.
+	pr.gates.stop(run.DefaultGrace + 10*time.Second)
 	// The manager cancelled the reconciles' context; on a lost
 	// leadership it returned without waiting for them. The applies under
 	// way stop writing, record what they can as failed (while they still

@@ -40,6 +40,12 @@ type Options struct {
 	// bytes: the least recently used are removed, never one in use (0:
 	// unbounded).
 	CacheMaxSize int64
+	// MaxPlanSize bounds a Stack's saved plan, compressed, in bytes: a
+	// larger one stalls the Stack (PlanTooLarge). 0: DefaultMaxPlanSize.
+	MaxPlanSize int64
+	// PipelineTimeout bounds one reconcile of a Pipeline (0: 2 minutes);
+	// its gates run apart.
+	PipelineTimeout time.Duration
 	// MetricsAddress and HealthAddress are the listen addresses of the
 	// Prometheus and health endpoints ("0" disables one).
 	MetricsAddress, HealthAddress string
@@ -91,6 +97,8 @@ func shardSelector(shard string) (labels.Selector, error) {
 }
 
 func (o Options) concurrency() int { return cmp.Or(o.Concurrency, 4) }
+
+func (o Options) maxPlanSize() int { return int(cmp.Or(o.MaxPlanSize, DefaultMaxPlanSize)) }
 
 func (o Options) renewDeadline() time.Duration {
 	if o.RenewDeadline > 0 {

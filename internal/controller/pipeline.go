@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,24 +42,53 @@ const (
 // Stack reconciler's clients, registry access and notifier.
 type pipelineReconciler struct {
 	stacks *reconciler
+	// gates run the stages' gates in the background.
+	gates *gateRunner
+	// timeout bounds one reconcile (0: pipelineReconcileTimeout).
+	timeout time.Duration
 }
+
+// pipelineReconcileTimeout bounds a Pipeline's reconcile (listing tags,
+// reading and pinning Stacks; the gates run apart): one that runs past it
+// stops, and writes its status saying why.
+const pipelineReconcileTimeout = 2 * time.Minute
+
+// statusWriteTimeout bounds the status write that ends a reconcile,
+// which is made even when the reconcile ran past its own deadline.
+const statusWriteTimeout = 15 * time.Second
 
 // Reconcile observes the Pipeline and its Stacks, decides, pins, and
 // records the status.
 func (r *pipelineReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	// The reconcile's deadline bounds every request it makes, and so
+	// every wait on a client's rate limiter: none waits past it.
+	rctx, cancel := context.WithTimeout(ctx, cmp.Or(r.timeout, pipelineReconcileTimeout))
+	defer cancel()
 	// Uncached, the Pipeline and its Stacks: a reconcile must see what
 	// the previous one recorded and pinned, or it would pin a wave again
 	// (past maxParallel), lose the pin times or notify twice.
 	var p v1alpha1.Pipeline
-	if err := r.stacks.reader.Get(ctx, req.NamespacedName, &p); err != nil {
+	if err := r.stacks.reader.Get(rctx, req.NamespacedName, &p); err != nil {
+		if apierrors.IsNotFound(err) && r.gates != nil {
+			r.gates.prune(req.NamespacedName, nil)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	orig := p.DeepCopy()
-	out := r.reconcile(ctx, &p)
+	out := r.reconcile(rctx, &p)
+	if rctx.Err() != nil && ctx.Err() == nil {
+		msg := fmt.Sprintf("the reconcile ran past its deadline of %s: %v", cmp.Or(r.timeout, pipelineReconcileTimeout), out.err)
+		pipelineRetrying(&p, ReasonPromoting, msg)
+		out.err = errors.New(msg)
+	}
 	p.Status.Summary = stagesSummary(p.Status.Stages)
 	deliveries := r.recordNotices(&p, out.notices, time.Now())
 	p.Status.ObservedGeneration = p.Generation
-	if err := r.stacks.client.Status().Patch(ctx, &p, client.MergeFrom(orig)); err != nil {
+	// Written even when the reconcile ran past its deadline: what it
+	// found and why it stopped are the status.
+	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), statusWriteTimeout)
+	defer wcancel()
+	if err := r.stacks.client.Status().Patch(wctx, &p, client.MergeFrom(orig)); err != nil {
 		if apierrors.IsNotFound(err) {
 			return reconcile.Result{}, nil
 		}
@@ -128,12 +158,30 @@ func (r *pipelineReconciler) reconcile(ctx context.Context, p *v1alpha1.Pipeline
 		views[name] = viewStack(st)
 	}
 	now := time.Now()
+	key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+	asked := map[gateKey]bool{}
+	// The runs' own copies of the Pipeline and its Stacks: this
+	// reconcile changes them.
+	gp, gstacks := p.DeepCopy(), map[string]*v1alpha1.Stack{}
+	for name, st := range stacks {
+		gstacks[name] = st.DeepCopy()
+	}
 	step := stepStages(machineInput{
 		Now: now, Latest: p.Status.Latest.Digest, Spec: &p.Spec, Stages: p.Status.Stages, Stacks: views,
-		Gate: func(i, j int, digest string) gateVerdict {
-			return r.stageGate(ctx, p, i, j, stacks)
+		Gate: func(i, j int, digest string, since time.Time) gateVerdict {
+			k := gateKey{pipeline: key, generation: p.Generation, stage: p.Spec.Stages[i].Name, gate: j, digest: digest}
+			asked[k] = true
+			if r.gates == nil {
+				return r.stageGate(ctx, p, i, j, stacks)
+			}
+			return r.gates.verdict(k, since, p, func(ctx context.Context) gateVerdict {
+				return r.stageGate(ctx, gp, i, j, gstacks)
+			})
 		},
 	})
+	if r.gates != nil {
+		r.gates.prune(key, asked)
+	}
 	p.Status.Stages = step.Stages
 	var pinErr error
 	for _, stage := range p.Spec.Stages {

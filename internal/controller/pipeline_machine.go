@@ -32,8 +32,11 @@ type stackView struct {
 
 // gateVerdict is one gate's evaluation.
 type gateVerdict struct {
-	// Pending: not evaluated now (the stack is busy); check again soon.
+	// Pending: no verdict yet (the gate runs, or the stack is busy);
+	// check again soon.
 	Pending bool
+	// Running is when the gate's run began (zero: not running).
+	Running time.Time
 	// Failed, with Output saying why.
 	Failed bool
 	Output string
@@ -48,9 +51,10 @@ type machineInput struct {
 	// Stages are the phases recorded last (matched to the spec by name).
 	Stages []v1alpha1.StageStatus
 	Stacks map[string]stackView
-	// Gate evaluates gate j of stage i for a digest; called only for a
-	// baking stage whose Stacks are all Ready on it.
-	Gate func(stage, gate int, digest string) gateVerdict
+	// Gate is the verdict of gate j of stage i on a digest, as of since
+	// or later; called only for a baking stage whose Stacks are all
+	// Ready on it.
+	Gate func(stage, gate int, digest string, since time.Time) gateVerdict
 }
 
 // stageNotice is a notification of a stage's event, sent once per stage
@@ -228,19 +232,41 @@ func (m *machine) bake(i int, stage v1alpha1.Stage, s *v1alpha1.StageStatus) {
 	over := elapsed >= bake
 	due := over || s.GatesChecked == nil || m.in.Now.Sub(s.GatesChecked.Time) >= gateRecheck
 	if len(stage.Gates) > 0 && due {
+		// The verdicts that count: for the last check, of runs that
+		// ended once the bake was over; for a recheck, once it was due.
+		since := s.Since.Time
+		switch {
+		case over:
+			since = s.Since.Add(bake)
+		case s.GatesChecked != nil:
+			since = s.GatesChecked.Add(gateRecheck)
+		}
+		// Every gate is asked (they run side by side); the first failed
+		// in the spec's order fails the stage.
+		verdicts := make([]gateVerdict, len(stage.Gates))
 		for j := range stage.Gates {
-			v := m.in.Gate(i, j, d)
-			switch {
-			case v.Failed:
+			verdicts[j] = m.in.Gate(i, j, d, since)
+		}
+		for j, v := range verdicts {
+			if v.Failed {
 				m.fail(stage, s, fmt.Sprintf("gate %s failed on %s", gateName(i, j, stage.Gates[j]), d),
 					&v1alpha1.FailedGate{Gate: gateName(i, j, stage.Gates[j]), Output: v.Output})
 				return
-			case v.Pending:
-				m.requeue(5 * time.Second)
-				return
 			}
 		}
+		for j, v := range verdicts {
+			if !v.Pending {
+				continue
+			}
+			s.Message = fmt.Sprintf("every Stack is Ready on %s: gate %s waits to run", d, gateName(i, j, stage.Gates[j]))
+			if !v.Running.IsZero() {
+				s.Message = fmt.Sprintf("every Stack is Ready on %s: gate %s running since %s", d, gateName(i, j, stage.Gates[j]), v.Running.UTC().Format(time.RFC3339))
+			}
+			m.requeue(5 * time.Second)
+			return
+		}
 		s.GatesChecked = &m.now
+		s.Message = fmt.Sprintf("every Stack is Ready on %s: baking for %s, the gates passed at %s", d, bake, m.now.UTC().Format(time.RFC3339))
 	}
 	if !over {
 		next := bake - elapsed

@@ -66,7 +66,7 @@ func (w *world) step(latest string) machineOutput {
 	w.t.Helper()
 	out := stepStages(machineInput{
 		Now: w.now, Latest: latest, Spec: w.spec, Stages: w.stages, Stacks: maps.Clone(w.stacks),
-		Gate: func(_, _ int, d string) gateVerdict {
+		Gate: func(_, _ int, d string, _ time.Time) gateVerdict {
 			w.gateCalls++
 			if w.gateFails[d] {
 				return gateVerdict{Failed: true, Output: "bad-test-fail: Failed"}
@@ -322,5 +322,39 @@ func TestNewestMatching(t *testing.T) {
 		if got, err := newestMatching(c, tags); err != nil || got != want {
 			t.Errorf("%s: %q, %v; want %q", c, got, err, want)
 		}
+	}
+}
+
+// A gate still running keeps its stage baking, saying since when, and
+// looks again soon; the last check of a bake asks for verdicts from once
+// the bake was over.
+func TestStageMachineGateRunning(t *testing.T) {
+	spec := twoStages(nil)
+	spec.Stages[0].Bake = &metav1.Duration{Duration: time.Minute}
+	now := time.Unix(1_700_000_000, 0)
+	bakingSince := metav1.NewTime(now.Add(-2 * time.Minute))
+	started := now.Add(-30 * time.Second)
+	var asked []time.Time
+	out := stepStages(machineInput{
+		Now: now, Latest: d1, Spec: spec,
+		Stages: []v1alpha1.StageStatus{{Name: "staging", Digest: d1, Phase: v1alpha1.PhaseBaking, Since: &bakingSince}},
+		Stacks: map[string]stackView{"staging": {Pinned: d1, Ready: true}},
+		Gate: func(_, _ int, _ string, since time.Time) gateVerdict {
+			asked = append(asked, since)
+			return gateVerdict{Pending: true, Running: started}
+		},
+	})
+	s := out.Stages[0]
+	if s.Phase != v1alpha1.PhaseBaking || !strings.Contains(s.Message, "gate spec.stages[0].gates[0] (test) running since "+started.UTC().Format(time.RFC3339)) {
+		t.Fatalf("stage %s: %s", s.Phase, s.Message)
+	}
+	if out.Requeue != 5*time.Second {
+		t.Fatalf("requeue %s", out.Requeue)
+	}
+	if len(asked) != 1 || !asked[0].Equal(bakingSince.Add(time.Minute)) {
+		t.Fatalf("asked for verdicts since %v, want the bake's end %v", asked, bakingSince.Add(time.Minute))
+	}
+	if out.Stages[1].Phase == v1alpha1.PhasePromoting || len(out.Pins) > 0 {
+		t.Fatalf("production moved while staging's gate runs: %+v %v", out.Stages[1], out.Pins)
 	}
 }

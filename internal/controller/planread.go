@@ -14,20 +14,6 @@ import (
 // another one (a newer plan is being written).
 var ErrNoStoredPlan = errors.New("the Stack has no stored plan")
 
-// StoredPlan reads the saved plan status.plan names from the Stack's plan
-// Secret, checked against its digest (what convoy ui shows; the Secret
-// holds sensitive values unmasked, so its reader must mask them).
-func StoredPlan(ctx context.Context, c client.Reader, st *v1alpha1.Stack) ([]byte, error) {
-	if st.Status.Plan == nil || st.Status.Plan.Digest == "" {
-		return nil, ErrNoStoredPlan
-	}
-	b, err := loadPlan(ctx, c, st, st.Status.Plan.Digest)
-	if errors.Is(err, errNoSavedPlan) {
-		return nil, ErrNoStoredPlan
-	}
-	return b, err
-}
-
 // StoredPlanText reads the text of the Stack's current plan from its plan
 // ConfigMap (masked already): for readers who may not read its Secret.
 func StoredPlanText(ctx context.Context, c client.Reader, st *v1alpha1.Stack) (string, error) {

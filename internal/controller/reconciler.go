@@ -195,6 +195,9 @@ type stackRun struct {
 	in      *inputs
 	opts    run.Options
 	tmp     string
+	// held are the cache entries pulled for saved plans, released when
+	// the reconcile ends.
+	held []func()
 }
 
 // reconcile decides and acts; what in the spec works but should change
@@ -276,6 +279,11 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]wa
 	}
 	defer in.cleanup()
 	sr := &stackRun{st: st, fetched: f, in: in, tmp: tmpDir}
+	defer func() {
+		for _, release := range sr.held {
+			release()
+		}
+	}()
 	sr.opts = r.runOptions(st, f, in)
 	if out, wait := r.retryGate(sr); wait {
 		return out
@@ -387,7 +395,9 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 		return r.planFailed(ctx, sr, err)
 	}
 	p := planned.Plan
-	file, err := run.EncodePlan(planned)
+	// The stack's artifact is named by digest, not embedded: the
+	// registry (and the cache) hold it already.
+	file, err := run.EncodePlanOfArtifact(planned, run.StackArtifact{Source: sr.fetched.Ref.String(), Digest: sr.fetched.Digest})
 	if err != nil {
 		return r.failed(sr, p, ReasonPlanFailed, err)
 	}
@@ -399,7 +409,10 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	if err := view.Markdown(&md, p); err != nil {
 		return r.failed(sr, p, ReasonPlanFailed, err)
 	}
-	if err := storePlan(ctx, r.client, r.scheme, st, file, digest, sr.in.redact(text.String()), sr.in.redact(md.String())); err != nil {
+	var tooLarge *PlanTooLargeError
+	if err := storePlan(ctx, r.client, r.scheme, st, file, digest, sr.in.redact(text.String()), sr.in.redact(md.String()), r.opts.maxPlanSize()); errors.As(err, &tooLarge) {
+		return r.stall(st, ReasonPlanTooLarge, err.Error())
+	} else if err != nil {
 		return r.failed(sr, p, ReasonPlanFailed, err)
 	}
 	sum := p.Summary()
@@ -444,15 +457,19 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 }
 
 // waiting records a plan that waits: for approval, or, drift only
-// without drift correction, for nothing.
+// without drift correction, for nothing. Ready's reason is Drifted for a
+// plan that only restores drift (whatever the approval mode: the drift is
+// what the Stack's objects say), ApprovalRequired for any other; its
+// message names both when both hold.
 func (r *reconciler) waiting(sr *stackRun, p *v1alpha1.PlanStatus, requeue time.Duration) outcome {
 	st := sr.st
 	if denied := deniedStill(st, p); len(denied) > 0 {
 		return r.policyDenied(sr, p, denied, requeue)
 	}
 	clearError(st)
+	drift := fmt.Sprintf("%d %s changed outside convoy", p.Drifted, plural(p.Drifted, "object", "objects"))
 	if p.DriftOnly && st.Spec.Approval != v1alpha1.ApprovalManual {
-		msg := fmt.Sprintf("%d objects changed outside convoy; spec.driftCorrection is false: plan %s restores them when approved (convoy approve %s -n %s)", p.Drifted, p.Digest, st.Name, st.Namespace)
+		msg := fmt.Sprintf("%s; spec.driftCorrection is false: plan %s restores them when approved (convoy approve %s -n %s)", drift, p.Digest, st.Name, st.Namespace)
 		setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonDrifted, "drift is reported, not corrected")
 		ready(st, metav1.ConditionFalse, ReasonDrifted, msg)
 		return outcome{result: "drifted", requeue: requeue}
@@ -465,7 +482,14 @@ func (r *reconciler) waiting(sr *stackRun, p *v1alpha1.PlanStatus, requeue time.
 		r.event(st, corev1.EventTypeWarning, reason, "Approve", msg)
 	}
 	setCond(st, CondApprovalRequired, metav1.ConditionTrue, reason, msg)
-	ready(st, metav1.ConditionFalse, ReasonApprovalRequired, msg)
+	readyReason, readyMsg := ReasonApprovalRequired, msg
+	switch {
+	case p.DriftOnly:
+		readyReason, readyMsg = ReasonDrifted, drift+"; spec.driftCorrection is false and approval is manual: "+msg
+	case p.Drifted > 0:
+		readyMsg = msg + "; it also restores " + drift
+	}
+	ready(st, metav1.ConditionFalse, readyReason, readyMsg)
 	return outcome{result: "approval_required", requeue: requeue}
 }
 
@@ -487,13 +511,52 @@ func (r *reconciler) stale(ctx context.Context, sr *stackRun, digest string) (bo
 	return false, err
 }
 
-// savedPlan reads the saved plan of digest from its Secret.
+// savedPlan reads the saved plan of digest from its Secret (and parts).
+// A plan that names its stack by digest is applied from the stack pulled
+// for this reconcile when it is that digest, else from the artifact
+// pulled again (verified by digest).
 func (r *reconciler) savedPlan(ctx context.Context, sr *stackRun, digest string) (*run.SavedPlan, error) {
 	file, err := loadPlan(ctx, r.reader, sr.st, digest)
+	var pe *PartError
+	if errors.As(err, &pe) {
+		r.event(sr.st, corev1.EventTypeWarning, ReasonStale, "Verify", "plan "+digest+": "+err.Error())
+	}
 	if err != nil {
 		return nil, err
 	}
-	return run.DecodePlan(file, fmt.Sprintf("v1 Secret %s/%s", sr.st.Namespace, planObjectName(sr.st.Name)))
+	saved, err := run.DecodePlan(file, fmt.Sprintf("v1 Secret %s/%s", sr.st.Namespace, planObjectName(sr.st.Name)))
+	if err != nil {
+		return nil, err
+	}
+	snap, o := saved.Stack, saved.Origin
+	if !snap.ByReference() || o == nil {
+		return saved, nil
+	}
+	if snap.Digest == sr.fetched.Digest {
+		o.Dir = sr.fetched.Dir
+		return saved, nil
+	}
+	if _, err := os.Stat(o.Dir); err == nil {
+		return saved, nil
+	}
+	stacksDir, _, _ := r.dirs()
+	reg := r.registry
+	res, creds, drop, err := r.sourceResolver(ctx, sr.st, sr.tmp)
+	if err != nil {
+		return nil, err
+	}
+	defer drop()
+	reg.Resolver = res
+	f, release, err := r.fetch(ctx, reg, creds, stacksDir, snap.Source)
+	if err != nil {
+		return nil, fmt.Errorf("the saved plan's stack %s: %w", snap.Source, err)
+	}
+	sr.held = append(sr.held, release)
+	if f.Digest != snap.Digest {
+		return nil, fmt.Errorf("the saved plan's stack %s was pulled as %s", snap.Source, f.Digest)
+	}
+	o.Dir = f.Dir
+	return saved, nil
 }
 
 // savedOpts are the run options a saved plan is checked and applied with:
@@ -592,14 +655,22 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		msg += ", " + note
 	}
 	setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonApplied, msg)
-	if driftOnly {
+	switch c := findCond(st, CondDrifted); {
+	case driftOnly:
 		setCond(st, CondDrifted, metav1.ConditionFalse, ReasonDriftCorrected, "drift corrected by plan "+digest)
 		note := "drift corrected by plan " + digest
 		if approval != nil {
 			note += ", " + approvalNote(approval)
 		}
 		r.event(st, corev1.EventTypeNormal, ReasonDriftCorrected, "Apply", note)
-	} else {
+	case c != nil && c.Status == metav1.ConditionTrue:
+		// The plan set every object it found changed (after a failed
+		// apply, a rollback's plan finds the failed revision's objects
+		// so): nothing differs from what convoy applied any more, and
+		// the drift is not reported as standing (no Drifted notice).
+		setCond(st, CondDrifted, metav1.ConditionFalse, ReasonDriftCorrected, "the objects changed outside the last deployed revision were set by plan "+digest)
+		r.event(st, corev1.EventTypeNormal, ReasonApplied, "Apply", msg)
+	default:
 		r.event(st, corev1.EventTypeNormal, ReasonApplied, "Apply", msg)
 	}
 	ready(st, metav1.ConditionTrue, ReasonApplied, msg)

@@ -32,6 +32,29 @@ type SavedPlan struct {
 // gone. A stack that cannot be packed (a chart named by an absolute path)
 // is saved without its snapshot: applying it needs the directory.
 func EncodePlan(pl *Planned) ([]byte, error) {
+	return encodePlan(pl, nil)
+}
+
+// StackArtifact names the OCI artifact a stack directory was pulled from:
+// its reference pinned to the digest (oci://REGISTRY/REPO@sha256:…), and
+// the directory inside it.
+type StackArtifact struct {
+	Source, Digest, StackPath string
+}
+
+// EncodePlanOfArtifact is EncodePlan for a stack pulled from an OCI
+// artifact (the controller's): the plan names the artifact by digest
+// instead of embedding the snapshot, which the registry (or a cache of
+// it) holds already. Applying it where the stack directory is gone needs
+// the artifact pulled again, verified by digest.
+func EncodePlanOfArtifact(pl *Planned, a StackArtifact) ([]byte, error) {
+	if a.Source == "" || a.Digest == "" {
+		return nil, errors.New("encode plan: the stack's artifact has no reference or digest")
+	}
+	return encodePlan(pl, &planfile.Snapshot{Source: a.Source, Digest: a.Digest, StackPath: a.StackPath})
+}
+
+func encodePlan(pl *Planned, byRef *planfile.Snapshot) ([]byte, error) {
 	origin, err := pl.Loaded.Origin()
 	if err != nil {
 		return nil, err
@@ -45,6 +68,10 @@ func EncodePlan(pl *Planned) ([]byte, error) {
 		}
 	}
 	f := &planfile.File{Plan: pl.Plan, Origin: origin}
+	if byRef != nil {
+		f.Stack = byRef
+		return planfile.Encode(f)
+	}
 	snap, err := stacksource.Snap(origin.Dir)
 	var de *stacksource.DiagnosticsError
 	switch {
@@ -122,7 +149,11 @@ func savedPlanSource(given Source, f *SavedPlan) (src Source, cleanup func(), er
 		}
 	}
 	src = Source{Dir: o.Dir, Environment: f.Plan.Environment, Variables: o.Variables, Root: given.Root}
-	if _, err := os.Stat(o.Dir); errors.Is(err, fs.ErrNotExist) && f.Stack != nil {
+	_, statErr := os.Stat(o.Dir)
+	if errors.Is(statErr, fs.ErrNotExist) && f.Stack.ByReference() {
+		return Source{}, cleanup, &SnapshotMissingError{Plan: path, Dir: o.Dir, Source: f.Stack.Source, Digest: f.Stack.Digest}
+	}
+	if errors.Is(statErr, fs.ErrNotExist) && f.Stack != nil {
 		tmp, err := os.MkdirTemp("", "convoy-plan-stack-")
 		if err != nil {
 			return Source{}, cleanup, err
@@ -283,4 +314,15 @@ func variablesDiffer(given, saved config.RawValues) string {
 		}
 	}
 	return ""
+}
+
+// SnapshotMissingError: a saved plan names its stack by an artifact's
+// digest, and the stack directory it was made from is gone.
+type SnapshotMissingError struct {
+	Plan, Dir      string
+	Source, Digest string
+}
+
+func (e *SnapshotMissingError) Error() string {
+	return fmt.Sprintf("the plan in %s names its stack by digest (%s) and the stack directory %s is gone: pull the artifact again (convoy controller does) or plan again", e.Plan, e.Source, e.Dir)
 }

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,5 +113,27 @@ func TestSavedPlanSourceUnpacksTheSnapshot(t *testing.T) {
 	defer cleanup()
 	if err != nil || src.Dir != dir {
 		t.Fatalf("got %q, %v", src.Dir, err)
+	}
+}
+
+// A plan that names its stack by an artifact's digest is applied from the
+// directory it was made from while it exists; once it is gone, the error
+// names the artifact to pull again.
+func TestSavedPlanSourceOfAnArtifact(t *testing.T) {
+	dir := stackDir(t)
+	snap := &planfile.Snapshot{Source: "oci://registry.example/stacks/shop@sha256:aa", Digest: "sha256:aa", StackPath: "."}
+	src, cleanup, err := savedPlanSource(Source{}, savedFrom(dir, snap))
+	cleanup()
+	if err != nil || src.Dir != dir {
+		t.Fatalf("got %q, %v", src.Dir, err)
+	}
+	if err := os.RemoveAll(filepath.Dir(dir)); err != nil {
+		t.Fatal(err)
+	}
+	_, cleanup, err = savedPlanSource(Source{}, savedFrom(dir, snap))
+	cleanup()
+	var me *SnapshotMissingError
+	if !errors.As(err, &me) || me.Digest != "sha256:aa" || !strings.Contains(err.Error(), snap.Source) {
+		t.Fatalf("got %v, want the artifact named", err)
 	}
 }

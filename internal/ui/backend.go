@@ -78,7 +78,7 @@ func (b *ClusterBackend) Stack(ctx context.Context, namespace, name string) (*v1
 // Plan reads the Stack's stored plan; without the right to read its
 // Secret, the text from its ConfigMap.
 func (b *ClusterBackend) Plan(ctx context.Context, st *v1alpha1.Stack) (*planPage, string, error) {
-	file, err := controller.StoredPlan(ctx, b.c, st)
+	file, digest, err := controller.StoredPlan(ctx, b.c, st.Namespace, st.Name)
 	if apierrors.IsForbidden(err) {
 		text, terr := controller.StoredPlanText(ctx, b.c, st)
 		if terr != nil {
@@ -93,7 +93,7 @@ func (b *ClusterBackend) Plan(ctx context.Context, st *v1alpha1.Stack) (*planPag
 	if err != nil {
 		return nil, "", err
 	}
-	pg, err := newPlanPage(sp.Plan, st.Status.Plan.Digest)
+	pg, err := newPlanPage(sp.Plan, digest)
 	return pg, "", err
 }
 

@@ -23,8 +23,14 @@ const fileKind = "convoy-plan"
 // FormatVersion is the version of the plan file's layout, apart from the
 // --json schema (plan.FormatVersion): it changes when a file written by
 // one convoy cannot be applied by another. Version 4 compresses the file
-// and embeds the stack snapshot.
-const FormatVersion = 4
+// and embeds the stack snapshot; version 5 may name the snapshot by the
+// digest of the OCI artifact it was pulled from instead (Snapshot.Source).
+// Files of version 4 are read as well.
+const FormatVersion = 5
+
+// oldestReadable is the oldest format version Decode reads: a version 4
+// file is a version 5 file whose snapshot is embedded.
+const oldestReadable = 4
 
 // MaxSize bounds a plan file, uncompressed.
 const MaxSize = 256 << 20
@@ -57,13 +63,25 @@ type File struct {
 	Stack *Snapshot
 }
 
-// Snapshot is a packed stack directory (stacksource.Snapshot's content).
+// Snapshot is a packed stack directory (stacksource.Snapshot's content),
+// embedded (Archive) or named by the OCI artifact it was pulled from
+// (Source and Digest: what to pull again, verified by digest, when the
+// stack directory is gone).
 type Snapshot struct {
-	// Archive is the deterministic tar+gzip of the stack's files.
-	Archive []byte
+	// Archive is the deterministic tar+gzip of the stack's files; empty
+	// when Source names the artifact.
+	Archive []byte `json:",omitempty"`
 	// StackPath is the stack directory inside the archive.
 	StackPath string
+	// Source is the artifact's reference pinned to its digest
+	// (oci://REGISTRY/REPO@sha256:…), and Digest that digest.
+	Source string `json:",omitempty"`
+	Digest string `json:",omitempty"`
 }
+
+// ByReference reports whether the snapshot names its artifact instead of
+// holding the files.
+func (s *Snapshot) ByReference() bool { return s != nil && s.Source != "" && len(s.Archive) == 0 }
 
 // Origin is what a plan was made from, so that `convoy apply plan.cvp`
 // works from any directory without repeating -C or --var: the stack
@@ -133,8 +151,11 @@ func Decode(b []byte, name string) (*File, error) {
 	if doc.Kind != fileKind {
 		return nil, fmt.Errorf("%s is not a convoy plan file", name)
 	}
-	if doc.FormatVersion != FormatVersion {
+	if doc.FormatVersion < oldestReadable || doc.FormatVersion > FormatVersion {
 		return nil, versionError(name, doc.FormatVersion)
+	}
+	if s := doc.Stack; s != nil && len(s.Archive) == 0 && (s.Source == "" || s.Digest == "") {
+		return nil, fmt.Errorf("%s names no stack snapshot: neither the files nor the artifact's digest", name)
 	}
 	if doc.Plan == nil || doc.Plan.FormatVersion != plan.FormatVersion {
 		return nil, fmt.Errorf("%s holds no plan this convoy reads: run convoy plan again", name)

@@ -6,10 +6,12 @@ import (
 	"io"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/plan/plantest"
 	"github.com/convoy-sh/convoy/internal/plan/view"
 )
@@ -52,7 +54,7 @@ func TestDecodeRefuses(t *testing.T) {
 		in   []byte
 		want string
 	}{
-		"an older convoy's plan":   {[]byte(`{"Kind":"convoy-plan","FormatVersion":3,"Plan":{"FormatVersion":1}}`), "format version 3; this convoy reads version 4: run convoy plan again"},
+		"an older convoy's plan":   {[]byte(`{"Kind":"convoy-plan","FormatVersion":3,"Plan":{"FormatVersion":1}}`), "format version 3; this convoy reads version 5: run convoy plan again"},
 		"a newer format":           {gz(t, `{"Kind":"convoy-plan","FormatVersion":99,"Plan":{"FormatVersion":1}}`), "format version 99"},
 		"JSON that is no plan":     {[]byte(`{}`), "is not a convoy plan file"},
 		"compressed, not a plan":   {gz(t, `{"Kind":"other"}`), "is not a convoy plan file"},
@@ -115,4 +117,35 @@ func TestOriginRoundTrip(t *testing.T) {
 	if !bytes.Contains(doc, []byte(`"SensitiveValues":true`)) {
 		t.Error("a file with variable values is not marked sensitive")
 	}
+}
+
+// A plan of a stack pulled from a registry names the artifact by digest
+// instead of holding its files; a version 4 file (files embedded) is
+// still read; a snapshot that names neither is refused.
+func TestSnapshotByReference(t *testing.T) {
+	const src, digest = "oci://registry.example/stacks/shop@sha256:aa", "sha256:aa"
+	b, err := Encode(&File{Plan: plantest.Sample(), Origin: &Origin{Dir: "/cache/stacks/sha256-aa/tree"}, Stack: &Snapshot{StackPath: ".", Source: src, Digest: digest}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(b, "p.cvp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Stack.ByReference() || got.Stack.Source != src || got.Stack.Digest != digest || len(got.Stack.Archive) != 0 {
+		t.Fatalf("snapshot %+v", got.Stack)
+	}
+	v4 := gz(t, `{"Kind":"convoy-plan","FormatVersion":4,"Stack":{"Archive":"dGd6","StackPath":"."},"Plan":{"FormatVersion":`+planVersion(t)+`}}`)
+	if got, err := Decode(v4, "old.cvp"); err != nil || string(got.Stack.Archive) != "tgz" || got.Stack.ByReference() {
+		t.Fatalf("version 4: %+v, %v", got, err)
+	}
+	none := gz(t, `{"Kind":"convoy-plan","FormatVersion":5,"Stack":{"StackPath":"."},"Plan":{"FormatVersion":`+planVersion(t)+`}}`)
+	if _, err := Decode(none, "none.cvp"); err == nil || !strings.Contains(err.Error(), "none.cvp names no stack snapshot") {
+		t.Fatalf("a snapshot of nothing: %v", err)
+	}
+}
+
+func planVersion(t *testing.T) string {
+	t.Helper()
+	return strconv.Itoa(plan.FormatVersion)
 }
