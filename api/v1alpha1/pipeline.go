@@ -188,7 +188,33 @@ type StageStatus struct {
 	Verified string `json:"verified,omitempty"`
 	// GatesChecked is when the gates last held during the bake.
 	GatesChecked *metav1.Time `json:"gatesChecked,omitempty"`
+	// Gates are each gate's last result on Digest, in the spec's order.
+	Gates []GateResult `json:"gates,omitempty"`
 }
+
+// GateResult is a gate's last result.
+type GateResult struct {
+	// Gate is spec.stages[i].gates[j] with its kind.
+	Gate string `json:"gate"`
+	// Result is Passed, Failed, Running or Waiting (not run yet).
+	Result string `json:"result"`
+	// Output is what a failed gate said (at most MaxGateOutput bytes).
+	Output string `json:"output,omitempty"`
+	// Time is when the result was seen, or for a running gate when its
+	// run began.
+	Time *metav1.Time `json:"time,omitempty"`
+}
+
+// Gate results.
+const (
+	GatePassed  = "Passed"
+	GateFailed  = "Failed"
+	GateRunning = "Running"
+	GateWaiting = "Waiting"
+)
+
+// MaxGateOutput bounds a gate result's output in the status.
+const MaxGateOutput = 2048
 
 // FailedGate is a gate that failed and what it said.
 type FailedGate struct {

@@ -101,6 +101,13 @@ func (s *PipelineStatus) DeepCopyInto(out *PipelineStatus) {
 				g := *st.FailedGate
 				out.Stages[i].FailedGate = &g
 			}
+			if st.Gates != nil {
+				out.Stages[i].Gates = make([]GateResult, len(st.Gates))
+				for j, g := range st.Gates {
+					out.Stages[i].Gates[j] = g
+					out.Stages[i].Gates[j].Time = copyTime(g.Time)
+				}
+			}
 		}
 	}
 	if s.Stacks != nil {

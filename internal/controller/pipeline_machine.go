@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -147,7 +148,7 @@ func (m *machine) phase(s *v1alpha1.StageStatus, p v1alpha1.StagePhase, msg stri
 // start moves a stage to a new digest: it waits for approval, or is
 // promoted.
 func (m *machine) start(stage v1alpha1.Stage, s v1alpha1.StageStatus, digest string) v1alpha1.StageStatus {
-	s.Digest, s.FailedGate, s.GatesChecked = digest, nil, nil
+	s.Digest, s.FailedGate, s.GatesChecked, s.Gates = digest, nil, nil, nil
 	m.phase(&s, v1alpha1.PhasePromoting, "pinning the Stacks to "+digest)
 	if stage.Approval == v1alpha1.ApprovalManual {
 		m.phase(&s, v1alpha1.PhaseAwaitingApproval, "")
@@ -247,6 +248,7 @@ func (m *machine) bake(i int, stage v1alpha1.Stage, s *v1alpha1.StageStatus) {
 		for j := range stage.Gates {
 			verdicts[j] = m.in.Gate(i, j, d, since)
 		}
+		s.Gates = m.gateResults(i, stage, verdicts)
 		for j, v := range verdicts {
 			if v.Failed {
 				m.fail(stage, s, fmt.Sprintf("gate %s failed on %s", gateName(i, j, stage.Gates[j]), d),
@@ -292,6 +294,38 @@ func (m *machine) fail(stage v1alpha1.Stage, s *v1alpha1.StageStatus, msg string
 	s.FailedGate, s.GatesChecked = gate, nil
 	m.phase(s, v1alpha1.PhaseFailed, msg)
 	m.out.Notices = append(m.out.Notices, stageNotice{v1alpha1.EventStageFailed, stage.Name, s.Digest, msg})
+}
+
+// gateResults are the stage's gates' verdicts as the status shows them.
+func (m *machine) gateResults(i int, stage v1alpha1.Stage, verdicts []gateVerdict) []v1alpha1.GateResult {
+	out := make([]v1alpha1.GateResult, len(verdicts))
+	for j, v := range verdicts {
+		r := v1alpha1.GateResult{Gate: gateName(i, j, stage.Gates[j]), Result: v1alpha1.GatePassed, Time: &m.now}
+		switch {
+		case v.Failed:
+			r.Result, r.Output = v1alpha1.GateFailed, truncateOutput(v.Output)
+		case v.Pending && !v.Running.IsZero():
+			at := metav1.NewTime(v.Running)
+			r.Result, r.Time = v1alpha1.GateRunning, &at
+		case v.Pending:
+			r.Result, r.Time = v1alpha1.GateWaiting, nil
+		}
+		out[j] = r
+	}
+	return out
+}
+
+// truncateOutput keeps the end of a gate's output (where a failing test's
+// log says why) within MaxGateOutput bytes.
+func truncateOutput(s string) string {
+	if len(s) <= v1alpha1.MaxGateOutput {
+		return s
+	}
+	cut := s[len(s)-v1alpha1.MaxGateOutput+len("…"):]
+	for len(cut) > 0 && !utf8.RuneStart(cut[0]) {
+		cut = cut[1:]
+	}
+	return "…" + cut
 }
 
 // gateName is where a gate is in the spec, with its kind.

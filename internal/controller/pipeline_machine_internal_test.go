@@ -358,3 +358,50 @@ func TestStageMachineGateRunning(t *testing.T) {
 		t.Fatalf("production moved while staging's gate runs: %+v %v", out.Stages[1], out.Pins)
 	}
 }
+
+// Each gate's last result is in the stage's status, in the spec's order: a
+// reader sees which gate passed, runs, waits or failed, and why.
+func TestStageMachineRecordsEachGatesResult(t *testing.T) {
+	spec := twoStages(nil)
+	spec.Stages[0].Bake = &metav1.Duration{Duration: time.Minute}
+	spec.Stages[0].Gates = []v1alpha1.Gate{{CEL: "true"}, {Test: &v1alpha1.TestGate{}}, {CEL: "false"}}
+	now := time.Unix(1_700_000_000, 0)
+	since := metav1.NewTime(now.Add(-10 * time.Second))
+	started := now.Add(-3 * time.Second)
+	in := machineInput{
+		Now: now, Latest: d1, Spec: spec,
+		Stages: []v1alpha1.StageStatus{{Name: "staging", Digest: d1, Phase: v1alpha1.PhaseBaking, Since: &since}},
+		Stacks: map[string]stackView{"staging": {Pinned: d1, Ready: true}},
+		Gate: func(_, j int, _ string, _ time.Time) gateVerdict {
+			return []gateVerdict{{}, {Pending: true, Running: started}, {Pending: true}}[j]
+		},
+	}
+	got := stepStages(in).Stages[0].Gates
+	want := []string{"spec.stages[0].gates[0] (cel) Passed", "spec.stages[0].gates[1] (test) Running", "spec.stages[0].gates[2] (cel) Waiting"}
+	if len(got) != len(want) {
+		t.Fatalf("gates %+v", got)
+	}
+	for j, g := range got {
+		if g.Gate+" "+g.Result != want[j] {
+			t.Errorf("gate %d: %s %s, want %s", j, g.Gate, g.Result, want[j])
+		}
+	}
+	if got[1].Time == nil || !got[1].Time.Time.Equal(started) || got[2].Time != nil {
+		t.Errorf("times: running %v (want its start), waiting %v (want none)", got[1].Time, got[2].Time)
+	}
+	long := strings.Repeat("x", 3000) + "the test pod failed: exit 1"
+	in.Gate = func(_, j int, _ string, _ time.Time) gateVerdict {
+		return []gateVerdict{{}, {Failed: true, Output: long}, {}}[j]
+	}
+	s := stepStages(in).Stages[0]
+	if s.Phase != v1alpha1.PhaseFailed || s.Gates[1].Result != v1alpha1.GateFailed || len(s.Gates[1].Output) > v1alpha1.MaxGateOutput ||
+		!strings.HasSuffix(s.Gates[1].Output, "the test pod failed: exit 1") || s.Gates[0].Result != v1alpha1.GatePassed {
+		t.Fatalf("after a failure: %s %+v", s.Phase, s.Gates)
+	}
+	// A new digest starts without the old digest's results.
+	in.Latest, in.Stages = d2, []v1alpha1.StageStatus{s}
+	in.Stages[0].Phase = v1alpha1.PhaseVerified
+	if s := stepStages(in).Stages[0]; s.Digest != d2 || s.Gates != nil {
+		t.Fatalf("on a new digest: %s %+v", s.Digest, s.Gates)
+	}
+}

@@ -419,7 +419,14 @@ func (s *Server) funcs() template.FuncMap {
 			}
 			return s.o.Now().Sub(tt).Truncate(time.Second).String() + " ago"
 		},
-		"when":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"when": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		// index1 is results[j], nil past its end (a gate not checked yet).
+		"index1": func(results []v1alpha1.GateResult, j int) *v1alpha1.GateResult {
+			if j < len(results) {
+				return &results[j]
+			}
+			return nil
+		},
 		"eventTime": func(e corev1.Event) time.Time { return eventTime(e) },
 		"pathEsc":   url.PathEscape,
 		"labels": func(m map[string]string) string {

@@ -386,7 +386,8 @@ func TestPipelinePageShowsStagesLeftToRight(t *testing.T) {
 		}},
 		Status: v1alpha1.PipelineStatus{Stages: []v1alpha1.StageStatus{
 			{Name: "staging", Phase: v1alpha1.PhaseBaking, Digest: digest, Since: &since},
-			{Name: "canary", Phase: v1alpha1.PhaseFailed, Digest: digest, FailedGate: &v1alpha1.FailedGate{Gate: "test", Output: "pod app-test failed: exit 1"}},
+			{Name: "canary", Phase: v1alpha1.PhaseFailed, Digest: digest, FailedGate: &v1alpha1.FailedGate{Gate: "test", Output: "pod app-test failed: exit 1"},
+				Gates: []v1alpha1.GateResult{{Gate: "spec.stages[1].gates[0] (test)", Result: v1alpha1.GateFailed, Output: "pod app-test failed: exit 1"}}},
 			{Name: "production", Phase: v1alpha1.PhaseAwaitingApproval, Digest: digest},
 		}},
 	}
@@ -401,7 +402,7 @@ func TestPipelinePageShowsStagesLeftToRight(t *testing.T) {
 	if st < 0 || !(st < ca && ca < pr) {
 		t.Fatalf("stages not in order: %d %d %d", st, ca, pr)
 	}
-	for _, want := range []string{`value="50"`, "gate test failed", "pod app-test failed: exit 1", "Approve production for 111111111111"} {
+	for _, want := range []string{`value="50"`, "gate test failed", "pod app-test failed: exit 1", "Approve production for 111111111111", `<li class="gate" data-result="Failed">test`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the page lacks %q", want)
 		}
