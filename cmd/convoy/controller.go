@@ -26,6 +26,7 @@ type controllerOptions struct {
 	controller.Options
 	Verbose      bool
 	CacheMaxSize string
+	Tenancy      string
 }
 
 func newControllerCmd(s streams) *cobra.Command {
@@ -67,6 +68,9 @@ outside it against a kubeconfig. See docs/controller.md.`,
 	fs.DurationVar(&o.RetryPeriod, "retry-period", 2*time.Second, "how often candidates try to take the Lease")
 	fs.StringVar(&o.CacheDir, "cache-dir", "", "pulled stacks, charts and temporary plans (default: the user cache directory's convoy/controller)")
 	fs.StringVar(&o.CacheMaxSize, "cache-max-size", "", "bound the pulled stacks and charts of --cache-dir (500Mi, 2Gi, …): the least recently used are removed, never one in use (default: unbounded)")
+	fs.StringVar(&o.DefaultServiceAccount, "default-service-account", "", "plan and apply the Stacks that name no spec.serviceAccountName as this service account of their own namespace (default: as the controller)")
+	fs.BoolVar(&o.NoCrossNamespaceRefs, "no-cross-namespace-refs", false, "refuse Stacks whose varsFrom, clusters or notifications name an object of another namespace")
+	fs.StringVar(&o.Tenancy, "tenancy", "", "strict: every Stack acts as a service account of its namespace (needs --default-service-account), no cross-namespace references, pulled artifacts cached per namespace; recommended when several teams share the controller")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "log at debug level")
 	cmd.AddCommand(newControllerInstallCmd(s))
 	return cmd
@@ -83,6 +87,11 @@ func (o controllerOptions) Run(ctx context.Context, s streams) error {
 	opts.Logger = logger
 	opts.Warnings = s.Err
 	opts.RegistryConfigs = registryConfigs(os.Getenv)
+	t, err := controller.ParseTenancy(o.Tenancy)
+	if err != nil {
+		return err
+	}
+	opts.Tenancy = t
 	if o.Concurrency < 1 {
 		return fmt.Errorf("--concurrency must be at least 1")
 	}

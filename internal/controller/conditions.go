@@ -37,6 +37,9 @@ const (
 	ReasonWaiting          = "Waiting"
 	// ReasonNoSource: a Stack without spec.source waits for a Pipeline.
 	ReasonNoSource = "NoSource"
+	// ReasonForbidden: the Stack's identity may not make a request its
+	// plan or apply needs (a service account's Role lacks it).
+	ReasonForbidden = "Forbidden"
 )
 
 func setCond(st *v1alpha1.Stack, typ string, status metav1.ConditionStatus, reason, msg string) {

@@ -67,6 +67,9 @@ func RestConfig(kubeconfig, context string) (*rest.Config, error) {
 
 // Run runs the controller until ctx ends.
 func Run(ctx context.Context, o Options) error {
+	if err := o.validateTenancy(); err != nil {
+		return err
+	}
 	cfg, err := RestConfig(o.Kubeconfig, o.Context)
 	if err != nil {
 		return err
@@ -165,7 +168,9 @@ func Run(ctx context.Context, o Options) error {
 	r.conns = &run.Connections{OnConnect: r.metrics.connections.Inc}
 	r.cache = newCacheJanitor(filepath.Join(o.CacheDir, "stacks"), filepath.Join(o.CacheDir, "charts"), o.CacheMaxSize)
 	r.cache.onEvict = func(n int) { r.metrics.evictions.Add(float64(n)) }
+	r.readers = &stackReaders{cfg: cfg, scheme: scheme, mapper: mgr.GetRESTMapper(), own: mgr.GetAPIReader()}
 	r.notifier = newNotifier(mgr.GetAPIReader(), r.event)
+	r.notifier.readers, r.notifier.opts = r.readers, o
 	if err := mgr.Add(r.notifier); err != nil {
 		return err
 	}
@@ -238,17 +243,22 @@ func notHelmRecords() labels.Selector {
 	return labels.NewSelector().Add(*req)
 }
 
-// stacksReferencing maps a ConfigMap or Secret to the Stacks of its
-// namespace that read it (varsFrom, or clusters for Secrets).
+// stacksReferencing maps a ConfigMap or Secret to the Stacks that read it
+// (varsFrom, or clusters for Secrets): those of its namespace, and, unless
+// --no-cross-namespace-refs, those of others that name its namespace.
 func (r *reconciler) stacksReferencing(kind string) handler.MapFunc {
 	return func(ctx context.Context, obj client.Object) []reconcile.Request {
 		var l v1alpha1.StackList
-		if err := r.client.List(ctx, &l, client.InNamespace(obj.GetNamespace())); err != nil {
+		var opts []client.ListOption
+		if r.opts.noCrossNamespaceRefs() {
+			opts = append(opts, client.InNamespace(obj.GetNamespace()))
+		}
+		if err := r.client.List(ctx, &l, opts...); err != nil {
 			return nil
 		}
 		var out []reconcile.Request
 		for _, st := range l.Items {
-			if references(&st, kind, obj.GetName()) {
+			if references(&st, kind, obj.GetNamespace(), obj.GetName()) {
 				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: st.Namespace, Name: st.Name}})
 			}
 		}
@@ -256,18 +266,18 @@ func (r *reconciler) stacksReferencing(kind string) handler.MapFunc {
 	}
 }
 
-func references(st *v1alpha1.Stack, kind, name string) bool {
+func references(st *v1alpha1.Stack, kind, namespace, name string) bool {
 	for _, vf := range st.Spec.VarsFrom {
-		if vf.Kind == kind && vf.Name == name {
+		if vf.Kind == kind && vf.Name == name && refNamespace(st, vf.Namespace) == namespace {
 			return true
 		}
 	}
 	if kind == "Secret" {
-		if ref := st.Spec.SourceSecretRef; ref != nil && ref.Name == name {
+		if ref := st.Spec.SourceSecretRef; ref != nil && ref.Name == name && st.Namespace == namespace {
 			return true
 		}
 		for _, c := range st.Spec.Clusters {
-			if c.SecretRef.Name == name {
+			if c.SecretRef.Name == name && refNamespace(st, c.SecretRef.Namespace) == namespace {
 				return true
 			}
 		}

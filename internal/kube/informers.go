@@ -123,6 +123,9 @@ func (in *Informers) ListMetadata(ctx context.Context, gvr schema.GroupVersionRe
 		return nil, false // the direct list reports it
 	}
 	wide := informerKey{gvr: gvr, fieldSelector: opts.FieldSelector}
+	if namespace == "" && in.isNarrow(wide) {
+		return nil, false // refused cluster-wide once: not asked again
+	}
 	key := wide
 	if namespace != "" && in.isNarrow(wide) {
 		key.namespace = namespace
