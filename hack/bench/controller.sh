@@ -22,6 +22,11 @@
 #      reconciles), by verb, per no-change reconcile, from both
 #      controllers' convoy_controller_kube_requests_total.
 #
+# With BENCH_IDENTITY=1 the Stacks act as a service account (issue 38):
+# the controllers run with --default-service-account deployer, and
+# bench/deployer is bound to cluster-admin (the Stacks create their
+# namespaces), so that only the cost of impersonating it is measured.
+#
 # Usage: hack/bench/controller.sh [STACKS] [RELEASES]. Needs the devcluster
 # tools and the registry (make tools; source the tools' env). CONVOY_SRC
 # names another checkout to build convoy from (before/after pairs with
@@ -111,6 +116,12 @@ awk -v s="$start" -v e="$(date +%s.%N)" -v n="$stacks" 'BEGIN { printf "pushed %
 
 "$work/convoy" controller install >/dev/null
 kubectl create namespace bench >/dev/null
+identity=()
+if [ "${BENCH_IDENTITY:-}" = 1 ]; then
+  kubectl create serviceaccount deployer -n bench >/dev/null
+  kubectl create clusterrolebinding bench-deployer --clusterrole cluster-admin --serviceaccount bench:deployer >/dev/null
+  identity=(--default-service-account deployer)
+fi
 for n in $(seq 1 "$stacks"); do
   i=$(printf %04d "$n")
   shard=$([ $((10#$i % 2)) -eq 0 ] && echo a || echo b)
@@ -162,7 +173,7 @@ for shard in a b; do
   p=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   mport+=("$p")
   "$work/convoy" controller --shard "$shard" --concurrency 8 --metrics-address "127.0.0.1:$p" --health-address 0 \
-    --cache-dir "$work/cache-$shard" >"$work/controller-$shard.log" 2>&1 &
+    --cache-dir "$work/cache-$shard" "${identity[@]}" >"$work/controller-$shard.log" 2>&1 &
   pids+=($!); ctl+=($!)
 done
 # Polled on the controllers' metrics (a Stack's reconcile is counted
