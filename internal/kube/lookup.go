@@ -67,7 +67,7 @@ func (c *Client) List(ctx context.Context, apiVersion, kind, namespace string, o
 	}
 	l, err := c.dynamic.Resource(gvr).Namespace(namespace).List(ctx, opts)
 	if err != nil {
-		return nil, err
+		return nil, Forbidden(err)
 	}
 	out := make([]*unstructured.Unstructured, len(l.Items))
 	for i := range l.Items {
