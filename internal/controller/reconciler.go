@@ -623,6 +623,10 @@ func (r *reconciler) failed(sr *stackRun, p *plan.Plan, reason string, err error
 // retried with backoff.
 func (r *reconciler) retryLater(st *v1alpha1.Stack, reason string, err error) outcome {
 	msg := err.Error()
+	var forbidden *kube.ForbiddenError
+	if errors.As(err, &forbidden) {
+		reason = ReasonForbidden // the Stack's identity may not read what it names
+	}
 	fault := r.cacheFault(err)
 	if fault {
 		msg += cacheFaultHint

@@ -315,7 +315,7 @@ func (e *Engine) Labelled(ctx context.Context, selector map[string]string, excep
 				return nil, err
 			}
 		case err != nil:
-			return nil, fmt.Errorf("list release records: %w", err)
+			return nil, fmt.Errorf("list release records: %w", kube.Forbidden(err))
 		default:
 			items = pointers(list.Items)
 		}
