@@ -71,6 +71,7 @@ release "app" {
 // refused at plan, naming the object, the verb and the identity, and
 // nothing at all is created.
 func TestStackIdentityRefusedAtPlan(t *testing.T) {
+	cluster.Need(t)
 	c := kube(t)
 	teamA := team(t, c)
 	_ = team(t, c) // team B: its Role grants team A nothing
@@ -137,6 +138,7 @@ data: {by: team-a}
 // reads nothing of it: the render fails naming the identity and what it
 // may not get, and the Secret's value reaches no object, status or event.
 func TestStackIdentityLookupOfAnotherNamespace(t *testing.T) {
+	cluster.Need(t)
 	c := kube(t)
 	teamA, teamB := team(t, c), team(t, c)
 	const password = "s3cret-of-team-b"
@@ -197,6 +199,7 @@ data:
 // controller's --tenancy strict with the team's service account as
 // --default-service-account.
 func TestStackIdentityAllowedApplies(t *testing.T) {
+	cluster.Need(t)
 	c := kube(t)
 	teamA := team(t, c)
 	reg := sourcetest.StartRegistry(t, "", "")
@@ -222,6 +225,7 @@ func TestStackIdentityAllowedApplies(t *testing.T) {
 // Under --tenancy strict a Stack naming another namespace's ConfigMap in
 // varsFrom is Invalid, naming the field, and nothing is planned.
 func TestCrossNamespaceVarsFromStrict(t *testing.T) {
+	cluster.Need(t)
 	c := kube(t)
 	teamA, teamB := team(t, c), team(t, c)
 	create(t, c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "vars", Namespace: teamB}, Data: map[string]string{"message": "from-b"}})
