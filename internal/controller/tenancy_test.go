@@ -193,9 +193,10 @@ data:
 	}
 }
 
-// A Stack whose identity may do what its chart asks applies as usual,
-// though the identity may read no Namespace, list no record across
-// namespaces and take no stack lock (a Lease in "default"): the
+// A Stack whose identity may do what its chart asks applies as usual, and
+// its pruning deletion uninstalls, though the identity may read no
+// Namespace, list no record across namespaces and take no stack lock (a
+// Lease in "default"): the
 // controller's --tenancy strict with the team's service account as
 // --default-service-account.
 func TestStackIdentityAllowedApplies(t *testing.T) {
@@ -204,7 +205,7 @@ func TestStackIdentityAllowedApplies(t *testing.T) {
 	teamA := team(t, c)
 	reg := sourcetest.StartRegistry(t, "", "")
 	push(t, reg, stackDir(t, teamA, "v1", ""), "v1")
-	create(t, c, newStack(teamA, "shop", "oci://"+reg.Host+"/stacks/app:v1", nil))
+	create(t, c, newStack(teamA, "shop", "oci://"+reg.Host+"/stacks/app:v1", func(st *v1alpha1.Stack) { st.Spec.Prune = true }))
 	startController(t, teamA, func(o *controller.Options) {
 		o.Tenancy, o.DefaultServiceAccount = controller.TenancyStrict, "deployer"
 	})
@@ -219,6 +220,15 @@ func TestStackIdentityAllowedApplies(t *testing.T) {
 	st := waitStack(t, c, teamA, "shop", 30*time.Second, "up to date", isCond("Ready", metav1.ConditionTrue, controller.ReasonUpToDate))
 	if revisionsOf(st) != "api:1:deployed web:1:deployed" {
 		t.Fatalf("revisions %s", revisionsOf(st))
+	}
+	// Deleted with prune: uninstalled as the identity too.
+	deleteStack(t, c, teamA, "shop")
+	waitGone(t, c, teamA, "shop", 60*time.Second)
+	if recs := helmRecords(t, teamA); len(recs) > 0 {
+		t.Fatalf("release records left after the pruning deletion: %d", len(recs))
+	}
+	if deploymentExists(t, teamA, "web") {
+		t.Fatal("Deployment web left after the pruning deletion")
 	}
 }
 
