@@ -26,6 +26,10 @@
 # the controllers run with --default-service-account deployer, and
 # bench/deployer is bound to cluster-admin (the Stacks create their
 # namespaces), so that only the cost of impersonating it is measured.
+# With BENCH_IDENTITY=namespaced it is bound instead, in each Stack's
+# namespace (created beforehand), to a ClusterRole of every verb on the
+# core and apps kinds: a tenant's identity, which may not list or watch
+# cluster-wide (its informers watch per namespace).
 #
 # Usage: hack/bench/controller.sh [STACKS] [RELEASES]. Needs the devcluster
 # tools and the registry (make tools; source the tools' env). CONVOY_SRC
@@ -117,11 +121,28 @@ awk -v s="$start" -v e="$(date +%s.%N)" -v n="$stacks" 'BEGIN { printf "pushed %
 "$work/convoy" controller install >/dev/null
 kubectl create namespace bench >/dev/null
 identity=()
-if [ "${BENCH_IDENTITY:-}" = 1 ]; then
+case "${BENCH_IDENTITY:-}" in
+1)
   kubectl create serviceaccount deployer -n bench >/dev/null
   kubectl create clusterrolebinding bench-deployer --clusterrole cluster-admin --serviceaccount bench:deployer >/dev/null
   identity=(--default-service-account deployer)
-fi
+  ;;
+namespaced)
+  kubectl create serviceaccount deployer -n bench >/dev/null
+  kubectl apply -f - >/dev/null <<'Y'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: { name: bench-deployer }
+rules: [{ apiGroups: ["", apps], resources: ["*"], verbs: ["*"] }]
+Y
+  for n in $(seq 1 "$stacks"); do
+    i=$(printf %04d "$n")
+    kubectl create namespace "bench-$i" >/dev/null
+    kubectl create rolebinding deployer -n "bench-$i" --clusterrole bench-deployer --serviceaccount bench:deployer >/dev/null
+  done
+  identity=(--default-service-account deployer)
+  ;;
+esac
 for n in $(seq 1 "$stacks"); do
   i=$(printf %04d "$n")
   shard=$([ $((10#$i % 2)) -eq 0 ] && echo a || echo b)
