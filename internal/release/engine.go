@@ -169,9 +169,8 @@ func (opts EngineOptions) notify() func(Event) {
 // Rebind is an engine on e's connection (its clients, discovery and
 // capabilities) that reports to opts' Observer or Log and uses opts'
 // Grace, Timings, Metadata, Lock and Namespaces; opts' Kube and Driver
-// are ignored. Runs that keep connections
-// across operations (the controller's Stacks) share one connection with
-// an engine each.
+// are ignored. Runs that keep connections across operations (the
+// controller's Stacks) share one connection with an engine each.
 func (e *Engine) Rebind(opts EngineOptions) *Engine {
 	c := *e
 	c.notify, c.grace, c.timings, c.metadata = opts.notify(), opts.Grace, opts.Timings, opts.Metadata

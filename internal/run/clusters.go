@@ -151,7 +151,7 @@ func (c *Clusters) connect(ctx context.Context, spec *config.ClusterSpec) *clust
 		Timings:    c.opts.Timings,
 		Namespaces: c.opts.Namespaces,
 	}
-	if cfg.Impersonate.UserName != "" {
+	if c.opts.Impersonate != "" {
 		if opts.Lock, err = lockClient(cfg, opts.Kube); err != nil {
 			e.err = &connectError{err: fmt.Errorf("%s: %w", clusterDescription(spec), err)}
 			return e
