@@ -135,6 +135,9 @@ kind: ClusterRole
 metadata: { name: bench-deployer }
 rules: [{ apiGroups: ["", apps], resources: ["*"], verbs: ["*"] }]
 Y
+  # Its own namespace (the Stacks' and their records of no release), and
+  # each Stack's releases' namespace.
+  kubectl create rolebinding deployer -n bench --clusterrole bench-deployer --serviceaccount bench:deployer >/dev/null
   for n in $(seq 1 "$stacks"); do
     i=$(printf %04d "$n")
     kubectl create namespace "bench-$i" >/dev/null
