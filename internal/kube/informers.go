@@ -156,6 +156,13 @@ func (in *Informers) ListMetadata(ctx context.Context, gvr schema.GroupVersionRe
 	return out, true
 }
 
+// RefusedClusterWide says whether the credentials were refused a
+// cluster-wide watch of gvr with opts' field selector: lists across all
+// namespaces would be refused too.
+func (in *Informers) RefusedClusterWide(gvr schema.GroupVersionResource, opts metav1.ListOptions) bool {
+	return in.isNarrow(informerKey{gvr: gvr, fieldSelector: opts.FieldSelector})
+}
+
 func (in *Informers) isNarrow(k informerKey) bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()

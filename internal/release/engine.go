@@ -291,6 +291,14 @@ func (e *Engine) Labelled(ctx context.Context, selector map[string]string, excep
 	if e.metadata != nil {
 		items, ok = e.metadata.ListMetadata(ctx, gvr, "", opts)
 	}
+	if r, isInformers := e.metadata.(refusedClusterWide); !ok && isInformers && len(e.namespaces) > 0 && r.RefusedClusterWide(gvr, opts) {
+		// Known refused across all namespaces: not asked again.
+		var err error
+		if items, err = e.labelledIn(ctx, gvr, opts, except); err != nil {
+			return nil, err
+		}
+		ok = true
+	}
 	if !ok {
 		if len(except) > 0 {
 			sels := make([]fields.Selector, 0, len(except)+1)
@@ -334,6 +342,12 @@ func (e *Engine) Labelled(ctx context.Context, selector map[string]string, excep
 		out = append(out, k)
 	}
 	return out, nil
+}
+
+// refusedClusterWide is a MetadataLister that knows which lists across
+// all namespaces the credentials are refused (kube.Informers).
+type refusedClusterWide interface {
+	RefusedClusterWide(gvr schema.GroupVersionResource, opts metav1.ListOptions) bool
 }
 
 // labelledIn lists the records opts selects in e.namespaces but those in
