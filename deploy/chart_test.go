@@ -166,3 +166,39 @@ func checkHardened(t *testing.T, what string, p *corev1.PodSpec) {
 		t.Errorf("%s: args %v lack --cache-dir=/cache", what, c.Args)
 	}
 }
+
+// tenancy strict reaches the controller's arguments with its default
+// service account, which the chart's schema requires with it; both the
+// chart's ClusterRole and deploy/rbac let the controller impersonate.
+func TestChartTenancy(t *testing.T) {
+	args := renderDeployment(t, map[string]any{"tenancy": "strict", "defaultServiceAccount": "convoy-deployer"}).Spec.Template.Spec.Containers[0].Args
+	joined := strings.Join(args, " ")
+	for _, want := range []string{"--tenancy=strict", "--default-service-account=convoy-deployer"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("args %q lack %s", joined, want)
+		}
+	}
+	ch, err := chart.Load("chart/convoy-controller")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = chart.Render(ch, chart.RenderOptions{ReleaseName: "convoy", Namespace: "ops", UserValues: map[string]any{"tenancy": "strict"}})
+	if err == nil || !strings.Contains(err.Error(), "defaultServiceAccount") {
+		t.Errorf("tenancy strict without defaultServiceAccount: err = %v", err)
+	}
+	r, err := chart.Render(ch, chart.RenderOptions{ReleaseName: "convoy", Namespace: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := ""
+	for _, m := range r.Manifests {
+		if m.Kind == "ClusterRole" {
+			role = m.Content
+		}
+	}
+	for name, text := range map[string]string{"the chart's ClusterRole": role, "deploy/rbac/rbac.yaml": string(deploy.RBAC)} {
+		if !strings.Contains(text, `resources: ["serviceaccounts"]`) || !strings.Contains(text, "verbs: [impersonate]") {
+			t.Errorf("%s: no impersonate on serviceaccounts", name)
+		}
+	}
+}

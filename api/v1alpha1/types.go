@@ -90,6 +90,14 @@ type StackSpec struct {
 	Atomic bool `json:"atomic,omitempty"`
 	// Verify admits only artifacts signed by a key of its Secret.
 	Verify *VerifySpec `json:"verify,omitempty"`
+	// ServiceAccountName is the identity the Stack is planned and applied
+	// as: every request the controller makes for it, on every cluster
+	// (reads, dry runs, applies, deletes, release records, lookup, hooks,
+	// tests, the Secrets and ConfigMaps it names), impersonates
+	// system:serviceaccount:<the Stack's namespace>:<name>. Empty: the
+	// controller's --default-service-account, else the controller's own
+	// identity.
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
 	// decodeErrors are the fields that did not decode (a Stack written
 	// before the CRD's schema checked them): the Stack stalls, naming
@@ -162,6 +170,9 @@ type VarsFrom struct {
 	// Kind is ConfigMap or Secret.
 	Kind string `json:"kind"`
 	Name string `json:"name"`
+	// Namespace is the object's namespace ("": the Stack's). Another
+	// namespace is refused under --no-cross-namespace-refs.
+	Namespace string `json:"namespace,omitempty"`
 	// Optional: a missing object is no error.
 	Optional bool `json:"optional,omitempty"`
 }
@@ -176,6 +187,9 @@ type ClusterRef struct {
 // SecretKeyRef is a key of a Secret in the Stack's namespace.
 type SecretKeyRef struct {
 	Name string `json:"name"`
+	// Namespace is the Secret's namespace ("": the Stack's). Another
+	// namespace is refused under --no-cross-namespace-refs.
+	Namespace string `json:"namespace,omitempty"`
 	// Key defaults to "kubeconfig".
 	Key string `json:"key,omitempty"`
 }

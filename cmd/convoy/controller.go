@@ -27,6 +27,7 @@ type controllerOptions struct {
 	Verbose      bool
 	CacheMaxSize string
 	MaxPlanSize  string
+	Tenancy      string
 }
 
 func newControllerCmd(s streams) *cobra.Command {
@@ -70,6 +71,9 @@ outside it against a kubeconfig. See docs/controller.md.`,
 	fs.StringVar(&o.CacheMaxSize, "cache-max-size", "", "bound the pulled stacks and charts of --cache-dir (500Mi, 2Gi, …): the least recently used are removed, never one in use (default: unbounded)")
 	fs.DurationVar(&o.MinInterval, "min-interval", controller.DefaultMinInterval, "the shortest interval a Stack or Pipeline is reconciled at, whatever its spec.interval (a shorter one is clamped, and its Stack says so)")
 	fs.StringVar(&o.MaxPlanSize, "max-plan-size", "32Mi", "the largest saved plan stored for a Stack (compressed; one over 1 MiB is split across Secrets): a larger plan stalls its Stack (PlanTooLarge)")
+	fs.StringVar(&o.DefaultServiceAccount, "default-service-account", "", "plan and apply the Stacks that name no spec.serviceAccountName as this service account of their own namespace (default: as the controller)")
+	fs.BoolVar(&o.NoCrossNamespaceRefs, "no-cross-namespace-refs", false, "refuse Stacks whose varsFrom, clusters or notifications name an object of another namespace")
+	fs.StringVar(&o.Tenancy, "tenancy", "", "strict: every Stack acts as a service account of its namespace (needs --default-service-account), no cross-namespace references, pulled artifacts cached per namespace; recommended when several teams share the controller")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "log at debug level")
 	cmd.AddCommand(newControllerInstallCmd(s))
 	return cmd
@@ -86,6 +90,11 @@ func (o controllerOptions) Run(ctx context.Context, s streams) error {
 	opts.Logger = logger
 	opts.Warnings = s.Err
 	opts.RegistryConfigs = registryConfigs(os.Getenv)
+	t, err := controller.ParseTenancy(o.Tenancy)
+	if err != nil {
+		return err
+	}
+	opts.Tenancy = t
 	if o.Concurrency < 1 {
 		return fmt.Errorf("--concurrency must be at least 1")
 	}

@@ -22,6 +22,15 @@
 #      reconciles), by verb, per no-change reconcile, from both
 #      controllers' convoy_controller_kube_requests_total.
 #
+# With BENCH_IDENTITY=1 the Stacks act as a service account (issue 38):
+# the controllers run with --default-service-account deployer, and
+# bench/deployer is bound to cluster-admin (the Stacks create their
+# namespaces), so that only the cost of impersonating it is measured.
+# With BENCH_IDENTITY=namespaced it is bound instead, in each Stack's
+# namespace (created beforehand), to a ClusterRole of every verb on the
+# core and apps kinds: a tenant's identity, which may not list or watch
+# cluster-wide (its informers watch per namespace).
+#
 # Usage: hack/bench/controller.sh [STACKS] [RELEASES]. Needs the devcluster
 # tools and the registry (make tools; source the tools' env). CONVOY_SRC
 # names another checkout to build convoy from (before/after pairs with
@@ -111,6 +120,32 @@ awk -v s="$start" -v e="$(date +%s.%N)" -v n="$stacks" 'BEGIN { printf "pushed %
 
 "$work/convoy" controller install --min-interval 1s >/dev/null
 kubectl create namespace bench >/dev/null
+identity=()
+case "${BENCH_IDENTITY:-}" in
+1)
+  kubectl create serviceaccount deployer -n bench >/dev/null
+  kubectl create clusterrolebinding bench-deployer --clusterrole cluster-admin --serviceaccount bench:deployer >/dev/null
+  identity=(--default-service-account deployer)
+  ;;
+namespaced)
+  kubectl create serviceaccount deployer -n bench >/dev/null
+  kubectl apply -f - >/dev/null <<'Y'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: { name: bench-deployer }
+rules: [{ apiGroups: ["", apps], resources: ["*"], verbs: ["*"] }]
+Y
+  # Its own namespace (the Stacks' and their records of no release), and
+  # each Stack's releases' namespace.
+  kubectl create rolebinding deployer -n bench --clusterrole bench-deployer --serviceaccount bench:deployer >/dev/null
+  for n in $(seq 1 "$stacks"); do
+    i=$(printf %04d "$n")
+    kubectl create namespace "bench-$i" >/dev/null
+    kubectl create rolebinding deployer -n "bench-$i" --clusterrole bench-deployer --serviceaccount bench:deployer >/dev/null
+  done
+  identity=(--default-service-account deployer)
+  ;;
+esac
 for n in $(seq 1 "$stacks"); do
   i=$(printf %04d "$n")
   shard=$([ $((10#$i % 2)) -eq 0 ] && echo a || echo b)
@@ -162,7 +197,7 @@ for shard in a b; do
   p=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   mport+=("$p")
   "$work/convoy" controller --min-interval 1s --shard "$shard" --concurrency 8 --metrics-address "127.0.0.1:$p" --health-address 0 \
-    --cache-dir "$work/cache-$shard" >"$work/controller-$shard.log" 2>&1 &
+    --cache-dir "$work/cache-$shard" "${identity[@]}" >"$work/controller-$shard.log" 2>&1 &
   pids+=($!); ctl+=($!)
 done
 # Polled on the controllers' metrics (a Stack's reconcile is counted

@@ -39,6 +39,9 @@ const (
 	ReasonNoSource = "NoSource"
 	// ReasonPlanTooLarge: the saved plan is over --max-plan-size.
 	ReasonPlanTooLarge = "PlanTooLarge"
+	// ReasonForbidden: the Stack's identity may not make a request its
+	// plan or apply needs (a service account's Role lacks it).
+	ReasonForbidden = "Forbidden"
 )
 
 func setCond(st *v1alpha1.Stack, typ string, status metav1.ConditionStatus, reason, msg string) {

@@ -32,8 +32,12 @@ func (r *reconciler) sourceResolver(ctx context.Context, st *v1alpha1.Stack, tmp
 		return r.resolver, "", func() {}, nil
 	}
 	where := fmt.Sprintf("spec.sourceSecretRef: v1 Secret %s/%s", st.Namespace, ref.Name)
+	reader, err := r.readerFor(st)
+	if err != nil {
+		return nil, "", nil, err
+	}
 	var s corev1.Secret
-	if err := r.reader.Get(ctx, types.NamespacedName{Namespace: st.Namespace, Name: ref.Name}, &s); err != nil {
+	if err := reader.Get(ctx, types.NamespacedName{Namespace: st.Namespace, Name: ref.Name}, &s); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, "", nil, &configError{msg: where + " not found"}
 		}

@@ -198,7 +198,7 @@ func (r *reconciler) loadForDeletion(ctx context.Context, st *v1alpha1.Stack) (*
 	if diags.HasErrors() {
 		return fail(diagText(diags, cfg))
 	}
-	in, err := readInputs(ctx, r.reader, st, f.Digest, cfg.Variables, tmpDir)
+	in, err := r.readInputs(ctx, st, f.Digest, cfg.Variables, tmpDir)
 	if err != nil {
 		return fail(err.Error())
 	}
@@ -222,6 +222,7 @@ func (r *reconciler) abandonByIdentity(ctx context.Context, st *v1alpha1.Stack, 
 	}
 	o := run.Options{Clusters: run.ClusterOptions{
 		Kubeconfig: r.opts.Kubeconfig, Context: r.opts.Context, QPS: r.opts.QPS, Burst: r.opts.Burst, StorageDriver: "secret",
+		Impersonate: r.opts.impersonating(st), Namespaces: []string{st.Namespace},
 	}}
 	released, err := run.AbandonOnDefaultCluster(ctx, o, id, command)
 	if err != nil {

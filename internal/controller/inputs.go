@@ -13,6 +13,7 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/sensitive"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,16 +45,34 @@ type configError struct{ msg string }
 
 func (e *configError) Error() string { return e.msg }
 
-// readInputs reads the Stack's inputs. declared are the variables the
+// readInputs reads the Stack's inputs as the Stack's identity, once its
+// references are allowed (refsAllowed).
+func (r *reconciler) readInputs(ctx context.Context, st *v1alpha1.Stack, sourceDigest string, declared map[string]*config.Variable, tmpDir string) (*inputs, error) {
+	if err := r.refsAllowed(st); err != nil {
+		return nil, err
+	}
+	c, err := r.readerFor(st)
+	if err != nil {
+		return nil, err
+	}
+	return readInputs(ctx, c, st, sourceDigest, r.opts.impersonating(st), declared, tmpDir)
+}
+
+// readInputs reads the Stack's inputs with c. declared are the variables the
 // stack declares: keys of varsFrom objects that name none are ignored
 // (a ConfigMap may serve several stacks); spec.vars must all be declared.
-func readInputs(ctx context.Context, c client.Reader, st *v1alpha1.Stack, sourceDigest string, declared map[string]*config.Variable, tmpDir string) (*inputs, error) {
+func readInputs(ctx context.Context, c client.Reader, st *v1alpha1.Stack, sourceDigest, identity string, declared map[string]*config.Variable, tmpDir string) (*inputs, error) {
 	in := &inputs{kubeconfigs: map[string]string{}, cleanup: func() {}}
 	given := map[string]config.RawValue{}
 	h := sha256.New()
 	fmt.Fprintf(h, "source\x00%s\x00env\x00%s\x00", sourceDigest, st.Spec.Environment)
+	if identity != "" {
+		// Another identity may see and be allowed other things: a plan
+		// made as one is not the plan of another.
+		fmt.Fprintf(h, "identity\x00%s\x00", identity)
+	}
 	for _, vf := range st.Spec.VarsFrom {
-		key := types.NamespacedName{Namespace: st.Namespace, Name: vf.Name}
+		key := types.NamespacedName{Namespace: refNamespace(st, vf.Namespace), Name: vf.Name}
 		var data map[string]string
 		switch vf.Kind {
 		case "ConfigMap":
@@ -112,7 +131,7 @@ func readInputs(ctx context.Context, c client.Reader, st *v1alpha1.Stack, source
 		}
 		in.cleanup = func() { os.RemoveAll(dir) }
 		for i, cr := range st.Spec.Clusters {
-			key := types.NamespacedName{Namespace: st.Namespace, Name: cr.SecretRef.Name}
+			key := types.NamespacedName{Namespace: refNamespace(st, cr.SecretRef.Namespace), Name: cr.SecretRef.Name}
 			var s corev1.Secret
 			if err := c.Get(ctx, key, &s); err != nil {
 				in.cleanup()
@@ -142,7 +161,7 @@ func refError(what string, key types.NamespacedName, err error) error {
 	if apierrors.IsNotFound(err) {
 		return &configError{fmt.Sprintf("%s %s not found", what, key)}
 	}
-	return fmt.Errorf("%s %s: %w", what, key, err)
+	return fmt.Errorf("%s %s: %w", what, key, kube.Forbidden(err))
 }
 
 // redact masks the Secret values in a message.

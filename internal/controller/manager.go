@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
@@ -68,6 +69,9 @@ func RestConfig(kubeconfig, context string) (*rest.Config, error) {
 
 // Run runs the controller until ctx ends.
 func Run(ctx context.Context, o Options) error {
+	if err := o.validateTenancy(); err != nil {
+		return err
+	}
 	cfg, err := RestConfig(o.Kubeconfig, o.Context)
 	if err != nil {
 		return err
@@ -166,7 +170,15 @@ func Run(ctx context.Context, o Options) error {
 	r.conns = &run.Connections{OnConnect: r.metrics.connections.Inc}
 	r.cache = newCacheJanitor(filepath.Join(o.CacheDir, "stacks"), filepath.Join(o.CacheDir, "charts"), o.CacheMaxSize)
 	r.cache.onEvict = func(n int) { r.metrics.evictions.Add(float64(n)) }
+	err = mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.Stack{}, referencesIndex, func(o client.Object) []string {
+		return referenceKeys(o.(*v1alpha1.Stack))
+	})
+	if err != nil {
+		return err
+	}
+	r.readers = &stackReaders{cfg: cfg, scheme: scheme, mapper: mgr.GetRESTMapper(), own: mgr.GetAPIReader()}
 	r.notifier = newNotifier(mgr.GetAPIReader(), r.event)
+	r.notifier.readers, r.notifier.opts = r.readers, o
 	if err := mgr.Add(r.notifier); err != nil {
 		return err
 	}
@@ -245,44 +257,50 @@ func notHelmRecords() labels.Selector {
 	return labels.NewSelector().Add(*req)
 }
 
-// stacksReferencing maps a ConfigMap or Secret to the Stacks of its
-// namespace that read it (varsFrom, or clusters for Secrets).
+// referencesIndex indexes the Stacks in the cache by the ConfigMaps and
+// Secrets they read (referenceKeys), so that a changed one finds its
+// Stacks, in any namespace, without a scan of every Stack.
+const referencesIndex = "convoy.dev/references"
+
+// stacksReferencing maps a ConfigMap or Secret to the Stacks that read it
+// (varsFrom, or clusters and sourceSecretRef for Secrets).
 func (r *reconciler) stacksReferencing(kind string) handler.MapFunc {
 	return func(ctx context.Context, obj client.Object) []reconcile.Request {
 		var l v1alpha1.StackList
-		if err := r.client.List(ctx, &l, client.InNamespace(obj.GetNamespace())); err != nil {
+		if err := r.client.List(ctx, &l, client.MatchingFields{referencesIndex: referenceKey(kind, obj.GetNamespace(), obj.GetName())}); err != nil {
 			return nil
 		}
-		var out []reconcile.Request
+		out := make([]reconcile.Request, 0, len(l.Items))
 		for _, st := range l.Items {
-			if references(&st, kind, obj.GetName()) {
-				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: st.Namespace, Name: st.Name}})
-			}
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: st.Namespace, Name: st.Name}})
 		}
 		return out
 	}
 }
 
-func references(st *v1alpha1.Stack, kind, name string) bool {
+func referenceKey(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
+
+// referenceKeys are the ConfigMaps and Secrets a Stack reads, as
+// referenceKey.
+func referenceKeys(st *v1alpha1.Stack) []string {
+	var keys []string
 	for _, vf := range st.Spec.VarsFrom {
-		if vf.Kind == kind && vf.Name == name {
-			return true
-		}
+		keys = append(keys, referenceKey(vf.Kind, refNamespace(st, vf.Namespace), vf.Name))
 	}
-	if kind == "Secret" {
-		if ref := st.Spec.SourceSecretRef; ref != nil && ref.Name == name {
-			return true
-		}
-		if v := st.Spec.Verify; v != nil && v.SecretRef.Name == name {
-			return true
-		}
-		for _, c := range st.Spec.Clusters {
-			if c.SecretRef.Name == name {
-				return true
-			}
-		}
+	if ref := st.Spec.SourceSecretRef; ref != nil {
+		keys = append(keys, referenceKey("Secret", st.Namespace, ref.Name))
 	}
-	return false
+	if v := st.Spec.Verify; v != nil {
+		keys = append(keys, referenceKey("Secret", st.Namespace, v.SecretRef.Name))
+	}
+	for _, c := range st.Spec.Clusters {
+		keys = append(keys, referenceKey("Secret", refNamespace(st, c.SecretRef.Namespace), c.SecretRef.Name))
+	}
+	return keys
+}
+
+func references(st *v1alpha1.Stack, kind, namespace, name string) bool {
+	return slices.Contains(referenceKeys(st), referenceKey(kind, namespace, name))
 }
 
 // leaseLock is the shard's leader election Lease, held under the

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/kube"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -268,7 +269,11 @@ func chatText(pl payload, bold, code string) string {
 // endpoint never holds a reconcile: each is tried a few times with a
 // timeout, and a failure becomes a Warning event on the Stack.
 type notifier struct {
-	reader   client.Reader
+	reader client.Reader
+	// readers read a Stack's urlFrom Secret as its service account (nil:
+	// reader); opts say whether other namespaces may be named.
+	readers  *stackReaders
+	opts     Options
 	event    func(st *v1alpha1.Stack, typ, reason, action, note string)
 	http     *http.Client
 	attempts int
@@ -334,7 +339,7 @@ func (n *notifier) deliver(ctx context.Context, d delivery) {
 	fail := func(msg string) {
 		n.tell(d, corev1.EventTypeWarning, ReasonNotificationFailed, what+": "+msg)
 	}
-	target, err := n.url(ctx, d.namespace(), d.target)
+	target, err := n.url(ctx, d)
 	if err != nil {
 		fail(err.Error())
 		return
@@ -392,14 +397,29 @@ func (n *notifier) post(ctx context.Context, target string, body []byte) (retry 
 
 // url is the notification's URL: spec's, or read from its Secret. Errors
 // name the Secret and key, never the URL.
-func (n *notifier) url(ctx context.Context, namespace string, t v1alpha1.Notification) (string, error) {
+func (n *notifier) url(ctx context.Context, d delivery) (string, error) {
+	t := d.target
 	raw := t.URL
 	if t.URLFrom != nil {
 		ref := t.URLFrom.SecretKeyRef
+		namespace := d.namespace()
+		if ref.Namespace != "" && ref.Namespace != namespace {
+			if n.opts.noCrossNamespaceRefs() {
+				return "", fmt.Errorf("urlFrom.secretKeyRef.namespace: %s is not the namespace %s (--no-cross-namespace-refs)", ref.Namespace, namespace)
+			}
+			namespace = ref.Namespace
+		}
 		where := fmt.Sprintf("urlFrom: v1 Secret %s/%s key %q", namespace, ref.Name, ref.Key)
+		reader := n.reader
+		if n.readers != nil && d.stack != nil {
+			var err error
+			if reader, err = n.readers.of(n.opts.impersonating(d.stack)); err != nil {
+				return "", fmt.Errorf("%s: %w", where, err)
+			}
+		}
 		var s corev1.Secret
-		if err := n.reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, &s); err != nil {
-			return "", fmt.Errorf("%s: %w", where, err)
+		if err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, &s); err != nil {
+			return "", fmt.Errorf("%s: %w", where, kube.Forbidden(err))
 		}
 		v, ok := s.Data[ref.Key]
 		if !ok {

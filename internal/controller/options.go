@@ -70,6 +70,16 @@ type Options struct {
 	// MinInterval is the shortest interval a Stack or Pipeline is
 	// reconciled at, whatever its spec (0: DefaultMinInterval).
 	MinInterval time.Duration
+	// DefaultServiceAccount is the service account, in each Stack's own
+	// namespace, that Stacks naming none (spec.serviceAccountName) are
+	// planned and applied as ("": the controller's own identity).
+	DefaultServiceAccount string
+	// NoCrossNamespaceRefs refuses a Stack that names an object of
+	// another namespace (varsFrom, clusters, notifications' urlFrom).
+	NoCrossNamespaceRefs bool
+	// Tenancy strict requires DefaultServiceAccount and implies
+	// NoCrossNamespaceRefs and per-namespace cache keys (tenancy.go).
+	Tenancy Tenancy
 }
 
 // LeaseName is the leader election Lease of a shard.

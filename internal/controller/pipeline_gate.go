@@ -120,7 +120,7 @@ func (r *pipelineReconciler) withStackRun(ctx context.Context, st *v1alpha1.Stac
 	if diags.HasErrors() {
 		return gateResult{Failed: true, Output: diagText(diags, cfg)}
 	}
-	in, err := readInputs(ctx, sr.reader, st, fetched.Digest, cfg.Variables, tmpDir)
+	in, err := sr.readInputs(ctx, st, fetched.Digest, cfg.Variables, tmpDir)
 	if err != nil {
 		return gateResult{Failed: true, Output: err.Error()}
 	}

@@ -36,8 +36,11 @@ import (
 // reconciler reconciles one Stack at a time (controller-runtime never
 // runs one key twice at once).
 type reconciler struct {
-	client   client.Client // Stacks from the cache; writes
-	reader   client.Reader // Secrets and ConfigMaps, uncached
+	client client.Client // Stacks from the cache; writes
+	reader client.Reader // Secrets and ConfigMaps, uncached
+	// readers read what Stacks name as their service accounts (nil: as
+	// reader).
+	readers  *stackReaders
 	scheme   *runtime.Scheme
 	events   events.EventRecorder
 	opts     Options
@@ -211,6 +214,9 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]wa
 		ready(st, metav1.ConditionFalse, ReasonSuspended, "spec.suspend is true: nothing is planned or applied")
 		return outcome{result: "suspended"}
 	}
+	if err := r.refsAllowed(st); err != nil {
+		return r.stall(st, ReasonInvalid, err.Error())
+	}
 	if st.Spec.Source == "" {
 		// Not an error: a Pipeline pins the Stack (spec.source) when a
 		// digest reaches its stage, and that change is a new generation.
@@ -269,7 +275,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]wa
 	if msg := sensitiveVarsWarning(st, cfg.Variables); msg != "" {
 		*ws = append(*ws, warning{ReasonSensitiveVars, msg})
 	}
-	in, err := readInputs(ctx, r.reader, st, f.Digest, cfg.Variables, tmpDir)
+	in, err := r.readInputs(ctx, st, f.Digest, cfg.Variables, tmpDir)
 	if err != nil {
 		var ce *configError
 		if errors.As(err, &ce) {
@@ -341,6 +347,7 @@ func (r *reconciler) runOptions(st *v1alpha1.Stack, f *stacksource.Fetched, in *
 			Kubeconfig: r.opts.Kubeconfig, Context: r.opts.Context, Kubeconfigs: in.kubeconfigs, Confined: true,
 			QPS: r.opts.QPS, Burst: r.opts.Burst, StorageDriver: "secret", Warnings: r.opts.Warnings, Budget: r.budget,
 			Traffic: r.traffic, Connections: r.conns,
+			Impersonate: r.opts.impersonating(st), Namespaces: []string{st.Namespace},
 		},
 		ChartCache:  chartsDir,
 		Parallelism: r.opts.Parallelism,
@@ -708,6 +715,13 @@ func (r *reconciler) failed(sr *stackRun, p *plan.Plan, reason string, err error
 	if errors.As(err, &de) || errors.As(err, &fe) {
 		return r.stall(sr.st, ReasonInvalid, msg)
 	}
+	var forbidden *kube.ForbiddenError
+	if errors.As(err, &forbidden) {
+		// The Stack's identity may not do what the stack asks: nothing
+		// of the plan is applied; tried again with backoff, since a
+		// Role granted meanwhile is no change of the Stack.
+		reason = ReasonForbidden
+	}
 	fault := r.cacheFault(err)
 	if fault {
 		msg += cacheFaultHint
@@ -722,6 +736,10 @@ func (r *reconciler) failed(sr *stackRun, p *plan.Plan, reason string, err error
 // retried with backoff.
 func (r *reconciler) retryLater(st *v1alpha1.Stack, reason string, err error) outcome {
 	msg := err.Error()
+	var forbidden *kube.ForbiddenError
+	if errors.As(err, &forbidden) {
+		reason = ReasonForbidden // the Stack's identity may not read what it names
+	}
 	fault := r.cacheFault(err)
 	if fault {
 		msg += cacheFaultHint

@@ -14,6 +14,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -87,11 +88,11 @@ func TestVerifyKeys(t *testing.T) {
 
 // A change of spec.verify's Secret re-queues the Stack.
 func TestVerifySecretIsWatched(t *testing.T) {
-	st := &v1alpha1.Stack{Spec: v1alpha1.StackSpec{Verify: &v1alpha1.VerifySpec{Provider: v1alpha1.ProviderCosign, SecretRef: v1alpha1.LocalObjectReference{Name: "keys"}}}}
-	if !references(st, "Secret", "keys") {
+	st := &v1alpha1.Stack{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a"}, Spec: v1alpha1.StackSpec{Verify: &v1alpha1.VerifySpec{Provider: v1alpha1.ProviderCosign, SecretRef: v1alpha1.LocalObjectReference{Name: "keys"}}}}
+	if !references(st, "Secret", "team-a", "keys") {
 		t.Error("a Stack does not reference its spec.verify Secret")
 	}
-	if references(st, "ConfigMap", "keys") || references(st, "Secret", "other") {
+	if references(st, "ConfigMap", "team-a", "keys") || references(st, "Secret", "team-a", "other") || references(st, "Secret", "team-b", "keys") {
 		t.Error("a Stack references what it does not read")
 	}
 }

@@ -96,7 +96,7 @@ func (c *Client) ListApplied(ctx context.Context, apiVersion, kind, namespace st
 	for {
 		l, err := res.List(ctx, opts)
 		if err != nil {
-			return nil, err
+			return nil, Forbidden(err)
 		}
 		for i := range l.Items {
 			out[l.Items[i].Name] = AppliedOf(c.fieldManager, &l.Items[i])

@@ -120,6 +120,12 @@ func (c *Client) CheckNamespace(ctx context.Context, name string) (exists bool, 
 			c.namespaces.Store(name, struct{}{}) // as EnsureNamespace keeps it
 		}
 		return true, nil
+	case apierrors.IsForbidden(err):
+		// Credentials confined to namespaces (a Stack's service account)
+		// may not read Namespaces, but may use theirs: taken to exist.
+		// Were it absent, the objects' dry runs in it name it.
+		c.namespaces.Store(name, struct{}{})
+		return true, nil
 	case !apierrors.IsNotFound(err):
 		return false, err
 	}

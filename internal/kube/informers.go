@@ -123,6 +123,9 @@ func (in *Informers) ListMetadata(ctx context.Context, gvr schema.GroupVersionRe
 		return nil, false // the direct list reports it
 	}
 	wide := informerKey{gvr: gvr, fieldSelector: opts.FieldSelector}
+	if namespace == "" && in.isNarrow(wide) {
+		return nil, false // refused cluster-wide once: not asked again
+	}
 	key := wide
 	if namespace != "" && in.isNarrow(wide) {
 		key.namespace = namespace
@@ -151,6 +154,13 @@ func (in *Informers) ListMetadata(ctx context.Context, gvr schema.GroupVersionRe
 		}
 	}
 	return out, true
+}
+
+// RefusedClusterWide says whether the credentials were refused a
+// cluster-wide watch of gvr with opts' field selector: lists across all
+// namespaces would be refused too.
+func (in *Informers) RefusedClusterWide(gvr schema.GroupVersionResource, opts metav1.ListOptions) bool {
+	return in.isNarrow(informerKey{gvr: gvr, fieldSelector: opts.FieldSelector})
 }
 
 func (in *Informers) isNarrow(k informerKey) bool {

@@ -49,7 +49,10 @@ func lookupResult(content func() map[string]any, err error) (map[string]any, err
 		return map[string]any{}, nil
 	}
 	if err != nil {
-		return nil, err
+		// As Helm's: an object the caller may not read fails the render
+		// (it is no more absent than a forbidden list is empty), named
+		// with the caller, the verb and the resource.
+		return nil, Forbidden(err)
 	}
 	return content(), nil
 }
@@ -64,7 +67,7 @@ func (c *Client) List(ctx context.Context, apiVersion, kind, namespace string, o
 	}
 	l, err := c.dynamic.Resource(gvr).Namespace(namespace).List(ctx, opts)
 	if err != nil {
-		return nil, err
+		return nil, Forbidden(err)
 	}
 	out := make([]*unstructured.Unstructured, len(l.Items))
 	for i := range l.Items {

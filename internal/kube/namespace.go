@@ -41,6 +41,13 @@ func (c *Client) EnsureNamespace(ctx context.Context, name string, labels map[st
 		if err == nil {
 			return c.found(ref, ns)
 		}
+		if apierrors.IsForbidden(err) {
+			// Credentials confined to namespaces (a Stack's service
+			// account) may use one they may not read: taken to exist, as
+			// by CheckNamespace.
+			c.namespaces.Store(name, struct{}{})
+			return nil
+		}
 		if !apierrors.IsNotFound(err) {
 			return objectError(ref, err)
 		}

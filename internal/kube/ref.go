@@ -59,7 +59,7 @@ func objectError(ref Ref, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &ObjectError{Ref: ref, Err: err}
+	return &ObjectError{Ref: ref, Err: Forbidden(err)}
 }
 
 func objectErrorf(ref Ref, format string, args ...any) error {

@@ -11,9 +11,11 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -91,6 +93,15 @@ type EngineOptions struct {
 	// informers); what it does not serve is listed. Nil: every list goes
 	// to the API server (the CLI).
 	Metadata kube.MetadataLister
+	// Lock, when not nil, is the client the stack lock is taken with
+	// (LockClient): the connection's credentials themselves when the
+	// engine's requests impersonate a Stack's service account (the lock
+	// is convoy's own coordination, not the stack's). Nil: Client.
+	Lock kubernetes.Interface
+	// Namespaces, when the credentials may not list release records
+	// across all namespaces, are where Labelled lists them instead
+	// (besides those a plan lists anyway): a Stack's own namespace.
+	Namespaces []string
 }
 
 // Engine runs release operations against one cluster. It holds no
@@ -109,6 +120,9 @@ type Engine struct {
 	listPageSize int64
 	// metadata serves plans' metadata lists (EngineOptions.Metadata).
 	metadata kube.MetadataLister
+	// lock and namespaces are EngineOptions.Lock and Namespaces.
+	lock       kubernetes.Interface
+	namespaces []string
 }
 
 // NewEngine connects to the cluster and reads its capabilities (version and
@@ -138,7 +152,7 @@ func NewEngine(ctx context.Context, cfg *rest.Config, opts EngineOptions) (*Engi
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, caps: caps, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings, listPageSize: int64(opts.Kube.ListPageSize), metadata: opts.Metadata}, nil
+	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, caps: caps, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings, listPageSize: int64(opts.Kube.ListPageSize), metadata: opts.Metadata, lock: opts.Lock, namespaces: opts.Namespaces}, nil
 }
 
 func (opts EngineOptions) notify() func(Event) {
@@ -154,13 +168,23 @@ func (opts EngineOptions) notify() func(Event) {
 
 // Rebind is an engine on e's connection (its clients, discovery and
 // capabilities) that reports to opts' Observer or Log and uses opts'
-// Grace and Timings; opts' Kube and Driver are ignored. Runs that keep connections
-// across operations (the controller's Stacks) share one connection with
-// an engine each.
+// Grace, Timings, Metadata, Lock and Namespaces; opts' Kube and Driver
+// are ignored. Runs that keep connections across operations (the
+// controller's Stacks) share one connection with an engine each.
 func (e *Engine) Rebind(opts EngineOptions) *Engine {
 	c := *e
 	c.notify, c.grace, c.timings, c.metadata = opts.notify(), opts.Grace, opts.Timings, opts.Metadata
+	c.lock, c.namespaces = opts.Lock, opts.Namespaces
 	return &c
+}
+
+// LockClient is the client the stack lock is taken with
+// (EngineOptions.Lock, else Client).
+func (e *Engine) LockClient() kubernetes.Interface {
+	if e.lock != nil {
+		return e.lock
+	}
+	return e.client
 }
 
 // Metadata serves the metadata lists plans read from a cache kept across
@@ -267,6 +291,14 @@ func (e *Engine) Labelled(ctx context.Context, selector map[string]string, excep
 	if e.metadata != nil {
 		items, ok = e.metadata.ListMetadata(ctx, gvr, "", opts)
 	}
+	if r, isInformers := e.metadata.(refusedClusterWide); !ok && isInformers && len(e.namespaces) > 0 && r.RefusedClusterWide(gvr, opts) {
+		// Known refused across all namespaces: not asked again.
+		var err error
+		if items, err = e.labelledIn(ctx, gvr, opts, except); err != nil {
+			return nil, err
+		}
+		ok = true
+	}
 	if !ok {
 		if len(except) > 0 {
 			sels := make([]fields.Selector, 0, len(except)+1)
@@ -283,10 +315,17 @@ func (e *Engine) Labelled(ctx context.Context, selector map[string]string, excep
 			opts.FieldSelector = fields.AndSelectors(sels...).String()
 		}
 		list, err := e.meta.Resource(gvr).List(ctx, opts)
-		if err != nil {
-			return nil, fmt.Errorf("list release records: %w", err)
+		switch {
+		case apierrors.IsForbidden(err) && len(e.namespaces) > 0:
+			// A namespace's service account: the records it may list.
+			if items, err = e.labelledIn(ctx, gvr, opts, except); err != nil {
+				return nil, err
+			}
+		case err != nil:
+			return nil, fmt.Errorf("list release records: %w", kube.Forbidden(err))
+		default:
+			items = pointers(list.Items)
 		}
-		items = pointers(list.Items)
 	}
 	skip := make(map[string]bool, len(except))
 	for _, ns := range except {
@@ -303,6 +342,44 @@ func (e *Engine) Labelled(ctx context.Context, selector map[string]string, excep
 		out = append(out, k)
 	}
 	return out, nil
+}
+
+// refusedClusterWide is a MetadataLister that knows which lists across
+// all namespaces the credentials are refused (kube.Informers).
+type refusedClusterWide interface {
+	RefusedClusterWide(gvr schema.GroupVersionResource, opts metav1.ListOptions) bool
+}
+
+// labelledIn lists the records opts selects in e.namespaces but those in
+// except (Labelled, for credentials that may not list across all
+// namespaces). A namespace the credentials may not list either holds no
+// record they could change: it is skipped.
+func (e *Engine) labelledIn(ctx context.Context, gvr schema.GroupVersionResource, opts metav1.ListOptions, except []string) ([]*metav1.PartialObjectMetadata, error) {
+	var items []*metav1.PartialObjectMetadata
+	opts.FieldSelector = ""
+	if _, records := e.recordResource(); records != "" {
+		opts.FieldSelector = records
+	}
+	for _, ns := range e.namespaces {
+		if slices.Contains(except, ns) {
+			continue
+		}
+		if e.metadata != nil {
+			if l, ok := e.metadata.ListMetadata(ctx, gvr, ns, opts); ok {
+				items = append(items, l...)
+				continue
+			}
+		}
+		list, err := e.meta.Resource(gvr).Namespace(ns).List(ctx, opts)
+		if apierrors.IsForbidden(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list release records in namespace %s: %w", ns, err)
+		}
+		items = append(items, pointers(list.Items)...)
+	}
+	return items, nil
 }
 
 // Timings sum, over the operations of the engines given them, the time

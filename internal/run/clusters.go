@@ -15,6 +15,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -66,6 +67,18 @@ type ClusterOptions struct {
 	// serves them from Connections' shared informers (the controller,
 	// except right after a Stack's apply); the default lists directly.
 	Lists ListMode
+	// Impersonate, when not empty, is the user every request of the run
+	// to every cluster is made as (rest.Config.Impersonate): the
+	// controller's Stacks' service accounts,
+	// system:serviceaccount:NAMESPACE:NAME. The connection's credentials
+	// must be allowed to impersonate it on each cluster. The stack lock
+	// alone is taken with the credentials themselves
+	// (release.EngineOptions.Lock).
+	Impersonate string
+	// Namespaces are where release records are listed when the
+	// credentials (as impersonated) may not list them across all
+	// namespaces (release.EngineOptions.Namespaces).
+	Namespaces []string
 	// grace is Options.Grace, for the engines' final writes.
 	grace time.Duration
 }
@@ -135,11 +148,18 @@ func (c *Clusters) connect(ctx context.Context, spec *config.ClusterSpec) *clust
 		return e
 	}
 	opts := release.EngineOptions{
-		Kube:     kube.Options{QPS: cfg.QPS, Burst: cfg.Burst, RateLimits: c.rateLimits(), Reach: kube.NewReach(cfg, c.opts.Unreachable)},
-		Driver:   driver,
-		Observer: c.opts.Observer,
-		Grace:    c.opts.grace,
-		Timings:  c.opts.Timings,
+		Kube:       kube.Options{QPS: cfg.QPS, Burst: cfg.Burst, RateLimits: c.rateLimits(), Reach: kube.NewReach(cfg, c.opts.Unreachable)},
+		Driver:     driver,
+		Observer:   c.opts.Observer,
+		Grace:      c.opts.grace,
+		Timings:    c.opts.Timings,
+		Namespaces: c.opts.Namespaces,
+	}
+	if c.opts.Impersonate != "" {
+		if opts.Lock, err = lockClient(cfg, opts.Kube); err != nil {
+			e.err = &connectError{err: fmt.Errorf("%s: %w", clusterDescription(spec), err)}
+			return e
+		}
 	}
 	var eng *release.Engine
 	if c.opts.Connections == nil {
@@ -200,6 +220,9 @@ func (c *Clusters) restConfig(spec *config.ClusterSpec) (*rest.Config, error) {
 	if spec != nil && spec.Burst > 0 {
 		cfg.Burst = spec.Burst
 	}
+	if c.opts.Impersonate != "" {
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: c.opts.Impersonate}
+	}
 	if c.warnings != nil {
 		cfg.WarningHandler = c.warnings
 	}
@@ -208,6 +231,14 @@ func (c *Clusters) restConfig(spec *config.ClusterSpec) (*rest.Config, error) {
 	}
 	c.opts.Budget.Wrap(cfg)
 	return cfg, nil
+}
+
+// lockClient is a client of cfg's cluster with cfg's own credentials, not
+// the user they impersonate: the stack lock's.
+func lockClient(cfg *rest.Config, o kube.Options) (kubernetes.Interface, error) {
+	own := rest.CopyConfig(cfg)
+	own.Impersonate = rest.ImpersonationConfig{}
+	return kubernetes.NewForConfig(o.Limited(o.Config(own)))
 }
 
 func clusterDescription(spec *config.ClusterSpec) string {

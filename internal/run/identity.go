@@ -67,7 +67,7 @@ func LockHolder(ctx context.Context, o Options) (*LockedError, error) {
 	}
 	me := thisProcess()
 	for _, c := range clusters {
-		l, err := c.Engine.Client().CoordinationV1().Leases(LockNamespace).Get(ctx, LockName(st.ID()), metav1.GetOptions{})
+		l, err := c.Engine.LockClient().CoordinationV1().Leases(LockNamespace).Get(ctx, LockName(st.ID()), metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			continue
 		}
@@ -154,7 +154,7 @@ func AbandonOnDefaultCluster(ctx context.Context, o Options, id Identity, comman
 	if _, e, ok := strings.Cut(id.Stack, "."); ok {
 		env = e
 	}
-	lock, err := Acquire(ctx, eng.Client(), id.Stack, LockOptions{Command: command, Announce: o.announce, Environment: env})
+	lock, err := Acquire(ctx, eng.LockClient(), id.Stack, LockOptions{Command: command, Announce: o.announce, Environment: env})
 	if err != nil {
 		return nil, err
 	}

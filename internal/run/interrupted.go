@@ -27,7 +27,7 @@ func goneRuns(ctx context.Context, clusters []Connected, stack string) func(stri
 	me := thisProcess()
 	live := map[string]bool{}
 	for _, c := range clusters {
-		l, err := c.Engine.Client().CoordinationV1().Leases(LockNamespace).Get(ctx, LockName(stack), metav1.GetOptions{})
+		l, err := c.Engine.LockClient().CoordinationV1().Leases(LockNamespace).Get(ctx, LockName(stack), metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			continue
 		}
@@ -59,7 +59,7 @@ func nameRunning(ctx context.Context, clusters []Connected, stack string, err er
 	me := thisProcess()
 	holders := map[string]*LockedError{}
 	for _, c := range clusters {
-		l, err := c.Engine.Client().CoordinationV1().Leases(LockNamespace).Get(ctx, LockName(stack), metav1.GetOptions{})
+		l, err := c.Engine.LockClient().CoordinationV1().Leases(LockNamespace).Get(ctx, LockName(stack), metav1.GetOptions{})
 		if err != nil || gone(l, me, time.Now(), processExists) != "" {
 			continue
 		}

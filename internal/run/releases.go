@@ -289,7 +289,7 @@ func ForceUnlock(ctx context.Context, o Options, lockID string) ([]Unlocked, err
 	}
 	var out []Unlocked
 	for _, c := range clusters {
-		holder, err := ForceUnlockClient(ctx, c.Engine.Client(), ls.Stack.ID(), lockID)
+		holder, err := ForceUnlockClient(ctx, c.Engine.LockClient(), ls.Stack.ID(), lockID)
 		if err != nil {
 			return out, err
 		}

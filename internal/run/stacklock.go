@@ -38,7 +38,7 @@ func lockStack(ctx context.Context, o Options, st *config.Stack, cl *Clusters, c
 		if len(clusters) > 1 {
 			announce = func(msg string) { o.announce(c.Describe() + ": " + msg) }
 		}
-		l, err := Acquire(ctx, c.Engine.Client(), st.ID(), LockOptions{Command: command, RunID: sl.runID, Announce: announce, Environment: st.Environment, Timing: o.LockTiming})
+		l, err := Acquire(ctx, c.Engine.LockClient(), st.ID(), LockOptions{Command: command, RunID: sl.runID, Announce: announce, Environment: st.Environment, Timing: o.LockTiming})
 		if err != nil {
 			return nil, errors.Join(err, sl.release(ctx))
 		}
