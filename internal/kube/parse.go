@@ -29,6 +29,18 @@ func (c *Client) Parse(manifest string, defaultNamespace string) ([]*unstructure
 	return parse(manifest, func(u *unstructured.Unstructured) error { return c.scope(u, defaultNamespace) })
 }
 
+// ParseWith is Parse with each object passed to before first, ahead of
+// the RESTMapper: it may change the object's API version (a stored
+// revision's removed version read as its successor) or refuse it.
+func (c *Client) ParseWith(manifest, defaultNamespace string, before func(*unstructured.Unstructured) error) ([]*unstructured.Unstructured, error) {
+	return parse(manifest, func(u *unstructured.Unstructured) error {
+		if err := before(u); err != nil {
+			return err
+		}
+		return c.scope(u, defaultNamespace)
+	})
+}
+
 // ParseUnmapped splits a manifest into objects like Parse, without the
 // RESTMapper: for kinds the cluster does not serve yet, whose scope is not
 // known. Objects keep the namespace they were given.
