@@ -133,7 +133,10 @@ type Prepared struct {
 	NeedsCRDs bool
 	// Previous are the objects of the revision this one replaces.
 	Previous []*unstructured.Unstructured
-	sources  sources
+	// StoredAPIs are the removed API versions that revision names, its
+	// objects read as their successors' (in Previous too).
+	StoredAPIs []StoredAPI
+	sources    sources
 }
 
 // Prepare observes the release's records, renders the next revision with
@@ -163,6 +166,9 @@ func (e *Engine) build(p *Prepared, rendered *chart.Rendered) error {
 	p.Rendered = rendered
 	objs, src, err := e.buildManifests(rendered.Manifests, p.Request.Namespace)
 	if err != nil {
+		if IsRemovedAPI(err) {
+			return err
+		}
 		if p.IsInstall && len(rendered.CRDs) > 0 {
 			p.NeedsCRDs = true
 			return nil

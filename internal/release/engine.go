@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/apimap"
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -91,6 +92,10 @@ type EngineOptions struct {
 	// informers); what it does not serve is listed. Nil: every list goes
 	// to the API server (the CLI).
 	Metadata kube.MetadataLister
+	// APIs is the API map stored revisions are read with: an object of
+	// an API version the cluster no longer serves is read as its
+	// successor (nil: apimap.Kubernetes()).
+	APIs *apimap.Map
 }
 
 // Engine runs release operations against one cluster. It holds no
@@ -109,6 +114,8 @@ type Engine struct {
 	listPageSize int64
 	// metadata serves plans' metadata lists (EngineOptions.Metadata).
 	metadata kube.MetadataLister
+	// apis is EngineOptions.APIs.
+	apis *apimap.Map
 }
 
 // NewEngine connects to the cluster and reads its capabilities (version and
@@ -138,7 +145,7 @@ func NewEngine(ctx context.Context, cfg *rest.Config, opts EngineOptions) (*Engi
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, caps: caps, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings, listPageSize: int64(opts.Kube.ListPageSize), metadata: opts.Metadata}, nil
+	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, caps: caps, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings, listPageSize: int64(opts.Kube.ListPageSize), metadata: opts.Metadata, apis: opts.APIs}, nil
 }
 
 func (opts EngineOptions) notify() func(Event) {
@@ -154,12 +161,12 @@ func (opts EngineOptions) notify() func(Event) {
 
 // Rebind is an engine on e's connection (its clients, discovery and
 // capabilities) that reports to opts' Observer or Log and uses opts'
-// Grace and Timings; opts' Kube and Driver are ignored. Runs that keep connections
+// Grace, Timings, Metadata and APIs; opts' Kube and Driver are ignored. Runs that keep connections
 // across operations (the controller's Stacks) share one connection with
 // an engine each.
 func (e *Engine) Rebind(opts EngineOptions) *Engine {
 	c := *e
-	c.notify, c.grace, c.timings, c.metadata = opts.notify(), opts.Grace, opts.Timings, opts.Metadata
+	c.notify, c.grace, c.timings, c.metadata, c.apis = opts.notify(), opts.Grace, opts.Timings, opts.Metadata, opts.APIs
 	return &c
 }
 

@@ -64,13 +64,13 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 		}
 	}
 
-	objs, err := e.parseRecordManifest(target.Manifest, req.Namespace)
+	objs, err := e.parseRecordManifest(target.Manifest, req.Name, req.Namespace)
 	if err != nil {
 		return nil, fmt.Errorf("revision %d of %s: %w", target.Version, req.Name, err)
 	}
 	var previous = objs[:0:0]
 	if base := cmp.Or(current, last); base.Info.Status != StatusUninstalled {
-		if previous, err = e.parseRecordManifest(base.Manifest, req.Namespace); err != nil {
+		if previous, err = e.parseRecordManifest(base.Manifest, req.Name, req.Namespace); err != nil {
 			return nil, fmt.Errorf("revision %d of %s: %w", base.Version, req.Name, err)
 		}
 	}
@@ -80,7 +80,7 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 	// still owns.
 	var leftovers []kube.Ref
 	if current != nil && last != current && last.Info.Status != StatusUninstalled {
-		failed, err := e.parseRecordManifest(last.Manifest, req.Namespace)
+		failed, err := e.parseRecordManifest(last.Manifest, req.Name, req.Namespace)
 		if err != nil {
 			return nil, fmt.Errorf("revision %d of %s: %w", last.Version, req.Name, err)
 		}

@@ -76,6 +76,12 @@ type jsonRelease struct {
 	ClaimExpansions []jsonClaimExpansion `json:"claim_expansions,omitempty"`
 	// Conflicts are objects another release owns: the release is refused.
 	Conflicts []jsonConflict `json:"object_conflicts,omitempty"`
+	// StoredAPIs, KubeTarget, Deprecations: removed APIs the stored
+	// revision names, read as their successors; the Kubernetes release
+	// the objects were checked against and what it deprecates (apis.go).
+	StoredAPIs   []jsonStoredAPI   `json:"stored_apis,omitempty"`
+	KubeTarget   string            `json:"kube_target,omitempty"`
+	Deprecations []jsonDeprecation `json:"deprecations,omitempty"`
 }
 
 // jsonRename is a release a moved block gives a new Helm name.
@@ -216,6 +222,7 @@ func JSON(w io.Writer, p *plan.Plan) error {
 			Warnings: r.Warnings,
 			Observed: jsonObserved{LastRevision: r.Observed.LastRevision, LastStatus: r.Observed.LastStatus},
 			Owner:    r.Owner, Adopt: r.Adopt, Refused: r.Refused(),
+			StoredAPIs: jsonStoredAPIs(r), KubeTarget: r.KubeTarget, Deprecations: jsonDeprecations(r),
 		}
 		if pf := r.PromotedFrom; pf != nil {
 			jr.PromotedFrom = &jsonPromoted{Environment: pf.Environment, Name: pf.Name, Namespace: pf.Namespace, Cluster: pf.Cluster, Revision: pf.Revision, ChartDigest: pf.ChartDigest}
@@ -304,6 +311,9 @@ func redactJSON(out *jsonPlan, red *sensitive.Redactor) {
 			changes(d.Changes)
 		}
 		redactImpact(r.Impact, red)
+		for i := range r.Deprecations {
+			r.Deprecations[i].Ref = red.Text(r.Deprecations[i].Ref)
+		}
 	}
 }
 

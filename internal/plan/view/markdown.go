@@ -105,6 +105,22 @@ func markdown(p *plan.Plan, limit int) string {
 	} else {
 		cutWarnings = len(warn)
 	}
+	headings, lines := deprecationLines(p)
+	for _, h := range headings {
+		if !fits("**" + h + "**\n\n") {
+			cutWarnings += len(lines[h])
+			continue
+		}
+		b.WriteString("\n**" + h + "**\n\n")
+		for _, l := range lines[h] {
+			l = red.Text("- " + l + "\n")
+			if !fits(l) {
+				cutWarnings++
+				continue
+			}
+			b.WriteString(l)
+		}
+	}
 	if len(cutRows)+len(cutDiffs)+cutWarnings > 0 {
 		var what []string
 		if len(cutRows) > 0 {
