@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/apimap"
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
@@ -64,6 +65,9 @@ type ClusterOptions struct {
 	Lists ListMode
 	// grace is Options.Grace, for the engines' final writes.
 	grace time.Duration
+	// apis is the API map the engines read stored revisions with
+	// (Options.forStack; nil: convoy's table).
+	apis *apimap.Map
 }
 
 // Clusters connects to the clusters of a run: each cluster block (and the
@@ -136,6 +140,7 @@ func (c *Clusters) connect(ctx context.Context, spec *config.ClusterSpec) *clust
 		Observer: c.opts.Observer,
 		Grace:    c.opts.grace,
 		Timings:  c.opts.Timings,
+		APIs:     c.opts.apis,
 	}
 	var eng *release.Engine
 	if c.opts.Connections == nil {

@@ -3,6 +3,7 @@ package run
 import (
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/apimap"
 	"github.com/convoy-sh/convoy/internal/planner"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
@@ -30,6 +31,14 @@ type Options struct {
 	// LockTiming is the stack lock's (zero: LockDuration, renewed every
 	// third of it); tests shorten it.
 	LockTiming LockTiming
+	// APIMap adds to and overrides convoy's table of removed APIs and the
+	// stack's api_map (--api-map): stored revisions naming them are read
+	// as their successors (apis.go).
+	APIMap *apimap.Map
+	// KubeVersion is the Kubernetes release plans check the objects' API
+	// versions against (--kube-version; zero: the stack's kube_version,
+	// else each cluster's own).
+	KubeVersion apimap.Version
 }
 
 // announce tells o.Announce, if any.
@@ -47,6 +56,9 @@ func (o Options) newClusters(observer func(release.Event)) *Clusters {
 		c.Observer = observer
 	}
 	c.grace = o.Grace
+	if c.apis == nil && o.APIMap != nil {
+		c.apis = apimap.Kubernetes().With(o.APIMap)
+	}
 	return NewClusters(c)
 }
 
