@@ -90,6 +90,19 @@ func (e *Engine) servedAPIs() func(apimap.API) bool {
 // StoredAPIs returned, once per API); one without such a successor is a
 // *RemovedAPIError.
 func (e *Engine) parseStored(manifest, name, namespace string, revision int) ([]*unstructured.Unstructured, []StoredAPI, error) {
+	return e.parseStoredAs(manifest, name, namespace, revision, false)
+}
+
+// StoredObjects are the objects of a stored revision as parseStored reads
+// them, for the plan of its uninstall: an object whose API version has no
+// served successor is left out, since the cluster can hold no such object.
+func (e *Engine) StoredObjects(rec *Release) ([]*unstructured.Unstructured, []StoredAPI, error) {
+	return e.parseStoredAs(rec.Manifest, rec.Name, rec.Namespace, rec.Version, true)
+}
+
+// parseStoredAs is parseStored; gone: an object without a served
+// successor is left out instead of refused.
+func (e *Engine) parseStoredAs(manifest, name, namespace string, revision int, gone bool) ([]*unstructured.Unstructured, []StoredAPI, error) {
 	if manifest == "" {
 		return nil, nil, nil
 	}
@@ -101,6 +114,9 @@ func (e *Engine) parseStored(manifest, name, namespace string, revision int) ([]
 			return nil
 		}
 		entry, to, _ := apis.Successor(from, served)
+		if to == nil && gone {
+			return kube.ErrSkipObject
+		}
 		if to == nil {
 			ref := kube.RefOf(u)
 			return &RemovedAPIError{Ref: ref, Entry: entry, Stored: true, Release: name}
