@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/convoy-sh/convoy/internal/apimap"
+	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -110,8 +111,8 @@ func (e *Engine) parseStoredAs(manifest, name, namespace string, revision int, g
 	var mapped []StoredAPI
 	objs, err := e.kube.ParseWith(manifest, namespace, func(u *unstructured.Unstructured) error {
 		from := apimap.API{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()}
-		if _, known := apis.Lookup(from.APIVersion, from.Kind); !known || served(from) {
-			return nil
+		if e, known := apis.Lookup(from.APIVersion, from.Kind); !known || e.RemovedIn.IsZero() || served(from) {
+			return nil // not known removed (a kind whose CRD comes later), or served
 		}
 		entry, to, _ := apis.Successor(from, served)
 		if to == nil && gone {
@@ -138,7 +139,7 @@ func (e *Engine) refuseRemoved(namespace string, served func(apimap.API) bool) f
 	return func(u *unstructured.Unstructured) error {
 		api := apimap.API{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()}
 		entry, known := apis.Lookup(api.APIVersion, api.Kind)
-		if !known || served(api) {
+		if !known || entry.RemovedIn.IsZero() || served(api) {
 			return nil
 		}
 		ref := kube.RefOf(u)
@@ -158,4 +159,21 @@ func (e *Engine) refuseRemoved(namespace string, served func(apimap.API) bool) f
 func IsRemovedAPI(err error) bool {
 	var r *RemovedAPIError
 	return errors.As(err, &r)
+}
+
+// refuseRemovedHooks fails for a hook that renders an API version the
+// cluster does not serve and the API map knows removed, before anything
+// runs. Other parse errors are left to the hook's run (a kind its CRD
+// serves only later).
+func (e *Engine) refuseRemovedHooks(hooks []*chart.Hook, namespace string) error {
+	if len(hooks) == 0 {
+		return nil
+	}
+	refuse := e.refuseRemoved(namespace, e.servedAPIs())
+	for _, h := range hooks {
+		if _, err := e.kube.ParseWith(h.Manifest, namespace, refuse); IsRemovedAPI(err) {
+			return fmt.Errorf("hook %s: %w", h.Path, err)
+		}
+	}
+	return nil
 }

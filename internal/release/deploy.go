@@ -164,6 +164,9 @@ func (e *Engine) PrepareRendered(ctx context.Context, req *Request, rendered *ch
 // define cannot be built before those are installed: Execute builds them.
 func (e *Engine) build(p *Prepared, rendered *chart.Rendered) error {
 	p.Rendered = rendered
+	if err := e.refuseRemovedHooks(rendered.Hooks, p.Request.Namespace); err != nil {
+		return err
+	}
 	objs, src, err := e.buildManifests(rendered.Manifests, p.Request.Namespace)
 	if err != nil {
 		if IsRemovedAPI(err) {
