@@ -111,6 +111,7 @@ func TestStoredRemovedAPIIsComparedAsSuccessor(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("plan: exit %d\n%s\n%s", code, out, errOut)
 	}
+	t.Logf("plan:\n%s", out)
 	note := "note: stored revision 1 names policy/v1beta1 PodDisruptionBudget, removed in 1.25: compared as policy/v1"
 	if strings.Count(out, note) != 1 || strings.Contains(out, "not served") || strings.Contains(out, "not compared") {
 		t.Fatalf("plan does not say once that the stored PodDisruptionBudget is compared as policy/v1:\n%s", out)
@@ -153,12 +154,14 @@ func TestStoredRemovedKindWithoutSuccessorFailsThePlan(t *testing.T) {
 	kc := cluster.Kubeconfig()
 
 	code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--no-color")
+	t.Logf("plan: exit %d\n%s", code, errOut)
 	want := "policy/v1beta1 PodSecurityPolicy old-psp: removed in 1.25 with no successor"
 	if code != 1 || !strings.Contains(errOut, want) || !strings.Contains(errOut, "convoy records migrate old") || !strings.Contains(errOut, "--api-map") || !strings.Contains(errOut, "previous revision 1 of old") {
 		t.Fatalf("plan: exit %d, want 1 and an error with %q and the ways out\n%s\n%s", code, want, out, errOut)
 	}
 
 	code, out, errOut = runConvoy(t, "records", "migrate", "old", "-C", dir, "--kubeconfig", kc, "--auto-approve")
+	t.Logf("records migrate:\n%s", out)
 	if code != 0 {
 		t.Fatalf("records migrate: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -185,6 +188,24 @@ func TestStoredRemovedKindWithoutSuccessorFailsThePlan(t *testing.T) {
 	}
 }
 
+// TestDestroyOfReleaseWithRemovedStoredKinds: a release whose stored
+// revision names policy/v1beta1 PodDisruptionBudget and PodSecurityPolicy
+// is uninstalled: the PodDisruptionBudget is deleted as policy/v1, the
+// PodSecurityPolicy, which the cluster cannot hold, is left out.
+func TestDestroyOfReleaseWithRemovedStoredKinds(t *testing.T) {
+	ns := cluster.Namespace(t)
+	psp := "---\n# Source: pdb/templates/psp.yaml\napiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nmetadata:\n  name: old-psp\nspec: {}\n"
+	dir := oldPDBRelease(t, ns, psp)
+	code, out, errOut := runConvoy(t, "destroy", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--auto-approve", "--no-progress", "--no-color")
+	if code != 0 || !strings.Contains(out, "policy/v1 PodDisruptionBudget "+ns+"/old-pdb") {
+		t.Fatalf("destroy: exit %d, want 0 and the PodDisruptionBudget deleted as policy/v1\n%s\n%s", code, out, errOut)
+	}
+	_, err := cluster.Client().PolicyV1().PodDisruptionBudgets(ns).Get(context.Background(), "old-pdb", metav1.GetOptions{})
+	if err == nil {
+		t.Error("the PodDisruptionBudget is still there")
+	}
+}
+
 // TestChartRenderingRemovedAPIFailsThePlan: a chart that renders
 // policy/v1beta1 PodDisruptionBudget fails the plan naming the object,
 // the release that removed it and its replacement, instead of a plan
@@ -201,6 +222,7 @@ release "web" {
 }
 `, ns, testChart(t, "pdb")))
 	code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--no-color")
+	t.Logf("plan: exit %d\n%s", code, errOut)
 	want := "policy/v1beta1 PodDisruptionBudget " + ns + "/web-pdb: removed in 1.25, use policy/v1"
 	if code != 1 || !strings.Contains(errOut, want) || !strings.Contains(errOut, "templates/pdb.yaml") {
 		t.Fatalf("plan: exit %d, want 1 and %q\n%s\n%s", code, want, out, errOut)
@@ -249,6 +271,7 @@ policy "no_removed_apis" {
 	}
 
 	code, out, errOut = runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--no-color", "--api-map", mapFile, "--kube-version", "1.37")
+	t.Logf("plan --kube-version 1.37: exit %d\n%s\n%s", code, out, errOut)
 	if code != 1 || !strings.Contains(out, "APIs deprecated or removed in Kubernetes 1.37:\n  release.web: v1 ConfigMap "+ns+"/web-cfg: removed in 1.37, with no replacement\n") ||
 		!strings.Contains(out+errOut, "v1 ConfigMap "+ns+"/web-cfg removed in Kubernetes 1.37") {
 		t.Fatalf("plan --kube-version 1.37: exit %d, want 1 (policy) and the removal\n%s\n%s", code, out, errOut)
