@@ -101,7 +101,8 @@ release "old" {
 // release whose stored revision names policy/v1beta1 PodDisruptionBudget
 // (removed in 1.25) is planned as an upgrade compared against policy/v1,
 // the plan says so, apply writes revision 2 and leaves revision 1 as it
-// was, and helm upgrade and helm rollback then work.
+// was, and helm upgrade and helm rollback then work; so does convoy's
+// rollback to revision 1, and helm upgrade after it.
 func TestStoredRemovedAPIIsComparedAsSuccessor(t *testing.T) {
 	ns := cluster.Namespace(t)
 	dir := oldPDBRelease(t, ns, "")
@@ -138,6 +139,18 @@ func TestStoredRemovedAPIIsComparedAsSuccessor(t *testing.T) {
 	}
 	if out, err := cluster.Helm(t, "rollback", "old", "2", "-n", ns); err != nil {
 		t.Fatalf("helm rollback to convoy's revision: %v\n%s", err, out)
+	}
+	// convoy rolls back to the revision that names policy/v1beta1 (as
+	// revision 5), recording what it applied, policy/v1: helm upgrades
+	// from it.
+	if code, out, errOut := runConvoy(t, "rollback", "old", "1", "-C", dir, "--kubeconfig", kc); code != 0 {
+		t.Fatalf("convoy rollback to revision 1: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if m := storedManifest(t, ns, "old", 5); strings.Contains(m, "policy/v1beta1") || !strings.Contains(m, "apiVersion: policy/v1\n") {
+		t.Errorf("the rollback's revision 5 does not name policy/v1:\n%s", m)
+	}
+	if out, err := cluster.Helm(t, "upgrade", "old", testChart(t, "pdb"), "-n", ns); err != nil {
+		t.Fatalf("helm upgrade after convoy's rollback: %v\n%s", err, out)
 	}
 }
 

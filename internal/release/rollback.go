@@ -64,9 +64,16 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 		}
 	}
 
-	objs, err := e.parseRecordManifest(target.Manifest, req.Name, req.Namespace)
+	objs, mapped, err := e.parseStored(target.Manifest, req.Name, req.Namespace, target.Version)
 	if err != nil {
 		return nil, fmt.Errorf("revision %d of %s: %w", target.Version, req.Name, err)
+	}
+	// The new revision records what it applies: the target's removed API
+	// versions as the successors its objects were applied as, so that
+	// helm can upgrade from it.
+	manifest := target.Manifest
+	if len(mapped) > 0 {
+		manifest, _ = e.APIs().Migrate(manifest, e.servedAPIs())
 	}
 	var previous = objs[:0:0]
 	if base := cmp.Or(current, last); base.Info.Status != StatusUninstalled {
@@ -94,7 +101,7 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 		Namespace: req.Namespace,
 		Chart:     target.Chart,
 		Config:    target.Config,
-		Manifest:  target.Manifest,
+		Manifest:  manifest,
 		Hooks:     cloneHooks(target.Hooks),
 		Version:   last.Version + 1,
 		Info: &Info{
