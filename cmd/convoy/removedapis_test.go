@@ -246,7 +246,8 @@ release "web" {
 // deprecates v1 ConfigMap in 1.36 and removes it in 1.37 (the cluster
 // serves it), a plan reports it per release as deprecated, and with
 // --kube-version 1.37 (or the stack's kube_version) as removed, in text
-// and JSON, and a policy denies on it.
+// and JSON, also once the release is applied and planned unchanged, and a
+// policy denies on it.
 func TestKubeVersionReportsLaterRemoval(t *testing.T) {
 	ns := cluster.Namespace(t)
 	mapFile := filepath.Join(t.TempDir(), "map.yaml")
@@ -308,6 +309,16 @@ policy "no_removed_apis" {
 	r := doc.Releases[0]
 	if r.KubeTarget != "1.37" || len(r.Deprecations) != 1 || r.Deprecations[0].Ref != "v1 ConfigMap "+ns+"/web-cfg" || !r.Deprecations[0].Removed {
 		t.Errorf("plan --json: %+v", r)
+	}
+
+	// Applied, the release is planned unchanged from its record (no
+	// render): its objects are still checked.
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve", "--no-progress", "--api-map", mapFile); code != 0 {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--no-color", "--api-map", mapFile, "--kube-version", "1.37")
+	if code != 1 || !strings.Contains(out, "No changes.") || !strings.Contains(out, "release.web: v1 ConfigMap "+ns+"/web-cfg: removed in 1.37, with no replacement\n") {
+		t.Fatalf("plan --kube-version 1.37 of the unchanged release: exit %d, want 1 (policy) and the removal\n%s\n%s", code, out, errOut)
 	}
 
 	// The stack's own settings: api_map and kube_version.
