@@ -220,7 +220,8 @@ func TestDestroyOfReleaseWithRemovedStoredKinds(t *testing.T) {
 }
 
 // TestChartRenderingRemovedAPIFailsThePlan: a chart that renders
-// policy/v1beta1 PodDisruptionBudget fails the plan naming the object,
+// policy/v1beta1 PodDisruptionBudget (or a batch/v1beta1 CronJob hook)
+// fails the plan naming the object,
 // the release that removed it and its replacement, instead of a plan
 // that says the kind is "not served yet" and an apply that fails.
 func TestChartRenderingRemovedAPIFailsThePlan(t *testing.T) {
@@ -239,6 +240,22 @@ release "web" {
 	want := "policy/v1beta1 PodDisruptionBudget " + ns + "/web-pdb: removed in 1.25, use policy/v1"
 	if code != 1 || !strings.Contains(errOut, want) || !strings.Contains(errOut, "templates/pdb.yaml") {
 		t.Fatalf("plan: exit %d, want 1 and %q\n%s\n%s", code, want, out, errOut)
+	}
+
+	// A hook too, before anything runs.
+	dir = writeStack(t, fmt.Sprintf(`
+stack %[1]q {
+  default_namespace = %[1]q
+}
+release "web" {
+  chart = %[2]q
+  set   = { hookCronJob = true }
+}
+`, ns, testChart(t, "pdb")))
+	code, out, errOut = runConvoy(t, "plan", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--no-color")
+	want = "hook pdb/templates/hook.yaml: manifest document 1: batch/v1beta1 CronJob " + ns + "/web-hook: removed in 1.25, use batch/v1"
+	if code != 1 || !strings.Contains(errOut, want) {
+		t.Fatalf("plan of a hook: exit %d, want 1 and %q\n%s\n%s", code, want, out, errOut)
 	}
 }
 
