@@ -253,7 +253,7 @@ release "web" {
 }
 `, ns, testChart(t, "pdb")))
 	code, out, errOut = runConvoy(t, "plan", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--no-color")
-	want = "hook pdb/templates/hook.yaml: manifest document 1: batch/v1beta1 CronJob " + ns + "/web-hook: removed in 1.25, use batch/v1"
+	want = "hook pdb/templates/hook.yaml: batch/v1beta1 CronJob " + ns + "/web-hook: removed in 1.25, use batch/v1"
 	if code != 1 || !strings.Contains(errOut, want) {
 		t.Fatalf("plan of a hook: exit %d, want 1 and %q\n%s\n%s", code, want, out, errOut)
 	}

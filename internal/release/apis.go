@@ -163,16 +163,23 @@ func IsRemovedAPI(err error) bool {
 
 // refuseRemovedHooks fails for a hook that renders an API version the
 // cluster does not serve and the API map knows removed, before anything
-// runs. Other parse errors are left to the hook's run (a kind its CRD
-// serves only later).
+// runs. Hooks are parsed without the RESTMapper (a kind its CRD serves
+// only later would make it read discovery again); other parse errors are
+// left to the hook's run.
 func (e *Engine) refuseRemovedHooks(hooks []*chart.Hook, namespace string) error {
 	if len(hooks) == 0 {
 		return nil
 	}
 	refuse := e.refuseRemoved(namespace, e.servedAPIs())
 	for _, h := range hooks {
-		if _, err := e.kube.ParseWith(h.Manifest, namespace, refuse); IsRemovedAPI(err) {
-			return fmt.Errorf("hook %s: %w", h.Path, err)
+		objs, err := kube.ParseUnmapped(h.Manifest)
+		if err != nil {
+			continue
+		}
+		for _, o := range objs {
+			if err := refuse(o); err != nil {
+				return fmt.Errorf("hook %s: %w", h.Path, err)
+			}
 		}
 	}
 	return nil
