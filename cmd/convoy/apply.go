@@ -75,6 +75,7 @@ are not needed, and any given must agree with the plan's.`,
 	addSelectionFlags(cmd.Flags(), &o.Selection, "apply")
 	addRefreshFlag(cmd.Flags(), &o.Refresh)
 	addAllowPolicyFlag(cmd.Flags(), &o.AllowPolicies)
+	addKubeVersionFlag(cmd.Flags(), &o.KubeVersion)
 	cmd.Flags().BoolVar(&o.Stats, "stats", false, "print what the apply cost on stderr: API requests by verb and resource, bytes, time waiting on the client's rate limiter (--kube-qps, --kube-burst), in hooks and writing release records")
 	_ = cmd.RegisterFlagCompletionFunc("target", completeReleases(&o.Stack, false))
 	return cmd

@@ -71,6 +71,7 @@ code.`,
 	fs.BoolVar(&o.Stats, "stats", false, "print what the plan cost on stderr: API requests and bytes, renders, dry runs, lists, records listed and read, releases found unchanged by fingerprint, requests by verb and resource")
 	addForceConflictsFlag(fs)
 	addAllowPolicyFlag(fs, &o.AllowPolicies)
+	addKubeVersionFlag(fs, &o.KubeVersion)
 	_ = cmd.RegisterFlagCompletionFunc("target", completeReleases(&o.Stack, false))
 	return cmd
 }

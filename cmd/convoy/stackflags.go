@@ -126,6 +126,10 @@ type stackRun struct {
 	Stack       stackFlags
 	Cluster     clusterFlags
 	Parallelism int
+	// APIMap is --api-map; KubeVersion --kube-version, on the commands
+	// that plan.
+	APIMap      string
+	KubeVersion string
 	// Grace is run.Options.Grace (no flag: tests shorten it).
 	Grace time.Duration
 }
@@ -133,6 +137,7 @@ type stackRun struct {
 func addStackRunFlags(fs *pflag.FlagSet, f *stackRun) {
 	addStackFlags(fs, &f.Stack)
 	addClusterFlags(fs, &f.Cluster)
+	addAPIMapFlag(fs, &f.APIMap)
 }
 
 // addParallelismFlag registers -p for commands that walk the releases
@@ -148,8 +153,18 @@ func (f stackRun) options(s streams) (run.Options, error) {
 	if err != nil {
 		return run.Options{}, err
 	}
+	apis, err := readAPIMap(f.APIMap)
+	if err != nil {
+		return run.Options{}, err
+	}
+	kv, err := parseKubeVersion(f.KubeVersion)
+	if err != nil {
+		return run.Options{}, err
+	}
 	c := f.Cluster
 	return run.Options{
+		APIMap:      apis,
+		KubeVersion: kv,
 		Source:      src,
 		Clusters:    run.ClusterOptions{Kubeconfig: c.Kubeconfig, Context: c.Context, QPS: c.QPS, Burst: c.Burst, StorageDriver: c.StorageDriver, Unreachable: c.Unreachable, Warnings: s.Err},
 		ChartCache:  chartCache(),

@@ -53,8 +53,13 @@ type StackBlock struct {
 	Name             string
 	DefaultNamespace hcl.Expression // nil when unset
 	Atomic           hcl.Expression // nil when unset
-	DeclRange        hcl.Range
-	LabelRange       hcl.Range // the name's
+	// APIMap is a map file of removed APIs (apimap) relative to the
+	// stack directory; KubeVersion the Kubernetes release plans check
+	// the objects' APIs against. Nil when unset.
+	APIMap      hcl.Expression
+	KubeVersion hcl.Expression
+	DeclRange   hcl.Range
+	LabelRange  hcl.Range // the name's
 }
 
 // Variable is a `variable "name" { ... }` block.

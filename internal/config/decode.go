@@ -145,6 +145,8 @@ var stackBlockSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "default_namespace"},
 		{Name: "atomic"},
+		{Name: "api_map"},
+		{Name: "kube_version"},
 	},
 }
 
@@ -153,6 +155,8 @@ func decodeStackBlock(block *hcl.Block) (*StackBlock, hcl.Diagnostics) {
 	content, diags := block.Body.Content(stackBlockSchema)
 	s.DefaultNamespace = attrExpr(content, "default_namespace")
 	s.Atomic = attrExpr(content, "atomic")
+	s.APIMap = attrExpr(content, "api_map")
+	s.KubeVersion = attrExpr(content, "kube_version")
 	return s, diags
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/memo"
 
+	"github.com/convoy-sh/convoy/internal/apimap"
 	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/safefile"
 	"github.com/hashicorp/hcl/v2"
@@ -69,6 +70,8 @@ type evaluator struct {
 	keptNames        map[ReleaseInstanceAddr]string
 	defaultNamespace string
 	atomic           bool
+	apiMap           *apimap.Map
+	kubeVersion      apimap.Version
 
 	clusters     map[string]*ClusterSpec
 	clusterVals  map[string]cty.Value
@@ -152,6 +155,8 @@ func Evaluate(ctx context.Context, cfg *Config, opts EvalOptions) (*Stack, hcl.D
 		Dir:              cfg.Dir,
 		DefaultNamespace: e.defaultNamespace,
 		Atomic:           e.atomic,
+		APIMap:           e.apiMap,
+		KubeVersion:      e.kubeVersion,
 		Clusters:         e.clusters,
 		Repositories:     e.repositories,
 		ev:               e,
@@ -391,6 +396,7 @@ func (e *evaluator) evalStackBlock() hcl.Diagnostics {
 			e.atomic = b
 		}
 	}
+	diags = append(diags, e.evalAPISettings(sb)...)
 	return diags
 }
 

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/apimap"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -22,6 +23,11 @@ type Stack struct {
 	// Atomic makes the whole apply atomic: a failure rolls back every release
 	// changed in this run.
 	Atomic bool
+	// APIMap is the stack block's api_map, parsed (nil when unset): it
+	// adds to and overrides convoy's table of removed APIs. KubeVersion
+	// is its kube_version (zero when unset).
+	APIMap      *apimap.Map
+	KubeVersion apimap.Version
 
 	Clusters     map[string]*ClusterSpec
 	Repositories map[string]*RepositorySpec

@@ -29,6 +29,22 @@ func (c *Client) Parse(manifest string, defaultNamespace string) ([]*unstructure
 	return parse(manifest, func(u *unstructured.Unstructured) error { return c.scope(u, defaultNamespace) })
 }
 
+// ParseWith is Parse with each object passed to before first, ahead of
+// the RESTMapper: it may change the object's API version (a stored
+// revision's removed version read as its successor), leave the object out
+// (ErrSkipObject) or refuse it.
+func (c *Client) ParseWith(manifest, defaultNamespace string, before func(*unstructured.Unstructured) error) ([]*unstructured.Unstructured, error) {
+	return parse(manifest, func(u *unstructured.Unstructured) error {
+		if err := before(u); err != nil {
+			return err
+		}
+		return c.scope(u, defaultNamespace)
+	})
+}
+
+// ErrSkipObject, returned by ParseWith's before, leaves the object out.
+var ErrSkipObject = errors.New("skip this object")
+
 // ParseUnmapped splits a manifest into objects like Parse, without the
 // RESTMapper: for kinds the cluster does not serve yet, whose scope is not
 // known. Objects keep the namespace they were given.
@@ -53,7 +69,9 @@ func parse(manifest string, check func(*unstructured.Unstructured) error) ([]*un
 			return nil, fmt.Errorf("%s: %w", docName(n, doc), err)
 		}
 		for _, u := range found {
-			if err := check(u); err != nil {
+			if err := check(u); errors.Is(err, ErrSkipObject) {
+				continue
+			} else if err != nil {
 				return nil, fmt.Errorf("%s: %w", docName(n, doc), err)
 			}
 			objs = append(objs, u)

@@ -183,6 +183,14 @@ type ReleaseChange struct {
 	// ClaimExpansions are the claims apply resizes after the release's
 	// objects are applied (expand_claims).
 	ClaimExpansions []ClaimExpansion `json:",omitempty"`
+	// StoredAPIs are the removed API versions the stored revision names
+	// that the plan compared as their successors, once per kind (apis.go).
+	StoredAPIs []StoredAPI `json:",omitempty"`
+	// KubeTarget is the Kubernetes release the objects' APIs were checked
+	// against ("1.36": the cluster's, or --kube-version, kube_version);
+	// Deprecations are the objects it deprecates or removed.
+	KubeTarget   string        `json:",omitempty"`
+	Deprecations []Deprecation `json:",omitempty"`
 }
 
 // Reason is one reason why a release changes.

@@ -13,6 +13,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/sensitive"
 
+	"github.com/convoy-sh/convoy/internal/apimap"
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/memo"
@@ -83,6 +84,9 @@ type Input struct {
 	// Live says how the plan reads the live objects of releases it plans
 	// in full (LiveLists by default).
 	Live LiveReads
+	// KubeVersion is the Kubernetes release the objects' APIs are checked
+	// against for deprecations and removals (zero: each cluster's own).
+	KubeVersion apimap.Version
 	// PolicyObjects: the stack has policies over objects, which see the
 	// objects of unchanged releases too: each object of a release planned
 	// unchanged keeps the object as its deployed revision's manifest holds
@@ -211,6 +215,9 @@ func Compute(ctx context.Context, in Input) (*plan.Plan, error) {
 		rc, err := plan(ctx, inst)
 		if rc != nil {
 			rc.IncludedFor = includedFor[addr]
+			if err == nil {
+				err = c.deprecations(ctx, inst, rc)
+			}
 		}
 		e.change = rc
 		if err != nil {

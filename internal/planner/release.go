@@ -137,6 +137,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	}
 	rc.Chart.After = chartRef(prep.Rendered.Chart)
 	rc.Saved = &plan.SavedRelease{Rendered: prep.Rendered, Settings: SettingsOf(req)}
+	rc.StoredAPIs = storedAPIsOf(prep.StoredAPIs)
 	observed := rc.Warnings // who owns it, what was interrupted
 	rc.Warnings = append(slices.Clip(observed), warningsOf(prep.Rendered, red)...)
 	crds, err := c.crdChanges(ctx, eng.Kube(), prep.Rendered, rc.Action, req.CRDs)

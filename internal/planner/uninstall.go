@@ -155,7 +155,7 @@ func (c *computer) uninstall(ctx context.Context, eng *release.Engine, cluster s
 			}
 		}
 	}
-	objs, err := eng.Kube().Parse(r.Manifest, r.Namespace)
+	objs, _, err := eng.StoredObjects(r)
 	if err != nil {
 		rc.Warnings = append(rc.Warnings, fmt.Sprintf("the recorded manifest of revision %d cannot be read: %v", r.Version, err))
 		return rc, nil

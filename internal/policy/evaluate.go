@@ -269,7 +269,22 @@ func releaseValue(rc *plan.ReleaseChange, red *sensitive.Redactor) map[string]an
 		"values":        values,
 		"values_before": before,
 		"impact":        impactValue(rc.Impact),
+		"kube_target":   rc.KubeTarget,
+		"deprecations":  deprecationsValue(rc.Deprecations),
 	}
+}
+
+// deprecationsValue are a release's deprecated and removed APIs as
+// policies see them: the fields of docs/plan-json.md.
+func deprecationsValue(ds []plan.Deprecation) []any {
+	out := make([]any, len(ds))
+	for i, d := range ds {
+		out[i] = map[string]any{
+			"ref": d.Ref.String(), "api_version": d.Ref.APIVersion(), "kind": d.Ref.Kind,
+			"deprecated_in": d.DeprecatedIn, "removed_in": d.RemovedIn, "removed": d.Removed, "replacement": d.Replacement,
+		}
+	}
+	return out
 }
 
 // impactValue is a release's impact as policies see it: the JSON fields

@@ -54,6 +54,8 @@ func testPlan() *plan.Plan {
 					"db":    map[string]any{"host": "db", "pass": "hunter2-secret"},
 				}}},
 				ValuesBefore: map[string]any{"image": map[string]any{"tag": "1.0"}},
+				KubeTarget:   "1.37",
+				Deprecations: []plan.Deprecation{{Ref: plan.ObjectRef{Group: "policy", Version: "v1beta1", Kind: "PodDisruptionBudget", Namespace: "apps", Name: "web"}, DeprecatedIn: "1.21", RemovedIn: "1.25", Removed: true, Replacement: "policy/v1"}},
 				Impact:       &plan.Impact{DataLoss: []plan.DataLoss{{Ref: plan.ObjectRef{Version: "v1", Kind: "PersistentVolumeClaim", Namespace: "apps", Name: "data"}, Action: plan.ObjectDelete, Reason: "deleted"}}},
 				Objects: []*plan.ObjectChange{
 					{
@@ -109,6 +111,7 @@ func TestVariables(t *testing.T) {
 		"release.values_before":  {`release.values_before == null || release.values_before.image.tag != '1.0'`, []string{"release.a"}},
 		"release for no-ops too": {`release.name != 'b'`, []string{"release.b"}},
 		"release.impact":         {`release.impact == null || !release.impact.data_loss.exists(d, d.ref == 'v1 PersistentVolumeClaim apps/data')`, []string{"release.a"}},
+		"release.deprecations":   {`!release.deprecations.exists(d, d.removed && d.ref == 'policy/v1beta1 PodDisruptionBudget apps/web' && d.api_version == 'policy/v1beta1' && d.kind == 'PodDisruptionBudget' && d.deprecated_in == '1.21' && d.removed_in == '1.25' && d.replacement == 'policy/v1' && release.kube_target == '1.37')`, []string{"release.a"}},
 		"plan":                   {`!(plan.stack == 'shop' && plan.environment == 'prod' && plan.summary.upgrade == 1 && plan.summary.unchanged == 1 && !plan.destroy)`, []string{""}},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -20,12 +20,17 @@ func declTypes() (object, release, plan *apiservercel.DeclType) {
 		"changes": apiservercel.NewListType(change, -1),
 	})
 	chart := objectType("convoy.policy.Chart", map[string]*apiservercel.DeclType{"before": dyn, "after": dyn})
+	deprecation := objectType("convoy.policy.Deprecation", map[string]*apiservercel.DeclType{
+		"ref": str, "api_version": str, "kind": str, "deprecated_in": str, "removed_in": str, "removed": boolean, "replacement": str,
+	})
 	release = objectType("convoy.policy.Release", map[string]*apiservercel.DeclType{
 		"address": str, "name": str, "namespace": str, "cluster": str, "action": str,
 		"reasons": apiservercel.NewListType(str, -1),
 		"labels":  apiservercel.NewMapType(str, str, -1),
 		"chart":   chart,
 		"values":  dyn, "values_before": dyn, "impact": dyn,
+		"kube_target":  str,
+		"deprecations": apiservercel.NewListType(deprecation, -1),
 	})
 	summary := objectType("convoy.policy.Summary", map[string]*apiservercel.DeclType{
 		"install": integer, "upgrade": integer, "uninstall": integer, "unchanged": integer, "drifted": integer, "refused": integer,

@@ -83,8 +83,9 @@ func (e *Engine) applyRollout(ctx context.Context, rel *Release, r rollout) ([]k
 func (e *Engine) buildManifests(ms []chart.Manifest, namespace string) ([]*unstructured.Unstructured, sources, error) {
 	var objs []*unstructured.Unstructured
 	src := sources{}
+	refuse := e.refuseRemoved(namespace, e.servedAPIs())
 	for _, m := range ms {
-		got, err := e.kube.Parse(m.Document(), namespace)
+		got, err := e.kube.ParseWith(m.Document(), namespace, refuse)
 		if err != nil {
 			return nil, nil, fmt.Errorf("template %s: %w", m.Path, err)
 		}

@@ -140,7 +140,10 @@ type Prepared struct {
 	NeedsCRDs bool
 	// Previous are the objects of the revision this one replaces.
 	Previous []*unstructured.Unstructured
-	sources  sources
+	// StoredAPIs are the removed API versions that revision names, its
+	// objects read as their successors' (in Previous too).
+	StoredAPIs []StoredAPI
+	sources    sources
 }
 
 // Prepare observes the release's records, renders the next revision with
@@ -168,8 +171,14 @@ func (e *Engine) PrepareRendered(ctx context.Context, req *Request, rendered *ch
 // define cannot be built before those are installed: Execute builds them.
 func (e *Engine) build(p *Prepared, rendered *chart.Rendered) error {
 	p.Rendered = rendered
+	if err := e.refuseRemovedHooks(rendered.Hooks, p.Request.Namespace); err != nil {
+		return err
+	}
 	objs, src, err := e.buildManifests(rendered.Manifests, p.Request.Namespace)
 	if err != nil {
+		if IsRemovedAPI(err) {
+			return err
+		}
 		if p.appliesCRDs() {
 			p.NeedsCRDs = true
 			return nil

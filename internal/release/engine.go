@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/apimap"
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -102,6 +103,10 @@ type EngineOptions struct {
 	// across all namespaces, are where Labelled lists them instead
 	// (besides those a plan lists anyway): a Stack's own namespace.
 	Namespaces []string
+	// APIs is the API map stored revisions are read with: an object of
+	// an API version the cluster no longer serves is read as its
+	// successor (nil: apimap.Kubernetes()).
+	APIs *apimap.Map
 }
 
 // Engine runs release operations against one cluster. It holds no
@@ -123,6 +128,8 @@ type Engine struct {
 	// lock and namespaces are EngineOptions.Lock and Namespaces.
 	lock       kubernetes.Interface
 	namespaces []string
+	// apis is EngineOptions.APIs.
+	apis *apimap.Map
 }
 
 // NewEngine connects to the cluster and reads its capabilities (version and
@@ -152,7 +159,7 @@ func NewEngine(ctx context.Context, cfg *rest.Config, opts EngineOptions) (*Engi
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, caps: caps, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings, listPageSize: int64(opts.Kube.ListPageSize), metadata: opts.Metadata, lock: opts.Lock, namespaces: opts.Namespaces}, nil
+	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, caps: caps, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings, listPageSize: int64(opts.Kube.ListPageSize), metadata: opts.Metadata, lock: opts.Lock, namespaces: opts.Namespaces, apis: opts.APIs}, nil
 }
 
 func (opts EngineOptions) notify() func(Event) {
@@ -168,13 +175,13 @@ func (opts EngineOptions) notify() func(Event) {
 
 // Rebind is an engine on e's connection (its clients, discovery and
 // capabilities) that reports to opts' Observer or Log and uses opts'
-// Grace, Timings, Metadata, Lock and Namespaces; opts' Kube and Driver
+// Grace, Timings, Metadata, Lock, Namespaces and APIs; opts' Kube and Driver
 // are ignored. Runs that keep connections across operations (the
 // controller's Stacks) share one connection with an engine each.
 func (e *Engine) Rebind(opts EngineOptions) *Engine {
 	c := *e
 	c.notify, c.grace, c.timings, c.metadata = opts.notify(), opts.Grace, opts.Timings, opts.Metadata
-	c.lock, c.namespaces = opts.Lock, opts.Namespaces
+	c.lock, c.namespaces, c.apis = opts.Lock, opts.Namespaces, opts.APIs
 	return &c
 }
 

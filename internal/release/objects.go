@@ -26,12 +26,12 @@ type identity struct{ group, kind, namespace, name string }
 
 func idOf(r kube.Ref) identity { return identity{r.Group, r.Kind, r.Namespace, r.Name} }
 
-// parseRecordManifest parses a stored release manifest (all documents).
-func (e *Engine) parseRecordManifest(manifest, namespace string) ([]*unstructured.Unstructured, error) {
-	if manifest == "" {
-		return nil, nil
-	}
-	return e.kube.Parse(manifest, namespace)
+// parseRecordManifest parses a stored manifest of release name (all
+// documents), objects of removed API versions read as their successors'
+// (parseStored).
+func (e *Engine) parseRecordManifest(manifest, name, namespace string) ([]*unstructured.Unstructured, error) {
+	objs, _, err := e.parseStored(manifest, name, namespace, 0)
+	return objs, err
 }
 
 // setOwnership marks objects as owned by the release, as helm does.

@@ -167,7 +167,7 @@ func (e *Engine) observeHistory(req *Request, history []*Release) (*Prepared, er
 	}
 	if base := cmp.Or(p.Deployed, p.Last); base != nil && base.Info.Status != StatusUninstalled {
 		var err error
-		if p.Previous, err = e.parseRecordManifest(base.Manifest, req.Namespace); err != nil {
+		if p.Previous, p.StoredAPIs, err = e.parseStored(base.Manifest, req.Name, req.Namespace, base.Version); err != nil {
 			return nil, fmt.Errorf("previous revision %d of %s: %w", base.Version, req.Name, err)
 		}
 	}

@@ -67,13 +67,20 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 		}
 	}
 
-	objs, err := e.parseRecordManifest(target.Manifest, req.Namespace)
+	objs, mapped, err := e.parseStored(target.Manifest, req.Name, req.Namespace, target.Version)
 	if err != nil {
 		return nil, fmt.Errorf("revision %d of %s: %w", target.Version, req.Name, err)
 	}
+	// The new revision records what it applies: the target's removed API
+	// versions as the successors its objects were applied as, so that
+	// helm can upgrade from it.
+	manifest := target.Manifest
+	if len(mapped) > 0 {
+		manifest, _ = e.APIs().Migrate(manifest, e.servedAPIs())
+	}
 	var previous = objs[:0:0]
 	if base := cmp.Or(current, last); base.Info.Status != StatusUninstalled {
-		if previous, err = e.parseRecordManifest(base.Manifest, req.Namespace); err != nil {
+		if previous, err = e.parseRecordManifest(base.Manifest, req.Name, req.Namespace); err != nil {
 			return nil, fmt.Errorf("revision %d of %s: %w", base.Version, req.Name, err)
 		}
 	}
@@ -83,7 +90,7 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 	// still owns.
 	var leftovers []kube.Ref
 	if current != nil && last != current && last.Info.Status != StatusUninstalled {
-		failed, err := e.parseRecordManifest(last.Manifest, req.Namespace)
+		failed, err := e.parseRecordManifest(last.Manifest, req.Name, req.Namespace)
 		if err != nil {
 			return nil, fmt.Errorf("revision %d of %s: %w", last.Version, req.Name, err)
 		}
@@ -97,7 +104,7 @@ func (e *Engine) Rollback(ctx context.Context, req RollbackRequest) (*Release, e
 		Namespace: req.Namespace,
 		Chart:     target.Chart,
 		Config:    target.Config,
-		Manifest:  target.Manifest,
+		Manifest:  manifest,
 		Hooks:     cloneHooks(target.Hooks),
 		Version:   last.Version + 1,
 		Info: &Info{

@@ -56,7 +56,7 @@ func (e *Engine) Uninstall(ctx context.Context, req UninstallRequest) (*Uninstal
 		return &UninstallResult{Release: last}, purge(ctx, store, history)
 	}
 
-	objs, err := e.parseRecordManifest(last.Manifest, req.Namespace)
+	objs, _, err := e.parseStoredAs(last.Manifest, req.Name, req.Namespace, last.Version, true)
 	if err != nil {
 		return nil, fmt.Errorf("revision %d of %s: %w", last.Version, req.Name, err)
 	}

@@ -79,6 +79,7 @@ func Apply(ctx context.Context, o Options, req ApplyRequest) (res *Applied, err 
 		return nil, err
 	}
 	st := ls.Stack
+	o = o.forStack(st)
 	fwd := &forwarder{}
 	cl := o.newClusters(fwd.event)
 	lock, err := lockStack(ctx, o, st, cl, cmp.Or(req.Command, "convoy apply"))

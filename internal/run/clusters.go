@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/apimap"
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
@@ -81,6 +82,9 @@ type ClusterOptions struct {
 	Namespaces []string
 	// grace is Options.Grace, for the engines' final writes.
 	grace time.Duration
+	// apis is the API map the engines read stored revisions with
+	// (Options.forStack; nil: convoy's table).
+	apis *apimap.Map
 }
 
 // Clusters connects to the clusters of a run: each cluster block (and the
@@ -154,6 +158,7 @@ func (c *Clusters) connect(ctx context.Context, spec *config.ClusterSpec) *clust
 		Grace:      c.opts.grace,
 		Timings:    c.opts.Timings,
 		Namespaces: c.opts.Namespaces,
+		APIs:       c.opts.apis,
 	}
 	if c.opts.Impersonate != "" {
 		if opts.Lock, err = lockClient(cfg, opts.Kube); err != nil {

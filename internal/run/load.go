@@ -212,7 +212,7 @@ func loadConnected(ctx context.Context, o Options) (*Loaded, *Clusters, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cl := o.newClusters(nil)
+	cl := o.forStack(ls.Stack).newClusters(nil)
 	if err := ls.keepMovedNames(ctx, cl); err != nil {
 		return nil, nil, err
 	}

@@ -67,6 +67,7 @@ func Plan(ctx context.Context, o Options, req PlanRequest) (*Planned, error) {
 // planLoaded plans a loaded stack on its clusters (Plan; Promote with
 // pinned charts). Errors are as Plan's.
 func planLoaded(ctx context.Context, o Options, ls *Loaded, req PlanRequest) (*Planned, error) {
+	o = o.forStack(ls.Stack)
 	cl := o.newClusters(nil)
 	clusters, err := cl.Stack(ctx, ls.Stack)
 	if err != nil {
@@ -128,6 +129,7 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		Stats:          req.Stats,
 		Observe:        req.Observe,
 		Live:           o.liveReads(),
+		KubeVersion:    o.kubeTarget(st),
 		// Policies over objects see the objects of unchanged releases too.
 		PolicyObjects: ls.Policies.ReadsObjects(),
 		Request: func(r *resolve.Release) *release.Request {

@@ -3,6 +3,7 @@ package run
 import (
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/apimap"
 	"github.com/convoy-sh/convoy/internal/planner"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
@@ -35,6 +36,14 @@ type Options struct {
 	// (release.StackNamespaceLabel), and the plan refuses to take over
 	// releases another namespace's Stack wrote (planner.Input).
 	StackNamespace string
+	// APIMap adds to and overrides convoy's table of removed APIs and the
+	// stack's api_map (--api-map): stored revisions naming them are read
+	// as their successors (apis.go).
+	APIMap *apimap.Map
+	// KubeVersion is the Kubernetes release plans check the objects' API
+	// versions against (--kube-version; zero: the stack's kube_version,
+	// else each cluster's own).
+	KubeVersion apimap.Version
 }
 
 // announce tells o.Announce, if any.
@@ -52,6 +61,9 @@ func (o Options) newClusters(observer func(release.Event)) *Clusters {
 		c.Observer = observer
 	}
 	c.grace = o.Grace
+	if c.apis == nil && o.APIMap != nil {
+		c.apis = apimap.Kubernetes().With(o.APIMap)
+	}
 	return NewClusters(c)
 }
 

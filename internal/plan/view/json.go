@@ -79,6 +79,12 @@ type jsonRelease struct {
 	ClaimExpansions []jsonClaimExpansion `json:"claim_expansions,omitempty"`
 	// Conflicts are objects another release owns: the release is refused.
 	Conflicts []jsonConflict `json:"object_conflicts,omitempty"`
+	// StoredAPIs, KubeTarget, Deprecations: removed APIs the stored
+	// revision names, read as their successors; the Kubernetes release
+	// the objects were checked against and what it deprecates (apis.go).
+	StoredAPIs   []jsonStoredAPI   `json:"stored_apis,omitempty"`
+	KubeTarget   string            `json:"kube_target,omitempty"`
+	Deprecations []jsonDeprecation `json:"deprecations,omitempty"`
 }
 
 // jsonRename is a release a moved block gives a new Helm name.
@@ -223,6 +229,7 @@ func JSON(w io.Writer, p *plan.Plan) error {
 			Warnings: r.Warnings,
 			Observed: jsonObserved{LastRevision: r.Observed.LastRevision, LastStatus: r.Observed.LastStatus},
 			Owner:    r.Owner, Adopt: r.Adopt, Refused: r.Refused(),
+			StoredAPIs: jsonStoredAPIs(r), KubeTarget: r.KubeTarget, Deprecations: jsonDeprecations(r),
 		}
 		if t := r.Takeover; t != nil {
 			jr.Takeover = &jsonTakeover{By: t.By(), Stack: t.Stack, StackNamespace: t.Namespace, LetGo: t.LetGo, Allowed: t.Allowed, Refusal: t.Refusal}
@@ -319,6 +326,9 @@ func redactJSON(out *jsonPlan, red *sensitive.Redactor) {
 				o := &r.Rename.Objects[i]
 				o.Ref, o.Why, o.ReplacedBy = red.Text(o.Ref), red.Text(o.Why), red.Text(o.ReplacedBy)
 			}
+		}
+		for i := range r.Deprecations {
+			r.Deprecations[i].Ref = red.Text(r.Deprecations[i].Ref)
 		}
 	}
 }

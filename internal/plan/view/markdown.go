@@ -105,7 +105,24 @@ func markdown(p *plan.Plan, limit int) string {
 	} else {
 		cutWarnings = len(warn)
 	}
-	if len(cutRows)+len(cutDiffs)+cutWarnings > 0 {
+	headings, lines := deprecationLines(p)
+	cutDeprecations := 0
+	for _, h := range headings {
+		if !fits("**" + h + "**\n\n") {
+			cutDeprecations += len(lines[h])
+			continue
+		}
+		b.WriteString("\n**" + h + "**\n\n")
+		for _, l := range lines[h] {
+			l = red.Text("- " + l + "\n")
+			if !fits(l) {
+				cutDeprecations++
+				continue
+			}
+			b.WriteString(l)
+		}
+	}
+	if len(cutRows)+len(cutDiffs)+cutWarnings+cutDeprecations > 0 {
 		var what []string
 		if len(cutRows) > 0 {
 			what = append(what, fmt.Sprintf("the table rows of %d %s (%s)", len(cutRows), plural(len(cutRows), "release", "releases"), nameList(cutRows)))
@@ -115,6 +132,9 @@ func markdown(p *plan.Plan, limit int) string {
 		}
 		if cutWarnings > 0 {
 			what = append(what, fmt.Sprintf("%d %s", cutWarnings, plural(cutWarnings, "warning", "warnings")))
+		}
+		if cutDeprecations > 0 {
+			what = append(what, fmt.Sprintf("%d deprecated %s", cutDeprecations, plural(cutDeprecations, "API", "APIs")))
 		}
 		note := fmt.Sprintf("\n**Cut to stay under a pull-request comment's %d characters:** %s. `convoy plan` or `convoy show PLAN_FILE` prints the whole plan.\n",
 			limit, strings.Join(what, "; "))

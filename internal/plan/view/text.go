@@ -123,6 +123,7 @@ func writeText(b *bytes.Buffer, p *plan.Plan, detail Detail) {
 	if warned {
 		b.WriteString("\n")
 	}
+	writeDeprecations(b, p)
 	writePolicySummary(b, p, shown)
 	b.WriteString(p.Summary().String() + "\n")
 	writeImpactSummary(b, p)
@@ -190,6 +191,7 @@ func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange, detail Detail) {
 		}
 		fmt.Fprintf(b, "      why: %s\n", strings.Join(why, "; "))
 	}
+	writeStoredAPIs(b, r)
 	// A promoted chart says where it comes from (convoy promote --from-env).
 	promoted := ""
 	if pf := r.PromotedFrom; pf != nil {
