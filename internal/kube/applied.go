@@ -144,3 +144,72 @@ func (c *Client) AnyExists(ctx context.Context, gvr schema.GroupVersionResource)
 	}
 	return len(l.Items) > 0, nil
 }
+
+// AdmissionGroups reads the admission webhooks or policies of gvr (a
+// {Mutating,Validating}WebhookConfiguration or {Mutating,Validating}
+// AdmissionPolicy resource) and returns the API groups their rules match;
+// all is true when a rule matches every group ("*"), or a configuration
+// has no rules it can read. A resource the server does not serve has none.
+func (c *Client) AdmissionGroups(ctx context.Context, gvr schema.GroupVersionResource) (groups []string, all bool, err error) {
+	l, err := c.dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	groups, all = admissionGroupsOf(l.Items)
+	return groups, all, nil
+}
+
+// admissionGroupsOf is AdmissionGroups of the configurations read.
+func admissionGroupsOf(items []unstructured.Unstructured) (groups []string, all bool) {
+	seen := map[string]bool{}
+	add := func(rules []any) bool {
+		if len(rules) == 0 {
+			return false
+		}
+		for _, r := range rules {
+			rm, _ := r.(map[string]any)
+			gs, _ := rm["apiGroups"].([]any)
+			if len(gs) == 0 {
+				return false
+			}
+			for _, g := range gs {
+				s, _ := g.(string)
+				if s == "*" {
+					return false
+				}
+				seen[s] = true
+			}
+		}
+		return true
+	}
+	for _, item := range items {
+		obj := item.Object
+		if hooks, ok := obj["webhooks"].([]any); ok {
+			for _, h := range hooks {
+				hm, _ := h.(map[string]any)
+				rules, _ := hm["rules"].([]any)
+				if !add(rules) {
+					return nil, true
+				}
+			}
+			continue
+		}
+		rules, _, _ := unstructured.NestedSlice(obj, "spec", "matchConstraints", "resourceRules")
+		if !add(rules) {
+			return nil, true
+		}
+	}
+	if seen["extensions"] {
+		// matchPolicy Equivalent (the default) matches the same resource
+		// in the groups that took over extensions' kinds.
+		seen["apps"], seen["networking.k8s.io"], seen["policy"] = true, true, true
+	}
+	for g := range seen {
+		groups = append(groups, g)
+	}
+	slices.Sort(groups)
+	return groups, false
+}

@@ -359,7 +359,7 @@ type computer struct {
 	namespaces memo.Map[nsKey, bool]
 	// admission says per cluster whether it has no admission webhook or
 	// policy (dryrunskip.go).
-	admission memo.Map[kube.ClusterID, bool]
+	admission memo.Map[kube.ClusterID, admissionScope]
 }
 
 // nsKey is a namespace of a cluster.

@@ -25,8 +25,10 @@ import (
 //   - nobody changed what that revision's apply set: the applied state of
 //     its live objects (uid and the field set of convoy's apply entry)
 //     equals the recorded one;
-//   - the cluster has no admission webhook or admission policy, which could
-//     mutate or refuse the same object today (a dry run runs them).
+//   - no admission webhook or admission policy of the cluster matches the
+//     API group of any of its objects: one could mutate or refuse the same
+//     object today (a dry run runs them). convoy's own approval policies
+//     match only convoy.dev, and so change nothing here.
 //
 // For the object (skipDryRun):
 //   - the rendered object equals the one the deployed revision applied;
@@ -62,7 +64,7 @@ func (c *computer) appliedIntact(ctx context.Context, eng *release.Engine, prep 
 	if kc.AppliedState(refs, lives) != applied {
 		return false, nil
 	}
-	return c.noAdmission(ctx, kc)
+	return c.noAdmission(ctx, kc, previous)
 }
 
 // skipDryRun reports whether obj's dry run is proven a no-op: intact is
@@ -98,29 +100,47 @@ var admissionResources = []schema.GroupVersionResource{
 	{Group: "admissionregistration.k8s.io", Version: "v1alpha1", Resource: "mutatingadmissionpolicies"},
 }
 
-// noAdmission reports whether the cluster has no admission webhook or
-// policy, asked once per cluster (at most one object's metadata per
-// resource). A resource the server does not serve has none; a list the
-// plan may not read proves nothing.
-func (c *computer) noAdmission(ctx context.Context, kc *kube.Client) (bool, error) {
-	return c.admission.Get(kc.ClusterID(), func() (bool, error) {
-		var none bool
+// admissionScope is what the admission webhooks and policies of a cluster
+// match: every API group, or these.
+type admissionScope struct {
+	all    bool
+	groups map[string]bool
+}
+
+// noAdmission reports whether no admission webhook or policy of the
+// cluster matches the API group of any of objs. The configurations are
+// read once per cluster; a list the plan may not read proves nothing.
+func (c *computer) noAdmission(ctx context.Context, kc *kube.Client, objs []*unstructured.Unstructured) (bool, error) {
+	scope, err := c.admission.Get(kc.ClusterID(), func() (admissionScope, error) {
+		scope := admissionScope{groups: map[string]bool{}}
 		err := c.do(ctx, func() error {
 			for _, gvr := range admissionResources {
 				c.stats.add(&c.stats.Lists, 1)
-				some, err := kc.AnyExists(ctx, gvr)
+				groups, all, err := kc.AdmissionGroups(ctx, gvr)
 				switch {
 				case err != nil && ctx.Err() != nil:
 					return ctx.Err()
-				case err != nil || some:
-					return nil // dry-run everything
+				case err != nil || all:
+					scope.all = true // dry-run everything
+					return nil
+				}
+				for _, g := range groups {
+					scope.groups[g] = true
 				}
 			}
-			none = true
 			return nil
 		})
-		return none, err
+		return scope, err
 	})
+	if err != nil || scope.all {
+		return false, err
+	}
+	for _, o := range objs {
+		if scope.groups[o.GroupVersionKind().Group] {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // previousIntact is appliedIntact of the release rc plans, reading the
