@@ -31,7 +31,7 @@ see convoy get pipelines). It records {stage, digest} in the Pipeline's
 spec.approvals, and the controller pins the stage's Stacks to that digest.
 With --digest the digest must be the one the stage awaits, so that what you
 reviewed is what you approve; a stage that is not awaiting approval is
-refused. (docs/controller.md, "Pipelines".)
+refused. (docs/pipelines.md.)
 
 ` + promoteEnvLong,
 		RunE: func(cmd *cobra.Command, args []string) error {

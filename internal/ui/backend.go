@@ -131,7 +131,7 @@ func (b *ClusterBackend) Pipeline(ctx context.Context, namespace, name string) (
 // CanApprove asks the API server (a SelfSubjectAccessReview per verb)
 // whether the user may approve: approving is patching the object, and
 // holding the verb approve, which the approval admission policy checks
-// (docs/controller.md).
+// (docs/tenancy.md, Approval).
 func (b *ClusterBackend) CanApprove(ctx context.Context, resource, namespace, name string) (bool, string) {
 	for _, verb := range b.verbs {
 		r := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
