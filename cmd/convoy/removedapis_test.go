@@ -93,6 +93,7 @@ stack %[1]q {
 release "old" {
   chart = %[2]q
   set   = { message = "two" }
+  adopt = true # installed by helm, not by a stack
 }
 `, ns, chart))
 }

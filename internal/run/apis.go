@@ -59,20 +59,7 @@ var ErrNothingToMigrate = errors.New("nothing to migrate")
 // successors in a new revision. It returns the migration and the revision
 // written; with nothing to migrate, ErrNothingToMigrate.
 func MigrateRecords(ctx context.Context, o Options, req MigrateRequest) (m *Migration, rev *Revision, err error) {
-	ls, err := Load(ctx, o.Source, Ordered)
-	if err != nil {
-		return nil, nil, err
-	}
-	o = o.forStack(ls.Stack)
-	cl := o.newClusters(nil)
-	if err := ls.keepMovedNames(ctx, cl); err != nil {
-		return nil, nil, err
-	}
-	inst, err := ls.FindRelease(req.Release)
-	if err != nil {
-		return nil, nil, err
-	}
-	eng, err := cl.Engine(ctx, inst.Cluster)
+	ls, inst, cl, eng, err := oneRelease(ctx, o, req.Release)
 	if err != nil {
 		return nil, nil, err
 	}
