@@ -255,7 +255,8 @@ func TestUIInABrowser(t *testing.T) {
 		return ref
 	}
 	ref := push("v1")
-	if code, out, errOut := runConvoy(t, "controller", "install", "--kubeconfig", kc); code != 0 {
+	// --min-interval 1s: the CRDs are the shared cluster's, and other tests' Stacks have intervals of seconds.
+	if code, out, errOut := runConvoy(t, "controller", "install", "--kubeconfig", kc, "--min-interval", "1s"); code != 0 {
 		t.Fatalf("controller install: exit %d\n%s\n%s", code, out, errOut)
 	}
 	c, err := controller.NewClient(cluster.RESTConfig())
