@@ -116,6 +116,11 @@ func TestControllerNeverTakesOverAnotherNamespacesStack(t *testing.T) {
 		}
 	}
 
+	// Stacks are ordered by creationTimestamp, which has seconds, then by
+	// namespace: the second Stack is created in a later second.
+	if d := time.Until(getStack(t, c, first, "web").CreationTimestamp.Add(1100 * time.Millisecond)); d > 0 {
+		time.Sleep(d)
+	}
 	create(t, c, newStack(second, "web", srcB, inShard))
 	waitStack(t, c, second, "web", 60*time.Second, "DuplicateStack", isCond("Stalled", metav1.ConditionTrue, controller.ReasonDuplicateStack))
 
