@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/plan"
@@ -174,16 +175,5 @@ func (s planSummary) String() string {
 	if len(parts) == 0 {
 		return "no changes"
 	}
-	return join(parts)
-}
-
-func join(parts []string) string {
-	var b bytes.Buffer
-	for i, p := range parts {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(p)
-	}
-	return b.String()
+	return strings.Join(parts, ", ")
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"html/template"
@@ -80,7 +81,7 @@ func (s *Server) rowOf(st *v1alpha1.Stack) stackRow {
 func approvalState(st *v1alpha1.Stack) string {
 	p := st.Status.Plan
 	if p == nil || !p.HasChanges {
-		return string(cmpOr(st.Spec.Approval, v1alpha1.ApprovalAuto))
+		return string(cmp.Or(st.Spec.Approval, v1alpha1.ApprovalAuto))
 	}
 	if st.Spec.Approval != v1alpha1.ApprovalManual && len(p.DeniedBy) == 0 {
 		return "auto"
@@ -101,14 +102,6 @@ func approvalState(st *v1alpha1.Stack) string {
 		return "denied by " + strings.Join(p.DeniedBy, ", ")
 	}
 	return "waiting for approval"
-}
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 type stacksData struct {
