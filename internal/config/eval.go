@@ -57,6 +57,9 @@ type evaluator struct {
 
 	vars   map[string]cty.Value
 	locals map[string]cty.Value
+	// varOrigins say where each variable's value was given
+	// (Stack.VariableOrigin).
+	varOrigins map[string]VariableOrigin
 
 	// envName is the chosen environment ("" when the stack declares
 	// none); envFiles are its var_files, relative to the stack directory.
@@ -122,6 +125,7 @@ func Evaluate(ctx context.Context, cfg *Config, opts EvalOptions) (*Stack, hcl.D
 		root:         opts.Root,
 		vars:         map[string]cty.Value{},
 		locals:       map[string]cty.Value{},
+		varOrigins:   map[string]VariableOrigin{},
 		clusters:     map[string]*ClusterSpec{},
 		clusterVals:  map[string]cty.Value{},
 		repositories: map[string]*RepositorySpec{},

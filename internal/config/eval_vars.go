@@ -19,6 +19,7 @@ type varValue struct {
 	rng       *hcl.Range // nil for values given as text (--var, CONVOY_VAR_*, the controller's)
 	where     string     // for messages: "--var", "CONVOY_VAR_x", a file name
 	sensitive bool       // marked sensitive whatever the declaration says
+	given     VariableGiven
 }
 
 // evalVariables resolves every declared variable from (lowest to highest
@@ -49,12 +50,12 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 			val, d := v.Default.Value(nil)
 			diags = append(diags, d...)
 			if !d.HasErrors() {
-				given[name] = varValue{val: val, rng: v.Default.Range().Ptr(), where: "default"}
+				given[name] = varValue{val: val, rng: v.Default.Range().Ptr(), where: "default", given: GivenDefault}
 			}
 		}
 	}
 
-	readFile := func(path string, src []byte, sensitive bool) {
+	readFile := func(path string, src []byte, sensitive bool, by VariableGiven) {
 		vals, bad, d := parseVarFile(path, src)
 		diags = append(diags, d...)
 		for name := range bad {
@@ -71,7 +72,7 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 				})
 				continue
 			}
-			vv.sensitive = sensitive
+			vv.sensitive, vv.given = sensitive, by
 			given[name] = vv
 		}
 	}
@@ -92,12 +93,13 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 		if d.HasErrors() {
 			failed[rv.Name] = true
 		} else {
+			vv.given = givenBy(rv.Source)
 			given[rv.Name] = vv
 		}
 	}
 	apply := func(rv RawValue) {
 		if rv.IsFile() {
-			readFile(rv.Where, rv.File, rv.Sensitive)
+			readFile(rv.Where, rv.File, rv.Sensitive, givenBy(rv.Source))
 		} else {
 			readText(rv)
 		}
@@ -127,12 +129,13 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 			if src, d := readConfigFile(cfg.Dir, f); d.HasErrors() {
 				diags = append(diags, d...)
 			} else {
-				readFile(filepath.Join(cfg.Dir, f), src, false)
+				readFile(filepath.Join(cfg.Dir, f), src, false, GivenEnvironment)
 			}
 		}
 		vals, d := e.environmentVars(env)
 		diags = append(diags, d...)
 		for name, vv := range vals {
+			vv.given = GivenEnvironment
 			given[name] = vv
 		}
 	}
@@ -164,6 +167,7 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 			e.vars[name] = cty.DynamicVal
 			continue
 		}
+		e.varOrigins[name] = VariableOrigin{Given: vv.given, Where: vv.where, Range: vv.rng}
 		val := vv.val
 		if def := defaults[name]; def != nil {
 			val = def.Apply(val)

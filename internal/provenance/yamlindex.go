@@ -1,0 +1,118 @@
+package provenance
+
+import (
+	"bytes"
+	"errors"
+	"io"
+
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/hashicorp/hcl/v2"
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// at is where one leaf is set: a position, and the expression whose
+// references are what it read (nil: none).
+type at struct {
+	src *plan.Source
+	via hcl.Expression // nil: none
+}
+
+// yamlIndex is every leaf of YAML values text with the line and column
+// of its key (of its item, in a list), in file. Documents are read as
+// Helm reads them, a later one over an earlier; anchors point at what
+// they name, and merge keys (<<) give the merged mapping's lines.
+// Text that is not YAML gives what was read before the error. With
+// fixed set, every leaf is at fixed instead (text written inline).
+func yamlIndex(text []byte, file string, fixed *plan.Source, via hcl.Expression) map[string]at {
+	out := map[string]at{}
+	dec := yaml.NewDecoder(bytes.NewReader(text))
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) || err != nil {
+			break
+		}
+		if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+			w := yamlWalker{out: out, file: file, fixed: fixed, via: via}
+			w.walk("", doc.Content[0], nil, 0)
+		}
+	}
+	return out
+}
+
+type yamlWalker struct {
+	out   map[string]at
+	file  string
+	fixed *plan.Source
+	via   hcl.Expression
+}
+
+// walk indexes the leaves of n at path; key is the node that names it
+// (the key of a mapping entry, the item itself in a list).
+func (w *yamlWalker) walk(path string, n, key *yaml.Node, depth int) {
+	if depth > 64 {
+		return // as deep as any values file goes; aliases may loop
+	}
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		if len(n.Content) == 0 {
+			w.leaf(path, key, n)
+			return
+		}
+		// Merged mappings first: the mapping's own keys win.
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == "<<" && n.Content[i].Tag == "!!merge" {
+				w.merge(path, n.Content[i+1], depth)
+			}
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Value == "<<" && k.Tag == "!!merge" {
+				continue
+			}
+			w.walk(joinKey(path, k.Value), n.Content[i+1], k, depth+1)
+		}
+	case yaml.SequenceNode:
+		if len(n.Content) == 0 {
+			w.leaf(path, key, n)
+			return
+		}
+		for i, item := range n.Content {
+			w.walk(index(path, i), item, item, depth+1)
+		}
+	default:
+		w.leaf(path, key, n)
+	}
+}
+
+func (w *yamlWalker) merge(path string, v *yaml.Node, depth int) {
+	for v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	switch v.Kind {
+	case yaml.MappingNode:
+		w.walk(path, v, nil, depth+1)
+	case yaml.SequenceNode:
+		// The first mapping listed wins: walk the others first.
+		for i := len(v.Content) - 1; i >= 0; i-- {
+			w.merge(path, v.Content[i], depth+1)
+		}
+	}
+}
+
+func (w *yamlWalker) leaf(path string, key, n *yaml.Node) {
+	if path == "" {
+		return
+	}
+	if key == nil {
+		key = n
+	}
+	if w.fixed != nil {
+		w.out[path] = at{src: w.fixed, via: w.via}
+		return
+	}
+	w.out[path] = at{src: &plan.Source{File: w.file, Line: key.Line, Column: key.Column}, via: w.via}
+}
