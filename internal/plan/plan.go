@@ -191,6 +191,11 @@ type ReleaseChange struct {
 	// Deprecations are the objects it deprecates or removed.
 	KubeTarget   string        `json:",omitempty"`
 	Deprecations []Deprecation `json:",omitempty"`
+	// ValueOrigins say where each leaf of the values the release renders
+	// with was set (internal/provenance; paths as Leaves writes them),
+	// nil when it is not rendered at plan time. Not saved: a plan file
+	// does not carry them (they are as large as the values).
+	ValueOrigins map[string]Origin `json:"-"`
 }
 
 // Reason is one reason why a release changes.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/provenance"
 	"github.com/convoy-sh/convoy/internal/sensitive"
 
 	"github.com/convoy-sh/convoy/internal/apimap"
@@ -343,6 +344,8 @@ type computer struct {
 	// outputs are the outputs of the deployed revisions that releases
 	// read (a release read by many is read once).
 	outputs memo.Map[outputKey, config.AppliedRelease]
+	// origins are the charts' values lines provenance read (valueorigins.go).
+	origins provenance.Cache
 	// orphans are the releases of the stack on a cluster that its files
 	// do not declare there (rename.go).
 	orphans memo.Map[kube.ClusterID, []release.RecordKey]

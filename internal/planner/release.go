@@ -110,6 +110,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	if err := readFull(); err != nil {
 		return nil, err
 	}
+	c.valueOrigins(rc, r)
 	var prep *release.Prepared
 	if err := c.do(ctx, func() error {
 		var err error

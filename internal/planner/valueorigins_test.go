@@ -1,0 +1,48 @@
+package planner_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/convoy-sh/convoy/internal/plan"
+)
+
+// A release rendered at plan time carries where each values leaf was set
+// (the other inputs' sources are internal/provenance's tests).
+func TestPlanCarriesValueOrigins(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e := newEnv(t, fmt.Sprintf(`stack %[2]q {
+  default_namespace = %[2]q
+}
+variable "message" {
+  type = string
+}
+release "app" {
+  chart  = %[1]q
+  values = [{ message = var.message }]
+}
+`, appChart(t), ns))
+	check := func(p *plan.Plan) {
+		t.Helper()
+		rc := p.Release("release.app")
+		msg, ok := rc.ValueOrigins["message"]
+		if !ok {
+			t.Fatalf("%s: no origin of message in %d origins", rc.Action, len(rc.ValueOrigins))
+		}
+		if msg.Kind != plan.OriginValues || msg.Source == nil || msg.Source.File != "stack.hcl" || msg.Source.Line != 9 || msg.Source.Column != 15 {
+			t.Errorf("message: %+v %+v", msg, msg.Source)
+		}
+		if len(msg.Via) != 1 || msg.Via[0].Input != "var.message" || len(msg.Via[0].Via) != 1 || msg.Via[0].Via[0].Kind != plan.OriginFlag {
+			t.Errorf("message read %+v", msg.Via)
+		}
+		if len(msg.Overrode) != 1 || msg.Overrode[0].Kind != plan.OriginChartDefault || msg.Overrode[0].Source.Line != 2 {
+			t.Errorf("message overrode %+v", msg.Overrode)
+		}
+		if r, ok := rc.ValueOrigins["replicas"]; !ok || r.Kind != plan.OriginChartDefault || r.Source.Line != 1 {
+			t.Errorf("replicas: %+v", r)
+		}
+	}
+	check(e.mustPlan(map[string]string{"message": "v1"}))
+	e.deploy(map[string]string{"message": "v1"})
+	check(e.mustPlan(map[string]string{"message": "v2"}))
+}
