@@ -89,8 +89,8 @@ func bigChart(n int) map[string]string {
 		return s.String()
 	}
 	files := map[string]string{
-		"Chart.yaml":  "apiVersion: v2\nname: big\nversion: 1.0.0\ndependencies:\n  - name: sub\n    version: 1.0.0\n  - name: sub\n    alias: other\n    version: 1.0.0\n",
-		"values.yaml": "replicas: 1\nimage:\n  tag: \"1.0\"\n" + values(n, true),
+		"Chart.yaml":             "apiVersion: v2\nname: big\nversion: 1.0.0\ndependencies:\n  - name: sub\n    version: 1.0.0\n  - name: sub\n    alias: other\n    version: 1.0.0\n",
+		"values.yaml":            "replicas: 1\nimage:\n  tag: \"1.0\"\n" + values(n, true),
 		"templates/cm.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\n",
 		"charts/sub/Chart.yaml":  "apiVersion: v2\nname: sub\nversion: 1.0.0\n",
 		"charts/sub/values.yaml": values(n/10, true),

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/hashicorp/hcl/v2"
@@ -73,7 +75,7 @@ func (w *yamlWalker) walk(path string, n, key *yaml.Node, depth int) {
 			if k.Value == "<<" && k.Tag == "!!merge" {
 				continue
 			}
-			w.walk(joinKey(path, k.Value), n.Content[i+1], k, depth+1)
+			w.walk(joinKey(path, keyName(k)), n.Content[i+1], k, depth+1)
 		}
 	case yaml.SequenceNode:
 		if len(n.Content) == 0 {
@@ -115,4 +117,39 @@ func (w *yamlWalker) leaf(path string, key, n *yaml.Node) {
 		return
 	}
 	w.out[path] = at{src: &plan.Source{File: w.file, Line: key.Line, Column: key.Column}, via: w.via}
+}
+
+// keyName is a mapping key as Helm reads it (sigs.k8s.io/yaml, YAML 1.1):
+// a plain y, yes, on, … is a boolean, "true" or "false"; numbers are
+// written as Go writes them.
+func keyName(k *yaml.Node) string {
+	if k.Kind != yaml.ScalarNode || k.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 || k.Tag == "!!str" && k.Style&yaml.TaggedStyle != 0 {
+		return k.Value
+	}
+	switch k.Value {
+	case "y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE":
+		return "true"
+	case "n", "N", "no", "No", "NO", "off", "Off", "OFF", "false", "False", "FALSE":
+		return "false"
+	}
+	switch k.ShortTag() {
+	case "!!int":
+		if i, err := strconv.ParseInt(strings.ReplaceAll(k.Value, "_", ""), 0, 64); err == nil {
+			return strconv.FormatInt(i, 10)
+		}
+	case "!!float":
+		if f, err := strconv.ParseFloat(strings.ReplaceAll(k.Value, "_", ""), 64); err == nil {
+			switch s := strconv.FormatFloat(f, 'g', -1, 32); s {
+			case "+Inf":
+				return ".inf"
+			case "-Inf":
+				return "-.inf"
+			case "NaN":
+				return ".nan"
+			default:
+				return s
+			}
+		}
+	}
+	return k.Value
 }
