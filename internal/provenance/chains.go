@@ -27,7 +27,7 @@ func (c *Cache) chartNode(v *chart.ValuesNode, parent *chartNode, name string) *
 	file := name + "/values.yaml"
 	leaves, _ := c.charts.Get(chartKey{v.Chart, file}, func() (map[string]at, error) {
 		if len(v.Chart.RawValues) > 0 {
-			return yamlIndex(v.Chart.RawValues, file, nil, nil), nil
+			return yamlIndex(v.Chart.RawValues, inFile(file), nil), nil
 		}
 		// A chart rebuilt from a release record has no file: no lines.
 		out := map[string]at{}

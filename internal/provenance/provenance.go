@@ -139,10 +139,15 @@ func (b *builder) userLayers() error {
 			if text.IsNull() {
 				continue
 			}
-			if l.File != "" {
-				layers = append(layers, userLayer{plan.OriginValuesFile, yamlIndex([]byte(text.AsString()), b.show(l.File), nil, via)})
-			} else {
-				layers = append(layers, userLayer{plan.OriginValues, yamlIndex([]byte(text.AsString()), "", fixed, via)})
+			switch {
+			case l.File != "":
+				layers = append(layers, userLayer{plan.OriginValuesFile, yamlIndex([]byte(text.AsString()), inFile(b.show(l.File)), via)})
+			default:
+				place := b.heredoc(expr, text.AsString())
+				if place == nil {
+					place = atFixed(fixed)
+				}
+				layers = append(layers, userLayer{plan.OriginValues, yamlIndex([]byte(text.AsString()), place, via)})
 			}
 		default:
 			m, _, err := l.Go()

@@ -95,6 +95,8 @@ release "app" {
     <<-EOT
       inline: true
     EOT
+    ,
+    "quoted: true",
   ]
   set           = { "service.port" = 8080 }
   set_sensitive = { "auth.password" = var.token }
@@ -198,16 +200,20 @@ func TestValuesLeavesNameWhereTheyWereSet(t *testing.T) {
 			}}},
 			Overrode: []plan.Origin{chartDefault(8)}},
 	}, {
-		// YAML written in the stack file: the layer.
+		// YAML written in the stack file: in a heredoc, the key's line;
+		// else the layer.
 		path: "inline",
-		want: plan.Origin{Kind: plan.OriginValues, Source: src("stack.hcl", 26, 5), Via: []plan.Origin{}},
+		want: plan.Origin{Kind: plan.OriginValues, Source: src("stack.hcl", 27, 7), Via: []plan.Origin{}},
+	}, {
+		path: "quoted",
+		want: plan.Origin{Kind: plan.OriginValues, Source: src("stack.hcl", 30, 5), Via: []plan.Origin{}},
 	}, {
 		path: "service.port",
-		want: plan.Origin{Kind: plan.OriginSet, Source: src("stack.hcl", 30, 21), Overrode: []plan.Origin{chartDefault(10)}},
+		want: plan.Origin{Kind: plan.OriginSet, Source: src("stack.hcl", 32, 21), Overrode: []plan.Origin{chartDefault(10)}},
 	}, {
 		// Sensitive, from a --var-file: the source is named.
 		path: "auth.password",
-		want: plan.Origin{Kind: plan.OriginSetSensitive, Source: src("stack.hcl", 31, 21),
+		want: plan.Origin{Kind: plan.OriginSetSensitive, Source: src("stack.hcl", 33, 21),
 			Via: []plan.Origin{{Input: "var.token", Kind: plan.OriginVariable, Source: src("stack.hcl", 11, 1), Via: []plan.Origin{
 				{Input: "var.token", Kind: plan.OriginVarFile, Source: src(secret, 1, 9)},
 			}}},
@@ -228,8 +234,8 @@ func TestValuesLeavesNameWhereTheyWereSet(t *testing.T) {
 			}
 		})
 	}
-	if len(origins) != 9 {
-		t.Errorf("%d leaves, want 9: %v", len(origins), keys(origins))
+	if len(origins) != 10 {
+		t.Errorf("%d leaves, want 10: %v", len(origins), keys(origins))
 	}
 }
 

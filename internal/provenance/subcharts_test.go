@@ -184,7 +184,7 @@ func TestValuesOfSubchartsAndOtherInputs(t *testing.T) {
 // The paths are plan.Leaves'.
 func TestPathsAreLeavesPaths(t *testing.T) {
 	text := "a:\n  b.c: 1\n  \"x y\": [1, {k: v}]\n  e: {}\nl: []\n\"on\": 1\non: 2\n0x1F: 3\n1.50: 4\n"
-	got := yamlIndex([]byte(text), "f", nil, nil)
+	got := yamlIndex([]byte(text), inFile("f"), nil)
 	m, err := chart.ParseValues([]byte(text))
 	if err != nil {
 		t.Fatal(err)

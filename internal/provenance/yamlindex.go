@@ -23,9 +23,10 @@ type at struct {
 // of its key (of its item, in a list), in file. Documents are read as
 // Helm reads them, a later one over an earlier; anchors point at what
 // they name, and merge keys (<<) give the merged mapping's lines.
-// Text that is not YAML gives what was read before the error. With
-// fixed set, every leaf is at fixed instead (text written inline).
-func yamlIndex(text []byte, file string, fixed *plan.Source, via hcl.Expression) map[string]at {
+// Text that is not YAML gives what was read before the error. place
+// says where a line and column of the text are shown (inFile, atFixed,
+// or a heredoc's lines).
+func yamlIndex(text []byte, place func(line, col int) *plan.Source, via hcl.Expression) map[string]at {
 	out := map[string]at{}
 	dec := yaml.NewDecoder(bytes.NewReader(text))
 	for {
@@ -35,7 +36,7 @@ func yamlIndex(text []byte, file string, fixed *plan.Source, via hcl.Expression)
 			break
 		}
 		if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
-			w := yamlWalker{out: out, file: file, fixed: fixed, via: via}
+			w := yamlWalker{out: out, place: place, via: via}
 			w.walk("", doc.Content[0], nil, 0)
 		}
 	}
@@ -44,9 +45,18 @@ func yamlIndex(text []byte, file string, fixed *plan.Source, via hcl.Expression)
 
 type yamlWalker struct {
 	out   map[string]at
-	file  string
-	fixed *plan.Source
+	place func(line, col int) *plan.Source
 	via   hcl.Expression
+}
+
+// inFile places text read from file at its lines.
+func inFile(file string) func(line, col int) *plan.Source {
+	return func(line, col int) *plan.Source { return &plan.Source{File: file, Line: line, Column: col} }
+}
+
+// atFixed places all of a text at src.
+func atFixed(src *plan.Source) func(line, col int) *plan.Source {
+	return func(int, int) *plan.Source { return src }
 }
 
 // walk indexes the leaves of n at path; key is the node that names it
@@ -112,11 +122,7 @@ func (w *yamlWalker) leaf(path string, key, n *yaml.Node) {
 	if key == nil {
 		key = n
 	}
-	if w.fixed != nil {
-		w.out[path] = at{src: w.fixed, via: w.via}
-		return
-	}
-	w.out[path] = at{src: &plan.Source{File: w.file, Line: key.Line, Column: key.Column}, via: w.via}
+	w.out[path] = at{src: w.place(key.Line, key.Column), via: w.via}
 }
 
 // keyName is a mapping key as Helm reads it (sigs.k8s.io/yaml, YAML 1.1):
