@@ -81,7 +81,7 @@ release "app" {
 release "worker" {
   for_each = var.regions
   chart    = "./charts/app"
-  values   = [{ region = each.value, upstream = release.app.name }]
+  values   = [{ region = each.value, upstream = release.app.name, stage = environment.name }]
 }
 `,
 }
@@ -158,6 +158,9 @@ func TestValuesOfSubchartsAndOtherInputs(t *testing.T) {
 		}}},
 		{worker, "upstream", plan.Origin{Kind: plan.OriginValues, Source: src("stack.hcl", 22, 38), Via: []plan.Origin{
 			{Input: "release.app.name", Kind: plan.OriginOutput, Source: src("stack.hcl", 14, 1)},
+		}}},
+		{worker, "stage", plan.Origin{Kind: plan.OriginValues, Source: src("stack.hcl", 22, 67), Via: []plan.Origin{
+			{Input: "environment.name", Kind: plan.OriginEnvironment, Source: src("stack.hcl", 11, 1)},
 		}}},
 	} {
 		t.Run(tc.path, func(t *testing.T) {

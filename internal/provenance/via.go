@@ -12,8 +12,9 @@ import (
 
 // via is what expr read, in the order written, each once: the variables
 // (with where their values were given), the locals (with what they
-// read) and the attributes of other releases it refers to. each and
-// count stand for what for_each and count read.
+// read), the attributes of other releases it refers to and the chosen
+// environment's name. each and count stand for what for_each and count
+// read.
 func (b *builder) via(expr hcl.Expression) []plan.Origin {
 	if expr == nil {
 		return nil
@@ -49,6 +50,14 @@ func (b *builder) via(expr hcl.Expression) []plan.Origin {
 			if b.src != nil {
 				if r := b.src.Releases[attr.Name]; r != nil {
 					o.Source = b.source(r.DeclRange)
+				}
+			}
+			add(o)
+		case "environment":
+			o := plan.Origin{Input: "environment.name", Kind: plan.OriginEnvironment}
+			if b.src != nil && b.st.Environment != "" {
+				if env := b.src.Environments[b.st.Environment]; env != nil {
+					o.Source = b.source(env.DeclRange)
 				}
 			}
 			add(o)
