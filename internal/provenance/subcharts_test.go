@@ -202,3 +202,61 @@ func TestPathsAreLeavesPaths(t *testing.T) {
 		t.Errorf("%d leaves indexed, plan.Leaves has %d", len(got), len(leaves))
 	}
 }
+
+// An environment's var_files and a --var-file inside the stack directory
+// are named by their paths from it.
+func TestVariablesFromFilesOfTheStack(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"charts/app/Chart.yaml":  appChart,
+		"charts/app/values.yaml": "{}\n",
+		"env/prod.vars.hcl":      "tier = \"gold\"\n",
+		"local.vars.hcl":         "\nsize = \"xl\"\n",
+		"stack.hcl": `variable "tier" {
+  type = string
+}
+variable "size" {
+  type = string
+}
+environment "prod" {
+  var_files = ["env/prod.vars.hcl"]
+}
+release "app" {
+  chart  = "./charts/app"
+  values = [{ tier = var.tier, size = var.size }]
+}
+`,
+	})
+	cfg, diags := config.LoadDir(dir)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	varFile, diags := config.ReadVarFile(filepath.Join(dir, "local.vars.hcl"))
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	st, diags := config.Evaluate(t.Context(), cfg, config.EvalOptions{Environment: "prod", Variables: config.RawValues{varFile}})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	ch, err := chart.Load(filepath.Join(dir, "charts/app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	origins, err := Values(st, st.Releases[0], ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]plan.Origin{
+		"tier": {Input: "var.tier", Kind: plan.OriginEnvironment, Source: src(filepath.Join("env", "prod.vars.hcl"), 1, 8)},
+		"size": {Input: "var.size", Kind: plan.OriginVarFile, Source: src("local.vars.hcl", 2, 8)},
+	} {
+		o := origins[path]
+		if len(o.Via) != 1 || len(o.Via[0].Via) != 1 {
+			t.Fatalf("%s: %s", path, jsonOf(t, o))
+		}
+		if g, w := jsonOf(t, o.Via[0].Via[0]), jsonOf(t, want); g != w {
+			t.Errorf("%s given:\n got %s\nwant %s", path, g, w)
+		}
+	}
+}
