@@ -64,6 +64,7 @@ service:
   port: 80
 auth:
   password: ""
+extra: 1
 `
 
 // stackHCL: the stack (line and column numbers matter).
@@ -108,6 +109,7 @@ labels:
   tier: web
 image:
   tag: "1.1"
+extra: null
 `
 
 func src(file string, line, col int) *plan.Source {
@@ -189,6 +191,11 @@ func TestValuesLeavesNameWhereTheyWereSet(t *testing.T) {
 		path: "labels.team",
 		want: chartDefault(6),
 	}, {
+		// A null that deletes a default.
+		path: "extra",
+		want: plan.Origin{Kind: plan.OriginValuesFile, Source: src("values/prod.yaml", 6, 1), Via: []plan.Origin{},
+			Overrode: []plan.Origin{{Kind: plan.OriginChartDefault, Source: src("charts/app/values.yaml", 13, 1)}}},
+	}, {
 		path: "labels.tier",
 		want: plan.Origin{Kind: plan.OriginValuesFile, Source: src("values/prod.yaml", 3, 3), Via: []plan.Origin{}},
 	}, {
@@ -234,8 +241,8 @@ func TestValuesLeavesNameWhereTheyWereSet(t *testing.T) {
 			}
 		})
 	}
-	if len(origins) != 10 {
-		t.Errorf("%d leaves, want 10: %v", len(origins), keys(origins))
+	if len(origins) != 11 {
+		t.Errorf("%d leaves, want 11: %v", len(origins), keys(origins))
 	}
 }
 
