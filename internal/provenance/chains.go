@@ -132,9 +132,17 @@ func down(x *chartNode, r string, out []hit) []hit {
 // as what it overrode, the lowest first.
 func (b *builder) origin(p string, hits []hit) plan.Origin {
 	input := "values " + p
-	o := plan.Origin{Input: input, Kind: hits[0].kind, Source: hits[0].at.src, Via: b.via(hits[0].at.via)}
+	o := plan.Origin{Input: input, Kind: hits[0].kind, Source: hits[0].at.src, Via: b.read(hits[0].at)}
 	for _, h := range slices.Backward(hits[1:]) {
-		o.Overrode = append(o.Overrode, plan.Origin{Input: input, Kind: h.kind, Source: h.at.src, Via: b.via(h.at.via)})
+		o.Overrode = append(o.Overrode, plan.Origin{Input: input, Kind: h.kind, Source: h.at.src, Via: b.read(h.at)})
 	}
 	return o
+}
+
+// read is what the expression that set a leaf read.
+func (b *builder) read(a at) []plan.Origin {
+	if a.vias != nil {
+		return a.vias
+	}
+	return b.via(a.via)
 }

@@ -155,7 +155,7 @@ func (b *builder) userLayers() error {
 				return fmt.Errorf("values[%d]: %w", i, err)
 			}
 			leaves := map[string]at{}
-			b.objectIndex(leaves, expr, m, "", at{src: fixed, via: via})
+			b.objectIndex(leaves, expr, m, "", at{src: fixed, via: via}, plainAt)
 			layers = append(layers, userLayer{plan.OriginValues, leaves})
 		}
 	}
@@ -180,49 +180,6 @@ func layerExpr(values hcl.Expression, rng hcl.Range) hcl.Expression {
 		}
 	}
 	return nil
-}
-
-// objectIndex indexes the leaves of v, the value of expr at path: each
-// at the key of the innermost item of a literal object (or element of a
-// literal list) that holds it, else at cur.
-func (b *builder) objectIndex(out map[string]at, expr hcl.Expression, v any, path string, cur at) {
-	switch e := expr.(type) {
-	case *hclsyntax.ObjectConsExpr:
-		m, ok := v.(map[string]any)
-		if !ok || len(m) == 0 {
-			break
-		}
-		done := map[string]bool{}
-		for _, item := range e.Items {
-			k, diags := item.KeyExpr.Value(nil)
-			if diags.HasErrors() || !k.IsKnown() || k.IsNull() || k.Type() != cty.String {
-				continue
-			}
-			key := k.AsString()
-			child, ok := m[key]
-			if !ok {
-				continue
-			}
-			done[key] = true
-			b.objectIndex(out, item.ValueExpr, child, joinKey(path, key), at{src: b.source(item.KeyExpr.Range()), via: item.ValueExpr})
-		}
-		for key, child := range m {
-			if !done[key] {
-				leavesAt(out, joinKey(path, key), child, cur)
-			}
-		}
-		return
-	case *hclsyntax.TupleConsExpr:
-		list, ok := v.([]any)
-		if !ok || len(list) == 0 || len(list) != len(e.Exprs) {
-			break
-		}
-		for i, ex := range e.Exprs {
-			b.objectIndex(out, ex, list[i], index(path, i), at{src: b.source(ex.Range()), via: ex})
-		}
-		return
-	}
-	leavesAt(out, path, v, cur)
 }
 
 func leavesAt(out map[string]at, path string, v any, a at) {

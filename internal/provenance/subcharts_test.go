@@ -260,3 +260,55 @@ release "app" {
 		}
 	}
 }
+
+// Values written as a reference to a local that is an object: the leaf is
+// where the reference is, the local narrowed to the item that holds it.
+func TestValuesFromALocalObject(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"charts/app/Chart.yaml":  appChart,
+		"charts/app/values.yaml": "{}\n",
+		"stack.hcl": `variable "tag" {
+  default = "1.0"
+}
+locals {
+  common = {
+    image = { tag = var.tag }
+    team  = "core"
+  }
+}
+release "app" {
+  chart  = "./charts/app"
+  values = [local.common, { img = local.common.image }]
+}
+`,
+	})
+	st := evalDir(t, dir)
+	ch, err := chart.Load(filepath.Join(dir, "charts/app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	origins, err := Values(st, st.Releases[0], ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	varTag := plan.Origin{Input: "var.tag", Kind: plan.OriginVariable, Source: src("stack.hcl", 1, 1), Via: []plan.Origin{
+		{Input: "var.tag", Kind: plan.OriginVarDefault, Source: src("stack.hcl", 2, 13)},
+	}}
+	for path, want := range map[string]plan.Origin{
+		"image.tag": {Kind: plan.OriginValues, Source: src("stack.hcl", 12, 13), Via: []plan.Origin{
+			{Input: "local.common", Kind: plan.OriginLocal, Source: src("stack.hcl", 6, 15), Via: []plan.Origin{varTag}},
+		}},
+		"team": {Kind: plan.OriginValues, Source: src("stack.hcl", 12, 13), Via: []plan.Origin{
+			{Input: "local.common", Kind: plan.OriginLocal, Source: src("stack.hcl", 7, 5)},
+		}},
+		"img.tag": {Kind: plan.OriginValues, Source: src("stack.hcl", 12, 29), Via: []plan.Origin{
+			{Input: "local.common", Kind: plan.OriginLocal, Source: src("stack.hcl", 6, 15), Via: []plan.Origin{varTag}},
+		}},
+	} {
+		want.Input = "values " + path
+		if g, w := jsonOf(t, origins[path]), jsonOf(t, want); g != w {
+			t.Errorf("origin of %s:\n got %s\nwant %s", path, g, w)
+		}
+	}
+}

@@ -17,6 +17,8 @@ import (
 type at struct {
 	src *plan.Source
 	via hcl.Expression // nil: none
+	// vias, when set, are what it read instead of via's references.
+	vias []plan.Origin
 }
 
 // yamlIndex is every leaf of YAML values text with the line and column
