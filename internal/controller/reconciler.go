@@ -837,30 +837,11 @@ func isDriftOnly(p *plan.Plan) bool {
 }
 
 // driftedObjects counts the live objects changed outside convoy, each
-// once: a drift-only upgrade lists its drifted objects again (rc.Drift)
-// besides the reason that counts them.
+// once (plan.ReleaseChange.Drifted).
 func driftedObjects(p *plan.Plan) int {
 	n := 0
 	for _, rc := range p.Releases {
-		if len(rc.Drift) > 0 {
-			n += len(rc.Drift)
-			continue
-		}
-		for _, reason := range rc.Reasons {
-			if reason.Kind == plan.ReasonDrift {
-				n += driftCount(reason.Detail)
-			}
-		}
-	}
-	return n
-}
-
-// driftCount reads the count of a drift reason ("2 objects changed
-// outside convoy"); 1 if it has none.
-func driftCount(detail string) int {
-	var n int
-	if _, err := fmt.Sscanf(detail, "%d ", &n); err != nil || n < 1 {
-		return 1
+		n += rc.Drifted
 	}
 	return n
 }
