@@ -28,8 +28,9 @@ const (
 	ResultUninstalled Result = "uninstalled"
 	// ResultSkipped: the step never ran (Reason: a dependency failed).
 	ResultSkipped Result = "skipped"
-	// ResultFailed: the step failed, or was cancelled, without a record of
-	// its own (Step says how it ended).
+	// ResultFailed: an uninstall that failed, or a deploy that failed
+	// before it wrote a revision (Step says how it ended: failed or
+	// cancelled).
 	ResultFailed Result = "failed"
 )
 
