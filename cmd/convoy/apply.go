@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/apply"
-	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/progress"
 	"github.com/convoy-sh/convoy/internal/run"
@@ -179,10 +178,10 @@ func reviewPlan(s streams, v planViewFlags, autoApprove bool, question string) f
 // finish prints a run's results, also when an error followed them (the
 // stack lock could not be released); a failed step ends the command with 1.
 func finish(s streams, res *run.Applied, err error) error {
-	if res == nil || len(res.Results) == 0 {
+	if res == nil || len(res.Releases) == 0 {
 		return err
 	}
-	writeResults(s.Out, res.Results, res.Plan)
+	writeResults(s.Out, res.Releases, res.Plan)
 	if err == nil && res.Failed() {
 		return errSilent
 	}
@@ -224,47 +223,25 @@ func newProgress(s streams, noProgress bool) func([]apply.Row) apply.Progress {
 
 // writeResults prints the final table: every release's outcome and time,
 // then the errors in full, sensitive values masked.
-func writeResults(w io.Writer, rs []*apply.Result, p *plan.Plan) {
+func writeResults(w io.Writer, rs []run.ReleaseOutcome, p *plan.Plan) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RELEASE\tNAMESPACE\tACTION\tREVISION\tRESULT\tDURATION")
-	planned := map[string]plan.Action{}
-	if p != nil {
-		for _, rc := range p.Releases {
-			planned[rc.Addr.String()] = rc.Action
-		}
-	}
 	for _, r := range rs {
-		// The plan's words: what the user approved.
-		action := string(planned[r.ID])
-		switch {
-		case r.Unchanged != "":
-			action = "no-op"
-		case action != "":
-		case r.Step.Kind == apply.StepUninstall:
-			action = "uninstall"
-		case r.Step.Kind == apply.StepNoOp:
-			action = "no-op"
-		case r.Release != nil && r.Release.Version == 1:
-			action = "install"
-		default:
-			action = "upgrade"
-		}
-		rev, result := "-", string(r.Status)
-		switch {
-		case r.Status == dag.Skipped:
+		// The revision a deploy step left or found; none for the rest.
+		rev, result := "-", string(r.Result)
+		switch r.Result {
+		case run.ResultSkipped:
 			result += " (" + r.Reason + ")"
-		case r.Step.Kind == apply.StepNoOp:
-			result = "unchanged"
-		case r.Unchanged != "":
-			rev, result = fmt.Sprint(r.Release.Version), "unchanged ("+r.Unchanged+")"
-		case r.Step.Kind == apply.StepUninstall && r.Status == dag.Succeeded:
-			result = "uninstalled"
-		case r.Release != nil && r.Step.Kind == apply.StepDeploy && r.Status == dag.Failed && r.Release.Info.RollbackRevision != 0:
-			// Its own atomic rolled the failed upgrade back: the record
-			// left is the rollback's, deployed, but the release failed.
-			rev, result = fmt.Sprint(r.Release.Version), "rolled back"
-		case r.Release != nil && r.Step.Kind == apply.StepDeploy:
-			rev, result = fmt.Sprint(r.Release.Version), string(r.Release.Info.Status)
+		case run.ResultUnchanged:
+			if r.Reason != "" {
+				rev, result = fmt.Sprint(r.Revision), result+" ("+r.Reason+")"
+			}
+		case run.ResultRolledBack:
+			rev = fmt.Sprint(r.Revision)
+		case run.ResultDeployed:
+			rev, result = fmt.Sprint(r.Revision), r.Status
+		case run.ResultFailed:
+			result = string(r.Step)
 		}
 		if r.Restored {
 			result += ", restored"
@@ -275,7 +252,7 @@ func writeResults(w io.Writer, rs []*apply.Result, p *plan.Plan) {
 		if r.Duration > 0 {
 			dur = r.Duration.Round(10 * time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Step.Name, r.Step.Namespace, action, rev, result, dur)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Namespace, r.Action, rev, result, dur)
 	}
 	tw.Flush()
 	redact := func(err error) string {
@@ -290,10 +267,10 @@ func writeResults(w io.Writer, rs []*apply.Result, p *plan.Plan) {
 	}
 	for _, r := range rs {
 		if r.Err != nil {
-			fmt.Fprintf(w, "\n%s (%s/%s): %s\n", r.ID, r.Step.Namespace, r.Step.Name, redact(r.Err))
+			fmt.Fprintf(w, "\n%s (%s/%s): %s\n", r.Addr, r.Namespace, r.Name, redact(r.Err))
 		}
 		if r.RestoreErr != nil {
-			fmt.Fprintf(w, "\n%s: restoring failed: %s\n", r.ID, redact(r.RestoreErr))
+			fmt.Fprintf(w, "\n%s: restoring failed: %s\n", r.Addr, redact(r.RestoreErr))
 		}
 	}
 }

@@ -150,8 +150,8 @@ func (r *reconciler) cleanUp(ctx context.Context, st *v1alpha1.Stack) (outcome, 
 	}
 	var gone []string
 	if res != nil {
-		for _, s := range res.Results {
-			gone = append(gone, s.Step.Namespace+"/"+s.Step.Name)
+		for _, o := range res.Releases {
+			gone = append(gone, o.Namespace+"/"+o.Name)
 		}
 	}
 	if len(gone) > 0 {

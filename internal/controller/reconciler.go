@@ -638,7 +638,7 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 		return r.planAndAct(ctx, sr, depth+1)
 	case errors.As(err, &le):
 		return r.locked(st, "Apply", le)
-	case err != nil && (res == nil || len(res.Results) == 0):
+	case err != nil && (res == nil || len(res.Releases) == 0):
 		return r.applyErrored(sr, p, digest, err)
 	}
 	if res != nil {
@@ -687,20 +687,20 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 // stepErrors joins the failed steps' errors, one line per release.
 func stepErrors(res *run.Applied) error {
 	var lines []string
-	for _, s := range res.Results {
-		if s.Status == dag.Failed && s.Err != nil {
-			lines = append(lines, fmt.Sprintf("%s: %v", s.Step.ID, s.Err))
+	for _, o := range res.Releases {
+		if o.Step == dag.Failed && o.Err != nil {
+			lines = append(lines, fmt.Sprintf("%s: %v", o.Addr, o.Err))
 		}
 	}
 	// spec.atomic: what was undone, and what could not be.
-	for _, s := range res.Results {
+	for _, o := range res.Releases {
 		switch {
-		case s.Restored && s.PreviousDeployed == 0:
-			lines = append(lines, fmt.Sprintf("%s: restored (atomic): uninstalled", s.Step.ID))
-		case s.Restored && s.Release != nil:
-			lines = append(lines, fmt.Sprintf("%s: restored (atomic) as revision %d", s.Step.ID, s.Release.Version))
-		case s.RestoreErr != nil:
-			lines = append(lines, fmt.Sprintf("%s: restoring failed (atomic): %v", s.Step.ID, s.RestoreErr))
+		case o.Restored && o.PreviousDeployed == 0:
+			lines = append(lines, fmt.Sprintf("%s: restored (atomic): uninstalled", o.Addr))
+		case o.Restored:
+			lines = append(lines, fmt.Sprintf("%s: restored (atomic) as revision %d", o.Addr, o.Revision))
+		case o.RestoreErr != nil:
+			lines = append(lines, fmt.Sprintf("%s: restoring failed (atomic): %v", o.Addr, o.RestoreErr))
 		}
 	}
 	return errors.New(strings.Join(lines, "\n"))
@@ -837,30 +837,11 @@ func isDriftOnly(p *plan.Plan) bool {
 }
 
 // driftedObjects counts the live objects changed outside convoy, each
-// once: a drift-only upgrade lists its drifted objects again (rc.Drift)
-// besides the reason that counts them.
+// once (plan.ReleaseChange.Drifted).
 func driftedObjects(p *plan.Plan) int {
 	n := 0
 	for _, rc := range p.Releases {
-		if len(rc.Drift) > 0 {
-			n += len(rc.Drift)
-			continue
-		}
-		for _, reason := range rc.Reasons {
-			if reason.Kind == plan.ReasonDrift {
-				n += driftCount(reason.Detail)
-			}
-		}
-	}
-	return n
-}
-
-// driftCount reads the count of a drift reason ("2 objects changed
-// outside convoy"); 1 if it has none.
-func driftCount(detail string) int {
-	var n int
-	if _, err := fmt.Sscanf(detail, "%d ", &n); err != nil || n < 1 {
-		return 1
+		n += rc.Drifted
 	}
 	return n
 }
@@ -895,33 +876,18 @@ func releasesOfPlan(p *plan.Plan) []v1alpha1.ReleaseStatus {
 }
 
 func releasesOfResults(res *run.Applied) []v1alpha1.ReleaseStatus {
-	byAddr := map[string]*plan.ReleaseChange{}
-	if res.Plan != nil {
-		for _, rc := range res.Plan.Releases {
-			byAddr[rc.Addr.String()] = rc
-		}
-	}
 	var out []v1alpha1.ReleaseStatus
-	for _, s := range res.Results {
-		rc := byAddr[s.Step.ID]
-		rs := v1alpha1.ReleaseStatus{Address: s.Step.ID, Name: s.Step.Name, Namespace: s.Step.Namespace, Status: string(s.Status)}
-		if rc != nil {
-			rs.Cluster = rc.Cluster
-			if rc.Action == plan.ActionUninstall && s.Status == dag.Succeeded {
-				continue
-			}
-			rs.Revision, rs.Status = rc.Observed.LastRevision, rc.Observed.LastStatus
+	for _, o := range res.Releases {
+		if o.Result == run.ResultUninstalled {
+			continue
 		}
-		if s.Release != nil {
-			rs.Revision = s.Release.Version
-			if s.Release.Info != nil {
-				rs.Status = string(s.Release.Info.Status)
-			}
+		// A release whose step did not succeed shows how it ended,
+		// whatever record it left.
+		status := o.Status
+		if o.Step != dag.Succeeded {
+			status = string(o.Step)
 		}
-		if s.Status != dag.Succeeded {
-			rs.Status = string(s.Status)
-		}
-		out = append(out, rs)
+		out = append(out, v1alpha1.ReleaseStatus{Address: o.Addr, Name: o.Name, Namespace: o.Namespace, Cluster: o.Cluster, Revision: o.Revision, Status: status})
 	}
 	return out
 }

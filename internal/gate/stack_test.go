@@ -62,9 +62,9 @@ func apply(t *testing.T, o run.Options) {
 	if err != nil {
 		t.Fatalf("apply: %v", err)
 	}
-	for _, r := range applied.Results {
+	for _, r := range applied.Releases {
 		if r.Err != nil || applied.Failed() {
-			t.Errorf("apply %s: %s %v", r.ID, r.Status, r.Err)
+			t.Errorf("apply %s: %s %v", r.Addr, r.Step, r.Err)
 		}
 	}
 	if t.Failed() {

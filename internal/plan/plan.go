@@ -139,6 +139,10 @@ type ReleaseChange struct {
 	Objects []*ObjectChange `json:",omitempty"`
 	// Drift lists live objects that differ from what convoy last applied.
 	Drift []*ObjectDrift `json:",omitempty"`
+	// Drifted counts them, each once: len(Drift), or, for a release
+	// planned as an upgrade only to correct drift, as many as the plan
+	// found before it planned the upgrade (the drift Reason says so).
+	Drifted int `json:",omitempty"`
 	// Warnings are things apply may trip over (objects owned by someone
 	// else, chart warnings).
 	Warnings []string `json:",omitempty"`

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"reflect"
@@ -204,6 +205,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 		return nil, err
 	}
 	_, leftovers := leftoverReason(rc)
+	drifted := len(rc.Drift)
 	if unchanged && (len(rc.Drift) > 0 || leftovers) {
 		// Correcting drift, or deleting what failed revisions left, is an
 		// upgrade: show the next revision's objects.
@@ -216,6 +218,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 			return nil, err
 		}
 	}
+	rc.Drifted = cmp.Or(len(rc.Drift), drifted)
 	if r, ok := leftoverReason(rc); ok {
 		rc.Reasons = append(rc.Reasons, r)
 	}

@@ -43,18 +43,18 @@ type ApplyRequest struct {
 	Note string
 }
 
-// Applied is what a run did: the plan it executed and each step's result
-// (in the plan's order). Results is empty when the plan had no changes.
-// A run that executed returns it also with an error (the stack lock could
-// not be released).
+// Applied is what a run did: the plan it executed and what it did to each
+// release (in the plan's order; outcome.go). Releases is empty when the
+// plan had no changes. A run that executed returns it also with an error
+// (the stack lock could not be released).
 type Applied struct {
-	Plan    *plan.Plan
-	Results []*apply.Result
+	Plan     *plan.Plan
+	Releases []ReleaseOutcome
 }
 
-// Failed reports whether any step did not succeed.
+// Failed reports whether any release's step did not succeed.
 func (a *Applied) Failed() bool {
-	return slices.ContainsFunc(a.Results, func(r *apply.Result) bool { return r.Status != dag.Succeeded })
+	return slices.ContainsFunc(a.Releases, func(o ReleaseOutcome) bool { return o.Step != dag.Succeeded })
 }
 
 // Apply loads the stack, takes its lock on every cluster it uses, plans
@@ -119,7 +119,7 @@ func Apply(ctx context.Context, o Options, req ApplyRequest) (res *Applied, err 
 	results := apply.Execute(ctx, steps, apply.ExecOptions{Parallelism: o.parallelism(), Atomic: req.Atomic || st.Atomic, Progress: view})
 	view.Close()
 	fwd.set(nil)
-	return &Applied{Plan: p, Results: results}, nil
+	return &Applied{Plan: p, Releases: outcomesOf(p, results)}, nil
 }
 
 // Destroy uninstalls every release of the stack, dependents first: a

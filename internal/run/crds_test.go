@@ -149,7 +149,7 @@ func (e *crdEnv) apply(step string) *run.Applied {
 func (e *crdEnv) mustApply(step string) {
 	e.t.Helper()
 	if applied := e.apply(step); applied.Failed() {
-		e.t.Fatalf("%s: apply failed: %+v", step, applied.Results[0].Err)
+		e.t.Fatalf("%s: apply failed: %+v", step, applied.Releases[0].Err)
 	}
 }
 
@@ -263,9 +263,9 @@ func TestCRDsCreateReplace(t *testing.T) {
 		t.Fatalf("v1alpha1 removed: data loss %+v", loss)
 	}
 	applied := e.apply("v1alpha1 removed")
-	t.Logf("v1alpha1 removed: apply: %v", applied.Results[0].Err)
-	if !applied.Failed() || !strings.Contains(applied.Results[0].Err.Error(), "CustomResourceDefinition gadgets."+e.group) {
-		t.Fatalf("v1alpha1 removed: apply %+v", applied.Results)
+	t.Logf("v1alpha1 removed: apply: %v", applied.Releases[0].Err)
+	if !applied.Failed() || !strings.Contains(applied.Releases[0].Err.Error(), "CustomResourceDefinition gadgets."+e.group) {
+		t.Fatalf("v1alpha1 removed: apply %+v", applied.Releases)
 	}
 	if got := e.liveVersions(); !slices.Equal(got, []string{"v1alpha1", "v1"}) {
 		t.Fatalf("v1alpha1 removed: the refused CRD changed: %v", got)

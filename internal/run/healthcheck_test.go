@@ -94,7 +94,7 @@ func TestHealthCheckWaitsUntilCurrent(t *testing.T) {
 		t.Errorf("blocker line: %s", line)
 	}
 	if applied.Failed() {
-		t.Fatalf("apply failed: %v", applied.Results[0].Err)
+		t.Fatalf("apply failed: %v", applied.Releases[0].Err)
 	}
 }
 
@@ -111,7 +111,7 @@ func TestHealthCheckFailsFast(t *testing.T) {
 	if !applied.Failed() {
 		t.Fatal("apply succeeded")
 	}
-	err := applied.Results[0].Err
+	err := applied.Releases[0].Err
 	if errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("the wait ran to its timeout: %v", err)
 	}

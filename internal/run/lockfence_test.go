@@ -218,7 +218,7 @@ func TestRunThatLostItsLockWritesNothing(t *testing.T) {
 	}
 	<-gateView.waiting
 	stopB()
-	if b := <-bDone; b.res == nil || len(b.res.Results) != 3 {
+	if b := <-bDone; b.res == nil || len(b.res.Releases) != 3 {
 		t.Fatalf("run B: %v", b.err)
 	}
 	saidMu.Lock()

@@ -256,9 +256,9 @@ func failures(a *run.Applied) string {
 		return ""
 	}
 	var out []string
-	for _, r := range a.Results {
+	for _, r := range a.Releases {
 		if r.Err != nil {
-			out = append(out, fmt.Sprintf("%s: %v", r.ID, r.Err))
+			out = append(out, fmt.Sprintf("%s: %v", r.Addr, r.Err))
 		}
 	}
 	return strings.Join(out, "\n")
