@@ -33,6 +33,9 @@ type Access struct {
 	Credentials string
 	// Who names the asker in messages ("Stack team-b/shop").
 	Who string
+	// Hint, if set, explains a refusal to the asker (where its
+	// credentials are given); "" adds nothing.
+	Hint func(error) string
 	// Proofs remembers what was shown, shared by every tenant's Resolver.
 	Proofs *Proofs
 }
@@ -97,14 +100,15 @@ type AccessError struct {
 	Version string
 	Digest  string
 	Err     error
+	Hint    string
 }
 
 func (e *AccessError) Error() string {
 	who := e.Who
 	if who == "" {
-		who = "these credentials"
+		who = "the asker"
 	}
-	return fmt.Sprintf("%s may not pull chart %s %s (%s), which the chart cache holds: %v; the cache serves a chart only to credentials its repository serves it to", who, e.Chart, e.Version, e.Digest, e.Err)
+	return fmt.Sprintf("%s may not pull chart %s %s (%s) from the shared chart cache until its repository serves it to its credentials: %v%s", who, e.Chart, e.Version, e.Digest, e.Err, e.Hint)
 }
 
 func (e *AccessError) Unwrap() error { return e.Err }
@@ -189,7 +193,11 @@ func (res *Resolver) authorizeOne(ctx context.Context, repo Repository, r Resolv
 		err = res.checkHTTP(ctx, repo, r)
 	}
 	if err != nil {
-		return &AccessError{Who: res.Access.Who, Chart: chartRef, Version: r.Version, Digest: r.Digest, Err: err}
+		ae := &AccessError{Who: res.Access.Who, Chart: chartRef, Version: r.Version, Digest: r.Digest, Err: err}
+		if res.Access.Hint != nil {
+			ae.Hint = res.Access.Hint(err)
+		}
+		return ae
 	}
 	p.add(key)
 	return nil
