@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/safefile"
+	"oras.land/oras-go/v2/registry/remote/errcode"
 )
 
 // Access makes a Resolver serve a cached chart only to credentials the
@@ -42,7 +44,9 @@ type Access struct {
 
 // DefaultProofTTL is how long a proof holds when Proofs.TTL is 0: after
 // it the repository is asked again, so credentials revoked at the
-// repository stop being served the cache within it.
+// repository stop being served the cache within it. A repository that
+// does not answer then (down, 5xx) revokes nothing: an expired proof
+// still serves until the repository answers with a refusal.
 const DefaultProofTTL = time.Hour
 
 // maxProofs bounds the proofs remembered: past it they are forgotten, and
@@ -72,7 +76,9 @@ func (p *Proofs) now() time.Time {
 	return time.Now()
 }
 
-func (p *Proofs) has(k proofKey) bool {
+// has says whether k was shown within the TTL (fresh) or ever, as far as
+// the proofs remember (known).
+func (p *Proofs) has(k proofKey) (fresh, known bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	at, ok := p.m[k]
@@ -80,7 +86,7 @@ func (p *Proofs) has(k proofKey) bool {
 	if ttl <= 0 {
 		ttl = DefaultProofTTL
 	}
-	return ok && p.now().Sub(at) < ttl
+	return ok && p.now().Sub(at) < ttl, ok
 }
 
 func (p *Proofs) add(k proofKey) {
@@ -157,7 +163,9 @@ func (res *Resolver) proven(repo Repository, digest string) {
 // index (revalidated) giving the locked digest for the version and a HEAD
 // of the archive (a GET, hashed, when the index gives no digest or the
 // server does not answer HEAD). A refusal is an *AccessError naming the
-// chart and Access.Who. Without Access it does nothing.
+// chart and Access.Who; a repository that gives no answer refuses only
+// those it never served (DefaultProofTTL). Without Access it does
+// nothing.
 func (res *Resolver) Authorize(ctx context.Context, repo Repository, r Resolved) error {
 	if res.Access == nil || res.Access.Proofs == nil {
 		return nil
@@ -178,7 +186,8 @@ func (res *Resolver) Authorize(ctx context.Context, repo Repository, r Resolved)
 func (res *Resolver) authorizeOne(ctx context.Context, repo Repository, r Resolved) error {
 	p := res.Access.Proofs
 	key := res.proofKey(repo, r.Digest)
-	if p.has(key) {
+	fresh, known := p.has(key)
+	if fresh {
 		return nil
 	}
 	if p.OnCheck != nil {
@@ -191,6 +200,11 @@ func (res *Resolver) authorizeOne(ctx context.Context, repo Repository, r Resolv
 	} else {
 		chartRef = fmt.Sprintf("%s from %s", r.Name, r.Source)
 		err = res.checkHTTP(ctx, repo, r)
+	}
+	if err != nil && known && unanswered(err) {
+		// Shown before, and the repository gives no answer now (down,
+		// 5xx): an outage revokes nothing; the next Authorize asks again.
+		return nil
 	}
 	if err != nil {
 		ae := &AccessError{Who: res.Access.Who, Chart: chartRef, Version: r.Version, Digest: r.Digest, Err: err}
@@ -285,4 +299,20 @@ func (res *Resolver) checkHTTP(ctx context.Context, repo Repository, r Resolved)
 		return fmt.Errorf("GET %s: the archive is %s", redactURL(archiveURL), got)
 	}
 	return nil
+}
+
+// unanswered says whether err is the repository giving no answer (a
+// connection failure, a timeout, a 5xx) rather than a refusal or other
+// content.
+func unanswered(err error) bool {
+	var re *errcode.ErrorResponse
+	if errors.As(err, &re) {
+		return re.StatusCode >= 500
+	}
+	var se *statusError
+	if errors.As(err, &se) {
+		return se.code >= 500
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded)
 }

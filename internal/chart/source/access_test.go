@@ -156,9 +156,13 @@ func TestAuthorizeHTTPChart(t *testing.T) {
 	const user, password = "team-a", "s3cret-repo"
 	repo := sourcetest.NewHTTPRepo(t, false)
 	repo.Publish(t, "web", "1.0.0")
-	var noHead atomic.Bool
+	var noHead, down, rotated atomic.Bool
 	repo.Wrap(func(w http.ResponseWriter, r *http.Request, next http.Handler) {
-		if u, p, ok := r.BasicAuth(); !ok || u != user || p != password {
+		if down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		if u, p, ok := r.BasicAuth(); !ok || u != user || p != password || rotated.Load() {
 			http.Error(w, "no", http.StatusUnauthorized)
 			return
 		}
@@ -170,7 +174,8 @@ func TestAuthorizeHTTPChart(t *testing.T) {
 	})
 	ctx := context.Background()
 	cache := filepath.Join(t.TempDir(), "cache")
-	proofs := &source.Proofs{}
+	now := time.Now()
+	proofs := &source.Proofs{Now: func() time.Time { return now }}
 	withCreds := source.Repository{Name: "private", URL: repo.URL(), Username: user, Password: password}
 	a := tenantResolver(cache, proofs, "team-a")
 	locked, err := a.Resolve(ctx, source.Request{Repository: withCreds, Chart: "web", Constraint: "1.0.0"})
@@ -236,5 +241,22 @@ func TestAuthorizeHTTPChart(t *testing.T) {
 	err = tenantResolver(cache, proofs, "team-d").Authorize(ctx, withCreds, forged)
 	if err == nil || !strings.Contains(err.Error(), "the index gives version 1.0.0 the digest "+locked.Digest) {
 		t.Fatalf("a forged digest: %v", err)
+	}
+
+	// Past its lifetime, a proof is asked again; a repository that gives
+	// no answer (5xx, down) revokes nothing, but serves no one it never
+	// served, and a refusal revokes.
+	now = now.Add(source.DefaultProofTTL + time.Second)
+	down.Store(true)
+	if err := b.Authorize(ctx, withCreds, locked); err != nil {
+		t.Fatalf("an outage revoked team-b's proof: %v", err)
+	}
+	if err := tenantResolver(cache, proofs, "team-e").Authorize(ctx, withCreds, locked); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("a tenant never served was served during the outage: %v", err)
+	}
+	down.Store(false)
+	rotated.Store(true) // the repository now refuses the password
+	if err := b.Authorize(ctx, withCreds, locked); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Fatalf("revoked credentials were served: %v", err)
 	}
 }
