@@ -26,7 +26,11 @@ type InitRequest struct {
 	// Frozen fills the chart cache from the lock file and never writes
 	// it: a chart the lock file lacks or no longer matches is an error
 	// (the controller runs stacks pulled as they were pushed).
-	Frozen   bool
+	Frozen bool
+	// Resolver fetches what the cache lacks. With Access set (the
+	// controller's, whose cache several namespaces share), every chart
+	// the stack will load from the cache is first proven readable with
+	// the stack's credentials (source.Resolver.Authorize).
 	Resolver *source.Resolver
 	// Warn receives warnings (an unreadable lock file replaced).
 	Warn io.Writer
