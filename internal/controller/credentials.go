@@ -29,7 +29,7 @@ import (
 func (r *reconciler) sourceResolver(ctx context.Context, st *v1alpha1.Stack, tmpDir string) (res *source.Resolver, creds string, cleanup func(), err error) {
 	ref := st.Spec.SourceSecretRef
 	if ref == nil {
-		return r.resolver, "", func() {}, nil
+		return r.chartAccess(st, r.resolver, ""), "", func() {}, nil
 	}
 	where := fmt.Sprintf("spec.sourceSecretRef: v1 Secret %s/%s", st.Namespace, ref.Name)
 	reader, err := r.readerFor(st)
@@ -66,7 +66,8 @@ func (r *reconciler) sourceResolver(ctx context.Context, st *v1alpha1.Stack, tmp
 	c := *r.resolver
 	c.RegistryConfigs = append([]string{file}, r.resolver.RegistryConfigs...)
 	sum := sha256.Sum256(data)
-	return &c, fmt.Sprintf("%s/%s@%x", st.Namespace, ref.Name, sum[:12]), cleanup, nil
+	creds = fmt.Sprintf("%s/%s@%x", st.Namespace, ref.Name, sum[:12])
+	return r.chartAccess(st, &c, creds), creds, cleanup, nil
 }
 
 // credentialHint explains a registry's refusal in terms of the Stack.

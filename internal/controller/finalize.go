@@ -204,7 +204,7 @@ func (r *reconciler) loadForDeletion(ctx context.Context, st *v1alpha1.Stack) (*
 	}
 	sr := &stackRun{st: st, fetched: f, in: in, tmp: tmpDir}
 	sr.opts = r.runOptions(st, f, in)
-	if _, err := run.Init(ctx, sr.opts, run.InitRequest{Frozen: true, Resolver: res}); err != nil {
+	if err := initCharts(ctx, sr.opts, res); err != nil {
 		in.cleanup()
 		return fail(message(err, nil, in))
 	}

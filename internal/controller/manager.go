@@ -168,6 +168,7 @@ func Run(ctx context.Context, o Options) error {
 	r.budget.OnWait = r.metrics.budgetWaits.Inc
 	r.traffic = &kube.Traffic{OnRequest: func(verb string) { r.metrics.kubeRequests.WithLabelValues(verb).Inc() }}
 	r.conns = &run.Connections{OnConnect: r.metrics.connections.Inc}
+	r.chartProofs = &source.Proofs{OnCheck: r.metrics.chartChecks.Inc}
 	r.cache = newCacheJanitor(filepath.Join(o.CacheDir, "stacks"), filepath.Join(o.CacheDir, "charts"), o.CacheMaxSize)
 	r.cache.onEvict = func(n int) { r.metrics.evictions.Add(float64(n)) }
 	err = mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.Stack{}, referencesIndex, func(o client.Object) []string {

@@ -20,6 +20,9 @@ type metrics struct {
 	budgetWaits prometheus.Counter
 	// evictions counts cache entries removed for --cache-max-size.
 	evictions prometheus.Counter
+	// chartChecks counts requests that proved a Stack's credentials may
+	// read a cached chart (source.Access).
+	chartChecks prometheus.Counter
 	// kubeRequests counts the Stacks' requests to their clusters by verb.
 	kubeRequests *prometheus.CounterVec
 	// connections counts the cluster connections the Stacks' runs made
@@ -59,6 +62,10 @@ func newMetrics() *metrics {
 	m.evictions = register(prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "convoy_controller_cache_evictions_total",
 		Help: "Pulled stacks and chart archives removed from the cache for --cache-max-size.",
+	}))
+	m.chartChecks = register(prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "convoy_controller_chart_access_checks_total",
+		Help: "Checks sent to chart repositories to prove a Stack's credentials may read a chart the cache holds (one per namespace, credentials and digest per hour).",
 	}))
 	m.kubeRequests = register(prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "convoy_controller_kube_requests_total",

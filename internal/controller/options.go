@@ -78,7 +78,7 @@ type Options struct {
 	// another namespace (varsFrom, clusters, notifications' urlFrom).
 	NoCrossNamespaceRefs bool
 	// Tenancy strict requires DefaultServiceAccount and implies
-	// NoCrossNamespaceRefs and per-namespace cache keys (tenancy.go).
+	// NoCrossNamespaceRefs (tenancy.go).
 	Tenancy Tenancy
 }
 

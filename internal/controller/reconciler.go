@@ -67,6 +67,10 @@ type reconciler struct {
 	// (pulled.go): the cache serves an artifact to others only after the
 	// registry served them its manifest.
 	pulled pulledBy
+	// chartProofs are the locked charts each namespace's credentials
+	// were shown to read: the chart cache serves a chart to a Stack only
+	// then (source.Access).
+	chartProofs *source.Proofs
 	// runs are the applies and destroys under way: Run waits for them
 	// before it returns.
 	runs inflight
@@ -294,7 +298,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]wa
 	if out, wait := r.retryGate(sr); wait {
 		return out
 	}
-	if _, err := run.Init(ctx, sr.opts, run.InitRequest{Frozen: true, Resolver: res}); err != nil {
+	if err := initCharts(ctx, sr.opts, res); err != nil {
 		return r.failed(sr, nil, ReasonPlanFailed, err)
 	}
 	if out, dup := r.checkDuplicate(ctx, sr); dup {

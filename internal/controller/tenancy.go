@@ -18,8 +18,9 @@ const (
 	TenancyNone Tenancy = ""
 	// TenancyStrict: every Stack acts as a service account of its own
 	// namespace (--default-service-account is required), references to
-	// other namespaces are refused, and the pulled artifacts are cached
-	// per namespace.
+	// other namespaces are refused. (The shared cache serves pulled
+	// artifacts and charts per credentials in every mode: pulled.go,
+	// source.Access.)
 	TenancyStrict Tenancy = "strict"
 )
 
@@ -49,10 +50,6 @@ func (o Options) validateTenancy() error {
 func (o Options) noCrossNamespaceRefs() bool {
 	return o.NoCrossNamespaceRefs || o.Tenancy == TenancyStrict
 }
-
-// PerNamespaceCache: pulled artifacts are cached per namespace, so that
-// one namespace's pulls are never served to another's Stacks.
-func (o Options) PerNamespaceCache() bool { return o.Tenancy == TenancyStrict }
 
 // serviceAccountOf is the service account a Stack acts as, in its own
 // namespace ("": the controller's own identity).

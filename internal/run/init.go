@@ -26,7 +26,11 @@ type InitRequest struct {
 	// Frozen fills the chart cache from the lock file and never writes
 	// it: a chart the lock file lacks or no longer matches is an error
 	// (the controller runs stacks pulled as they were pushed).
-	Frozen   bool
+	Frozen bool
+	// Resolver fetches what the cache lacks. With Access set (the
+	// controller's, whose cache several namespaces share), every chart
+	// the stack will load from the cache is first proven readable with
+	// the stack's credentials (source.Resolver.Authorize).
 	Resolver *source.Resolver
 	// Warn receives warnings (an unreadable lock file replaced).
 	Warn io.Writer
@@ -83,6 +87,14 @@ func Init(ctx context.Context, o Options, req InitRequest) (*Initialized, error)
 	out := &Initialized{}
 	lock := &source.Lock{Releases: map[string]source.LockedRelease{}}
 	var errs []error
+	// What the stack will load from the cache, and with which
+	// credentials: proven readable before it is served (res.Access).
+	type use struct {
+		release config.ReleaseAddr
+		repo    source.Repository
+		locked  source.Resolved
+	}
+	var uses []use
 	for _, name := range slices.Sorted(maps.Keys(byRelease)) {
 		r := byRelease[name]
 		sreq, err := resolve.SourceRequest(r)
@@ -98,6 +110,7 @@ func Init(ctx context.Context, o Options, req InitRequest) (*Initialized, error)
 			}
 			e.Constraint = r.Version // a changed constraint that still admits the locked version
 			lock.Releases[name] = e
+			uses = append(uses, use{r.Addr.Release, sreq.Repository, e.Resolved})
 			out.Entries = append(out.Entries, InitEntry{Release: r.Addr.Release, Chart: r.Chart, Constraint: r.Version, Version: e.Version, Kept: true})
 			continue
 		}
@@ -107,6 +120,7 @@ func Init(ctx context.Context, o Options, req InitRequest) (*Initialized, error)
 			continue
 		}
 		lock.Releases[name] = source.LockedRelease{Chart: r.Chart, Constraint: r.Version, Resolved: got}
+		uses = append(uses, use{r.Addr.Release, sreq.Repository, got})
 		entry := InitEntry{Release: r.Addr.Release, Chart: r.Chart, Constraint: r.Version, Version: got.Version}
 		if locked && e.Version != got.Version {
 			entry.Was = e.Version
@@ -124,8 +138,14 @@ func Init(ctx context.Context, o Options, req InitRequest) (*Initialized, error)
 			continue
 		}
 		lock.Releases[name] = *e
+		uses = append(uses, use{r.Addr.Release, source.Repository{}, e.Resolved})
 		for _, d := range e.Dependencies {
 			out.Entries = append(out.Entries, InitEntry{Release: r.Addr.Release, Chart: r.Chart, Dependency: d.Name, Version: d.Version})
+		}
+	}
+	for _, u := range uses {
+		if err := res.Authorize(ctx, u.repo, u.locked); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", u.release, err))
 		}
 	}
 	if len(errs) > 0 {

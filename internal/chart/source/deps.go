@@ -45,21 +45,26 @@ func (res *Resolver) fetchDependencies(ctx context.Context, ch *chart.Chart, par
 		default:
 			return nil, fmt.Errorf("chart %s %s: dependency %q (repository %q) is not in the chart's charts/ directory and convoy fetches dependencies only from https://, http:// or oci:// repositories (and file:// for local charts)", ch.Metadata.Name, ch.Metadata.Version, d.Name, repoURL)
 		}
-		// Credentials are the parent repository's only when the dependency
-		// lives on the same host, as Helm passes them.
-		repo := Repository{URL: repoURL}
-		if parent.URL != "" && sameHost(strings.Replace(parent.URL, "oci://", "https://", 1), strings.Replace(repoURL, "oci://", "https://", 1)) {
-			repo = parent
-			repo.Name = ""
-			repo.URL = repoURL
-		}
-		dr, err := res.Resolve(ctx, Request{Repository: repo, Chart: d.Name, Constraint: d.Version})
+		dr, err := res.Resolve(ctx, Request{Repository: dependencyRepository(parent, repoURL), Chart: d.Name, Constraint: d.Version})
 		if err != nil {
 			return nil, fmt.Errorf("chart %s %s: dependency %q: %w", ch.Metadata.Name, ch.Metadata.Version, d.Name, err)
 		}
 		out = append(out, dr)
 	}
 	return out, nil
+}
+
+// dependencyRepository is the repository of a dependency at url: the
+// parent repository's credentials go with it only when it lives on the
+// same host, as Helm passes them.
+func dependencyRepository(parent Repository, url string) Repository {
+	if parent.URL != "" && sameHost(strings.Replace(parent.URL, "oci://", "https://", 1), strings.Replace(url, "oci://", "https://", 1)) {
+		repo := parent
+		repo.Name = ""
+		repo.URL = url
+		return repo
+	}
+	return Repository{URL: url}
 }
 
 // MissingDependencies names the Chart.yaml dependencies of ch that its

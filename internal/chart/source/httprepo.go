@@ -97,6 +97,7 @@ func (res *Resolver) resolveHTTP(ctx context.Context, req Request) (Resolved, er
 		return Resolved{}, fmt.Errorf("%s: download version %s from %s: %w", req.describe(), v, redactURL(archiveURL), err)
 	}
 	r.Digest = got
+	res.proven(repo, got)
 	return r, nil
 }
 
@@ -133,9 +134,14 @@ func redactURL(s string) string {
 // repository's own host, as Helm does without --pass-credentials) and
 // refuses bodies declared larger than limit.
 func (res *Resolver) get(ctx context.Context, client *http.Client, repo Repository, target string, header http.Header, limit int64) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	return res.send(ctx, client, repo, http.MethodGet, target, header, limit)
+}
+
+// send is get with another method (HEAD).
+func (res *Resolver) send(ctx context.Context, client *http.Client, repo Repository, method, target string, header http.Header, limit int64) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, target, nil)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", redactURL(target), err)
+		return nil, fmt.Errorf("%s %s: %w", method, redactURL(target), err)
 	}
 	for k, vs := range header {
 		req.Header[k] = vs
@@ -161,9 +167,9 @@ func (res *Resolver) get(ctx context.Context, client *http.Client, repo Reposito
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			// url.Error repeats the URL; keep the cause and a clean URL.
-			return nil, fmt.Errorf("GET %s: %w", redactURL(target), ue.Err)
+			return nil, fmt.Errorf("%s %s: %w", method, redactURL(target), ue.Err)
 		}
-		return nil, fmt.Errorf("GET %s: %w", redactURL(target), err)
+		return nil, fmt.Errorf("%s %s: %w", method, redactURL(target), err)
 	}
 	if resp.StatusCode == http.StatusNotModified {
 		return resp, nil
@@ -174,11 +180,11 @@ func (res *Resolver) get(ctx context.Context, client *http.Client, repo Reposito
 		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 			hint = " (check the repository's credentials)"
 		}
-		return nil, fmt.Errorf("GET %s: %s%s", redactURL(target), resp.Status, hint)
+		return nil, &statusError{method: method, url: redactURL(target), status: resp.Status, code: resp.StatusCode, hint: hint}
 	}
 	if resp.ContentLength > limit {
 		resp.Body.Close()
-		return nil, fmt.Errorf("GET %s: the server announces %d bytes, more than the limit of %d", redactURL(target), resp.ContentLength, limit)
+		return nil, fmt.Errorf("%s %s: the server announces %d bytes, more than the limit of %d", method, redactURL(target), resp.ContentLength, limit)
 	}
 	return resp, nil
 }
@@ -251,3 +257,13 @@ func (res *Resolver) fetchIndex(ctx context.Context, client *http.Client, repo R
 // writeFileAtomic writes through a temporary file and a rename; failures
 // are ignored by callers for which the file is only an optimisation.
 func writeFileAtomic(path string, data []byte) error { return safefile.WriteAtomic(path, data, 0o644) }
+
+// statusError is a repository's answer other than 200 or 304.
+type statusError struct {
+	method, url, status, hint string
+	code                      int
+}
+
+func (e *statusError) Error() string {
+	return fmt.Sprintf("%s %s: %s%s", e.method, e.url, e.status, e.hint)
+}

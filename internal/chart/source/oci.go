@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
@@ -132,37 +133,9 @@ func (res *Resolver) resolveOCI(ctx context.Context, req Request) (Resolved, err
 		}
 		reference = strings.ReplaceAll(version, "+", "_")
 	}
-	mdesc, rc, err := repo.FetchReference(ctx, reference)
+	mdesc, layer, err := res.chartManifest(ctx, repo, reference, "")
 	if err != nil {
-		return Resolved{}, fmt.Errorf("%s: fetch manifest %s: %w%s", req.describe(), reference, err, ociHint(err))
-	}
-	data, err := io.ReadAll(io.LimitReader(rc, 4<<20+1))
-	rc.Close()
-	if err != nil {
-		return Resolved{}, fmt.Errorf("%s: fetch manifest %s: %w", req.describe(), reference, err)
-	}
-	if len(data) > 4<<20 {
-		return Resolved{}, fmt.Errorf("%s: manifest %s is larger than 4 MiB", req.describe(), reference)
-	}
-	var m ocispec.Manifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		return Resolved{}, fmt.Errorf("%s: manifest %s: %w", req.describe(), reference, err)
-	}
-	if m.Config.MediaType != ociConfigMediaType {
-		return Resolved{}, fmt.Errorf("%s: %s is not a Helm chart (config media type %q, want %q)", req.describe(), reference, m.Config.MediaType, ociConfigMediaType)
-	}
-	var layer *ocispec.Descriptor
-	for i := range m.Layers {
-		if mt := m.Layers[i].MediaType; mt == ociChartMediaType || mt == ociLegacyMediaType {
-			layer = &m.Layers[i]
-			break
-		}
-	}
-	if layer == nil {
-		return Resolved{}, fmt.Errorf("%s: manifest %s has no chart layer (%s)", req.describe(), reference, ociChartMediaType)
-	}
-	if layer.Size > res.maxArchive() {
-		return Resolved{}, fmt.Errorf("%s: the chart layer is %d bytes, more than the limit of %d", req.describe(), layer.Size, res.maxArchive())
+		return Resolved{}, fmt.Errorf("%s: %w%s", req.describe(), err, ociHint(err))
 	}
 	r := Resolved{Source: "oci://" + repoRef, Name: name, Version: version, Digest: layer.Digest.String(), Manifest: mdesc.Digest.String()}
 	if digest != "" {
@@ -191,7 +164,44 @@ func (res *Resolver) resolveOCI(ctx context.Context, req Request) (Resolved, err
 			return Resolved{}, fmt.Errorf("%s: the chart at %s is version %s, which the constraint does not admit", req.describe(), digest, r.Version)
 		}
 	}
+	res.proven(req.Repository, r.Digest)
 	return r, nil
+}
+
+// chartManifest fetches the manifest of a Helm chart (reference: a tag or
+// a digest) and returns its descriptor and chart layer. A manifest asked
+// for by digest (want) must hash to it.
+func (res *Resolver) chartManifest(ctx context.Context, repo *remote.Repository, reference, want string) (ocispec.Descriptor, *ocispec.Descriptor, error) {
+	mdesc, rc, err := repo.FetchReference(ctx, reference)
+	if err != nil {
+		return mdesc, nil, fmt.Errorf("fetch manifest %s: %w", reference, err)
+	}
+	data, err := io.ReadAll(io.LimitReader(rc, 4<<20+1))
+	rc.Close()
+	if err != nil {
+		return mdesc, nil, fmt.Errorf("fetch manifest %s: %w", reference, err)
+	}
+	if len(data) > 4<<20 {
+		return mdesc, nil, fmt.Errorf("manifest %s is larger than 4 MiB", reference)
+	}
+	if want != "" {
+		if got := digest.FromBytes(data).String(); got != want {
+			return mdesc, nil, fmt.Errorf("manifest %s: the registry served content of digest %s", reference, got)
+		}
+	}
+	var m ocispec.Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return mdesc, nil, fmt.Errorf("manifest %s: %w", reference, err)
+	}
+	if m.Config.MediaType != ociConfigMediaType {
+		return mdesc, nil, fmt.Errorf("%s is not a Helm chart (config media type %q, want %q)", reference, m.Config.MediaType, ociConfigMediaType)
+	}
+	for i := range m.Layers {
+		if mt := m.Layers[i].MediaType; mt == ociChartMediaType || mt == ociLegacyMediaType {
+			return mdesc, &m.Layers[i], nil
+		}
+	}
+	return mdesc, nil, fmt.Errorf("manifest %s has no chart layer (%s)", reference, ociChartMediaType)
 }
 
 // ociHint explains authentication failures.

@@ -32,6 +32,9 @@ type Resolver struct {
 	// Warn receives warnings (such as disabled TLS verification); nil
 	// discards them.
 	Warn io.Writer
+	// Access, if set, makes Authorize prove the credentials may read a
+	// cached chart before it is served (a cache shared by tenants).
+	Access *Access
 }
 
 func (res *Resolver) warnf(format string, args ...any) {

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,6 +36,35 @@ type Registry struct {
 	CAFile   string
 	scheme   string
 	requests atomic.Int64
+
+	mu  sync.Mutex
+	log []served
+}
+
+// served is a request the proxy served and the status it answered.
+type served struct {
+	method, path string
+	status       int
+}
+
+// statusWriter remembers the status a handler answered.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 // StartRegistry starts the registry; with a username it requires htpasswd
@@ -138,7 +168,11 @@ http:
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.requests.Add(1)
-		proxy.ServeHTTP(w, req)
+		sw := &statusWriter{ResponseWriter: w}
+		proxy.ServeHTTP(sw, req)
+		r.mu.Lock()
+		r.log = append(r.log, served{req.Method, req.URL.Path, sw.status})
+		r.mu.Unlock()
 	}))
 	t.Cleanup(srv.Close)
 	r.Host = strings.TrimPrefix(srv.URL, "http://")
@@ -147,6 +181,22 @@ http:
 
 // Requests is the number of requests the proxy has served.
 func (r *Registry) Requests() int64 { return r.requests.Load() }
+
+// Count counts the requests with method whose path contains part that
+// the proxy answered with a success (2xx or 3xx): GET "/blobs/sha256:…"
+// counts the downloads of one blob, not the authentication challenges
+// before them.
+func (r *Registry) Count(method, part string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, q := range r.log {
+		if q.method == method && strings.Contains(q.path, part) && q.status < 400 {
+			n++
+		}
+	}
+	return n
+}
 
 // Push pushes a chart archive with `helm push` under oci://<Direct>/<path>
 // and returns the manifest digest helm reports.
