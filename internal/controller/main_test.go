@@ -153,26 +153,7 @@ metadata:
 data:
   message: {{ .Values.message | quote }}
 `,
-		"templates/deployment.yaml": `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}
-spec:
-  replicas: {{ .Values.replicas }}
-  selector:
-    matchLabels: {app: {{ .Release.Name }}}
-  template:
-    metadata:
-      labels:
-        app: {{ .Release.Name }}
-        {{- if .Values.neverReady }}
-        devcluster.convoy.dev/never-ready: "true"
-        {{- end }}
-    spec:
-      containers:
-        - name: web
-          image: "nginx:1.27"
-`,
+		"templates/deployment.yaml": testfiles.AppDeployment,
 	}
 	testfiles.Write(t, dir, files)
 }
