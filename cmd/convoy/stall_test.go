@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"syscall"
@@ -28,11 +27,7 @@ import (
 // still says and gives the one command that fixes the lock, and the next
 // apply converges.
 func TestStalledAPIServerLeavesAnHonestSummary(t *testing.T) {
-	devtest.SkipShort(t, "the devcluster tools")
-	tools, err := devcluster.LocateTools(os.Getenv)
-	if err != nil {
-		t.Skip(err)
-	}
+	tools := devtest.Tools(t)
 	own, err := devcluster.Start(context.Background(), devcluster.Options{Tools: tools, Nodes: 1})
 	if err != nil {
 		t.Fatal(err)
