@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -100,17 +101,14 @@ func TestChartHelmInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	// helm creates the CRD (or leaves the one there), and does not wait.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var getErr error
+	devtest.Eventually(t, 30*time.Second, func() bool {
 		crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "stacks.convoy.dev", metav1.GetOptions{})
-		if err == nil && established(crd) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("apiextensions.k8s.io/v1 CustomResourceDefinition stacks.convoy.dev not established after 30s: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		getErr = err
+		return err == nil && established(crd)
+	}, func() string {
+		return fmt.Sprintf("apiextensions.k8s.io/v1 CustomResourceDefinition stacks.convoy.dev not established after 30s: %v", getErr)
+	})
 }
 
 func established(crd *apiextensionsv1.CustomResourceDefinition) bool {

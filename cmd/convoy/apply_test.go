@@ -312,16 +312,10 @@ release "slow" {
 	}()
 	// Start the second apply while the first holds the lock.
 	leases := cluster.Client().CoordinationV1().Leases("default")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := leases.Get(context.Background(), run.LockName(stackName), metav1.GetOptions{}); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first apply never took the stack lock")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	devtest.Eventually(t, 20*time.Second, func() bool {
+		_, err := leases.Get(context.Background(), run.LockName(stackName), metav1.GetOptions{})
+		return err == nil
+	}, func() string { return "the first apply never took the stack lock" })
 	code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve")
 	if code != 1 || !strings.Contains(errOut, "is locked by") || !strings.Contains(errOut, "pid") || out != "" {
 		t.Fatalf("second apply: exit %d\nstdout %s\nstderr %s", code, out, errOut)
@@ -597,16 +591,10 @@ release "slow" {
 		done <- execute(ctx, []string{"apply", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--auto-approve", "--no-progress"}, streams{In: strings.NewReader(""), Out: &out, Err: &errb})
 	}()
 	// Interrupt once the release is being waited for.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if h := statusOf(t, ns, "slow"); len(h) == 1 && h[0].Info.Status == release.StatusPendingInstall {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the apply never reached its wait")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	devtest.Eventually(t, 30*time.Second, func() bool {
+		h := statusOf(t, ns, "slow")
+		return len(h) == 1 && h[0].Info.Status == release.StatusPendingInstall
+	}, func() string { return "the apply never reached its wait" })
 	time.Sleep(300 * time.Millisecond)
 	cancel()
 	if code := <-done; code != 1 {

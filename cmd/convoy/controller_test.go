@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -113,20 +115,16 @@ func TestPushControllerApproveGetStacks(t *testing.T) {
 	})
 	wait := func(what string, ok func(*v1alpha1.Stack) bool) {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			var got v1alpha1.Stack
+		var got v1alpha1.Stack
+		devtest.Eventually(t, 60*time.Second, func() bool {
+			got = v1alpha1.Stack{}
 			if err := c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "shop"}, &got); err != nil {
 				t.Fatal(err)
 			}
-			if ok(&got) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("not %s: %+v\ncontroller log:\n%s", what, got.Status, ctlErr.String())
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+			return ok(&got)
+		}, func() string {
+			return fmt.Sprintf("not %s: %+v\ncontroller log:\n%s", what, got.Status, ctlErr.String())
+		})
 	}
 	wait("planned", func(st *v1alpha1.Stack) bool { return st.Status.Plan != nil && st.Status.Plan.HasChanges })
 

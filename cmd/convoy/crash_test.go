@@ -19,6 +19,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/testfiles"
 
 	"github.com/convoy-sh/convoy/internal/devcluster"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/run"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -106,10 +107,7 @@ type killState struct {
 // pending record, and helm list and helm history agree with them.
 func TestSIGKILLedAppliesHealOnTheNextApply(t *testing.T) {
 	cluster.Need(t)
-	helm, err := devcluster.LocateHelm(os.Getenv)
-	if err != nil {
-		t.Skip(err)
-	}
+	helm := devtest.HelmBinary(t)
 	const trials, releases = 20, 10
 	start := time.Now()
 	bin := buildConvoy(t)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/release"
 )
 
@@ -110,16 +111,10 @@ release "slow" {
 		code, _, _ := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve", "--no-progress")
 		first <- code
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if h := statusOf(t, ns, "slow"); len(h) == 1 && h[0].Info.Status == release.StatusPendingInstall {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the apply never recorded its revision")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	devtest.Eventually(t, 30*time.Second, func() bool {
+		h := statusOf(t, ns, "slow")
+		return len(h) == 1 && h[0].Info.Status == release.StatusPendingInstall
+	}, func() string { return "the apply never recorded its revision" })
 	for _, args := range [][]string{{"recover", "slow"}, {"rollback", "slow"}} {
 		code, out, errOut := runConvoy(t, append(args, "-C", dir, "--kubeconfig", kc)...)
 		if code != 1 || out != "" || !strings.Contains(errOut, fmt.Sprintf("stack %q is locked by", ns)) ||

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -273,19 +274,15 @@ func TestRenameInterrupted(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		h := statusOf(t, ns, "web2")
-		if len(h) == 2 && h[1].Info.Status.IsPending() {
-			break
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			t.Fatalf("no pending revision 2 of web2 within 2 minutes: %s\n%s", revisions(h), killed.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	var h []*release.Release
+	devtest.Eventually(t, 2*time.Minute, func() bool {
+		h = statusOf(t, ns, "web2")
+		return len(h) == 2 && h[1].Info.Status.IsPending()
+	}, func() string {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return fmt.Sprintf("no pending revision 2 of web2 within 2 minutes: %s\n%s", revisions(h), killed.String())
+	})
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	if h := statusOf(t, ns, "web"); revisions(h) != "1:deployed" {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"syscall"
@@ -28,11 +27,7 @@ import (
 // still says and gives the one command that fixes the lock, and the next
 // apply converges.
 func TestStalledAPIServerLeavesAnHonestSummary(t *testing.T) {
-	devtest.SkipShort(t, "the devcluster tools")
-	tools, err := devcluster.LocateTools(os.Getenv)
-	if err != nil {
-		t.Skip(err)
-	}
+	tools := devtest.Tools(t)
 	own, err := devcluster.Start(context.Background(), devcluster.Options{Tools: tools, Nodes: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -70,10 +65,10 @@ func TestStalledAPIServerLeavesAnHonestSummary(t *testing.T) {
 		go func() {
 			done <- exitCode(o.Run(context.Background(), streams{In: strings.NewReader(""), Out: &out, Err: &errb}), &errb)
 		}()
-		waitFor(t, 60*time.Second, func() bool {
+		devtest.Eventually(t, 60*time.Second, func() bool {
 			h, err := eng.Storage(ns).History(context.Background(), name)
 			return err == nil && len(h) == 1 && h[0].Info.Status == release.StatusPendingInstall
-		})
+		}, func() string { return "the apply never recorded its pending revision" })
 		time.Sleep(500 * time.Millisecond) // into the wait
 		if err := syscall.Kill(apiserver, syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
@@ -167,15 +162,4 @@ func leaseExists(t *testing.T, client kubernetes.Interface, stack string) bool {
 		t.Fatal(err)
 	}
 	return err == nil
-}
-
-func waitFor(t *testing.T, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

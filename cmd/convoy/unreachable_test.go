@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/devcluster"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/convoy-sh/convoy/internal/testfiles"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -189,7 +190,8 @@ func TestUnreachableAPIServerIsNamedAndGivenUpOn(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done, out, errOut := startApply(ctx, "-C", dir, "--kubeconfig", kc, "--unreachable-timeout", "3s")
-	waitFor(t, 2*time.Minute, func() bool { return strings.Contains(errOut.String(), "waiting for 2 objects to be ready") })
+	devtest.Eventually(t, 2*time.Minute, func() bool { return strings.Contains(errOut.String(), "waiting for 2 objects to be ready") },
+		func() string { return "the apply never waited for its 2 objects:\n" + errOut.String() })
 	cut := time.Now()
 	proxy.Cut()
 
@@ -315,7 +317,8 @@ func TestPlanDuringApplyNamesTheApply(t *testing.T) {
 		cancel()
 		<-done
 	}()
-	waitFor(t, 2*time.Minute, func() bool { return strings.Contains(errOut.String(), "waiting for 2 objects to be ready") })
+	devtest.Eventually(t, 2*time.Minute, func() bool { return strings.Contains(errOut.String(), "waiting for 2 objects to be ready") },
+		func() string { return "the apply never waited for its 2 objects:\n" + errOut.String() })
 	holder, err := cluster.Client().CoordinationV1().Leases(run.LockNamespace).Get(context.Background(), run.LockName(stack), metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("the apply holds no lock: %v\n%s\n%s", err, out, errOut)

@@ -53,13 +53,7 @@ func (c *Config) decodeFile(file *hcl.File) hcl.Diagnostics {
 			}
 			c.Stack = s
 		case "variable":
-			v, d := decodeVariableBlock(block)
-			diags = append(diags, d...)
-			if prev, ok := c.Variables[v.Name]; ok {
-				diags = append(diags, duplicate("variable", v.Name, prev.DeclRange, block.DefRange))
-				continue
-			}
-			c.Variables[v.Name] = v
+			diags = append(diags, decodeNamed(block, "variable", c.Variables, decodeVariableBlock, (*Variable).declRange)...)
 		case "locals":
 			locals, d := decodeLocalsBlock(block)
 			diags = append(diags, d...)
@@ -71,37 +65,13 @@ func (c *Config) decodeFile(file *hcl.File) hcl.Diagnostics {
 				c.Locals[l.Name] = l
 			}
 		case "cluster":
-			cl, d := decodeClusterBlock(block)
-			diags = append(diags, d...)
-			if prev, ok := c.Clusters[cl.Name]; ok {
-				diags = append(diags, duplicate("cluster", cl.Name, prev.DeclRange, block.DefRange))
-				continue
-			}
-			c.Clusters[cl.Name] = cl
+			diags = append(diags, decodeNamed(block, "cluster", c.Clusters, decodeClusterBlock, (*Cluster).declRange)...)
 		case "repository":
-			r, d := decodeRepositoryBlock(block)
-			diags = append(diags, d...)
-			if prev, ok := c.Repositories[r.Name]; ok {
-				diags = append(diags, duplicate("repository", r.Name, prev.DeclRange, block.DefRange))
-				continue
-			}
-			c.Repositories[r.Name] = r
+			diags = append(diags, decodeNamed(block, "repository", c.Repositories, decodeRepositoryBlock, (*Repository).declRange)...)
 		case "release":
-			r, d := decodeReleaseBlock(block)
-			diags = append(diags, d...)
-			if prev, ok := c.Releases[r.Name]; ok {
-				diags = append(diags, duplicate("release", r.Name, prev.DeclRange, block.DefRange))
-				continue
-			}
-			c.Releases[r.Name] = r
+			diags = append(diags, decodeNamed(block, "release", c.Releases, decodeReleaseBlock, (*Release).declRange)...)
 		case "environment":
-			env, d := decodeEnvironmentBlock(block)
-			diags = append(diags, d...)
-			if prev, ok := c.Environments[env.Name]; ok {
-				diags = append(diags, duplicate("environment", env.Name, prev.DeclRange, block.DefRange))
-				continue
-			}
-			c.Environments[env.Name] = env
+			diags = append(diags, decodeNamed(block, "environment", c.Environments, decodeEnvironmentBlock, (*Environment).declRange)...)
 		case "policy":
 			p, d := decodePolicyBlock(block)
 			diags = append(diags, d...)
@@ -110,6 +80,25 @@ func (c *Config) decodeFile(file *hcl.File) hcl.Diagnostics {
 	}
 	return diags
 }
+
+// decodeNamed decodes a labelled block and adds it to the stack's blocks of
+// its kind under its name, or reports it as a duplicate of the one already
+// there (keeping the first).
+func decodeNamed[T any](block *hcl.Block, kind string, into map[string]T, decode func(*hcl.Block) (T, hcl.Diagnostics), declRange func(T) hcl.Range) hcl.Diagnostics {
+	v, diags := decode(block)
+	name := block.Labels[0]
+	if prev, ok := into[name]; ok {
+		return append(diags, duplicate(kind, name, declRange(prev), block.DefRange))
+	}
+	into[name] = v
+	return diags
+}
+
+func (v *Variable) declRange() hcl.Range    { return v.DeclRange }
+func (c *Cluster) declRange() hcl.Range     { return c.DeclRange }
+func (r *Repository) declRange() hcl.Range  { return r.DeclRange }
+func (r *Release) declRange() hcl.Range     { return r.DeclRange }
+func (e *Environment) declRange() hcl.Range { return e.DeclRange }
 
 var environmentBlockSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{

@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -56,20 +58,16 @@ func serviceAccount(t *testing.T, ns, name, clusterRole string) (client.Client, 
 // create of an approved Stack by editor is refused.
 func waitApprovalPolicy(t *testing.T, editor client.Client, ns string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	var err error
+	devtest.Eventually(t, 60*time.Second, func() bool {
 		st := newStack(ns, "policy-probe", "oci://example.invalid/stacks/app:v1", func(st *v1alpha1.Stack) {
 			st.Spec.ApprovedPlan = "sha256:" + strings.Repeat("0", 64)
 		})
-		err := editor.Create(context.Background(), st, client.DryRunAll)
-		if err != nil && strings.Contains(err.Error(), "may not approve") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the approval policy is not enforced after 60s: a dry-run create by an editor: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		err = editor.Create(context.Background(), st, client.DryRunAll)
+		return err != nil && strings.Contains(err.Error(), "may not approve")
+	}, func() string {
+		return fmt.Sprintf("the approval policy is not enforced after 60s: a dry-run create by an editor: %v", err)
+	})
 }
 
 // helmHistory is the description of each revision of a release, as helm

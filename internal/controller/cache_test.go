@@ -12,6 +12,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/run"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -55,16 +56,10 @@ func TestCacheMaxSizeEvictsWhatIsNotInUse(t *testing.T) {
 			t.Fatalf("Stack %s:%s", name, describe(st))
 		}
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		stacks, _ := filepath.Glob(filepath.Join(cacheDir, "stacks", "sha256-*"))
-		charts, _ := filepath.Glob(filepath.Join(cacheDir, "charts", "sha256", "*.tgz"))
-		if len(stacks)+len(charts) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the idle cache still holds %v %v", stacks, charts)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	var stacks, charts []string
+	devtest.Eventually(t, 30*time.Second, func() bool {
+		stacks, _ = filepath.Glob(filepath.Join(cacheDir, "stacks", "sha256-*"))
+		charts, _ = filepath.Glob(filepath.Join(cacheDir, "charts", "sha256", "*.tgz"))
+		return len(stacks)+len(charts) == 0
+	}, func() string { return fmt.Sprintf("the idle cache still holds %v %v", stacks, charts) })
 }

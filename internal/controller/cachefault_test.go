@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -130,20 +132,14 @@ func TestReadOnlyCacheNotifiesOnceAndRecovers(t *testing.T) {
 	if failedNotified != 1 {
 		t.Fatalf("status.notified records %d Failed notices after %d attempts, want 1: %+v", failedNotified, attempts, st.Status.Notified)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for len(h.received()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no Failed notification within 30s")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	devtest.Eventually(t, 30*time.Second, func() bool { return len(h.received()) != 0 },
+		func() string { return "no Failed notification within 30s" })
 
 	restore()
 	restored := time.Now()
 	waitStack(t, c, ns, "shop", 60*time.Second, "Ready once the cache is restored", isCond("Ready", metav1.ConditionTrue, "Applied"))
 	t.Logf("applied %s after the cache was restored", time.Since(restored).Round(time.Second))
-	deadline = time.Now().Add(30 * time.Second)
-	for {
+	devtest.Eventually(t, 30*time.Second, func() bool {
 		var failed, applied int
 		for _, doc := range h.received() {
 			switch doc["event"] {
@@ -156,14 +152,8 @@ func TestReadOnlyCacheNotifiesOnceAndRecovers(t *testing.T) {
 		if failed != 1 {
 			t.Fatalf("%d Failed notifications, want 1: %v", failed, h.received())
 		}
-		if applied == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no Applied notification within 30s: %v", h.received())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return applied == 1
+	}, func() string { return fmt.Sprintf("no Applied notification within 30s: %v", h.received()) })
 	if msg, _ := h.received()[0]["message"].(string); !strings.Contains(msg, "read-only file system") && !strings.Contains(msg, "permission denied") {
 		t.Errorf("the Failed notification %q does not say why", msg)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/testfiles"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -206,12 +207,8 @@ release "user" {
 	waitStack(t, c, ns, "crd", 90*time.Second, "Ready", isCond("Ready", metav1.ConditionTrue, ""))
 	// The first plan rendered user before the CRD existed; the plan after
 	// the apply sees the kind and upgrades user.
-	deadline := time.Now().Add(60 * time.Second)
-	for configMessage(t, c, ns, "user") != "widgets served" {
-		if time.Now().After(deadline) {
-			t.Fatalf("user's ConfigMap says %q 60s after the CRD's apply: the next plans did not see the new kind%s",
-				configMessage(t, c, ns, "user"), describe(getStack(t, c, ns, "crd")))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	devtest.Eventually(t, 60*time.Second, func() bool { return configMessage(t, c, ns, "user") == "widgets served" }, func() string {
+		return fmt.Sprintf("user's ConfigMap says %q 60s after the CRD's apply: the next plans did not see the new kind%s",
+			configMessage(t, c, ns, "user"), describe(getStack(t, c, ns, "crd")))
+	})
 }

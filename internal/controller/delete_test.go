@@ -12,6 +12,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
 	"github.com/convoy-sh/convoy/internal/devcluster"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -216,8 +217,7 @@ func TestDeleteWithoutPruneWhenInputsAreGone(t *testing.T) {
 		}
 	}
 	// Let go by its identity, not by loading the stack.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	devtest.Eventually(t, 30*time.Second, func() bool {
 		evs, err := cluster.Client().EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -226,12 +226,6 @@ func TestDeleteWithoutPruneWhenInputsAreGone(t *testing.T) {
 		for _, e := range evs.Items {
 			found = found || (e.Reason == "Abandoned" && strings.Contains(e.Note, "let go by its identity "+ns+"@"))
 		}
-		if found {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no Abandoned event saying the releases were let go by the Stack's identity")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return found
+	}, func() string { return "no Abandoned event saying the releases were let go by the Stack's identity" })
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/run"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -46,17 +47,10 @@ func TestCLIApplyAndControllerShareTheStackLock(t *testing.T) {
 	// The controller takes the lock and applies (api's wait runs 12s);
 	// a CLI apply meanwhile fails naming it.
 	leases := cluster.Client().CoordinationV1().Leases(run.LockNamespace)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	devtest.Eventually(t, 30*time.Second, func() bool {
 		l, err := leases.Get(ctx, run.LockName(ns), metav1.GetOptions{})
-		if err == nil && strings.Contains(l.Annotations["convoy.dev/command"], "convoy controller") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the controller never took the lock:%s", describe(getStack(t, c, ns, "shop")))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err == nil && strings.Contains(l.Annotations["convoy.dev/command"], "convoy controller")
+	}, func() string { return "the controller never took the lock:" + describe(getStack(t, c, ns, "shop")) })
 	_, err = run.Apply(ctx, run.Options{Source: run.Source{Dir: dir}, Clusters: run.ClusterOptions{Kubeconfig: cluster.Kubeconfig()}},
 		run.ApplyRequest{Command: "convoy apply"})
 	var le *run.LockedError

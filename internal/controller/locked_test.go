@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/run"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -37,17 +39,12 @@ func TestLockedWhileACLIApplyRuns(t *testing.T) {
 	stop := sync.OnceValue(func() error { cancel(); return <-done })
 	t.Cleanup(func() { _ = stop() })
 	// The CLI run installs api and waits for it.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var records int
+	devtest.Eventually(t, 30*time.Second, func() bool {
 		recs := helmRecords(t, ns)
-		if len(recs) == 1 && recs[0].Labels["status"] == "pending-install" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the CLI apply never got api pending: %d records", len(recs))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		records = len(recs)
+		return len(recs) == 1 && recs[0].Labels["status"] == "pending-install"
+	}, func() string { return fmt.Sprintf("the CLI apply never got api pending: %d records", records) })
 
 	create(t, c, newStack(ns, "shop", "oci://"+reg.Host+"/stacks/app:v1", nil))
 	startController(t, ns, nil)

@@ -153,26 +153,7 @@ metadata:
 data:
   message: {{ .Values.message | quote }}
 `,
-		"templates/deployment.yaml": `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}
-spec:
-  replicas: {{ .Values.replicas }}
-  selector:
-    matchLabels: {app: {{ .Release.Name }}}
-  template:
-    metadata:
-      labels:
-        app: {{ .Release.Name }}
-        {{- if .Values.neverReady }}
-        devcluster.convoy.dev/never-ready: "true"
-        {{- end }}
-    spec:
-      containers:
-        - name: web
-          image: "nginx:1.27"
-`,
+		"templates/deployment.yaml": testfiles.AppDeployment,
 	}
 	testfiles.Write(t, dir, files)
 }
@@ -283,17 +264,14 @@ func describe(st *v1alpha1.Stack) string {
 // waitStack waits until ok holds for the Stack.
 func waitStack(t *testing.T, c client.Client, ns, name string, timeout time.Duration, what string, ok func(*v1alpha1.Stack) bool) *v1alpha1.Stack {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		st := getStack(t, c, ns, name)
-		if ok(st) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Stack %s/%s: not %s after %s:%s", ns, name, what, timeout, describe(st))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	var st *v1alpha1.Stack
+	devtest.Eventually(t, timeout, func() bool {
+		st = getStack(t, c, ns, name)
+		return ok(st)
+	}, func() string {
+		return fmt.Sprintf("Stack %s/%s: not %s after %s:%s", ns, name, what, timeout, describe(st))
+	})
+	return st
 }
 
 // waitReconciles waits until the controller has reconciled each of the
@@ -322,28 +300,22 @@ func waitReconciles(t *testing.T, c client.Client, ns string, n int, names ...st
 		last[name] = createdAt(getStack(t, c, ns, name))
 	}
 	start := time.Now()
-	deadline := start.Add(timeout)
-	for {
-		done := true
+	var behind string // the first Stack not reconciled n times yet
+	devtest.Eventually(t, timeout, func() bool {
+		behind = ""
 		for _, name := range names {
 			st := getStack(t, c, ns, name)
 			if at := createdAt(st); at.After(last[name]) {
 				last[name] = at
 				moves[name]++
 			}
-			if moves[name] < n {
-				done = false
-				if time.Now().After(deadline) {
-					t.Fatalf("Stack %s/%s: reconciled %d times in %s, not %d:%s", ns, name, moves[name], timeout, n, describe(st))
-				}
+			if moves[name] < n && behind == "" {
+				behind = fmt.Sprintf("Stack %s/%s: reconciled %d times in %s, not %d:%s", ns, name, moves[name], timeout, n, describe(st))
 			}
 		}
-		if done {
-			t.Logf("Stacks %s reconciled %d times in %s", strings.Join(names, ", "), n, time.Since(start).Round(100*time.Millisecond))
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return behind == ""
+	}, func() string { return behind })
+	t.Logf("Stacks %s reconciled %d times in %s", strings.Join(names, ", "), n, time.Since(start).Round(100*time.Millisecond))
 }
 
 func isCond(typ string, status metav1.ConditionStatus, reason string) func(*v1alpha1.Stack) bool {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -26,19 +27,15 @@ func freeAddr(t *testing.T) string {
 
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(url)
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			return resp.StatusCode, string(b)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("GET %s: %v", url, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	var resp *http.Response
+	var err error
+	devtest.Eventually(t, 30*time.Second, func() bool {
+		resp, err = http.Get(url)
+		return err == nil
+	}, func() string { return fmt.Sprintf("GET %s: %v", url, err) })
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, string(b)
 }
 
 // The health endpoints answer, and the metrics count reconciles, time

@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -106,13 +108,8 @@ func TestNotificationApprovalRequiredOnce(t *testing.T) {
 
 	st := waitStack(t, c, ns, "shop", 60*time.Second, "ApprovalRequired", isCond("ApprovalRequired", metav1.ConditionTrue, "ApprovalRequired"))
 	digest := st.Status.Plan.Digest
-	deadline := time.Now().Add(30 * time.Second)
-	for len(h.received()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no notification within 30s:%s", describe(st))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	devtest.Eventually(t, 30*time.Second, func() bool { return len(h.received()) != 0 },
+		func() string { return "no notification within 30s:" + describe(st) })
 	doc := h.received()[0]
 	plan, _ := doc["plan"].(map[string]any)
 	if doc["event"] != "ApprovalRequired" || doc["stack"] != "shop" || doc["namespace"] != ns || plan == nil || plan["digest"] != digest || plan["configMap"] != st.Status.Plan.ConfigMapRef.Name {
@@ -139,8 +136,7 @@ func TestNotificationApprovalRequiredOnce(t *testing.T) {
 	// The failing endpoint's failure is an Event naming the notification,
 	// never its URL.
 	var failed string
-	deadline = time.Now().Add(60 * time.Second)
-	for failed == "" {
+	devtest.Eventually(t, 60*time.Second, func() bool {
 		evs, err := cluster.Client().EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -153,11 +149,8 @@ func TestNotificationApprovalRequiredOnce(t *testing.T) {
 				failed = e.Note
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no NotificationFailed event within 60s")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return failed != ""
+	}, func() string { return "no NotificationFailed event within 60s" })
 	if !strings.Contains(failed, "spec.notifications[1]") || !strings.Contains(failed, "500") {
 		t.Errorf("NotificationFailed %q does not name the notification and the answer", failed)
 	}
@@ -167,13 +160,8 @@ func TestNotificationApprovalRequiredOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitStack(t, c, ns, "shop", 60*time.Second, "Ready", isCond("Ready", metav1.ConditionTrue, "Applied"))
-	deadline = time.Now().Add(30 * time.Second)
-	for len(h.received()) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no Applied notification within 30s: %v", h.received())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	devtest.Eventually(t, 30*time.Second, func() bool { return len(h.received()) >= 2 },
+		func() string { return fmt.Sprintf("no Applied notification within 30s: %v", h.received()) })
 	doc = h.received()[1]
 	revs, _ := doc["revisions"].(map[string]any)
 	if doc["event"] != "Applied" || revs["release.api"] != float64(1) {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/testfiles"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
@@ -138,17 +139,14 @@ func describePipeline(p *v1alpha1.Pipeline) string {
 
 func waitPipeline(t *testing.T, c client.Client, ns, name string, timeout time.Duration, what string, ok func(*v1alpha1.Pipeline) bool) *v1alpha1.Pipeline {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		p := getPipeline(t, c, ns, name)
-		if ok(p) {
-			return p
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Pipeline %s/%s: not %s after %s:%s", ns, name, what, timeout, describePipeline(p))
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
+	var p *v1alpha1.Pipeline
+	devtest.Eventually(t, timeout, func() bool {
+		p = getPipeline(t, c, ns, name)
+		return ok(p)
+	}, func() string {
+		return fmt.Sprintf("Pipeline %s/%s: not %s after %s:%s", ns, name, what, timeout, describePipeline(p))
+	})
+	return p
 }
 
 func stageIs(name string, phase v1alpha1.StagePhase, digest string) func(*v1alpha1.Pipeline) bool {
@@ -412,19 +410,15 @@ func TestPipelinePromotesThroughStages(t *testing.T) {
 		"StageFailed staging " + d2,
 		"StageVerified staging " + d3, "ApprovalRequired production " + d3, "StageVerified production " + d3,
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got := hook.events()
+	slices.Sort(want)
+	var got []string
+	devtest.Eventually(t, 30*time.Second, func() bool {
+		got = hook.events()
 		slices.Sort(got)
-		slices.Sort(want)
-		if slices.Equal(got, want) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("notifications:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return slices.Equal(got, want)
+	}, func() string {
+		return fmt.Sprintf("notifications:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	})
 	if g := hook.gate("StageFailed staging " + d2); g != "spec.stages[0].gates[0] (test)" {
 		t.Errorf("the StageFailed notification names gate %q", g)
 	}

@@ -1,12 +1,14 @@
 package controller_test
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -56,8 +58,7 @@ func TestRollbackPlanIsNotReportedAsDrift(t *testing.T) {
 	if hasNotified(st, "Drifted", rollback) {
 		t.Errorf("a Drifted notification is sent for the rollback's own plan %s", rollback)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	devtest.Eventually(t, 30*time.Second, func() bool {
 		var applied, drifted bool
 		for _, doc := range h.received() {
 			p, _ := doc["plan"].(map[string]any)
@@ -70,12 +71,8 @@ func TestRollbackPlanIsNotReportedAsDrift(t *testing.T) {
 		if drifted {
 			t.Fatalf("a Drifted notification was sent for the rollback's own plan %s:%s", rollback, describe(st))
 		}
-		if applied {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no Applied notification for the rollback's plan %s: %v", rollback, h.received())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return applied
+	}, func() string {
+		return fmt.Sprintf("no Applied notification for the rollback's plan %s: %v", rollback, h.received())
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/release"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -128,20 +129,13 @@ func TestControllerNeverTakesOverAnotherNamespacesStack(t *testing.T) {
 	if err := c.Delete(context.Background(), getStack(t, c, first, "web")); err != nil {
 		t.Fatal(err)
 	}
-	waitGone := time.Now().Add(60 * time.Second)
-	for {
-		var l v1alpha1.StackList
+	var l v1alpha1.StackList
+	devtest.Eventually(t, 60*time.Second, func() bool {
 		if err := c.List(context.Background(), &l, client.InNamespace(first)); err != nil {
 			t.Fatal(err)
 		}
-		if len(l.Items) == 0 {
-			break
-		}
-		if time.Now().After(waitGone) {
-			t.Fatalf("the first Stack is not gone:%s", describe(&l.Items[0]))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return len(l.Items) == 0
+	}, func() string { return "the first Stack is not gone:" + describe(&l.Items[0]) })
 	for _, r := range recordsOf(t, c, first, "api") {
 		if r.Labels[release.StackLabel] != "" || r.Labels[release.LetGoLabel] != first {
 			t.Fatalf("a record of api not let go: %v", r.Labels)

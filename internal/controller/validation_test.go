@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -97,17 +99,11 @@ func TestABadStackStopsNoOther(t *testing.T) {
 		}
 	})
 	bad := rawStack(ns, "bad", map[string]any{"source": src, "interval": "five minutes"})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := c.Create(ctx, bad.DeepCopy())
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the loosened schema still rejects the Stack: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	var createErr error
+	devtest.Eventually(t, 30*time.Second, func() bool {
+		createErr = c.Create(ctx, bad.DeepCopy())
+		return createErr == nil
+	}, func() string { return fmt.Sprintf("the loosened schema still rejects the Stack: %v", createErr) })
 	if err := restore(); err != nil {
 		t.Fatal(err)
 	}

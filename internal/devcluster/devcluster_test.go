@@ -362,9 +362,9 @@ func childStartsCluster() int {
 // the cluster waits for each process it starts.
 func assertGone(t *testing.T, pids []int, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		var alive []string
+	var alive []string
+	devtest.Eventually(t, timeout, func() bool {
+		alive = nil
 		for _, pid := range pids {
 			if syscall.Kill(pid, 0) == nil {
 				alive = append(alive, strconv.Itoa(pid))
@@ -373,14 +373,8 @@ func assertGone(t *testing.T, pids []int, timeout time.Duration) {
 				alive = append(alive, fmt.Sprintf("%d (group %d)", member, pid))
 			}
 		}
-		if len(alive) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes left after teardown: %s", strings.Join(alive, ", "))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return len(alive) == 0
+	}, func() string { return "processes left after teardown: " + strings.Join(alive, ", ") })
 }
 
 // groupMembers lists live processes whose process group is pgid.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/devcluster"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 )
 
 // pinned reads a version from hack/tools.env, as the locators do.
@@ -105,18 +106,17 @@ func TestLocateWaitsForTheBuild(t *testing.T) {
 		done <- result{p, err}
 	}()
 
-	deadline := time.Now().Add(30 * time.Second)
-	for !blockedOn(t, st.Ino) {
+	devtest.Eventually(t, 30*time.Second, func() bool {
+		if blockedOn(t, st.Ino) {
+			return true
+		}
 		select {
 		case r := <-done:
 			t.Fatalf("located without waiting for the build: %q, %v", r.path, r.err)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the locator never waited for the build's lock")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return false
+	}, func() string { return "the locator never waited for the build's lock" })
 
 	// The build ends: its binary in place, then its lock released.
 	want := filepath.Join(dir, "helmfile-"+pinned(t, "HELMFILE_VERSION"), "bin", "helmfile")

@@ -71,18 +71,15 @@ scrape_configs:
 	instance = strings.TrimPrefix(target.URL, "http://")
 	// Ready when a query returns every series: Prometheus is up, has
 	// scraped, and the samples are queryable.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		r := gate.EvalPrometheus(context.Background(), gate.Prometheus{Address: address, Query: `count({job="gate-test", __name__=~"convoy_.*"})`, Max: 1e9})
-		if r.Passed && strings.Contains(r.Output, fmt.Sprintf("} %d ≤", series)) {
-			return address, instance
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "prometheus.log"))
-			t.Fatalf("prometheus on %s never returned the %d series: %s\n%s", addr, series, r.Output, log)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	var r gate.Result
+	devtest.Eventually(t, 60*time.Second, func() bool {
+		r = gate.EvalPrometheus(context.Background(), gate.Prometheus{Address: address, Query: `count({job="gate-test", __name__=~"convoy_.*"})`, Max: 1e9})
+		return r.Passed && strings.Contains(r.Output, fmt.Sprintf("} %d ≤", series))
+	}, func() string {
+		log, _ := os.ReadFile(filepath.Join(dir, "prometheus.log"))
+		return fmt.Sprintf("prometheus on %s never returned the %d series: %s\n%s", addr, series, r.Output, log)
+	})
+	return address, instance
 }
 
 func freePort(t *testing.T) string {

@@ -30,27 +30,8 @@ metadata:
 stringData:
   token: {{ .Values.token | quote }}
 `,
-		"charts/app/templates/deployment.yaml": `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}
-spec:
-  replicas: {{ .Values.replicas }}
-  selector:
-    matchLabels: {app: {{ .Release.Name }}}
-  template:
-    metadata:
-      labels:
-        app: {{ .Release.Name }}
-        {{- if .Values.neverReady }}
-        devcluster.convoy.dev/never-ready: "true"
-        {{- end }}
-    spec:
-      containers:
-        - name: web
-          image: "nginx:1.27"
-`,
-		"stack.hcl": fmt.Sprintf("stack %[1]q {\n  default_namespace = %[1]q\n}\n%[2]s", ns, releases),
+		"charts/app/templates/deployment.yaml": testfiles.AppDeployment,
+		"stack.hcl":                            fmt.Sprintf("stack %[1]q {\n  default_namespace = %[1]q\n}\n%[2]s", ns, releases),
 	}
 	testfiles.Write(t, dir, files)
 }

@@ -3,6 +3,9 @@ package kube_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"path"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 )
 
 func TestDelete(t *testing.T) {
@@ -94,10 +98,17 @@ metadata:
 		t.Errorf("error = %q, want %q", err, want)
 	}
 
-	// Once the finalizer goes, a waiter sees the object go too.
+	// Once the finalizer goes, a waiter sees the object go too: the
+	// finalizer is removed once the waiter watches.
+	watching := make(chan struct{})
+	waiter := newWatchingClient(t, "configmaps", watching)
 	done := make(chan error, 1)
-	go func() { done <- c.WaitForDelete(ctx, refs(objs)) }()
-	time.Sleep(200 * time.Millisecond)
+	go func() { done <- waiter.WaitForDelete(ctx, refs(objs)) }()
+	select {
+	case <-watching:
+	case <-ctx.Done():
+		t.Fatal("WaitForDelete never watched the ConfigMap")
+	}
 	release()
 	if err := <-done; err != nil {
 		t.Fatalf("WaitForDelete after the finalizer was removed: %v", err)
@@ -122,3 +133,30 @@ func TestDeleteErrorsNameObjects(t *testing.T) {
 		t.Errorf("deleted = %v: Delete should go on past a failure", deleted)
 	}
 }
+
+// newWatchingClient is a client that closes watching once its first watch
+// of resource (a plural, "configmaps") is established.
+func newWatchingClient(t *testing.T, resource string, watching chan<- struct{}) *kube.Client {
+	t.Helper()
+	cluster.Need(t)
+	cfg := rest.CopyConfig(cluster.RESTConfig())
+	var once sync.Once
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(r)
+			if err == nil && r.URL.Query().Get("watch") == "true" && path.Base(r.URL.Path) == resource {
+				once.Do(func() { close(watching) })
+			}
+			return resp, err
+		})
+	})
+	c, err := kube.New(cfg, kube.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

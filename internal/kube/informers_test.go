@@ -2,10 +2,12 @@ package kube_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/kube"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,17 +39,13 @@ func names(t *testing.T, in *kube.Informers, namespace, selector string) []strin
 // waitNames polls ListMetadata until it serves want.
 func waitNames(t *testing.T, in *kube.Informers, namespace, selector string, want ...string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got := names(t, in, namespace, selector)
-		if slices.Equal(got, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ListMetadata(%s, %q) = %v, want %v", namespace, selector, got, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var got []string
+	devtest.Eventually(t, 30*time.Second, func() bool {
+		got = names(t, in, namespace, selector)
+		return slices.Equal(got, want)
+	}, func() string {
+		return fmt.Sprintf("ListMetadata(%s, %q) = %v, want %v", namespace, selector, got, want)
+	})
 }
 
 func labelledConfigMap(name string, labels map[string]string) *corev1.ConfigMap {

@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
+
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 )
 
 // TestRateLimitDelaysAreCounted: requests within the burst are not held
@@ -29,11 +31,8 @@ func TestRateLimitDelaysAreCounted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- lim.Wait(ctx) }()
-	for deadline := time.Now().Add(10 * time.Second); counts.Delayed.Load() == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the request past the burst was not counted as delayed")
-		}
-	}
+	devtest.Eventually(t, 10*time.Second, func() bool { return counts.Delayed.Load() != 0 },
+		func() string { return "the request past the burst was not counted as delayed" })
 	cancel()
 	if err := <-done; err == nil {
 		t.Fatal("a request whose context ended while it waited was let through")

@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/kube"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestWaitKinds: each kind Wait knows reaches ready on the devcluster, or
@@ -172,7 +175,14 @@ spec:
 	}
 	// Let the quota controller fill in the quota's status first, so the
 	// rejection is about the quota and not its unknown state.
-	time.Sleep(time.Second)
+	devtest.Eventually(t, 30*time.Second, func() bool {
+		q, err := cluster.Client().CoreV1().ResourceQuotas(ns).Get(context.Background(), "no-pods", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, counted := q.Status.Hard[corev1.ResourcePods]
+		return counted
+	}, func() string { return "the quota controller never filled in the quota's status" })
 	objs = parse(t, c, ns, deployment("web", 1))
 	if _, err := c.Apply(testContext(t, 30*time.Second), objs, kube.ApplyOptions{}); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package progress
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/apply"
 	"github.com/convoy-sh/convoy/internal/dag"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
 )
@@ -39,10 +41,10 @@ func TestLiveViewRedrawsOneLinePerRelease(t *testing.T) {
 	l := NewLive(&buf, rows)
 	l.Started("release.db")
 	l.Event(release.Event{Namespace: "data", Release: "db", Phase: release.PhaseWaiting, Message: "waiting for 2 objects to be ready"})
-	time.Sleep(300 * time.Millisecond)
-	if !strings.Contains(buf.String(), "release.db   waiting: waiting for 2 objects to be ready") {
-		t.Fatalf("live view lacks db's phase:\n%q", buf.String())
-	}
+	// The next frame (drawn every 200ms) shows the event.
+	devtest.Eventually(t, 10*time.Second, func() bool {
+		return strings.Contains(buf.String(), "release.db   waiting: waiting for 2 objects to be ready")
+	}, func() string { return fmt.Sprintf("live view lacks db's phase:\n%q", buf.String()) })
 	l.Finished("release.db", dag.Outcome[string]{Status: dag.Failed, Duration: 1500 * time.Millisecond, Err: errors.New("x")})
 	l.Skipped("release.web", "dependency release.db failed")
 	l.Close()
@@ -98,17 +100,21 @@ func TestLiveViewShowsWhatAWaitIsBlockedOn(t *testing.T) {
 		Ref: kube.Ref{Group: "batch", Version: "v1", Kind: "Job", Namespace: "data", Name: "migrate"}, State: kube.StateFailed, Message: "BackoffLimitExceeded",
 		Details: []string{"pod migrate-x: container m: terminated: Error (exit code 1)"},
 	}}})
-	time.Sleep(300 * time.Millisecond)
-	for _, want := range []string{
-		"release.db   waiting: 2 not ready",
-		"⏳ Service data/db: no load balancer address\n",
-		"⏳ Job data/migrate: failed: BackoffLimitExceeded\n",
-		"⏳     pod migrate-x: container m: terminated: Error (exit code 1)\n",
-	} {
-		if !strings.Contains(buf.String(), want) {
-			t.Errorf("live view lacks %q:\n%q", want, buf.String())
+	var missing []string
+	devtest.Eventually(t, 10*time.Second, func() bool {
+		missing = nil
+		for _, want := range []string{
+			"release.db   waiting: 2 not ready",
+			"⏳ Service data/db: no load balancer address\n",
+			"⏳ Job data/migrate: failed: BackoffLimitExceeded\n",
+			"⏳     pod migrate-x: container m: terminated: Error (exit code 1)\n",
+		} {
+			if !strings.Contains(buf.String(), want) {
+				missing = append(missing, want)
+			}
 		}
-	}
+		return len(missing) == 0
+	}, func() string { return fmt.Sprintf("live view lacks %q:\n%q", missing, buf.String()) })
 	// Once the release moves on, its blockers go and the frame shrinks
 	// with every stale line cleared.
 	l.Finished("release.db", dag.Outcome[string]{Status: dag.Succeeded, Duration: time.Second})
@@ -133,16 +139,23 @@ func TestLiveViewNamesAnUnreachableAPIServer(t *testing.T) {
 	msg := "API server https://127.0.0.1:6443 unreachable since 12:03:04 (dial tcp 127.0.0.1:6443: connect: connection refused); giving up at 12:03:34 unless it answers"
 	l.Event(release.Event{Namespace: "shop", Release: "web", Phase: release.PhaseWaiting, Message: msg, Outage: &kube.Outage{Server: "https://127.0.0.1:6443"}})
 	l.Event(release.Event{Namespace: "shop", Release: "web", Phase: release.PhaseWaiting, Message: "waiting for apps/v1 Deployment shop/web", Blockers: blockers})
+	// frame is the last frame drawn (each is written whole, every 200ms).
 	frame := func() string {
-		time.Sleep(300 * time.Millisecond)
 		out := buf.String()
-		return out[strings.LastIndex(out, "\x1b[2K"+"release.db"):]
+		return out[max(0, strings.LastIndex(out, "\x1b[2K"+"release.db")):]
 	}
-	if f := frame(); !strings.Contains(f, "release.web  waiting: 1 not ready") || !strings.Contains(f, "⚠ "+msg+"\n") || !strings.Contains(f, "⏳ Deployment shop/web: 0/1 replicas available") {
-		t.Fatalf("the frame does not name the unreachable API server above the blockers:\n%q", f)
-	}
+	devtest.Eventually(t, 10*time.Second, func() bool {
+		f := frame()
+		return strings.Contains(f, "release.web  waiting: 1 not ready") && strings.Contains(f, "⚠ "+msg+"\n") && strings.Contains(f, "⏳ Deployment shop/web: 0/1 replicas available")
+	}, func() string {
+		return fmt.Sprintf("the frame does not name the unreachable API server above the blockers:\n%q", frame())
+	})
 	l.Event(release.Event{Namespace: "shop", Release: "web", Phase: release.PhaseWaiting, Message: "API server answers again"})
-	if f := frame(); strings.Contains(f, "⚠") || !strings.Contains(f, "release.web  waiting: API server answers again") {
+	// The first frame drawn after the event has no outage line.
+	devtest.Eventually(t, 10*time.Second, func() bool {
+		return strings.Contains(frame(), "release.web  waiting: API server answers again")
+	}, func() string { return fmt.Sprintf("the engine's news never reached the frame:\n%q", frame()) })
+	if f := frame(); strings.Contains(f, "⚠") {
 		t.Fatalf("the outage outlived its end:\n%q", f)
 	}
 }

@@ -197,6 +197,10 @@ func TestHooksRunInWeightOrderAroundResources(t *testing.T) {
 	defer cancel()
 
 	var events []event
+	// The watcher ends once it has seen the sentinels created after the
+	// deploy: a watch delivers in resourceVersion order, so every earlier
+	// event of its kind has been delivered by then.
+	const sentinel = "zz-sentinel"
 	done := make(chan struct{})
 	jobs, err := cluster.Client().BatchV1().Jobs(ns).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -209,7 +213,8 @@ func TestHooksRunInWeightOrderAroundResources(t *testing.T) {
 	go func() {
 		defer close(done)
 		completed := map[string]bool{}
-		for {
+		var jobSentinel, cmSentinel bool
+		for !jobSentinel || !cmSentinel {
 			select {
 			case ev, ok := <-jobs.ResultChan():
 				if !ok {
@@ -217,6 +222,10 @@ func TestHooksRunInWeightOrderAroundResources(t *testing.T) {
 				}
 				j, ok := ev.Object.(*batchv1.Job)
 				if !ok {
+					continue
+				}
+				if j.Name == sentinel {
+					jobSentinel = true
 					continue
 				}
 				rv, _ := strconv.Atoi(j.ResourceVersion)
@@ -233,7 +242,9 @@ func TestHooksRunInWeightOrderAroundResources(t *testing.T) {
 				if !ok {
 					return
 				}
-				if cm, ok := ev.Object.(*corev1.ConfigMap); ok && ev.Type == watch.Added && cm.Name != "kube-root-ca.crt" {
+				if cm, ok := ev.Object.(*corev1.ConfigMap); ok && cm.Name == sentinel {
+					cmSentinel = true
+				} else if ok && ev.Type == watch.Added && cm.Name != "kube-root-ca.crt" {
 					rv, _ := strconv.Atoi(cm.ResourceVersion)
 					events = append(events, event{rv, "create " + cm.Name})
 				}
@@ -247,9 +258,25 @@ func TestHooksRunInWeightOrderAroundResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond) // let the watches deliver the last events
+	if _, err := cluster.Client().CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: sentinel}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	suspended := true
+	if _, err := cluster.Client().BatchV1().Jobs(ns).Create(ctx, &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: sentinel},
+		Spec: batchv1.JobSpec{Suspend: &suspended, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "c", Image: "busybox:1.36"}},
+		}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watches did not deliver the sentinels within 30s")
+	}
 	cancel()
-	<-done
 	slices.SortStableFunc(events, func(a, b event) int { return a.rv - b.rv })
 	var got []string
 	for _, ev := range events {

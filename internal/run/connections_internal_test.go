@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/release"
 	"k8s.io/client-go/rest"
 )
@@ -60,15 +61,12 @@ func TestConnectionsKeep(t *testing.T) {
 
 	c.MaxAge = time.Nanosecond
 	before = builds.Load()
-	deadline := time.Now().Add(time.Second)
-	for time.Now().Before(deadline) && builds.Load() == before {
+	devtest.Eventually(t, time.Second, func() bool {
 		if _, err := c.engine("a", build); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if builds.Load() == before {
-		t.Fatal("a connection older than MaxAge was kept")
-	}
+		return builds.Load() != before
+	}, func() string { return "a connection older than MaxAge was kept" })
 }
 
 // Connections differ by who connects and how, not only by the server.

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/lockfile"
 	"github.com/convoy-sh/convoy/internal/safefile"
 
 	"github.com/hashicorp/hcl/v2"
@@ -19,7 +19,7 @@ import (
 )
 
 // LockFileName is the lock file beside a stack's .hcl files.
-const LockFileName = config.LockFileName
+const LockFileName = lockfile.Name
 
 // maxLockFileSize bounds the lock file: hundreds of releases take a few
 // hundred kilobytes.
