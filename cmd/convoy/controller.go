@@ -45,7 +45,9 @@ restored with spec.driftCorrection.
 Replicas elect a leader per shard on a Lease; --shard KEY reconciles only the
 Stacks labelled convoy.dev/shard=KEY (without --shard: the Stacks without that
 label). It runs in the cluster (convoy controller install --deployment) or
-outside it against a kubeconfig. See docs/controller.md.`,
+outside it against a kubeconfig. With --webhook-listen, a registry's push
+notifications reconcile at once the Stacks and Pipelines of the pushed
+repository. See docs/controller.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context(), s) },
 	}
@@ -74,6 +76,8 @@ outside it against a kubeconfig. See docs/controller.md.`,
 	fs.StringVar(&o.DefaultServiceAccount, "default-service-account", "", "plan and apply the Stacks that name no spec.serviceAccountName as this service account of their own namespace (default: as the controller)")
 	fs.BoolVar(&o.NoCrossNamespaceRefs, "no-cross-namespace-refs", false, "refuse Stacks whose varsFrom, clusters or notifications name an object of another namespace")
 	fs.StringVar(&o.Tenancy, "tenancy", "", "strict: every Stack acts as a service account of its namespace (needs --default-service-account), no cross-namespace references, pulled artifacts cached per namespace; recommended when several teams share the controller")
+	fs.StringVar(&o.WebhookListen, "webhook-listen", "", "listen address of the push receiver: POST "+controller.WebhookPath+" takes a registry's notifications and reconciles at once the Stacks and Pipelines whose source names the pushed repository (needs --webhook-token-secret)")
+	fs.StringVar(&o.WebhookTokenSecret, "webhook-token-secret", "", "NAMESPACE/NAME of the Secret whose key token the registry's notifications must bear (Authorization: Bearer TOKEN)")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "log at debug level")
 	cmd.AddCommand(newControllerInstallCmd(s))
 	return cmd
