@@ -149,9 +149,10 @@ func (f *kubeFlags) add(cmd *cobra.Command) {
 
 type controllerInstallOptions struct {
 	kubeFlags
-	Deployment  bool
-	Image       string
-	MinInterval time.Duration
+	Deployment         bool
+	Image              string
+	MinInterval        time.Duration
+	WebhookTokenSecret string
 }
 
 func newControllerInstallCmd(s streams) *cobra.Command {
@@ -169,7 +170,9 @@ The same manifests are under deploy/ in the source.
 
 The Deployment runs ` + deploy.ImageRepository + `:<this convoy's version>, or the
 image of --image REF (which implies --deployment): build and push one with
-make image IMAGE=REGISTRY/REPO:TAG. See docs/controller.md.`,
+make image IMAGE=REGISTRY/REPO:TAG. --webhook-token-secret NAMESPACE/NAME runs
+its push receiver and installs the Service convoy-controller-webhook
+(docs/pipelines.md, Push notifications). See docs/controller.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context(), s) },
 	}
@@ -177,6 +180,7 @@ make image IMAGE=REGISTRY/REPO:TAG. See docs/controller.md.`,
 	cmd.Flags().BoolVar(&o.Deployment, "deployment", false, "install the controller's Deployment too")
 	cmd.Flags().StringVar(&o.Image, "image", "", "the Deployment's image, REGISTRY/REPO:TAG (default "+deploy.ImageRepository+":<version>; implies --deployment)")
 	cmd.Flags().DurationVar(&o.MinInterval, "min-interval", controller.DefaultMinInterval, "the shortest spec.interval the Stack and Pipeline CRDs accept (run the controller with the same --min-interval)")
+	cmd.Flags().StringVar(&o.WebhookTokenSecret, "webhook-token-secret", "", fmt.Sprintf("run the Deployment's push receiver (--webhook-listen :%d) with this token Secret, NAMESPACE/NAME, and install its Service convoy-controller-webhook (implies --deployment)", deploy.WebhookPort))
 	return cmd
 }
 
@@ -193,7 +197,10 @@ func (o controllerInstallOptions) Run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	return controller.Install(ctx, c, controller.InstallRequest{Deployment: o.Deployment || o.Image != "", Image: o.Image, Log: s.Out, MinInterval: o.MinInterval})
+	return controller.Install(ctx, c, controller.InstallRequest{
+		Deployment: o.Deployment || o.Image != "" || o.WebhookTokenSecret != "", Image: o.Image, Log: s.Out, MinInterval: o.MinInterval,
+		WebhookTokenSecret: o.WebhookTokenSecret,
+	})
 }
 
 type approveOptions struct {
