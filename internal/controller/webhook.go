@@ -213,10 +213,14 @@ type webhookReply struct {
 func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	rep := r.serve(req)
 	r.receipts(rep.result)
-	if rep.code >= 400 {
-		// Never the request's headers: the token is one of them.
+	// Never the request's headers: the token is one of them.
+	switch {
+	case rep.code >= 400:
 		r.log.Info("refused a registry notification", "remote", req.RemoteAddr, "status", rep.code, "reason", rep.msg)
-	} else {
+	case rep.result == receiptAccepted:
+		r.log.Info("registry notification", "remote", req.RemoteAddr, "detail", rep.msg)
+	default:
+		// Blob pushes, pulls, repositories no source names: many.
 		r.log.V(1).Info("registry notification", "remote", req.RemoteAddr, "result", rep.result, "detail", rep.msg)
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -446,3 +446,21 @@ func TestInstallWebhook(t *testing.T) {
 		t.Fatal("a Secret reference without namespace was taken")
 	}
 }
+
+// The receiver's flags come together, or not at all.
+func TestWebhookFlags(t *testing.T) {
+	for _, tt := range []struct {
+		listen, secret, err string
+	}{
+		{"", "", ""},
+		{":9292", "convoy-system/convoy-webhook", ""},
+		{":9292", "", "--webhook-listen needs --webhook-token-secret NAMESPACE/NAME"},
+		{"", "convoy-system/convoy-webhook", "--webhook-token-secret needs --webhook-listen ADDR"},
+		{":9292", "convoy-webhook", `--webhook-token-secret "convoy-webhook": want NAMESPACE/NAME`},
+	} {
+		_, err := Options{WebhookListen: tt.listen, WebhookTokenSecret: tt.secret}.webhookSecret()
+		if (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("%q %q: %v, want %q", tt.listen, tt.secret, err, tt.err)
+		}
+	}
+}
