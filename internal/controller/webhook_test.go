@@ -134,9 +134,11 @@ func TestPushNotificationReconcilesAtOnce(t *testing.T) {
 }
 
 // The registry calls with a wrong token: each call is refused (401, and
-// logged without the token) and the Stack stays on what it had; a
-// notification with the Secret's token then moves it, and a changed
-// Secret's token is the one accepted.
+// logged without the token; the registry retries its first refused event
+// a second apart and sends none after it), and the Stack stays on what it
+// had after a new push; so do notifications of that push without the
+// token or with another scheme. The same notification with the Secret's
+// token moves it, and a changed Secret's token is the one accepted.
 func TestPushNotificationWrongToken(t *testing.T) {
 	ns := cluster.Namespace(t)
 	c := kube(t)
