@@ -202,3 +202,65 @@ func TestChartTenancy(t *testing.T) {
 		}
 	}
 }
+
+// webhookTokenSecret runs the push receiver and its Service, which
+// selects the release's pods on the port they name; a value that is not
+// NAMESPACE/NAME is refused.
+func TestChartWebhook(t *testing.T) {
+	d := renderDeployment(t, nil)
+	if args := strings.Join(d.Spec.Template.Spec.Containers[0].Args, " "); strings.Contains(args, "--webhook") {
+		t.Fatalf("no webhookTokenSecret, yet args %q", args)
+	}
+	d = renderDeployment(t, map[string]any{"webhookTokenSecret": "ops/convoy-webhook"})
+	c := d.Spec.Template.Spec.Containers[0]
+	if args := strings.Join(c.Args, " "); !strings.Contains(args, "--webhook-listen=:9292 --webhook-token-secret=ops/convoy-webhook") {
+		t.Fatalf("args %q", args)
+	}
+	ch, err := chart.Load("chart/convoy-controller")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := chart.Render(ch, chart.RenderOptions{ReleaseName: "convoy", Namespace: "ops", UserValues: map[string]any{"webhookTokenSecret": "ops/convoy-webhook"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var svc *corev1.Service
+	for _, m := range r.Manifests {
+		if m.Kind == "Service" {
+			svc = &corev1.Service{}
+			if err := yaml.Unmarshal([]byte(m.Content), svc); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if svc == nil || svc.Name != "convoy-webhook" || svc.Namespace != "ops" {
+		t.Fatalf("Service %+v", svc)
+	}
+	for k, v := range svc.Spec.Selector {
+		if d.Spec.Template.Labels[k] != v {
+			t.Errorf("the Service selects %s=%s, the pods are %v", k, v, d.Spec.Template.Labels)
+		}
+	}
+	named := false
+	for _, p := range c.Ports {
+		named = named || p.Name == svc.Spec.Ports[0].TargetPort.StrVal && p.ContainerPort == deploy.WebhookPort
+	}
+	if !named || svc.Spec.Ports[0].Port != deploy.WebhookPort {
+		t.Errorf("the Service's port %+v is not the container's %+v", svc.Spec.Ports, c.Ports)
+	}
+	for _, bad := range []string{"convoy-webhook", "ops/", "Ops/x"} {
+		if _, err := chart.Render(ch, chart.RenderOptions{ReleaseName: "convoy", Namespace: "ops", UserValues: map[string]any{"webhookTokenSecret": bad}}); err == nil || !strings.Contains(err.Error(), "webhookTokenSecret") {
+			t.Errorf("webhookTokenSecret %q: err = %v", bad, err)
+		}
+	}
+	// Without the value there is no Service.
+	r, err = chart.Render(ch, chart.RenderOptions{ReleaseName: "convoy", Namespace: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range r.Manifests {
+		if m.Kind == "Service" {
+			t.Errorf("no webhookTokenSecret, yet a Service:\n%s", m.Content)
+		}
+	}
+}

@@ -36,6 +36,16 @@ var ApprovalPolicy []byte
 //go:embed deployment.yaml
 var Deployment []byte
 
+// WebhookService is the Service of the controller's push receiver,
+// installed with it (convoy controller install --webhook-token-secret).
+//
+//go:embed webhook-service.yaml
+var WebhookService []byte
+
+// WebhookPort is the push receiver's port in the Deployment and its
+// Service.
+const WebhookPort = 9292
+
 // ImageRepository is where convoy's releases publish the image `make
 // image` builds.
 const ImageRepository = "ghcr.io/convoy-sh/convoy"

@@ -45,7 +45,9 @@ restored with spec.driftCorrection.
 Replicas elect a leader per shard on a Lease; --shard KEY reconciles only the
 Stacks labelled convoy.dev/shard=KEY (without --shard: the Stacks without that
 label). It runs in the cluster (convoy controller install --deployment) or
-outside it against a kubeconfig. See docs/controller.md.`,
+outside it against a kubeconfig. With --webhook-listen, a registry's push
+notifications reconcile at once the Stacks and Pipelines of the pushed
+repository. See docs/controller.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context(), s) },
 	}
@@ -74,6 +76,8 @@ outside it against a kubeconfig. See docs/controller.md.`,
 	fs.StringVar(&o.DefaultServiceAccount, "default-service-account", "", "plan and apply the Stacks that name no spec.serviceAccountName as this service account of their own namespace (default: as the controller)")
 	fs.BoolVar(&o.NoCrossNamespaceRefs, "no-cross-namespace-refs", false, "refuse Stacks whose varsFrom, clusters or notifications name an object of another namespace")
 	fs.StringVar(&o.Tenancy, "tenancy", "", "strict: every Stack acts as a service account of its namespace (needs --default-service-account), no cross-namespace references, pulled artifacts cached per namespace; recommended when several teams share the controller")
+	fs.StringVar(&o.WebhookListen, "webhook-listen", "", "listen address of the push receiver: POST "+controller.WebhookPath+" takes a registry's notifications and reconciles at once the Stacks and Pipelines whose source names the pushed repository (needs --webhook-token-secret)")
+	fs.StringVar(&o.WebhookTokenSecret, "webhook-token-secret", "", "NAMESPACE/NAME of the Secret whose key token the registry's notifications must bear (Authorization: Bearer TOKEN)")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "log at debug level")
 	cmd.AddCommand(newControllerInstallCmd(s))
 	return cmd
@@ -145,9 +149,10 @@ func (f *kubeFlags) add(cmd *cobra.Command) {
 
 type controllerInstallOptions struct {
 	kubeFlags
-	Deployment  bool
-	Image       string
-	MinInterval time.Duration
+	Deployment         bool
+	Image              string
+	MinInterval        time.Duration
+	WebhookTokenSecret string
 }
 
 func newControllerInstallCmd(s streams) *cobra.Command {
@@ -165,7 +170,9 @@ The same manifests are under deploy/ in the source.
 
 The Deployment runs ` + deploy.ImageRepository + `:<this convoy's version>, or the
 image of --image REF (which implies --deployment): build and push one with
-make image IMAGE=REGISTRY/REPO:TAG. See docs/controller.md.`,
+make image IMAGE=REGISTRY/REPO:TAG. --webhook-token-secret NAMESPACE/NAME runs
+its push receiver and installs the Service convoy-controller-webhook
+(docs/pipelines.md, Push notifications). See docs/controller.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context(), s) },
 	}
@@ -173,6 +180,7 @@ make image IMAGE=REGISTRY/REPO:TAG. See docs/controller.md.`,
 	cmd.Flags().BoolVar(&o.Deployment, "deployment", false, "install the controller's Deployment too")
 	cmd.Flags().StringVar(&o.Image, "image", "", "the Deployment's image, REGISTRY/REPO:TAG (default "+deploy.ImageRepository+":<version>; implies --deployment)")
 	cmd.Flags().DurationVar(&o.MinInterval, "min-interval", controller.DefaultMinInterval, "the shortest spec.interval the Stack and Pipeline CRDs accept (run the controller with the same --min-interval)")
+	cmd.Flags().StringVar(&o.WebhookTokenSecret, "webhook-token-secret", "", fmt.Sprintf("run the Deployment's push receiver (--webhook-listen :%d) with this token Secret, NAMESPACE/NAME, and install its Service convoy-controller-webhook (implies --deployment)", deploy.WebhookPort))
 	return cmd
 }
 
@@ -189,7 +197,10 @@ func (o controllerInstallOptions) Run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	return controller.Install(ctx, c, controller.InstallRequest{Deployment: o.Deployment || o.Image != "", Image: o.Image, Log: s.Out, MinInterval: o.MinInterval})
+	return controller.Install(ctx, c, controller.InstallRequest{
+		Deployment: o.Deployment || o.Image != "" || o.WebhookTokenSecret != "", Image: o.Image, Log: s.Out, MinInterval: o.MinInterval,
+		WebhookTokenSecret: o.WebhookTokenSecret,
+	})
 }
 
 type approveOptions struct {

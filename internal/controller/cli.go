@@ -106,15 +106,30 @@ type InstallRequest struct {
 	// MinInterval is the shortest spec.interval the CRDs accept (0:
 	// DefaultMinInterval).
 	MinInterval time.Duration
+	// WebhookTokenSecret, NAMESPACE/NAME, runs the Deployment's push
+	// receiver with this token Secret, and installs its Service ("":
+	// none).
+	WebhookTokenSecret string
 }
 
 // Install applies the CRD (and waits until it is established), the RBAC,
 // the approval admission policies and, when asked, the Deployment, with
 // server-side apply.
 func Install(ctx context.Context, c client.Client, req InstallRequest) error {
+	if req.WebhookTokenSecret != "" {
+		if _, err := ParseSecretRef(req.WebhookTokenSecret); err != nil {
+			return fmt.Errorf("--webhook-token-secret %w", err)
+		}
+		if !req.Deployment {
+			return errors.New("--webhook-token-secret sets the Deployment's push receiver: install the Deployment too")
+		}
+	}
 	docs := [][]byte{deploy.CRD, deploy.PipelineCRD, deploy.RBAC, deploy.ApprovalPolicy}
 	if req.Deployment {
 		docs = append(docs, deploy.Deployment)
+		if req.WebhookTokenSecret != "" {
+			docs = append(docs, deploy.WebhookService)
+		}
 	}
 	for _, doc := range docs {
 		objs, err := decodeAll(crdWithMinInterval(doc, req.MinInterval))
@@ -124,6 +139,9 @@ func Install(ctx context.Context, c client.Client, req InstallRequest) error {
 		for _, u := range objs {
 			if u.GetKind() == "Deployment" {
 				if err := setImage(u, cmp.Or(req.Image, deploy.DefaultImage(version.Get().Version))); err != nil {
+					return err
+				}
+				if err := setWebhook(u, req.WebhookTokenSecret); err != nil {
 					return err
 				}
 			}

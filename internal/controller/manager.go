@@ -2,7 +2,9 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -70,6 +72,10 @@ func RestConfig(kubeconfig, context string) (*rest.Config, error) {
 // Run runs the controller until ctx ends.
 func Run(ctx context.Context, o Options) error {
 	if err := o.validateTenancy(); err != nil {
+		return err
+	}
+	secret, err := o.webhookSecret()
+	if err != nil {
 		return err
 	}
 	cfg, err := RestConfig(o.Kubeconfig, o.Context)
@@ -177,6 +183,28 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if err := indexSourceRepositories(ctx, mgr); err != nil {
+		return err
+	}
+	// Pushes the receiver hands to the controllers (nil: no receiver).
+	var rcv *receiver
+	stackPushes, pipelinePushes := make(chan event.GenericEvent, 256), make(chan event.GenericEvent, 64)
+	if o.WebhookListen != "" {
+		// Listening now: a taken address fails the start, not later.
+		l, err := net.Listen("tcp", o.WebhookListen)
+		if err != nil {
+			return fmt.Errorf("--webhook-listen: %w", err)
+		}
+		rcv = &receiver{
+			listener: l, secret: secret, meta: mgr.GetCache(), reader: mgr.GetAPIReader(), elected: mgr.Elected(),
+			list: mgr.GetCache(), stackCh: stackPushes, pipelineCh: pipelinePushes, pushes: newPushes(),
+			log: o.Logger.WithName("webhook"), receipts: func(res string) { r.metrics.webhookReceipts.WithLabelValues(res).Inc() },
+		}
+		if err := mgr.Add(rcv); err != nil {
+			l.Close()
+			return err
+		}
+	}
 	r.readers = &stackReaders{cfg: cfg, scheme: scheme, mapper: mgr.GetRESTMapper(), own: mgr.GetAPIReader()}
 	r.notifier = newNotifier(mgr.GetAPIReader(), r.event)
 	r.notifier.readers, r.notifier.opts = r.readers, o
@@ -196,6 +224,8 @@ func Run(ctx context.Context, o Options) error {
 		// input: watched as metadata only, never cached with its data.
 		Watches(configMapMeta(), handler.EnqueueRequestsFromMapFunc(r.stacksReferencing("ConfigMap")), builder.OnlyMetadata).
 		Watches(secretMeta(), handler.EnqueueRequestsFromMapFunc(r.stacksReferencing("Secret")), builder.OnlyMetadata).
+		// A push of the Stack's repository (the receiver).
+		WatchesRawSource(crsource.Channel(stackPushes, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: o.concurrency(), SkipNameValidation: &skip, RateLimiter: r.backoff}).
 		Complete(r)
 	if err != nil {
@@ -205,12 +235,17 @@ func Run(ctx context.Context, o Options) error {
 	// changes (its readiness, its pin) are the Pipelines' inputs.
 	// Their gates run in the background, until the controller stops.
 	pr := &pipelineReconciler{stacks: r, gates: newGateRunner(), timeout: o.PipelineTimeout}
+	if rcv != nil {
+		r.pushes, pr.pushes = rcv.pushes, rcv.pushes
+	}
 	err = builder.ControllerManagedBy(mgr).
 		Named("pipeline").
 		For(&v1alpha1.Pipeline{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.Stack{}, handler.EnqueueRequestsFromMapFunc(pr.pipelinesOfStack)).
 		// A gate's run that ended.
 		WatchesRawSource(crsource.Channel(pr.gates.enqueue, &handler.EnqueueRequestForObject{})).
+		// A push of the repository it follows (the receiver).
+		WatchesRawSource(crsource.Channel(pipelinePushes, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: o.concurrency(), SkipNameValidation: &skip}).
 		Complete(pr)
 	if err != nil {
@@ -242,6 +277,44 @@ func Run(ctx context.Context, o Options) error {
 		o.Logger.Info("exiting with applies still under way: their records stay pending and their stack locks held until the next run heals them", "applies", n)
 	}
 	return err
+}
+
+// indexSourceRepositories indexes the cached Stacks and Pipelines by the
+// repository of their source, for the push receiver.
+func indexSourceRepositories(ctx context.Context, mgr manager.Manager) error {
+	err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.Stack{}, sourceRepositoryIndex, func(o client.Object) []string {
+		if k := stackRepositoryKey(o.(*v1alpha1.Stack)); k != "" {
+			return []string{k}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.Pipeline{}, sourceRepositoryIndex, func(o client.Object) []string {
+		if k := pipelineRepositoryKey(o.(*v1alpha1.Pipeline)); k != "" {
+			return []string{k}
+		}
+		return nil
+	})
+}
+
+// webhookSecret is --webhook-token-secret, checked against
+// --webhook-listen.
+func (o Options) webhookSecret() (types.NamespacedName, error) {
+	switch {
+	case o.WebhookListen == "" && o.WebhookTokenSecret == "":
+		return types.NamespacedName{}, nil
+	case o.WebhookListen == "":
+		return types.NamespacedName{}, errors.New("--webhook-token-secret needs --webhook-listen ADDR")
+	case o.WebhookTokenSecret == "":
+		return types.NamespacedName{}, errors.New("--webhook-listen needs --webhook-token-secret NAMESPACE/NAME: the receiver takes no unauthenticated notification")
+	}
+	ref, err := ParseSecretRef(o.WebhookTokenSecret)
+	if err != nil {
+		return types.NamespacedName{}, fmt.Errorf("--webhook-token-secret %w", err)
+	}
+	return ref, nil
 }
 
 func configMapMeta() *metav1.PartialObjectMetadata {

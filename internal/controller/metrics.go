@@ -28,6 +28,9 @@ type metrics struct {
 	// connections counts the cluster connections the Stacks' runs made
 	// (each reads discovery); kept ones are reused.
 	connections prometheus.Counter
+	// webhookReceipts counts the push receiver's notifications by
+	// result.
+	webhookReceipts *prometheus.CounterVec
 
 	mu sync.Mutex
 	// byStack are the release statuses of each Stack (namespace/name),
@@ -75,6 +78,10 @@ func newMetrics() *metrics {
 		Name: "convoy_controller_cluster_connections_total",
 		Help: "Cluster connections the Stacks' runs made (each reads the cluster's discovery); runs reuse kept ones.",
 	}))
+	m.webhookReceipts = register(prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "convoy_controller_webhook_receipts_total",
+		Help: "Registry notifications the push receiver (--webhook-listen) took, by result (accepted, unmatched, ignored, unauthorized, invalid, unavailable).",
+	}, []string{"result"}))
 	return m
 }
 

@@ -77,6 +77,11 @@ type Options struct {
 	// NoCrossNamespaceRefs refuses a Stack that names an object of
 	// another namespace (varsFrom, clusters, notifications' urlFrom).
 	NoCrossNamespaceRefs bool
+	// WebhookListen is the listen address of the push receiver
+	// (POST /registry, webhook.go; "": none). WebhookTokenSecret,
+	// NAMESPACE/NAME, is the Secret whose key token the notifications
+	// must bear (Authorization: Bearer TOKEN); each needs the other.
+	WebhookListen, WebhookTokenSecret string
 	// Tenancy strict requires DefaultServiceAccount and implies
 	// NoCrossNamespaceRefs (tenancy.go).
 	Tenancy Tenancy

@@ -46,6 +46,9 @@ type pipelineReconciler struct {
 	gates *gateRunner
 	// timeout bounds one reconcile (0: pipelineReconcileTimeout).
 	timeout time.Duration
+	// pushes are the Pipelines the push receiver was told of (nil: no
+	// receiver): listed again at once, whatever the interval.
+	pushes *pushes
 }
 
 // pipelineReconcileTimeout bounds a Pipeline's reconcile (listing tags,
@@ -76,6 +79,10 @@ func (r *pipelineReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	}
 	orig := p.DeepCopy()
 	out := r.reconcile(rctx, &p)
+	if _, pushed := r.pushes.pipeline(req.NamespacedName); pushed && out.err == nil {
+		// Notified of a push its listing has not seen yet: soon again.
+		out.requeue = pushRetry
+	}
 	if rctx.Err() != nil && ctx.Err() == nil {
 		msg := fmt.Sprintf("the reconcile ran past its deadline of %s: %v", cmp.Or(r.timeout, pipelineReconcileTimeout), out.err)
 		pipelineRetrying(&p, ReasonPromoting, msg)
@@ -361,7 +368,9 @@ func olderPipelineOf(p *v1alpha1.Pipeline, all []v1alpha1.Pipeline, stack string
 // when the spec changed) and records the newest matching one.
 func (r *pipelineReconciler) poll(ctx context.Context, p *v1alpha1.Pipeline) error {
 	l := p.Status.Latest
-	if l != nil && l.CheckedAt != nil && p.Status.ObservedGeneration == p.Generation &&
+	key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+	pushed, isPushed := r.pushes.pipeline(key)
+	if !isPushed && l != nil && l.CheckedAt != nil && p.Status.ObservedGeneration == p.Generation &&
 		time.Since(l.CheckedAt.Time) < r.stacks.opts.pipelineInterval(p) {
 		return nil
 	}
@@ -383,8 +392,9 @@ func (r *pipelineReconciler) poll(ctx context.Context, p *v1alpha1.Pipeline) err
 	reg := r.stacks.registry
 	reg.Resolver = res
 	tag := p.Spec.Follow.Tag
+	var tags []string
 	if c := p.Spec.Follow.Semver; c != "" {
-		tags, err := stacksource.Tags(ctx, reg, repo)
+		tags, err = stacksource.Tags(ctx, reg, repo)
 		if err != nil {
 			return err
 		}
@@ -395,12 +405,14 @@ func (r *pipelineReconciler) poll(ctx context.Context, p *v1alpha1.Pipeline) err
 	now := metav1.Now()
 	if tag == "" {
 		p.Status.Latest = &v1alpha1.Artifact{CheckedAt: &now}
+		r.sawPush(key, pushed, p.Spec.Follow.Tag, tags, "")
 		return nil
 	}
 	digest, err := stacksource.Resolve(ctx, reg, repo, tag)
 	if err != nil {
 		if errors.Is(err, errdef.ErrNotFound) && p.Spec.Follow.Tag != "" {
 			p.Status.Latest = &v1alpha1.Artifact{CheckedAt: &now}
+			r.sawPush(key, pushed, p.Spec.Follow.Tag, tags, "")
 			return nil
 		}
 		return err
@@ -415,7 +427,17 @@ func (r *pipelineReconciler) poll(ctx context.Context, p *v1alpha1.Pipeline) err
 		}
 	}
 	p.Status.Latest = &v1alpha1.Artifact{Tag: tag, Digest: digest, CheckedAt: &now}
+	r.sawPush(key, pushed, p.Spec.Follow.Tag, tags, digest)
 	return nil
+}
+
+// sawPush clears the Pipeline's push mark once a listing saw the push;
+// until then (the registry notifies before it tags) the Pipeline lists
+// again pushRetry apart.
+func (r *pipelineReconciler) sawPush(key types.NamespacedName, m pipelinePush, follow string, tags []string, digest string) {
+	if m.sawPush(follow, tags, digest) {
+		r.pushes.seen(key, m)
+	}
 }
 
 // newestMatching is the highest tag that is a semantic version matching

@@ -74,6 +74,8 @@ type reconciler struct {
 	// runs are the applies and destroys under way: Run waits for them
 	// before it returns.
 	runs inflight
+	// pushes are the pushes the receiver was told of (nil: no receiver).
+	pushes *pushes
 }
 
 // errStopping: the controller is stopping, and starts no apply.
@@ -161,6 +163,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	setWarnings(&st, ws)
 	if out.cacheFault {
 		r.backoff.capAt(req, min(interval, cacheFaultRetry))
+	}
+	if d := r.pushes.awaited(&st); d != "" && out.err == nil {
+		// Notified of a push the registry does not serve under the tag
+		// yet: soon again, not at the interval.
+		out.requeue = pushRetry
 	}
 	r.stripStatusPaths(&st)
 	recordApproval(&st)

@@ -81,6 +81,39 @@ type RegistryOptions struct {
 	// TLSCert and TLSKey, if set, make the registry serve HTTPS with them.
 	// There is no counting proxy then: Host is Direct and Requests is 0.
 	TLSCert, TLSKey string
+	// Notify, if set, is a notifications endpoint: the registry POSTs its
+	// events (pulls ignored) there.
+	Notify *NotifyEndpoint
+}
+
+// NotifyEndpoint is an endpoint of the registry's notifications.
+type NotifyEndpoint struct {
+	URL string
+	// Authorization is the header's value sent with each notification
+	// ("": none).
+	Authorization string
+}
+
+// notificationsConf is the registry configuration's notifications
+// section: one endpoint, retried a second apart.
+func notificationsConf(n *NotifyEndpoint) string {
+	if n == nil {
+		return ""
+	}
+	headers := ""
+	if n.Authorization != "" {
+		headers = fmt.Sprintf("      headers:\n        Authorization: [%q]\n", n.Authorization)
+	}
+	return fmt.Sprintf(`notifications:
+  endpoints:
+    - name: convoy
+      url: %q
+%s      timeout: 5s
+      threshold: 1
+      backoff: 1s
+      ignore:
+        actions: [pull]
+`, n.URL, headers)
 }
 
 // StartRegistryWith starts the registry as opts say.
@@ -123,7 +156,7 @@ storage:
 http:
   addr: 127.0.0.1:%d
   secret: convoy-test-secret
-%s%s`, filepath.Join(dir, "storage"), port, tlsConf, authConf)
+%s%s%s`, filepath.Join(dir, "storage"), port, tlsConf, authConf, notificationsConf(opts.Notify))
 	confPath := filepath.Join(dir, "config.yml")
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
