@@ -39,7 +39,15 @@ func TestChartHelmInstall(t *testing.T) {
 	ns := cluster.Namespace(t)
 	rel := "convoy-" + ns[len(ns)-6:] // the ClusterRole is named after it: one per test run
 	const image = "127.0.0.1:5000/convoy:test"
-	out, err := cluster.Helm(t, "install", rel, "chart/convoy-controller", "--namespace", ns, "--set", "image="+image, "--set", "shard=a")
+	install := []string{"install", rel, "chart/convoy-controller", "--namespace", ns, "--set", "image=" + image, "--set", "shard=a"}
+	if crdsInstalledByConvoy(t) {
+		// Other packages' tests on this cluster install the CRDs with
+		// `convoy controller install --min-interval 1s`: helm's
+		// server-side apply of the chart's crds/ (1m) would conflict with
+		// that field manager. The CRDs are cluster-wide; leave them be.
+		install = append(install, "--skip-crds")
+	}
+	out, err := cluster.Helm(t, install...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -109,6 +117,25 @@ func TestChartHelmInstall(t *testing.T) {
 	}, func() string {
 		return fmt.Sprintf("apiextensions.k8s.io/v1 CustomResourceDefinition stacks.convoy.dev not established after 30s: %v", getErr)
 	})
+}
+
+// crdsInstalledByConvoy says whether the Stack CRD exists, applied by
+// `convoy controller install`.
+func crdsInstalledByConvoy(t *testing.T) bool {
+	ext, err := apiextensionsclient.NewForConfig(cluster.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(context.Background(), "stacks.convoy.dev", metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
+	for _, m := range crd.ManagedFields {
+		if m.Manager == "convoy" {
+			return true
+		}
+	}
+	return false
 }
 
 func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
