@@ -176,6 +176,9 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if err := indexPipelineStacks(ctx, mgr); err != nil {
+		return err
+	}
 	r.readers = &stackReaders{cfg: cfg, scheme: scheme, mapper: mgr.GetRESTMapper(), own: mgr.GetAPIReader()}
 	r.notifier = newNotifier(mgr.GetAPIReader(), r.event)
 	r.notifier.readers, r.notifier.opts = r.readers, o

@@ -134,7 +134,7 @@ func TestPipelineBadInputPromotesNothing(t *testing.T) {
 	pipeline := func(name string, stacks []string, mod func(*v1alpha1.PipelineSpec)) {
 		p := &v1alpha1.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1alpha1.PipelineSpec{
 			Source: src, Follow: v1alpha1.Follow{Semver: ">=1.0.0"}, Interval: &metav1.Duration{Duration: 2 * time.Second},
-			Stages: []v1alpha1.Stage{{Name: "only", Stacks: stacks}},
+			Stages: []v1alpha1.Stage{{Name: "only", Stacks: v1alpha1.StackRefs(stacks...)}},
 		}}
 		if mod != nil {
 			mod(&p.Spec)

@@ -380,9 +380,9 @@ func TestPipelinePageShowsStagesLeftToRight(t *testing.T) {
 	p := v1alpha1.Pipeline{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "app"},
 		Spec: v1alpha1.PipelineSpec{Source: "oci://registry.example/app", Follow: v1alpha1.Follow{Semver: ">=1.0.0"}, Stages: []v1alpha1.Stage{
-			{Name: "staging", Stacks: []string{"app-staging"}, Bake: &metav1.Duration{Duration: time.Minute}, Gates: []v1alpha1.Gate{{CEL: "object.kind != 'Pod'"}}},
-			{Name: "canary", Stacks: []string{"app-canary"}, Gates: []v1alpha1.Gate{{Test: &v1alpha1.TestGate{}}}},
-			{Name: "production", Stacks: []string{"app-prod"}, Approval: v1alpha1.ApprovalManual},
+			{Name: "staging", Stacks: v1alpha1.StackRefs("app-staging"), Bake: &metav1.Duration{Duration: time.Minute}, Gates: []v1alpha1.Gate{{CEL: "object.kind != 'Pod'"}}},
+			{Name: "canary", Stacks: v1alpha1.StackRefs("app-canary"), Gates: []v1alpha1.Gate{{Test: &v1alpha1.TestGate{}}}},
+			{Name: "production", Stacks: v1alpha1.StackRefs("app-prod"), Approval: v1alpha1.ApprovalManual},
 		}},
 		Status: v1alpha1.PipelineStatus{Stages: []v1alpha1.StageStatus{
 			{Name: "staging", Phase: v1alpha1.PhaseBaking, Digest: digest, Since: &since},
