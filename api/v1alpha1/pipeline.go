@@ -239,7 +239,7 @@ type PipelineStack struct {
 	// before Pipelines reached other namespaces: the Pipeline's).
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
-	Stage string `json:"stage"`
+	Stage     string `json:"stage"`
 	// Digest is the digest of its spec.source ("" unpinned).
 	Digest string `json:"digest,omitempty"`
 	// Ready: Ready on that digest.
