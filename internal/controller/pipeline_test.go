@@ -131,7 +131,7 @@ func describePipeline(p *v1alpha1.Pipeline) string {
 		}
 	}
 	for _, s := range p.Status.Stacks {
-		fmt.Fprintf(&b, "\n  stack %s: %s ready=%t", s.Name, s.Digest, s.Ready)
+		fmt.Fprintf(&b, "\n  stack %s/%s: %s ready=%t", s.Namespace, s.Name, s.Digest, s.Ready)
 	}
 	return b.String()
 }
