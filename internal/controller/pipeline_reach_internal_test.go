@@ -125,4 +125,16 @@ func TestStageMachineAcrossNamespaces(t *testing.T) {
 	if want := "staging team-a-staging/app, production team-a-prod/app, production delivery/local"; strings.Join(got, ", ") != want {
 		t.Fatalf("status.stacks %q, want %q", strings.Join(got, ", "), want)
 	}
+	// A failure names the Stack as namespace/name: in the stage's message
+	// and the StageFailed notice (events, notifications).
+	views["team-a-prod/app"] = stackView{Pinned: d1, Failed: "ApplyFailed: boom"}
+	views["local"] = stackView{Pinned: d1}
+	out = stepStages(machineInput{Namespace: p.Namespace, Now: now, Latest: d1, Spec: &p.Spec, Stages: out.Stages, Stacks: views})
+	want := "Stack team-a-prod/app failed on " + d1 + ": ApplyFailed: boom"
+	if s := out.Stages[1]; s.Phase != v1alpha1.PhaseFailed || s.Message != want {
+		t.Fatalf("stage production %s: %q, want %q", s.Phase, s.Message, want)
+	}
+	if n := out.Notices; len(n) != 1 || n[0].Event != v1alpha1.EventStageFailed || n[0].Message != want {
+		t.Fatalf("notices %+v", n)
+	}
 }
