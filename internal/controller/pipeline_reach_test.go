@@ -212,3 +212,46 @@ func TestPipelineAcrossNamespacesRefused(t *testing.T) {
 		t.Errorf("prod runs %q, not %s", got, d1)
 	}
 }
+
+// Under --tenancy strict a Pipeline acts as its service account for the
+// Stacks of its own namespace too: without a Role on stacks it pins
+// nothing, naming the verb and the identity; with one it promotes.
+func TestPipelineStrictActsAsItsServiceAccount(t *testing.T) {
+	cluster.Need(t)
+	c := kube(t)
+	ns := team(t, c) // its deployer: the core and apps kinds of ns, no Stacks
+	reg := sourcetest.StartRegistry(t, "", "")
+	d := &delivery{delivery: ns, reg: reg}
+	create(t, c, newStack(ns, "app", "", func(st *v1alpha1.Stack) {
+		st.Spec.Environment = "staging"
+		st.Spec.Vars = map[string]string{"ns": ns}
+	}))
+	create(t, c, &v1alpha1.Pipeline{
+		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
+		Spec: v1alpha1.PipelineSpec{
+			Source: "oci://" + reg.Host + "/stacks/app", Follow: v1alpha1.Follow{Semver: ">=1.0.0"},
+			Interval: &metav1.Duration{Duration: 2 * time.Second},
+			Stages:   []v1alpha1.Stage{{Name: "staging", Stacks: v1alpha1.StackRefs("app")}},
+		},
+	})
+	startController(t, ns, func(o *controller.Options) { o.Tenancy, o.DefaultServiceAccount = controller.TenancyStrict, "deployer" })
+	d1 := d.push(t, "1.0.0")
+	refusal := fmt.Sprintf("Stack %s/app (spec.stages[0].stacks[0]): serviceaccount %s/deployer may not get stacks.convoy.dev in namespace %s: not pinned to %s", ns, ns, ns, d1)
+	p := waitPipeline(t, c, ns, "app", 2*time.Minute, "refused", stalledWith(controller.ReasonForbidden, refusal))
+	if st := getStack(t, c, ns, "app"); st.Spec.Source != "" {
+		t.Fatalf("the Stack was pinned to %s though the deployer may not:%s", st.Spec.Source, describePipeline(p))
+	}
+	create(t, c, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "promoter", Namespace: ns},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"convoy.dev"}, Resources: []string{"stacks"}, Verbs: []string{"get", "patch"}}},
+	})
+	create(t, c, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "promoter", Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "promoter"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "deployer", Namespace: ns}},
+	})
+	waitPipeline(t, c, ns, "app", 2*time.Minute, "verified once allowed", stageIs("staging", v1alpha1.PhaseVerified, d1))
+	if st := getStack(t, c, ns, "app"); st.Annotations[v1alpha1.PipelineAnnotation] != "app" {
+		t.Errorf("annotation %q, want the Pipeline's name (its own namespace)", st.Annotations[v1alpha1.PipelineAnnotation])
+	}
+}
