@@ -66,7 +66,9 @@ func TestCRDRejectsInvalidPipelines(t *testing.T) {
 		}), "spec.stages[0].gates[0].prometheus.address"},
 		{"approval-digest", spec(func(s map[string]any) { s["approvals"] = []any{map[string]any{"stage": "staging", "digest": "abc"}} }), "spec.approvals[0].digest"},
 		// A stage's Stack is a name or {namespace, name}, nothing else.
-		{"stack-name", spec(func(s map[string]any) { s["stages"] = []any{stage("staging", map[string]any{"stacks": []any{"Bad_Name"}})} }), "spec.stages[0].stacks[0]"},
+		{"stack-name", spec(func(s map[string]any) {
+			s["stages"] = []any{stage("staging", map[string]any{"stacks": []any{"Bad_Name"}})}
+		}), "spec.stages[0].stacks[0]"},
 		{"stack-object-name", spec(func(s map[string]any) {
 			s["stages"] = []any{stage("staging", map[string]any{"stacks": []any{map[string]any{"name": "Bad_"}}})}
 		}), "spec.stages[0].stacks[0].name"},
