@@ -205,7 +205,11 @@ func (r *pipelineReconciler) reconcile(ctx context.Context, p *v1alpha1.Pipeline
 			if refusal != "" {
 				why := fmt.Sprintf("Stack %s (spec.stages[%d].stacks[%d]): %s: not pinned to %s", ref.In(p.Namespace), i, k, refusal, d)
 				refusals = append(refusals, why)
-				p.Status.Stages[i].Message += "; " + why
+				// Once: a failed stage's message (a rollback's pins) is
+				// carried from one reconcile to the next.
+				if s := &p.Status.Stages[i]; !strings.Contains(s.Message, why) {
+					s.Message += "; " + why
+				}
 				continue
 			}
 			if err != nil {
@@ -310,9 +314,9 @@ func validatePipeline(ns string, spec *v1alpha1.PipelineSpec) []string {
 	return out
 }
 
-// stacksOf reads the Stacks the stages name, by pipelineStackKey: those of the
-// Pipeline's namespace with the controller's identity (in one list),
-// those it reaches as its service account (pipelineReach) as that. A
+// stacksOf reads the Stacks the stages name, by pipelineStackKey: those
+// of the Pipeline's namespace with the controller's identity (in one
+// list), those it reaches as its service account (reachesAs) as that. A
 // missing Stack, a Stack another (older) Pipeline promotes, or one with a
 // source of its own is a message (and reason) that stalls the Pipeline:
 // nothing is promoted. A Stack its identity may not read is refused
