@@ -20,11 +20,11 @@ import (
 )
 
 // delivery is a platform team's set-up of a Pipeline across namespaces:
-// the Pipeline "app" in namespace delivery with its service account
-// "promoter", stage staging → Stack "app" of namespace staging, stage
-// production → Stack "app" of namespace prod. The promoter may read the
-// Stacks of both (get, list, watch); it may patch those of staging, and
-// those of prod when prodPatch.
+// the Pipeline "app" (created by start) in namespace delivery with its
+// service account "promoter", stage staging → Stack "app" of namespace
+// staging, stage production → Stack "app" of namespace prod. The promoter
+// may read the Stacks of both (get, list, watch); it may patch those of
+// staging, and those of prod when prodPatch.
 type delivery struct {
 	delivery, staging, prod string
 	shard                   string
@@ -49,12 +49,20 @@ func setUpDelivery(t *testing.T, c client.Client, prodPatch bool) *delivery {
 	// Cleanups run last first: these once the controller has stopped.
 	t.Cleanup(func() { dropFinalizers(t, d.staging) })
 	t.Cleanup(func() { dropFinalizers(t, d.prod) })
+	return d
+}
+
+// start creates the Pipeline, listing tags every interval, and starts
+// one controller for the three namespaces: its shard keeps it to this
+// test's Stacks and Pipeline.
+func (d *delivery) start(t *testing.T, c client.Client, interval time.Duration) {
+	t.Helper()
 	create(t, c, &v1alpha1.Pipeline{
 		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: d.delivery, Labels: map[string]string{v1alpha1.ShardLabel: d.shard}},
 		Spec: v1alpha1.PipelineSpec{
 			Source:             "oci://" + d.reg.Host + "/stacks/app",
 			Follow:             v1alpha1.Follow{Semver: ">=1.0.0"},
-			Interval:           &metav1.Duration{Duration: 2 * time.Second},
+			Interval:           &metav1.Duration{Duration: interval},
 			ServiceAccountName: "promoter",
 			Stages: []v1alpha1.Stage{
 				{Name: "staging", Stacks: []v1alpha1.PipelineStackRef{{Namespace: d.staging, Name: "app"}}},
@@ -62,10 +70,7 @@ func setUpDelivery(t *testing.T, c client.Client, prodPatch bool) *delivery {
 			},
 		},
 	})
-	// One controller for the three namespaces: its shard keeps it to
-	// this test's Stacks and Pipeline.
 	startController(t, d.delivery, func(o *controller.Options) { o.Namespace, o.Shard = "", d.shard })
-	return d
 }
 
 // allow gives the promoter a Role in ns: reading Stacks, and patching
@@ -128,11 +133,14 @@ release "app" {
 
 // A Pipeline of namespace delivery promotes a digest through Stacks of
 // two other namespaces, as its service account, which may patch them.
+// Its interval is an hour: what moves it after its first look are the
+// changes of those Stacks (each Ready wakes it).
 func TestPipelineAcrossNamespaces(t *testing.T) {
 	cluster.Need(t)
 	c := kube(t)
 	d := setUpDelivery(t, c, true)
 	d1 := d.push(t, "1.0.0")
+	d.start(t, c, time.Hour)
 	p := waitPipeline(t, c, d.delivery, "app", 3*time.Minute, "verified on 1.0.0 in both stages",
 		both(stageIs("staging", v1alpha1.PhaseVerified, d1), stageIs("production", v1alpha1.PhaseVerified, d1)))
 	want := map[string]string{d.staging: "staging", d.prod: "production"}
@@ -169,6 +177,7 @@ func TestPipelineAcrossNamespacesRefused(t *testing.T) {
 	d := setUpDelivery(t, c, false)
 	before := getStack(t, c, d.prod, "app")
 	d1 := d.push(t, "1.0.0")
+	d.start(t, c, 2*time.Second) // a Role's change is seen at the next interval
 	refusal := fmt.Sprintf("Stack %s/app (spec.stages[1].stacks[0]): serviceaccount %s/promoter may not patch stacks.convoy.dev in namespace %s: not pinned to %s",
 		d.prod, d.delivery, d.prod, d1)
 	p := waitPipeline(t, c, d.delivery, "app", 3*time.Minute, "refused at production", func(p *v1alpha1.Pipeline) bool {
