@@ -8,6 +8,8 @@ import (
 
 // PipelineAnnotation on a Stack names the Pipeline that pins its
 // spec.source: the Stack is that Pipeline's to promote, and no other's.
+// The value is the Pipeline's name when it is of the Stack's namespace,
+// else namespace/name (PipelineOwner, PipelineAnnotationValue).
 const PipelineAnnotation = "convoy.dev/pipeline"
 
 // DefaultPipelineInterval is how often a Pipeline lists its repository's
@@ -51,6 +53,12 @@ type PipelineSpec struct {
 	Approvals []StageApproval `json:"approvals,omitempty"`
 	// Verify promotes only digests signed by a key of its Secret.
 	Verify *VerifySpec `json:"verify,omitempty"`
+	// ServiceAccountName is the identity the Pipeline reads and pins its
+	// Stacks of other namespaces as (and, with --tenancy strict, those of
+	// its own): system:serviceaccount:<the Pipeline's namespace>:<name>.
+	// Empty: the controller's --default-service-account, else none (the
+	// Pipeline then reaches only its own namespace's Stacks).
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 }
 
 // Follow says which tag of the repository a Pipeline promotes: exactly
@@ -67,8 +75,10 @@ type Follow struct {
 type Stage struct {
 	// Name is unique in the Pipeline.
 	Name string `json:"name"`
-	// Stacks are Stack names of the Pipeline's namespace.
-	Stacks []string `json:"stacks"`
+	// Stacks are the stage's Stacks: plain names of the Pipeline's
+	// namespace, or {namespace, name} of another namespace (which the
+	// Pipeline's service account must be allowed to patch).
+	Stacks []PipelineStackRef `json:"stacks"`
 	// Bake is how long the Stacks must stay Ready with the gates holding
 	// before the stage is verified (default 0: the gates once).
 	Bake *metav1.Duration `json:"bake,omitempty"`
@@ -225,8 +235,11 @@ type FailedGate struct {
 
 // PipelineStack is the digest a Stack is pinned to.
 type PipelineStack struct {
-	Name  string `json:"name"`
-	Stage string `json:"stage"`
+	// Namespace is the Stack's namespace (empty in a status written
+	// before Pipelines reached other namespaces: the Pipeline's).
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	Stage     string `json:"stage"`
 	// Digest is the digest of its spec.source ("" unpinned).
 	Digest string `json:"digest,omitempty"`
 	// Ready: Ready on that digest.

@@ -56,7 +56,12 @@ func (s *PipelineSpec) DeepCopyInto(out *PipelineSpec) {
 // DeepCopyInto copies s into out.
 func (s *Stage) DeepCopyInto(out *Stage) {
 	*out = *s
-	out.Stacks = slices.Clone(s.Stacks)
+	if s.Stacks != nil {
+		out.Stacks = make([]PipelineStackRef, len(s.Stacks))
+		for i := range s.Stacks {
+			s.Stacks[i].DeepCopyInto(&out.Stacks[i])
+		}
+	}
 	out.Bake = copyDuration(s.Bake)
 	if s.Gates != nil {
 		out.Gates = make([]Gate, len(s.Gates))
@@ -75,6 +80,12 @@ func (s *Stage) DeepCopyInto(out *Stage) {
 		n := *s.MaxParallel
 		out.MaxParallel = &n
 	}
+}
+
+// DeepCopyInto copies r into out.
+func (r *PipelineStackRef) DeepCopyInto(out *PipelineStackRef) {
+	*out = *r
+	out.raw = slices.Clone(r.raw)
 }
 
 // DeepCopyInto copies s into out.

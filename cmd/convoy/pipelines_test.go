@@ -37,8 +37,8 @@ func TestPipelineCommands(t *testing.T) {
 		Spec: v1alpha1.PipelineSpec{
 			Source: "oci://127.0.0.1:1/stacks/shop", Follow: v1alpha1.Follow{Semver: ">=1.0.0"},
 			Stages: []v1alpha1.Stage{
-				{Name: "staging", Stacks: []string{"staging"}},
-				{Name: "production", Stacks: []string{"prod-a", "prod-b"}, Approval: v1alpha1.ApprovalManual},
+				{Name: "staging", Stacks: v1alpha1.StackRefs("staging")},
+				{Name: "production", Stacks: v1alpha1.StackRefs("prod-a", "prod-b"), Approval: v1alpha1.ApprovalManual},
 			},
 		},
 	}

@@ -279,7 +279,7 @@ func TestPipelineApprovalIsAPermission(t *testing.T) {
 		Spec: v1alpha1.PipelineSpec{
 			Source: "oci://example.invalid/stacks/app",
 			Follow: v1alpha1.Follow{Semver: ">=1.0.0"},
-			Stages: []v1alpha1.Stage{{Name: "production", Stacks: []string{"prod"}, Approval: v1alpha1.ApprovalManual}},
+			Stages: []v1alpha1.Stage{{Name: "production", Stacks: v1alpha1.StackRefs("prod"), Approval: v1alpha1.ApprovalManual}},
 		},
 	})
 	digest := "sha256:" + strings.Repeat("ab", 32)

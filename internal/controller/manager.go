@@ -183,6 +183,9 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if err := indexPipelineStacks(ctx, mgr); err != nil {
+		return err
+	}
 	if err := indexSourceRepositories(ctx, mgr); err != nil {
 		return err
 	}

@@ -118,14 +118,17 @@ type pipelineOutcome struct {
 
 func (r *pipelineReconciler) reconcile(ctx context.Context, p *v1alpha1.Pipeline) pipelineOutcome {
 	interval := r.stacks.opts.pipelineInterval(p)
+	prevRefusal := refusalOf(p)
 	if p.Spec.Suspend {
 		pipelineReady(p, metav1.ConditionFalse, ReasonSuspended, "spec.suspend is true: nothing is promoted")
 		return pipelineOutcome{}
 	}
-	if problems := validatePipeline(&p.Spec); len(problems) > 0 {
+	problems := validatePipeline(p.Namespace, &p.Spec)
+	problems = append(problems, r.reachProblems(p)...)
+	if len(problems) > 0 {
 		return r.stall(p, ReasonPipelineInvalid, strings.Join(problems, "; "))
 	}
-	stacks, msg, reason, err := r.stacksOf(ctx, p)
+	stacks, refused, msg, reason, err := r.stacksOf(ctx, p)
 	if err != nil {
 		pipelineRetrying(p, ReasonPromoting, err.Error())
 		return pipelineOutcome{err: err}
@@ -174,7 +177,7 @@ func (r *pipelineReconciler) reconcile(ctx context.Context, p *v1alpha1.Pipeline
 		gstacks[name] = st.DeepCopy()
 	}
 	step := stepStages(machineInput{
-		Now: now, Latest: p.Status.Latest.Digest, Spec: &p.Spec, Stages: p.Status.Stages, Stacks: views,
+		Namespace: p.Namespace, Now: now, Latest: p.Status.Latest.Digest, Spec: &p.Spec, Stages: p.Status.Stages, Stacks: views,
 		Gate: func(i, j int, digest string, since time.Time) gateVerdict {
 			k := gateKey{pipeline: key, generation: p.Generation, stage: p.Spec.Stages[i].Name, gate: j, digest: digest}
 			asked[k] = true
@@ -191,13 +194,32 @@ func (r *pipelineReconciler) reconcile(ctx context.Context, p *v1alpha1.Pipeline
 	}
 	p.Status.Stages = step.Stages
 	var pinErr error
-	for _, stage := range p.Spec.Stages {
-		for _, name := range stage.Stacks {
+	var refusals []string
+	for i, stage := range p.Spec.Stages {
+		for k, ref := range stage.Stacks {
+			name := pipelineStackKey(p.Namespace, ref)
 			d, ok := step.Pins[name]
 			if !ok {
 				continue
 			}
-			if err := r.pin(ctx, p, stacks[name], d); err != nil {
+			// A Stack the Pipeline's identity may not read or patch is
+			// left as it is, and the stage says why.
+			refusal := refused[name]
+			var err error
+			if refusal == "" {
+				refusal, err = r.pin(ctx, p, stacks[name], d)
+			}
+			if refusal != "" {
+				why := fmt.Sprintf("Stack %s (spec.stages[%d].stacks[%d]): %s: not pinned to %s", ref.In(p.Namespace), i, k, refusal, d)
+				refusals = append(refusals, why)
+				// Once: a failed stage's message (a rollback's pins) is
+				// carried from one reconcile to the next.
+				if s := &p.Status.Stages[i]; !strings.Contains(s.Message, why) {
+					s.Message += "; " + why
+				}
+				continue
+			}
+			if err != nil {
 				pinErr = errors.Join(pinErr, err)
 				continue
 			}
@@ -225,13 +247,17 @@ func (r *pipelineReconciler) reconcile(ctx context.Context, p *v1alpha1.Pipeline
 	if pinErr != nil {
 		pipelineRetrying(p, ReasonPromoting, pinErr.Error())
 	}
+	if len(refusals) > 0 {
+		r.refuse(p, prevRefusal, strings.Join(refusals, "; "))
+	}
 	return pipelineOutcome{requeue: requeue, err: pinErr, notices: step.Notices}
 }
 
 // validatePipeline finds what the CRD's schema cannot: a stage named
-// twice, a Stack in two stages, a semver constraint or CEL expression that
-// does not compile. Each problem names its field.
-func validatePipeline(spec *v1alpha1.PipelineSpec) []string {
+// twice, a Stack in two stages, a stage's Stack that is neither a name nor
+// {namespace, name}, a semver constraint or CEL expression that does not
+// compile. Each problem names its field. ns is the Pipeline's namespace.
+func validatePipeline(ns string, spec *v1alpha1.PipelineSpec) []string {
 	var out []string
 	if _, err := stacksource.ParseRepository(spec.Source); err != nil {
 		out = append(out, "spec.source: "+err.Error())
@@ -258,8 +284,13 @@ func validatePipeline(spec *v1alpha1.PipelineSpec) []string {
 		if len(stage.Stacks) == 0 {
 			out = append(out, fmt.Sprintf("spec.stages[%d].stacks: no Stack", i))
 		}
-		for k, name := range stage.Stacks {
+		for k, ref := range stage.Stacks {
 			where := fmt.Sprintf("spec.stages[%d].stacks[%d]", i, k)
+			if bad := ref.Invalid(); bad != "" {
+				out = append(out, where+": "+bad)
+				continue
+			}
+			name := pipelineStackKey(ns, ref)
 			if prev, dup := stackAt[name]; dup {
 				out = append(out, fmt.Sprintf("%s: Stack %s is %s already (a Stack is in one stage)", where, name, prev))
 			} else {
@@ -290,78 +321,127 @@ func validatePipeline(spec *v1alpha1.PipelineSpec) []string {
 	return out
 }
 
-// stacksOf reads the Stacks the stages name. A missing Stack, a Stack
-// another (older) Pipeline promotes, or one with a source of its own is a
-// message (and reason) that stalls the Pipeline: nothing is promoted.
-func (r *pipelineReconciler) stacksOf(ctx context.Context, p *v1alpha1.Pipeline) (map[string]*v1alpha1.Stack, string, string, error) {
-	var l v1alpha1.StackList
-	if err := r.stacks.reader.List(ctx, &l, client.InNamespace(p.Namespace)); err != nil {
-		return nil, "", "", fmt.Errorf("list the Stacks of namespace %s: %w", p.Namespace, err)
-	}
+// stacksOf reads the Stacks the stages name, by pipelineStackKey: those
+// of the Pipeline's namespace with the controller's identity (in one
+// list), those it reaches as its service account (reachesAs) as that. A
+// missing Stack, a Stack another (older) Pipeline promotes, or one with a
+// source of its own is a message (and reason) that stalls the Pipeline:
+// nothing is promoted. A Stack its identity may not read is refused
+// (by pipelineStackKey, why): the stage that would pin it says so.
+func (r *pipelineReconciler) stacksOf(ctx context.Context, p *v1alpha1.Pipeline) (map[string]*v1alpha1.Stack, map[string]string, string, string, error) {
 	byName := map[string]*v1alpha1.Stack{}
-	for i := range l.Items {
-		byName[l.Items[i].Name] = &l.Items[i]
-	}
+	listed := false
 	var pl v1alpha1.PipelineList
 	if err := r.stacks.reader.List(ctx, &pl, client.InNamespace(p.Namespace)); err != nil {
-		return nil, "", "", fmt.Errorf("list the Pipelines of namespace %s: %w", p.Namespace, err)
+		return nil, nil, "", "", fmt.Errorf("list the Pipelines of namespace %s: %w", p.Namespace, err)
 	}
-	out := map[string]*v1alpha1.Stack{}
+	out, refused := map[string]*v1alpha1.Stack{}, map[string]string{}
+	pkey := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
 	var missing, conflicts, foreign []string
 	for i, stage := range p.Spec.Stages {
-		for k, name := range stage.Stacks {
-			st, ok := byName[name]
-			if !ok {
-				missing = append(missing, fmt.Sprintf("convoy.dev/v1alpha1 Stack %s/%s (spec.stages[%d].stacks[%d])", p.Namespace, name, i, k))
+		for k, ref := range stage.Stacks {
+			name, nn := pipelineStackKey(p.Namespace, ref), ref.In(p.Namespace)
+			var st *v1alpha1.Stack
+			if r.reachesAs(p, nn.Namespace) {
+				got, refusal, err := r.readStackAs(ctx, p, nn)
+				if err != nil {
+					return nil, nil, "", "", err
+				}
+				if refusal != "" {
+					refused[name] = refusal
+					continue
+				}
+				st = got
+			} else {
+				if !listed {
+					var l v1alpha1.StackList
+					if err := r.stacks.reader.List(ctx, &l, client.InNamespace(p.Namespace)); err != nil {
+						return nil, nil, "", "", fmt.Errorf("list the Stacks of namespace %s: %w", p.Namespace, err)
+					}
+					for i := range l.Items {
+						byName[l.Items[i].Name] = &l.Items[i]
+					}
+					listed = true
+				}
+				st = byName[nn.Name]
+			}
+			if st == nil {
+				missing = append(missing, fmt.Sprintf("convoy.dev/v1alpha1 Stack %s (spec.stages[%d].stacks[%d])", nn, i, k))
 				continue
 			}
 			out[name] = st
-			if other := olderPipelineOf(p, pl.Items, name); other != "" {
-				conflicts = append(conflicts, fmt.Sprintf("Stack %s is in Pipeline %s/%s, created earlier", name, p.Namespace, other))
+			other, err := r.olderPipelineOf(ctx, p, pl.Items, nn)
+			if err != nil {
+				return nil, nil, "", "", err
+			}
+			if other != "" {
+				conflicts = append(conflicts, fmt.Sprintf("Stack %s is in Pipeline %s, created earlier", name, other))
 				continue
 			}
 			// A Stack pinned by a Pipeline that no longer exists is free to
 			// adopt; one with a source of its own, or pinned by another
 			// Pipeline, is not.
-			switch owner := st.Annotations[v1alpha1.PipelineAnnotation]; {
-			case st.Spec.Source == "" || owner == p.Name:
-			case owner == "":
+			owner, owned := v1alpha1.PipelineOwner(st)
+			switch {
+			case st.Spec.Source == "" || owned && owner == pkey:
+			case !owned:
 				foreign = append(foreign, fmt.Sprintf("Stack %s has a spec.source of its own (%s)", name, st.Spec.Source))
-			case slices.ContainsFunc(pl.Items, func(q v1alpha1.Pipeline) bool { return q.Name == owner }):
-				foreign = append(foreign, fmt.Sprintf("Stack %s is pinned by Pipeline %s/%s (%s)", name, p.Namespace, owner, st.Spec.Source))
+			case r.pipelineExists(ctx, owner, p.Namespace, pl.Items):
+				foreign = append(foreign, fmt.Sprintf("Stack %s is pinned by Pipeline %s (%s)", name, owner, st.Spec.Source))
 			}
 		}
 	}
 	switch {
 	case len(missing) > 0:
-		return out, "not found: " + strings.Join(missing, ", ") + ": nothing is promoted", ReasonStackNotFound, nil
+		return out, refused, "not found: " + strings.Join(missing, ", ") + ": nothing is promoted", ReasonStackNotFound, nil
 	case len(conflicts) > 0:
-		return out, strings.Join(conflicts, "; ") + ": a Stack is promoted by one Pipeline; nothing is promoted", ReasonStackConflict, nil
+		return out, refused, strings.Join(conflicts, "; ") + ": a Stack is promoted by one Pipeline; nothing is promoted", ReasonStackConflict, nil
 	case len(foreign) > 0:
-		return out, strings.Join(foreign, "; ") + ": remove it (the Pipeline pins the digest) or take the Stack out of spec.stages; nothing is promoted", ReasonForeignSource, nil
+		return out, refused, strings.Join(foreign, "; ") + ": remove it (the Pipeline pins the digest) or take the Stack out of spec.stages; nothing is promoted", ReasonForeignSource, nil
 	}
-	return out, "", "", nil
+	return out, refused, "", "", nil
 }
 
-// olderPipelineOf names another Pipeline of the list, created before p
-// (or at once, with a smaller name), whose stages name the Stack.
-func olderPipelineOf(p *v1alpha1.Pipeline, all []v1alpha1.Pipeline, stack string) string {
-	for _, q := range all {
-		if q.Name == p.Name {
+// olderPipelineOf names another Pipeline, created before p (or at once,
+// with a smaller namespace/name), whose stages name the Stack: one of
+// same (p's namespace's, read uncached) or, from the cache's index, of
+// another namespace.
+func (r *pipelineReconciler) olderPipelineOf(ctx context.Context, p *v1alpha1.Pipeline, same []v1alpha1.Pipeline, stack types.NamespacedName) (string, error) {
+	others, err := r.pipelinesNaming(ctx, stack)
+	if err != nil {
+		return "", err
+	}
+	candidates := slices.Clone(same)
+	for _, q := range others {
+		if q.Namespace != p.Namespace {
+			candidates = append(candidates, q)
+		}
+	}
+	self := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+	for _, q := range candidates {
+		qkey := types.NamespacedName{Namespace: q.Namespace, Name: q.Name}
+		if qkey == self {
 			continue
 		}
 		older := q.CreationTimestamp.Before(&p.CreationTimestamp) ||
-			q.CreationTimestamp.Equal(&p.CreationTimestamp) && q.Name < p.Name
-		if !older {
-			continue
+			q.CreationTimestamp.Equal(&p.CreationTimestamp) && qkey.String() < self.String()
+		if older && namesStack(&q, stack) {
+			return qkey.String(), nil
 		}
-		for _, stage := range q.Spec.Stages {
-			if slices.Contains(stage.Stacks, stack) {
-				return q.Name
+	}
+	return "", nil
+}
+
+// namesStack says whether a stage of q names the Stack.
+func namesStack(q *v1alpha1.Pipeline, stack types.NamespacedName) bool {
+	for _, stage := range q.Spec.Stages {
+		for _, ref := range stage.Stacks {
+			if ref.Invalid() == "" && ref.In(q.Namespace) == stack {
+				return true
 			}
 		}
 	}
-	return ""
+	return false
 }
 
 // poll lists the repository's tags when they are due (every interval, and
@@ -500,23 +580,36 @@ func viewStack(st *v1alpha1.Stack) stackView {
 }
 
 // pin sets the Stack's spec.source to the repository at digest and
-// records the Pipeline as its owner.
-func (r *pipelineReconciler) pin(ctx context.Context, p *v1alpha1.Pipeline, st *v1alpha1.Stack, digest string) error {
+// records the Pipeline as its owner. A Stack the Pipeline reaches as its
+// service account is patched as it, once a SubjectAccessReview said it
+// may: otherwise refusal says why, and the Stack is left as it is.
+func (r *pipelineReconciler) pin(ctx context.Context, p *v1alpha1.Pipeline, st *v1alpha1.Stack, digest string) (refusal string, err error) {
 	repo, err := stacksource.ParseRepository(p.Spec.Source)
 	if err != nil {
-		return err
+		return "", err
+	}
+	c := client.Writer(r.stacks.client)
+	if r.reachesAs(p, st.Namespace) {
+		nn := types.NamespacedName{Namespace: st.Namespace, Name: st.Name}
+		if refusal, err := r.mayPatch(ctx, p, nn); refusal != "" || err != nil {
+			return refusal, err
+		}
+		if c, err = r.clientAs(p); err != nil {
+			return "", err
+		}
 	}
 	before := st.DeepCopy()
 	st.Spec.Source = repo.WithDigest(digest).String()
 	if st.Annotations == nil {
 		st.Annotations = map[string]string{}
 	}
-	st.Annotations[v1alpha1.PipelineAnnotation] = p.Name
-	if err := r.stacks.client.Patch(ctx, st, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("convoy.dev/v1alpha1 Stack %s/%s: pin to %s: %w", st.Namespace, st.Name, digest, err)
+	st.Annotations[v1alpha1.PipelineAnnotation] = v1alpha1.PipelineAnnotationValue(p.Namespace, p.Name, st.Namespace)
+	if err := c.Patch(ctx, st, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return "", fmt.Errorf("convoy.dev/v1alpha1 Stack %s/%s: pin to %s: %w", st.Namespace, st.Name, digest, err)
 	}
-	r.event(p, corev1.EventTypeNormal, "Pinned", "Promote", fmt.Sprintf("Stack %s pinned to %s", st.Name, digest))
-	return nil
+	name := pipelineStackKey(p.Namespace, v1alpha1.PipelineStackRef{Namespace: st.Namespace, Name: st.Name})
+	r.event(p, corev1.EventTypeNormal, "Pinned", "Promote", fmt.Sprintf("Stack %s pinned to %s", name, digest))
+	return "", nil
 }
 
 // stacksStatus is status.stacks: each Stack's digest, readiness and the
@@ -524,14 +617,15 @@ func (r *pipelineReconciler) pin(ctx context.Context, p *v1alpha1.Pipeline, st *
 func stacksStatus(p *v1alpha1.Pipeline, views map[string]stackView, pins map[string]string, now time.Time) []v1alpha1.PipelineStack {
 	prev := map[string]v1alpha1.PipelineStack{}
 	for _, s := range p.Status.Stacks {
-		prev[s.Name] = s
+		prev[pipelineStackKey(p.Namespace, v1alpha1.PipelineStackRef{Namespace: s.Namespace, Name: s.Name})] = s
 	}
 	t := metav1.NewTime(now)
 	var out []v1alpha1.PipelineStack
 	for _, stage := range p.Spec.Stages {
-		for _, name := range stage.Stacks {
+		for _, ref := range stage.Stacks {
+			name, nn := pipelineStackKey(p.Namespace, ref), ref.In(p.Namespace)
 			v := views[name]
-			s := v1alpha1.PipelineStack{Name: name, Stage: stage.Name, Digest: v.Pinned, Ready: v.Ready}
+			s := v1alpha1.PipelineStack{Namespace: nn.Namespace, Name: nn.Name, Stage: stage.Name, Digest: v.Pinned, Ready: v.Ready}
 			if old, ok := prev[name]; ok && old.Digest == v.Pinned {
 				s.PinnedAt, s.ReadyAt = old.PinnedAt, old.ReadyAt
 			}
@@ -632,21 +726,16 @@ func (r *pipelineReconciler) event(p *v1alpha1.Pipeline, typ, reason, action, no
 	r.stacks.events.Eventf(p, nil, typ, reason, action, "%s", note)
 }
 
-// pipelinesOfStack maps a Stack to the Pipelines of its namespace whose
-// stages name it.
+// pipelinesOfStack maps a Stack to the Pipelines, of any namespace, whose
+// stages name it (the cache's pipelineStacksIndex).
 func (r *pipelineReconciler) pipelinesOfStack(ctx context.Context, obj client.Object) []reconcile.Request {
-	var l v1alpha1.PipelineList
-	if err := r.stacks.client.List(ctx, &l, client.InNamespace(obj.GetNamespace())); err != nil {
+	l, err := r.pipelinesNaming(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()})
+	if err != nil {
 		return nil
 	}
-	var out []reconcile.Request
-	for _, p := range l.Items {
-		for _, stage := range p.Spec.Stages {
-			if slices.Contains(stage.Stacks, obj.GetName()) {
-				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
-				break
-			}
-		}
+	out := make([]reconcile.Request, 0, len(l))
+	for _, p := range l {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
 	}
 	return out
 }

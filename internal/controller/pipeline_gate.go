@@ -28,7 +28,8 @@ func (r *pipelineReconciler) stageGate(ctx context.Context, p *v1alpha1.Pipeline
 	if g.Prometheus != nil {
 		return prometheusGate(ctx, g.Prometheus)
 	}
-	for _, name := range stage.Stacks {
+	for _, ref := range stage.Stacks {
+		name := pipelineStackKey(p.Namespace, ref)
 		st := stacks[name]
 		if st == nil {
 			return gateVerdict{Failed: true, Output: fmt.Sprintf("Stack %s not found", name)}

@@ -40,10 +40,10 @@ func TestPipelineHealthGates(t *testing.T) {
 			Follow:   v1alpha1.Follow{Semver: ">=1.0.0"},
 			Interval: &metav1.Duration{Duration: 2 * time.Second},
 			Stages: []v1alpha1.Stage{
-				{Name: "staging", Stacks: []string{"staging"}, Gates: []v1alpha1.Gate{
+				{Name: "staging", Stacks: v1alpha1.StackRefs("staging"), Gates: []v1alpha1.Gate{
 					{CEL: `objects.all(o, o.kind != 'ConfigMap' || o.data.version.startsWith('1.0.'))`},
 				}},
-				{Name: "production", Stacks: []string{"prod-a"}, Gates: []v1alpha1.Gate{
+				{Name: "production", Stacks: v1alpha1.StackRefs("prod-a"), Gates: []v1alpha1.Gate{
 					{Prometheus: &v1alpha1.PrometheusGate{Address: dead, Query: `sum(rate(http_requests_total{code=~"5.."}[5m]))`, Max: 0.01}},
 				}},
 			},

@@ -65,6 +65,22 @@ func TestCRDRejectsInvalidPipelines(t *testing.T) {
 			s["stages"] = []any{stage("staging", map[string]any{"gates": []any{map[string]any{"prometheus": map[string]any{"address": "prom:9090", "query": "up", "max": 1}}}})}
 		}), "spec.stages[0].gates[0].prometheus.address"},
 		{"approval-digest", spec(func(s map[string]any) { s["approvals"] = []any{map[string]any{"stage": "staging", "digest": "abc"}} }), "spec.approvals[0].digest"},
+		// A stage's Stack is a name or {namespace, name}, nothing else.
+		{"stack-name", spec(func(s map[string]any) {
+			s["stages"] = []any{stage("staging", map[string]any{"stacks": []any{"Bad_Name"}})}
+		}), "spec.stages[0].stacks[0]"},
+		{"stack-object-name", spec(func(s map[string]any) {
+			s["stages"] = []any{stage("staging", map[string]any{"stacks": []any{map[string]any{"name": "Bad_"}}})}
+		}), "spec.stages[0].stacks[0].name"},
+		{"stack-object-no-name", spec(func(s map[string]any) {
+			s["stages"] = []any{stage("staging", map[string]any{"stacks": []any{map[string]any{"namespace": "other"}}})}
+		}), "spec.stages[0].stacks[0].name"},
+		{"stack-object-typo", spec(func(s map[string]any) {
+			s["stages"] = []any{stage("staging", map[string]any{"stacks": []any{map[string]any{"name": "app", "namepsace": "other"}}})}
+		}), "spec.stages[0].stacks[0]"},
+		{"stack-object-namespace", spec(func(s map[string]any) {
+			s["stages"] = []any{stage("staging", map[string]any{"stacks": []any{map[string]any{"name": "app", "namespace": "Other_NS"}}})}
+		}), "spec.stages[0].stacks[0].namespace"},
 		{"notification-event", spec(func(s map[string]any) {
 			s["notifications"] = []any{map[string]any{"url": "http://x", "events": []any{"Applied"}}}
 		}), "spec.notifications[0].events[0]"},
@@ -88,13 +104,22 @@ func TestCRDRejectsInvalidPipelines(t *testing.T) {
 				map[string]any{"cel": "objects.all(o, true)"},
 				map[string]any{"prometheus": map[string]any{"address": "http://prom:9090", "query": "up", "max": 0.01}},
 			}}),
-			stage("production", map[string]any{"maxParallel": 1, "approval": "manual", "rollback": true}),
+			stage("production", map[string]any{"maxParallel": 1, "approval": "manual", "rollback": true,
+				"stacks": []any{"production", map[string]any{"namespace": "team-a-prod", "name": "app"}, map[string]any{"name": "canary"}}}),
 		}
 		// A new approval names the user who writes it (the approval policy).
 		s["approvals"] = []any{map[string]any{"stage": "production", "digest": "sha256:" + strings.Repeat("ab", 32), "approvedBy": me}}
 	}))
 	if err := c.Create(context.Background(), ok); err != nil {
 		t.Errorf("a valid Pipeline: %v", err)
+	}
+	got := getPipeline(t, c, ns, "valid").Spec.Stages[1].Stacks
+	var names []string
+	for _, r := range got {
+		names = append(names, r.String()+r.Invalid())
+	}
+	if want := "production team-a-prod/app canary"; strings.Join(names, " ") != want {
+		t.Errorf("production's Stacks read back as %q, want %q", strings.Join(names, " "), want)
 	}
 }
 
@@ -134,7 +159,7 @@ func TestPipelineBadInputPromotesNothing(t *testing.T) {
 	pipeline := func(name string, stacks []string, mod func(*v1alpha1.PipelineSpec)) {
 		p := &v1alpha1.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1alpha1.PipelineSpec{
 			Source: src, Follow: v1alpha1.Follow{Semver: ">=1.0.0"}, Interval: &metav1.Duration{Duration: 2 * time.Second},
-			Stages: []v1alpha1.Stage{{Name: "only", Stacks: stacks}},
+			Stages: []v1alpha1.Stage{{Name: "only", Stacks: v1alpha1.StackRefs(stacks...)}},
 		}}
 		if mod != nil {
 			mod(&p.Spec)
@@ -152,6 +177,14 @@ func TestPipelineBadInputPromotesNothing(t *testing.T) {
 		s.Stages[0].Gates = []v1alpha1.Gate{{Test: &v1alpha1.TestGate{}}, {CEL: "objects.all(o, o.kind ==)"}}
 	})
 	pipeline("unreachable", []string{"e"}, func(s *v1alpha1.PipelineSpec) { s.Source = "oci://127.0.0.1:1/stacks/app" })
+	// A Stack of another namespace, and no service account to reach it as.
+	pipeline("elsewhere", nil, func(s *v1alpha1.PipelineSpec) {
+		s.Stages[0].Stacks = []v1alpha1.PipelineStackRef{{Namespace: "team-a-prod", Name: "app"}}
+	})
+	// The CRD cannot type an entry "string or object": a number passes
+	// the API server, and the controller refuses it.
+	create(t, c, rawPipeline(ns, "number", map[string]any{"source": src, "follow": map[string]any{"semver": ">=1.0.0"},
+		"stages": []any{map[string]any{"name": "only", "stacks": []any{"a", 3}}}}))
 	startController(t, ns, nil)
 
 	waitPipeline(t, c, ns, "missing", 60*time.Second, "stalled naming the missing Stack",
@@ -164,6 +197,10 @@ func TestPipelineBadInputPromotesNothing(t *testing.T) {
 		stalledWith("Invalid", `spec.follow.semver ">=1.x.y!"`))
 	waitPipeline(t, c, ns, "cel", 60*time.Second, "stalled naming the CEL gate",
 		stalledWith("Invalid", "spec.stages[0].gates[1].cel: "))
+	waitPipeline(t, c, ns, "elsewhere", 60*time.Second, "stalled naming the Stack of another namespace",
+		stalledWith("Invalid", "spec.stages[0].stacks[0]: Stack team-a-prod/app is of another namespace: a Pipeline reaches other namespaces only as a service account of its own"))
+	waitPipeline(t, c, ns, "number", 60*time.Second, "stalled naming the entry that is not a Stack",
+		stalledWith("Invalid", "spec.stages[0].stacks[1]: 3 is neither a Stack name nor {namespace, name}"))
 	p := waitPipeline(t, c, ns, "unreachable", 60*time.Second, "not Ready with the registry's error", func(p *v1alpha1.Pipeline) bool {
 		r, rc := pipelineCond(p, "Ready"), pipelineCond(p, "Reconciling")
 		return r != nil && r.Reason == "SourceFailed" && strings.Contains(r.Message, "oci://127.0.0.1:1/stacks/app: list the tags") &&

@@ -45,12 +45,15 @@ type gateVerdict struct {
 
 // machineInput is what a reconcile observed.
 type machineInput struct {
-	Now time.Time
+	// Namespace is the Pipeline's: Stacks are keyed by pipelineStackKey in it.
+	Namespace string
+	Now       time.Time
 	// Latest is the newest matching digest ("": none yet).
 	Latest string
 	Spec   *v1alpha1.PipelineSpec
 	// Stages are the phases recorded last (matched to the spec by name).
 	Stages []v1alpha1.StageStatus
+	// Stacks are keyed by pipelineStackKey.
 	Stacks map[string]stackView
 	// Gate is the verdict of gate j of stage i on a digest, as of since
 	// or later; called only for a baking stage whose Stacks are all
@@ -70,7 +73,7 @@ type stageNotice struct {
 // machineOutput is what to do and record.
 type machineOutput struct {
 	Stages []v1alpha1.StageStatus
-	// Pins are the Stacks to pin, to the digest.
+	// Pins are the Stacks to pin (by pipelineStackKey), to the digest.
 	Pins map[string]string
 	// Requeue is when to look again for the bake or the gates (0: when a
 	// Stack or the tags change).
@@ -117,7 +120,8 @@ func stepStages(in machineInput) machineOutput {
 			m.bake(i, stage, &s)
 		}
 		if s.Phase == v1alpha1.PhaseFailed && stage.Rollback && s.Verified != "" && s.Verified != s.Digest {
-			for _, name := range stage.Stacks {
+			for _, ref := range stage.Stacks {
+				name := pipelineStackKey(in.Namespace, ref)
 				if v := in.Stacks[name]; v.Pinned != s.Verified {
 					out.Pins[name] = s.Verified
 				}
@@ -182,7 +186,8 @@ func (m *machine) promote(stage v1alpha1.Stage, s *v1alpha1.StageStatus) {
 		limit = int(*stage.MaxParallel)
 	}
 	ready, busy := 0, 0
-	for _, name := range stage.Stacks {
+	for _, ref := range stage.Stacks {
+		name := pipelineStackKey(m.in.Namespace, ref)
 		v := m.in.Stacks[name]
 		switch {
 		case v.Pinned != d:
@@ -195,11 +200,11 @@ func (m *machine) promote(stage v1alpha1.Stage, s *v1alpha1.StageStatus) {
 			busy++
 		}
 	}
-	for _, name := range stage.Stacks {
+	for _, ref := range stage.Stacks {
 		if busy >= limit {
 			break
 		}
-		if m.in.Stacks[name].Pinned != d {
+		if name := pipelineStackKey(m.in.Namespace, ref); m.in.Stacks[name].Pinned != d {
 			m.out.Pins[name] = d
 			busy++
 		}
@@ -219,7 +224,8 @@ func (m *machine) promote(stage v1alpha1.Stage, s *v1alpha1.StageStatus) {
 // bake time has passed.
 func (m *machine) bake(i int, stage v1alpha1.Stage, s *v1alpha1.StageStatus) {
 	d := s.Digest
-	for _, name := range stage.Stacks {
+	for _, ref := range stage.Stacks {
+		name := pipelineStackKey(m.in.Namespace, ref)
 		if v := m.in.Stacks[name]; v.Pinned != d || !v.Ready {
 			m.fail(stage, s, fmt.Sprintf("Stack %s stopped being Ready on %s during the bake: %s", name, d, v.NotReady), nil)
 			return
@@ -326,6 +332,17 @@ func truncateOutput(s string) string {
 		cut = cut[1:]
 	}
 	return "…" + cut
+}
+
+// pipelineStackKey names a stage's Stack in a Pipeline of namespace ns: its
+// name when it is of ns, else namespace/name. It keys the machine's and
+// the reconcile's maps and names the Stack in messages.
+func pipelineStackKey(ns string, ref v1alpha1.PipelineStackRef) string {
+	k := ref.In(ns)
+	if k.Namespace == ns {
+		return k.Name
+	}
+	return k.String()
 }
 
 // gateName is where a gate is in the spec, with its kind.

@@ -22,8 +22,8 @@ func twoStages(mod func(prod *v1alpha1.Stage)) *v1alpha1.PipelineSpec {
 		Source: "oci://r/stacks/app",
 		Follow: v1alpha1.Follow{Semver: ">=1.0.0"},
 		Stages: []v1alpha1.Stage{
-			{Name: "staging", Stacks: []string{"staging"}, Gates: []v1alpha1.Gate{{Test: &v1alpha1.TestGate{}}}},
-			{Name: "production", Stacks: []string{"prod-a", "prod-b"}, MaxParallel: &one},
+			{Name: "staging", Stacks: v1alpha1.StackRefs("staging"), Gates: []v1alpha1.Gate{{Test: &v1alpha1.TestGate{}}}},
+			{Name: "production", Stacks: v1alpha1.StackRefs("prod-a", "prod-b"), MaxParallel: &one},
 		},
 	}
 	if mod != nil {
@@ -54,8 +54,8 @@ type world struct {
 func newWorld(t *testing.T, spec *v1alpha1.PipelineSpec) *world {
 	w := &world{t: t, spec: spec, now: time.Unix(1_700_000_000, 0), stacks: map[string]stackView{}, fail: map[string]string{}, gateFails: map[string]bool{}, pinStep: map[string]int{}}
 	for _, s := range spec.Stages {
-		for _, n := range s.Stacks {
-			w.stacks[n] = stackView{NotReady: "NoSource"}
+		for _, ref := range s.Stacks {
+			w.stacks[pipelineStackKey("", ref)] = stackView{NotReady: "NoSource"}
 		}
 	}
 	return w
@@ -295,7 +295,7 @@ func TestValidatePipeline(t *testing.T) {
 		{"semver", func(s *v1alpha1.PipelineSpec) { s.Follow.Semver = ">=1.x.y!" }, `spec.follow.semver ">=1.x.y!"`},
 		{"both", func(s *v1alpha1.PipelineSpec) { s.Follow.Tag = "main" }, "spec.follow: give exactly one"},
 		{"stage twice", func(s *v1alpha1.PipelineSpec) { s.Stages[1].Name = "staging" }, `spec.stages[1].name: stage "staging" is spec.stages[0] already`},
-		{"stack twice", func(s *v1alpha1.PipelineSpec) { s.Stages[1].Stacks = []string{"staging"} }, "spec.stages[1].stacks[0]: Stack staging is spec.stages[0].stacks[0] already"},
+		{"stack twice", func(s *v1alpha1.PipelineSpec) { s.Stages[1].Stacks = v1alpha1.StackRefs("staging") }, "spec.stages[1].stacks[0]: Stack staging is spec.stages[0].stacks[0] already"},
 		{"cel", func(s *v1alpha1.PipelineSpec) {
 			s.Stages[0].Gates = []v1alpha1.Gate{{CEL: "objects.all(o, o.kind ==)"}}
 		}, "spec.stages[0].gates[0].cel: "},
@@ -308,7 +308,7 @@ func TestValidatePipeline(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := twoStages(nil)
 			tc.mod(spec)
-			got := strings.Join(validatePipeline(spec), "; ")
+			got := strings.Join(validatePipeline("", spec), "; ")
 			if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
 				t.Fatalf("got %q, want %q", got, tc.want)
 			}

@@ -105,9 +105,9 @@ func TestPipelineLeavesStaging(t *testing.T) {
 			Source: "oci://" + reg.Host + "/stacks/app",
 			Follow: v1alpha1.Follow{Semver: ">=1.0.0"},
 			Stages: []v1alpha1.Stage{
-				{Name: "staging", Stacks: []string{"app-staging"}, Bake: &metav1.Duration{Duration: 5 * time.Second},
+				{Name: "staging", Stacks: v1alpha1.StackRefs("app-staging"), Bake: &metav1.Duration{Duration: 5 * time.Second},
 					Gates: []v1alpha1.Gate{{Test: &v1alpha1.TestGate{}}}},
-				{Name: "production", Stacks: []string{"app-prod-a", "app-prod-b"}, MaxParallel: &one},
+				{Name: "production", Stacks: v1alpha1.StackRefs("app-prod-a", "app-prod-b"), MaxParallel: &one},
 			},
 		},
 	})
@@ -150,7 +150,7 @@ func TestPipelineReconcilePastItsDeadlineWritesItsStatus(t *testing.T) {
 		Spec: v1alpha1.PipelineSpec{
 			Source: "oci://" + strings.TrimPrefix(silent.URL, "http://") + "/stacks/app",
 			Follow: v1alpha1.Follow{Semver: ">=1.0.0"},
-			Stages: []v1alpha1.Stage{{Name: "staging", Stacks: []string{"app-staging"}}},
+			Stages: []v1alpha1.Stage{{Name: "staging", Stacks: v1alpha1.StackRefs("app-staging")}},
 		},
 	})
 	startController(t, ns, func(o *controller.Options) { o.PipelineTimeout = 3 * time.Second })

@@ -132,7 +132,7 @@ func describePipeline(p *v1alpha1.Pipeline) string {
 		}
 	}
 	for _, s := range p.Status.Stacks {
-		fmt.Fprintf(&b, "\n  stack %s: %s ready=%t", s.Name, s.Digest, s.Ready)
+		fmt.Fprintf(&b, "\n  stack %s/%s: %s ready=%t", s.Namespace, s.Name, s.Digest, s.Ready)
 	}
 	return b.String()
 }
@@ -288,8 +288,8 @@ func TestPipelinePromotesThroughStages(t *testing.T) {
 			Interval:      &metav1.Duration{Duration: 2 * time.Second},
 			Notifications: []v1alpha1.Notification{{URL: srv.URL}},
 			Stages: []v1alpha1.Stage{
-				{Name: "staging", Stacks: []string{"staging"}, Gates: []v1alpha1.Gate{{Test: &v1alpha1.TestGate{}}}},
-				{Name: "production", Stacks: []string{"prod-a", "prod-b"}, MaxParallel: &one},
+				{Name: "staging", Stacks: v1alpha1.StackRefs("staging"), Gates: []v1alpha1.Gate{{Test: &v1alpha1.TestGate{}}}},
+				{Name: "production", Stacks: v1alpha1.StackRefs("prod-a", "prod-b"), MaxParallel: &one},
 			},
 		},
 	})

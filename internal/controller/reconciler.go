@@ -232,8 +232,8 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]wa
 		// Not an error: a Pipeline pins the Stack (spec.source) when a
 		// digest reaches its stage, and that change is a new generation.
 		msg := "spec.source is empty: the Stack waits for a Pipeline to pin it to a digest (or set spec.source)"
-		if p := st.Annotations[v1alpha1.PipelineAnnotation]; p != "" {
-			msg = fmt.Sprintf("spec.source is empty: the Stack waits for Pipeline %s/%s to pin it to a digest", st.Namespace, p)
+		if p, ok := v1alpha1.PipelineOwner(st); ok {
+			msg = fmt.Sprintf("spec.source is empty: the Stack waits for Pipeline %s to pin it to a digest", p)
 		}
 		ready(st, metav1.ConditionFalse, ReasonNoSource, msg)
 		return outcome{result: "nosource"}

@@ -184,7 +184,7 @@ func TestPipelineVerifyPromotesOnlySignedDigests(t *testing.T) {
 			Source:   "oci://" + reg.Host + "/stacks/app",
 			Follow:   v1alpha1.Follow{Semver: ">=1.0.0"},
 			Interval: &metav1.Duration{Duration: 2 * time.Second},
-			Stages:   []v1alpha1.Stage{{Name: "prod", Stacks: []string{"app"}}},
+			Stages:   []v1alpha1.Stage{{Name: "prod", Stacks: v1alpha1.StackRefs("app")}},
 			Verify:   &v1alpha1.VerifySpec{Provider: v1alpha1.ProviderCosign, SecretRef: v1alpha1.LocalObjectReference{Name: "keys"}},
 		},
 	})

@@ -91,7 +91,7 @@ func TestPushNotificationReconcilesAtOnce(t *testing.T) {
 			Source:   "oci://" + reg.Host + "/stacks/shop",
 			Follow:   v1alpha1.Follow{Semver: ">=1.0.0"},
 			Interval: &metav1.Duration{Duration: webhookInterval},
-			Stages:   []v1alpha1.Stage{{Name: "only", Stacks: []string{"followed"}}},
+			Stages:   []v1alpha1.Stage{{Name: "only", Stacks: v1alpha1.StackRefs("followed")}},
 		},
 	})
 	metrics := freeAddr(t)

@@ -380,11 +380,14 @@ func TestPipelinePageShowsStagesLeftToRight(t *testing.T) {
 	p := v1alpha1.Pipeline{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "app"},
 		Spec: v1alpha1.PipelineSpec{Source: "oci://registry.example/app", Follow: v1alpha1.Follow{Semver: ">=1.0.0"}, Stages: []v1alpha1.Stage{
-			{Name: "staging", Stacks: []string{"app-staging"}, Bake: &metav1.Duration{Duration: time.Minute}, Gates: []v1alpha1.Gate{{CEL: "object.kind != 'Pod'"}}},
-			{Name: "canary", Stacks: []string{"app-canary"}, Gates: []v1alpha1.Gate{{Test: &v1alpha1.TestGate{}}}},
-			{Name: "production", Stacks: []string{"app-prod"}, Approval: v1alpha1.ApprovalManual},
+			{Name: "staging", Stacks: v1alpha1.StackRefs("app-staging"), Bake: &metav1.Duration{Duration: time.Minute}, Gates: []v1alpha1.Gate{{CEL: "object.kind != 'Pod'"}}},
+			{Name: "canary", Stacks: v1alpha1.StackRefs("app-canary"), Gates: []v1alpha1.Gate{{Test: &v1alpha1.TestGate{}}}},
+			{Name: "production", Stacks: []v1alpha1.PipelineStackRef{{Namespace: "shop-prod", Name: "app"}}, Approval: v1alpha1.ApprovalManual},
 		}},
-		Status: v1alpha1.PipelineStatus{Stages: []v1alpha1.StageStatus{
+		Status: v1alpha1.PipelineStatus{Stacks: []v1alpha1.PipelineStack{
+			{Namespace: "shop", Name: "app-staging", Stage: "staging", Digest: digest, Ready: true},
+			{Namespace: "shop-prod", Name: "app", Stage: "production"},
+		}, Stages: []v1alpha1.StageStatus{
 			{Name: "staging", Phase: v1alpha1.PhaseBaking, Digest: digest, Since: &since},
 			{Name: "canary", Phase: v1alpha1.PhaseFailed, Digest: digest, FailedGate: &v1alpha1.FailedGate{Gate: "test", Output: "pod app-test failed: exit 1"},
 				Gates: []v1alpha1.GateResult{{Gate: "spec.stages[1].gates[0] (test)", Result: v1alpha1.GateFailed, Output: "pod app-test failed: exit 1"}}},
@@ -402,7 +405,9 @@ func TestPipelinePageShowsStagesLeftToRight(t *testing.T) {
 	if st < 0 || !(st < ca && ca < pr) {
 		t.Fatalf("stages not in order: %d %d %d", st, ca, pr)
 	}
-	for _, want := range []string{`value="50"`, "gate test failed", "pod app-test failed: exit 1", "Approve production for 111111111111", `<li class="gate" data-result="Failed">test`} {
+	for _, want := range []string{`value="50"`, "gate test failed", "pod app-test failed: exit 1", "Approve production for 111111111111", `<li class="gate" data-result="Failed">test`,
+		// A Stack of the Pipeline's namespace by its name, another's as namespace/name.
+		"<li>app-staging ready on", "<li>shop-prod/app not ready</li>"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the page lacks %q", want)
 		}
