@@ -128,6 +128,8 @@ type ReleaseChange struct {
 	// Values is the diff of the user-supplied values against the last
 	// deployed revision's (sensitive values masked); nil when equal.
 	Values *Diff `json:",omitempty"`
+	// ValueOrigins maps each leaf path of the release's merged values to where it was set (internal/provenance); not saved.
+	ValueOrigins map[string]Origin `json:"-"`
 	// ValuesBefore are the values the last deployed revision was rendered
 	// with (chart defaults merged with its user values), masked, for
 	// policies; nil on install and for releases that do not change.
