@@ -182,6 +182,10 @@ type ReleaseChange struct {
 	// (ComputeImpact); nil when it does not change or is rendered only at
 	// apply.
 	Impact *Impact `json:",omitempty"`
+	// Attribution says why the changed fields of the release's objects
+	// name no inputs (plan.Change.Provenance) when the planner did not
+	// attribute them: "too many changed inputs to attribute (240)".
+	Attribution string `json:",omitempty"`
 	// ClaimExpansions are the claims apply resizes after the release's
 	// objects are applied (expand_claims).
 	ClaimExpansions []ClaimExpansion `json:",omitempty"`

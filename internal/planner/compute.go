@@ -94,6 +94,10 @@ type Input struct {
 	// their records then read their deployed record whole (no render, no
 	// dry run).
 	PolicyObjects bool
+	// Attribution says whether changed fields are attributed to the
+	// inputs that changed them (provenance.go; AttributeFields by
+	// default).
+	Attribution Attribution
 }
 
 // LiveReads is how a plan reads the full live objects of the releases it

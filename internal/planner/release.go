@@ -249,6 +249,11 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	if derivedWarning != "" {
 		rc.Warnings = append(rc.Warnings, derivedWarning)
 	}
+	if rc.Action != plan.ActionNoOp {
+		if err := c.attribute(ctx, eng, rc, req, prep, base, red); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.impact(ctx, eng.Kube(), rc); err != nil {
 		return nil, err
 	}
