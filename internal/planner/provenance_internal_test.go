@@ -67,7 +67,7 @@ func TestFieldDiffersAtPlanPaths(t *testing.T) {
 		"spec.template.spec.containers[name=side].terminationMessagePath": true,
 		// A default below a container both have: not this input's.
 		"spec.template.spec.containers[name=web].terminationMessagePath": false,
-		`data["app.conf"]`: true,
+		`data["app.conf"]`:                 true,
 		"spec.template.spec.containers[1]": true,
 	} {
 		if got := fieldDiffers(a, b, path); got != want {
