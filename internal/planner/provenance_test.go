@@ -273,3 +273,73 @@ func TestProvenanceNamesExactlyTheInputOfEachChangedField(t *testing.T) {
 		t.Errorf("saved plan lost provenance:\n%s", stext)
 	}
 }
+
+// manyValues is a stack of one release of the app chart with n values
+// leaves set to v, and its message.
+func manyValues(ns, chart string, n int, v, message string) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "    k%03d = %q\n", i, v)
+	}
+	return fmt.Sprintf(`
+stack %[1]q {
+  default_namespace = %[1]q
+}
+release "big" {
+  chart  = %[2]q
+  values = [{
+    message = %[3]q
+    extra = {
+%[4]s    }
+  }]
+}
+`, ns, chart, message, b.String())
+}
+
+// A release with more changed inputs than are attributed says so, and
+// names no input for any field rather than a guess.
+func TestProvenanceSaysWhenTooManyInputsChanged(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e := newEnv(t, manyValues(ns, appChart(t), 200, "a", "a"))
+	e.deployOnly(nil, "big")
+	writeStack(t, e.dir, manyValues(ns, appChart(t), 200, "b", "b"))
+	p := e.planWithOutputs(nil, planner.AttributeFields)
+	big := p.Release("release.big")
+	if big.Action != plan.ActionUpgrade || big.Attribution != "too many changed inputs to attribute (201; at most 32 are)" {
+		t.Fatalf("%s: attribution %q", big.Action, big.Attribution)
+	}
+	for _, o := range big.Objects {
+		if o.Diff == nil {
+			continue
+		}
+		for _, c := range o.Diff.Changes {
+			if len(c.Provenance) > 0 {
+				t.Errorf("%s: %v", c.Path, c.Provenance)
+			}
+		}
+	}
+	text, js, _ := render(t, p)
+	if !strings.Contains(text, "attribution: too many changed inputs to attribute (201; at most 32 are)") || !strings.Contains(js, `"attribution": "too many changed inputs`) {
+		t.Fatalf("text:\n%s", text)
+	}
+	// Below the bound, data.message names its leaf and data.revision
+	// (the chart prints the revision) names nothing.
+	writeStack(t, e.dir, manyValues(ns, appChart(t), 200, "a", "b"))
+	p = e.planWithOutputs(nil, planner.AttributeFields)
+	var got []string
+	for _, o := range p.Release("release.big").Objects {
+		if o.Diff == nil {
+			continue
+		}
+		for _, c := range o.Diff.Changes {
+			var names []string
+			for _, o := range c.Provenance {
+				names = append(names, o.Input)
+			}
+			got = append(got, c.Path+"="+strings.Join(names, "+"))
+		}
+	}
+	if want := []string{"data.message=values message", "data.revision="}; !slices.Equal(got, want) {
+		t.Fatalf("provenance %q, want %q", got, want)
+	}
+}

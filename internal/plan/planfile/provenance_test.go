@@ -12,7 +12,7 @@ import (
 func TestPlanFileKeepsProvenance(t *testing.T) {
 	prov := []plan.Origin{
 		{Input: "values replicas", Kind: plan.OriginValues, Source: &plan.Source{File: "stack.hcl", Line: 4, Column: 16},
-			Via: []plan.Origin{{Input: "var.replicas", Kind: plan.OriginVariable, Via: []plan.Origin{{Input: "--var", Kind: plan.OriginFlag, Source: &plan.Source{Flag: "--var"}}}}},
+			Via:      []plan.Origin{{Input: "var.replicas", Kind: plan.OriginVariable, Via: []plan.Origin{{Input: "--var", Kind: plan.OriginFlag, Source: &plan.Source{Flag: "--var"}}}}},
 			Overrode: []plan.Origin{{Input: "values replicas", Kind: plan.OriginChartDefault, Source: &plan.Source{File: "charts/app/values.yaml", Line: 2}}}},
 		{Input: "drift (kubectl-scale)", Kind: plan.OriginDrift},
 	}
