@@ -343,3 +343,51 @@ func TestProvenanceSaysWhenTooManyInputsChanged(t *testing.T) {
 		t.Fatalf("provenance %q, want %q", got, want)
 	}
 }
+
+// jointStack sets two values one template field takes the larger of.
+func jointStack(ns, chart string, a, b int) string {
+	return fmt.Sprintf(`
+stack %[1]q {
+  default_namespace = %[1]q
+}
+release "j" {
+  chart  = %[2]q
+  values = [{ replicas = 1, limits = { a = %[3]d, b = %[4]d } }]
+}
+`, ns, chart, a, b)
+}
+
+// A field no single revert explains — max(a, b) when both rise — names
+// both inputs, marked joint; a field one of them explains names it alone.
+func TestProvenanceJointInputs(t *testing.T) {
+	ns := cluster.Namespace(t)
+	chart := chartPath(t, "testdata", "charts", "provenance-1")
+	e := newEnv(t, jointStack(ns, chart, 3, 3))
+	e.deployOnly(nil, "j")
+	writeStack(t, e.dir, jointStack(ns, chart, 5, 5))
+	p := e.planWithOutputs(nil, planner.AttributeFields)
+	got := map[string]string{}
+	for _, o := range p.Release("release.j").Objects {
+		if o.Ref.Kind != "ConfigMap" || o.Diff == nil {
+			continue
+		}
+		for _, c := range o.Diff.Changes {
+			var names []string
+			for _, o := range c.Provenance {
+				names = append(names, o.Input)
+			}
+			got[c.Path] = fmt.Sprintf("%s joint=%v", strings.Join(names, " + "), c.ProvenanceJoint)
+		}
+	}
+	want := map[string]string{
+		"data.biggest": "values limits.a + values limits.b joint=true",
+		"data.a":       "values limits.a joint=false",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("provenance %v, want %v", got, want)
+	}
+	text, _, _ := render(t, p)
+	if !strings.Contains(text, `~ data.biggest: "3" → "5"  ← together: values limits.a + values limits.b`) {
+		t.Fatalf("text:\n%s", text)
+	}
+}
