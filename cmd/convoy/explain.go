@@ -35,8 +35,12 @@ plan --out) it reads that plan; otherwise it plans RELEASE (with its
 dependencies' outputs) from the stack -C names, with --var, --var-file and
 --env as convoy plan takes them. It changes nothing.
 
-Only fields that change in the plan are traced: an unchanged field is said
-to be unchanged.`,
+Planning from the stack, the fields that do not change are traced too
+("why is spec.replicas 5?"): the release is rendered again once per values
+leaf whose value occurs in its rendered objects, with that leaf alone
+perturbed, and each field names the leaves that change it (at most 128
+leaves; a field computed from a value without printing it is missed). A
+saved plan holds the changed fields' inputs only.`,
 		Args: cobra.RangeArgs(1, 4),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.Run(cmd.Context(), s, args) },
 	}
@@ -69,7 +73,7 @@ func (o explainOptions) Run(ctx context.Context, s streams, args []string) error
 		if err != nil {
 			return err
 		}
-		res, err := run.Plan(ctx, opts, run.PlanRequest{Targets: []string{args[0]}, Refresh: refresh, Observe: run.ObserveMetadata})
+		res, err := run.Plan(ctx, opts, run.PlanRequest{Targets: []string{args[0]}, Refresh: refresh, Observe: run.ObserveMetadata, Explain: true})
 		var foreign *plan.ForeignError
 		if err != nil && !errors.As(err, &foreign) {
 			return err

@@ -186,6 +186,10 @@ type ReleaseChange struct {
 	// name no inputs (plan.Change.Provenance) when the planner did not
 	// attribute them: "too many changed inputs to attribute (240)".
 	Attribution string `json:",omitempty"`
+	// Explained are, for the release convoy explain asks about, the
+	// values leaves each rendered field depends on, changed or not: by
+	// object (group/kind/name), by field path. Not saved.
+	Explained map[string]map[string][]Origin `json:"-"`
 	// ClaimExpansions are the claims apply resizes after the release's
 	// objects are applied (expand_claims).
 	ClaimExpansions []ClaimExpansion `json:",omitempty"`

@@ -98,6 +98,10 @@ type Input struct {
 	// inputs that changed them (provenance.go; AttributeFields by
 	// default).
 	Attribution Attribution
+	// Explain is a release whose every rendered field is traced to the
+	// values leaves that set it (explain.go: convoy explain); it is
+	// rendered even when its records prove it unchanged. Nil: none.
+	Explain *config.ReleaseInstanceAddr
 }
 
 // LiveReads is how a plan reads the full live objects of the releases it

@@ -11,6 +11,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/plan/view"
 	"github.com/convoy-sh/convoy/internal/planner"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
@@ -389,5 +390,61 @@ func TestProvenanceJointInputs(t *testing.T) {
 	text, _, _ := render(t, p)
 	if !strings.Contains(text, `~ data.biggest: "3" → "5"  ← together: values limits.a + values limits.b`) {
 		t.Fatalf("text:\n%s", text)
+	}
+}
+
+// convoy explain's question on an unchanged release: which values leaf
+// sets each field. A chart default names itself as such; a constant of
+// the chart names nothing.
+func TestExplainTracesUnchangedFields(t *testing.T) {
+	ns := cluster.Namespace(t)
+	chart := chartPath(t, "testdata", "charts", "provenance-1")
+	hcl := fmt.Sprintf(`
+stack %[1]q {
+  default_namespace = %[1]q
+}
+release "api" {
+  chart  = %[2]q
+  values = [{ replicas = 2, image = { tag = "1.0" } }]
+}
+`, ns, chart)
+	e := newEnv(t, hcl)
+	e.deployOnly(nil, "api")
+	st := e.loadWithAutoVars(nil)
+	addr := st.Releases[0].Addr
+	p, err := planner.Compute(context.Background(), planner.Input{
+		Stack: st, Engine: e.engine, Charts: resolve.NewCharts(t.TempDir()), Targets: []config.ReleaseInstanceAddr{addr}, Explain: &addr,
+		Request: func(r *resolve.Release) *release.Request { return run.ReleaseRequest(st.Name, r) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := p.Release("release.api")
+	if api.Action != plan.ActionNoOp {
+		t.Fatalf("api: %s", api.Action)
+	}
+	fields := api.Explained["apps/Deployment/api"]
+	got := map[string]string{}
+	for path, os := range fields {
+		var names []string
+		for _, o := range os {
+			names = append(names, o.Input+" ["+string(o.Kind)+"]")
+		}
+		got[path] = strings.Join(names, " + ")
+	}
+	want := map[string]string{
+		"spec.replicas":        "values replicas [values]",
+		"metadata.labels.tier": "values tier [chart_default]",
+		"spec.template.spec.containers[name=app].image": "values image.tag [values]",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("explained %v, want %v", got, want)
+	}
+	var b strings.Builder
+	if err := view.Explain(&b, p, view.ExplainQuery{Release: "api", Object: "Deployment/api", Path: "spec.replicas"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "= spec.replicas (unchanged)\n      ← values replicas [values]") {
+		t.Fatalf("explain:\n%s", b.String())
 	}
 }

@@ -102,7 +102,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	red := sensitive.New(rc.Sensitive)
 	defer func() { err = red.Err(err) }()
 	req := c.in.Request(r)
-	if !renamed {
+	if !renamed && !c.explains(inst) {
 		if same, err := c.unchanged(ctx, eng, rc, req, last, deployed, red); err != nil || same {
 			return rc, err
 		}
@@ -251,6 +251,11 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	}
 	if rc.Action != plan.ActionNoOp {
 		if err := c.attribute(ctx, eng, rc, req, prep, base, red); err != nil {
+			return nil, err
+		}
+	}
+	if c.explains(inst) {
+		if err := c.explainFields(ctx, eng, rc, req, prep, red); err != nil {
 			return nil, err
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/plan"
@@ -52,22 +54,39 @@ func Explain(w io.Writer, p *plan.Plan, q ExplainQuery) error {
 		}
 		matched = true
 		var cs []*plan.Change
+		changed := map[string]bool{}
 		if o.Diff != nil {
 			for _, c := range o.Diff.Changes {
+				changed[c.Path] = true
 				if q.Path == "" || plan.HasPrefix(c.Path, q.Path) {
 					cs = append(cs, c)
 				}
 			}
 		}
-		if len(cs) == 0 {
+		// Unchanged fields, traced when the plan explains the release.
+		var same []string
+		fields := r.Explained[o.Ref.Group+"/"+o.Ref.Kind+"/"+o.Ref.Name]
+		for _, path := range slices.Sorted(maps.Keys(fields)) {
+			if !changed[path] && (q.Path == "" || plan.HasPrefix(path, q.Path)) {
+				same = append(same, path)
+			}
+		}
+		if len(cs)+len(same) == 0 {
 			if q.Object != "" {
-				fmt.Fprintf(&b, "  %s %s: %s\n", objectSymbol[o.Action], o.Ref, unchangedNote(o, q.Path))
+				fmt.Fprintf(&b, "  %s %s: %s\n", objectSymbol[o.Action], o.Ref, unchangedNote(o, q.Path, r.Explained != nil))
 			}
 			continue
 		}
 		fmt.Fprintf(&b, "  %s %s\n", objectSymbol[o.Action], o.Ref)
 		for _, c := range cs {
 			explainChange(&b, c, "    ", "no changed input explains it (the revision number, a lookup or a random value a template prints), or it was not attributed")
+			found = true
+		}
+		for _, path := range same {
+			fmt.Fprintf(&b, "    = %s (unchanged)\n", path)
+			for _, og := range fields[path] {
+				explainOrigin(&b, og, "      ", "← ")
+			}
 			found = true
 		}
 	}
@@ -83,15 +102,20 @@ func Explain(w io.Writer, p *plan.Plan, q ExplainQuery) error {
 
 // unchangedNote says what explain can tell of an object's fields that do
 // not change.
-func unchangedNote(o *plan.ObjectChange, path string) string {
+func unchangedNote(o *plan.ObjectChange, path string, traced bool) string {
 	what := "no field changes"
 	if path != "" {
 		what = path + " does not change"
 	}
-	if o.Action == plan.ObjectCreate {
+	switch {
+	case traced && path != "":
+		return what + " in this plan, and no values leaf of the release sets it (a constant of the chart, or computed without printing a value)"
+	case traced:
+		return what + " in this plan, and no values leaf of the release sets any of them"
+	case o.Action == plan.ObjectCreate:
 		return "created whole: its fields are not attributed"
 	}
-	return what + " in this plan (the inputs of unchanged fields are not traced)"
+	return what + " in this plan (a saved plan does not trace unchanged fields: explain -C DIR does)"
 }
 
 func explainChange(b *bytes.Buffer, c *plan.Change, indent, none string) {
