@@ -128,8 +128,6 @@ type ReleaseChange struct {
 	// Values is the diff of the user-supplied values against the last
 	// deployed revision's (sensitive values masked); nil when equal.
 	Values *Diff `json:",omitempty"`
-	// ValueOrigins maps each leaf path of the release's merged values to where it was set (internal/provenance); not saved.
-	ValueOrigins map[string]Origin `json:"-"`
 	// ValuesBefore are the values the last deployed revision was rendered
 	// with (chart defaults merged with its user values), masked, for
 	// policies; nil on install and for releases that do not change.
@@ -201,6 +199,11 @@ type ReleaseChange struct {
 	// Deprecations are the objects it deprecates or removed.
 	KubeTarget   string        `json:",omitempty"`
 	Deprecations []Deprecation `json:",omitempty"`
+	// ValueOrigins say where each leaf of the values the release renders
+	// with was set (internal/provenance; paths as Leaves writes them),
+	// nil when it is not rendered at plan time. Not saved: a plan file
+	// does not carry them (they are as large as the values).
+	ValueOrigins map[string]Origin `json:"-"`
 }
 
 // Reason is one reason why a release changes.
