@@ -182,7 +182,8 @@ type ReleaseChange struct {
 	Impact *Impact `json:",omitempty"`
 	// Attribution says why the changed fields of the release's objects
 	// name no inputs (plan.Change.Provenance) when the planner did not
-	// attribute them: "too many changed inputs to attribute (240)".
+	// attribute them ("too many changed inputs to attribute (240; at most
+	// 32 are)"), or which inputs it left out.
 	Attribution string `json:",omitempty"`
 	// Explained are, for the release convoy explain asks about, the
 	// values leaves each rendered field depends on, changed or not: by
