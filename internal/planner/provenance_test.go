@@ -231,12 +231,20 @@ func TestProvenanceNamesExactlyTheInputOfEachChangedField(t *testing.T) {
 
 	text, js, md := render(t, p)
 	assertMasked(t, "plan with provenance", text, js, md)
+	// The note names what a user edits: with the sources of values leaves
+	// (ValueOrigins, internal/provenance) the variable and where its value
+	// was given, else the values leaf.
+	replicasNote, passwordNote, dbNote := "← values replicas", "← values password", "← values dbHost"
+	if api.ValueOrigins != nil {
+		replicasNote, passwordNote, dbNote = "← var.replicas (prod.auto.vars.hcl:1:", "← var.password (--var password=…)", "← release.db.revision (stack.hcl:"
+	}
 	for what, out := range map[string]string{"text": text, "markdown": md} {
 		for _, s := range []string{
 			`~ metadata.labels.tier: "backend" → "api"  ← chart 1.0.0 → 1.1.0`,
 			`~ spec.minReadySeconds: 9 → 5 (field manager "kubectl-edit")  ← drift (kubectl-edit)`,
-			`~ spec.template.spec.containers[name=app].env[name=PASSWORD].value: (sensitive) → (sensitive)  ← values password`,
-			`~ spec.replicas: 2 → 3  ← values replicas`,
+			`~ spec.template.spec.containers[name=app].env[name=PASSWORD].value: (sensitive) → (sensitive)  ` + passwordNote,
+			`~ spec.template.spec.containers[name=app].env[name=DB_HOST].value: "db-r1" → "db-r2"  ` + dbNote,
+			`~ spec.replicas: 2 → 3  ` + replicasNote,
 		} {
 			if !strings.Contains(out, s) {
 				t.Errorf("%s lacks %q:\n%s", what, s, out)
@@ -270,7 +278,7 @@ func TestProvenanceNamesExactlyTheInputOfEachChangedField(t *testing.T) {
 		t.Fatal(err)
 	}
 	stext, _, _ := render(t, saved)
-	if !strings.Contains(stext, `← chart 1.0.0 → 1.1.0`) || !strings.Contains(stext, `← values replicas`) {
+	if !strings.Contains(stext, `← chart 1.0.0 → 1.1.0`) || !strings.Contains(stext, replicasNote) {
 		t.Errorf("saved plan lost provenance:\n%s", stext)
 	}
 }
@@ -388,7 +396,7 @@ func TestProvenanceJointInputs(t *testing.T) {
 		t.Fatalf("provenance %v, want %v", got, want)
 	}
 	text, _, _ := render(t, p)
-	if !strings.Contains(text, `~ data.biggest: "3" → "5"  ← together: values limits.a + values limits.b`) {
+	if !strings.Contains(text, `~ data.biggest: "3" → "5"  ← together: values limits.a`) || !strings.Contains(text, " + values limits.b") {
 		t.Fatalf("text:\n%s", text)
 	}
 }
