@@ -27,6 +27,7 @@ type planOptions struct {
 	Refresh          string
 	Stats            bool
 	AllowPolicies    []string
+	Attribute        bool
 }
 
 func newPlanCmd(s streams) *cobra.Command {
@@ -72,6 +73,7 @@ code.`,
 	addForceConflictsFlag(fs)
 	addAllowPolicyFlag(fs, &o.AllowPolicies)
 	addKubeVersionFlag(fs, &o.KubeVersion)
+	fs.BoolVar(&o.Attribute, "attribute", true, "name the inputs that changed each changed field (values leaves, chart, drift) by rendering each upgraded release again with each changed input reverted; --attribute=false skips those renders")
 	_ = cmd.RegisterFlagCompletionFunc("target", completeReleases(&o.Stack, false))
 	return cmd
 }
@@ -107,6 +109,9 @@ func (o planOptions) Run(ctx context.Context, s streams) (err error) {
 	}
 	req.Destroy = o.Destroy
 	req.AllowPolicies = o.AllowPolicies
+	if !o.Attribute {
+		req.Attribution = run.AttributeNone
+	}
 	if o.Out == "" {
 		// Not saved, so never verified: releases proven unchanged are
 		// read from metadata alone.

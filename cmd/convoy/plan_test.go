@@ -61,7 +61,10 @@ func TestPlanDetailedExitCode(t *testing.T) {
 	}
 	for _, want := range []string{
 		"~ release.api (upgrade)",
-		"      values:\n        ~ message: \"v1\" → \"v2\"\n      ~ v1 ConfigMap",
+		// The values leaf, then (after where it was set, when known) the
+		// objects.
+		"      values:\n        ~ message: \"v1\" → \"v2\"",
+		"\n      ~ v1 ConfigMap",
 		`~ data.message: "v1" → "v2"`,
 		"Plan: 0 to install, 1 to upgrade, 0 to uninstall, 1 unchanged.",
 	} {

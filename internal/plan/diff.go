@@ -47,6 +47,16 @@ type Change struct {
 	// not convoy's (kubectl, a controller): in an object's change, apply
 	// takes the field over from it; in drift, it changed the field.
 	Manager string `json:",omitempty"`
+	// Provenance are the inputs that changed the field: in an object's
+	// diff, the values leaves, chart or drift whose revert alone reverts
+	// it (internal/planner, provenance.go); in the values diff, where the
+	// leaf is set. Empty when no input the plan knows explains it (the
+	// revision number, a lookup) or attribution was skipped
+	// (ReleaseChange.Attribution says why).
+	Provenance []Origin `json:",omitempty"`
+	// ProvenanceJoint: no single input's revert changes the field; the
+	// inputs of Provenance, reverted together, do.
+	ProvenanceJoint bool `json:",omitempty"`
 }
 
 // Empty reports whether d has no changes.

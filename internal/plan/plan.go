@@ -184,6 +184,15 @@ type ReleaseChange struct {
 	// (ComputeImpact); nil when it does not change or is rendered only at
 	// apply.
 	Impact *Impact `json:",omitempty"`
+	// Attribution says why the changed fields of the release's objects
+	// name no inputs (plan.Change.Provenance) when the planner did not
+	// attribute them ("too many changed inputs to attribute (240; at most
+	// 32 are)"), or which inputs it left out.
+	Attribution string `json:",omitempty"`
+	// Explained are, for the release convoy explain asks about, the
+	// values leaves each rendered field depends on, changed or not: by
+	// object (group/kind/name), by field path. Not saved.
+	Explained map[string]map[string][]Origin `json:"-"`
 	// ClaimExpansions are the claims apply resizes after the release's
 	// objects are applied (expand_claims).
 	ClaimExpansions []ClaimExpansion `json:",omitempty"`

@@ -95,6 +95,14 @@ type Input struct {
 	// their records then read their deployed record whole (no render, no
 	// dry run).
 	PolicyObjects bool
+	// Attribution says whether changed fields are attributed to the
+	// inputs that changed them (provenance.go; AttributeFields by
+	// default).
+	Attribution Attribution
+	// Explain is a release whose every rendered field is traced to the
+	// values leaves that set it (explain.go: convoy explain); it is
+	// rendered even when its records prove it unchanged. Nil: none.
+	Explain *config.ReleaseInstanceAddr
 }
 
 // LiveReads is how a plan reads the full live objects of the releases it

@@ -103,7 +103,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	red := sensitive.New(rc.Sensitive)
 	defer func() { err = red.Err(err) }()
 	req := c.in.Request(r)
-	if !renamed {
+	if !renamed && !c.explains(inst) {
 		if same, err := c.unchanged(ctx, eng, rc, req, last, deployed, red); err != nil || same {
 			return rc, err
 		}
@@ -252,6 +252,16 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	}
 	if derivedWarning != "" {
 		rc.Warnings = append(rc.Warnings, derivedWarning)
+	}
+	if rc.Action != plan.ActionNoOp {
+		if err := c.attribute(ctx, eng, rc, req, prep, base, red); err != nil {
+			return nil, err
+		}
+	}
+	if c.explains(inst) {
+		if err := c.explainFields(ctx, eng, rc, req, prep, red); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.impact(ctx, eng.Kube(), rc); err != nil {
 		return nil, err

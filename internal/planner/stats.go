@@ -15,6 +15,9 @@ type Stats struct {
 	// Renders are chart renderings (a release may be rendered twice: as
 	// the next revision and, when that differs, as the deployed one).
 	Renders atomic.Int64
+	// Attributions are the renders that attributed changed fields to
+	// their inputs (provenance.go).
+	Attributions atomic.Int64
 	// DryRuns are server-side dry-run applies and creates.
 	DryRuns atomic.Int64
 	// DryRunsSkipped are the dry runs a full plan proved no-ops without
@@ -66,6 +69,9 @@ func (s *Stats) String() string {
 		s.Renders.Load(), s.DryRuns.Load(), s.DryRunsSkipped.Load(), s.Lists.Load(), s.ListHits.Load(), s.RecordLists.Load(), s.RecordReads.Load(), s.Unchanged.Load(), s.Full.Load())
 	if len(why) > 0 {
 		out += " (" + strings.Join(why, " ") + ")"
+	}
+	if n := s.Attributions.Load(); n > 0 {
+		out += fmt.Sprintf(" attribution-renders=%d", n)
 	}
 	return out
 }

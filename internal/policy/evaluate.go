@@ -322,6 +322,7 @@ func objectValue(o *plan.ObjectChange, before, after map[string]any, hook string
 			changes = append(changes, map[string]any{
 				"path": c.Path, "op": string(c.Op), "before": c.Before, "after": c.After,
 				"manager": c.Manager, "sensitive": c.Sensitive,
+				"provenance": originsValue(c.Provenance), "provenance_joint": c.ProvenanceJoint,
 			})
 		}
 	}
@@ -350,4 +351,32 @@ func mapOrNull(m map[string]any) any {
 		return nil
 	}
 	return m
+}
+
+// originsValue is a change's provenance as policies see it: the fields of
+// docs/plan-json.md, every source an object (empty strings and zeros for
+// what it does not name), and each origin's edits (plan.Origin.Edits:
+// where a user changes it), so that "set only in this file" is one
+// condition: p.edits.all(e, e.source.file == 'production.vars.hcl').
+func originsValue(os []plan.Origin) []any {
+	out := make([]any, len(os))
+	for i, o := range os {
+		edits := o.Edits()
+		ev := make([]any, len(edits))
+		for j, e := range edits {
+			ev[j] = map[string]any{"input": e.Input, "kind": string(e.Kind), "source": sourceValue(e.Source)}
+		}
+		out[i] = map[string]any{
+			"input": o.Input, "kind": string(o.Kind), "source": sourceValue(o.Source),
+			"via": originsValue(o.Via), "overrode": originsValue(o.Overrode), "edits": ev,
+		}
+	}
+	return out
+}
+
+func sourceValue(s *plan.Source) map[string]any {
+	if s == nil {
+		s = &plan.Source{}
+	}
+	return map[string]any{"file": s.File, "line": s.Line, "column": s.Column, "env": s.Env, "flag": s.Flag}
 }

@@ -11,8 +11,18 @@ import (
 // do not compile.
 func declTypes() (object, release, plan *apiservercel.DeclType) {
 	str, dyn, boolean, integer := apiservercel.StringType, apiservercel.DynType, apiservercel.BoolType, apiservercel.IntType
+	source := objectType("convoy.policy.Source", map[string]*apiservercel.DeclType{
+		"file": str, "line": integer, "column": integer, "env": str, "flag": str,
+	})
+	edit := objectType("convoy.policy.Edit", map[string]*apiservercel.DeclType{"input": str, "kind": str, "source": source})
+	origin := objectType("convoy.policy.Origin", map[string]*apiservercel.DeclType{
+		"input": str, "kind": str, "source": source,
+		"via": apiservercel.NewListType(dyn, -1), "overrode": apiservercel.NewListType(dyn, -1),
+		"edits": apiservercel.NewListType(edit, -1),
+	})
 	change := objectType("convoy.policy.Change", map[string]*apiservercel.DeclType{
 		"path": str, "op": str, "before": dyn, "after": dyn, "manager": str, "sensitive": boolean,
+		"provenance": apiservercel.NewListType(origin, -1), "provenance_joint": boolean,
 	})
 	object = objectType("convoy.policy.Object", map[string]*apiservercel.DeclType{
 		"ref": str, "apiVersion": str, "group": str, "kind": str, "namespace": str, "name": str,

@@ -40,6 +40,13 @@ type PlanRequest struct {
 	// (planner.Observe; ObserveContent, what saved plans need, by
 	// default).
 	Observe Observe
+	// Attribution: whether changed fields are attributed to the inputs
+	// that changed them (planner.AttributeFields, the default).
+	Attribution planner.Attribution
+	// Explain: the plan targets one release (Targets), and every field
+	// it renders is traced to the values leaves it depends on
+	// (plan.ReleaseChange.Explained; convoy explain).
+	Explain bool
 	// pinned are charts that replace the source of release instances (a
 	// promotion's, Promote).
 	pinned map[config.ReleaseInstanceAddr]*chart.Chart
@@ -128,6 +135,8 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		Refresh:        req.Refresh,
 		Stats:          req.Stats,
 		Observe:        req.Observe,
+		Attribution:    req.Attribution,
+		Explain:        explained(req, targets),
 		Live:           o.liveReads(),
 		KubeVersion:    o.kubeTarget(st),
 		// Policies over objects see the objects of unchanged releases too.
@@ -178,6 +187,21 @@ const (
 // DefaultPlanParallelism bounds a plan's concurrent renders, record reads
 // and dry runs.
 const DefaultPlanParallelism = planner.DefaultParallelism
+
+// explained is the release a plan request explains: its one target.
+func explained(req PlanRequest, targets []config.ReleaseInstanceAddr) *config.ReleaseInstanceAddr {
+	if !req.Explain || len(targets) != 1 {
+		return nil
+	}
+	return &targets[0]
+}
+
+// Attribution says whether a plan names the inputs of each changed
+// field (planner.Attribution).
+type Attribution = planner.Attribution
+
+// AttributeNone plans without attributing changed fields.
+const AttributeNone = planner.AttributeNone
 
 // ParseRefresh accepts the --refresh values: "incremental" (or "") and
 // "full".

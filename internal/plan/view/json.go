@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/sensitive"
@@ -64,7 +65,10 @@ type jsonRelease struct {
 	Objects         []*jsonObject `json:"objects,omitempty"`
 	Drift           []*jsonDrift  `json:"drift,omitempty"`
 	Warnings        []string      `json:"warnings,omitempty"`
-	Observed        jsonObserved  `json:"observed"`
+	// Attribution says why changed fields name no inputs
+	// (plan.ReleaseChange.Attribution).
+	Attribution string       `json:"attribution,omitempty"`
+	Observed    jsonObserved `json:"observed"`
 	// Owner, Adopt, Refused: another stack owns the release (see
 	// plan.ReleaseChange).
 	Owner   string `json:"owner_stack,omitempty"`
@@ -179,6 +183,10 @@ type jsonChange struct {
 	Sensitive bool         `json:"sensitive,omitempty"`
 	Lines     []string     `json:"lines,omitempty"`
 	Manager   string       `json:"manager,omitempty"`
+	// Provenance are the inputs that changed the field, or in the values
+	// diff where the leaf is set (plan.Change.Provenance).
+	Provenance      []plan.Origin `json:"provenance,omitempty"`
+	ProvenanceJoint bool          `json:"provenance_joint,omitempty"`
 }
 
 type jsonInterrupted struct {
@@ -198,7 +206,8 @@ func jsonChanges(d *plan.Diff) []*jsonChange {
 	}
 	out := make([]*jsonChange, 0, len(d.Changes))
 	for _, c := range d.Changes {
-		out = append(out, &jsonChange{Path: c.Path, Op: c.Op, Before: c.Before, After: c.After, Sensitive: c.Sensitive, Lines: c.Lines, Manager: c.Manager})
+		out = append(out, &jsonChange{Path: c.Path, Op: c.Op, Before: c.Before, After: c.After, Sensitive: c.Sensitive, Lines: c.Lines, Manager: c.Manager,
+			Provenance: slices.Clone(c.Provenance), ProvenanceJoint: c.ProvenanceJoint})
 	}
 	return out
 }
@@ -226,7 +235,7 @@ func JSON(w io.Writer, p *plan.Plan) error {
 			DependsOn: strs(r.DependsOn), IncludedFor: strs(r.IncludedFor), KnownAfterApply: r.KnownAfterApply, PoliciesAtApply: r.PoliciesAtApply,
 			Chart:    jsonChart{Before: jsonRef(r.Chart.Before), After: jsonRef(r.Chart.After)},
 			Values:   jsonChanges(r.Values),
-			Warnings: r.Warnings,
+			Warnings: r.Warnings, Attribution: r.Attribution,
 			Observed: jsonObserved{LastRevision: r.Observed.LastRevision, LastStatus: r.Observed.LastStatus},
 			Owner:    r.Owner, Adopt: r.Adopt, Refused: r.Refused(),
 			StoredAPIs: jsonStoredAPIs(r), KubeTarget: r.KubeTarget, Deprecations: jsonDeprecations(r),
@@ -302,6 +311,7 @@ func redactJSON(out *jsonPlan, red *sensitive.Redactor) {
 			for i, l := range c.Lines {
 				c.Lines[i] = red.Text(l)
 			}
+			c.Provenance = redactOrigins(c.Provenance, red)
 		}
 	}
 	for _, r := range out.Releases {
@@ -309,6 +319,7 @@ func redactJSON(out *jsonPlan, red *sensitive.Redactor) {
 		for i, w := range r.Warnings {
 			r.Warnings[i] = red.Text(w)
 		}
+		r.Attribution = red.Text(r.Attribution)
 		for i := range r.Hooks {
 			r.Hooks[i].Name = red.Text(r.Hooks[i].Name)
 		}
@@ -331,6 +342,26 @@ func redactJSON(out *jsonPlan, red *sensitive.Redactor) {
 			r.Deprecations[i].Ref = red.Text(r.Deprecations[i].Ref)
 		}
 	}
+}
+
+// redactOrigins masks sensitive strings in origins' names and sources
+// (a values key may spell one), on copies.
+func redactOrigins(os []plan.Origin, red *sensitive.Redactor) []plan.Origin {
+	if len(os) == 0 {
+		return nil
+	}
+	out := make([]plan.Origin, len(os))
+	for i, o := range os {
+		o.Input = red.Text(o.Input)
+		if o.Source != nil {
+			s := *o.Source
+			s.File, s.Env, s.Flag = red.Text(s.File), red.Text(s.Env), red.Text(s.Flag)
+			o.Source = &s
+		}
+		o.Via, o.Overrode = redactOrigins(o.Via, red), redactOrigins(o.Overrode, red)
+		out[i] = o
+	}
+	return out
 }
 
 // strs are the texts of addresses.

@@ -191,6 +191,9 @@ func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange, detail Detail) {
 		}
 		fmt.Fprintf(b, "      why: %s\n", strings.Join(why, "; "))
 	}
+	if r.Attribution != "" {
+		fmt.Fprintf(b, "      attribution: %s\n", r.Attribution)
+	}
 	writeStoredAPIs(b, r)
 	// A promoted chart says where it comes from (convoy promote --from-env).
 	promoted := ""
@@ -260,29 +263,45 @@ func writeDiff(b *bytes.Buffer, d *plan.Diff, indent string) {
 		return
 	}
 	for _, c := range d.Changes {
-		path := c.Path
-		if path == "" {
-			path = "(whole value)"
-		}
-		manager := ""
-		if c.Manager != "" {
-			manager = fmt.Sprintf(" (field manager %q)", c.Manager)
-		}
-		switch {
-		case c.Lines != nil:
-			fmt.Fprintf(b, "%s%s %s:%s\n", indent, opSymbol[c.Op], path, manager)
-			for _, l := range c.Lines {
-				fmt.Fprintf(b, "%s    %s\n", indent, l)
+		start := b.Len()
+		writeChange(b, c, indent)
+		// The inputs that changed it, after its first line.
+		if note := plan.ProvenanceText(c); note != "" {
+			text := b.String()[start:]
+			end := strings.IndexByte(text, '\n')
+			if end < 0 {
+				end = len(text)
 			}
-		case c.Op == plan.FieldAdd:
-			writeLeaves(b, indent, "+", c.Path, c.After, manager)
-		case c.Op == plan.FieldRemove:
-			writeLeaves(b, indent, "-", c.Path, c.Before, manager)
-		case isStructure(c.Before) || isStructure(c.After):
-			writeStructureChange(b, indent, c, manager)
-		default:
-			fmt.Fprintf(b, "%s~ %s: %s → %s%s\n", indent, path, formatValue(c.Before), formatValue(c.After), manager)
+			b.Truncate(start)
+			b.WriteString(text[:end] + "  " + note + text[end:])
 		}
+	}
+}
+
+// writeChange writes one change of a diff.
+func writeChange(b *bytes.Buffer, c *plan.Change, indent string) {
+	path := c.Path
+	if path == "" {
+		path = "(whole value)"
+	}
+	manager := ""
+	if c.Manager != "" {
+		manager = fmt.Sprintf(" (field manager %q)", c.Manager)
+	}
+	switch {
+	case c.Lines != nil:
+		fmt.Fprintf(b, "%s%s %s:%s\n", indent, opSymbol[c.Op], path, manager)
+		for _, l := range c.Lines {
+			fmt.Fprintf(b, "%s    %s\n", indent, l)
+		}
+	case c.Op == plan.FieldAdd:
+		writeLeaves(b, indent, "+", c.Path, c.After, manager)
+	case c.Op == plan.FieldRemove:
+		writeLeaves(b, indent, "-", c.Path, c.Before, manager)
+	case isStructure(c.Before) || isStructure(c.After):
+		writeStructureChange(b, indent, c, manager)
+	default:
+		fmt.Fprintf(b, "%s~ %s: %s → %s%s\n", indent, path, formatValue(c.Before), formatValue(c.After), manager)
 	}
 }
 
