@@ -76,9 +76,7 @@ type changedInput struct {
 func (c *computer) attribute(ctx context.Context, eng *release.Engine, rc *plan.ReleaseChange, req *release.Request, prep *release.Prepared, base *release.Release, red *sensitive.Redactor) error {
 	if rc.Values != nil {
 		for _, ch := range rc.Values.Changes {
-			if o, ok := valueOrigin(rc.ValueOrigins, ch.Path); ok {
-				ch.Provenance = []plan.Origin{o}
-			}
+			ch.Provenance = valuesChangeOrigins(rc.ValueOrigins, ch)
 		}
 	}
 	if c.in.Attribution == AttributeNone || base == nil || prep.IsInstall || !hasFieldChanges(rc) {
@@ -276,7 +274,49 @@ func valueOrigin(origins map[string]plan.Origin, path string) (plan.Origin, bool
 		return plan.Origin{}, false
 	}
 	slices.Sort(below)
+	// A structure the user sets is named by a leaf the user set, not by a
+	// chart default merged beside it.
+	for _, p := range below {
+		if origins[p].Kind != plan.OriginChartDefault {
+			return origins[p], true
+		}
+	}
 	return origins[below[0]], true
+}
+
+// valuesChangeOrigins are where a change of the release's user values was
+// set: its leaf's origin, or, for a structure added whole, the origins of
+// its leaves, one per layer (the same kind, file and edits: the first leaf
+// of each). A removed value is set nowhere now: none.
+func valuesChangeOrigins(origins map[string]plan.Origin, ch *plan.Change) []plan.Origin {
+	if len(origins) == 0 || ch.Op == plan.FieldRemove {
+		return nil
+	}
+	if o, ok := origins[ch.Path]; ok {
+		return []plan.Origin{o}
+	}
+	var out []plan.Origin
+	var layers []string
+	for _, l := range plan.Leaves(ch.Path, ch.After) {
+		o, ok := origins[l.Path]
+		if !ok {
+			continue
+		}
+		layer := string(o.Kind)
+		if o.Source != nil {
+			layer += "\x00" + o.Source.File + "\x00" + o.Source.Env + "\x00" + o.Source.Flag
+		}
+		for _, v := range o.Via {
+			for _, e := range v.Edits() {
+				layer += "\x00" + e.String()
+			}
+		}
+		if !slices.Contains(layers, layer) {
+			layers = append(layers, layer)
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // driftAt is the drift change of d at path, above it or below it.

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/convoy-sh/convoy/internal/plan"
 )
 
 func TestChangedLeavesAndTheirRevert(t *testing.T) {
@@ -73,5 +75,37 @@ func TestFieldDiffersAtPlanPaths(t *testing.T) {
 		if got := fieldDiffers(a, b, path); got != want {
 			t.Errorf("fieldDiffers(%s) = %v, want %v", path, got, want)
 		}
+	}
+}
+
+// A structure added whole to the user values is named by where its leaves
+// were set, not by a chart default merged beside them (seen on bitnami
+// redis: `master: {resources: …}` from a values file was named by the
+// chart's master.affinity), and a removed value by nothing.
+func TestValuesChangeOriginsOfAStructure(t *testing.T) {
+	file := plan.Origin{Input: "values master.resources.limits.memory", Kind: plan.OriginValuesFile, Source: &plan.Source{File: "values.yaml", Line: 4, Column: 7}}
+	file2 := plan.Origin{Input: "values master.resources.requests.cpu", Kind: plan.OriginValuesFile, Source: &plan.Source{File: "values.yaml", Line: 6, Column: 7}}
+	def := plan.Origin{Input: "values master.affinity", Kind: plan.OriginChartDefault, Source: &plan.Source{File: "redis/values.yaml", Line: 438, Column: 3}}
+	origins := map[string]plan.Origin{
+		"master.affinity":                def,
+		"master.resources.limits.memory": file,
+		"master.resources.requests.cpu":  file2,
+	}
+	added := &plan.Change{Path: "master", Op: plan.FieldAdd, After: map[string]any{"resources": map[string]any{
+		"limits": map[string]any{"memory": "300Mi"}, "requests": map[string]any{"cpu": "1"}}}}
+	got := valuesChangeOrigins(origins, added)
+	if len(got) != 1 || got[0].Input != file.Input {
+		t.Errorf("added structure: origins %+v, want the values file's first leaf only", got)
+	}
+	leaf := &plan.Change{Path: "master.resources.limits.memory", Op: plan.FieldChange, Before: "256Mi", After: "300Mi"}
+	if got := valuesChangeOrigins(origins, leaf); len(got) != 1 || got[0].Input != file.Input {
+		t.Errorf("changed leaf: origins %+v", got)
+	}
+	removed := &plan.Change{Path: "master.affinity", Op: plan.FieldRemove, Before: map[string]any{}}
+	if got := valuesChangeOrigins(origins, removed); got != nil {
+		t.Errorf("removed value: origins %+v, want none", got)
+	}
+	if o, ok := valueOrigin(origins, "master"); !ok || o.Kind == plan.OriginChartDefault {
+		t.Errorf("valueOrigin(master) = %+v, want a leaf the user set", o)
 	}
 }
