@@ -10,6 +10,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // ClusterView is what a plan reads of one cluster: its release records,
@@ -64,6 +65,11 @@ type ClusterView interface {
 	// will: forcing the fields obj sets, leaving those ignore names to
 	// others. live is the object as the plan read it (nil: absent).
 	DryRun(ctx context.Context, obj, live *unstructured.Unstructured, ignore kube.IgnoreRules) (*unstructured.Unstructured, error)
+	// Admission says which API groups the admission webhooks or policies
+	// of resource gvr match (all: every group), as
+	// kube.Client.AdmissionGroups: whether a dry run may be skipped
+	// (dryrunskip.go).
+	Admission(ctx context.Context, gvr schema.GroupVersionResource) (groups []string, all bool, err error)
 }
 
 // engine returns the release engine of a cluster block (Input.Engine)
@@ -342,6 +348,10 @@ func (v *engineView) DryRun(ctx context.Context, obj, live *unstructured.Unstruc
 		return nil, err
 	}
 	return res[0].Live, nil
+}
+
+func (v *engineView) Admission(ctx context.Context, gvr schema.GroupVersionResource) ([]string, bool, error) {
+	return v.eng.Kube().AdmissionGroups(ctx, gvr)
 }
 
 // sharedList returns ref's object from the plan's list of its kind and

@@ -102,6 +102,7 @@ func (m *mem) plan(stats *planner.Stats, observe planner.Observe) (*plan.Plan, e
 		Stats:   stats,
 		Observe: observe,
 		Request: func(r *resolve.Release) *release.Request { return run.ReleaseRequest(st.ID(), r) },
+		Outputs: run.OutputsFrom,
 	}
 	if m.in != nil {
 		m.in(&in)

@@ -33,6 +33,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -64,6 +65,9 @@ type Options struct {
 	// Resources are the API resources it serves (DefaultResources when
 	// nil).
 	Resources []*metav1.APIResourceList
+	// Admission are the API groups its admission webhooks match ("*":
+	// every group); none by default.
+	Admission []string
 }
 
 // OtherManager is the field manager Edit writes as (kubectl edit's).
@@ -71,9 +75,10 @@ const OtherManager = "kubectl-edit"
 
 // View is a cluster held in memory. Safe for concurrent use.
 type View struct {
-	eng     *release.Engine
-	kc      *kube.Client
-	dynamic dynamic.Interface
+	eng       *release.Engine
+	kc        *kube.Client
+	admission []string
+	dynamic   dynamic.Interface
 	// Records are the cluster's release records.
 	Records *release.MemoryRecords
 
@@ -116,7 +121,7 @@ func New(opts Options) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &View{eng: eng, kc: kc, dynamic: dyn, Records: release.NewMemoryRecords(), applied: map[kube.Ref]map[string]any{}}, nil
+	return &View{eng: eng, kc: kc, admission: opts.Admission, dynamic: dyn, Records: release.NewMemoryRecords(), applied: map[kube.Ref]map[string]any{}}, nil
 }
 
 // DefaultResources are the API resources a View serves by default: the
@@ -225,6 +230,12 @@ func (v *View) DryRun(_ context.Context, obj, live *unstructured.Unstructured, _
 		return nil, err
 	}
 	return v.merged(obj, live), nil
+}
+
+// Admission implements planner.ClusterView: Options.Admission, for every
+// kind of configuration.
+func (v *View) Admission(context.Context, schema.GroupVersionResource) ([]string, bool, error) {
+	return v.admission, slices.Contains(v.admission, "*"), nil
 }
 
 // merged is obj applied over live by convoy's field manager.
