@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/planner"
+	"github.com/convoy-sh/convoy/internal/planner/memview"
 	"github.com/convoy-sh/convoy/internal/release"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -647,5 +649,254 @@ func TestMemDependentOfAChangingReleaseIsKnownAfterApply(t *testing.T) {
 	p := m.mustPlan(nil, planner.ObserveMetadata)
 	if rc := change(t, p, "release.api"); !rc.KnownAfterApply {
 		t.Errorf("api %s, want known after apply: it reads what web's upgrade changes", rc.Action)
+	}
+}
+
+func TestMemFullRefreshSkipsDryRunsOnlyWithoutAdmission(t *testing.T) {
+	for _, tc := range []struct {
+		admission []string
+		skipped   bool
+	}{
+		{nil, true},                // nothing could mutate or refuse the objects
+		{[]string{"batch"}, true},  // webhooks of a group the release has no object of
+		{[]string{"apps"}, false},  // one of its objects' groups: every object is dry-run
+		{[]string{"*"}, false},     // every group
+		{[]string{"", "x"}, false}, // the core group
+	} {
+		t.Run(fmt.Sprint(tc.admission), func(t *testing.T) {
+			v, err := memview.New(memview.Options{Admission: tc.admission})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := newMem(t, webStack(t, ``))
+			m.v = v
+			m.deploy()
+			m.in = func(in *planner.Input) { in.Refresh = planner.RefreshFull }
+			var stats planner.Stats
+			rc := change(t, m.mustPlan(&stats, planner.ObserveContent), "release.web")
+			if rc.Action != plan.ActionNoOp {
+				t.Fatalf("action %s, want no-op", rc.Action)
+			}
+			skipped, ran := stats.DryRunsSkipped.Load(), stats.DryRuns.Load()
+			if tc.skipped && (skipped != 2 || ran != 0) || !tc.skipped && (skipped != 0 || ran != 2) {
+				t.Errorf("stats %s, want both dry runs %s", stats.String(), map[bool]string{true: "skipped", false: "run"}[tc.skipped])
+			}
+		})
+	}
+}
+
+func TestMemIgnoredFieldIsNeitherDriftNorChange(t *testing.T) {
+	m := newMem(t, strings.Replace(webStack(t, `{ replicas = 2 }`), "values", `ignore_changes = [{ kind = "Deployment", paths = ["/spec/replicas"] }]
+  values`, 1))
+	m.deploy()
+	if err := m.v.Edit(context.Background(), webDeployment, setReplicas(7)); err != nil {
+		t.Fatal(err)
+	}
+	rc := change(t, m.mustPlan(nil, planner.ObserveMetadata), "release.web")
+	if rc.Action != plan.ActionNoOp || len(rc.Drift) != 0 {
+		t.Fatalf("%s, drift %+v: want a no-op, the autoscaler's replicas theirs", rc.Action, rc.Drift)
+	}
+	// The applied state moved (replicas changed hands): the record is
+	// relabelled, so the next plan proves it unchanged again.
+	if rc.Relabel[release.AppliedLabel] == "" {
+		t.Errorf("relabel %v, want the new applied state", rc.Relabel)
+	}
+}
+
+func TestMemLetGoReleaseIsTakenOverWithoutAdopt(t *testing.T) {
+	m := newMem(t, webStack(t, ``))
+	otherStack(t, m, true)
+	setStatus(t, m, "web", 1, release.StatusDeployed, map[string]string{release.LetGoLabel: "other"})
+	p, err := m.plan(nil, planner.ObserveMetadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := change(t, p, "release.web")
+	if rc.Takeover == nil || !rc.Takeover.LetGo || !rc.Takeover.Allowed || rc.Refused() {
+		t.Errorf("takeover %+v, refused %v: want let go by other, taken over", rc.Takeover, rc.Refused())
+	}
+}
+
+func TestMemStackOfAnotherNamespaceIsNeverTakenOver(t *testing.T) {
+	m := newMem(t, strings.Replace(webStack(t, ``), "values", "adopt = true\n  values", 1))
+	m.deploy()
+	setStatus(t, m, "web", 1, release.StatusDeployed, map[string]string{release.StackNamespaceLabel: "team-a"})
+	m.in = func(in *planner.Input) { in.StackNamespace = "team-b" }
+	p, err := m.plan(nil, planner.ObserveMetadata)
+	var foreign *plan.ForeignError
+	if !errors.As(err, &foreign) {
+		t.Fatalf("err %v, want a *plan.ForeignError", err)
+	}
+	if rc := change(t, p, "release.web"); rc.Takeover == nil || rc.Takeover.Refusal == "" {
+		t.Errorf("takeover %+v, want refused whatever adopt says", rc.Takeover)
+	}
+}
+
+func TestMemNothingDeployedIsUpgradedFromTheNewestRevision(t *testing.T) {
+	m := newMem(t, webStack(t, ``))
+	m.deploy()
+	setStatus(t, m, "web", 1, release.StatusFailed, nil)
+	var stats planner.Stats
+	rc := change(t, m.mustPlan(&stats, planner.ObserveMetadata), "release.web")
+	if rc.Action != plan.ActionUpgrade || !strings.Contains(reasonKinds(rc), "last-revision") {
+		t.Errorf("%s (reasons %q), want an upgrade saying the newest revision failed", rc.Action, reasonKinds(rc))
+	}
+	if stats.Unchanged.Load() != 0 {
+		t.Errorf("stats %s: a failed release is never proven unchanged", stats.String())
+	}
+}
+
+func TestMemUninstalledReleaseIsInstalledAgain(t *testing.T) {
+	m := newMem(t, webStack(t, ``))
+	m.deploy()
+	setStatus(t, m, "web", 1, release.StatusUninstalled, nil)
+	for _, r := range []kube.Ref{webDeployment, webConfig} {
+		if err := m.v.Delete(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc := change(t, m.mustPlan(nil, planner.ObserveMetadata), "release.web")
+	if rc.Action != plan.ActionInstall || reasonKinds(rc) != "new" {
+		t.Errorf("%s (reasons %q), want installed again", rc.Action, reasonKinds(rc))
+	}
+}
+
+// shopOf is n releases r0..r(n-1) of the web chart in namespace shop.
+func shopOf(t *testing.T, n int, message string) string {
+	hcl := `
+stack "shop" {
+  default_namespace = "shop"
+}
+`
+	for i := range n {
+		hcl += fmt.Sprintf(`
+release "r%d" {
+  chart  = %q
+  values = [{ message = %q }]
+}
+`, i, webChart(t), message)
+	}
+	return hcl
+}
+
+func TestMemDeployedRecordsAreReadByListWhenMostAreNeeded(t *testing.T) {
+	m := newMem(t, shopOf(t, 3, "a"))
+	m.deploy()
+	m.rewrite(shopOf(t, 3, "b"))
+	var stats planner.Stats
+	p := m.mustPlan(&stats, planner.ObserveMetadata)
+	if got := p.Summary().String(); got != "Plan: 0 to install, 3 to upgrade, 0 to uninstall, 0 unchanged." {
+		t.Fatalf("summary %q", got)
+	}
+	// One list of the records' metadata, one of the deployed records.
+	if stats.RecordLists.Load() != 2 || stats.RecordReads.Load() != 0 {
+		t.Errorf("stats %s: want the 3 deployed records read with one list", stats.String())
+	}
+}
+
+func TestMemOneNeededRecordIsReadAlone(t *testing.T) {
+	m := newMem(t, shopOf(t, 3, "a"))
+	m.deploy()
+	m.rewrite(strings.Replace(shopOf(t, 3, "a"), `release "r0" {
+  chart  = "`+webChart(t)+`"
+  values = [{ message = "a" }]`, `release "r0" {
+  chart  = "`+webChart(t)+`"
+  values = [{ message = "b" }]`, 1))
+	var stats planner.Stats
+	p := m.mustPlan(&stats, planner.ObserveMetadata)
+	if got := actions(p); got != "release.r0:upgrade release.r1:no-op release.r2:no-op" {
+		t.Fatalf("actions %s", got)
+	}
+	if stats.RecordLists.Load() != 1 || stats.RecordReads.Load() != 1 {
+		t.Errorf("stats %s: want the one deployed record needed read with a GET", stats.String())
+	}
+}
+
+func TestMemPolicyObjectsSeeTheDeployedObjectsOfUnchangedReleases(t *testing.T) {
+	m := newMem(t, webStack(t, `{ replicas = 4 }`))
+	m.deploy()
+	m.in = func(in *planner.Input) { in.PolicyObjects = true }
+	var stats planner.Stats
+	rc := change(t, m.mustPlan(&stats, planner.ObserveMetadata), "release.web")
+	if rc.Action != plan.ActionNoOp || stats.Renders.Load() != 0 {
+		t.Fatalf("%s, stats %s: want a no-op proven without render", rc.Action, stats.String())
+	}
+	for _, o := range rc.Objects {
+		if o.Deployed == nil {
+			t.Fatalf("%s: no deployed object for policies", o.Ref)
+		}
+		if o.Ref.Kind == "Deployment" && fmt.Sprint(o.Deployed["spec"].(map[string]any)["replicas"]) != "4" {
+			t.Errorf("deployed %v, want replicas 4", o.Deployed["spec"])
+		}
+	}
+}
+
+func TestMemReplicasChangeIsNotARollout(t *testing.T) {
+	m := newMem(t, webStack(t, `{ replicas = 2 }`))
+	m.deploy()
+	m.rewrite(webStack(t, `{ replicas = 3 }`))
+	rc := change(t, m.mustPlan(nil, planner.ObserveMetadata), "release.web")
+	if !strings.Contains(objectActions(rc), "Deployment/web:update") {
+		t.Fatalf("objects %s, want the Deployment updated", objectActions(rc))
+	}
+	if rc.Impact != nil && len(rc.Impact.Rollouts) != 0 {
+		t.Errorf("rollouts %+v: scaling replaces no pod", rc.Impact.Rollouts)
+	}
+}
+
+func TestMemNewReleaseBesideUnchangedOnes(t *testing.T) {
+	m := newMem(t, shopOf(t, 2, "a"))
+	m.deploy()
+	m.rewrite(shopOf(t, 3, "a"))
+	p := m.mustPlan(nil, planner.ObserveMetadata)
+	if got := p.Summary().String(); got != "Plan: 1 to install, 0 to upgrade, 0 to uninstall, 2 unchanged." {
+		t.Errorf("summary %q", got)
+	}
+}
+
+func TestMemObjectOwnedByAnotherReleaseIsAConflict(t *testing.T) {
+	m := newMem(t, webStack(t, ``))
+	cm := &unstructured.Unstructured{}
+	cm.SetAPIVersion("v1")
+	cm.SetKind("ConfigMap")
+	cm.SetNamespace("shop")
+	cm.SetName("web-config")
+	cm.SetAnnotations(map[string]string{"meta.helm.sh/release-name": "api", "meta.helm.sh/release-namespace": "shop"})
+	cm.SetLabels(map[string]string{"app.kubernetes.io/managed-by": "Helm"})
+	if err := m.v.Put(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.plan(nil, planner.ObserveMetadata)
+	var foreign *plan.ForeignError
+	if !errors.As(err, &foreign) {
+		t.Fatalf("err %v, want the plan refused", err)
+	}
+	rc := change(t, p, "release.web")
+	if len(rc.Conflicts) != 1 || rc.Conflicts[0].OwnerRelease != "api" {
+		t.Errorf("conflicts %+v, want web-config owned by release api", rc.Conflicts)
+	}
+}
+
+func TestMemUpgradeLeavesIgnoredFieldsAlone(t *testing.T) {
+	hcl := func(message string) string {
+		return strings.Replace(webStack(t, fmt.Sprintf(`{ message = %q }`, message)), "values", `ignore_changes = [{ kind = "Deployment", paths = ["/spec/replicas"] }]
+  values`, 1)
+	}
+	m := newMem(t, hcl("a"))
+	m.deploy()
+	if err := m.v.Edit(context.Background(), webDeployment, setReplicas(7)); err != nil {
+		t.Fatal(err)
+	}
+	m.rewrite(hcl("b"))
+	rc := change(t, m.mustPlan(nil, planner.ObserveMetadata), "release.web")
+	if got, want := objectActions(rc), "ConfigMap/web-config:update Deployment/web:no-op"; got != want {
+		t.Errorf("objects %s, want %s: the upgrade keeps the replicas an autoscaler set", got, want)
+		for _, o := range rc.Objects {
+			if o.Diff != nil {
+				for _, c := range o.Diff.Changes {
+					t.Logf("%s %s: %v -> %v", o.Ref.Name, c.Path, c.Before, c.After)
+				}
+			}
+		}
 	}
 }

@@ -19,7 +19,9 @@
 //     value (maps merged, lists and scalars whole). No defaulting, no
 //     validation, no admission (webhooks, policies, quotas), no immutable
 //     fields, no pruning of fields an earlier apply set and this one does
-//     not, and ignore_changes rules are not applied.
+//     not. Fields ignore_changes lists keep their live values (what
+//     kube's leave achieves by leaving them out or applying them as
+//     they are).
 //   - Field managers are approximated: an apply makes convoy's field
 //     manager own every leaf it sets; Edit moves the leaves it changes to
 //     another manager. Lists are leaves.
@@ -225,9 +227,12 @@ func (v *View) OutputObjects(*release.Release, config.ResourceNeeds) func(contex
 // DryRun implements planner.ClusterView: the live object with the fields
 // obj sets replaced by obj's (see the package's doc for what that leaves
 // out).
-func (v *View) DryRun(_ context.Context, obj, live *unstructured.Unstructured, _ kube.IgnoreRules) (*unstructured.Unstructured, error) {
+func (v *View) DryRun(_ context.Context, obj, live *unstructured.Unstructured, ignore kube.IgnoreRules) (*unstructured.Unstructured, error) {
 	if _, err := v.resource(kube.RefOf(obj)); err != nil {
 		return nil, err
+	}
+	if live != nil {
+		obj = ignore.Strip(obj)
 	}
 	return v.merged(obj, live), nil
 }
