@@ -27,7 +27,7 @@ func (c *computer) deprecations(ctx context.Context, inst *config.ReleaseInstanc
 	if rc.Action == plan.ActionUninstall || rc.Action == plan.ActionForget {
 		return nil
 	}
-	eng, err := c.in.Engine(ctx, inst.Cluster)
+	eng, err := c.engine(ctx, inst.Cluster)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/convoy-sh/convoy/internal/memo"
 	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/resolve"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -45,6 +44,11 @@ type Input struct {
 	// Engine returns the release engine of a cluster block (nil: the
 	// default cluster). It may be called concurrently.
 	Engine func(ctx context.Context, cluster *config.ClusterSpec) (*release.Engine, error)
+	// View returns what the plan reads of an engine's cluster: its
+	// records, live objects and dry runs (clusterview.go). Nil: the
+	// engine's own reads, one view per cluster and plan (the CLI and the
+	// controller); planner/memview's in unit tests.
+	View   func(eng *release.Engine) ClusterView
 	Charts *resolve.Charts
 	// Targets limit the plan to these instances (plus their dependencies
 	// with IncludeDeps). A targeted plan uninstalls nothing.
@@ -193,7 +197,7 @@ func Compute(ctx context.Context, in Input) (*plan.Plan, error) {
 	if stats == nil {
 		stats = &Stats{}
 	}
-	c := &computer{in: in, sem: make(chan struct{}, par), prefetch: make(chan struct{}, prefetchLists), stats: stats}
+	c := &computer{in: in, sem: make(chan struct{}, par), stats: stats}
 	c.plansAll = len(in.Targets) == 0 && len(order) == len(st.Releases)
 	p := &plan.Plan{FormatVersion: plan.FormatVersion, Stack: st.Name, Environment: st.Environment, ConfigHash: in.ConfigHash, CreatedAt: time.Now().UTC(), IncludeDeps: in.IncludeDeps, Destroy: in.Destroy}
 	p.Selectors = in.Selectors
@@ -334,19 +338,9 @@ type computer struct {
 	// predicted says which releases the plan is predicted to change
 	// (records.go).
 	predicted memo.Map[config.ReleaseInstanceAddr, bool]
-	lists     memo.Map[kindKey, map[string]*unstructured.Unstructured] // live objects by name
-	gets      memo.Map[objectKey, *unstructured.Unstructured]          // LiveGets: live objects read
-	// informed are the metadata lists the engines' caches (the
-	// controller's shared informers) serve, by kind and namespace; nil
-	// when they serve none (LiveGets: informedAbsent).
-	informed memo.Map[kindKey, map[string]*kube.Applied]
-	// listers are the engines' metadata caches by cluster, as releases
-	// find their engines.
-	listers sync.Map // kube.ClusterID → kube.MetadataLister
-	// applied are the metadata lists the fast path reads (liveApplied),
-	// started early by prefetchApplied, at most cap(prefetch) at once.
-	applied  memo.Map[kindKey, map[string]*kube.Applied]
-	prefetch chan struct{}
+	// views are the plan's views of its clusters (clusterview.go), by
+	// kube.ClusterID: they read the live objects.
+	views    sync.Map
 	oursOnce sync.Once
 	ours     map[string]bool // stackReleases
 	// outputs are the outputs of the deployed revisions that releases
@@ -410,10 +404,8 @@ type plannedEntry struct {
 	change *plan.ReleaseChange // nil when planning it failed
 }
 
-// live reads the live object: one list per kind and namespace (or per
-// cluster-scoped kind), shared by every release of the plan, instead of one
-// request per object. Secrets are listed without Helm's release records,
-// which would make the list as large as the stack's history.
+// live is the live object (nil: absent) as the plan's view of kc's
+// cluster reads it, a copy the caller may modify.
 func (c *computer) live(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.Unstructured, error) {
 	o, err := c.liveShared(ctx, kc, ref)
 	if o == nil || err != nil {
@@ -425,134 +417,13 @@ func (c *computer) live(ctx context.Context, kc *kube.Client, ref kube.Ref) (*un
 // liveShared is live without the copy: the object is the plan's, shared,
 // and must not be modified.
 func (c *computer) liveShared(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.Unstructured, error) {
-	if c.in.Live == LiveGets {
-		return c.gets.Get(objectKey{kc.ClusterID(), ref}, func() (*unstructured.Unstructured, error) {
-			if c.informedAbsent(ctx, kc, ref) {
-				return nil, nil
-			}
-			return getLive(ctx, kc, ref)
-		})
-	}
-	namespaced, err := kc.IsNamespaced(ref.GroupVersionKind())
-	if err != nil || (namespaced && ref.Namespace == "") {
-		return getLive(ctx, kc, ref)
-	}
-	return sharedList(c, &c.lists, kc, ref, func(opts metav1.ListOptions) (map[string]*unstructured.Unstructured, error) {
-		list, err := kc.List(ctx, ref.APIVersion(), ref.Kind, ref.Namespace, opts)
-		if err != nil {
-			return nil, err
-		}
-		objs := make(map[string]*unstructured.Unstructured, len(list))
-		for _, u := range list {
-			objs[u.GetName()] = u
-		}
-		return objs, nil
-	})
-}
-
-// informedAbsent tells whether the engine's metadata cache (the
-// controller's shared informers) serves ref's kind and namespace and holds
-// no such object: a first install's objects are then not read one by one.
-// A cache a moment behind may miss an object just created by someone
-// else; the plan then shows it created, and the apply neither overwrites
-// nor adopts it unchecked: its check of the plan lists what was created
-// since (run.VerifyObserved), and an object created-only that exists is
-// checked for its owner (kube.ApplyOptions.Create).
-func (c *computer) informedAbsent(ctx context.Context, kc *kube.Client, ref kube.Ref) bool {
-	l, ok := c.listers.Load(kc.ClusterID())
-	if !ok || ref.Namespace == "" {
-		return false
-	}
-	key := kindKey{nsKey{kc.ClusterID(), ref.Namespace}, ref.APIVersion(), ref.Kind}
-	objs, err := c.informed.Get(key, func() (map[string]*kube.Applied, error) {
-		objs, served, err := kc.ListAppliedFrom(ctx, l.(kube.MetadataLister), ref.APIVersion(), ref.Kind, ref.Namespace, metav1.ListOptions{})
-		if !served || err != nil {
-			return nil, err
-		}
-		return objs, nil
-	})
-	if err != nil || objs == nil {
-		return false
-	}
-	_, found := objs[ref.Name]
-	return !found
+	return c.view(kc).Live(ctx, ref)
 }
 
 // liveApplied is what convoy's field manager applied of the live object
-// (nil: absent), read from one list of metadata per kind and namespace
-// (kube.Client.ListApplied) shared by the releases the plan proves
-// unchanged: no spec, status or other managers' fields are decoded or
-// kept for them. Releases planned in full read full lists (liveShared).
-//
-// An engine with a Metadata cache (the controller's shared informers)
-// serves these lists without asking the API server.
+// (nil: absent), as the view reads it (ClusterView.Applied).
 func (c *computer) liveApplied(ctx context.Context, eng *release.Engine, ref kube.Ref) (*kube.Applied, error) {
-	kc := eng.Kube()
-	namespaced, err := kc.IsNamespaced(ref.GroupVersionKind())
-	if err != nil || (namespaced && ref.Namespace == "") {
-		live, err := getLive(ctx, kc, ref)
-		if live == nil || err != nil {
-			return nil, err
-		}
-		return kube.AppliedOf(kc.FieldManager(), live), nil
-	}
-	return sharedList(c, &c.applied, kc, ref, func(opts metav1.ListOptions) (map[string]*kube.Applied, error) {
-		if l := eng.Metadata(); l != nil {
-			objs, ok, err := kc.ListAppliedFrom(ctx, l, ref.APIVersion(), ref.Kind, ref.Namespace, opts)
-			if ok || err != nil {
-				return objs, err
-			}
-		}
-		objs, err := kc.ListApplied(ctx, ref.APIVersion(), ref.Kind, ref.Namespace, opts)
-		if err == nil {
-			return objs, nil
-		}
-		// An API server that cannot serve metadata alone (an aggregated
-		// one, say) still serves the objects: fall back to the full list,
-		// whose error, if any, is the one to show.
-		full, err := kc.List(ctx, ref.APIVersion(), ref.Kind, ref.Namespace, opts)
-		if err != nil {
-			return nil, err
-		}
-		objs = make(map[string]*kube.Applied, len(full))
-		for _, u := range full {
-			objs[u.GetName()] = kube.AppliedOf(kc.FieldManager(), u)
-		}
-		return objs, nil
-	})
-}
-
-// sharedList returns ref's object from the plan's list of its kind and
-// namespace in m, listing it (with list) once per plan; release records
-// are left out of Secret lists. Lists and list hits count in the stats.
-func sharedList[T any](c *computer, m *memo.Map[kindKey, map[string]T], kc *kube.Client, ref kube.Ref, list func(metav1.ListOptions) (map[string]T, error)) (T, error) {
-	key := kindKey{nsKey{kc.ClusterID(), ref.Namespace}, ref.APIVersion(), ref.Kind}
-	cached := true
-	objs, err := m.Get(key, func() (map[string]T, error) {
-		cached = false
-		var opts metav1.ListOptions
-		if ref.Group == "" && ref.Kind == "Secret" {
-			opts.FieldSelector = "type!=" + release.SecretType
-		}
-		objs, err := list(opts)
-		if err != nil {
-			where := "in namespace " + ref.Namespace
-			if ref.Namespace == "" {
-				where = "in the cluster"
-			}
-			return nil, fmt.Errorf("list %s %s %s: %w", ref.APIVersion(), ref.Kind, where, err)
-		}
-		c.stats.add(&c.stats.Lists, 1)
-		return objs, nil
-	})
-	if err != nil {
-		var zero T
-		return zero, err
-	}
-	if cached {
-		c.stats.add(&c.stats.ListHits, 1)
-	}
-	return objs[ref.Name], nil
+	return c.viewOf(eng).Applied(ctx, ref)
 }
 
 // do runs f holding one slot of the pool.

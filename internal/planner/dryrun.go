@@ -112,10 +112,10 @@ type dryRunResult struct {
 // live is the object as the plan read it (nil: absent).
 func (c *computer) dryRun(ctx context.Context, kc *kube.Client, obj, live *unstructured.Unstructured, ignore kube.IgnoreRules) (dryRunResult, error) {
 	c.stats.add(&c.stats.DryRuns, 1)
-	res, err := kc.Apply(ctx, []*unstructured.Unstructured{obj}, kube.ApplyOptions{DryRun: kube.DryRunServer, Force: true, Ignore: ignore, Live: live, LiveKnown: true})
+	after, err := c.view(kc).DryRun(ctx, obj, live, ignore)
 	switch {
 	case err == nil:
-		return dryRunResult{after: res[0].Live}, nil
+		return dryRunResult{after: after}, nil
 	case kube.IsImmutable(err):
 		return dryRunResult{immutable: err}, nil
 	}

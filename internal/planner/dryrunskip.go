@@ -116,7 +116,7 @@ func (c *computer) noAdmission(ctx context.Context, kc *kube.Client, objs []*uns
 		err := c.do(ctx, func() error {
 			for _, gvr := range admissionResources {
 				c.stats.add(&c.stats.Lists, 1)
-				groups, all, err := kc.AdmissionGroups(ctx, gvr)
+				groups, all, err := c.view(kc).Admission(ctx, gvr)
 				switch {
 				case err != nil && ctx.Err() != nil:
 					return ctx.Err()

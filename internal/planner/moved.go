@@ -46,7 +46,7 @@ func (c *computer) noteMoved(ctx context.Context, inst *config.ReleaseInstance, 
 	if len(sources) == 0 || rc.Refused() {
 		return nil
 	}
-	eng, err := c.in.Engine(ctx, inst.Cluster)
+	eng, err := c.engine(ctx, inst.Cluster)
 	if err != nil {
 		return err
 	}

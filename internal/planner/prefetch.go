@@ -55,18 +55,7 @@ func (c *computer) prefetchApplied(ctx context.Context, eng *release.Engine, nam
 			}
 		}
 	}
-	for _, ref := range refs {
-		go func() {
-			select {
-			case c.prefetch <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			defer func() { <-c.prefetch }()
-			// Its error, if any, is kept for the release that needs it.
-			_, _ = c.liveApplied(ctx, eng, ref)
-		}()
-	}
+	c.viewOf(eng).Prefetch(ctx, refs)
 }
 
 // stackReleases are the stack's release instances as "namespace/name".

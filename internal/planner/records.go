@@ -41,14 +41,14 @@ func (c *computer) histories(ctx context.Context, eng *release.Engine, namespace
 				// parsed for what the plan observes (ObserveContent): one
 				// list of the records whole beats a GET per release.
 				var err error
-				recs, err = eng.Histories(ctx, namespace)
+				recs, err = c.viewOf(eng).Histories(ctx, namespace)
 				c.stats.add(&c.stats.RecordLists, 1)
 				return err
 			}
 			list := c.in.Records
 			if list == nil {
 				list = func(ctx context.Context, eng *release.Engine, namespace string) ([]metav1.PartialObjectMetadata, error) {
-					return eng.ListRecordMeta(ctx, namespace)
+					return c.viewOf(eng).RecordMeta(ctx, namespace)
 				}
 			}
 			items, err := list(ctx, eng, namespace)
@@ -56,7 +56,7 @@ func (c *computer) histories(ctx context.Context, eng *release.Engine, namespace
 				return err
 			}
 			c.stats.add(&c.stats.RecordLists, 1)
-			recs, err = eng.HistoriesOfMeta(ctx, namespace, items)
+			recs, err = c.viewOf(eng).HistoriesOfMeta(ctx, namespace, items)
 			return err
 		})
 		if err == nil {
@@ -113,7 +113,7 @@ func (c *computer) loadRecord(ctx context.Context, eng *release.Engine, r *relea
 		var full *release.Release
 		err := c.do(ctx, func() error {
 			var err error
-			full, err = eng.LoadRecord(ctx, r)
+			full, err = c.viewOf(eng).LoadRecord(ctx, r)
 			return err
 		})
 		if err == nil {
@@ -172,7 +172,7 @@ func (c *computer) listedRecord(ctx context.Context, eng *release.Engine, r *rel
 		var l *release.DeployedRecords
 		err := c.do(ctx, func() error {
 			var err error
-			l, err = eng.ListDeployedRecords(ctx, r.Namespace)
+			l, err = c.viewOf(eng).DeployedRecords(ctx, r.Namespace)
 			return err
 		})
 		if err == nil {
@@ -208,7 +208,7 @@ func (c *computer) predictWholeReads(ctx context.Context, eng *release.Engine, n
 		if inst.Namespace != namespace {
 			continue
 		}
-		e, err := c.in.Engine(ctx, inst.Cluster)
+		e, err := c.engine(ctx, inst.Cluster)
 		if err != nil || e.Kube().ClusterID() != id {
 			continue // its own release says what is wrong
 		}
@@ -273,7 +273,7 @@ func (c *computer) predictChange(ctx context.Context, addr config.ReleaseInstanc
 			return false, nil
 		}
 		// Errors here are the release's own plan's to report.
-		eng, err := c.in.Engine(ctx, inst.Cluster)
+		eng, err := c.engine(ctx, inst.Cluster)
 		if err != nil {
 			return false, nil
 		}

@@ -301,12 +301,9 @@ func (c *computer) begin(ctx context.Context, inst *config.ReleaseInstance, full
 	for _, d := range inst.DependsOn {
 		rc.DependsOn = append(rc.DependsOn, d.Addr)
 	}
-	eng, err := c.in.Engine(ctx, inst.Cluster)
+	eng, err := c.engine(ctx, inst.Cluster)
 	if err != nil {
 		return nil, nil, nil, nil, err
-	}
-	if l := eng.Metadata(); l != nil {
-		c.listers.LoadOrStore(eng.Kube().ClusterID(), l)
 	}
 	hist, interrupted, err := c.observe(ctx, eng, inst.Namespace, inst.Name, full)
 	if err != nil {
@@ -359,7 +356,7 @@ func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance
 		if c.planned[d.Addr] != nil {
 			needs = c.in.Stack.ResourceNeeds(inst.Addr.Release.Name, d.Addr.Release.Name)
 		}
-		eng, err := c.in.Engine(ctx, dep.Cluster)
+		eng, err := c.engine(ctx, dep.Cluster)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -384,10 +381,7 @@ func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance
 			}
 			// Outputs only reads the objects (it converts them to values):
 			// the plan's shared ones, not copies.
-			lists := c.outputLists(kc, rec, needs)
-			return c.in.Outputs(ctx, kc, rec, needs, func(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
-				return c.outputObject(ctx, kc, ref, lists)
-			})
+			return c.in.Outputs(ctx, kc, rec, needs, c.viewOf(eng).OutputObjects(rec, needs))
 		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("outputs of %s: %w", d.Addr, err)
@@ -431,61 +425,6 @@ func (c *computer) outputsKept(inst *config.ReleaseInstance, dep config.ReleaseI
 		}
 	}
 	return true
-}
-
-// outputObject reads a live object of a dependency's outputs: from the
-// plan's full list of its kind and namespace when the plan has asked for
-// one (a release there planned in full) or lists says to, else with a GET
-// of its own, read once per plan. Outputs need the whole objects of the
-// few releases read, where a list would fetch and decode every object of
-// the kind in the namespace: at 1,000 releases with 100 readers, 500 GETs
-// cost the API server what 100 lists did and convoy a third less CPU and
-// 50 MiB less memory (docs/performance.md).
-func (c *computer) outputObject(ctx context.Context, kc *kube.Client, ref kube.Ref, lists map[kindKey]bool) (*unstructured.Unstructured, error) {
-	if c.in.Live != LiveGets && ref.Namespace != "" {
-		key := kindKey{nsKey{kc.ClusterID(), ref.Namespace}, ref.APIVersion(), ref.Kind}
-		if lists[key] || c.lists.Has(key) {
-			return c.liveShared(ctx, kc, ref)
-		}
-	}
-	return c.gets.Get(objectKey{kc.ClusterID(), ref}, func() (*unstructured.Unstructured, error) { return getLive(ctx, kc, ref) })
-}
-
-// outputLists are the kinds and namespaces whose objects a dependency's
-// outputs read from one full list instead of a GET each: those where the
-// dependency has two objects or more and at least half of the kind's
-// objects in the namespace, as the plan's list of their metadata counts
-// them (a chart of many ConfigMaps in a namespace of its own, say), so the
-// list carries little besides. A GET costs the API server about what
-// three objects of a list do, and convoy decodes what it fetches.
-// Counted from the record's objects annotation (those needs reads);
-// without it, none.
-func (c *computer) outputLists(kc *kube.Client, rec *release.Release, needs config.ResourceNeeds) map[kindKey]bool {
-	objs, ok := release.RecordObjectsOf(rec)
-	if !ok {
-		return nil
-	}
-	need := map[kindKey]int{}
-	for _, o := range objs {
-		if o.Ref.Namespace != "" && needs.Reads(config.ResourceKey(o.Ref.APIVersion(), o.Ref.Kind, o.Ref.Name)) {
-			need[kindKey{nsKey{kc.ClusterID(), o.Ref.Namespace}, o.Ref.APIVersion(), o.Ref.Kind}]++
-		}
-	}
-	var lists map[kindKey]bool
-	for key, n := range need {
-		if n < 2 {
-			continue
-		}
-		all, ok := c.applied.Existing(key)
-		if !ok || 2*n < len(all) {
-			continue
-		}
-		if lists == nil {
-			lists = map[kindKey]bool{}
-		}
-		lists[key] = true
-	}
-	return lists
 }
 
 // knownAfterApply plans a release whose values are known only once the

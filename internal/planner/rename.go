@@ -44,7 +44,7 @@ func (c *computer) renaming(ctx context.Context, inst *config.ReleaseInstance) (
 	if len(sources) == 0 {
 		return nil, nil
 	}
-	eng, err := c.in.Engine(ctx, inst.Cluster)
+	eng, err := c.engine(ctx, inst.Cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func (c *computer) renaming(ctx context.Context, inst *config.ReleaseInstance) (
 		// this release's (one helm installed under the old name after a
 		// rename finished is another, and its records are not ours to
 		// delete).
-		ok, err := eng.Storage(inst.Namespace).CopiesOf(ctx, best.oldName, inst.Name)
+		ok, err := c.viewOf(eng).CopiesOf(ctx, inst.Namespace, best.oldName, inst.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -209,7 +209,7 @@ func (c *computer) labelled(ctx context.Context, eng *release.Engine) ([]release
 		var recs []release.RecordKey
 		err := c.do(ctx, func() error {
 			var err error
-			recs, err = eng.Labelled(ctx, map[string]string{"owner": "helm", release.StackLabel: c.in.Stack.ID()}, listed...)
+			recs, err = c.viewOf(eng).Labelled(ctx, map[string]string{"owner": "helm", release.StackLabel: c.in.Stack.ID()}, listed...)
 			return err
 		})
 		if err != nil {
@@ -264,7 +264,7 @@ func (c *computer) declared(ctx context.Context, id kube.ClusterID) (map[release
 	return c.declaredOn.Get(id, func() (map[release.RecordKey]bool, error) {
 		out := map[release.RecordKey]bool{}
 		for _, r := range c.in.Stack.Releases {
-			e, err := c.in.Engine(ctx, r.Cluster)
+			e, err := c.engine(ctx, r.Cluster)
 			if err != nil {
 				return nil, err
 			}
@@ -292,7 +292,7 @@ func (c *computer) renamedBy(ctx context.Context, id kube.ClusterID, cluster str
 		if i < 0 {
 			continue
 		}
-		eng, err := c.in.Engine(ctx, inst.Cluster)
+		eng, err := c.engine(ctx, inst.Cluster)
 		if err != nil {
 			return nil, err
 		}
@@ -345,7 +345,7 @@ func (c *computer) noteRename(ctx context.Context, inst *config.ReleaseInstance,
 	if base.Info.Status == release.StatusUninstalled || rc.Refused() {
 		return nil
 	}
-	eng, err := c.in.Engine(ctx, inst.Cluster)
+	eng, err := c.engine(ctx, inst.Cluster)
 	if err != nil {
 		return err
 	}

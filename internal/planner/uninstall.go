@@ -31,7 +31,7 @@ func (c *computer) removed(ctx context.Context) ([]*plan.ReleaseChange, error) {
 	}
 	inStack := map[key]bool{}
 	for _, r := range st.Releases {
-		eng, err := c.in.Engine(ctx, r.Cluster)
+		eng, err := c.engine(ctx, r.Cluster)
 		if err != nil {
 			return nil, err
 		}
@@ -40,7 +40,7 @@ func (c *computer) removed(ctx context.Context) ([]*plan.ReleaseChange, error) {
 	var out []*plan.ReleaseChange
 	seen := map[kube.ClusterID]bool{}
 	for _, name := range slices.Sorted(maps.Keys(specs)) {
-		eng, err := c.in.Engine(ctx, specs[name])
+		eng, err := c.engine(ctx, specs[name])
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -210,8 +211,9 @@ func (s *Storage) Prune(ctx context.Context, name string, max int) error {
 	return nil
 }
 
-// Memory is an in-memory Driver for unit tests.
+// Memory is an in-memory Driver for unit tests, safe for concurrent use.
 type Memory struct {
+	mu      sync.Mutex
 	records map[string]memRecord
 	// version is the last resourceVersion given a record.
 	version int
@@ -243,6 +245,8 @@ func (m *Memory) decode(rec memRecord) (*Release, error) {
 
 // Get implements Driver.
 func (m *Memory) Get(_ context.Context, key string) (*Release, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	rec, ok := m.records[key]
 	if !ok {
 		return nil, ErrReleaseNotFound
@@ -252,6 +256,8 @@ func (m *Memory) Get(_ context.Context, key string) (*Release, error) {
 
 // List implements Driver.
 func (m *Memory) List(_ context.Context, selector map[string]string) ([]*Release, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	var out []*Release
 	for _, key := range slices.Sorted(maps.Keys(m.records)) {
 		rec := m.records[key]
@@ -290,6 +296,8 @@ func (m *Memory) put(key string, r *Release, w recordWrite) error {
 
 // Create implements Driver.
 func (m *Memory) Create(_ context.Context, key string, r *Release) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if _, ok := m.records[key]; ok {
 		return ErrReleaseExists
 	}
@@ -298,6 +306,8 @@ func (m *Memory) Create(_ context.Context, key string, r *Release) error {
 
 // Update implements Driver.
 func (m *Memory) Update(_ context.Context, key string, r *Release) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	rec, ok := m.records[key]
 	if !ok {
 		return ErrReleaseNotFound
@@ -310,6 +320,8 @@ func (m *Memory) Update(_ context.Context, key string, r *Release) error {
 
 // Delete implements Driver.
 func (m *Memory) Delete(_ context.Context, key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if _, ok := m.records[key]; !ok {
 		return ErrReleaseNotFound
 	}

@@ -1,0 +1,388 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/memo"
+	"github.com/convoy-sh/convoy/internal/release"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// ClusterView is what a plan reads of one cluster: its release records,
+// its live objects (whole, or what convoy's field manager applied of
+// them), and the server-side dry runs of what the plan would apply. The
+// planner decides; the view reads, and owns how (lists or GETs, the
+// controller's shared informers, what is read once per plan). Rendering,
+// parsing and fingerprints stay the release engine's.
+//
+// The real view (Input.View nil) reads through the cluster's
+// *release.Engine, one per cluster and plan; planner/memview holds a
+// cluster in memory for unit tests of the planner's decisions.
+//
+// What a view returns is the plan's, shared by its releases: callers never
+// modify it.
+type ClusterView interface {
+	// Histories are the records of a namespace by release name, oldest
+	// first, the newest and the newest deployed record of each whole
+	// (release.Engine.Histories).
+	Histories(ctx context.Context, namespace string) (map[string][]*release.Release, error)
+	// RecordMeta is the metadata of a namespace's records
+	// (release.Engine.ListRecordMeta).
+	RecordMeta(ctx context.Context, namespace string) ([]metav1.PartialObjectMetadata, error)
+	// HistoriesOfMeta are Histories from the records' metadata, every
+	// record partial (release.Engine.HistoriesOfMeta).
+	HistoriesOfMeta(ctx context.Context, namespace string, items []metav1.PartialObjectMetadata) (map[string][]*release.Release, error)
+	// LoadRecord reads a partial record whole.
+	LoadRecord(ctx context.Context, r *release.Release) (*release.Release, error)
+	// DeployedRecords are the deployed records of a namespace, read with
+	// one list.
+	DeployedRecords(ctx context.Context, namespace string) (*release.DeployedRecords, error)
+	// Labelled are the releases, across namespaces but except, with a
+	// record whose labels match selector (release.Engine.Labelled).
+	Labelled(ctx context.Context, selector map[string]string, except ...string) ([]release.RecordKey, error)
+	// CopiesOf says whether the records of release to in namespace are
+	// copies of every record of from (release.Storage.CopiesOf).
+	CopiesOf(ctx context.Context, namespace, from, to string) (bool, error)
+
+	// Live is the live object (nil: absent), read once per plan.
+	Live(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error)
+	// Applied is what convoy's field manager applied of the live object
+	// (nil: absent), read once per plan from its metadata.
+	Applied(ctx context.Context, ref kube.Ref) (*kube.Applied, error)
+	// Prefetch starts reading, in the background, what Applied will be
+	// asked of these objects (a hint; a view may ignore it).
+	Prefetch(ctx context.Context, refs []kube.Ref)
+	// OutputObjects reads the live objects a dependency's outputs read of
+	// its deployed record rec (needs: what they read).
+	OutputObjects(rec *release.Release, needs config.ResourceNeeds) func(context.Context, kube.Ref) (*unstructured.Unstructured, error)
+
+	// DryRun applies obj server-side without persisting it, as apply
+	// will: forcing the fields obj sets, leaving those ignore names to
+	// others. live is the object as the plan read it (nil: absent).
+	DryRun(ctx context.Context, obj, live *unstructured.Unstructured, ignore kube.IgnoreRules) (*unstructured.Unstructured, error)
+	// Admission says which API groups the admission webhooks or policies
+	// of resource gvr match (all: every group), as
+	// kube.Client.AdmissionGroups: whether a dry run may be skipped
+	// (dryrunskip.go).
+	Admission(ctx context.Context, gvr schema.GroupVersionResource) (groups []string, all bool, err error)
+}
+
+// engine returns the release engine of a cluster block (Input.Engine)
+// and makes its view the plan's view of that cluster.
+func (c *computer) engine(ctx context.Context, cluster *config.ClusterSpec) (*release.Engine, error) {
+	eng, err := c.in.Engine(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	c.viewOf(eng)
+	return eng, nil
+}
+
+// viewOf is the plan's view of eng's cluster: Input.View's, or the
+// engine's own, one per cluster and plan.
+func (c *computer) viewOf(eng *release.Engine) ClusterView {
+	id := eng.Kube().ClusterID()
+	if v, ok := c.views.Load(id); ok {
+		return v.(ClusterView)
+	}
+	var v ClusterView
+	if c.in.View != nil {
+		v = c.in.View(eng)
+	} else {
+		v = &engineView{eng: eng, live: c.in.Live, stats: c.stats, prefetch: make(chan struct{}, prefetchLists)}
+	}
+	got, _ := c.views.LoadOrStore(id, v)
+	return got.(ClusterView)
+}
+
+// view is the plan's view of kc's cluster, whose engine the plan has met
+// (engine).
+func (c *computer) view(kc *kube.Client) ClusterView {
+	v, ok := c.views.Load(kc.ClusterID())
+	if !ok {
+		panic(fmt.Sprintf("planner: no view of cluster %s", kc.ClusterID()))
+	}
+	return v.(ClusterView)
+}
+
+// engineView is the ClusterView of a real cluster, through its release
+// engine, for one plan: each list and GET is made once.
+type engineView struct {
+	eng   *release.Engine
+	live  LiveReads
+	stats *Stats
+
+	lists memo.Map[kindKey, map[string]*unstructured.Unstructured] // live objects by name
+	gets  memo.Map[objectKey, *unstructured.Unstructured]          // LiveGets: live objects read
+	// informed are the metadata lists the engine's cache (the
+	// controller's shared informers) serves, by kind and namespace; nil
+	// when it serves none (LiveGets: informedAbsent).
+	informed memo.Map[kindKey, map[string]*kube.Applied]
+	// applied are the metadata lists the fast path reads (Applied),
+	// started early by Prefetch, at most cap(prefetch) at once.
+	applied  memo.Map[kindKey, map[string]*kube.Applied]
+	prefetch chan struct{}
+}
+
+func (v *engineView) Histories(ctx context.Context, namespace string) (map[string][]*release.Release, error) {
+	return v.eng.Histories(ctx, namespace)
+}
+
+func (v *engineView) RecordMeta(ctx context.Context, namespace string) ([]metav1.PartialObjectMetadata, error) {
+	return v.eng.ListRecordMeta(ctx, namespace)
+}
+
+func (v *engineView) HistoriesOfMeta(ctx context.Context, namespace string, items []metav1.PartialObjectMetadata) (map[string][]*release.Release, error) {
+	return v.eng.HistoriesOfMeta(ctx, namespace, items)
+}
+
+func (v *engineView) LoadRecord(ctx context.Context, r *release.Release) (*release.Release, error) {
+	return v.eng.LoadRecord(ctx, r)
+}
+
+func (v *engineView) DeployedRecords(ctx context.Context, namespace string) (*release.DeployedRecords, error) {
+	return v.eng.ListDeployedRecords(ctx, namespace)
+}
+
+func (v *engineView) Labelled(ctx context.Context, selector map[string]string, except ...string) ([]release.RecordKey, error) {
+	return v.eng.Labelled(ctx, selector, except...)
+}
+
+func (v *engineView) CopiesOf(ctx context.Context, namespace, from, to string) (bool, error) {
+	return v.eng.Storage(namespace).CopiesOf(ctx, from, to)
+}
+
+// Live reads the live object: one list per kind and namespace (or per
+// cluster-scoped kind), shared by every release of the plan, instead of one
+// request per object (LiveGets: a GET each, once per plan). Secrets are
+// listed without Helm's release records, which would make the list as
+// large as the stack's history.
+func (v *engineView) Live(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
+	kc := v.eng.Kube()
+	if v.live == LiveGets {
+		return v.gets.Get(objectKey{kc.ClusterID(), ref}, func() (*unstructured.Unstructured, error) {
+			if v.informedAbsent(ctx, ref) {
+				return nil, nil
+			}
+			return getLive(ctx, kc, ref)
+		})
+	}
+	namespaced, err := kc.IsNamespaced(ref.GroupVersionKind())
+	if err != nil || (namespaced && ref.Namespace == "") {
+		return getLive(ctx, kc, ref)
+	}
+	return sharedList(v.stats, &v.lists, kc, ref, func(opts metav1.ListOptions) (map[string]*unstructured.Unstructured, error) {
+		list, err := kc.List(ctx, ref.APIVersion(), ref.Kind, ref.Namespace, opts)
+		if err != nil {
+			return nil, err
+		}
+		objs := make(map[string]*unstructured.Unstructured, len(list))
+		for _, u := range list {
+			objs[u.GetName()] = u
+		}
+		return objs, nil
+	})
+}
+
+// informedAbsent tells whether the engine's metadata cache (the
+// controller's shared informers) serves ref's kind and namespace and holds
+// no such object: a first install's objects are then not read one by one.
+// A cache a moment behind may miss an object just created by someone
+// else; the plan then shows it created, and the apply neither overwrites
+// nor adopts it unchecked: its check of the plan lists what was created
+// since (run.VerifyObserved), and an object created-only that exists is
+// checked for its owner (kube.ApplyOptions.Create).
+func (v *engineView) informedAbsent(ctx context.Context, ref kube.Ref) bool {
+	l := v.eng.Metadata()
+	if l == nil || ref.Namespace == "" {
+		return false
+	}
+	kc := v.eng.Kube()
+	key := kindKey{nsKey{kc.ClusterID(), ref.Namespace}, ref.APIVersion(), ref.Kind}
+	objs, err := v.informed.Get(key, func() (map[string]*kube.Applied, error) {
+		objs, served, err := kc.ListAppliedFrom(ctx, l, ref.APIVersion(), ref.Kind, ref.Namespace, metav1.ListOptions{})
+		if !served || err != nil {
+			return nil, err
+		}
+		return objs, nil
+	})
+	if err != nil || objs == nil {
+		return false
+	}
+	_, found := objs[ref.Name]
+	return !found
+}
+
+// Applied is what convoy's field manager applied of the live object
+// (nil: absent), read from one list of metadata per kind and namespace
+// (kube.Client.ListApplied) shared by the releases the plan proves
+// unchanged: no spec, status or other managers' fields are decoded or
+// kept for them. Releases planned in full read full lists (Live).
+//
+// An engine with a Metadata cache (the controller's shared informers)
+// serves these lists without asking the API server.
+func (v *engineView) Applied(ctx context.Context, ref kube.Ref) (*kube.Applied, error) {
+	eng := v.eng
+	kc := eng.Kube()
+	namespaced, err := kc.IsNamespaced(ref.GroupVersionKind())
+	if err != nil || (namespaced && ref.Namespace == "") {
+		live, err := getLive(ctx, kc, ref)
+		if live == nil || err != nil {
+			return nil, err
+		}
+		return kube.AppliedOf(kc.FieldManager(), live), nil
+	}
+	return sharedList(v.stats, &v.applied, kc, ref, func(opts metav1.ListOptions) (map[string]*kube.Applied, error) {
+		if l := eng.Metadata(); l != nil {
+			objs, ok, err := kc.ListAppliedFrom(ctx, l, ref.APIVersion(), ref.Kind, ref.Namespace, opts)
+			if ok || err != nil {
+				return objs, err
+			}
+		}
+		objs, err := kc.ListApplied(ctx, ref.APIVersion(), ref.Kind, ref.Namespace, opts)
+		if err == nil {
+			return objs, nil
+		}
+		// An API server that cannot serve metadata alone (an aggregated
+		// one, say) still serves the objects: fall back to the full list,
+		// whose error, if any, is the one to show.
+		full, err := kc.List(ctx, ref.APIVersion(), ref.Kind, ref.Namespace, opts)
+		if err != nil {
+			return nil, err
+		}
+		objs = make(map[string]*kube.Applied, len(full))
+		for _, u := range full {
+			objs[u.GetName()] = kube.AppliedOf(kc.FieldManager(), u)
+		}
+		return objs, nil
+	})
+}
+
+// Prefetch starts the metadata lists (Applied) of the kinds and
+// namespaces of refs in the background, at most cap(v.prefetch) at once
+// (prefetch.go says when and why).
+func (v *engineView) Prefetch(ctx context.Context, refs []kube.Ref) {
+	for _, ref := range refs {
+		go func() {
+			select {
+			case v.prefetch <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			defer func() { <-v.prefetch }()
+			// Its error, if any, is kept for the release that needs it.
+			_, _ = v.Applied(ctx, ref)
+		}()
+	}
+}
+
+// OutputObjects reads each object from the plan's full list of its kind
+// and namespace when the plan has asked for one (a release there planned
+// in full) or outputLists says to, else with a GET of its own, read once
+// per plan. Outputs need the whole objects of the few releases read,
+// where a list would fetch and decode every object of the kind in the
+// namespace: at 1,000 releases with 100 readers, 500 GETs cost the API
+// server what 100 lists did and convoy a third less CPU and 50 MiB less
+// memory (docs/performance.md).
+func (v *engineView) OutputObjects(rec *release.Release, needs config.ResourceNeeds) func(context.Context, kube.Ref) (*unstructured.Unstructured, error) {
+	kc := v.eng.Kube()
+	lists := v.outputLists(kc, rec, needs)
+	return func(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
+		if v.live != LiveGets && ref.Namespace != "" {
+			key := kindKey{nsKey{kc.ClusterID(), ref.Namespace}, ref.APIVersion(), ref.Kind}
+			if lists[key] || v.lists.Has(key) {
+				return v.Live(ctx, ref)
+			}
+		}
+		return v.gets.Get(objectKey{kc.ClusterID(), ref}, func() (*unstructured.Unstructured, error) { return getLive(ctx, kc, ref) })
+	}
+}
+
+// outputLists are the kinds and namespaces whose objects a dependency's
+// outputs read from one full list instead of a GET each: those where the
+// dependency has two objects or more and at least half of the kind's
+// objects in the namespace, as the plan's list of their metadata counts
+// them (a chart of many ConfigMaps in a namespace of its own, say), so the
+// list carries little besides. A GET costs the API server about what
+// three objects of a list do, and convoy decodes what it fetches.
+// Counted from the record's objects annotation (those needs reads);
+// without it, none.
+func (v *engineView) outputLists(kc *kube.Client, rec *release.Release, needs config.ResourceNeeds) map[kindKey]bool {
+	objs, ok := release.RecordObjectsOf(rec)
+	if !ok {
+		return nil
+	}
+	need := map[kindKey]int{}
+	for _, o := range objs {
+		if o.Ref.Namespace != "" && needs.Reads(config.ResourceKey(o.Ref.APIVersion(), o.Ref.Kind, o.Ref.Name)) {
+			need[kindKey{nsKey{kc.ClusterID(), o.Ref.Namespace}, o.Ref.APIVersion(), o.Ref.Kind}]++
+		}
+	}
+	var lists map[kindKey]bool
+	for key, n := range need {
+		if n < 2 {
+			continue
+		}
+		all, ok := v.applied.Existing(key)
+		if !ok || 2*n < len(all) {
+			continue
+		}
+		if lists == nil {
+			lists = map[kindKey]bool{}
+		}
+		lists[key] = true
+	}
+	return lists
+}
+
+// DryRun asks the API server (kube.DryRunServer), forcing the fields obj
+// sets.
+func (v *engineView) DryRun(ctx context.Context, obj, live *unstructured.Unstructured, ignore kube.IgnoreRules) (*unstructured.Unstructured, error) {
+	res, err := v.eng.Kube().Apply(ctx, []*unstructured.Unstructured{obj}, kube.ApplyOptions{DryRun: kube.DryRunServer, Force: true, Ignore: ignore, Live: live, LiveKnown: true})
+	if err != nil {
+		return nil, err
+	}
+	return res[0].Live, nil
+}
+
+func (v *engineView) Admission(ctx context.Context, gvr schema.GroupVersionResource) ([]string, bool, error) {
+	return v.eng.Kube().AdmissionGroups(ctx, gvr)
+}
+
+// sharedList returns ref's object from the plan's list of its kind and
+// namespace in m, listing it (with list) once per plan; release records
+// are left out of Secret lists. Lists and list hits count in the stats.
+func sharedList[T any](stats *Stats, m *memo.Map[kindKey, map[string]T], kc *kube.Client, ref kube.Ref, list func(metav1.ListOptions) (map[string]T, error)) (T, error) {
+	key := kindKey{nsKey{kc.ClusterID(), ref.Namespace}, ref.APIVersion(), ref.Kind}
+	cached := true
+	objs, err := m.Get(key, func() (map[string]T, error) {
+		cached = false
+		var opts metav1.ListOptions
+		if ref.Group == "" && ref.Kind == "Secret" {
+			opts.FieldSelector = "type!=" + release.SecretType
+		}
+		objs, err := list(opts)
+		if err != nil {
+			where := "in namespace " + ref.Namespace
+			if ref.Namespace == "" {
+				where = "in the cluster"
+			}
+			return nil, fmt.Errorf("list %s %s %s: %w", ref.APIVersion(), ref.Kind, where, err)
+		}
+		stats.add(&stats.Lists, 1)
+		return objs, nil
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	if cached {
+		stats.add(&stats.ListHits, 1)
+	}
+	return objs[ref.Name], nil
+}

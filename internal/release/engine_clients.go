@@ -1,0 +1,20 @@
+package release
+
+import (
+	"github.com/convoy-sh/convoy/internal/kube"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+)
+
+// NewEngineFromClients is NewEngine over clients made elsewhere: kc (see
+// kube.NewFromClients), and client and meta for the records. The
+// capabilities are read from kc's discovery, as NewEngine reads them. A
+// cluster held in memory (planner/memview) renders and parses with such an
+// engine; its records are the memory view's.
+func NewEngineFromClients(kc *kube.Client, client kubernetes.Interface, meta metadata.Interface, opts EngineOptions) (*Engine, error) {
+	caps, err := clusterCapabilities(kc.Discovery())
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, caps: caps, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings, listPageSize: int64(opts.Kube.ListPageSize), metadata: opts.Metadata, lock: opts.Lock, namespaces: opts.Namespaces, apis: opts.APIs}, nil
+}
