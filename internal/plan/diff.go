@@ -97,7 +97,7 @@ func (d *Diff) compare(path string, before, after any, hasBefore, hasAfter bool)
 		for _, k := range keys {
 			bv, bok := bm[k]
 			av, aok := am[k]
-			d.compare(joinKey(path, k), bv, av, bok, aok)
+			d.compare(JoinKey(path, k), bv, av, bok, aok)
 		}
 		return
 	}
@@ -201,9 +201,9 @@ func indexBy(l []any, key string) map[string]any {
 	return m
 }
 
-// joinKey appends a map key to a path: plain identifiers with a dot, others
-// quoted in brackets.
-func joinKey(path, k string) string {
+// JoinKey appends a map key to a path as plans print paths: plain
+// identifiers with a dot, others quoted in brackets (`a.b`, `a["b.c"]`).
+func JoinKey(path, k string) string {
 	if isIdent(k) {
 		if path == "" {
 			return k

@@ -20,7 +20,7 @@ func Leaves(path string, v any) []Leaf {
 				return
 			}
 			for _, k := range slices.Sorted(maps.Keys(t)) {
-				walk(joinKey(p, k), t[k])
+				walk(JoinKey(p, k), t[k])
 			}
 		case []any:
 			if len(t) == 0 {

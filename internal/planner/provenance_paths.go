@@ -152,7 +152,7 @@ func changedLeaves(before, after map[string]any) []valueLeaf {
 			for _, k := range keys {
 				bv, bok := bm[k]
 				av, aok := am[k]
-				walk(joinValueKey(path, k), append(slices.Clip(segs), pathSeg{key: k}), bv, bok, av, aok)
+				walk(plan.JoinKey(path, k), append(slices.Clip(segs), pathSeg{key: k}), bv, bok, av, aok)
 			}
 			return
 		}
@@ -242,25 +242,4 @@ func setPath(root map[string]any, segs []pathSeg, v any) {
 			return
 		}
 	}
-}
-
-// joinValueKey appends a map key to a values path as plan.Leaves does:
-// identifiers with a dot, others quoted in brackets.
-func joinValueKey(path, k string) string {
-	ident := k != ""
-	for i, r := range k {
-		switch {
-		case r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'):
-		case r >= '0' && r <= '9' && i > 0:
-		default:
-			ident = false
-		}
-	}
-	if !ident {
-		return path + "[" + strconv.Quote(k) + "]"
-	}
-	if path == "" {
-		return k
-	}
-	return path + "." + k
 }

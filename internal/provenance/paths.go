@@ -3,6 +3,8 @@ package provenance
 import (
 	"strconv"
 	"strings"
+
+	"github.com/convoy-sh/convoy/internal/plan"
 )
 
 // Paths are written as plan.Leaves writes them: identifiers joined with
@@ -11,31 +13,8 @@ import (
 // seg is the path of a single key at the top.
 func seg(k string) string { return joinKey("", k) }
 
-// joinKey appends a map key to a path, as plan's joinKey does.
-func joinKey(path, k string) string {
-	if isIdent(k) {
-		if path == "" {
-			return k
-		}
-		return path + "." + k
-	}
-	return path + "[" + strconv.Quote(k) + "]"
-}
-
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'):
-		case r >= '0' && r <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
+// joinKey appends a map key to a path, as plan.Leaves does.
+func joinKey(path, k string) string { return plan.JoinKey(path, k) }
 
 // index appends a list index to a path.
 func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
