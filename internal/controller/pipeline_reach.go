@@ -87,11 +87,7 @@ func (o Options) pipelineServiceAccount(p *v1alpha1.Pipeline) string {
 // pipelineUser is the user name a Pipeline's requests impersonate
 // (system:serviceaccount:NS:NAME), "" for none.
 func (o Options) pipelineUser(p *v1alpha1.Pipeline) string {
-	sa := o.pipelineServiceAccount(p)
-	if sa == "" {
-		return ""
-	}
-	return "system:serviceaccount:" + p.Namespace + ":" + sa
+	return serviceAccountUser(p.Namespace, o.pipelineServiceAccount(p))
 }
 
 // reachesAs says whether the Pipeline reads and patches the Stacks of

@@ -63,11 +63,16 @@ func (o Options) serviceAccountOf(st *v1alpha1.Stack) string {
 // impersonating is the user name a Stack's requests impersonate
 // (system:serviceaccount:NS:NAME), "" for none.
 func (o Options) impersonating(st *v1alpha1.Stack) string {
-	sa := o.serviceAccountOf(st)
+	return serviceAccountUser(st.Namespace, o.serviceAccountOf(st))
+}
+
+// serviceAccountUser is the user name of service account sa of namespace
+// ns (system:serviceaccount:NS:NAME), "" for none.
+func serviceAccountUser(ns, sa string) string {
 	if sa == "" {
 		return ""
 	}
-	return "system:serviceaccount:" + st.Namespace + ":" + sa
+	return "system:serviceaccount:" + ns + ":" + sa
 }
 
 // crossNamespaceRefs are the fields of the Stack that name an object of
