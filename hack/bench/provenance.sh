@@ -50,6 +50,7 @@ release "web" {
   name             = format("web-%04d", count.index)
   namespace        = "$name-\${count.index % $ns_count}"
   create_namespace = true
+  wait             = false # the devcluster's 3 fake nodes hold 750 pods
   chart            = "$web"
   values = [{
     replicaCount = count.index < var.changed ? 2 : 1
@@ -70,6 +71,7 @@ variable "big" {
 release "one" {
   chart            = "$web"
   create_namespace = true
+  wait             = false
   values = [{
     podAnnotations = { for i in range(100) : format("example.com/a%03d", i) => var.big ? "after" : "before" }
     extraEnv       = [for i in range(100) : { name = format("E%03d", i), value = var.big ? "after" : "before" }]
