@@ -9,6 +9,8 @@ export CONVOY_KUBE_BIN_DIR := $(TOOLS_DIR)/k8s-$(K8S_VERSION)/bin
 export CONVOY_KWOK_BIN := $(TOOLS_DIR)/kwok-$(KWOK_VERSION)/bin/kwok
 export CONVOY_HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)/bin/helm
 export CONVOY_HELM3 := $(TOOLS_DIR)/helm3-$(HELM3_VERSION)/bin/helm
+# A source build; else Debian's package unpacked into the cache, or on PATH
+# (devcluster.LocateRegistry).
 export CONVOY_REGISTRY := $(TOOLS_DIR)/registry-$(REGISTRY_VERSION)/bin/registry
 export CONVOY_HELMFILE := $(TOOLS_DIR)/helmfile-$(HELMFILE_VERSION)/bin/helmfile
 export CONVOY_COSIGN := $(TOOLS_DIR)/cosign-$(COSIGN_VERSION)/bin/cosign
@@ -52,7 +54,8 @@ bin/devcluster:
 	go build -o bin/devcluster ./hack/devcluster
 
 # Builds what is missing: the control plane, kwok, the helm oracles (v4 and v3),
-# the registry, Prometheus (the metric gate's tests; Debian's package where
+# the registry (Debian's package, unpacked, where apt-get can download it),
+# Prometheus (the metric gate's tests; Debian's package where
 # apt-get can install it), the helmfile and cosign oracles and Chromium (convoy
 # ui's browser tests; Debian's package). A no-op once built. In two waves:
 # the test tools first, then the oracles (from empty caches on two cores, 921 s

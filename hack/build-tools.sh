@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the tools convoy's tests and demo need, from the Go module proxy only,
+# Builds the tools convoy's tests and demo need, from the Go module proxy
+# (or takes Debian's packages of the registry, Prometheus and Chromium),
 # into a cache outside the repository (one directory per tool and version, so a
 # changed pin builds anew and an unchanged one is never rebuilt):
 #
@@ -7,7 +8,9 @@
 #   $TOOLS/kwok-$KWOK_VERSION/bin/kwok
 #   $TOOLS/helm-$HELM_VERSION/bin/helm
 #   $TOOLS/helm3-$HELM3_VERSION/bin/helm   (Helm 3, client-side apply, for interop tests)
-#   $TOOLS/registry-$REGISTRY_VERSION/bin/registry   (the OCI registry of the chart-source tests)
+#   $TOOLS/registry-debian/bin/registry   (the OCI registry of the tests: Debian's
+#       docker-registry package, unpacked, where apt-get can download it;
+#       else $TOOLS/registry-$REGISTRY_VERSION/bin/registry, built)
 #   $TOOLS/helmfile-$HELMFILE_VERSION/bin/helmfile   (the oracle of `convoy import helmfile`)
 #   $TOOLS/cosign-$COSIGN_VERSION/bin/cosign   (the oracle of `convoy push --sign-key`)
 #   $TOOLS/prometheus-$PROMETHEUS_VERSION/bin/prometheus   (the metric gate's tests; only
@@ -80,7 +83,46 @@ go_install() {
 build_kwok() { go_install kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok "the fake kubelet"; }
 build_helm() { go_install helm "$HELM_VERSION" helm.sh/helm/v4/cmd/helm "the oracle for render parity and storage interop"; }
 build_helm3() { go_install helm3 "$HELM3_VERSION" helm.sh/helm/v3/cmd/helm "Helm 3, whose client-side-applied releases convoy upgrades"; }
-build_registry() { go_install registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry "OCI chart sources in tests"; }
+# apt_update fetches the package lists, as root (or with sudo -n).
+apt_update() {
+  local sudo=
+  [ "$(id -u)" = 0 ] || sudo="sudo -n"
+  [ -z "$sudo" ] || sudo -n true 2>/dev/null || return 1
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 -q update >&2
+}
+# The OCI registry of the tests, which need any distribution 2.8+ or 3.x
+# registry (OCI manifests and indexes with any config and layer types, basic
+# auth, TLS, notifications; signatures are tags, not the referrers API): a
+# docker-registry already on PATH, else Debian's package unpacked into the
+# cache (seconds, where the source build takes minutes), else the source
+# build. The package is unpacked, not installed: installing it would add a
+# system user and start a registry service on :5000.
+registry_fits() {
+  "$1" --version 2>/dev/null | grep -qE ' v?(2\.([89]|[1-9][0-9])|3)\.'
+}
+build_registry() {
+  [ -f "$TOOLS/registry-$REGISTRY_VERSION/.done" ] && return 0
+  [ -f "$TOOLS/registry-debian/.done" ] && return 0
+  registry_fits docker-registry && return 0
+  if command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null; then
+    log "unpacking Debian's docker-registry package (the OCI registry of the tests)"
+    local tmp
+    tmp=$(mktemp -d "$TOOLS/.registry-debian.XXXXXX")
+    # A fresh machine has no package lists yet: update (as root) only when
+    # the download cannot find the package.
+    if (cd "$tmp" && { apt-get -q download docker-registry >/dev/null 2>&1 || { apt_update && apt-get -q download docker-registry >&2; }; }) &&
+      dpkg-deb -x "$tmp"/docker-registry_*.deb "$tmp/deb" && mkdir "$tmp/bin" &&
+      mv "$tmp/deb/usr/bin/docker-registry" "$tmp/bin/registry" && rm -rf "$tmp/deb" "$tmp"/*.deb &&
+      registry_fits "$tmp/bin/registry"; then
+      finish "$tmp" "$TOOLS/registry-debian"
+      log "registry ready in $TOOLS/registry-debian ($("$TOOLS/registry-debian/bin/registry" --version))"
+      return 0
+    fi
+    rm -rf "$tmp"
+    log "Debian's docker-registry package could not be unpacked: building the registry from source"
+  fi
+  go_install registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry "OCI chart sources in tests"
+}
 build_cosign() { go_install cosign "$COSIGN_VERSION" github.com/sigstore/cosign/v3/cmd/cosign "the oracle of convoy push --sign-key; several minutes"; }
 # Prometheus for the metric gate's tests, which need any 2.x or 3.x server
 # (the instant-query API). A package manager's build takes seconds where the

@@ -114,13 +114,18 @@ type oracle struct {
 	version string // its pin in hack/tools.env
 	bin     string // the path below $TOOLS/NAME-VERSION
 	system  bool   // a package manager's build on PATH will do
-	what    string // for errors
+	// onPath is its name on PATH, when it differs from bin's base name.
+	onPath string
+	// unpacked is where build-tools.sh puts a package manager's build
+	// below $TOOLS, when it unpacks one there ("": never).
+	unpacked string
+	what     string // for errors
 }
 
 var (
 	helmOracle       = oracle{name: "helm", env: "CONVOY_HELM", version: "HELM_VERSION", bin: "bin/helm", what: "helm oracle"}
 	helm3Oracle      = oracle{name: "helm3", env: "CONVOY_HELM3", version: "HELM3_VERSION", bin: "bin/helm", what: "helm 3"}
-	registryOracle   = oracle{name: "registry", env: "CONVOY_REGISTRY", version: "REGISTRY_VERSION", bin: "bin/registry", what: "OCI registry"}
+	registryOracle   = oracle{name: "registry", env: "CONVOY_REGISTRY", version: "REGISTRY_VERSION", bin: "bin/registry", unpacked: "registry-debian/bin/registry", system: true, onPath: "docker-registry", what: "OCI registry"}
 	helmfileOracle   = oracle{name: "helmfile", env: "CONVOY_HELMFILE", version: "HELMFILE_VERSION", bin: "bin/helmfile", what: "helmfile oracle"}
 	cosignOracle     = oracle{name: "cosign", env: "CONVOY_COSIGN", version: "COSIGN_VERSION", bin: "bin/cosign", what: "cosign oracle"}
 	prometheusOracle = oracle{name: "prometheus", env: "CONVOY_PROMETHEUS", version: "PROMETHEUS_VERSION", bin: "bin/prometheus", system: true, what: "prometheus"}
@@ -164,11 +169,19 @@ func locate(getenv func(string) string, o oracle) (string, error) {
 		}
 		tried = append(tried, p)
 	}
-	if o.system {
-		if p, err := exec.LookPath(filepath.Base(o.bin)); err == nil {
+	if o.unpacked != "" && cacheErr == nil {
+		p := filepath.Join(cache, filepath.FromSlash(o.unpacked))
+		if exists(p) {
 			return p, nil
 		}
-		tried = append(tried, filepath.Base(o.bin)+" on PATH")
+		tried = append(tried, p)
+	}
+	if o.system {
+		name := cmp.Or(o.onPath, filepath.Base(o.bin))
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+		tried = append(tried, name+" on PATH")
 	}
 	return "", fmt.Errorf("%s not built (looked for %s): run `make tools` (hack/build-tools.sh %s)", o.what, strings.Join(tried, ", "), o.name)
 }
@@ -186,7 +199,9 @@ func LocateHelm(getenv func(string) string) (string, error) { return locate(gete
 func LocateHelm3(getenv func(string) string) (string, error) { return locate(getenv, helm3Oracle) }
 
 // LocateRegistry finds the OCI registry the chart-source tests run
-// (distribution's cmd/registry; hack/build-tools.sh registry).
+// (distribution's cmd/registry, 2.8 or later; hack/build-tools.sh
+// registry): a source build at the pinned version, else Debian's
+// docker-registry unpacked into the tools cache, else one on PATH.
 func LocateRegistry(getenv func(string) string) (string, error) {
 	return locate(getenv, registryOracle)
 }

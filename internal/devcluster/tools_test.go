@@ -173,3 +173,38 @@ func TestLocatePrometheusFromPath(t *testing.T) {
 		t.Fatalf("LocateHelm = %q from PATH; want the pinned build or an error", got)
 	}
 }
+
+// The registry may be Debian's docker-registry (hack/build-tools.sh
+// registry unpacks the package into the tools cache where apt-get can
+// download it): a source build at the pinned version first, else the
+// unpacked package, else a docker-registry installed on PATH.
+func TestLocateRegistryFromDebian(t *testing.T) {
+	dir := t.TempDir()
+	pathDir := t.TempDir()
+	t.Setenv("PATH", pathDir)
+	writeExecutable(t, filepath.Join(pathDir, "registry")) // not the package's name
+
+	if got, err := devcluster.LocateRegistry(toolsEnv(dir)); err == nil {
+		t.Fatalf("LocateRegistry = %q with neither a build nor docker-registry", got)
+	} else if !strings.Contains(err.Error(), "docker-registry on PATH") {
+		t.Errorf("error %q does not say docker-registry was looked for on PATH", err)
+	}
+
+	installed := filepath.Join(pathDir, "docker-registry")
+	writeExecutable(t, installed)
+	if got, err := devcluster.LocateRegistry(toolsEnv(dir)); err != nil || got != installed {
+		t.Fatalf("LocateRegistry = %q, %v; want the installed package's, %q", got, err, installed)
+	}
+
+	unpacked := filepath.Join(dir, "registry-debian", "bin", "registry")
+	writeExecutable(t, unpacked)
+	if got, err := devcluster.LocateRegistry(toolsEnv(dir)); err != nil || got != unpacked {
+		t.Fatalf("LocateRegistry = %q, %v; want the unpacked package's, %q", got, err, unpacked)
+	}
+
+	built := filepath.Join(dir, "registry-"+pinned(t, "REGISTRY_VERSION"), "bin", "registry")
+	writeExecutable(t, built)
+	if got, err := devcluster.LocateRegistry(toolsEnv(dir)); err != nil || got != built {
+		t.Fatalf("LocateRegistry = %q, %v; want the source build, %q", got, err, built)
+	}
+}
