@@ -9,9 +9,10 @@ export CONVOY_KUBE_BIN_DIR := $(TOOLS_DIR)/k8s-$(K8S_VERSION)/bin
 export CONVOY_KWOK_BIN := $(TOOLS_DIR)/kwok-$(KWOK_VERSION)/bin/kwok
 export CONVOY_HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)/bin/helm
 export CONVOY_HELM3 := $(TOOLS_DIR)/helm3-$(HELM3_VERSION)/bin/helm
-# A source build; else Debian's package unpacked into the cache, or on PATH
-# (devcluster.LocateRegistry).
-export CONVOY_REGISTRY := $(TOOLS_DIR)/registry-$(REGISTRY_VERSION)/bin/registry
+# A source build, else Debian's package unpacked into the cache (expanded when
+# a recipe runs, after the tools are built; the tests also look on PATH:
+# devcluster.LocateRegistry).
+export CONVOY_REGISTRY = $(or $(wildcard $(TOOLS_DIR)/registry-$(REGISTRY_VERSION)/bin/registry),$(TOOLS_DIR)/registry-debian/bin/registry)
 export CONVOY_HELMFILE := $(TOOLS_DIR)/helmfile-$(HELMFILE_VERSION)/bin/helmfile
 export CONVOY_COSIGN := $(TOOLS_DIR)/cosign-$(COSIGN_VERSION)/bin/cosign
 # A source build; else Debian's package on PATH (devcluster.LocatePrometheus).
