@@ -15,8 +15,9 @@ import (
 // the schema, wherever the release's values set it (internal/provenance):
 // the key's line and column in a values file (a key merged in with <<
 // where it comes from) or in a heredoc, the item of a values object or of
-// set, a set not written literally as a whole; an object lacking a
-// required key at the first leaf in it of the last word setting any; what
+// set, a set not written literally as a whole, a property an object may
+// not have; an object lacking a required key at the first leaf in it of
+// the last word setting any; what
 // only the chart's defaults set at the values attribute. Before
 // provenance, the heredoc's violation was at the whole heredoc and the
 // merged key's at the values attribute.
@@ -40,7 +41,8 @@ func TestSchemaViolationIsAtTheValueThatBreaksIt(t *testing.T) {
   "properties": {
     "replicas": {"type": "integer"},
     "mode": {"enum": ["fast", "slow"]},
-    "image": {"type": "object", "required": ["tag"], "properties": {"tag": {"type": "string"}}}
+    "image": {"type": "object", "required": ["tag"], "properties": {"tag": {"type": "string"}}},
+    "probe": {"type": "object", "additionalProperties": false, "properties": {"path": {"type": "string"}}}
   }
 }`)
 	// chart2's own default breaks its schema.
@@ -99,6 +101,11 @@ release "setlocal" {
   chart = "./chart"
   set   = local.set
 }
+
+release "extra" {
+  chart  = "./chart"
+  values = [{ probe = { path = "/", port = 80 } }]
+}
 `)
 	_, err := run.Validate(t.Context(), run.Options{Source: run.Source{Dir: dir}, ChartCache: t.TempDir()})
 	var de *run.DiagnosticsError
@@ -131,12 +138,13 @@ release "setlocal" {
 		"release.required": "values/image.yaml:2:3 pull: Always",
 		"release.defaults": `stack.hcl:39:12 [{ name = "x" }]`,
 		"release.setlocal": "stack.hcl:48:11 local.set",
+		"release.extra":    "stack.hcl:53:37 port = 80",
 	} {
 		if got[addr] != want {
 			t.Errorf("%s: at %q, want %q", addr, got[addr], want)
 		}
 	}
-	if len(got) != 8 || t.Failed() {
+	if len(got) != 9 || t.Failed() {
 		for _, d := range de.Diags {
 			t.Logf("%s: %s", d.Subject, d.Detail)
 		}
