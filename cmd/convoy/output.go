@@ -24,7 +24,7 @@ func newOutputCmd(s streams) *cobra.Command {
 (release.NAME.revision, .status and .resources["KEY"]), from its deployed
 revision: every release of the stack, or those named (an address such as
 release.api["eu"], or a Helm release name). Resources keys are
-"apiVersion/Kind/name" (docs/stack-language.md). A release with no deployed
+"apiVersion/Kind/name" (docs/stack-expressions.md). A release with no deployed
 revision has no outputs yet.`,
 		ValidArgsFunction: completeReleases(&o.Stack, false),
 		RunE: func(cmd *cobra.Command, args []string) error {

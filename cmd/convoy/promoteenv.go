@@ -47,7 +47,7 @@ is printed and nothing changes (--detailed-exitcode: 2 when it has
 changes); --out saves it for convoy apply PLAN_FILE, which refuses it once
 anything it observed changed; --auto-approve applies it at once. The
 records it writes say "Promoted from SOURCE revision N" (helm history).
-(docs/stack-language.md, "Promoting between environments".)`
+(docs/stack-variables.md, "Promoting between environments".)`
 
 // addPromoteEnvFlags registers the flags of a promotion between
 // environments on fs.

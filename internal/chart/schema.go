@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -169,9 +170,18 @@ func validateOne(c *Chart, values map[string]any) (msg string, violations []Sche
 var schemaPrinter = message.NewPrinter(language.English)
 
 // leafViolations are the checks at the leaves of a validation error's
-// tree: the ones that say which value fails and why.
+// tree: the ones that say which value fails and why. Properties an object
+// may not have are a violation each, at the property, so that convoy
+// points at the key that sets it rather than at the object.
 func leafViolations(ve *jsonschema.ValidationError, out []SchemaViolation) []SchemaViolation {
 	if len(ve.Causes) == 0 {
+		if ap, ok := ve.ErrorKind.(*kind.AdditionalProperties); ok && len(ap.Properties) > 0 {
+			for _, p := range ap.Properties {
+				msg := (&kind.AdditionalProperties{Properties: []string{p}}).LocalizedString(schemaPrinter)
+				out = append(out, SchemaViolation{Path: append(slices.Clone(ve.InstanceLocation), p), Message: msg})
+			}
+			return out
+		}
 		return append(out, SchemaViolation{Path: slices.Clone(ve.InstanceLocation), Message: ve.ErrorKind.LocalizedString(schemaPrinter)})
 	}
 	for _, c := range ve.Causes {
@@ -181,7 +191,7 @@ func leafViolations(ve *jsonschema.ValidationError, out []SchemaViolation) []Sch
 }
 
 // sortCauses orders nested validation errors by instance path, then schema
-// location. Helm prints them in map iteration order, which changes from run
+// location, and the properties an object may not have by name. Helm prints them in map iteration order, which changes from run
 // to run; convoy's output must be stable.
 func sortCauses(ve *jsonschema.ValidationError) {
 	sort.SliceStable(ve.Causes, func(i, j int) bool {
@@ -191,6 +201,9 @@ func sortCauses(ve *jsonschema.ValidationError) {
 		}
 		return a.SchemaURL < b.SchemaURL
 	})
+	if ap, ok := ve.ErrorKind.(*kind.AdditionalProperties); ok {
+		slices.Sort(ap.Properties)
+	}
 	for _, c := range ve.Causes {
 		sortCauses(c)
 	}

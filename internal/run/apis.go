@@ -59,37 +59,26 @@ var ErrNothingToMigrate = errors.New("nothing to migrate")
 // successors in a new revision. It returns the migration and the revision
 // written; with nothing to migrate, ErrNothingToMigrate.
 func MigrateRecords(ctx context.Context, o Options, req MigrateRequest) (m *Migration, rev *Revision, err error) {
-	ls, inst, cl, eng, err := oneRelease(ctx, o, req.Release)
-	if err != nil {
-		return nil, nil, err
-	}
-	lock, err := lockStack(ctx, o, ls.Stack, cl, "convoy records migrate")
-	if err != nil {
-		return nil, nil, err
-	}
-	defer func() { err = lock.finish(ctx, err) }()
-	ctx, stopFence := lock.fence(ctx)
-	defer stopFence()
-	if err := ownRelease(ctx, o, ls.Stack.ID(), inst, eng, lock, false); err != nil {
-		return nil, nil, err
-	}
-	rm, err := eng.PlanMigration(ctx, inst.Name, inst.Namespace)
-	if err != nil {
-		return nil, nil, err
-	}
-	m = &Migration{Instance: inst, Migration: rm}
-	if len(rm.Rewrites) == 0 {
-		return m, nil, ErrNothingToMigrate
-	}
-	if req.Review != nil {
-		if err := req.Review(m); err != nil {
-			return m, nil, err
+	_, err = onOwnRelease(ctx, o, req.Release, "convoy records migrate", false, func(ctx context.Context, r ownedRelease) error {
+		rm, err := r.eng.PlanMigration(ctx, r.inst.Name, r.inst.Namespace)
+		if err != nil {
+			return err
 		}
-	}
-	rel, err := eng.Migrate(ctx, rm, lock.runID)
-	if rel != nil {
-		r := revisionOf(rel)
-		rev = &r
-	}
+		m = &Migration{Instance: r.inst, Migration: rm}
+		if len(rm.Rewrites) == 0 {
+			return ErrNothingToMigrate
+		}
+		if req.Review != nil {
+			if err := req.Review(m); err != nil {
+				return err
+			}
+		}
+		rel, err := r.eng.Migrate(ctx, rm, r.runID)
+		if rel != nil {
+			rr := revisionOf(rel)
+			rev = &rr
+		}
+		return err
+	})
 	return m, rev, err
 }

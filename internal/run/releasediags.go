@@ -56,7 +56,7 @@ func explainRelease(ls *Loaded, charts *resolve.Charts, err error) hcl.Diagnosti
 	if inst == nil || blk == nil {
 		return nil
 	}
-	return validateRelease(charts, ls.Stack.Dir, inst, blk)
+	return validateRelease(charts, ls.Stack, inst, blk)
 }
 
 // joinedErrors splits errors.Join's errors (nested joins too).

@@ -98,6 +98,40 @@ func oneRelease(ctx context.Context, o Options, name string) (*Loaded, *config.R
 	return ls, inst, cl, eng, err
 }
 
+// ownedRelease is the release a single-release command changes, while
+// onOwnRelease holds the stack's lock for it.
+type ownedRelease struct {
+	ls    *Loaded
+	inst  *config.ReleaseInstance
+	eng   *release.Engine
+	runID string // the lock's id: the release.RunLabel of records written
+}
+
+// onOwnRelease runs work on one release of the stack (named by address or
+// Helm release name) as rollback, recover and records migrate do: it
+// takes the stack's lock (held by command), fences ctx with it, checks
+// that the release is the stack's (ownRelease; heal marks a revision an
+// interrupted run left pending failed first), runs work, and releases the
+// lock, a loss of it heading the error. inst is the release once the lock
+// is taken (nil before), also with an error.
+func onOwnRelease(ctx context.Context, o Options, name, command string, heal bool, work func(ctx context.Context, r ownedRelease) error) (inst *config.ReleaseInstance, err error) {
+	ls, inst, cl, eng, err := oneRelease(ctx, o, name)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := lockStack(ctx, o, ls.Stack, cl, command)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = lock.finish(ctx, err) }()
+	ctx, stopFence := lock.fence(ctx)
+	defer stopFence()
+	if err := ownRelease(ctx, o, ls.Stack.ID(), inst, eng, lock, heal); err != nil {
+		return inst, err
+	}
+	return inst, work(ctx, ownedRelease{ls: ls, inst: inst, eng: eng, runID: lock.runID})
+}
+
 // ownRelease checks, holding the stack lock, that the release's newest
 // record is the stack's (or no stack's) before a single-release command
 // changes it. A record left pending by a run of the stack that is gone is
@@ -207,64 +241,44 @@ func (w WaitOverride) mode(own release.WaitMode) release.WaitMode {
 // wrote is refused. The revision written is returned also with an error
 // (its record could not be finished, or the lock not released).
 func Rollback(ctx context.Context, o Options, req RollbackRequest) (inst *config.ReleaseInstance, rev *Revision, err error) {
-	ls, inst, cl, eng, err := oneRelease(ctx, o, req.Release)
-	if err != nil {
-		return nil, nil, err
-	}
-	lock, err := lockStack(ctx, o, ls.Stack, cl, "convoy rollback")
-	if err != nil {
-		return nil, nil, err
-	}
-	defer func() { err = lock.finish(ctx, err) }()
-	ctx, stopFence := lock.fence(ctx)
-	defer stopFence()
-	if err := ownRelease(ctx, o, ls.Stack.ID(), inst, eng, lock, true); err != nil {
-		return inst, nil, err
-	}
-	wait := req.Wait.mode(waitMode(inst))
-	red := sensitive.New(resolve.SensitiveValues(inst))
-	historyMax := inst.HistoryMax
-	if req.HistoryMax != nil {
-		historyMax = *req.HistoryMax
-	}
-	rel, err := eng.Rollback(ctx, release.RollbackRequest{
-		Name: inst.Name, Namespace: inst.Namespace, Revision: req.Revision,
-		Wait: wait, Timeout: cmp.Or(req.Timeout, inst.Timeout), DisableHooks: inst.DisableHooks || req.NoHooks,
-		CleanupOnFail: inst.CleanupOnFail || req.CleanupOnFail, HistoryMax: historyMax, RunID: lock.runID,
-		IgnoreChanges: ignoreRules(inst.IgnoreChanges), Description: req.Description,
-		Redact: red, Health: ls.rollbackHealth(inst),
+	inst, err = onOwnRelease(ctx, o, req.Release, "convoy rollback", true, func(ctx context.Context, r ownedRelease) error {
+		inst := r.inst
+		wait := req.Wait.mode(waitMode(inst))
+		red := sensitive.New(resolve.SensitiveValues(inst))
+		historyMax := inst.HistoryMax
+		if req.HistoryMax != nil {
+			historyMax = *req.HistoryMax
+		}
+		rel, err := r.eng.Rollback(ctx, release.RollbackRequest{
+			Name: inst.Name, Namespace: inst.Namespace, Revision: req.Revision,
+			Wait: wait, Timeout: cmp.Or(req.Timeout, inst.Timeout), DisableHooks: inst.DisableHooks || req.NoHooks,
+			CleanupOnFail: inst.CleanupOnFail || req.CleanupOnFail, HistoryMax: historyMax, RunID: r.runID,
+			IgnoreChanges: ignoreRules(inst.IgnoreChanges), Description: req.Description,
+			Redact: red, Health: r.ls.rollbackHealth(inst),
+		})
+		if rel != nil {
+			r := revisionOf(rel)
+			rev = &r
+		}
+		return red.Err(err)
 	})
-	if rel != nil {
-		r := revisionOf(rel)
-		rev = &r
-	}
-	return inst, rev, red.Err(err)
+	return inst, rev, err
 }
 
 // Recover marks a release's pending revision failed, holding the stack
 // lock (so no run of this stack is writing it). A release another stack
 // owns is refused.
 func Recover(ctx context.Context, o Options, name string) (inst *config.ReleaseInstance, rev *Revision, err error) {
-	ls, inst, cl, eng, err := oneRelease(ctx, o, name)
-	if err != nil {
-		return nil, nil, err
-	}
-	lock, err := lockStack(ctx, o, ls.Stack, cl, "convoy recover")
-	if err != nil {
-		return nil, nil, err
-	}
-	defer func() { err = lock.finish(ctx, err) }()
-	ctx, stopFence := lock.fence(ctx)
-	defer stopFence()
-	if err := ownRelease(ctx, o, ls.Stack.ID(), inst, eng, lock, false); err != nil {
-		return inst, nil, err
-	}
-	rel, err := eng.Recover(ctx, inst.Name, inst.Namespace)
-	if err != nil {
-		return inst, nil, err
-	}
-	r := revisionOf(rel)
-	return inst, &r, nil
+	inst, err = onOwnRelease(ctx, o, name, "convoy recover", false, func(ctx context.Context, r ownedRelease) error {
+		rel, err := r.eng.Recover(ctx, r.inst.Name, r.inst.Namespace)
+		if err != nil {
+			return err
+		}
+		rr := revisionOf(rel)
+		rev = &rr
+		return nil
+	})
+	return inst, rev, err
 }
 
 // Unlocked says what ForceUnlock found on one cluster.

@@ -1,27 +1,29 @@
 package run
 
 import (
+	"bytes"
+	"cmp"
 	"fmt"
-	"maps"
-	"slices"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/provenance"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/zclconf/go-cty/cty"
-	yaml "go.yaml.in/yaml/v3"
 )
 
 // schemaDiagnostics are a release's values.schema.json violations, each at
-// what sets the failing value (valueSource): the key's line in a values
-// file, the item of a values object or of set / set_sensitive. A violation
-// nothing the release sets explains (a chart default, a key missing at the
-// top) is at the values attribute.
-func schemaDiagnostics(inst *config.ReleaseInstance, blk *config.Release, se *chart.SchemaError, sensitive bool) hcl.Diagnostics {
+// what sets the failing value, as internal/provenance places it: the key's
+// line in a values file or in a heredoc, the item of a values object or
+// of set / set_sensitive. A violation nothing the release sets explains (a
+// chart default, a key missing at the top) is at the values attribute.
+// values are the release's own values (resolve.Values).
+func schemaDiagnostics(st *config.Stack, inst *config.ReleaseInstance, blk *config.Release, ch *chart.Chart, values map[string]any, se *chart.SchemaError, sensitive bool) hcl.Diagnostics {
 	fallback := exprRange(blk.Values, blk.DeclRange)
 	if blk.Values == nil && blk.Set != nil {
 		fallback = blk.Set.Range()
@@ -40,9 +42,14 @@ func schemaDiagnostics(inst *config.ReleaseInstance, blk *config.Release, se *ch
 			Subject:  &fallback,
 		}}
 	}
+	// The chart coalesced the values already (ValidateValues), so
+	// provenance does too; without origins every violation is at the
+	// fallback.
+	origins, _ := provenance.Values(st, inst, ch)
+	src := newSourceFiles(st, inst, blk)
 	var diags hcl.Diagnostics
 	for _, v := range se.Violations {
-		subject, ok := valueSource(inst, blk, v.Path)
+		subject, ok := src.rangeOf(setterOf(origins, inst, src, leafPath(values, v.Path)))
 		if !ok {
 			subject = fallback
 		}
@@ -58,34 +65,6 @@ func schemaDiagnostics(inst *config.ReleaseInstance, blk *config.Release, se *ch
 		})
 	}
 	return diags
-}
-
-// valueSource is the range of what sets the value at path in a release's
-// values, looked for as they are merged, the last word first:
-// set_sensitive, set, then the values layers from the last. A layer written
-// as file(PATH) points at the key's line in that file, unless the text is
-// sensitive (the snippet would show the line).
-func valueSource(inst *config.ReleaseInstance, blk *config.Release, path []string) (hcl.Range, bool) {
-	if len(path) == 0 {
-		return hcl.Range{}, false
-	}
-	key := setPath(path)
-	for _, s := range []struct {
-		vals map[string]cty.Value
-		expr hcl.Expression
-	}{{inst.SetSensitive, blk.SetSensitive}, {inst.Set, blk.Set}} {
-		for _, k := range slices.Sorted(maps.Keys(s.vals)) {
-			if s.expr != nil && (k == key || strings.HasPrefix(k, key+".") || strings.HasPrefix(k, key+"[")) {
-				return itemRange(s.expr, k), true
-			}
-		}
-	}
-	for i := len(inst.Values) - 1; i >= 0; i-- {
-		if rng, ok := layerSource(inst.Values[i], layerExpr(blk.Values, inst.Values[i].Range), path); ok {
-			return rng, true
-		}
-	}
-	return hcl.Range{}, false
 }
 
 // setPath writes a values path as Helm's --set does: keys joined by ".",
@@ -105,184 +84,230 @@ func setPath(path []string) string {
 	return b.String()
 }
 
-// layerExpr is the element of the values list written at rng, nil when
-// the list is not written literally.
-func layerExpr(values hcl.Expression, rng hcl.Range) hcl.Expression {
-	tup, ok := values.(*hclsyntax.TupleConsExpr)
-	if !ok {
+// leafPath writes a schema violation's path as provenance (plan.Leaves)
+// writes values paths: a number is a list index where values hold a list
+// there, else a key. "" is the values as a whole.
+func leafPath(values map[string]any, path []string) string {
+	var at any = values
+	out := ""
+	for _, p := range path {
+		if list, ok := at.([]any); ok {
+			if i, err := strconv.Atoi(p); err == nil && i >= 0 && i < len(list) {
+				out, at = out+"["+p+"]", list[i]
+				continue
+			}
+		}
+		out = plan.JoinKey(out, p)
+		m, _ := at.(map[string]any)
+		at = m[p]
+	}
+	return out
+}
+
+// setterOf is the origin of what the release's own values set at path or
+// below it: the leaf itself, or for an object or list the leaf below it
+// that the last word sets (set_sensitive, set, then the values layers
+// from the last), the first written in that layer. nil when only the
+// chart's defaults set it.
+func setterOf(origins map[string]plan.Origin, inst *config.ReleaseInstance, src *sourceFiles, path string) *plan.Origin {
+	if path == "" {
 		return nil
 	}
-	for _, ex := range tup.Exprs {
-		if ex.Range() == rng {
-			return ex
+	var best *plan.Origin
+	bestRank := -1
+	for p, o := range origins {
+		if !below(p, path) || o.Source == nil || o.Source.File == "" {
+			continue
+		}
+		r := src.rank(inst, o)
+		if r < 0 {
+			continue
+		}
+		if r > bestRank || r == bestRank && before(o.Source, best.Source) {
+			best, bestRank = &o, r
 		}
 	}
-	return nil
+	return best
 }
 
-// layerSource is the range of the value at path in one values layer, and
-// whether the layer sets it.
-func layerSource(l config.ValuesLayer, expr hcl.Expression, path []string) (hcl.Range, bool) {
-	if l.Kind == config.ValuesYAML {
+// below says whether p is path or a path under it.
+func below(p, path string) bool {
+	rest, ok := strings.CutPrefix(p, path)
+	return ok && (rest == "" || rest[0] == '.' || rest[0] == '[')
+}
+
+func before(a, b *plan.Source) bool {
+	return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column)) < 0
+}
+
+// sourceFiles knows the files origins name: the stack's HCL files and the
+// values files its release reads, by the names origins give them, with
+// their text.
+type sourceFiles struct {
+	dir   string            // the stack directory, absolute
+	names map[string]string // as origins name a file → as diagnostics do
+	text  map[string][]byte // by the diagnostics' name
+	// sensitive are the layers of values files whose text is sensitive:
+	// a diagnostic in the file would show the line.
+	sensitive map[string]hcl.Range
+	// items are the items of the release's values, set and set_sensitive
+	// objects written literally, by where their keys start.
+	items map[filePos]hcl.Range
+	// layers are the values layers' expressions and the set and
+	// set_sensitive attributes', by where they start.
+	layers map[filePos]hcl.Range
+}
+
+// filePos is a position as origins give it: no byte offset.
+type filePos struct {
+	file         string
+	line, column int
+}
+
+func posOf(file string, p hcl.Pos) filePos { return filePos{file, p.Line, p.Column} }
+
+func newSourceFiles(st *config.Stack, inst *config.ReleaseInstance, blk *config.Release) *sourceFiles {
+	s := &sourceFiles{names: map[string]string{}, text: map[string][]byte{}, sensitive: map[string]hcl.Range{}, items: map[filePos]hcl.Range{}, layers: map[filePos]hcl.Range{}}
+	s.dir, _ = filepath.Abs(st.Dir)
+	if cfg := st.Source(); cfg != nil {
+		for name, f := range cfg.Files {
+			s.names[s.show(name)] = name
+			s.text[name] = f.Bytes
+		}
+	}
+	for _, l := range inst.Values {
+		s.layers[posOf(l.Range.Filename, l.Range.Start)] = l.Range
+		if l.File == "" {
+			continue
+		}
 		text, marks := l.Value.Unmark()
-		if !text.IsKnown() || text.IsNull() {
-			return hcl.Range{}, false
+		s.names[s.show(l.File)] = l.File
+		if text.IsKnown() && !text.IsNull() {
+			s.text[l.File] = []byte(text.AsString())
 		}
-		var doc yaml.Node
-		if err := yaml.Unmarshal([]byte(text.AsString()), &doc); err != nil {
-			return hcl.Range{}, false
+		if len(marks) > 0 {
+			s.sensitive[l.File] = l.Range
 		}
-		n := yamlAt(&doc, path)
-		if n == nil {
-			return hcl.Range{}, false
-		}
-		if l.File == "" || len(marks) > 0 {
-			return l.Range, true
-		}
-		return yamlLineRange(l.File, text.AsString(), n), true
 	}
-	v, _ := l.Value.UnmarkDeep()
-	if !ctyHas(v, path) {
-		return hcl.Range{}, false
-	}
-	if obj, ok := expr.(*hclsyntax.ObjectConsExpr); ok {
-		return hclItemRange(obj, path), true
-	}
-	return l.Range, true
-}
-
-// yamlAt is the node (the key of a mapping entry, the item of a
-// sequence) at path in a YAML document, nil when there is none.
-func yamlAt(doc *yaml.Node, path []string) *yaml.Node {
-	n := doc
-	if n.Kind == yaml.DocumentNode {
-		if len(n.Content) == 0 {
-			return nil
+	for _, expr := range []hcl.Expression{blk.Values, blk.Set, blk.SetSensitive} {
+		if expr != nil && expr != blk.Values {
+			r := expr.Range()
+			s.layers[posOf(r.Filename, r.Start)] = r
 		}
-		n = n.Content[0]
-	}
-	var at *yaml.Node
-	for _, p := range path {
-		for n.Kind == yaml.AliasNode && n.Alias != nil {
-			n = n.Alias
+		node, ok := expr.(hclsyntax.Node)
+		if !ok {
+			continue
 		}
-		switch n.Kind {
-		case yaml.MappingNode:
-			found := false
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == p {
-					at, n, found = n.Content[i], n.Content[i+1], true
-					break
+		_ = hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+			if obj, ok := n.(*hclsyntax.ObjectConsExpr); ok {
+				for _, item := range obj.Items {
+					k := item.KeyExpr.Range()
+					s.items[posOf(k.Filename, k.Start)] = hcl.RangeBetween(k, item.ValueExpr.Range())
 				}
 			}
-			if !found {
-				return nil
-			}
-		case yaml.SequenceNode:
-			i, err := strconv.Atoi(p)
-			if err != nil || i < 0 || i >= len(n.Content) {
-				return nil
-			}
-			at, n = n.Content[i], n.Content[i]
-		default:
 			return nil
-		}
+		})
 	}
-	return at
+	return s
 }
 
-// yamlLineRange is the range in file (whose text is text) from node to
-// the end of its line.
-func yamlLineRange(file, text string, n *yaml.Node) hcl.Range {
-	lineStart := 0
-	for line := 1; line < n.Line; line++ {
-		i := strings.IndexByte(text[lineStart:], '\n')
-		if i < 0 {
-			break
-		}
-		lineStart += i + 1
+// show is a file name as provenance names it: relative to the stack
+// directory when inside it, else as given.
+func (s *sourceFiles) show(name string) string {
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return name
 	}
-	lineText := text[lineStart:]
-	if i := strings.IndexByte(lineText, '\n'); i >= 0 {
+	if rel, err := filepath.Rel(s.dir, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return rel
+	}
+	return name
+}
+
+// rank orders origins by who has the last word: set_sensitive over set
+// over the values layers, a later layer over an earlier one; -1 for what
+// the release does not set (a chart default).
+func (s *sourceFiles) rank(inst *config.ReleaseInstance, o plan.Origin) int {
+	n := len(inst.Values)
+	switch o.Kind {
+	case plan.OriginSetSensitive:
+		return n + 1
+	case plan.OriginSet:
+		return n
+	case plan.OriginValuesFile, plan.OriginValues:
+		name := s.names[o.Source.File]
+		pos := hcl.Pos{Line: o.Source.Line, Column: o.Source.Column}
+		for i := n - 1; i >= 0; i-- {
+			l := inst.Values[i]
+			if o.Kind == plan.OriginValuesFile && l.File != "" && l.File == name ||
+				o.Kind == plan.OriginValues && l.Range.Filename == name && contains(l.Range, pos) {
+				return i
+			}
+		}
+		return 0
+	}
+	return -1
+}
+
+func contains(r hcl.Range, p hcl.Pos) bool {
+	after := p.Line > r.Start.Line || p.Line == r.Start.Line && p.Column >= r.Start.Column
+	notPast := p.Line < r.End.Line || p.Line == r.End.Line && p.Column <= r.End.Column
+	return after && notPast
+}
+
+// rangeOf is the range a diagnostic at o points at: an item of an object
+// written literally (key to value) or a values layer where one starts
+// there, else from there to the end of the line. A values file whose text
+// is sensitive is pointed at by its layer.
+func (s *sourceFiles) rangeOf(o *plan.Origin) (hcl.Range, bool) {
+	if o == nil || o.Source == nil {
+		return hcl.Range{}, false
+	}
+	name, ok := s.names[o.Source.File]
+	if !ok {
+		return hcl.Range{}, false
+	}
+	if r, ok := s.sensitive[name]; ok {
+		return r, true
+	}
+	at := filePos{name, o.Source.Line, o.Source.Column}
+	if r, ok := s.items[at]; ok {
+		return r, true
+	}
+	if r, ok := s.layers[at]; ok {
+		return r, true
+	}
+	text, ok := s.text[name]
+	if !ok {
+		return hcl.Range{}, false
+	}
+	return lineRange(name, text, o.Source.Line, o.Source.Column)
+}
+
+// lineRange is the range in file (whose text is text) from line:col to
+// the end of that line.
+func lineRange(file string, text []byte, line, col int) (hcl.Range, bool) {
+	start := 0
+	for l := 1; l < line; l++ {
+		i := bytes.IndexByte(text[start:], '\n')
+		if i < 0 {
+			return hcl.Range{}, false
+		}
+		start += i + 1
+	}
+	lineText := text[start:]
+	if i := bytes.IndexByte(lineText, '\n'); i >= 0 {
 		lineText = lineText[:i]
 	}
-	lineText = strings.TrimRight(lineText, " \t\r")
-	start := 0
-	for col := 1; col < n.Column && start < len(lineText); col++ {
-		_, size := utf8.DecodeRuneInString(lineText[start:])
-		start += size
+	lineText = bytes.TrimRight(lineText, " \t\r")
+	from := 0
+	for c := 1; c < col && from < len(lineText); c++ {
+		_, size := utf8.DecodeRune(lineText[from:])
+		from += size
 	}
 	return hcl.Range{
 		Filename: file,
-		Start:    hcl.Pos{Line: n.Line, Column: n.Column, Byte: lineStart + start},
-		End:      hcl.Pos{Line: n.Line, Column: n.Column + utf8.RuneCountInString(lineText[start:]), Byte: lineStart + len(lineText)},
-	}
-}
-
-// ctyHas says whether v has a value at path.
-func ctyHas(v cty.Value, path []string) bool {
-	for _, p := range path {
-		if v.IsNull() || !v.IsKnown() {
-			return false
-		}
-		ty := v.Type()
-		switch {
-		case ty.IsObjectType():
-			if !ty.HasAttribute(p) {
-				return false
-			}
-			v = v.GetAttr(p)
-		case ty.IsMapType():
-			k := cty.StringVal(p)
-			if !v.HasIndex(k).True() {
-				return false
-			}
-			v = v.Index(k)
-		case ty.IsListType() || ty.IsTupleType():
-			i, err := strconv.Atoi(p)
-			if err != nil || i < 0 || i >= v.LengthInt() {
-				return false
-			}
-			v = v.Index(cty.NumberIntVal(int64(i)))
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// hclItemRange is the range of the deepest item of a literal object
-// expression on path: the item itself when the path ends in it, else the
-// item whose value is not written literally.
-func hclItemRange(obj *hclsyntax.ObjectConsExpr, path []string) hcl.Range {
-	var expr hclsyntax.Expression = obj
-	rng := obj.Range()
-	for _, p := range path {
-		switch e := expr.(type) {
-		case *hclsyntax.ObjectConsExpr:
-			found := false
-			for _, item := range e.Items {
-				k, diags := item.KeyExpr.Value(nil)
-				if diags.HasErrors() || !k.IsKnown() || k.IsNull() || k.Type() != cty.String || k.AsString() != p {
-					continue
-				}
-				rng = hcl.RangeBetween(item.KeyExpr.Range(), item.ValueExpr.Range())
-				expr, found = item.ValueExpr, true
-				break
-			}
-			if !found {
-				return rng
-			}
-		case *hclsyntax.TupleConsExpr:
-			i, err := strconv.Atoi(p)
-			if err != nil || i < 0 || i >= len(e.Exprs) {
-				return rng
-			}
-			expr = e.Exprs[i]
-			rng = expr.Range()
-		default:
-			return rng
-		}
-	}
-	return rng
+		Start:    hcl.Pos{Line: line, Column: col, Byte: start + from},
+		End:      hcl.Pos{Line: line, Column: col + utf8.RuneCount(lineText[from:]), Byte: start + len(lineText)},
+	}, true
 }

@@ -39,7 +39,7 @@ func Validate(ctx context.Context, o Options) (*Loaded, error) {
 		if blk == nil {
 			continue
 		}
-		diags = append(diags, validateRelease(charts, ls.Stack.Dir, inst, blk)...)
+		diags = append(diags, validateRelease(charts, ls.Stack, inst, blk)...)
 	}
 	if err := diagError(append(ls.Warnings, diags...), ls.Config); err != nil {
 		return ls, err
@@ -48,7 +48,8 @@ func Validate(ctx context.Context, o Options) (*Loaded, error) {
 	return ls, nil
 }
 
-func validateRelease(charts *resolve.Charts, dir string, inst *config.ReleaseInstance, blk *config.Release) hcl.Diagnostics {
+func validateRelease(charts *resolve.Charts, st *config.Stack, inst *config.ReleaseInstance, blk *config.Release) hcl.Diagnostics {
+	dir := st.Dir
 	var diags hcl.Diagnostics
 	setOK := true
 	for _, set := range []struct {
@@ -97,7 +98,7 @@ func validateRelease(charts *resolve.Charts, dir string, inst *config.ReleaseIns
 	}
 	var se *chart.SchemaError
 	if err := chart.ValidateValues(ch, values); errors.As(err, &se) {
-		diags = append(diags, schemaDiagnostics(inst, blk, se, sensitive)...)
+		diags = append(diags, schemaDiagnostics(st, inst, blk, ch, values, se, sensitive)...)
 	}
 	return diags
 }
