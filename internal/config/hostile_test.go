@@ -2,14 +2,15 @@ package config
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestHostileInput feeds input that could crash or hang a recursive parser
-// or evaluator. Each must come back as diagnostics (or a valid result)
-// quickly, never a panic or a fatal stack overflow.
+// or evaluator. Each must come back as diagnostics (or a valid result),
+// never a panic or a fatal stack overflow; a hang is caught by go test's
+// timeout (tests assert no timing: on a loaded machine a bound flakes).
 func TestHostileInput(t *testing.T) {
 	rep := strings.Repeat
 	tests := []struct {
@@ -61,14 +62,10 @@ func TestHostileInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			start := time.Now()
 			cfg, diags := LoadSources(t.TempDir(), map[string][]byte{"main.hcl": []byte(tt.src)})
 			if !diags.HasErrors() {
 				_, d := Evaluate(context.Background(), cfg, EvalOptions{})
 				diags = append(diags, d...)
-			}
-			if took := time.Since(start); took > 20*time.Second {
-				t.Errorf("took %s", took)
 			}
 			if tt.summary == "" {
 				return
@@ -94,20 +91,7 @@ func yamlBomb(levels int) string {
 	return b.String()
 }
 
-func itoa(i int) string {
-	return strings.TrimSpace(strings.Repeat(" ", 0) + func() string { return fmtInt(i) }())
-}
-
-func fmtInt(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; i > 0; i /= 10 {
-		b = append([]byte{byte('0' + i%10)}, b...)
-	}
-	return string(b)
-}
+func itoa(i int) string { return strconv.Itoa(i) }
 
 // TestValuesLayerAliasBomb checks that a values file whose YAML aliases
 // expand exponentially is refused when converted for the chart engine.
@@ -121,12 +105,8 @@ func TestValuesLayerAliasBomb(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	start := time.Now()
 	_, _, err := stack.Releases[0].Values[0].Go()
 	if err == nil || !strings.Contains(err.Error(), "more than") {
 		t.Fatalf("err = %v", err)
-	}
-	if took := time.Since(start); took > 10*time.Second {
-		t.Errorf("took %s", took)
 	}
 }
