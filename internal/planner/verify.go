@@ -113,7 +113,6 @@ func Verify(ctx context.Context, p *plan.Plan, clusterOf func(cluster string) (V
 		}
 		shapes := savedShapes(c.Engine, r)
 		for _, ob := range r.Observed.Objects {
-			ob.UpgradeLegacy() // a plan made by hand, or decoded without planfile
 			msg, err := objectMoved(ctx, c, ob, shapes[ob.Ref])
 			if err != nil {
 				return nil, fmt.Errorf("verify the plan: %w", err)
