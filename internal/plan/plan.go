@@ -346,16 +346,19 @@ type Observed struct {
 	Objects []ObservedObject `json:",omitempty"`
 }
 
-// ObservedObject is an affected object as the plan saw it.
+// ObservedObject is an affected object as the plan saw it, and how a
+// saved plan's verification compares it (observed.go).
 type ObservedObject struct {
 	Ref ObjectRef
+	// Kind says what Hash is: ObservedAbsent when the object did not
+	// exist.
+	Kind ObservationKind
 	// ResourceVersion is "" when the object did not exist.
 	ResourceVersion string `json:",omitempty"`
-	// Hash identifies its content: for objects apply applies, restricted to
-	// the fields it sets (ShapeHash); otherwise without status and server
-	// bookkeeping (ContentHash). A controller writing status or its own
-	// annotations does not make a plan stale; an edit of what apply sets
-	// does.
+	// Hash identifies what of the object the plan relies on, as Kind
+	// says; "" compares the resourceVersion alone. A controller writing
+	// status or its own annotations does not make a plan stale; an edit of
+	// what apply sets does.
 	Hash string `json:",omitempty"`
 }
 

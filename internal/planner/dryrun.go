@@ -86,11 +86,8 @@ func ShapeHash(live *unstructured.Unstructured, applied map[string]any) string {
 		return ""
 	}
 	sum := sha256.Sum256(b)
-	return ShapePrefix + hex.EncodeToString(sum[:])
+	return hex.EncodeToString(sum[:])
 }
-
-// ShapePrefix marks hashes made by ShapeHash (others are ContentHash).
-const ShapePrefix = "shape:"
 
 // absentField stands for a field the applied object sets and live lacks.
 const absentField = "\x00absent"

@@ -67,7 +67,7 @@ func (c *computer) claimsOf(ctx context.Context, kc *kube.Client, o *plan.Object
 func AbsentOf(rc *plan.ReleaseChange) []kube.Ref {
 	var out []kube.Ref
 	for _, o := range rc.Observed.Objects {
-		if o.ResourceVersion == "" {
+		if o.Kind == plan.ObservedAbsent {
 			out = append(out, kube.Ref(o.Ref))
 		}
 	}

@@ -99,17 +99,14 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 	}
 	observed := make([]plan.ObservedObject, len(objs))
 	for i, ref := range refs {
-		observed[i].Ref = plan.ObjectRef(ref)
-		if lives[i] != nil {
-			observed[i].ResourceVersion, observed[i].Hash = lives[i].ResourceVersion, AppliedHash(ref, lives[i])
-		}
+		observed[i] = observeApplied(ref, lives[i])
 	}
 	if content {
 		// What the saved plan's verification compares when an object's
 		// resourceVersion moved: the fields the revision applies.
 		for i, o := range parsed {
 			if full[i] != nil {
-				observed[i].Hash = ShapeHash(full[i], req.IgnoreChanges.Strip(o).Object)
+				observed[i] = observeShape(refs[i], full[i], req.IgnoreChanges.Strip(o).Object)
 			}
 		}
 	}
@@ -206,11 +203,6 @@ func parseRecord(eng *release.Engine, rec *release.Release) ([]*unstructured.Uns
 	return parsed, objs, nil
 }
 
-// AppliedPrefix marks the observed hashes of objects a plan proved
-// unchanged from their metadata (AppliedHash); others are ShapeHash or
-// ContentHash.
-const AppliedPrefix = "applied:"
-
 // AppliedHash identifies what convoy's field manager applied of a live
 // object (kube.AppliedStateOf of it alone: uid and the manager's field
 // set): saved-plan verification compares it when the object's
@@ -218,7 +210,7 @@ const AppliedPrefix = "applied:"
 // it as it is; an edit of a field convoy set moves that field to the
 // editor, and changes it.
 func AppliedHash(ref kube.Ref, live *kube.Applied) string {
-	return AppliedPrefix + kube.AppliedStateOf([]kube.Ref{ref}, []*kube.Applied{live})
+	return kube.AppliedStateOf([]kube.Ref{ref}, []*kube.Applied{live})
 }
 
 // relabel returns the labels that would let later plans prove the

@@ -46,13 +46,13 @@ func TestMemUnchangedIsProvenFromFingerprintWhateverTheObservation(t *testing.T)
 			if len(rc.Observed.Objects) != 2 {
 				t.Fatalf("observed %d objects, want 2", len(rc.Observed.Objects))
 			}
-			want := planner.AppliedPrefix
+			want := plan.ObservedApplied
 			if o.observe == planner.ObserveContent {
-				want = planner.ShapePrefix
+				want = plan.ObservedShape
 			}
 			for _, ob := range rc.Observed.Objects {
-				if !strings.HasPrefix(ob.Hash, want) || ob.ResourceVersion == "" {
-					t.Errorf("%s observed as %q at %q, want a %s hash and its resourceVersion", ob.Ref, ob.Hash, ob.ResourceVersion, want)
+				if ob.Kind != want || ob.Hash == "" || ob.ResourceVersion == "" {
+					t.Errorf("%s observed as %s %q at %q, want a %s hash and its resourceVersion", ob.Ref, ob.Kind, ob.Hash, ob.ResourceVersion, want)
 				}
 			}
 		})

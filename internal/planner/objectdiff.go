@@ -49,8 +49,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 		warning  string
 		conflict *plan.ObjectConflict
 		ref      kube.Ref
-		version  string
-		hash     string
+		observed plan.ObservedObject
 		// elsewhere is the missing namespace of a new object validated
 		// in kube.ValidationNamespace.
 		elsewhere string
@@ -93,11 +92,9 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 					return err
 				}
 				res.live = live
-				if live != nil {
-					res.version, res.hash = live.GetResourceVersion(), ContentHash(live)
-					if next := nextBy[identityKey(ref)]; next != nil {
-						res.hash = ShapeHash(live, next.Object)
-					}
+				res.observed = observeContent(ref, live)
+				if next := nextBy[identityKey(ref)]; next != nil && live != nil {
+					res.observed = observeShape(ref, live, next.Object)
 				}
 				if uncompared[ref.Group+"/"+ref.Kind] {
 					res.change = uncomparedChange(ref, live, prep.TemplateOf(ref))
@@ -138,7 +135,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 				}
 				ch := objectChange(ref, plan.ObjectDelete)
 				ch.Before = maskObject(liveView(live), red, append(secretPaths(ref.Kind), red.FieldsOf(ref.Group, ref.Kind, ref.Namespace, ref.Name)...))
-				results[i] = result{ref: ref, version: live.GetResourceVersion(), hash: ContentHash(live), change: ch}
+				results[i] = result{ref: ref, observed: observeContent(ref, live), change: ch}
 				return nil
 			})
 		})
@@ -156,7 +153,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 				ch := objectChange(l.ref, plan.ObjectDelete)
 				ch.Reason, ch.LeftBy = fmt.Sprintf("left over by %s revision %d", l.status, l.by), l.by
 				ch.Before = maskObject(liveView(live), red, append(secretPaths(l.ref.Kind), red.FieldsOf(l.ref.Group, l.ref.Kind, l.ref.Namespace, l.ref.Name)...))
-				results[i] = result{ref: l.ref, version: live.GetResourceVersion(), hash: ContentHash(live), change: ch}
+				results[i] = result{ref: l.ref, observed: observeContent(l.ref, live), change: ch}
 				return nil
 			})
 		})
@@ -181,7 +178,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 		if r.elsewhere != "" {
 			elsewhere = append(elsewhere, r.elsewhere)
 		}
-		rc.Observed.Objects = append(rc.Observed.Objects, plan.ObservedObject{Ref: plan.ObjectRef(r.ref), ResourceVersion: r.version, Hash: r.hash})
+		rc.Observed.Objects = append(rc.Observed.Objects, r.observed)
 		if r.change != nil {
 			rc.Objects = append(rc.Objects, r.change)
 		}

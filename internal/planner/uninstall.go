@@ -180,7 +180,7 @@ func (c *computer) uninstall(ctx context.Context, eng *release.Engine, cluster s
 		if live == nil {
 			continue
 		}
-		rc.Observed.Objects = append(rc.Observed.Objects, plan.ObservedObject{Ref: plan.ObjectRef(ref), ResourceVersion: live.GetResourceVersion(), Hash: ContentHash(live)})
+		rc.Observed.Objects = append(rc.Observed.Objects, observeContent(ref, live))
 		ch := objectChange(ref, plan.ObjectDelete)
 		ch.Before = maskObject(liveView(live), nil, secretPaths(ref.Kind))
 		rc.Objects = append(rc.Objects, ch)

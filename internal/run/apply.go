@@ -133,43 +133,20 @@ func Destroy(ctx context.Context, o Options, req ApplyRequest) (*Applied, error)
 
 // applyPlan is the plan to apply: the saved one, verified against what the
 // cluster and the stack files hold now, or a fresh one the user reviewed.
-// It returns nil (and no error) when there is nothing to do.
+// It returns nil (and no error) when there is nothing to do. It runs
+// under the stack lock (runID the holding run's): it writes the labels
+// the plan found missing on unchanged releases (relabel), which nothing
+// else does.
 func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req ApplyRequest, runID string) (*plan.Plan, error) {
 	st := ls.Stack
 	if saved := req.Saved; saved != nil {
-		p := saved.Plan
-		if p.Stack != st.Name {
-			return nil, fmt.Errorf("the plan in %s is for stack %q, not %q", saved.Name, p.Stack, st.Name)
-		}
-		if err := verifyEnvironment(p, st.Environment); err != nil {
-			return nil, fmt.Errorf("the plan in %s: %w", saved.Name, err)
-		}
-		hash, err := ls.ConfigHash()
+		p, err := verifySaved(ctx, o, ls, cl, saved, req.Plan.AllowPolicies)
 		if err != nil {
-			return nil, err
-		}
-		if err := VerifyConfig(p, hash); err != nil {
-			return nil, err
-		}
-		if err := verifyClusters(ctx, saved.Origin, cl, st, saved.Name); err != nil {
-			return nil, err
-		}
-		if err := VerifyObserved(ctx, p, cl.ByName(ctx, st)); err != nil {
-			return nil, err
-		}
-		if err := verifyPromotions(ctx, o, p); err != nil {
-			return nil, err
-		}
-		if err := p.Foreign(); err != nil {
-			return p, err
-		}
-		p.Allow(req.Plan.AllowPolicies)
-		if err := p.PolicyDenied(); err != nil {
 			return p, err
 		}
 		// As for a computed plan: an unchanged release keeps the labels a
 		// move (its address) or an incremental plan needs.
-		relabel(ctx, o, p, cl, st)
+		relabel(ctx, o, p, cl, st, runID)
 		return p, nil
 	}
 	fresh := req.Plan
@@ -187,9 +164,48 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 			return p, err
 		}
 	}
-	relabel(ctx, o, p, cl, st)
+	relabel(ctx, o, p, cl, st, runID)
 	if !p.HasChanges() {
 		return nil, nil
+	}
+	return p, nil
+}
+
+// verifySaved checks a saved plan against the stack and the clusters as
+// they are now (stack, environment, configuration, clusters, every
+// observation, promotions, ownership, policies with allow allowed),
+// writing nothing: the plan, or why it may not be applied.
+func verifySaved(ctx context.Context, o Options, ls *Loaded, cl *Clusters, saved *SavedPlan, allow []string) (*plan.Plan, error) {
+	st := ls.Stack
+	p := saved.Plan
+	if p.Stack != st.Name {
+		return nil, fmt.Errorf("the plan in %s is for stack %q, not %q", saved.Name, p.Stack, st.Name)
+	}
+	if err := verifyEnvironment(p, st.Environment); err != nil {
+		return nil, fmt.Errorf("the plan in %s: %w", saved.Name, err)
+	}
+	hash, err := ls.ConfigHash()
+	if err != nil {
+		return nil, err
+	}
+	if err := VerifyConfig(p, hash); err != nil {
+		return nil, err
+	}
+	if err := verifyClusters(ctx, saved.Origin, cl, st, saved.Name); err != nil {
+		return nil, err
+	}
+	if err := VerifyObserved(ctx, p, cl.ByName(ctx, st)); err != nil {
+		return nil, err
+	}
+	if err := verifyPromotions(ctx, o, p); err != nil {
+		return nil, err
+	}
+	if err := p.Foreign(); err != nil {
+		return p, err
+	}
+	p.Allow(allow)
+	if err := p.PolicyDenied(); err != nil {
+		return p, err
 	}
 	return p, nil
 }
@@ -198,7 +214,12 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 // deployed records of unchanged releases (plan.ReleaseChange.Relabel), so
 // that later plans prove them unchanged without rendering them. It writes
 // no revision; a failure only costs later plans time, and is announced.
-func relabel(ctx context.Context, o Options, p *plan.Plan, cl *Clusters, st *config.Stack) {
+// Only a run holding the stack lock writes them (runID its id): without
+// one, it writes nothing.
+func relabel(ctx context.Context, o Options, p *plan.Plan, cl *Clusters, st *config.Stack, runID string) {
+	if runID == "" {
+		return
+	}
 	engineFor := cl.ByName(ctx, st)
 	var todo []*plan.ReleaseChange
 	for _, rc := range p.Releases {

@@ -69,15 +69,3 @@ func finishRenames(ctx context.Context, o Options, p *plan.Plan, engineFor func(
 	}
 	return nil
 }
-
-// renameChange says what changed since a saved plan saw a renamed
-// release: the old release's newest record, and the new name's own.
-func renameChange(r *plan.ReleaseChange, histories map[string][]*release.Release) string {
-	rn := r.Rename
-	old := &plan.ReleaseChange{Name: rn.From, Namespace: r.Namespace, Observed: plan.Observed{LastRevision: rn.FromRevision, LastStatus: rn.FromStatus}}
-	if msg := revisionChange(old, histories[rn.From]); msg != "" {
-		return msg
-	}
-	own := &plan.ReleaseChange{Name: r.Name, Namespace: r.Namespace, Observed: plan.Observed{LastRevision: rn.ToRevision, LastStatus: rn.ToStatus}}
-	return revisionChange(own, histories[r.Name])
-}

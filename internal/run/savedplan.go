@@ -238,9 +238,11 @@ func short(h string) string {
 
 // CheckSavedPlan verifies a saved plan as Apply does before it executes
 // one (stack, environment, configuration, clusters, every observation),
-// without taking the lock or changing anything. A plan whose observations
-// no longer hold is a *StaleError; the denials of policies are not
-// checked (they are the plan's own results: Apply refuses them).
+// without taking the lock or writing anything: the labels Apply writes on
+// the records of unchanged releases are written by Apply alone, under
+// the lock. A plan whose observations no longer hold is a *StaleError;
+// the denials of policies are not checked (they are the plan's own
+// results: Apply refuses them).
 func CheckSavedPlan(ctx context.Context, o Options, saved *SavedPlan) error {
 	src, cleanup, err := savedPlanSource(o.Source, saved)
 	if err != nil {
@@ -252,7 +254,7 @@ func CheckSavedPlan(ctx context.Context, o Options, saved *SavedPlan) error {
 	if err != nil {
 		return err
 	}
-	_, err = applyPlan(ctx, o, ls, cl, ApplyRequest{Saved: saved}, "")
+	_, err = verifySaved(ctx, o, ls, cl, saved, nil)
 	// What policies deny is the plan's own result, not an observation
 	// that moved: the plan still holds (apply refuses it regardless).
 	var denied *plan.PolicyError

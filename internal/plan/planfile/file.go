@@ -24,13 +24,20 @@ const fileKind = "convoy-plan"
 // --json schema (plan.FormatVersion): it changes when a file written by
 // one convoy cannot be applied by another. Version 4 compresses the file
 // and embeds the stack snapshot; version 5 may name the snapshot by the
-// digest of the OCI artifact it was pulled from instead (Snapshot.Source).
-// Files of version 4 are read as well.
-const FormatVersion = 5
+// digest of the OCI artifact it was pulled from instead (Snapshot.Source);
+// version 6 types the observations of live objects
+// (plan.ObservedObject.Kind) where version 5 prefixed their hashes. Files
+// of versions 4 and 5 are read as well: their observations are typed on
+// reading (plan.ObservedObject.UpgradeLegacy).
+const FormatVersion = 6
 
 // oldestReadable is the oldest format version Decode reads: a version 4
 // file is a version 5 file whose snapshot is embedded.
 const oldestReadable = 4
+
+// typedObservations is the first format version whose observations carry
+// their kind.
+const typedObservations = 6
 
 // MaxSize bounds a plan file, uncompressed.
 const MaxSize = 256 << 20
@@ -160,7 +167,23 @@ func Decode(b []byte, name string) (*File, error) {
 	if doc.Plan == nil || doc.Plan.FormatVersion != plan.FormatVersion {
 		return nil, fmt.Errorf("%s holds no plan this convoy reads: run convoy plan again", name)
 	}
+	if doc.FormatVersion < typedObservations {
+		upgradeObservations(doc.Plan)
+	}
 	return &File{Plan: doc.Plan, Origin: doc.Origin, Stack: doc.Stack}, nil
+}
+
+// upgradeObservations types the observations of a plan file written
+// before they had a kind.
+func upgradeObservations(p *plan.Plan) {
+	for _, rc := range p.Releases {
+		if rc == nil {
+			continue
+		}
+		for i := range rc.Observed.Objects {
+			rc.Observed.Objects[i].UpgradeLegacy()
+		}
+	}
 }
 
 // oldOrNot explains bytes that are not a compressed plan: a plan file of

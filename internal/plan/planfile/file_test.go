@@ -54,7 +54,7 @@ func TestDecodeRefuses(t *testing.T) {
 		in   []byte
 		want string
 	}{
-		"an older convoy's plan":   {[]byte(`{"Kind":"convoy-plan","FormatVersion":3,"Plan":{"FormatVersion":1}}`), "format version 3; this convoy reads version 5: run convoy plan again"},
+		"an older convoy's plan":   {[]byte(`{"Kind":"convoy-plan","FormatVersion":3,"Plan":{"FormatVersion":1}}`), "format version 3; this convoy reads version 6: run convoy plan again"},
 		"a newer format":           {gz(t, `{"Kind":"convoy-plan","FormatVersion":99,"Plan":{"FormatVersion":1}}`), "format version 99"},
 		"JSON that is no plan":     {[]byte(`{}`), "is not a convoy plan file"},
 		"compressed, not a plan":   {gz(t, `{"Kind":"other"}`), "is not a convoy plan file"},

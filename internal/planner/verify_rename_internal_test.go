@@ -1,7 +1,6 @@
-package run
+package planner
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -10,10 +9,10 @@ import (
 	"github.com/convoy-sh/convoy/internal/release"
 )
 
-// TestVerifyObservedRename: a saved plan of a rename is checked against
+// TestVerifyRename: a saved plan of a rename is checked against
 // the old release's records and the new name's own, not against the
 // history the plan expects once the copy is made.
-func TestVerifyObservedRename(t *testing.T) {
+func TestVerifyRename(t *testing.T) {
 	renamed := func() *plan.Plan {
 		rc := &plan.ReleaseChange{Name: "web2", Namespace: "shop", Action: plan.ActionUpgrade,
 			Observed: plan.Observed{LastRevision: 1, LastStatus: "deployed"},
@@ -34,8 +33,8 @@ func TestVerifyObservedRename(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeCluster{records: map[string]map[string][]*release.Release{"shop": tc.records}}
-			err := verifyObserved(context.Background(), renamed(), func(string) (observer, error) { return f, nil })
-			var se *StaleError
+			err := f.verify(t, renamed())
+			var se *staleError
 			switch {
 			case tc.stale == "" && err != nil:
 				t.Fatalf("stale: %v", err)
