@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -73,13 +74,13 @@ const testMinInterval = time.Second
 // installed.
 func kube(t *testing.T) client.Client {
 	t.Helper()
-	c, err := controller.NewClient(cluster.RESTConfig())
+	c, err := ctl.NewClient(cluster.RESTConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ierr error
 	installOnce.Do(func() {
-		ierr = controller.Install(context.Background(), c, controller.InstallRequest{MinInterval: testMinInterval})
+		ierr = ctl.Install(context.Background(), c, ctl.InstallRequest{MinInterval: testMinInterval})
 	})
 	if ierr != nil {
 		t.Fatal(ierr)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -156,7 +157,7 @@ func TestNotificationApprovalRequiredOnce(t *testing.T) {
 	}
 
 	// Approved and applied: the Applied event follows, once.
-	if _, err := controller.Approve(context.Background(), c, ns, "shop", digest); err != nil {
+	if _, err := ctl.Approve(context.Background(), c, ns, "shop", digest); err != nil {
 		t.Fatal(err)
 	}
 	waitStack(t, c, ns, "shop", 60*time.Second, "Ready", isCond("Ready", metav1.ConditionTrue, "Applied"))

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"cmp"
+	"github.com/convoy-sh/convoy/internal/controller/planstore"
 	"io"
 	"time"
 
@@ -113,7 +114,7 @@ func shardSelector(shard string) (labels.Selector, error) {
 
 func (o Options) concurrency() int { return cmp.Or(o.Concurrency, 4) }
 
-func (o Options) maxPlanSize() int { return int(cmp.Or(o.MaxPlanSize, DefaultMaxPlanSize)) }
+func (o Options) maxPlanSize() int { return int(cmp.Or(o.MaxPlanSize, planstore.DefaultMaxPlanSize)) }
 
 func (o Options) renewDeadline() time.Duration {
 	if o.RenewDeadline > 0 {

@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"strings"
 	"testing"
 	"time"
@@ -79,7 +80,7 @@ func TestStatusDuringAndAfterApply(t *testing.T) {
 	}
 
 	// An apply that succeeds clears it.
-	if _, err := controller.Approve(context.Background(), c, ns, "shop", st.Status.Plan.Digest); err != nil {
+	if _, err := ctl.Approve(context.Background(), c, ns, "shop", st.Status.Plan.Digest); err != nil {
 		t.Fatal(err)
 	}
 	st = waitStack(t, c, ns, "shop", 60*time.Second, "Ready", isCond("Ready", metav1.ConditionTrue, "Applied"))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/controller/planstore"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -419,7 +420,7 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	if err != nil {
 		return r.failed(sr, p, ReasonPlanFailed, err)
 	}
-	digest := planDigest(file)
+	digest := planstore.Digest(file)
 	var text, md bytes.Buffer
 	if err := view.Text(&text, p); err != nil {
 		return r.failed(sr, p, ReasonPlanFailed, err)
@@ -427,8 +428,8 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	if err := view.Markdown(&md, p); err != nil {
 		return r.failed(sr, p, ReasonPlanFailed, err)
 	}
-	var tooLarge *PlanTooLargeError
-	if err := storePlan(ctx, r.client, r.scheme, st, file, digest, sr.in.redact(text.String()), sr.in.redact(md.String()), r.opts.maxPlanSize()); errors.As(err, &tooLarge) {
+	var tooLarge *planstore.PlanTooLargeError
+	if err := planstore.Store(ctx, r.client, r.scheme, st, file, digest, sr.in.redact(text.String()), sr.in.redact(md.String()), r.opts.maxPlanSize()); errors.As(err, &tooLarge) {
 		return r.stall(st, ReasonPlanTooLarge, err.Error())
 	} else if err != nil {
 		return r.failed(sr, p, ReasonPlanFailed, err)
@@ -438,7 +439,7 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	ps := &v1alpha1.PlanStatus{
 		Digest: digest, Summary: strings.TrimSuffix(strings.TrimPrefix(sum.String(), "Plan: "), "."), HasChanges: p.HasChanges(),
 		Drifted: driftedObjects(p), DriftOnly: driftOnly, DeniedBy: p.DeniedPolicies(),
-		ConfigMapRef: &v1alpha1.LocalObjectReference{Name: planObjectName(st.Name)},
+		ConfigMapRef: &v1alpha1.LocalObjectReference{Name: planstore.ObjectName(st.Name)},
 		SourceDigest: sr.fetched.Digest, Inputs: sr.in.hash, CreatedAt: &metav1.Time{Time: time.Now()},
 	}
 	st.Status.Plan = ps
@@ -514,7 +515,7 @@ func (r *reconciler) waiting(sr *stackRun, p *v1alpha1.PlanStatus, requeue time.
 // stale reports whether the saved plan's observations no longer hold.
 func (r *reconciler) stale(ctx context.Context, sr *stackRun, digest string) (bool, error) {
 	saved, err := r.savedPlan(ctx, sr, digest)
-	if errors.Is(err, errNoSavedPlan) {
+	if errors.Is(err, planstore.ErrSavedPlanGone) {
 		return true, nil
 	}
 	if err != nil {
@@ -534,15 +535,15 @@ func (r *reconciler) stale(ctx context.Context, sr *stackRun, digest string) (bo
 // for this reconcile when it is that digest, else from the artifact
 // pulled again (verified by digest).
 func (r *reconciler) savedPlan(ctx context.Context, sr *stackRun, digest string) (*run.SavedPlan, error) {
-	file, err := loadPlan(ctx, r.reader, sr.st, digest)
-	var pe *PartError
+	file, err := planstore.Load(ctx, r.reader, sr.st, digest)
+	var pe *planstore.PartError
 	if errors.As(err, &pe) {
 		r.event(sr.st, corev1.EventTypeWarning, ReasonStale, "Verify", "plan "+digest+": "+err.Error())
 	}
 	if err != nil {
 		return nil, err
 	}
-	saved, err := run.DecodePlan(file, fmt.Sprintf("v1 Secret %s/%s", sr.st.Namespace, planObjectName(sr.st.Name)))
+	saved, err := run.DecodePlan(file, fmt.Sprintf("v1 Secret %s/%s", sr.st.Namespace, planstore.ObjectName(sr.st.Name)))
 	if err != nil {
 		return nil, err
 	}
@@ -591,7 +592,7 @@ func (sr *stackRun) savedOpts() run.Options {
 func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, driftOnly bool, depth int) outcome {
 	st := sr.st
 	saved, err := r.savedPlan(ctx, sr, digest)
-	if errors.Is(err, errNoSavedPlan) && depth == 0 {
+	if errors.Is(err, planstore.ErrSavedPlanGone) && depth == 0 {
 		return r.planAndAct(ctx, sr, depth+1)
 	}
 	if err != nil {
