@@ -314,23 +314,15 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]wa
 	}
 
 	p := st.Status.Plan
-	sameInputs := p != nil && p.Inputs == in.hash
-	due := !sameInputs || p.CreatedAt == nil || time.Since(p.CreatedAt.Time) >= interval
-	pending := sameInputs && p.HasChanges && st.Status.LastAppliedPlan != p.Digest
-	// A plan refused for releases this stack may not change is never
-	// applied: it is planned again when due (another stack may have let
-	// the releases go, or the stack say adopt = true).
-	refused := pending && st.Status.LastFailedPlan == p.Digest && isStalled(st, ReasonInvalid)
-	switch {
-	case refused && !due:
-		return outcome{result: "error", requeue: interval - time.Since(p.CreatedAt.Time)}
-	case refused:
-		// planned again below
-	case pending && mayApply(st, p):
+	act := decide(observed{Stack: st, Inputs: in.hash, Interval: interval, Now: time.Now()})
+	switch act.Verdict {
+	case holdRefused:
+		return outcome{result: "error", requeue: act.Requeue}
+	case applyPending:
 		return r.apply(ctx, sr, p.Digest, p.DriftOnly, 0)
-	case pending && !due:
-		return r.waiting(sr, p, interval-time.Since(p.CreatedAt.Time))
-	case pending:
+	case awaitApproval:
+		return r.waiting(sr, p, act.Requeue)
+	case recheckPending:
 		// Still the plan to approve, unless what it observed moved.
 		stale, err := r.stale(ctx, sr, p.Digest)
 		if err != nil {
@@ -340,10 +332,8 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]wa
 			p.CreatedAt = &metav1.Time{Time: time.Now()}
 			return r.waiting(sr, p, interval)
 		}
-	case sameInputs && !due:
-		// Nothing changed and no plan is due (a failed apply is tried
-		// again with the next plan).
-		return outcome{result: "idle", requeue: interval - time.Since(p.CreatedAt.Time)}
+	case idle:
+		return outcome{result: "idle", requeue: act.Requeue}
 	}
 	return r.planAndAct(ctx, sr, 0)
 }
