@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/convoy-sh/convoy/internal/controller/ctl"
+	"github.com/convoy-sh/convoy/internal/controller/notify"
 	"net"
 	"net/http"
 	"os"
@@ -181,8 +182,8 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	r.readers = &stackReaders{cfg: cfg, scheme: scheme, mapper: mgr.GetRESTMapper(), own: mgr.GetAPIReader()}
-	r.notifier = newNotifier(mgr.GetAPIReader(), r.event)
-	r.notifier.readers, r.notifier.opts = r.readers, o
+	r.notifier = notify.New(mgr.GetAPIReader())
+	r.notifier.NoCrossNamespaceRefs = o.noCrossNamespaceRefs()
 	if err := mgr.Add(r.notifier); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/controller/notify"
 	"github.com/convoy-sh/convoy/internal/controller/planstore"
 	"io/fs"
 	"os"
@@ -49,8 +50,8 @@ type reconciler struct {
 	registry stacksource.Registry
 	resolver *source.Resolver
 	backoff  *intervalBackoff
-	notifier *notifier    // nil: notifications are not sent
-	budget   *kube.Budget // shared by every Stack's runs
+	notifier *notify.Notifier // nil: notifications are not sent
+	budget   *kube.Budget     // shared by every Stack's runs
 	// traffic counts every Stack run's requests (the kube requests
 	// metric); conns keeps their cluster connections across reconciles.
 	traffic *kube.Traffic
