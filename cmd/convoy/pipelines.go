@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"github.com/spf13/cobra"
 )
 

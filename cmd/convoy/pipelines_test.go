@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )

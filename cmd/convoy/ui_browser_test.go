@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/convoy-sh/convoy/internal/controller/ctl"
-	"github.com/convoy-sh/convoy/internal/controller/planstore"
 	"io"
 	"net/http"
 	"os"
@@ -17,6 +15,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
+	"github.com/convoy-sh/convoy/internal/controller/planstore"
 	"github.com/convoy-sh/convoy/internal/devcluster"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	authenticationv1 "k8s.io/api/authentication/v1"

@@ -3,8 +3,6 @@ package controller_test
 import (
 	"context"
 	"fmt"
-	"github.com/convoy-sh/convoy/internal/controller/ctl"
-	"github.com/convoy-sh/convoy/internal/controller/planstore"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -15,6 +13,8 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
+	"github.com/convoy-sh/convoy/internal/controller/planstore"
 	"github.com/convoy-sh/convoy/internal/testfiles"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"

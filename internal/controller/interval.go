@@ -2,10 +2,10 @@ package controller
 
 import (
 	"fmt"
-	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 )
 
 // minInterval is the controller's --min-interval.

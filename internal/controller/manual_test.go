@@ -2,12 +2,12 @@ package controller_test
 
 import (
 	"context"
-	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"testing"
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 

@@ -2,11 +2,11 @@ package controller
 
 import (
 	"cmp"
-	"github.com/convoy-sh/convoy/internal/controller/planstore"
 	"io"
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/controller/planstore"
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"

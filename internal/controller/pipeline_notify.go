@@ -3,12 +3,12 @@ package controller
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/convoy-sh/convoy/internal/controller/notify"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/controller/notify"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 

@@ -2,12 +2,12 @@ package controller
 
 import (
 	"fmt"
-	"github.com/convoy-sh/convoy/internal/controller/planstore"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/controller/planstore"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
