@@ -42,7 +42,7 @@ type Options struct {
 	// unbounded).
 	CacheMaxSize int64
 	// MaxPlanSize bounds a Stack's saved plan, compressed, in bytes: a
-	// larger one stalls the Stack (PlanTooLarge). 0: DefaultMaxPlanSize.
+	// larger one stalls the Stack (PlanTooLarge). 0: planstore.DefaultMaxPlanSize.
 	MaxPlanSize int64
 	// PipelineTimeout bounds one reconcile of a Pipeline (0: 2 minutes);
 	// its gates run apart.
