@@ -13,6 +13,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/deploy"
 	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -179,25 +180,25 @@ its push receiver and installs the Service convoy-controller-webhook
 	o.add(cmd)
 	cmd.Flags().BoolVar(&o.Deployment, "deployment", false, "install the controller's Deployment too")
 	cmd.Flags().StringVar(&o.Image, "image", "", "the Deployment's image, REGISTRY/REPO:TAG (default "+deploy.ImageRepository+":<version>; implies --deployment)")
-	cmd.Flags().DurationVar(&o.MinInterval, "min-interval", controller.DefaultMinInterval, "the shortest spec.interval the Stack and Pipeline CRDs accept (run the controller with the same --min-interval)")
+	cmd.Flags().DurationVar(&o.MinInterval, "min-interval", ctl.DefaultMinInterval, "the shortest spec.interval the Stack and Pipeline CRDs accept (run the controller with the same --min-interval)")
 	cmd.Flags().StringVar(&o.WebhookTokenSecret, "webhook-token-secret", "", fmt.Sprintf("run the Deployment's push receiver (--webhook-listen :%d) with this token Secret, NAMESPACE/NAME, and install its Service convoy-controller-webhook (implies --deployment)", deploy.WebhookPort))
 	return cmd
 }
 
 func (o controllerInstallOptions) Run(ctx context.Context, s streams) error {
 	if o.Image != "" {
-		if err := controller.ValidateImage(o.Image); err != nil {
+		if err := ctl.ValidateImage(o.Image); err != nil {
 			return err
 		}
 	}
 	if o.MinInterval < time.Second {
 		return fmt.Errorf("--min-interval %s: give at least 1s", o.MinInterval)
 	}
-	c, err := controller.Connect(o.Kubeconfig, o.Context)
+	c, err := ctl.Connect(o.Kubeconfig, o.Context)
 	if err != nil {
 		return err
 	}
-	return controller.Install(ctx, c, controller.InstallRequest{
+	return ctl.Install(ctx, c, ctl.InstallRequest{
 		Deployment: o.Deployment || o.Image != "" || o.WebhookTokenSecret != "", Image: o.Image, Log: s.Out, MinInterval: o.MinInterval,
 		WebhookTokenSecret: o.WebhookTokenSecret,
 	})
@@ -250,7 +251,7 @@ func (o approveOptions) Run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	a, err := controller.ApprovePlan(ctx, c, controller.ApproveRequest{Namespace: ns, Name: o.Name, Plan: o.Plan, AllowPolicies: o.AllowPolicies})
+	a, err := ctl.ApprovePlan(ctx, c, ctl.ApproveRequest{Namespace: ns, Name: o.Name, Plan: o.Plan, AllowPolicies: o.AllowPolicies})
 	if err != nil {
 		return err
 	}
@@ -303,7 +304,7 @@ func (o getStacksOptions) Run(ctx context.Context, s streams) error {
 	if o.AllNamespaces {
 		ns = ""
 	}
-	items, err := controller.ListStacks(ctx, c, ns)
+	items, err := ctl.ListStacks(ctx, c, ns)
 	if err != nil {
 		return err
 	}

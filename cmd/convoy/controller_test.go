@@ -14,7 +14,7 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
-	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -88,7 +88,7 @@ func TestPushControllerApproveGetStacks(t *testing.T) {
 		!strings.Contains(out, "applied admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy convoy-stack-approval") || !strings.Contains(out, "ClusterRole convoy-approver") {
 		t.Fatalf("controller install: exit %d\n%s\n%s", code, out, errOut)
 	}
-	c, err := controller.NewClient(cluster.RESTConfig())
+	c, err := ctl.NewClient(cluster.RESTConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

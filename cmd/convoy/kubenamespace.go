@@ -2,7 +2,7 @@ package main
 
 import (
 	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -31,7 +31,7 @@ func (f *kubeFlags) namespace(flag string) (string, error) {
 // connect connects to the kubeconfig's cluster for a command on the
 // controller's objects, and resolves its namespace as namespace does.
 func (f *kubeFlags) connect(flag string) (client.Client, string, error) {
-	c, err := controller.Connect(f.Kubeconfig, f.Context)
+	c, err := ctl.Connect(f.Kubeconfig, f.Context)
 	if err != nil {
 		return nil, "", err
 	}

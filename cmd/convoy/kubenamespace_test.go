@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
-	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -18,11 +18,11 @@ import (
 func TestStackCommandsUseTheContextNamespace(t *testing.T) {
 	ns := cluster.Namespace(t)
 	kc := contextKubeconfig(t, ns)
-	c, err := controller.NewClient(cluster.RESTConfig())
+	c, err := ctl.NewClient(cluster.RESTConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := controller.Install(context.Background(), c, controller.InstallRequest{MinInterval: time.Second}); err != nil {
+	if err := ctl.Install(context.Background(), c, ctl.InstallRequest{MinInterval: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	st := &v1alpha1.Stack{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: ns}, Spec: v1alpha1.StackSpec{Source: "oci://127.0.0.1:1/stacks/shop:v1"}}

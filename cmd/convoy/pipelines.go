@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"github.com/spf13/cobra"
 )
 
@@ -39,7 +39,7 @@ func (o getPipelinesOptions) Run(ctx context.Context, s streams) error {
 	if o.AllNamespaces {
 		ns = ""
 	}
-	items, err := controller.ListPipelines(ctx, c, ns)
+	items, err := ctl.ListPipelines(ctx, c, ns)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
-	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -20,12 +20,12 @@ import (
 func TestPipelineCommands(t *testing.T) {
 	ns := cluster.Namespace(t)
 	kc := contextKubeconfig(t, ns)
-	c, err := controller.NewClient(cluster.RESTConfig())
+	c, err := ctl.NewClient(cluster.RESTConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := controller.Install(ctx, c, controller.InstallRequest{MinInterval: time.Second}); err != nil {
+	if err := ctl.Install(ctx, c, ctl.InstallRequest{MinInterval: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	const (
@@ -85,7 +85,7 @@ func TestPipelineCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The approval names who gave it.
-	me, err := controller.WhoAmI(ctx, c)
+	me, err := ctl.WhoAmI(ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}

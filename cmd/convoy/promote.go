@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"github.com/spf13/cobra"
 )
 
@@ -72,7 +72,7 @@ func (o promoteOptions) Run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	d, err := controller.Promote(ctx, c, ns, o.Pipeline, o.Stage, o.Digest)
+	d, err := ctl.Promote(ctx, c, ns, o.Pipeline, o.Stage, o.Digest)
 	if err != nil {
 		return err
 	}

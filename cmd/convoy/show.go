@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/planstore"
 	"github.com/convoy-sh/convoy/internal/plan/view"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/cobra"
@@ -80,7 +80,7 @@ func (o showOptions) RunStack(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	b, digest, err := controller.StoredPlan(ctx, c, ns, o.Stack)
+	b, digest, err := planstore.StoredPlan(ctx, c, ns, o.Stack)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 
-	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/convoy-sh/convoy/internal/ui"
@@ -63,7 +63,7 @@ func (o uiOptions) Run(ctx context.Context, s streams, localDir bool, planFile s
 		return errors.New("convoy ui takes -C DIR or a PLAN_FILE, not both")
 	}
 	var uo ui.Options
-	cfg, cfgErr := controller.RestConfig(o.Cluster.Kubeconfig, o.Cluster.Context)
+	cfg, cfgErr := ctl.RestConfig(o.Cluster.Kubeconfig, o.Cluster.Context)
 	if cfgErr == nil {
 		b, err := ui.NewClusterBackend(cfg)
 		if err != nil {

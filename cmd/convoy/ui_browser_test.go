@@ -15,7 +15,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
-	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
+	"github.com/convoy-sh/convoy/internal/controller/planstore"
 	"github.com/convoy-sh/convoy/internal/devcluster"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -259,7 +260,7 @@ func TestUIInABrowser(t *testing.T) {
 	if code, out, errOut := runConvoy(t, "controller", "install", "--kubeconfig", kc, "--min-interval", "1s"); code != 0 {
 		t.Fatalf("controller install: exit %d\n%s\n%s", code, out, errOut)
 	}
-	c, err := controller.NewClient(cluster.RESTConfig())
+	c, err := ctl.NewClient(cluster.RESTConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +380,7 @@ func TestUIInABrowser(t *testing.T) {
 	waitStack("shop", "planned again", func(st *v1alpha1.Stack) bool {
 		return st.Status.Plan != nil && st.Status.Plan.Digest != digest && st.Status.Plan.HasChanges
 	})
-	text, err := controller.StoredPlanText(ctx, c, stackNow("shop"))
+	text, err := planstore.StoredPlanText(ctx, c, stackNow("shop"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,7 @@ func TestNotificationsSayWhoApproved(t *testing.T) {
 	if len(ds) != 2 {
 		t.Fatalf("Applied deliveries %+v: want both notifications", ds)
 	}
-	body, err := ds[0].body()
+	body, err := ds[0].body(ds[0].target.Format)
 	if err != nil || !strings.Contains(string(body), `"approvedBy":["alice","bob"]`) {
 		t.Fatalf("Applied body %s %v", body, err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
-	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -46,7 +46,7 @@ func serviceAccount(t *testing.T, ns, name, clusterRole string) (client.Client, 
 	}
 	cfg := rest.AnonymousClientConfig(cluster.RESTConfig())
 	cfg.BearerToken = tr.Status.Token
-	c, err := controller.NewClient(cfg)
+	c, err := ctl.NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestApprovalIsAPermission(t *testing.T) {
 	digest := st.Status.Plan.Digest
 
 	// The editor: convoy approve, approvedPlan, approval auto are refused.
-	_, err := controller.Approve(ctx, editor, ns, "shop", digest)
+	_, err := ctl.Approve(ctx, editor, ns, "shop", digest)
 	if err == nil || !strings.Contains(err.Error(), "may not approve convoy.dev/v1alpha1 Stack "+ns+"/shop") || !strings.Contains(err.Error(), "verb approve") {
 		t.Fatalf("convoy approve by an editor: %v", err)
 	}
@@ -160,7 +160,7 @@ func TestApprovalIsAPermission(t *testing.T) {
 	}
 
 	// The approver approves as itself.
-	a, err := controller.ApprovePlan(ctx, approver, controller.ApproveRequest{Namespace: ns, Name: "shop", Plan: digest})
+	a, err := ctl.ApprovePlan(ctx, approver, ctl.ApproveRequest{Namespace: ns, Name: "shop", Plan: digest})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestTwoApprovalsRequired(t *testing.T) {
 		t.Errorf("an editor lowering spec.approvals.required: %v", err)
 	}
 
-	a, err := controller.ApprovePlan(ctx, alice, controller.ApproveRequest{Namespace: ns, Name: "shop"})
+	a, err := ctl.ApprovePlan(ctx, alice, ctl.ApproveRequest{Namespace: ns, Name: "shop"})
 	if err != nil || a.Complete || a.By != aliceName {
 		t.Fatalf("alice's approval: %+v %v", a, err)
 	}
@@ -246,12 +246,12 @@ func TestTwoApprovalsRequired(t *testing.T) {
 	if st.Status.LastAppliedPlan != "" || configMessage(t, c, ns, "api") == "api-hello-v1" {
 		t.Fatalf("applied with one approval of two:%s", describe(st))
 	}
-	var ae *controller.ApproveError
-	if _, err := controller.Approve(ctx, alice, ns, "shop", ""); !errors.As(err, &ae) || !strings.Contains(err.Error(), aliceName+" approved plan "+digest+" already (1 of 2 approvals)") {
+	var ae *ctl.ApproveError
+	if _, err := ctl.Approve(ctx, alice, ns, "shop", ""); !errors.As(err, &ae) || !strings.Contains(err.Error(), aliceName+" approved plan "+digest+" already (1 of 2 approvals)") {
 		t.Fatalf("alice approving twice: %v", err)
 	}
 
-	if a, err := controller.ApprovePlan(ctx, bob, controller.ApproveRequest{Namespace: ns, Name: "shop", Plan: digest}); err != nil || !a.Complete {
+	if a, err := ctl.ApprovePlan(ctx, bob, ctl.ApproveRequest{Namespace: ns, Name: "shop", Plan: digest}); err != nil || !a.Complete {
 		t.Fatalf("bob's approval: %+v %v", a, err)
 	}
 	st = waitStack(t, c, ns, "shop", 60*time.Second, "Ready", isCond("Ready", metav1.ConditionTrue, "Applied"))

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
-	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -28,7 +28,7 @@ func TestApproveDriftFixOfAnAutoStack(t *testing.T) {
 	if msg := cond(st, "Ready").Message; !strings.Contains(msg, "convoy approve shop -n "+ns) {
 		t.Errorf("the drift report does not say how to apply the fix: %s", msg)
 	}
-	digest, err := controller.Approve(context.Background(), c, ns, "shop", st.Status.Plan.Digest)
+	digest, err := ctl.Approve(context.Background(), c, ns, "shop", st.Status.Plan.Digest)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
+	"github.com/convoy-sh/convoy/internal/controller/planstore"
 	"github.com/convoy-sh/convoy/internal/testfiles"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -123,7 +125,7 @@ func TestStackPlanOverOneMiB(t *testing.T) {
 	st := waitStack(t, c, ns, "big", 3*time.Minute, "waiting for approval", isCond("ApprovalRequired", metav1.ConditionTrue, "ApprovalRequired"))
 	digest := st.Status.Plan.Digest
 
-	file, stored, err := controller.StoredPlan(context.Background(), c, ns, "big")
+	file, stored, err := planstore.StoredPlan(context.Background(), c, ns, "big")
 	if err != nil || stored != digest {
 		t.Fatalf("stored plan %s, %v; want %s", stored, err, digest)
 	}
@@ -149,7 +151,7 @@ func TestStackPlanOverOneMiB(t *testing.T) {
 		t.Fatalf("the plan is %d bytes in %d parts: the test's chart no longer makes a plan over 1 MiB", len(file), parts)
 	}
 
-	if _, err := controller.Approve(context.Background(), c, ns, "big", digest); err != nil {
+	if _, err := ctl.Approve(context.Background(), c, ns, "big", digest); err != nil {
 		t.Fatal(err)
 	}
 	st = waitStack(t, c, ns, "big", 3*time.Minute, "applied", isCond("Ready", metav1.ConditionTrue, "Applied"))
@@ -181,7 +183,7 @@ func TestStackPlanTooLargeStalls(t *testing.T) {
 	if len(st.Status.Releases) != 0 || st.Status.LastAppliedPlan != "" {
 		t.Fatalf("a plan too large to store was applied:%s", describe(st))
 	}
-	if _, _, err := controller.StoredPlan(context.Background(), c, ns, "shop"); err == nil {
+	if _, _, err := planstore.StoredPlan(context.Background(), c, ns, "shop"); err == nil {
 		t.Fatal("a plan too large was stored")
 	}
 }

@@ -11,6 +11,7 @@
 // manager's registry, health endpoints. The stack lock of internal/run
 // keeps a CLI apply and the controller from running one stack at once.
 //
-// The package also holds what the CLI does with Stacks: approve, list,
-// install the CRD and RBAC.
+// What the CLI does with Stacks and Pipelines (approve, list, install)
+// is in ctl, and the saved plan's objects in planstore: neither imports
+// this package.
 package controller

@@ -1,18 +1,12 @@
 package controller
 
 import (
-	"bytes"
 	"fmt"
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 )
-
-// DefaultMinInterval is the shortest interval a Stack or Pipeline is
-// reconciled at (--min-interval), and the minimum the CRDs' schema
-// accepts unless installed with another (convoy controller install
-// --min-interval).
-const DefaultMinInterval = time.Minute
 
 // minInterval is the controller's --min-interval.
 func (o Options) minInterval() time.Duration {
@@ -56,19 +50,6 @@ func (o Options) pipelineInterval(p *v1alpha1.Pipeline) time.Duration {
 	return d
 }
 
-// minIntervalRule is the CRDs' rule on interval as deploy/crd writes it
-// (after a check that the value is a duration: the pattern refuses
-// others, and a stored one must not fail every write with a CEL error).
-const (
-	minIntervalRule    = "duration(self) >= duration('1m')"
-	minIntervalMessage = "the minimum of 1m"
-)
-
-// crdWithMinInterval is a CRD whose interval rule has another minimum.
-func crdWithMinInterval(doc []byte, min time.Duration) []byte {
-	if min <= 0 || min == DefaultMinInterval {
-		return doc
-	}
-	doc = bytes.ReplaceAll(doc, []byte(minIntervalRule), fmt.Appendf(nil, "duration(self) >= duration('%s')", min))
-	return bytes.ReplaceAll(doc, []byte(minIntervalMessage), fmt.Appendf(nil, "the minimum of %s", min))
-}
+// DefaultMinInterval is ctl.DefaultMinInterval: the controller's
+// --min-interval unless set.
+const DefaultMinInterval = ctl.DefaultMinInterval

@@ -1,32 +1,12 @@
 package controller
 
 import (
-	"bytes"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
-	"github.com/convoy-sh/convoy/deploy"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
-
-// The CRDs refuse intervals under 1m; installed with another minimum,
-// the rule and its message say that one.
-func TestCRDIntervalMinimum(t *testing.T) {
-	for name, crd := range map[string][]byte{"stacks": deploy.CRD, "pipelines": deploy.PipelineCRD} {
-		if !bytes.Contains(crd, []byte(minIntervalRule)) || !bytes.Contains(crd, []byte(minIntervalMessage)) {
-			t.Errorf("%s: the CRD has no rule %q", name, minIntervalRule)
-		}
-		got := string(crdWithMinInterval(crd, 10*time.Second))
-		if !strings.Contains(got, "duration(self) >= duration('10s')") || !strings.Contains(got, "the minimum of 10s") || strings.Contains(got, minIntervalRule) {
-			t.Errorf("%s with --min-interval 10s: the rule is not lowered", name)
-		}
-		if got := crdWithMinInterval(crd, 0); !bytes.Equal(got, crd) {
-			t.Errorf("%s: the default minimum changed the CRD", name)
-		}
-	}
-}
 
 // Whatever its spec, a Stack is planned at most every --min-interval,
 // and says so when its interval is clamped; a Pipeline likewise.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"github.com/convoy-sh/convoy/internal/testfiles"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
@@ -73,13 +74,13 @@ const testMinInterval = time.Second
 // installed.
 func kube(t *testing.T) client.Client {
 	t.Helper()
-	c, err := controller.NewClient(cluster.RESTConfig())
+	c, err := ctl.NewClient(cluster.RESTConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ierr error
 	installOnce.Do(func() {
-		ierr = controller.Install(context.Background(), c, controller.InstallRequest{MinInterval: testMinInterval})
+		ierr = ctl.Install(context.Background(), c, ctl.InstallRequest{MinInterval: testMinInterval})
 	})
 	if ierr != nil {
 		t.Fatal(ierr)

@@ -13,18 +13,17 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
+	"github.com/convoy-sh/convoy/internal/controller/notify"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/convoy-sh/convoy/internal/stacksource"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/ptr"
@@ -43,32 +42,6 @@ import (
 	crsource "sigs.k8s.io/controller-runtime/pkg/source"
 )
 
-// NewScheme is the scheme of the controller and the CLI's Stack commands:
-// the built-in types and convoy.dev/v1alpha1.
-func NewScheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	if err := apiextensionsv1.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	if err := v1alpha1.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// RestConfig is the client configuration of a kubeconfig and context
-// ("": $KUBECONFIG, ~/.kube/config, else the in-cluster config).
-func RestConfig(kubeconfig, context string) (*rest.Config, error) {
-	cfg, err := run.LoadKubeconfig(kubeconfig, context)
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
-	}
-	return cfg, nil
-}
-
 // Run runs the controller until ctx ends.
 func Run(ctx context.Context, o Options) error {
 	if err := o.validateTenancy(); err != nil {
@@ -78,7 +51,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := RestConfig(o.Kubeconfig, o.Context)
+	cfg, err := ctl.RestConfig(o.Kubeconfig, o.Context)
 	if err != nil {
 		return err
 	}
@@ -100,7 +73,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 		o.CacheDir = filepath.Join(dir, "convoy", "controller")
 	}
-	scheme, err := NewScheme()
+	scheme, err := ctl.NewScheme()
 	if err != nil {
 		return err
 	}
@@ -209,8 +182,8 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	r.readers = &stackReaders{cfg: cfg, scheme: scheme, mapper: mgr.GetRESTMapper(), own: mgr.GetAPIReader()}
-	r.notifier = newNotifier(mgr.GetAPIReader(), r.event)
-	r.notifier.readers, r.notifier.opts = r.readers, o
+	r.notifier = notify.New(mgr.GetAPIReader())
+	r.notifier.NoCrossNamespaceRefs = o.noCrossNamespaceRefs()
 	if err := mgr.Add(r.notifier); err != nil {
 		return err
 	}
@@ -313,7 +286,7 @@ func (o Options) webhookSecret() (types.NamespacedName, error) {
 	case o.WebhookTokenSecret == "":
 		return types.NamespacedName{}, errors.New("--webhook-listen needs --webhook-token-secret NAMESPACE/NAME: the receiver takes no unauthenticated notification")
 	}
-	ref, err := ParseSecretRef(o.WebhookTokenSecret)
+	ref, err := ctl.ParseSecretRef(o.WebhookTokenSecret)
 	if err != nil {
 		return types.NamespacedName{}, fmt.Errorf("--webhook-token-secret %w", err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
-	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -45,12 +45,12 @@ func TestManualApproval(t *testing.T) {
 	if m := configMessage(t, c, ns, "api"); m == "api-hello-v1" || st.Status.LastAppliedPlan != "" {
 		t.Fatalf("a wrong approvedPlan applied something:%s", describe(st))
 	}
-	if _, err := controller.Approve(context.Background(), c, ns, "shop", wrong); err == nil {
+	if _, err := ctl.Approve(context.Background(), c, ns, "shop", wrong); err == nil {
 		t.Fatal("convoy approve --plan with another digest succeeded")
 	}
 
 	// The right digest applies that very plan.
-	d, err := controller.Approve(context.Background(), c, ns, "shop", "")
+	d, err := ctl.Approve(context.Background(), c, ns, "shop", "")
 	if err != nil || d != planned {
 		t.Fatalf("approve: %s, %v (plan %s)", d, err, planned)
 	}
@@ -72,7 +72,7 @@ func TestManualApproval(t *testing.T) {
 	second := st.Status.Plan.Digest
 	update(t, c, ns, "shop", func(st *v1alpha1.Stack) { st.Spec.Suspend = true })
 	waitStack(t, c, ns, "shop", 30*time.Second, "suspended", isCond("Ready", metav1.ConditionFalse, "Suspended"))
-	if _, err := controller.Approve(context.Background(), c, ns, "shop", second); err != nil {
+	if _, err := ctl.Approve(context.Background(), c, ns, "shop", second); err != nil {
 		t.Fatal(err)
 	}
 	scale(t, ns, "api", 3)

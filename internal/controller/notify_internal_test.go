@@ -1,12 +1,8 @@
 package controller
 
 import (
-	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,7 +67,7 @@ func TestNotificationBodies(t *testing.T) {
 		},
 	} {
 		d.target.Format = format
-		b, err := d.body()
+		b, err := d.body(d.target.Format)
 		var m map[string]any
 		if err == nil {
 			err = json.Unmarshal(b, &m)
@@ -80,68 +76,6 @@ func TestNotificationBodies(t *testing.T) {
 			t.Errorf("%s body %s (%v)", format, b, err)
 		}
 	}
-}
-
-// A 5xx is retried; a 4xx is not; failures are events without the URL.
-func TestDeliverRetriesAndReports(t *testing.T) {
-	var calls atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if calls.Add(1) < 3 {
-			http.Error(w, "busy", http.StatusServiceUnavailable)
-		}
-	}))
-	defer srv.Close()
-	var notes []string
-	n := newNotifier(nil, func(_ *v1alpha1.Stack, typ, reason, _, note string) { notes = append(notes, reason+": "+note) })
-	n.backoff = time.Millisecond
-	st := waitingStack()
-	st.Spec.Notifications = []v1alpha1.Notification{{URL: srv.URL + "/token-xyz"}}
-	ds := recordNotices(st, noticesOf(st, "approval_required"), time.Now())
-	n.deliver(context.Background(), ds[0])
-	if calls.Load() != 3 || len(notes) != 1 || !strings.HasPrefix(notes[0], "Notified:") {
-		t.Fatalf("%d calls, events %q: want 3 calls, then Notified", calls.Load(), notes)
-	}
-
-	gone := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls.Add(1); http.NotFound(w, r) }))
-	defer gone.Close()
-	calls.Store(0)
-	notes = nil
-	ds[0].target.URL = gone.URL + "/token-xyz"
-	n.deliver(context.Background(), ds[0])
-	if calls.Load() != 1 || len(notes) != 1 || !strings.Contains(notes[0], "404") || strings.Contains(notes[0], "token-xyz") || strings.Contains(notes[0], gone.URL) {
-		t.Fatalf("%d calls, events %q: want 1 call and a NotificationFailed without the URL", calls.Load(), notes)
-	}
-}
-
-// An endpoint that never answers costs each attempt its timeout, and ends
-// in NotificationFailed: a worker is never stuck on it.
-func TestDeliverTimesOut(t *testing.T) {
-	stop := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-stop:
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
-	defer close(stop)
-	var notes []string
-	n := newNotifier(nil, func(_ *v1alpha1.Stack, _, reason, _, note string) { notes = append(notes, reason+": "+note) })
-	n.http.Timeout, n.attempts, n.backoff = 50*time.Millisecond, 2, time.Millisecond
-	st := waitingStack()
-	st.Spec.Notifications = []v1alpha1.Notification{{URL: srv.URL + "/hang"}}
-	ds := recordNotices(st, noticesOf(st, "approval_required"), time.Now())
-	done := make(chan struct{})
-	go func() { n.deliver(context.Background(), ds[0]); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("deliver is stuck on an endpoint that never answers")
-	}
-	if len(notes) != 1 || !strings.HasPrefix(notes[0], "NotificationFailed: spec.notifications[0]") || !strings.Contains(notes[0], "2 attempts") || strings.Contains(notes[0], srv.URL) {
-		t.Fatalf("events %q", notes)
-	}
-	t.Log(notes[0])
 }
 
 // A failure that repeats with another temporary name is the same notice,
@@ -170,5 +104,42 @@ func TestFailedNoticeKey(t *testing.T) {
 	other.Status.Notified = st.Status.Notified
 	if ds := recordNotices(other, noticesOf(other, "error"), time.Now()); len(ds) != 1 {
 		t.Fatalf("another reason: deliveries %+v, want one", ds)
+	}
+}
+
+// A Stack's delivery, handed to the notifier, names its notification and
+// plan in its events, reports them on the Stack, and reads its urlFrom
+// Secret in the Stack's namespace; a failure without a plan is named
+// without a digest.
+func TestStackDeliverySend(t *testing.T) {
+	st := waitingStack()
+	ds := recordNotices(st, noticesOf(st, "approval_required"), time.Now())
+	var told []string
+	event := func(on *v1alpha1.Stack, _, reason, action, note string) {
+		told = append(told, on.Namespace+"/"+on.Name+" "+action+" "+reason+": "+note)
+	}
+	d := ds[0].send(event, nil)
+	if d.What != "spec.notifications[1] (ApprovalRequired of plan sha256:abc)" || d.Namespace != "apps" || d.Index != 1 || d.Digest != "sha256:abc" {
+		t.Fatalf("delivery %+v", d)
+	}
+	d.Report("Normal", "Notified", d.What+": sent")
+	if len(told) != 1 || told[0] != "apps/shop Notify Notified: spec.notifications[1] (ApprovalRequired of plan sha256:abc): sent" {
+		t.Fatalf("events %q", told)
+	}
+	b, err := d.Body(v1alpha1.FormatSlack)
+	if err != nil || !strings.Contains(string(b), "Stack apps/shop (environment prod)") {
+		t.Fatalf("slack body %s %v", b, err)
+	}
+
+	failing := waitingStack()
+	failing.Status.Plan = nil
+	failing.Status.LastError = "spec.source: not found"
+	setCond(failing, CondReady, metav1.ConditionFalse, ReasonSourceFailed, failing.Status.LastError)
+	fs := recordNotices(failing, noticesOf(failing, "error"), time.Now())
+	if len(fs) != 1 {
+		t.Fatalf("%d deliveries of a failure", len(fs))
+	}
+	if got := fs[0].send(event, nil).What; got != "spec.notifications[1] (Failed)" {
+		t.Fatalf("a failure without a plan is named %q", got)
 	}
 }

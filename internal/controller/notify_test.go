@@ -14,6 +14,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -156,7 +157,7 @@ func TestNotificationApprovalRequiredOnce(t *testing.T) {
 	}
 
 	// Approved and applied: the Applied event follows, once.
-	if _, err := controller.Approve(context.Background(), c, ns, "shop", digest); err != nil {
+	if _, err := ctl.Approve(context.Background(), c, ns, "shop", digest); err != nil {
 		t.Fatal(err)
 	}
 	waitStack(t, c, ns, "shop", 60*time.Second, "Ready", isCond("Ready", metav1.ConditionTrue, "Applied"))

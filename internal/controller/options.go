@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/controller/planstore"
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -41,7 +42,7 @@ type Options struct {
 	// unbounded).
 	CacheMaxSize int64
 	// MaxPlanSize bounds a Stack's saved plan, compressed, in bytes: a
-	// larger one stalls the Stack (PlanTooLarge). 0: DefaultMaxPlanSize.
+	// larger one stalls the Stack (PlanTooLarge). 0: planstore.DefaultMaxPlanSize.
 	MaxPlanSize int64
 	// PipelineTimeout bounds one reconcile of a Pipeline (0: 2 minutes);
 	// its gates run apart.
@@ -113,7 +114,7 @@ func shardSelector(shard string) (labels.Selector, error) {
 
 func (o Options) concurrency() int { return cmp.Or(o.Concurrency, 4) }
 
-func (o Options) maxPlanSize() int { return int(cmp.Or(o.MaxPlanSize, DefaultMaxPlanSize)) }
+func (o Options) maxPlanSize() int { return int(cmp.Or(o.MaxPlanSize, planstore.DefaultMaxPlanSize)) }
 
 func (o Options) renewDeadline() time.Duration {
 	if o.RenewDeadline > 0 {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
-	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -24,7 +24,7 @@ func TestPendingPlanKeepsItsDigestUntilStale(t *testing.T) {
 	}))
 	startController(t, ns, nil)
 	waitStack(t, c, ns, "shop", 60*time.Second, "ApprovalRequired", isCond("ApprovalRequired", metav1.ConditionTrue, ""))
-	if _, err := controller.Approve(context.Background(), c, ns, "shop", ""); err != nil {
+	if _, err := ctl.Approve(context.Background(), c, ns, "shop", ""); err != nil {
 		t.Fatal(err)
 	}
 	waitStack(t, c, ns, "shop", 60*time.Second, "applied", isCond("Ready", metav1.ConditionTrue, "Applied"))

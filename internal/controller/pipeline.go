@@ -102,7 +102,7 @@ func (r *pipelineReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		return reconcile.Result{}, errors.Join(out.err, fmt.Errorf("convoy.dev/v1alpha1 Pipeline %s status: %w", req, err))
 	}
 	if r.stacks.notifier != nil {
-		r.stacks.notifier.enqueue(deliveries)
+		r.stacks.notifier.Enqueue(deliveries)
 	}
 	if out.err != nil {
 		return reconcile.Result{}, out.err

@@ -8,7 +8,7 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
-	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -92,7 +92,7 @@ func TestCRDRejectsInvalidPipelines(t *testing.T) {
 			}
 		})
 	}
-	me, err := controller.WhoAmI(context.Background(), c)
+	me, err := ctl.WhoAmI(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}

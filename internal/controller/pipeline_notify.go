@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/controller/notify"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -66,8 +67,8 @@ func pipelineNotified(p *v1alpha1.Pipeline, n stageNotice) bool {
 // before (each event once per stage and digest, also across restarts)
 // and returns the deliveries of the notifications that subscribe to
 // them; they are sent once the status is written.
-func (r *pipelineReconciler) recordNotices(p *v1alpha1.Pipeline, notices []stageNotice, now time.Time) []delivery {
-	var out []delivery
+func (r *pipelineReconciler) recordNotices(p *v1alpha1.Pipeline, notices []stageNotice, now time.Time) []notify.Delivery {
+	var out []notify.Delivery
 	for _, n := range notices {
 		if pipelineNotified(p, n) {
 			continue
@@ -91,9 +92,11 @@ func (r *pipelineReconciler) recordNotices(p *v1alpha1.Pipeline, notices []stage
 		snap := p.DeepCopy()
 		for i, target := range p.Spec.Notifications {
 			if len(target.Events) == 0 || slices.Contains(target.Events, n.Event) {
-				out = append(out, delivery{
-					index: i, target: target, notice: notice{event: n.Event, digest: n.Digest, message: n.Message}, pipeline: pl,
-					report: func(typ, reason, note string) { r.event(snap, typ, reason, "Notify", note) },
+				out = append(out, notify.Delivery{
+					Index: i, Target: target, Event: n.Event, Digest: n.Digest,
+					What:      fmt.Sprintf("spec.notifications[%d] (%s of stage %s, digest %s)", i, n.Event, pl.Stage, pl.Digest),
+					Namespace: pl.Namespace, Body: pl.body,
+					Report: func(typ, reason, note string) { r.event(snap, typ, reason, "Notify", note) },
 				})
 			}
 		}

@@ -45,17 +45,17 @@ func TestPipelineNoticesOncePerStageAndDigest(t *testing.T) {
 	}
 	var failedJSON, failedSlack []byte
 	for _, d := range r.recordNotices(&v1alpha1.Pipeline{ObjectMeta: p.ObjectMeta, Spec: p.Spec, Status: v1alpha1.PipelineStatus{Latest: p.Status.Latest, Stages: p.Status.Stages}}, notices[1:], time.Unix(3, 0)) {
-		b, err := d.body()
+		b, err := d.Body(d.Target.Format)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d.target.Format == v1alpha1.FormatSlack {
+		if d.Target.Format == v1alpha1.FormatSlack {
 			failedSlack = b
 		} else {
 			failedJSON = b
 		}
-		if d.namespace() != "apps" {
-			t.Errorf("namespace %q", d.namespace())
+		if d.Namespace != "apps" {
+			t.Errorf("namespace %q", d.Namespace)
 		}
 	}
 	var pl map[string]any

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/testfiles"
 
@@ -193,7 +194,7 @@ type stackState struct {
 
 func watchStacks(t *testing.T, ns string) *stackLog {
 	t.Helper()
-	s, err := controller.NewScheme()
+	s, err := ctl.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,14 +381,14 @@ func TestPipelinePromotesThroughStages(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	var pe *controller.PromoteError
-	if _, err := controller.Promote(ctx, c, ns, "shop", "production", d2); !errors.As(err, &pe) || !strings.Contains(err.Error(), "awaits approval for "+d3+", not "+d2) {
+	var pe *ctl.PromoteError
+	if _, err := ctl.Promote(ctx, c, ns, "shop", "production", d2); !errors.As(err, &pe) || !strings.Contains(err.Error(), "awaits approval for "+d3+", not "+d2) {
 		t.Fatalf("promote of another digest: %v", err)
 	}
-	if _, err := controller.Promote(ctx, c, ns, "shop", "staging", ""); !errors.As(err, &pe) || !strings.Contains(err.Error(), "approval auto") {
+	if _, err := ctl.Promote(ctx, c, ns, "shop", "staging", ""); !errors.As(err, &pe) || !strings.Contains(err.Error(), "approval auto") {
 		t.Fatalf("promote of an auto stage: %v", err)
 	}
-	if d, err := controller.Promote(ctx, c, ns, "shop", "production", ""); err != nil || d != d3 {
+	if d, err := ctl.Promote(ctx, c, ns, "shop", "production", ""); err != nil || d != d3 {
 		t.Fatalf("promote: %s, %v", d, err)
 	}
 	waitPipeline(t, c, ns, "shop", 3*time.Minute, "verified on 1.2.0", stageIs("production", v1alpha1.PhaseVerified, d3))
@@ -399,7 +400,7 @@ func TestPipelinePromotesThroughStages(t *testing.T) {
 	if n, busy := log.maxInProgress(d3, "prod-a", "prod-b"); n != 1 {
 		t.Fatalf("maxParallel 1: %d production Stacks in progress at once (%s)", n, busy)
 	}
-	if _, err := controller.Promote(ctx, c, ns, "shop", "production", ""); !errors.As(err, &pe) || !strings.Contains(err.Error(), "not awaiting approval (Verified") {
+	if _, err := ctl.Promote(ctx, c, ns, "shop", "production", ""); !errors.As(err, &pe) || !strings.Contains(err.Error(), "not awaiting approval (Verified") {
 		t.Fatalf("promote of a verified stage: %v", err)
 	}
 

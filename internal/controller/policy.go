@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/controller/planstore"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -43,7 +44,7 @@ func deniedStill(st *v1alpha1.Stack, p *v1alpha1.PlanStatus) []string {
 func (r *reconciler) policyDenied(sr *stackRun, p *v1alpha1.PlanStatus, denied []string, requeue time.Duration) outcome {
 	st := sr.st
 	msg := fmt.Sprintf("plan %s (%s) is denied by %s %s: nothing applied; the plan's ConfigMap %s shows why. To apply it anyway: convoy approve %s -n %s --allow-policy %s",
-		p.Digest, p.Summary, plural(len(denied), "policy", "policies"), strings.Join(denied, ", "), planObjectName(st.Name), st.Name, st.Namespace, strings.Join(denied, " --allow-policy "))
+		p.Digest, p.Summary, plural(len(denied), "policy", "policies"), strings.Join(denied, ", "), planstore.ObjectName(st.Name), st.Name, st.Namespace, strings.Join(denied, " --allow-policy "))
 	clearError(st)
 	setCond(st, CondApprovalRequired, metav1.ConditionTrue, ReasonPolicyDenied, msg)
 	ready(st, metav1.ConditionFalse, ReasonPolicyDenied, msg)

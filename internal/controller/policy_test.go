@@ -12,6 +12,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"github.com/convoy-sh/convoy/internal/release"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,13 +63,13 @@ policy "freeze_api" {
 	}
 
 	// Approving needs an override of each denying policy, and only those.
-	if _, err := controller.ApproveWith(context.Background(), c, ns, "shop", "", nil); err == nil || !strings.Contains(err.Error(), "freeze_api") {
+	if _, err := ctl.ApproveWith(context.Background(), c, ns, "shop", "", nil); err == nil || !strings.Contains(err.Error(), "freeze_api") {
 		t.Fatalf("approve without the override: %v", err)
 	}
-	if _, err := controller.ApproveWith(context.Background(), c, ns, "shop", "", []string{"freeze_api", "other"}); err == nil {
+	if _, err := ctl.ApproveWith(context.Background(), c, ns, "shop", "", []string{"freeze_api", "other"}); err == nil {
 		t.Fatal("approve with an override of a policy that does not deny the plan")
 	}
-	digest, err := controller.ApproveWith(context.Background(), c, ns, "shop", "", []string{"freeze_api"})
+	digest, err := ctl.ApproveWith(context.Background(), c, ns, "shop", "", []string{"freeze_api"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ policy "freeze_api" {
 	if err != nil {
 		t.Fatal(err)
 	}
-	me, err := controller.WhoAmI(context.Background(), c)
+	me, err := ctl.WhoAmI(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}

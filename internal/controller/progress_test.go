@@ -9,6 +9,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -79,7 +80,7 @@ func TestStatusDuringAndAfterApply(t *testing.T) {
 	}
 
 	// An apply that succeeds clears it.
-	if _, err := controller.Approve(context.Background(), c, ns, "shop", st.Status.Plan.Digest); err != nil {
+	if _, err := ctl.Approve(context.Background(), c, ns, "shop", st.Status.Plan.Digest); err != nil {
 		t.Fatal(err)
 	}
 	st = waitStack(t, c, ns, "shop", 60*time.Second, "Ready", isCond("Ready", metav1.ConditionTrue, "Applied"))

@@ -16,6 +16,8 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/controller/notify"
+	"github.com/convoy-sh/convoy/internal/controller/planstore"
 	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/diagtext"
 	"github.com/convoy-sh/convoy/internal/kube"
@@ -48,8 +50,8 @@ type reconciler struct {
 	registry stacksource.Registry
 	resolver *source.Resolver
 	backoff  *intervalBackoff
-	notifier *notifier    // nil: notifications are not sent
-	budget   *kube.Budget // shared by every Stack's runs
+	notifier *notify.Notifier // nil: notifications are not sent
+	budget   *kube.Budget     // shared by every Stack's runs
 	// traffic counts every Stack run's requests (the kube requests
 	// metric); conns keeps their cluster connections across reconciles.
 	traffic *kube.Traffic
@@ -313,23 +315,15 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]wa
 	}
 
 	p := st.Status.Plan
-	sameInputs := p != nil && p.Inputs == in.hash
-	due := !sameInputs || p.CreatedAt == nil || time.Since(p.CreatedAt.Time) >= interval
-	pending := sameInputs && p.HasChanges && st.Status.LastAppliedPlan != p.Digest
-	// A plan refused for releases this stack may not change is never
-	// applied: it is planned again when due (another stack may have let
-	// the releases go, or the stack say adopt = true).
-	refused := pending && st.Status.LastFailedPlan == p.Digest && isStalled(st, ReasonInvalid)
-	switch {
-	case refused && !due:
-		return outcome{result: "error", requeue: interval - time.Since(p.CreatedAt.Time)}
-	case refused:
-		// planned again below
-	case pending && mayApply(st, p):
+	act := decide(observed{Stack: st, Inputs: in.hash, Interval: interval, Now: time.Now()})
+	switch act.Verdict {
+	case holdRefused:
+		return outcome{result: "error", requeue: act.Requeue}
+	case applyPending:
 		return r.apply(ctx, sr, p.Digest, p.DriftOnly, 0)
-	case pending && !due:
-		return r.waiting(sr, p, interval-time.Since(p.CreatedAt.Time))
-	case pending:
+	case awaitApproval:
+		return r.waiting(sr, p, act.Requeue)
+	case recheckPending:
 		// Still the plan to approve, unless what it observed moved.
 		stale, err := r.stale(ctx, sr, p.Digest)
 		if err != nil {
@@ -339,10 +333,8 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]wa
 			p.CreatedAt = &metav1.Time{Time: time.Now()}
 			return r.waiting(sr, p, interval)
 		}
-	case sameInputs && !due:
-		// Nothing changed and no plan is due (a failed apply is tried
-		// again with the next plan).
-		return outcome{result: "idle", requeue: interval - time.Since(p.CreatedAt.Time)}
+	case idle:
+		return outcome{result: "idle", requeue: act.Requeue}
 	}
 	return r.planAndAct(ctx, sr, 0)
 }
@@ -419,7 +411,7 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	if err != nil {
 		return r.failed(sr, p, ReasonPlanFailed, err)
 	}
-	digest := planDigest(file)
+	digest := planstore.Digest(file)
 	var text, md bytes.Buffer
 	if err := view.Text(&text, p); err != nil {
 		return r.failed(sr, p, ReasonPlanFailed, err)
@@ -427,8 +419,8 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	if err := view.Markdown(&md, p); err != nil {
 		return r.failed(sr, p, ReasonPlanFailed, err)
 	}
-	var tooLarge *PlanTooLargeError
-	if err := storePlan(ctx, r.client, r.scheme, st, file, digest, sr.in.redact(text.String()), sr.in.redact(md.String()), r.opts.maxPlanSize()); errors.As(err, &tooLarge) {
+	var tooLarge *planstore.PlanTooLargeError
+	if err := planstore.Store(ctx, r.client, r.scheme, st, file, digest, sr.in.redact(text.String()), sr.in.redact(md.String()), r.opts.maxPlanSize()); errors.As(err, &tooLarge) {
 		return r.stall(st, ReasonPlanTooLarge, err.Error())
 	} else if err != nil {
 		return r.failed(sr, p, ReasonPlanFailed, err)
@@ -438,7 +430,7 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	ps := &v1alpha1.PlanStatus{
 		Digest: digest, Summary: strings.TrimSuffix(strings.TrimPrefix(sum.String(), "Plan: "), "."), HasChanges: p.HasChanges(),
 		Drifted: driftedObjects(p), DriftOnly: driftOnly, DeniedBy: p.DeniedPolicies(),
-		ConfigMapRef: &v1alpha1.LocalObjectReference{Name: planObjectName(st.Name)},
+		ConfigMapRef: &v1alpha1.LocalObjectReference{Name: planstore.ObjectName(st.Name)},
 		SourceDigest: sr.fetched.Digest, Inputs: sr.in.hash, CreatedAt: &metav1.Time{Time: time.Now()},
 	}
 	st.Status.Plan = ps
@@ -514,7 +506,7 @@ func (r *reconciler) waiting(sr *stackRun, p *v1alpha1.PlanStatus, requeue time.
 // stale reports whether the saved plan's observations no longer hold.
 func (r *reconciler) stale(ctx context.Context, sr *stackRun, digest string) (bool, error) {
 	saved, err := r.savedPlan(ctx, sr, digest)
-	if errors.Is(err, errNoSavedPlan) {
+	if errors.Is(err, planstore.ErrSavedPlanGone) {
 		return true, nil
 	}
 	if err != nil {
@@ -534,15 +526,15 @@ func (r *reconciler) stale(ctx context.Context, sr *stackRun, digest string) (bo
 // for this reconcile when it is that digest, else from the artifact
 // pulled again (verified by digest).
 func (r *reconciler) savedPlan(ctx context.Context, sr *stackRun, digest string) (*run.SavedPlan, error) {
-	file, err := loadPlan(ctx, r.reader, sr.st, digest)
-	var pe *PartError
+	file, err := planstore.Load(ctx, r.reader, sr.st, digest)
+	var pe *planstore.PartError
 	if errors.As(err, &pe) {
 		r.event(sr.st, corev1.EventTypeWarning, ReasonStale, "Verify", "plan "+digest+": "+err.Error())
 	}
 	if err != nil {
 		return nil, err
 	}
-	saved, err := run.DecodePlan(file, fmt.Sprintf("v1 Secret %s/%s", sr.st.Namespace, planObjectName(sr.st.Name)))
+	saved, err := run.DecodePlan(file, fmt.Sprintf("v1 Secret %s/%s", sr.st.Namespace, planstore.ObjectName(sr.st.Name)))
 	if err != nil {
 		return nil, err
 	}
@@ -591,7 +583,7 @@ func (sr *stackRun) savedOpts() run.Options {
 func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, driftOnly bool, depth int) outcome {
 	st := sr.st
 	saved, err := r.savedPlan(ctx, sr, digest)
-	if errors.Is(err, errNoSavedPlan) && depth == 0 {
+	if errors.Is(err, planstore.ErrSavedPlanGone) && depth == 0 {
 		return r.planAndAct(ctx, sr, depth+1)
 	}
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
-	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -92,7 +92,7 @@ func TestABadStackStopsNoOther(t *testing.T) {
 	if err := c.Patch(ctx, crd, loosen); err != nil {
 		t.Fatal(err)
 	}
-	restore := func() error { return controller.Install(ctx, c, controller.InstallRequest{MinInterval: time.Second}) }
+	restore := func() error { return ctl.Install(ctx, c, ctl.InstallRequest{MinInterval: time.Second}) }
 	t.Cleanup(func() {
 		if err := restore(); err != nil {
 			t.Errorf("restore the CRD: %v", err)
@@ -116,7 +116,7 @@ func TestABadStackStopsNoOther(t *testing.T) {
 	}
 	waitStack(t, c, ns, "good", 60*time.Second, "Ready", isCond("Ready", metav1.ConditionTrue, "Applied"))
 	// convoy's Stack commands list them both.
-	l, err := controller.ListStacks(ctx, c, ns)
+	l, err := ctl.ListStacks(ctx, c, ns)
 	if err != nil || len(l) != 2 {
 		t.Fatalf("list Stacks: %d, %v", len(l), err)
 	}

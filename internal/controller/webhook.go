@@ -17,13 +17,11 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
-	"github.com/convoy-sh/convoy/deploy"
 	"github.com/convoy-sh/convoy/internal/stacksource"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"oras.land/oras-go/v2/registry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -66,15 +64,6 @@ const (
 	receiptInvalid      = "invalid"      // 400, 405, 413, 415
 	receiptUnavailable  = "unavailable"  // 503: not the leader, or the token unreadable
 )
-
-// ParseSecretRef parses NAMESPACE/NAME.
-func ParseSecretRef(s string) (types.NamespacedName, error) {
-	ns, name, ok := strings.Cut(s, "/")
-	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-		return types.NamespacedName{}, fmt.Errorf("%q: want NAMESPACE/NAME", s)
-	}
-	return types.NamespacedName{Namespace: ns, Name: name}, nil
-}
 
 // registryEnvelope is distribution's notification body (the fields the
 // receiver reads).
@@ -455,32 +444,4 @@ func send(ctx context.Context, ch chan<- event.GenericEvent, obj client.Object) 
 	case <-ctx.Done():
 		return fmt.Errorf("the controller did not take %s/%s in time: %w", obj.GetNamespace(), obj.GetName(), ctx.Err())
 	}
-}
-
-// setWebhook runs the push receiver in the controller's Deployment: its
-// flags and port (secret "": unchanged).
-func setWebhook(u *unstructured.Unstructured, secret string) error {
-	if secret == "" {
-		return nil
-	}
-	if _, err := ParseSecretRef(secret); err != nil {
-		return fmt.Errorf("--webhook-token-secret %w", err)
-	}
-	containers, _, err := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
-	if err != nil {
-		return fmt.Errorf("%s %s %s: %w", u.GetAPIVersion(), u.GetKind(), objName(u), err)
-	}
-	for i, c := range containers {
-		m, ok := c.(map[string]any)
-		if !ok || m["name"] != "controller" {
-			continue
-		}
-		args, _ := m["args"].([]any)
-		m["args"] = append(args, fmt.Sprintf("--webhook-listen=:%d", deploy.WebhookPort), "--webhook-token-secret="+secret)
-		ports, _ := m["ports"].([]any)
-		m["ports"] = append(ports, map[string]any{"name": "webhook", "containerPort": int64(deploy.WebhookPort)})
-		containers[i] = m
-		return unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers")
-	}
-	return fmt.Errorf("%s %s %s: no container named controller", u.GetAPIVersion(), u.GetKind(), objName(u))
 }

@@ -10,15 +10,11 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
-	"github.com/convoy-sh/convoy/deploy"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -119,17 +115,6 @@ func TestSourceRepositoryKeys(t *testing.T) {
 
 func hex64() string { return strings.Repeat("ab", 32) }
 
-func TestParseSecretRef(t *testing.T) {
-	if ref, err := ParseSecretRef("convoy-system/webhook"); err != nil || ref != (types.NamespacedName{Namespace: "convoy-system", Name: "webhook"}) {
-		t.Fatalf("%v %v", ref, err)
-	}
-	for _, bad := range []string{"", "webhook", "/webhook", "ns/", "a/b/c"} {
-		if _, err := ParseSecretRef(bad); err == nil {
-			t.Errorf("%q: no error", bad)
-		}
-	}
-}
-
 // A Pipeline's push is cleared once a listing saw it, not when a newer
 // push came during the listing, and forgotten after pushSettle.
 func TestPipelinePushes(t *testing.T) {
@@ -228,7 +213,7 @@ func TestStackAwaitsPushedTag(t *testing.T) {
 // of another repository.
 func testReceiver(t *testing.T, token string, elected bool, log *bytes.Buffer) *receiver {
 	t.Helper()
-	s, err := NewScheme()
+	s, err := ctl.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,55 +380,6 @@ func TestReceiverReadsTheChangedToken(t *testing.T) {
 	}
 	if w := post(r, "Bearer new", v2Type, pushEnvelope); w.Code != http.StatusAccepted {
 		t.Fatalf("new token: %d %q", w.Code, w.Body.String())
-	}
-}
-
-// install --webhook-token-secret: the Deployment runs the receiver on
-// the port its Service targets, with the token Secret; without it the
-// Deployment is as it was.
-func TestInstallWebhook(t *testing.T) {
-	objs, err := decodeAll(deploy.Deployment)
-	if err != nil || len(objs) != 1 {
-		t.Fatalf("%d objects, %v", len(objs), err)
-	}
-	dep := objs[0]
-	plain := dep.DeepCopy()
-	if err := setWebhook(plain, ""); err != nil || !equality.Semantic.DeepEqual(plain.Object, dep.Object) {
-		t.Fatalf("no secret changed the Deployment (%v)", err)
-	}
-	if err := setWebhook(dep, "convoy-system/convoy-webhook"); err != nil {
-		t.Fatal(err)
-	}
-	var d appsv1.Deployment
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(dep.Object, &d); err != nil {
-		t.Fatal(err)
-	}
-	c := d.Spec.Template.Spec.Containers[0]
-	args := strings.Join(c.Args, " ")
-	if !strings.Contains(args, "--leader-elect") || !strings.Contains(args, "--webhook-listen=:9292 --webhook-token-secret=convoy-system/convoy-webhook") {
-		t.Fatalf("args %q", args)
-	}
-	svcs, err := decodeAll(deploy.WebhookService)
-	if err != nil || len(svcs) != 1 {
-		t.Fatalf("%d objects, %v", len(svcs), err)
-	}
-	var svc corev1.Service
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(svcs[0].Object, &svc); err != nil {
-		t.Fatal(err)
-	}
-	if !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(d.Spec.Template.Labels)) || svc.Namespace != d.Namespace {
-		t.Fatalf("the Service %s/%s does not select the Deployment's pods", svc.Namespace, svc.Name)
-	}
-	target := svc.Spec.Ports[0].TargetPort.StrVal
-	found := false
-	for _, p := range c.Ports {
-		found = found || p.Name == target && p.ContainerPort == deploy.WebhookPort
-	}
-	if !found {
-		t.Fatalf("the Service targets port %q, which the container does not name as %d: %+v", target, deploy.WebhookPort, c.Ports)
-	}
-	if err := setWebhook(objs[0].DeepCopy(), "no-slash"); err == nil {
-		t.Fatal("a Secret reference without namespace was taken")
 	}
 }
 

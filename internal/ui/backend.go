@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
-	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
+	"github.com/convoy-sh/convoy/internal/controller/planstore"
 	"github.com/convoy-sh/convoy/internal/run"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -50,7 +51,7 @@ type ClusterBackend struct {
 
 // NewClusterBackend connects with cfg, the user's own credentials.
 func NewClusterBackend(cfg *rest.Config) (*ClusterBackend, error) {
-	c, err := controller.NewClient(cfg)
+	c, err := ctl.NewClient(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +64,7 @@ func NewClusterBackend(cfg *rest.Config) (*ClusterBackend, error) {
 
 // Stacks lists the Stacks of namespace.
 func (b *ClusterBackend) Stacks(ctx context.Context, namespace string) ([]v1alpha1.Stack, error) {
-	return controller.ListStacks(ctx, b.c, namespace)
+	return ctl.ListStacks(ctx, b.c, namespace)
 }
 
 // Stack reads one Stack.
@@ -78,9 +79,9 @@ func (b *ClusterBackend) Stack(ctx context.Context, namespace, name string) (*v1
 // Plan reads the Stack's stored plan; without the right to read its
 // Secret, the text from its ConfigMap.
 func (b *ClusterBackend) Plan(ctx context.Context, st *v1alpha1.Stack) (*planPage, string, error) {
-	file, digest, err := controller.StoredPlan(ctx, b.c, st.Namespace, st.Name)
+	file, digest, err := planstore.StoredPlan(ctx, b.c, st.Namespace, st.Name)
 	if apierrors.IsForbidden(err) {
-		text, terr := controller.StoredPlanText(ctx, b.c, st)
+		text, terr := planstore.StoredPlanText(ctx, b.c, st)
 		if terr != nil {
 			return nil, "", fmt.Errorf("%w (and its text: %v)", err, terr)
 		}
@@ -116,7 +117,7 @@ func (b *ClusterBackend) History(ctx context.Context, namespace, name string) ([
 
 // Pipelines lists the Pipelines of namespace.
 func (b *ClusterBackend) Pipelines(ctx context.Context, namespace string) ([]v1alpha1.Pipeline, error) {
-	return controller.ListPipelines(ctx, b.c, namespace)
+	return ctl.ListPipelines(ctx, b.c, namespace)
 }
 
 // Pipeline reads one Pipeline.
@@ -154,13 +155,13 @@ func (b *ClusterBackend) CanApprove(ctx context.Context, resource, namespace, na
 
 // Approve approves the Stack's plan of digest (convoy approve).
 func (b *ClusterBackend) Approve(ctx context.Context, namespace, name, digest string, allow []string) error {
-	_, err := controller.ApproveWith(ctx, b.c, namespace, name, digest, allow)
+	_, err := ctl.ApproveWith(ctx, b.c, namespace, name, digest, allow)
 	return err
 }
 
 // ApproveStage approves a Pipeline stage's digest (convoy promote).
 func (b *ClusterBackend) ApproveStage(ctx context.Context, namespace, pipeline, stage, digest string) error {
-	_, err := controller.Promote(ctx, b.c, namespace, pipeline, stage, digest)
+	_, err := ctl.Promote(ctx, b.c, namespace, pipeline, stage, digest)
 	return err
 }
 

@@ -1,4 +1,4 @@
-package controller
+package planstore
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -50,7 +51,7 @@ func secretsOf(t *testing.T, c client.Client, ns string) map[string]int {
 // part changed since it was written is refused (the Stack plans again);
 // a plan over the maximum is refused before anything is written.
 func TestStorePlanSplitsWhatASecretCannotHold(t *testing.T) {
-	s, err := NewScheme()
+	s, err := ctl.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,10 +59,10 @@ func TestStorePlanSplitsWhatASecretCannotHold(t *testing.T) {
 	ctx := context.Background()
 	st := &v1alpha1.Stack{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "web", UID: "u1"}}
 	big := incompressible(2_500_000, 1)
-	d := planDigest(big)
+	d := Digest(big)
 	// The plan's text is as long as the plan: cut in the ConfigMap.
 	text := strings.Repeat("+ spec.versions[0].schema.openAPIV3Schema.description: a field\n", 30_000)
-	if err := storePlan(ctx, c, s, st, big, d, text, "md", DefaultMaxPlanSize); err != nil {
+	if err := Store(ctx, c, s, st, big, d, text, "md", DefaultMaxPlanSize); err != nil {
 		t.Fatal(err)
 	}
 	var cm corev1.ConfigMap
@@ -80,29 +81,29 @@ func TestStorePlanSplitsWhatASecretCannotHold(t *testing.T) {
 			t.Errorf("v1 Secret apps/%s holds %d bytes, over 1 MiB", name, n)
 		}
 	}
-	got, err := loadPlan(ctx, c, st, d)
+	got, err := Load(ctx, c, st, d)
 	if err != nil || !bytes.Equal(got, big) {
 		t.Fatalf("read back %d bytes (want %d), %v", len(got), len(big), err)
 	}
 
 	// A smaller plan: one Secret, the old parts deleted.
 	small := []byte("a small plan")
-	if err := storePlan(ctx, c, s, st, small, planDigest(small), "text", "md", DefaultMaxPlanSize); err != nil {
+	if err := Store(ctx, c, s, st, small, Digest(small), "text", "md", DefaultMaxPlanSize); err != nil {
 		t.Fatal(err)
 	}
 	if secrets := secretsOf(t, c, "apps"); len(secrets) != 1 {
 		t.Fatalf("Secrets after a small plan: %v", secrets)
 	}
-	if got, err := loadPlan(ctx, c, st, planDigest(small)); err != nil || !bytes.Equal(got, small) {
+	if got, err := Load(ctx, c, st, Digest(small)); err != nil || !bytes.Equal(got, small) {
 		t.Fatalf("small plan: %q, %v", got, err)
 	}
 
 	// A part changed since: refused, as a plan that is gone.
-	if err := storePlan(ctx, c, s, st, big, d, "text", "md", DefaultMaxPlanSize); err != nil {
+	if err := Store(ctx, c, s, st, big, d, "text", "md", DefaultMaxPlanSize); err != nil {
 		t.Fatal(err)
 	}
 	var part corev1.Secret
-	name := planPartName("web", planDigest(big[planPartSize:2*planPartSize]))
+	name := planPartName("web", Digest(big[planPartSize:2*planPartSize]))
 	if err := c.Get(ctx, types.NamespacedName{Namespace: "apps", Name: name}, &part); err != nil {
 		t.Fatal(err)
 	}
@@ -110,14 +111,14 @@ func TestStorePlanSplitsWhatASecretCannotHold(t *testing.T) {
 	if err := c.Update(ctx, &part); err != nil {
 		t.Fatal(err)
 	}
-	_, err = loadPlan(ctx, c, st, d)
+	_, err = Load(ctx, c, st, d)
 	var pe *PartError
-	if !errors.As(err, &pe) || !errors.Is(err, errNoSavedPlan) || !strings.Contains(err.Error(), "apps/"+name) {
+	if !errors.As(err, &pe) || !errors.Is(err, ErrSavedPlanGone) || !strings.Contains(err.Error(), "apps/"+name) {
 		t.Fatalf("a changed part: %v", err)
 	}
 
 	// Over the maximum: refused, naming the size and the way out.
-	err = storePlan(ctx, c, s, &v1alpha1.Stack{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "huge", UID: "u2"}}, big, d, "", "", 2<<20)
+	err = Store(ctx, c, s, &v1alpha1.Stack{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "huge", UID: "u2"}}, big, d, "", "", 2<<20)
 	var tl *PlanTooLargeError
 	if !errors.As(err, &tl) || !strings.Contains(err.Error(), "2.4 MiB") || !strings.Contains(err.Error(), "--max-plan-size of 2.0 MiB") || !strings.Contains(err.Error(), "split the stack") {
 		t.Fatalf("a plan over the maximum: %v", err)

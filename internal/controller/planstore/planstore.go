@@ -1,4 +1,4 @@
-package controller
+package planstore
 
 import (
 	"bytes"
@@ -55,9 +55,9 @@ const (
 	planPartSecretType = "convoy.dev/plan-part"
 )
 
-// planObjectName names the ConfigMap (plan text) and the Secret (the saved
+// ObjectName names the ConfigMap (plan text) and the Secret (the saved
 // plan, which holds sensitive values unmasked) of a Stack.
-func planObjectName(stack string) string {
+func ObjectName(stack string) string {
 	name := "convoy-plan-" + stack
 	if len(name) > 253-13 {
 		// Room for a part's suffix.
@@ -70,11 +70,11 @@ func planObjectName(stack string) string {
 // planPartName names the Secret of a plan's part by its digest.
 func planPartName(stack, digest string) string {
 	hexDigits := digest[len("sha256:"):]
-	return planObjectName(stack) + "-" + hexDigits[:12]
+	return ObjectName(stack) + "-" + hexDigits[:12]
 }
 
-// planDigest identifies a saved plan file.
-func planDigest(file []byte) string {
+// Digest identifies a saved plan file.
+func Digest(file []byte) string {
 	sum := sha256.Sum256(file)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
@@ -107,21 +107,21 @@ func byteSize(n int) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// storePlan writes the saved plan into the Stack's plan Secret (split
+// Store writes the saved plan into the Stack's plan Secret (split
 // into part Secrets when it does not fit in one) and its text and
 // markdown into the plan ConfigMap, all owned by the Stack. A plan over
 // maxSize bytes is a *PlanTooLargeError, and nothing is written.
-func storePlan(ctx context.Context, c client.Client, scheme *runtime.Scheme, st *v1alpha1.Stack, file []byte, digest, text, markdown string, maxSize int) error {
+func Store(ctx context.Context, c client.Client, scheme *runtime.Scheme, st *v1alpha1.Stack, file []byte, digest, text, markdown string, maxSize int) error {
 	if maxSize > 0 && len(file) > maxSize {
 		return &PlanTooLargeError{Size: len(file), Max: maxSize}
 	}
-	name := planObjectName(st.Name)
+	name := ObjectName(st.Name)
 	data := map[string][]byte{planFileKey: file, planDigestKey: []byte(digest)}
 	var parts []planPart
 	if len(file) > planPartSize {
 		for off := 0; off < len(file); off += planPartSize {
 			chunk := file[off:min(off+planPartSize, len(file))]
-			d := planDigest(chunk)
+			d := Digest(chunk)
 			part := planPart{Name: planPartName(st.Name, d), Digest: d, Size: len(chunk)}
 			if err := writePlanPart(ctx, c, scheme, st, part, chunk); err != nil {
 				return err
@@ -213,8 +213,8 @@ func deleteOtherParts(ctx context.Context, c client.Client, st *v1alpha1.Stack, 
 	return nil
 }
 
-// errNoSavedPlan: the plan Secret is gone or holds another plan.
-var errNoSavedPlan = fmt.Errorf("the saved plan is gone")
+// ErrSavedPlanGone: the plan Secret is gone or holds another plan.
+var ErrSavedPlanGone = fmt.Errorf("the saved plan is gone")
 
 // PartError: a part of a stored plan is missing or holds other bytes than
 // its index says: the plan is refused.
@@ -224,21 +224,21 @@ type PartError struct {
 }
 
 // Is makes a refused part what a missing plan is: the Stack plans again.
-func (e *PartError) Is(target error) bool { return target == errNoSavedPlan }
+func (e *PartError) Is(target error) bool { return target == ErrSavedPlanGone }
 
 func (e *PartError) Error() string {
 	return fmt.Sprintf("v1 Secret %s (part of the saved plan): %s: the plan is refused, and planned again", e.Secret, e.Msg)
 }
 
-// loadPlan reads the saved plan of the given digest from the plan Secret
+// Load reads the saved plan of the given digest from the plan Secret
 // (and its parts).
-func loadPlan(ctx context.Context, c client.Reader, st *v1alpha1.Stack, digest string) ([]byte, error) {
+func Load(ctx context.Context, c client.Reader, st *v1alpha1.Stack, digest string) ([]byte, error) {
 	file, got, err := readStoredPlan(ctx, c, st.Namespace, st.Name)
 	if err != nil {
 		return nil, err
 	}
 	if got != digest {
-		return nil, errNoSavedPlan
+		return nil, ErrSavedPlanGone
 	}
 	return file, nil
 }
@@ -246,11 +246,11 @@ func loadPlan(ctx context.Context, c client.Reader, st *v1alpha1.Stack, digest s
 // readStoredPlan reads the plan stored for a Stack and its digest,
 // checked: every part against its digest, the whole against the plan's.
 func readStoredPlan(ctx context.Context, c client.Reader, namespace, stack string) ([]byte, string, error) {
-	key := types.NamespacedName{Namespace: namespace, Name: planObjectName(stack)}
+	key := types.NamespacedName{Namespace: namespace, Name: ObjectName(stack)}
 	var sec corev1.Secret
 	if err := c.Get(ctx, key, &sec); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, "", errNoSavedPlan
+			return nil, "", ErrSavedPlanGone
 		}
 		return nil, "", fmt.Errorf("v1 Secret %s: %w", key, err)
 	}
@@ -286,7 +286,7 @@ func readStoredPlan(ctx context.Context, c client.Reader, namespace, stack strin
 			return nil, "", fmt.Errorf("v1 Secret %s: the saved plan is unreadable or larger than %d bytes", key, maxPlanFile)
 		}
 	}
-	if got := planDigest(file); got != digest {
+	if got := Digest(file); got != digest {
 		return nil, "", fmt.Errorf("v1 Secret %s: the saved plan's digest is %s, not %s", key, got, digest)
 	}
 	return file, digest, nil
@@ -302,7 +302,7 @@ func readPlanPart(ctx context.Context, c client.Reader, namespace string, p plan
 		return nil, fmt.Errorf("v1 Secret %s (part of the saved plan): %w", where, err)
 	}
 	chunk := sec.Data[planPartKey]
-	if got := planDigest(chunk); got != p.Digest {
+	if got := Digest(chunk); got != p.Digest {
 		return nil, &PartError{Secret: where, Msg: fmt.Sprintf("its content's digest is %s, not %s as when it was written", got, p.Digest)}
 	}
 	return chunk, nil
@@ -312,8 +312,8 @@ func readPlanPart(ctx context.Context, c client.Reader, namespace string, p plan
 // --stack), checked against its digest, and returns it with the digest.
 func StoredPlan(ctx context.Context, c client.Reader, namespace, stack string) ([]byte, string, error) {
 	file, digest, err := readStoredPlan(ctx, c, namespace, stack)
-	if errors.Is(err, errNoSavedPlan) {
-		return nil, "", fmt.Errorf("convoy.dev/v1alpha1 Stack %s/%s has no stored plan (v1 Secret %s/%s not found)", namespace, stack, namespace, planObjectName(stack))
+	if errors.Is(err, ErrSavedPlanGone) {
+		return nil, "", fmt.Errorf("convoy.dev/v1alpha1 Stack %s/%s has no stored plan (v1 Secret %s/%s not found)", namespace, stack, namespace, ObjectName(stack))
 	}
 	return file, digest, err
 }

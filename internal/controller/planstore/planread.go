@@ -1,4 +1,4 @@
-package controller
+package planstore
 
 import (
 	"context"
@@ -21,7 +21,7 @@ func StoredPlanText(ctx context.Context, c client.Reader, st *v1alpha1.Stack) (s
 		return "", ErrNoStoredPlan
 	}
 	var cm corev1.ConfigMap
-	if err := c.Get(ctx, types.NamespacedName{Namespace: st.Namespace, Name: planObjectName(st.Name)}, &cm); err != nil {
+	if err := c.Get(ctx, types.NamespacedName{Namespace: st.Namespace, Name: ObjectName(st.Name)}, &cm); err != nil {
 		return "", err
 	}
 	if cm.Data[planDigestKey] != st.Status.Plan.Digest {

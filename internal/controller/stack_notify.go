@@ -1,33 +1,19 @@
 package controller
 
 import (
-	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
-	"github.com/convoy-sh/convoy/internal/kube"
-	corev1 "k8s.io/api/core/v1"
+	"github.com/convoy-sh/convoy/internal/controller/notify"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-)
-
-// Event reasons of notifications.
-const (
-	ReasonNotified           = "Notified"
-	ReasonNotificationFailed = "NotificationFailed"
 )
 
 // notice is one event of a Stack to tell its notifications about.
@@ -90,37 +76,6 @@ func noticesOf(st *v1alpha1.Stack, result string) []notice {
 func failureDigest(reason, msg string) string {
 	h := sha256.Sum256([]byte(reason + "\n" + stableMessage(msg)))
 	return "error:" + hex.EncodeToString(h[:8])
-}
-
-// delivery is one POST of one notice to one of a Stack's notifications.
-type delivery struct {
-	stack   *v1alpha1.Stack // a copy, as the status was recorded
-	index   int             // in spec.notifications
-	target  v1alpha1.Notification
-	notice  notice
-	payload payload
-	// pipeline, for a Pipeline's delivery, is its body and report its
-	// events (stack is nil then).
-	pipeline *pipelinePayload
-	report   func(typ, reason, note string)
-}
-
-// tell records an event of a delivery on its Stack or Pipeline.
-func (n *notifier) tell(d delivery, typ, reason, note string) {
-	if d.report != nil {
-		d.report(typ, reason, note)
-		return
-	}
-	n.event(d.stack, typ, reason, "Notify", note)
-}
-
-// namespace is the namespace of the delivery's Stack or Pipeline (of
-// its urlFrom Secret).
-func (d delivery) namespace() string {
-	if d.pipeline != nil {
-		return d.pipeline.Namespace
-	}
-	return d.stack.Namespace
 }
 
 // payload is the JSON body of a json-format notification.
@@ -221,13 +176,33 @@ func payloadOf(st *v1alpha1.Stack, n notice, now time.Time) payload {
 	return pl
 }
 
-// body renders a delivery in its notification's format.
-func (d delivery) body() ([]byte, error) {
-	if d.pipeline != nil {
-		return d.pipeline.body(d.target.Format)
+// delivery is one notice of a Stack to one of its notifications.
+type delivery struct {
+	stack   *v1alpha1.Stack // a copy, as the status was recorded
+	index   int             // in spec.notifications
+	target  v1alpha1.Notification
+	notice  notice
+	payload payload
+}
+
+// send is the delivery for the notifier: its events are the Stack's, its
+// urlFrom Secret read by reader (nil: the notifier's).
+func (d delivery) send(event func(st *v1alpha1.Stack, typ, reason, action, note string), reader func() (client.Reader, error)) notify.Delivery {
+	what := fmt.Sprintf("spec.notifications[%d] (%s of plan %s)", d.index, d.notice.event, d.notice.digest)
+	if d.notice.event == v1alpha1.EventFailed && !strings.HasPrefix(d.notice.digest, "sha256:") {
+		what = fmt.Sprintf("spec.notifications[%d] (%s)", d.index, d.notice.event)
 	}
+	return notify.Delivery{
+		Index: d.index, Target: d.target, Event: d.notice.event, Digest: d.notice.digest, What: what,
+		Namespace: d.stack.Namespace, Reader: reader, Body: d.body,
+		Report: func(typ, reason, note string) { event(d.stack, typ, reason, "Notify", note) },
+	}
+}
+
+// body renders a delivery in a notification format.
+func (d delivery) body(format v1alpha1.NotificationFormat) ([]byte, error) {
 	pl := d.payload
-	switch d.target.Format {
+	switch format {
 	case v1alpha1.FormatSlack:
 		return json.Marshal(map[string]string{"text": chatText(pl, "*", "`")})
 	case v1alpha1.FormatMSTeams:
@@ -265,195 +240,22 @@ func chatText(pl payload, bold, code string) string {
 	return b.String()
 }
 
-// notifier sends deliveries in the background, so that a slow or failing
-// endpoint never holds a reconcile: each is tried a few times with a
-// timeout, and a failure becomes a Warning event on the Stack.
-type notifier struct {
-	reader client.Reader
-	// readers read a Stack's urlFrom Secret as its service account (nil:
-	// reader); opts say whether other namespaces may be named.
-	readers  *stackReaders
-	opts     Options
-	event    func(st *v1alpha1.Stack, typ, reason, action, note string)
-	http     *http.Client
-	attempts int
-	backoff  time.Duration
-	queue    chan delivery
-}
-
-func newNotifier(reader client.Reader, event func(st *v1alpha1.Stack, typ, reason, action, note string)) *notifier {
-	return &notifier{
-		reader: reader, event: event,
-		http:     &http.Client{Timeout: 10 * time.Second},
-		attempts: 3, backoff: 2 * time.Second,
-		queue: make(chan delivery, 256),
-	}
-}
-
-// enqueue hands deliveries to the workers without waiting; a full queue
-// drops them, with an event.
-func (n *notifier) enqueue(ds []delivery) {
-	for _, d := range ds {
-		select {
-		case n.queue <- d:
-		default:
-			n.tell(d, corev1.EventTypeWarning, ReasonNotificationFailed,
-				fmt.Sprintf("spec.notifications[%d]: %s of plan %s not sent: %d notifications are queued already", d.index, d.notice.event, d.notice.digest, cap(n.queue)))
-		}
-	}
-}
-
-// Start runs the workers until ctx ends (a manager Runnable: only the
-// leader sends).
-func (n *notifier) Start(ctx context.Context) error {
-	const workers = 4
-	done := make(chan struct{})
-	for range workers {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case d := <-n.queue:
-					n.deliver(ctx, d)
-				}
-			}
-		}()
-	}
-	for range workers {
-		<-done
-	}
-	return nil
-}
-
-// deliver sends one delivery, retrying transport errors, 429 and 5xx.
-func (n *notifier) deliver(ctx context.Context, d delivery) {
-	what := fmt.Sprintf("spec.notifications[%d] (%s of plan %s)", d.index, d.notice.event, d.notice.digest)
-	if pl := d.pipeline; pl != nil {
-		what = fmt.Sprintf("spec.notifications[%d] (%s of stage %s, digest %s)", d.index, d.notice.event, pl.Stage, pl.Digest)
-	}
-	if d.notice.event == v1alpha1.EventFailed && !strings.HasPrefix(d.notice.digest, "sha256:") {
-		what = fmt.Sprintf("spec.notifications[%d] (%s)", d.index, d.notice.event)
-	}
-	fail := func(msg string) {
-		n.tell(d, corev1.EventTypeWarning, ReasonNotificationFailed, what+": "+msg)
-	}
-	target, err := n.url(ctx, d)
-	if err != nil {
-		fail(err.Error())
-		return
-	}
-	body, err := d.body()
-	if err != nil {
-		fail(err.Error())
-		return
-	}
-	var last string
-	for attempt := range n.attempts {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(n.backoff << (attempt - 1)):
-			}
-		}
-		retry, err := n.post(ctx, target, body)
-		if err == nil {
-			n.tell(d, corev1.EventTypeNormal, ReasonNotified, what+": sent")
-			return
-		}
-		last = redactURL(err.Error(), target)
-		if !retry || ctx.Err() != nil {
-			break
-		}
-	}
-	fail(fmt.Sprintf("not sent (%s): %s", plural(n.attempts, "1 attempt", fmt.Sprintf("%d attempts", n.attempts)), last))
-}
-
-// post sends body; retry says whether another attempt may succeed.
-func (n *notifier) post(ctx context.Context, target string, body []byte) (retry bool, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
-	if err != nil {
-		return false, errors.New("the URL is not valid")
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "convoy-controller")
-	resp, err := n.http.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // its text repeats the URL
-		}
-		return true, err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode/100 == 2 {
-		return false, nil
-	}
-	return resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500, fmt.Errorf("the endpoint answered %s", resp.Status)
-}
-
-// url is the notification's URL: spec's, or read from its Secret. Errors
-// name the Secret and key, never the URL.
-func (n *notifier) url(ctx context.Context, d delivery) (string, error) {
-	t := d.target
-	raw := t.URL
-	if t.URLFrom != nil {
-		ref := t.URLFrom.SecretKeyRef
-		namespace := d.namespace()
-		if ref.Namespace != "" && ref.Namespace != namespace {
-			if n.opts.noCrossNamespaceRefs() {
-				return "", fmt.Errorf("urlFrom.secretKeyRef.namespace: %s is not the namespace %s (--no-cross-namespace-refs)", ref.Namespace, namespace)
-			}
-			namespace = ref.Namespace
-		}
-		where := fmt.Sprintf("urlFrom: v1 Secret %s/%s key %q", namespace, ref.Name, ref.Key)
-		reader := n.reader
-		if n.readers != nil && d.stack != nil {
-			var err error
-			if reader, err = n.readers.of(n.opts.impersonating(d.stack)); err != nil {
-				return "", fmt.Errorf("%s: %w", where, err)
-			}
-		}
-		var s corev1.Secret
-		if err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, &s); err != nil {
-			return "", fmt.Errorf("%s: %w", where, kube.Forbidden(err))
-		}
-		v, ok := s.Data[ref.Key]
-		if !ok {
-			return "", fmt.Errorf("%s: no such key", where)
-		}
-		raw = strings.TrimSpace(string(v))
-		u, err := url.Parse(raw)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return "", fmt.Errorf("%s: not an http(s) URL", where)
-		}
-	}
-	if raw == "" {
-		return "", errors.New("no url and no urlFrom")
-	}
-	return raw, nil
-}
-
-// redactURL removes a URL (which may be a credential) from a message.
-func redactURL(msg, target string) string {
-	msg = strings.ReplaceAll(msg, target, "(the URL)")
-	if u, err := url.Parse(target); err == nil && u.RawQuery != "" {
-		msg = strings.ReplaceAll(msg, u.RawQuery, "…")
-	}
-	return msg
-}
-
 // sendNotices records the reconcile's notices in the status (before it is
 // written) and returns the function that sends them (after).
 func (r *reconciler) sendNotices(st *v1alpha1.Stack, result string) func() {
 	if r.notifier == nil {
 		return func() {}
 	}
-	ds := recordNotices(st, noticesOf(st, result), time.Now())
-	return func() { r.notifier.enqueue(ds) }
+	var sends []notify.Delivery
+	for _, d := range recordNotices(st, noticesOf(st, result), time.Now()) {
+		var reader func() (client.Reader, error)
+		if r.readers != nil {
+			// The urlFrom Secret is read as the Stack's service account.
+			reader = func() (client.Reader, error) { return r.readers.of(r.opts.impersonating(d.stack)) }
+		}
+		sends = append(sends, d.send(r.event, reader))
+	}
+	return func() { r.notifier.Enqueue(sends) }
 }
 
 func findCond(st *v1alpha1.Stack, typ string) *metav1.Condition {
