@@ -5,8 +5,9 @@ import "sync/atomic"
 // Counts are how many times this process evaluated a stack (Evaluate) and
 // decrypted a SOPS file (sops_file, once per file and evaluation): the
 // work a run should do once. The controller's tests assert that a
-// reconcile evaluates its stack once; `convoy controller` exports no
-// metric of them.
+// reconcile evaluates its stack once; `convoy controller` exports them
+// (convoy_controller_stack_evaluations_total,
+// convoy_controller_sops_decryptions_total).
 type Counts struct {
 	Evaluations int64
 	Decryptions int64
