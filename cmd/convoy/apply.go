@@ -131,7 +131,13 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 		start := time.Now()
 		defer func() { writeApplyStats(s.Err, time.Since(start), &traffic, &timings) }()
 	}
-	res, err := run.Apply(ctx, opts, run.ApplyRequest{
+	// The stack a saved plan was made from, else the one -C names.
+	session, err := run.OpenSaved(ctx, opts, saved)
+	if err != nil {
+		return err
+	}
+	defer session.Close()
+	res, err := session.Apply(ctx, run.ApplyRequest{
 		Saved:    saved,
 		Plan:     req,
 		Atomic:   o.Atomic,

@@ -51,7 +51,12 @@ func (o outputOptions) Run(ctx context.Context, s streams, names []string) error
 	if err != nil {
 		return err
 	}
-	outs, err := run.Output(ctx, opts, names)
+	session, err := run.Open(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer session.Close()
+	outs, err := session.Output(ctx, names)
 	if err != nil {
 		return err
 	}

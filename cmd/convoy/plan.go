@@ -117,7 +117,12 @@ func (o planOptions) Run(ctx context.Context, s streams) (err error) {
 		// read from metadata alone.
 		req.Observe = run.ObserveMetadata
 	}
-	res, err := run.Plan(ctx, opts, req)
+	session, err := run.Open(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer session.Close()
+	res, err := session.Plan(ctx, req)
 	var foreign *plan.ForeignError
 	if err != nil && !errors.As(err, &foreign) {
 		return err

@@ -352,7 +352,12 @@ and uninstalls them, dependents first.`,
 			if err != nil {
 				return err
 			}
-			res, err := run.Destroy(ctx, opts, run.ApplyRequest{
+			session, err := run.Open(ctx, opts)
+			if err != nil {
+				return err
+			}
+			defer session.Close()
+			res, err := session.Destroy(ctx, run.ApplyRequest{
 				Plan:        o.Selection.request(),
 				KeepHistory: o.KeepHistory,
 				Review:      reviewPlan(s, o.View, o.AutoApprove, "Destroy these releases?"),

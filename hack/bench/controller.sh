@@ -20,7 +20,9 @@
 #      of plans let pass (the first plan after an apply lists directly),
 #      then the requests of the next round (at least STACKS no-change
 #      reconciles), by verb, per no-change reconcile, from both
-#      controllers' convoy_controller_kube_requests_total.
+#      controllers' convoy_controller_kube_requests_total; their stack
+#      evaluations (convoy_controller_stack_evaluations_total) and the
+#      controllers' CPU time meanwhile, per no-change reconcile.
 #
 # With BENCH_IDENTITY=1 the Stacks act as a service account (issue 38):
 # the controllers run with --default-service-account deployer, and
@@ -255,9 +257,13 @@ until [ "$(metric convoy_controller_reconciles_total 'result="uptodate"')" -ge $
 declare -A r0
 for v in $verbs; do r0[$v]=$(metric convoy_controller_kube_requests_total "verb=\"$v\""); done
 u0=$(metric convoy_controller_reconciles_total 'result="uptodate"')
+e0=$(metric convoy_controller_stack_evaluations_total '')
+c0=$(awk -v a="$(cpu "${ctl[0]}")" -v b="$(cpu "${ctl[1]}")" 'BEGIN { print a + b }')
 start=$(date +%s.%N)
 until [ "$(metric convoy_controller_reconciles_total 'result="uptodate"')" -ge $((u0 + stacks)) ]; do sleep 1; done
 u1=$(metric convoy_controller_reconciles_total 'result="uptodate"')
+e1=$(metric convoy_controller_stack_evaluations_total '')
+c1=$(awk -v a="$(cpu "${ctl[0]}")" -v b="$(cpu "${ctl[1]}")" 'BEGIN { print a + b }')
 line=""
 for v in $verbs; do
   d=$(( $(metric convoy_controller_kube_requests_total "verb=\"$v\"") - ${r0[$v]} ))
@@ -265,3 +271,5 @@ for v in $verbs; do
 done
 awk -v s="$start" -v e="$(date +%s.%N)" -v n="$((u1 - u0))" 'BEGIN { printf "%d no-change reconciles in %.1f s\n", n, e - s }'
 echo "their requests: ${line%, }"
+awk -v d="$((e1 - e0))" -v c0="$c0" -v c1="$c1" -v n="$((u1 - u0))" \
+  'BEGIN { printf "their stack evaluations: %d (%.2f per reconcile); the controllers'"'"' CPU meanwhile: %.1f s (%.0f ms per reconcile)\n", d, d / n, c1 - c0, 1000 * (c1 - c0) / n }'

@@ -119,6 +119,7 @@ type staticAttrs struct {
 // Evaluate evaluates a loaded stack. It reports all errors at once; the
 // returned Stack is nil when there are errors.
 func Evaluate(ctx context.Context, cfg *Config, opts EvalOptions) (*Stack, hcl.Diagnostics) {
+	evaluations.Add(1)
 	e := &evaluator{
 		cfg:          cfg,
 		funcs:        functions(cfg.Dir, opts.Root),

@@ -68,6 +68,7 @@ func sopsFileFunc(dir, root string) function.Function {
 // file's recipients is at hand, the file was tampered with (the MAC does
 // not match), or it is not a SOPS file.
 func sopsDecrypt(path string, data []byte) ([]byte, error) {
+	decryptions.Add(1)
 	store := sopsStore(path)
 	tree, err := store.LoadEncryptedFile(data)
 	if err != nil {

@@ -90,3 +90,25 @@ release "r" {
 		})
 	}
 }
+
+// An evaluation is counted once, and a SOPS file read by several
+// expressions is decrypted once per evaluation.
+func TestCountsEvaluationsAndDecryptions(t *testing.T) {
+	key := sopstest.NewKey(t)
+	sopstest.UseKeys(t, key)
+	files := map[string]string{
+		"s.enc.yaml": string(sopstest.Encrypt(t, "x.yaml", []byte("a: 1\nb: 2\n"), key)),
+		"main.hcl": `
+release "r" {
+  chart  = "./c"
+  values = [yamldecode(sops_file("s.enc.yaml")), { b = yamldecode(sops_file("s.enc.yaml")).b }]
+}
+`,
+	}
+	before := ReadCounts()
+	mustEvaluate(t, files, EvalOptions{})
+	mustEvaluate(t, files, EvalOptions{})
+	if got := ReadCounts().Sub(before); got != (Counts{Evaluations: 2, Decryptions: 2}) {
+		t.Fatalf("two evaluations counted as %+v, want 2 evaluations and 2 decryptions", got)
+	}
+}

@@ -15,7 +15,17 @@ import (
 // (res.Access): a chart of another namespace's pulls is refused before
 // anything is planned, naming the chart and the Stack.
 func initCharts(ctx context.Context, opts run.Options, res *source.Resolver) error {
-	_, err := run.Init(ctx, opts, run.InitRequest{Frozen: true, Resolver: res})
+	s, err := run.Open(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return initSessionCharts(ctx, s, res)
+}
+
+// initSessionCharts is initCharts of a reconcile's opened stack.
+func initSessionCharts(ctx context.Context, s *run.Session, res *source.Resolver) error {
+	_, err := s.Init(ctx, run.InitRequest{Frozen: true, Resolver: res})
 	return err
 }
 

@@ -94,7 +94,7 @@ func (r *reconciler) identity(ctx context.Context, sr *stackRun) (run.Identity, 
 			return id, nil
 		}
 	}
-	return run.StackIdentity(ctx, sr.opts)
+	return sr.session.Identity(ctx)
 }
 
 // firstOf returns the Stack, created before st, with st's identity (nil:

@@ -89,8 +89,8 @@ func kube(t *testing.T) client.Client {
 }
 
 // startController runs a controller in-process for the test's namespace
-// until the test ends.
-func startController(t *testing.T, ns string, mod func(*controller.Options)) {
+// until the test ends, or until stop, which returns once it stopped.
+func startController(t *testing.T, ns string, mod func(*controller.Options)) (stop func()) {
 	t.Helper()
 	o := controller.Options{
 		Kubeconfig: cluster.Kubeconfig(), Namespace: ns, CacheDir: t.TempDir(),
@@ -103,21 +103,28 @@ func startController(t *testing.T, ns string, mod func(*controller.Options)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- controller.Run(ctx, o) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("controller: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			// What is still running says why.
-			var stacks strings.Builder
-			_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
-			t.Errorf("the controller did not stop within 30s; goroutines:\n%s", stacks.String())
+	var once sync.Once
+	stop = func() { once.Do(func() { stopController(t, ns, cancel, done) }) }
+	t.Cleanup(stop)
+	return stop
+}
+
+// stopController stops a controller startController ran and waits for
+// it to end.
+func stopController(t *testing.T, ns string, cancel func(), done <-chan error) {
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("controller: %v", err)
 		}
-		dropFinalizers(t, ns)
-	})
+	case <-time.After(30 * time.Second):
+		// What is still running says why.
+		var stacks strings.Builder
+		_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+		t.Errorf("the controller did not stop within 30s; goroutines:\n%s", stacks.String())
+	}
+	dropFinalizers(t, ns)
 }
 
 // dropFinalizers lets the Stacks left in ns go once their controller has

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -74,6 +75,14 @@ func newMetrics() *metrics {
 		Name: "convoy_controller_kube_requests_total",
 		Help: "Requests of the Stacks' runs to their clusters by verb (get, list, watch, patch, discovery, post, put, delete).",
 	}, []string{"verb"}))
+	register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "convoy_controller_stack_evaluations_total",
+		Help: "Stack evaluations of the process (a reconcile evaluates its stack once; a pipeline's gates evaluate theirs).",
+	}, func() float64 { return float64(config.ReadCounts().Evaluations) }))
+	register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "convoy_controller_sops_decryptions_total",
+		Help: "SOPS files the process's stack evaluations decrypted (each once per evaluation).",
+	}, func() float64 { return float64(config.ReadCounts().Decryptions) }))
 	m.connections = register(prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "convoy_controller_cluster_connections_total",
 		Help: "Cluster connections the Stacks' runs made (each reads the cluster's discovery); runs reuse kept ones.",

@@ -210,6 +210,9 @@ type stackRun struct {
 	fetched *stacksource.Fetched
 	in      *inputs
 	opts    run.Options
+	// session is the stack opened once for the reconcile: every plan,
+	// check and apply of the reconcile uses it (nil in finalize).
+	session *run.Session
 	tmp     string
 	// held are the cache entries pulled for saved plans, released when
 	// the reconcile ends.
@@ -307,7 +310,13 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]wa
 	if out, wait := r.retryGate(sr); wait {
 		return out
 	}
-	if err := initCharts(ctx, sr.opts, res); err != nil {
+	session, err := run.Open(ctx, sr.opts)
+	if err != nil {
+		return r.failed(sr, nil, ReasonPlanFailed, err)
+	}
+	defer session.Close()
+	sr.session = session
+	if err := initSessionCharts(ctx, sr.session, res); err != nil {
 		return r.failed(sr, nil, ReasonPlanFailed, err)
 	}
 	if out, dup := r.checkDuplicate(ctx, sr); dup {
@@ -385,7 +394,7 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	st := sr.st
 	planning(ctx, sr.fetched.Ref.String())
 	t := time.Now()
-	opts, req := sr.opts, run.PlanRequest{}
+	var req run.PlanRequest
 	if _, wrote := r.wrote.LoadAndDelete(stackKey(st)); !wrote {
 		// Records and live objects as the shared informers hold them,
 		// without a list request. Releases proven unchanged are then
@@ -393,9 +402,9 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 		// their content (full objects, a list per kind): the check before
 		// an apply still names an object deleted, recreated or edited by
 		// another manager since the plan (docs/controller.md, Limits).
-		opts.Clusters.Lists, req.Observe = run.ListShared, run.ObserveMetadata
+		req.Lists, req.Observe = run.ListShared, run.ObserveMetadata
 	}
-	planned, err := run.Plan(ctx, opts, req)
+	planned, err := sr.session.Plan(ctx, req)
 	r.metrics.duration.WithLabelValues("plan").Observe(time.Since(t).Seconds())
 	var foreign *plan.ForeignError
 	if err != nil && !errors.As(err, &foreign) {
@@ -512,7 +521,7 @@ func (r *reconciler) stale(ctx context.Context, sr *stackRun, digest string) (bo
 	if err != nil {
 		return false, err
 	}
-	err = run.CheckSavedPlan(ctx, sr.savedOpts(), saved)
+	err = sr.session.Verify(ctx, saved)
 	var se *run.StaleError
 	if errors.As(err, &se) {
 		r.event(sr.st, corev1.EventTypeNormal, ReasonStale, "Verify", sr.in.redact("plan "+digest+": "+se.Error()))
@@ -569,15 +578,6 @@ func (r *reconciler) savedPlan(ctx context.Context, sr *stackRun, digest string)
 	return saved, nil
 }
 
-// savedOpts are the run options a saved plan is checked and applied with:
-// the plan names its stack directory (or carries its snapshot), so the
-// source gives only the variable values, which must agree with the plan's.
-func (sr *stackRun) savedOpts() run.Options {
-	o := sr.opts
-	o.Source.Dir = ""
-	return o
-}
-
 // apply applies exactly the saved plan of digest. A stale plan is planned
 // again (and, when the Stack allows, applied) once.
 func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, driftOnly bool, depth int) outcome {
@@ -595,7 +595,10 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, dri
 	applying(ctx, digest)
 	approval := approvalApplied(st, digest)
 	t := time.Now()
-	res, err := run.Apply(ctx, sr.savedOpts(), run.ApplyRequest{
+	// The plan names its stack directory (or carries its snapshot): the
+	// session's source gives only the variable values, which must agree
+	// with the plan's (run.Session.Verify).
+	res, err := sr.session.Apply(ctx, run.ApplyRequest{
 		Saved:    saved,
 		Plan:     run.PlanRequest{AllowPolicies: allowedFor(st, digest)},
 		Command:  fmt.Sprintf("convoy controller (Stack %s/%s)", st.Namespace, st.Name),

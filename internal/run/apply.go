@@ -65,23 +65,19 @@ func (a *Applied) Failed() bool {
 //
 // A saved plan is applied with the stack directory and variable values it
 // was made from (savedPlanSource); o.Source may only agree with them.
-func Apply(ctx context.Context, o Options, req ApplyRequest) (res *Applied, err error) {
-	if req.Saved != nil {
-		src, cleanup, err := savedPlanSource(o.Source, req.Saved)
-		if err != nil {
-			return nil, err
-		}
-		defer cleanup()
-		o.Source = src
-	}
-	ls, err := Load(ctx, o.Source, Ordered)
+func Apply(ctx context.Context, o Options, req ApplyRequest) (*Applied, error) {
+	s, err := OpenSaved(ctx, o, req.Saved)
 	if err != nil {
 		return nil, err
 	}
+	defer s.Close()
+	return s.Apply(ctx, req)
+}
+
+// applyOn is Apply of a loaded stack on the clusters cl connects, whose
+// engines report their steps to fwd (o is forStack'd).
+func applyOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, fwd *forwarder, req ApplyRequest) (res *Applied, err error) {
 	st := ls.Stack
-	o = o.forStack(st)
-	fwd := &forwarder{}
-	cl := o.newClusters(fwd.event)
 	lock, err := lockStack(ctx, o, st, cl, cmp.Or(req.Command, "convoy apply"))
 	if err != nil {
 		return nil, err
@@ -125,10 +121,20 @@ func Apply(ctx context.Context, o Options, req ApplyRequest) (res *Applied, err 
 // Destroy uninstalls every release of the stack, dependents first: a
 // destroy plan, reviewed and applied like any other.
 func Destroy(ctx context.Context, o Options, req ApplyRequest) (*Applied, error) {
+	s, err := Open(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return s.Destroy(ctx, req)
+}
+
+// destroyRequest is req as Destroy runs it.
+func destroyRequest(req ApplyRequest) ApplyRequest {
 	req.Saved = nil
 	req.Plan.Destroy = true
 	req.Command = cmp.Or(req.Command, "convoy destroy")
-	return Apply(ctx, o, req)
+	return req
 }
 
 // applyPlan is the plan to apply: the saved one, verified against what the

@@ -46,6 +46,8 @@ type Connections struct {
 	// key: kept across Forget (an apply changes objects, which the
 	// watches follow, not what a connection reaches), stopped by Close.
 	informers map[string]*kube.Informers
+	// forgets counts the calls of Forget (generation).
+	forgets atomic.Uint64
 }
 
 // ListMode says where a run's plans take their metadata lists from.
@@ -122,6 +124,16 @@ func (c *Connections) Forget() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.byKey = nil
+	c.forgets.Add(1)
+}
+
+// generation changes with each Forget: a Session connects afresh once
+// its connections were forgotten (0 for a nil Connections).
+func (c *Connections) generation() uint64 {
+	if c == nil {
+		return 0
+	}
+	return c.forgets.Load()
 }
 
 // engine returns the kept engine of key, or connects with build once for

@@ -7,7 +7,14 @@
 // each release the outputs of the releases it depends on. Destroy is a plan
 // mode, not a second planner.
 //
+// Open returns a Session: the stack loaded and evaluated once and its
+// clusters connected once, whose methods (Plan, Verify, Apply, Destroy,
+// Output, Identity, Init) are the operations of one command or one
+// reconcile. The package functions of the same names open a session for
+// one operation.
+//
 // The command layer (cmd/convoy) parses flags into the requests of this
-// package, calls Plan, Apply, Destroy and the single-release operations,
-// and prints what they return. A controller calls the same entry points.
+// package, opens a session per command, calls its operations (and the
+// single-release ones), and prints what they return. A controller calls
+// the same entry points, one session per reconcile.
 package run

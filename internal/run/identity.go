@@ -39,6 +39,11 @@ func StackIdentity(ctx context.Context, o Options) (Identity, error) {
 	if err != nil {
 		return Identity{}, err
 	}
+	return identityOf(o, ls)
+}
+
+// identityOf is the identity of a loaded stack.
+func identityOf(o Options, ls *Loaded) (Identity, error) {
 	st := ls.Stack
 	cl := o.newClusters(nil)
 	seen := map[kube.ClusterID]bool{}

@@ -66,6 +66,11 @@ func Init(ctx context.Context, o Options, req InitRequest) (*Initialized, error)
 	if err != nil {
 		return nil, err
 	}
+	return initLoaded(ctx, ls, req)
+}
+
+// initLoaded is Init of a loaded stack.
+func initLoaded(ctx context.Context, ls *Loaded, req InitRequest) (*Initialized, error) {
 	st := ls.Stack
 	old, ldiags := source.ReadLock(st.Dir)
 	switch {

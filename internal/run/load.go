@@ -54,6 +54,8 @@ type Loaded struct {
 	// moves are the instances that keep the Helm name of the address they
 	// had before count was added or removed (keepMovedNames).
 	moves []config.ImplicitMove
+	// ordered: Order is set (order).
+	ordered bool
 }
 
 // DiagnosticsError carries diagnostics with the source files they point
@@ -92,6 +94,15 @@ const (
 // A failed load still returns what was read (Config), so that callers can
 // show diagnostics with their source.
 func Load(ctx context.Context, src Source, level LoadLevel) (*Loaded, error) {
+	ls, err := loadEvaluated(ctx, src)
+	if err != nil || level < Ordered {
+		return ls, err
+	}
+	return ls, ls.order()
+}
+
+// loadEvaluated loads and evaluates the stack (Load at Evaluated).
+func loadEvaluated(ctx context.Context, src Source) (*Loaded, error) {
 	ls := &Loaded{}
 	cfg, diags := config.LoadDir(src.Dir)
 	ls.Config = cfg
@@ -114,19 +125,31 @@ func Load(ctx context.Context, src Source, level LoadLevel) (*Loaded, error) {
 	st, d := config.Evaluate(ctx, cfg, ls.opts)
 	diags = append(diags, d...)
 	ls.Stack = st
-	if st != nil && !diags.HasErrors() && level >= Ordered {
-		g, d := st.Graph()
-		diags = append(diags, d...)
-		if !d.HasErrors() {
-			ls.Order, d = g.TopologicalOrder()
-			diags = append(diags, d...)
-		}
-	}
 	if err := diagError(diags, cfg); err != nil {
 		return ls, err
 	}
 	ls.Warnings = diags
 	return ls, nil
+}
+
+// order builds the evaluated stack's graph and orders its releases (Load
+// at Ordered), once: its diagnostics join the load's.
+func (ls *Loaded) order() error {
+	if ls.ordered {
+		return nil
+	}
+	g, diags := ls.Stack.Graph()
+	if !diags.HasErrors() {
+		var d hcl.Diagnostics
+		ls.Order, d = g.TopologicalOrder()
+		diags = append(diags, d...)
+	}
+	all := append(slices.Clip(ls.Warnings), diags...)
+	if err := diagError(all, ls.Config); err != nil {
+		return err
+	}
+	ls.Warnings, ls.ordered = all, true
+	return nil
 }
 
 // ConfigHash identifies the configuration the stack was loaded from, for

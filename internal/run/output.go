@@ -28,8 +28,17 @@ type ReleaseOutput struct {
 // Output returns the outputs of the named releases (addresses or Helm
 // release names; none: every release of the stack), in the stack's order.
 func Output(ctx context.Context, o Options, names []string) ([]ReleaseOutput, error) {
-	ls, cl, err := loadConnected(ctx, o)
+	s, err := Open(ctx, o)
 	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return s.Output(ctx, names)
+}
+
+// outputOn is Output of a loaded stack on the clusters cl connects.
+func outputOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, names []string) ([]ReleaseOutput, error) {
+	if err := ls.keepMovedNames(ctx, cl); err != nil {
 		return nil, err
 	}
 	var insts []*config.ReleaseInstance
@@ -47,7 +56,7 @@ func Output(ctx context.Context, o Options, names []string) ([]ReleaseOutput, er
 	}
 	out := make([]ReleaseOutput, len(insts))
 	errs := make([]error, len(insts))
-	err = forEach(ctx, o.parallelism(), len(insts), func(i int) {
+	err := forEach(ctx, o.parallelism(), len(insts), func(i int) {
 		out[i], errs[i] = outputOf(ctx, cl, insts[i])
 	})
 	if err := firstError(errs, err); err != nil {

@@ -47,6 +47,11 @@ type PlanRequest struct {
 	// it renders is traced to the values leaves it depends on
 	// (plan.ReleaseChange.Explained; convoy explain).
 	Explain bool
+	// Lists, when ListShared, has this plan take its metadata lists from
+	// the shared informers of the run's Connections (the controller's
+	// plans, but right after an apply); zero: as ClusterOptions.Lists
+	// says.
+	Lists ListMode
 	// pinned are charts that replace the source of release instances (a
 	// promotion's, Promote).
 	pinned map[config.ReleaseInstanceAddr]*chart.Chart
@@ -60,22 +65,28 @@ type Planned struct {
 	clusters []Connected
 }
 
-// Plan loads the stack and computes its plan. It changes nothing. A plan
-// that would change releases other stacks own comes back with a
-// *plan.ForeignError: it can be shown, never applied.
+// Plan loads the stack and computes its plan (Open, Session.Plan). It
+// changes nothing. A plan that would change releases other stacks own
+// comes back with a *plan.ForeignError: it can be shown, never applied.
 func Plan(ctx context.Context, o Options, req PlanRequest) (*Planned, error) {
-	ls, err := Load(ctx, o.Source, Ordered)
+	s, err := Open(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	return planLoaded(ctx, o, ls, req)
+	defer s.Close()
+	return s.Plan(ctx, req)
 }
 
-// planLoaded plans a loaded stack on its clusters (Plan; Promote with
-// pinned charts). Errors are as Plan's.
+// planLoaded plans a loaded stack on its clusters (Promote, with pinned
+// charts). Errors are as Plan's.
 func planLoaded(ctx context.Context, o Options, ls *Loaded, req PlanRequest) (*Planned, error) {
 	o = o.forStack(ls.Stack)
-	cl := o.newClusters(nil)
+	return planOn(ctx, o, ls, o.newClusters(nil), req)
+}
+
+// planOn plans a loaded stack on the clusters cl connects (o is
+// forStack'd). Errors are as Plan's.
+func planOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req PlanRequest) (*Planned, error) {
 	clusters, err := cl.Stack(ctx, ls.Stack)
 	if err != nil {
 		return nil, err

@@ -244,17 +244,21 @@ func short(h string) string {
 // the denials of policies are not checked (they are the plan's own
 // results: Apply refuses them).
 func CheckSavedPlan(ctx context.Context, o Options, saved *SavedPlan) error {
-	src, cleanup, err := savedPlanSource(o.Source, saved)
+	s, err := OpenSaved(ctx, o, saved)
 	if err != nil {
 		return err
 	}
-	defer cleanup()
-	o.Source = src
-	ls, cl, err := loadConnected(ctx, o)
-	if err != nil {
+	defer s.Close()
+	return s.Verify(ctx, saved)
+}
+
+// verifyOn is CheckSavedPlan of a loaded stack on the clusters cl
+// connects.
+func verifyOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, saved *SavedPlan) error {
+	if err := ls.keepMovedNames(ctx, cl); err != nil {
 		return err
 	}
-	_, err = verifySaved(ctx, o, ls, cl, saved, nil)
+	_, err := verifySaved(ctx, o, ls, cl, saved, nil)
 	// What policies deny is the plan's own result, not an observation
 	// that moved: the plan still holds (apply refuses it regardless).
 	var denied *plan.PolicyError
