@@ -197,6 +197,14 @@ type webhookReply struct {
 	code   int
 	result string
 	msg    string
+	// detail is logged, never sent: what the caller, who may not have
+	// authenticated, is not told (the token Secret's name, why it cannot
+	// be read).
+	detail string
+}
+
+func reply(code int, result, msg string) webhookReply {
+	return webhookReply{code: code, result: result, msg: msg}
 }
 
 func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -205,7 +213,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	// Never the request's headers: the token is one of them.
 	switch {
 	case rep.code >= 400:
-		r.log.Info("refused a registry notification", "remote", req.RemoteAddr, "status", rep.code, "reason", rep.msg)
+		r.log.Info("refused a registry notification", "remote", req.RemoteAddr, "status", rep.code, "reason", strings.TrimSpace(rep.msg+" "+rep.detail))
 	case rep.result == receiptAccepted:
 		r.log.Info("registry notification", "remote", req.RemoteAddr, "detail", rep.msg)
 	default:
@@ -222,10 +230,10 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 func (r *receiver) serve(req *http.Request) webhookReply {
 	if req.URL.Path != WebhookPath {
-		return webhookReply{http.StatusNotFound, receiptInvalid, "not found: registry notifications go to POST " + WebhookPath}
+		return reply(http.StatusNotFound, receiptInvalid, "not found: registry notifications go to POST "+WebhookPath)
 	}
 	if req.Method != http.MethodPost {
-		return webhookReply{http.StatusMethodNotAllowed, receiptInvalid, "method " + req.Method + ": registry notifications are POSTed"}
+		return reply(http.StatusMethodNotAllowed, receiptInvalid, "method "+req.Method+": registry notifications are POSTed")
 	}
 	if rep, ok := r.authorize(req); !ok {
 		return rep
@@ -233,40 +241,40 @@ func (r *receiver) serve(req *http.Request) webhookReply {
 	select {
 	case <-r.elected:
 	default:
-		return webhookReply{http.StatusServiceUnavailable, receiptUnavailable, "this replica does not lead its shard: send again (the registry retries)"}
+		return reply(http.StatusServiceUnavailable, receiptUnavailable, "this replica does not lead its shard: send again (the registry retries)")
 	}
 	if ct := req.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || !isWebhookMediaType(mt) {
-			return webhookReply{http.StatusUnsupportedMediaType, receiptInvalid, fmt.Sprintf("content type %q: want %s", ct, webhookMediaTypes[0])}
+			return reply(http.StatusUnsupportedMediaType, receiptInvalid, fmt.Sprintf("content type %q: want %s", ct, webhookMediaTypes[0]))
 		}
 	}
 	body, err := io.ReadAll(io.LimitReader(req.Body, maxWebhookBody+1))
 	if err != nil {
-		return webhookReply{http.StatusBadRequest, receiptInvalid, "reading the body: " + err.Error()}
+		return reply(http.StatusBadRequest, receiptInvalid, "reading the body: "+err.Error())
 	}
 	if len(body) > maxWebhookBody {
-		return webhookReply{http.StatusRequestEntityTooLarge, receiptInvalid, fmt.Sprintf("the body is larger than %d bytes", maxWebhookBody)}
+		return reply(http.StatusRequestEntityTooLarge, receiptInvalid, fmt.Sprintf("the body is larger than %d bytes", maxWebhookBody))
 	}
 	pushed, ignored, err := manifestPushes(body)
 	if err != nil {
-		return webhookReply{http.StatusBadRequest, receiptInvalid, err.Error()}
+		return reply(http.StatusBadRequest, receiptInvalid, err.Error())
 	}
 	repos := repositoriesOf(pushed)
 	if len(repos) == 0 {
-		return webhookReply{http.StatusAccepted, receiptIgnored, fmt.Sprintf("no push of a manifest among %d events: nothing to reconcile", ignored)}
+		return reply(http.StatusAccepted, receiptIgnored, fmt.Sprintf("no push of a manifest among %d events: nothing to reconcile", ignored))
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), webhookEnqueueTimeout)
 	defer cancel()
 	stacks, pipelines, err := r.enqueue(ctx, pushed)
 	if err != nil {
-		return webhookReply{http.StatusServiceUnavailable, receiptUnavailable, err.Error()}
+		return reply(http.StatusServiceUnavailable, receiptUnavailable, err.Error())
 	}
 	msg := fmt.Sprintf("pushed %s: reconciling %d Stacks and %d Pipelines", strings.Join(repos, ", "), stacks, pipelines)
 	if stacks+pipelines == 0 {
-		return webhookReply{http.StatusAccepted, receiptUnmatched, msg}
+		return reply(http.StatusAccepted, receiptUnmatched, msg)
 	}
-	return webhookReply{http.StatusAccepted, receiptAccepted, msg}
+	return reply(http.StatusAccepted, receiptAccepted, msg)
 }
 
 func isWebhookMediaType(mt string) bool {
@@ -328,7 +336,7 @@ func repositoriesOf(pushes []manifestPush) []string {
 // authorize checks the bearer token against the Secret's.
 func (r *receiver) authorize(req *http.Request) (webhookReply, bool) {
 	unauthorized := func(why string) (webhookReply, bool) {
-		return webhookReply{http.StatusUnauthorized, receiptUnauthorized, "unauthorized: " + why}, false
+		return reply(http.StatusUnauthorized, receiptUnauthorized, "unauthorized: "+why), false
 	}
 	h := req.Header.Get("Authorization")
 	if h == "" {
@@ -340,11 +348,14 @@ func (r *receiver) authorize(req *http.Request) (webhookReply, bool) {
 	}
 	want, err := r.tokenOf(req.Context())
 	if err != nil {
+		// The caller is not told which Secret, nor why: the log says.
 		var ue *tokenUnusableError
 		if errors.As(err, &ue) {
-			return unauthorized(err.Error())
+			rep, ok := unauthorized("the receiver has no usable token (the controller's log says why)")
+			rep.detail = "(" + err.Error() + ")"
+			return rep, ok
 		}
-		return webhookReply{http.StatusServiceUnavailable, receiptUnavailable, "the token cannot be read: " + err.Error()}, false
+		return webhookReply{code: http.StatusServiceUnavailable, result: receiptUnavailable, msg: "the token cannot be read now (the controller's log says why)", detail: "(" + err.Error() + ")"}, false
 	}
 	// Compared as hashes: in constant time, whatever the lengths.
 	a, b := sha256.Sum256([]byte(strings.TrimSpace(got))), sha256.Sum256(want)
