@@ -17,31 +17,27 @@ import (
 // its live objects (whole, or what convoy's field manager applied of
 // them), and the server-side dry runs of what the plan would apply. The
 // planner decides; the view reads, and owns how (lists or GETs, the
-// controller's shared informers, what is read once per plan). Rendering,
+// controller's shared informers, what is read ahead, what is read once
+// per plan), told by the plan what it will read (Reads). Rendering,
 // parsing and fingerprints stay the release engine's.
 //
 // The real view (Input.View nil) reads through the cluster's
 // *release.Engine, one per cluster and plan; planner/memview holds a
-// cluster in memory for unit tests of the planner's decisions.
+// cluster in memory for unit tests of the planner's decisions. Both read
+// records through RecordReads.
 //
 // What a view returns is the plan's, shared by its releases: callers never
 // modify it.
 type ClusterView interface {
-	// Histories are the records of a namespace by release name, oldest
-	// first, the newest and the newest deployed record of each whole
-	// (release.Engine.Histories).
-	Histories(ctx context.Context, namespace string) (map[string][]*release.Release, error)
-	// RecordMeta is the metadata of a namespace's records
-	// (release.Engine.ListRecordMeta).
-	RecordMeta(ctx context.Context, namespace string) ([]metav1.PartialObjectMetadata, error)
-	// HistoriesOfMeta are Histories from the records' metadata, every
-	// record partial (release.Engine.HistoriesOfMeta).
-	HistoriesOfMeta(ctx context.Context, namespace string, items []metav1.PartialObjectMetadata) (map[string][]*release.Release, error)
-	// LoadRecord reads a partial record whole.
-	LoadRecord(ctx context.Context, r *release.Release) (*release.Release, error)
-	// DeployedRecords are the deployed records of a namespace, read with
-	// one list.
-	DeployedRecords(ctx context.Context, namespace string) (*release.DeployedRecords, error)
+	// Records are the records of a namespace by release name, oldest
+	// first, read once per plan: whole (release.Engine.Histories: the
+	// newest and the newest deployed record of each whole) when the plan
+	// reads them whole (Reads.WholeRecords), else partial, as their
+	// metadata tells them (release.Release.Partial).
+	Records(ctx context.Context, namespace string) (map[string][]*release.Release, error)
+	// Whole is the whole record of a partial one (r itself when whole),
+	// read once per plan.
+	Whole(ctx context.Context, r *release.Release) (*release.Release, error)
 	// Labelled are the releases, across namespaces but except, with a
 	// record whose labels match selector (release.Engine.Labelled).
 	Labelled(ctx context.Context, selector map[string]string, except ...string) ([]release.RecordKey, error)
@@ -54,9 +50,6 @@ type ClusterView interface {
 	// Applied is what convoy's field manager applied of the live object
 	// (nil: absent), read once per plan from its metadata.
 	Applied(ctx context.Context, ref kube.Ref) (*kube.Applied, error)
-	// Prefetch starts reading, in the background, what Applied will be
-	// asked of these objects (a hint; a view may ignore it).
-	Prefetch(ctx context.Context, refs []kube.Ref)
 	// OutputObjects reads the live objects a dependency's outputs read of
 	// its deployed record rec (needs: what they read).
 	OutputObjects(rec *release.Release, needs config.ResourceNeeds) func(context.Context, kube.Ref) (*unstructured.Unstructured, error)
@@ -90,11 +83,12 @@ func (c *computer) viewOf(eng *release.Engine) ClusterView {
 	if v, ok := c.views.Load(id); ok {
 		return v.(ClusterView)
 	}
+	reads := c.reads(eng)
 	var v ClusterView
 	if c.in.View != nil {
-		v = c.in.View(eng)
+		v = c.in.View(eng, reads)
 	} else {
-		v = &engineView{eng: eng, live: c.in.Live, stats: c.stats, prefetch: make(chan struct{}, prefetchLists)}
+		v = newEngineView(eng, reads, c.in.Records)
 	}
 	got, _ := c.views.LoadOrStore(id, v)
 	return got.(ClusterView)
@@ -110,12 +104,31 @@ func (c *computer) view(kc *kube.Client) ClusterView {
 	return v.(ClusterView)
 }
 
+// reads is what the plan tells the view of eng's cluster (Reads).
+func (c *computer) reads(eng *release.Engine) Reads {
+	ours := c.stackReleases()
+	return Reads{
+		WholeRecords: (c.in.Refresh == RefreshFull || c.in.Observe == ObserveContent) && c.in.Records == nil,
+		WholeReads: func(ctx context.Context, namespace string) (int, error) {
+			return c.predictWholeReads(ctx, eng, namespace)
+		},
+		AppliedLists: c.in.Refresh == RefreshIncremental && c.in.Observe == ObserveMetadata && !c.in.Destroy,
+		Declared:     func(namespace, name string) bool { return ours[namespace+"/"+name] },
+		Live:         c.in.Live,
+		Do:           c.do,
+		Stats:        c.stats,
+	}
+}
+
 // engineView is the ClusterView of a real cluster, through its release
 // engine, for one plan: each list and GET is made once.
 type engineView struct {
 	eng   *release.Engine
+	reads Reads
 	live  LiveReads
 	stats *Stats
+
+	records *RecordReads
 
 	lists memo.Map[kindKey, map[string]*unstructured.Unstructured] // live objects by name
 	gets  memo.Map[objectKey, *unstructured.Unstructured]          // LiveGets: live objects read
@@ -129,24 +142,24 @@ type engineView struct {
 	prefetch chan struct{}
 }
 
-func (v *engineView) Histories(ctx context.Context, namespace string) (map[string][]*release.Release, error) {
-	return v.eng.Histories(ctx, namespace)
+// newEngineView is the view of eng's cluster for a plan that reads as
+// reads says; records, when not nil, lists the records' metadata
+// (Input.Records).
+func newEngineView(eng *release.Engine, reads Reads, records RecordSource) *engineView {
+	v := &engineView{eng: eng, reads: reads, live: reads.Live, stats: reads.Stats, prefetch: make(chan struct{}, prefetchLists)}
+	if v.stats == nil {
+		v.stats = &Stats{}
+	}
+	v.records = NewRecordReads(engineRecords{eng, records}, reads, v.prefetchApplied)
+	return v
 }
 
-func (v *engineView) RecordMeta(ctx context.Context, namespace string) ([]metav1.PartialObjectMetadata, error) {
-	return v.eng.ListRecordMeta(ctx, namespace)
+func (v *engineView) Records(ctx context.Context, namespace string) (map[string][]*release.Release, error) {
+	return v.records.Records(ctx, namespace)
 }
 
-func (v *engineView) HistoriesOfMeta(ctx context.Context, namespace string, items []metav1.PartialObjectMetadata) (map[string][]*release.Release, error) {
-	return v.eng.HistoriesOfMeta(ctx, namespace, items)
-}
-
-func (v *engineView) LoadRecord(ctx context.Context, r *release.Release) (*release.Release, error) {
-	return v.eng.LoadRecord(ctx, r)
-}
-
-func (v *engineView) DeployedRecords(ctx context.Context, namespace string) (*release.DeployedRecords, error) {
-	return v.eng.ListDeployedRecords(ctx, namespace)
+func (v *engineView) Whole(ctx context.Context, r *release.Release) (*release.Release, error) {
+	return v.records.Whole(ctx, r)
 }
 
 func (v *engineView) Labelled(ctx context.Context, selector map[string]string, except ...string) ([]release.RecordKey, error) {
@@ -261,24 +274,6 @@ func (v *engineView) Applied(ctx context.Context, ref kube.Ref) (*kube.Applied, 
 		}
 		return objs, nil
 	})
-}
-
-// Prefetch starts the metadata lists (Applied) of the kinds and
-// namespaces of refs in the background, at most cap(v.prefetch) at once
-// (prefetch.go says when and why).
-func (v *engineView) Prefetch(ctx context.Context, refs []kube.Ref) {
-	for _, ref := range refs {
-		go func() {
-			select {
-			case v.prefetch <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			defer func() { <-v.prefetch }()
-			// Its error, if any, is kept for the release that needs it.
-			_, _ = v.Applied(ctx, ref)
-		}()
-	}
 }
 
 // OutputObjects reads each object from the plan's full list of its kind

@@ -6,8 +6,10 @@
 // actions. The devcluster tests prove the same paths against a real API
 // server.
 //
-// A View holds release records (release.MemoryRecords), live objects (in
-// client-go's fake dynamic client, so that chart lookups and the reads
+// A View holds release records (release.MemoryRecords, which a plan
+// reads through planner.RecordReads as it reads a real cluster's:
+// View.For), live objects (in client-go's fake dynamic client, so that
+// chart lookups and the reads
 // the planner makes beside its view see them too) and a release engine
 // over fake clients that renders and parses as the real one does, with
 // the capabilities of the API resources the View serves.
@@ -42,6 +44,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/planner"
 	"github.com/convoy-sh/convoy/internal/release"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -159,27 +162,51 @@ func (v *View) Engines(context.Context, *config.ClusterSpec) (*release.Engine, e
 	return v.eng, nil
 }
 
-// Histories implements planner.ClusterView.
+// For is the View as a plan that reads as reads says sees it
+// (planner.Input.View): its records read through planner.RecordReads, as
+// the real view reads them, so that the plan's record lists and reads
+// (planner.Stats) are those it makes of a real cluster.
+func (v *View) For(reads planner.Reads) *PlanView {
+	return &PlanView{View: v, records: planner.NewRecordReads(v, reads, nil)}
+}
+
+// PlanView is a View for one plan (For).
+type PlanView struct {
+	*View
+	records *planner.RecordReads
+}
+
+// Records implements planner.ClusterView.
+func (p *PlanView) Records(ctx context.Context, namespace string) (map[string][]*release.Release, error) {
+	return p.records.Records(ctx, namespace)
+}
+
+// Whole implements planner.ClusterView.
+func (p *PlanView) Whole(ctx context.Context, r *release.Release) (*release.Release, error) {
+	return p.records.Whole(ctx, r)
+}
+
+// Histories implements planner.RecordStore.
 func (v *View) Histories(ctx context.Context, namespace string) (map[string][]*release.Release, error) {
 	return v.Records.Histories(ctx, namespace)
 }
 
-// RecordMeta implements planner.ClusterView.
+// RecordMeta implements planner.RecordStore.
 func (v *View) RecordMeta(_ context.Context, namespace string) ([]metav1.PartialObjectMetadata, error) {
 	return v.Records.Meta(namespace), nil
 }
 
-// HistoriesOfMeta implements planner.ClusterView.
+// HistoriesOfMeta implements planner.RecordStore.
 func (v *View) HistoriesOfMeta(_ context.Context, namespace string, items []metav1.PartialObjectMetadata) (map[string][]*release.Release, error) {
 	return v.Records.HistoriesOfMeta(namespace, items)
 }
 
-// LoadRecord implements planner.ClusterView.
+// LoadRecord implements planner.RecordStore.
 func (v *View) LoadRecord(ctx context.Context, r *release.Release) (*release.Release, error) {
 	return v.Records.Load(ctx, r)
 }
 
-// DeployedRecords implements planner.ClusterView.
+// DeployedRecords implements planner.RecordStore.
 func (v *View) DeployedRecords(ctx context.Context, namespace string) (*release.DeployedRecords, error) {
 	return v.Records.Deployed(ctx, namespace)
 }
@@ -215,9 +242,6 @@ func (v *View) Applied(ctx context.Context, ref kube.Ref) (*kube.Applied, error)
 	}
 	return kube.AppliedOf(v.kc.FieldManager(), u), nil
 }
-
-// Prefetch implements planner.ClusterView: nothing to read ahead.
-func (v *View) Prefetch(context.Context, []kube.Ref) {}
 
 // OutputObjects implements planner.ClusterView.
 func (v *View) OutputObjects(*release.Release, config.ResourceNeeds) func(context.Context, kube.Ref) (*unstructured.Unstructured, error) {
