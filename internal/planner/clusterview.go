@@ -38,9 +38,9 @@ type ClusterView interface {
 	// Whole is the whole record of a partial one (r itself when whole),
 	// read once per plan.
 	Whole(ctx context.Context, r *release.Release) (*release.Release, error)
-	// Labelled are the releases, across namespaces but except, with a
-	// record whose labels match selector (release.Engine.Labelled).
-	Labelled(ctx context.Context, selector map[string]string, except ...string) ([]release.RecordKey, error)
+	// StackRecords are the releases with a record of stack
+	// (release.StackLabel) on the cluster, read once per plan.
+	StackRecords(ctx context.Context, stack string) ([]release.RecordKey, error)
 	// CopiesOf says whether the records of release to in namespace are
 	// copies of every record of from (release.Storage.CopiesOf).
 	CopiesOf(ctx context.Context, namespace, from, to string) (bool, error)
@@ -114,9 +114,12 @@ func (c *computer) reads(eng *release.Engine) Reads {
 		},
 		AppliedLists: c.in.Refresh == RefreshIncremental && c.in.Observe == ObserveMetadata && !c.in.Destroy,
 		Declared:     func(namespace, name string) bool { return ours[namespace+"/"+name] },
-		Live:         c.in.Live,
-		Do:           c.do,
-		Stats:        c.stats,
+		Namespaces: func(ctx context.Context) ([]string, error) {
+			return c.readNamespaces(ctx, eng.Kube().ClusterID())
+		},
+		Live:  c.in.Live,
+		Do:    c.do,
+		Stats: c.stats,
 	}
 }
 
@@ -162,8 +165,8 @@ func (v *engineView) Whole(ctx context.Context, r *release.Release) (*release.Re
 	return v.records.Whole(ctx, r)
 }
 
-func (v *engineView) Labelled(ctx context.Context, selector map[string]string, except ...string) ([]release.RecordKey, error) {
-	return v.eng.Labelled(ctx, selector, except...)
+func (v *engineView) StackRecords(ctx context.Context, stack string) ([]release.RecordKey, error) {
+	return v.records.Stack(ctx, stack)
 }
 
 func (v *engineView) CopiesOf(ctx context.Context, namespace, from, to string) (bool, error) {

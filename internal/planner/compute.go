@@ -343,14 +343,10 @@ type computer struct {
 	origins provenance.Cache
 	// orphans are the releases of the stack on a cluster that its files
 	// do not declare there (rename.go).
-	orphans memo.Map[kube.ClusterID, []release.RecordKey]
-	// stackRecords are the releases with a record of the stack on a
-	// cluster (one metadata list each, shared by rename.go and
-	// uninstall.go).
-	stackRecords memo.Map[kube.ClusterID, []release.RecordKey]
-	declaredOn   memo.Map[kube.ClusterID, map[release.RecordKey]bool]
+	orphans    memo.Map[kube.ClusterID, []release.RecordKey]
+	declaredOn memo.Map[kube.ClusterID, map[release.RecordKey]bool]
 	// plansAll says the plan plans every release of the stack, so the
-	// histories of every namespace it declares are read (labelled).
+	// histories of every namespace it declares are read (readNamespaces).
 	plansAll bool
 	// namespaces are the namespaces create_namespace would create,
 	// validated once each: true when absent (validate.go).

@@ -106,6 +106,10 @@ func (e engineRecords) DeployedRecords(ctx context.Context, namespace string) (*
 	return e.eng.ListDeployedRecords(ctx, namespace)
 }
 
+func (e engineRecords) Labelled(ctx context.Context, selector map[string]string, except ...string) ([]release.RecordKey, error) {
+	return e.eng.Labelled(ctx, selector, except...)
+}
+
 // stackReleases are the stack's release instances as "namespace/name".
 func (c *computer) stackReleases() map[string]bool {
 	c.oursOnce.Do(func() {

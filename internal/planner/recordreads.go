@@ -2,6 +2,8 @@ package planner
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync/atomic"
 
 	"github.com/convoy-sh/convoy/internal/memo"
@@ -28,6 +30,9 @@ type RecordStore interface {
 	// DeployedRecords are the deployed records of a namespace, read with
 	// one list.
 	DeployedRecords(ctx context.Context, namespace string) (*release.DeployedRecords, error)
+	// Labelled are the releases, across namespaces but except, with a
+	// record whose labels match selector (release.Engine.Labelled).
+	Labelled(ctx context.Context, selector map[string]string, except ...string) ([]release.RecordKey, error)
 }
 
 // Reads is what a plan tells the view of a cluster about how it will read
@@ -52,6 +57,10 @@ type Reads struct {
 	// Declared says whether the stack declares a release name in
 	// namespace.
 	Declared func(namespace, name string) bool
+	// Namespaces are the namespaces of the cluster whose records the plan
+	// reads (Records) whatever it finds: those the stack declares there
+	// when the plan plans all its releases. Nil: none known.
+	Namespaces func(ctx context.Context) ([]string, error)
 	// Live says how releases planned in full read their live objects.
 	Live LiveReads
 	// Do runs a request holding one slot of the plan's pool (nil: at
@@ -96,6 +105,8 @@ type RecordReads struct {
 	// with one list (listed) rather than a GET each.
 	byList memo.Map[string, bool]
 	listed memo.Map[string, *release.DeployedRecords]
+	// stacks are the releases with a record of a stack, by stack.
+	stacks memo.Map[string, []release.RecordKey]
 }
 
 // revisionName is a revision of a release of a namespace.
@@ -236,3 +247,50 @@ func (rr *RecordReads) listedRecord(ctx context.Context, r *release.Release) (*r
 	}
 	return listed.Load(r)
 }
+
+// Stack is the releases with a record of stack (release.StackLabel) on
+// the cluster, read once per plan: from the records of the namespaces the
+// plan reads anyway (Reads.Namespaces), and one list of the label's
+// records' metadata for the other namespaces, so that a no-change plan
+// does not read every record's metadata twice.
+func (rr *RecordReads) Stack(ctx context.Context, stack string) ([]release.RecordKey, error) {
+	return rr.stacks.Get(stack, func() ([]release.RecordKey, error) {
+		var listed []string
+		if rr.reads.Namespaces != nil {
+			var err error
+			if listed, err = rr.reads.Namespaces(ctx); err != nil {
+				return nil, err
+			}
+			listed = slices.Compact(slices.Sorted(slices.Values(listed)))
+			if len(listed) > maxListedNamespaces {
+				listed = nil
+			}
+		}
+		var recs []release.RecordKey
+		err := rr.reads.do(ctx, func() error {
+			var err error
+			recs, err = rr.store.Labelled(ctx, map[string]string{"owner": "helm", release.StackLabel: stack}, listed...)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, ns := range listed {
+			hists, err := rr.Records(ctx, ns)
+			if err != nil {
+				return nil, err
+			}
+			for _, name := range slices.Sorted(maps.Keys(hists)) {
+				if slices.ContainsFunc(hists[name], func(r *release.Release) bool { return r.Labels[release.StackLabel] == stack }) {
+					recs = append(recs, release.RecordKey{Namespace: ns, Name: name})
+				}
+			}
+		}
+		return recs, nil
+	})
+}
+
+// maxListedNamespaces bounds the namespaces Stack leaves out of the
+// label's list by field selector (about 40 bytes of URL each); a stack
+// declaring more lists its label everywhere.
+const maxListedNamespaces = 100

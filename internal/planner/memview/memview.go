@@ -186,6 +186,11 @@ func (p *PlanView) Whole(ctx context.Context, r *release.Release) (*release.Rele
 	return p.records.Whole(ctx, r)
 }
 
+// StackRecords implements planner.ClusterView.
+func (p *PlanView) StackRecords(ctx context.Context, stack string) ([]release.RecordKey, error) {
+	return p.records.Stack(ctx, stack)
+}
+
 // Histories implements planner.RecordStore.
 func (v *View) Histories(ctx context.Context, namespace string) (map[string][]*release.Release, error) {
 	return v.Records.Histories(ctx, namespace)
@@ -211,7 +216,7 @@ func (v *View) DeployedRecords(ctx context.Context, namespace string) (*release.
 	return v.Records.Deployed(ctx, namespace)
 }
 
-// Labelled implements planner.ClusterView.
+// Labelled implements planner.RecordStore.
 func (v *View) Labelled(ctx context.Context, selector map[string]string, except ...string) ([]release.RecordKey, error) {
 	return v.Records.Labelled(ctx, selector, except...)
 }
