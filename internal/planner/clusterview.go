@@ -10,7 +10,6 @@ import (
 	"github.com/convoy-sh/convoy/internal/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // ClusterView is what a plan reads of one cluster: its release records,
@@ -58,11 +57,18 @@ type ClusterView interface {
 	// will: forcing the fields obj sets, leaving those ignore names to
 	// others. live is the object as the plan read it (nil: absent).
 	DryRun(ctx context.Context, obj, live *unstructured.Unstructured, ignore kube.IgnoreRules) (*unstructured.Unstructured, error)
-	// Admission says which API groups the admission webhooks or policies
-	// of resource gvr match (all: every group), as
-	// kube.Client.AdmissionGroups: whether a dry run may be skipped
-	// (dryrunskip.go).
-	Admission(ctx context.Context, gvr schema.GroupVersionResource) (groups []string, all bool, err error)
+	// DryRunCreate asks whether the API server would create obj in
+	// namespace (kube.Client.DryRunCreateIn): a new object validated
+	// outside a namespace that does not exist yet.
+	DryRunCreate(ctx context.Context, obj *unstructured.Unstructured, namespace string) error
+	// Namespace says whether namespace exists, read once per plan
+	// (kube.Client.CheckNamespace: one the plan may not read is taken to
+	// exist).
+	Namespace(ctx context.Context, namespace string) (bool, error)
+	// Admission is what the cluster's admission webhooks and policies
+	// match, read once per plan; one the plan may not read matches
+	// everything: whether a dry run may be skipped (dryrunskip.go).
+	Admission(ctx context.Context) (AdmissionScope, error)
 }
 
 // engine returns the release engine of a cluster block (Input.Engine)
@@ -143,6 +149,9 @@ type engineView struct {
 	// started early by Prefetch, at most cap(prefetch) at once.
 	applied  memo.Map[kindKey, map[string]*kube.Applied]
 	prefetch chan struct{}
+	// admission is what the cluster's admission configurations match.
+	admission  memo.Map[struct{}, AdmissionScope]
+	namespaces memo.Map[string, bool] // exists (Namespace)
 }
 
 // newEngineView is the view of eng's cluster for a plan that reads as
@@ -348,8 +357,40 @@ func (v *engineView) DryRun(ctx context.Context, obj, live *unstructured.Unstruc
 	return res[0].Live, nil
 }
 
-func (v *engineView) Admission(ctx context.Context, gvr schema.GroupVersionResource) ([]string, bool, error) {
-	return v.eng.Kube().AdmissionGroups(ctx, gvr)
+func (v *engineView) DryRunCreate(ctx context.Context, obj *unstructured.Unstructured, namespace string) error {
+	return v.eng.Kube().DryRunCreateIn(ctx, obj, namespace)
+}
+
+func (v *engineView) Namespace(ctx context.Context, namespace string) (bool, error) {
+	return v.namespaces.Get(namespace, func() (bool, error) {
+		return v.eng.Kube().CheckNamespace(ctx, namespace)
+	})
+}
+
+// Admission lists each kind of admission configuration
+// (admissionResources, kube.Client.AdmissionGroups) once per plan.
+func (v *engineView) Admission(ctx context.Context) (AdmissionScope, error) {
+	return v.admission.Get(struct{}{}, func() (AdmissionScope, error) {
+		scope := AdmissionScope{Groups: map[string]bool{}}
+		err := v.reads.do(ctx, func() error {
+			for _, gvr := range admissionResources {
+				v.stats.add(&v.stats.Lists, 1)
+				groups, all, err := v.eng.Kube().AdmissionGroups(ctx, gvr)
+				switch {
+				case err != nil && ctx.Err() != nil:
+					return ctx.Err()
+				case err != nil || all:
+					scope.All = true // dry-run everything
+					return nil
+				}
+				for _, g := range groups {
+					scope.Groups[g] = true
+				}
+			}
+			return nil
+		})
+		return scope, err
+	})
 }
 
 // sharedList returns ref's object from the plan's list of its kind and

@@ -348,12 +348,6 @@ type computer struct {
 	// plansAll says the plan plans every release of the stack, so the
 	// histories of every namespace it declares are read (readNamespaces).
 	plansAll bool
-	// namespaces are the namespaces create_namespace would create,
-	// validated once each: true when absent (validate.go).
-	namespaces memo.Map[nsKey, bool]
-	// admission says per cluster whether it has no admission webhook or
-	// policy (dryrunskip.go).
-	admission memo.Map[kube.ClusterID, admissionScope]
 }
 
 // nsKey is a namespace of a cluster.

@@ -28,8 +28,10 @@
 //     manager own every leaf it sets; Edit moves the leaves it changes to
 //     another manager. Lists are leaves.
 //   - One cluster: every cluster block plans against the same View.
-//   - Namespaces exist when asked: nothing is terminating; CRDs applied by
-//     a release do not add kinds.
+//   - Namespaces: a dry run never refuses an object for its namespace
+//     (the warning about a namespace nobody creates is the devcluster's
+//     to test); Namespace finds those Put or applied; nothing is
+//     terminating. CRDs applied by a release do not add kinds.
 package memview
 
 import (
@@ -266,10 +268,24 @@ func (v *View) DryRun(_ context.Context, obj, live *unstructured.Unstructured, i
 	return v.merged(obj, live), nil
 }
 
-// Admission implements planner.ClusterView: Options.Admission, for every
-// kind of configuration.
-func (v *View) Admission(context.Context, schema.GroupVersionResource) ([]string, bool, error) {
-	return v.admission, slices.Contains(v.admission, "*"), nil
+// DryRunCreate implements planner.ClusterView: the fake clients' create.
+func (v *View) DryRunCreate(ctx context.Context, obj *unstructured.Unstructured, namespace string) error {
+	return v.kc.DryRunCreateIn(ctx, obj, namespace)
+}
+
+// Namespace implements planner.ClusterView: whether a Namespace object
+// was Put or applied.
+func (v *View) Namespace(ctx context.Context, namespace string) (bool, error) {
+	return v.kc.CheckNamespace(ctx, namespace)
+}
+
+// Admission implements planner.ClusterView: Options.Admission.
+func (v *View) Admission(context.Context) (planner.AdmissionScope, error) {
+	scope := planner.AdmissionScope{All: slices.Contains(v.admission, "*"), Groups: map[string]bool{}}
+	for _, g := range v.admission {
+		scope.Groups[g] = true
+	}
+	return scope, nil
 }
 
 // merged is obj applied over live by convoy's field manager.
