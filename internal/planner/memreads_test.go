@@ -3,6 +3,7 @@ package planner_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -163,5 +164,80 @@ release "api" {
 	p := m.mustPlan(nil, planner.ObserveMetadata)
 	if got := actions(p); got != "release.web:no-op removed:back/api:uninstall" {
 		t.Fatalf("actions %s, want api uninstalled from back", got)
+	}
+}
+
+// After a failed upgrade, the next upgrade's values diff is against the
+// deployed revision, not the failed one (what users last had running).
+func TestMemUpgradeAfterAFailedRevisionComparesValuesWithTheDeployed(t *testing.T) {
+	m := newMem(t, webStack(t, `{ message = "a" }`))
+	m.deploy()
+	m.rewrite(webStack(t, `{ message = "b", extra = true }`))
+	m.deploy()
+	setStatus(t, m, "web", 2, release.StatusFailed, nil)
+	setStatus(t, m, "web", 1, release.StatusDeployed, nil)
+	m.rewrite(webStack(t, `{ message = "c" }`))
+	rc := change(t, m.mustPlan(nil, planner.ObserveMetadata), "release.web")
+	if rc.Action != plan.ActionUpgrade || rc.Values == nil {
+		t.Fatalf("%s with values %v, want an upgrade with a values diff", rc.Action, rc.Values)
+	}
+	var ops []string
+	for _, c := range rc.Values.Changes {
+		ops = append(ops, fmt.Sprintf("%s %s %v->%v", c.Op, c.Path, c.Before, c.After))
+	}
+	if got := strings.Join(ops, ", "); got != "change message a->c" {
+		t.Errorf("values diff %q, want message a->c against revision 1", got)
+	}
+}
+
+func TestMemTargetsWithAndWithoutTheirDependencies(t *testing.T) {
+	hcl := webStack(t, ``) + fmt.Sprintf(`
+release "api" {
+  chart      = %q
+  depends_on = [release.web]
+}
+`, webChart(t))
+	for _, tt := range []struct {
+		includeDeps bool
+		want        string
+	}{{false, "release.api:install"}, {true, "release.web:install release.api:install"}} {
+		t.Run(fmt.Sprint(tt.includeDeps), func(t *testing.T) {
+			m := newMem(t, hcl)
+			m.in = func(in *planner.Input) {
+				addrs, _ := in.Stack.ResolveTargets([]string{"release.api"})
+				in.Targets, in.IncludeDeps = addrs, tt.includeDeps
+			}
+			p := m.mustPlan(nil, planner.ObserveMetadata)
+			if got := actions(p); got != tt.want || fmt.Sprint(p.Targets) != "[release.api]" || p.IncludeDeps != tt.includeDeps {
+				t.Errorf("actions %s targets %v include deps %v, want %s", got, p.Targets, p.IncludeDeps, tt.want)
+			}
+		})
+	}
+}
+
+// Each release reads the revision of the one before, and there are more
+// of them than goroutines planning at parallelism 1: each waits for its
+// dependency's plan, the releases are taken in order, and the plan
+// completes.
+func TestMemChainLongerThanThePool(t *testing.T) {
+	n := 3 * max(2, 4*runtime.GOMAXPROCS(0))
+	hcl := webStack(t, ``)
+	for i := 1; i < n; i++ {
+		prev := "web"
+		if i > 1 {
+			prev = fmt.Sprintf("r%d", i-1)
+		}
+		hcl += fmt.Sprintf("release \"r%d\" {\n  chart  = %q\n  values = [{ message = \"after ${release.%s.revision}\" }]\n}\n", i, webChart(t), prev)
+	}
+	m := newMem(t, hcl)
+	m.in = func(in *planner.Input) { in.Parallelism = 1 }
+	p := m.mustPlan(nil, planner.ObserveMetadata)
+	if len(p.Releases) != n {
+		t.Fatalf("%d releases planned, want %d", len(p.Releases), n)
+	}
+	for i, rc := range p.Releases {
+		if rc.Action != plan.ActionInstall || rc.KnownAfterApply != (i > 0) {
+			t.Fatalf("%s: %s, known after apply %v", rc.Addr, rc.Action, rc.KnownAfterApply)
+		}
 	}
 }
