@@ -146,7 +146,7 @@ type engineView struct {
 	// when it serves none (LiveGets: informedAbsent).
 	informed memo.Map[kindKey, map[string]*kube.Applied]
 	// applied are the metadata lists the fast path reads (Applied),
-	// started early by Prefetch, at most cap(prefetch) at once.
+	// started early by prefetchApplied, at most cap(prefetch) at once.
 	applied  memo.Map[kindKey, map[string]*kube.Applied]
 	prefetch chan struct{}
 	// admission is what the cluster's admission configurations match.
