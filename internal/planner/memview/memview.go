@@ -1,7 +1,8 @@
 // Package memview is a cluster held in memory that the planner plans
-// against (planner.ClusterView), so that its decisions — a release proven
-// unchanged, drift, who owns a release, moved and removed releases, what
-// failed revisions left, interrupted runs — are unit-tested under
+// against (planner.ClusterView: View.For a plan), so that its decisions —
+// a release proven unchanged, drift, who owns a release, moved and
+// removed releases, what failed revisions left, interrupted runs, which
+// records it reads and how — are unit-tested under
 // `go test -short`, as Helm's kubefake and storage/driver.Memory test its
 // actions. The devcluster tests prove the same paths against a real API
 // server.
