@@ -49,6 +49,14 @@ type ClusterView interface {
 	// Applied is what convoy's field manager applied of the live object
 	// (nil: absent), read once per plan from its metadata.
 	Applied(ctx context.Context, ref kube.Ref) (*kube.Applied, error)
+	// Get reads a live object now, with a GET (nil: absent): what the
+	// plan needs as it is, not as the plan's lists hold it (a
+	// StorageClass, an object a chart's lookup read).
+	Get(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error)
+	// Claims are the PersistentVolumeClaims of a namespace, listed each
+	// time they are asked (for the StatefulSets a release resizes,
+	// replaces or deletes).
+	Claims(ctx context.Context, namespace string) ([]*unstructured.Unstructured, error)
 	// OutputObjects reads the live objects a dependency's outputs read of
 	// its deployed record rec (needs: what they read).
 	OutputObjects(rec *release.Release, needs config.ResourceNeeds) func(context.Context, kube.Ref) (*unstructured.Unstructured, error)
@@ -355,6 +363,14 @@ func (v *engineView) DryRun(ctx context.Context, obj, live *unstructured.Unstruc
 		return nil, err
 	}
 	return res[0].Live, nil
+}
+
+func (v *engineView) Get(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
+	return getLive(ctx, v.eng.Kube(), ref)
+}
+
+func (v *engineView) Claims(ctx context.Context, namespace string) ([]*unstructured.Unstructured, error) {
+	return v.eng.Kube().List(ctx, "v1", "PersistentVolumeClaim", namespace, metav1.ListOptions{})
 }
 
 func (v *engineView) DryRunCreate(ctx context.Context, obj *unstructured.Unstructured, namespace string) error {

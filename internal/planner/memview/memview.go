@@ -242,6 +242,28 @@ func (v *View) Live(ctx context.Context, ref kube.Ref) (*unstructured.Unstructur
 	return u, err
 }
 
+// Get implements planner.ClusterView.
+func (v *View) Get(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
+	return v.Live(ctx, ref)
+}
+
+// Claims implements planner.ClusterView.
+func (v *View) Claims(ctx context.Context, namespace string) ([]*unstructured.Unstructured, error) {
+	res, err := v.resource(kube.Ref{Version: "v1", Kind: "PersistentVolumeClaim", Namespace: namespace})
+	if err != nil {
+		return nil, err
+	}
+	list, err := res.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*unstructured.Unstructured, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
 // Applied implements planner.ClusterView.
 func (v *View) Applied(ctx context.Context, ref kube.Ref) (*kube.Applied, error) {
 	u, err := v.Live(ctx, ref)
