@@ -65,6 +65,10 @@ type ClusterView interface {
 	// will: forcing the fields obj sets, leaving those ignore names to
 	// others. live is the object as the plan read it (nil: absent).
 	DryRun(ctx context.Context, obj, live *unstructured.Unstructured, ignore kube.IgnoreRules) (*unstructured.Unstructured, error)
+	// DryRunReplace replaces a CustomResourceDefinition without
+	// persisting it (kube.Client.ReplaceCRD): what crds =
+	// "create_replace" would make of it.
+	DryRunReplace(ctx context.Context, crd *unstructured.Unstructured) (*unstructured.Unstructured, error)
 	// DryRunCreate asks whether the API server would create obj in
 	// namespace (kube.Client.DryRunCreateIn): a new object validated
 	// outside a namespace that does not exist yet.
@@ -371,6 +375,10 @@ func (v *engineView) Get(ctx context.Context, ref kube.Ref) (*unstructured.Unstr
 
 func (v *engineView) Claims(ctx context.Context, namespace string) ([]*unstructured.Unstructured, error) {
 	return v.eng.Kube().List(ctx, "v1", "PersistentVolumeClaim", namespace, metav1.ListOptions{})
+}
+
+func (v *engineView) DryRunReplace(ctx context.Context, crd *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	return v.eng.Kube().ReplaceCRD(ctx, crd, true)
 }
 
 func (v *engineView) DryRunCreate(ctx context.Context, obj *unstructured.Unstructured, namespace string) error {

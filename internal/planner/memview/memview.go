@@ -291,6 +291,15 @@ func (v *View) DryRun(_ context.Context, obj, live *unstructured.Unstructured, i
 	return v.merged(obj, live), nil
 }
 
+// DryRunReplace implements planner.ClusterView: the CRD as given (no
+// defaulting, no check of the versions its live one stores).
+func (v *View) DryRunReplace(_ context.Context, crd *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if _, err := v.resource(kube.RefOf(crd)); err != nil {
+		return nil, err
+	}
+	return crd.DeepCopy(), nil
+}
+
 // DryRunCreate implements planner.ClusterView: the fake clients' create.
 func (v *View) DryRunCreate(ctx context.Context, obj *unstructured.Unstructured, namespace string) error {
 	return v.kc.DryRunCreateIn(ctx, obj, namespace)
