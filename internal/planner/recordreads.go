@@ -36,8 +36,7 @@ type RecordStore interface {
 }
 
 // Reads is what a plan tells the view of a cluster about how it will read
-// it (Input.View), so that the view chooses its requests. They are hints:
-// what the plan holds does not depend on them.
+// it (Input.View), so that the view chooses its requests.
 type Reads struct {
 	// WholeRecords: the plan reads every release's records whole (a full
 	// refresh, a plan that observes content): one list of a namespace's
