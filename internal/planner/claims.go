@@ -8,9 +8,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -38,7 +36,7 @@ func (c *computer) claimExpansions(ctx context.Context, kc *kube.Client, rc *pla
 			if !listed {
 				c.stats.add(&c.stats.Lists, 1)
 				var err error
-				if pvcs, err = kc.List(ctx, "v1", "PersistentVolumeClaim", o.Ref.Namespace, metav1.ListOptions{}); err != nil {
+				if pvcs, err = c.view(kc).Claims(ctx, o.Ref.Namespace); err != nil {
 					return nil, fmt.Errorf("list the claims of %s: %w", o.Ref, err)
 				}
 				lists[o.Ref.Namespace] = pvcs
@@ -60,8 +58,8 @@ func (c *computer) claimExpansions(ctx context.Context, kc *kube.Client, rc *pla
 				sc, seen := classes[class]
 				if !seen {
 					var err error
-					sc, err = kc.Get(ctx, kube.Ref{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass", Name: class})
-					if err != nil && !apierrors.IsNotFound(err) {
+					sc, err = c.view(kc).Get(ctx, kube.Ref{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass", Name: class})
+					if err != nil {
 						return nil, fmt.Errorf("%s: read its storage class: %w", ref, err)
 					}
 					classes[class] = sc

@@ -10,41 +10,36 @@ import (
 	"github.com/convoy-sh/convoy/internal/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // ClusterView is what a plan reads of one cluster: its release records,
 // its live objects (whole, or what convoy's field manager applied of
 // them), and the server-side dry runs of what the plan would apply. The
 // planner decides; the view reads, and owns how (lists or GETs, the
-// controller's shared informers, what is read once per plan). Rendering,
+// controller's shared informers, what is read ahead, what is read once
+// per plan), told by the plan what it will read (Reads). Rendering,
 // parsing and fingerprints stay the release engine's.
 //
 // The real view (Input.View nil) reads through the cluster's
 // *release.Engine, one per cluster and plan; planner/memview holds a
-// cluster in memory for unit tests of the planner's decisions.
+// cluster in memory for unit tests of the planner's decisions. Both read
+// records through RecordReads.
 //
 // What a view returns is the plan's, shared by its releases: callers never
 // modify it.
 type ClusterView interface {
-	// Histories are the records of a namespace by release name, oldest
-	// first, the newest and the newest deployed record of each whole
-	// (release.Engine.Histories).
-	Histories(ctx context.Context, namespace string) (map[string][]*release.Release, error)
-	// RecordMeta is the metadata of a namespace's records
-	// (release.Engine.ListRecordMeta).
-	RecordMeta(ctx context.Context, namespace string) ([]metav1.PartialObjectMetadata, error)
-	// HistoriesOfMeta are Histories from the records' metadata, every
-	// record partial (release.Engine.HistoriesOfMeta).
-	HistoriesOfMeta(ctx context.Context, namespace string, items []metav1.PartialObjectMetadata) (map[string][]*release.Release, error)
-	// LoadRecord reads a partial record whole.
-	LoadRecord(ctx context.Context, r *release.Release) (*release.Release, error)
-	// DeployedRecords are the deployed records of a namespace, read with
-	// one list.
-	DeployedRecords(ctx context.Context, namespace string) (*release.DeployedRecords, error)
-	// Labelled are the releases, across namespaces but except, with a
-	// record whose labels match selector (release.Engine.Labelled).
-	Labelled(ctx context.Context, selector map[string]string, except ...string) ([]release.RecordKey, error)
+	// Records are the records of a namespace by release name, oldest
+	// first, read once per plan: whole (release.Engine.Histories: the
+	// newest and the newest deployed record of each whole) when the plan
+	// reads them whole (Reads.WholeRecords), else partial, as their
+	// metadata tells them (release.Release.Partial).
+	Records(ctx context.Context, namespace string) (map[string][]*release.Release, error)
+	// Whole is the whole record of a partial one (r itself when whole),
+	// read once per plan.
+	Whole(ctx context.Context, r *release.Release) (*release.Release, error)
+	// StackRecords are the releases with a record of stack
+	// (release.StackLabel) on the cluster, read once per plan.
+	StackRecords(ctx context.Context, stack string) ([]release.RecordKey, error)
 	// CopiesOf says whether the records of release to in namespace are
 	// copies of every record of from (release.Storage.CopiesOf).
 	CopiesOf(ctx context.Context, namespace, from, to string) (bool, error)
@@ -54,9 +49,14 @@ type ClusterView interface {
 	// Applied is what convoy's field manager applied of the live object
 	// (nil: absent), read once per plan from its metadata.
 	Applied(ctx context.Context, ref kube.Ref) (*kube.Applied, error)
-	// Prefetch starts reading, in the background, what Applied will be
-	// asked of these objects (a hint; a view may ignore it).
-	Prefetch(ctx context.Context, refs []kube.Ref)
+	// Get reads a live object now, with a GET (nil: absent): what the
+	// plan needs as it is, not as the plan's lists hold it (a
+	// StorageClass, an object a chart's lookup read).
+	Get(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error)
+	// Claims are the PersistentVolumeClaims of a namespace, listed each
+	// time they are asked (for the StatefulSets a release resizes,
+	// replaces or deletes).
+	Claims(ctx context.Context, namespace string) ([]*unstructured.Unstructured, error)
 	// OutputObjects reads the live objects a dependency's outputs read of
 	// its deployed record rec (needs: what they read).
 	OutputObjects(rec *release.Release, needs config.ResourceNeeds) func(context.Context, kube.Ref) (*unstructured.Unstructured, error)
@@ -65,11 +65,22 @@ type ClusterView interface {
 	// will: forcing the fields obj sets, leaving those ignore names to
 	// others. live is the object as the plan read it (nil: absent).
 	DryRun(ctx context.Context, obj, live *unstructured.Unstructured, ignore kube.IgnoreRules) (*unstructured.Unstructured, error)
-	// Admission says which API groups the admission webhooks or policies
-	// of resource gvr match (all: every group), as
-	// kube.Client.AdmissionGroups: whether a dry run may be skipped
-	// (dryrunskip.go).
-	Admission(ctx context.Context, gvr schema.GroupVersionResource) (groups []string, all bool, err error)
+	// DryRunReplace replaces a CustomResourceDefinition without
+	// persisting it (kube.Client.ReplaceCRD): what crds =
+	// "create_replace" would make of it.
+	DryRunReplace(ctx context.Context, crd *unstructured.Unstructured) (*unstructured.Unstructured, error)
+	// DryRunCreate asks whether the API server would create obj in
+	// namespace (kube.Client.DryRunCreateIn): a new object validated
+	// outside a namespace that does not exist yet.
+	DryRunCreate(ctx context.Context, obj *unstructured.Unstructured, namespace string) error
+	// Namespace says whether namespace exists, read once per plan
+	// (kube.Client.CheckNamespace: one the plan may not read is taken to
+	// exist).
+	Namespace(ctx context.Context, namespace string) (bool, error)
+	// Admission is what the cluster's admission webhooks and policies
+	// match, read once per plan; one the plan may not read matches
+	// everything: whether a dry run may be skipped (dryrunskip.go).
+	Admission(ctx context.Context) (AdmissionScope, error)
 }
 
 // engine returns the release engine of a cluster block (Input.Engine)
@@ -90,11 +101,12 @@ func (c *computer) viewOf(eng *release.Engine) ClusterView {
 	if v, ok := c.views.Load(id); ok {
 		return v.(ClusterView)
 	}
+	reads := c.reads(eng)
 	var v ClusterView
 	if c.in.View != nil {
-		v = c.in.View(eng)
+		v = c.in.View(eng, reads)
 	} else {
-		v = &engineView{eng: eng, live: c.in.Live, stats: c.stats, prefetch: make(chan struct{}, prefetchLists)}
+		v = newEngineView(eng, reads, c.in.Records)
 	}
 	got, _ := c.views.LoadOrStore(id, v)
 	return got.(ClusterView)
@@ -110,12 +122,34 @@ func (c *computer) view(kc *kube.Client) ClusterView {
 	return v.(ClusterView)
 }
 
+// reads is what the plan tells the view of eng's cluster (Reads).
+func (c *computer) reads(eng *release.Engine) Reads {
+	ours := c.stackReleases()
+	return Reads{
+		WholeRecords: (c.in.Refresh == RefreshFull || c.in.Observe == ObserveContent) && c.in.Records == nil,
+		WholeReads: func(ctx context.Context, namespace string) (int, error) {
+			return c.predictWholeReads(ctx, eng, namespace)
+		},
+		AppliedLists: c.in.Refresh == RefreshIncremental && c.in.Observe == ObserveMetadata && !c.in.Destroy,
+		Declared:     func(namespace, name string) bool { return ours[namespace+"/"+name] },
+		Namespaces: func(ctx context.Context) ([]string, error) {
+			return c.readNamespaces(ctx, eng.Kube().ClusterID())
+		},
+		Live:  c.in.Live,
+		Do:    c.do,
+		Stats: c.stats,
+	}
+}
+
 // engineView is the ClusterView of a real cluster, through its release
 // engine, for one plan: each list and GET is made once.
 type engineView struct {
 	eng   *release.Engine
+	reads Reads
 	live  LiveReads
 	stats *Stats
+
+	records *RecordReads
 
 	lists memo.Map[kindKey, map[string]*unstructured.Unstructured] // live objects by name
 	gets  memo.Map[objectKey, *unstructured.Unstructured]          // LiveGets: live objects read
@@ -124,33 +158,36 @@ type engineView struct {
 	// when it serves none (LiveGets: informedAbsent).
 	informed memo.Map[kindKey, map[string]*kube.Applied]
 	// applied are the metadata lists the fast path reads (Applied),
-	// started early by Prefetch, at most cap(prefetch) at once.
+	// started early by prefetchApplied, at most cap(prefetch) at once.
 	applied  memo.Map[kindKey, map[string]*kube.Applied]
 	prefetch chan struct{}
+	// admission is what the cluster's admission configurations match.
+	admission  memo.Map[struct{}, AdmissionScope]
+	namespaces memo.Map[string, bool] // exists (Namespace)
 }
 
-func (v *engineView) Histories(ctx context.Context, namespace string) (map[string][]*release.Release, error) {
-	return v.eng.Histories(ctx, namespace)
+// newEngineView is the view of eng's cluster for a plan that reads as
+// reads says; records, when not nil, lists the records' metadata
+// (Input.Records).
+func newEngineView(eng *release.Engine, reads Reads, records RecordSource) *engineView {
+	v := &engineView{eng: eng, reads: reads, live: reads.Live, stats: reads.Stats, prefetch: make(chan struct{}, prefetchLists)}
+	if v.stats == nil {
+		v.stats = &Stats{}
+	}
+	v.records = NewRecordReads(engineRecords{eng, records}, reads, v.prefetchApplied)
+	return v
 }
 
-func (v *engineView) RecordMeta(ctx context.Context, namespace string) ([]metav1.PartialObjectMetadata, error) {
-	return v.eng.ListRecordMeta(ctx, namespace)
+func (v *engineView) Records(ctx context.Context, namespace string) (map[string][]*release.Release, error) {
+	return v.records.Records(ctx, namespace)
 }
 
-func (v *engineView) HistoriesOfMeta(ctx context.Context, namespace string, items []metav1.PartialObjectMetadata) (map[string][]*release.Release, error) {
-	return v.eng.HistoriesOfMeta(ctx, namespace, items)
+func (v *engineView) Whole(ctx context.Context, r *release.Release) (*release.Release, error) {
+	return v.records.Whole(ctx, r)
 }
 
-func (v *engineView) LoadRecord(ctx context.Context, r *release.Release) (*release.Release, error) {
-	return v.eng.LoadRecord(ctx, r)
-}
-
-func (v *engineView) DeployedRecords(ctx context.Context, namespace string) (*release.DeployedRecords, error) {
-	return v.eng.ListDeployedRecords(ctx, namespace)
-}
-
-func (v *engineView) Labelled(ctx context.Context, selector map[string]string, except ...string) ([]release.RecordKey, error) {
-	return v.eng.Labelled(ctx, selector, except...)
+func (v *engineView) StackRecords(ctx context.Context, stack string) ([]release.RecordKey, error) {
+	return v.records.Stack(ctx, stack)
 }
 
 func (v *engineView) CopiesOf(ctx context.Context, namespace, from, to string) (bool, error) {
@@ -263,24 +300,6 @@ func (v *engineView) Applied(ctx context.Context, ref kube.Ref) (*kube.Applied, 
 	})
 }
 
-// Prefetch starts the metadata lists (Applied) of the kinds and
-// namespaces of refs in the background, at most cap(v.prefetch) at once
-// (prefetch.go says when and why).
-func (v *engineView) Prefetch(ctx context.Context, refs []kube.Ref) {
-	for _, ref := range refs {
-		go func() {
-			select {
-			case v.prefetch <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			defer func() { <-v.prefetch }()
-			// Its error, if any, is kept for the release that needs it.
-			_, _ = v.Applied(ctx, ref)
-		}()
-	}
-}
-
 // OutputObjects reads each object from the plan's full list of its kind
 // and namespace when the plan has asked for one (a release there planned
 // in full) or outputLists says to, else with a GET of its own, read once
@@ -350,8 +369,52 @@ func (v *engineView) DryRun(ctx context.Context, obj, live *unstructured.Unstruc
 	return res[0].Live, nil
 }
 
-func (v *engineView) Admission(ctx context.Context, gvr schema.GroupVersionResource) ([]string, bool, error) {
-	return v.eng.Kube().AdmissionGroups(ctx, gvr)
+func (v *engineView) Get(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
+	return getLive(ctx, v.eng.Kube(), ref)
+}
+
+func (v *engineView) Claims(ctx context.Context, namespace string) ([]*unstructured.Unstructured, error) {
+	return v.eng.Kube().List(ctx, "v1", "PersistentVolumeClaim", namespace, metav1.ListOptions{})
+}
+
+func (v *engineView) DryRunReplace(ctx context.Context, crd *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	return v.eng.Kube().ReplaceCRD(ctx, crd, true)
+}
+
+func (v *engineView) DryRunCreate(ctx context.Context, obj *unstructured.Unstructured, namespace string) error {
+	return v.eng.Kube().DryRunCreateIn(ctx, obj, namespace)
+}
+
+func (v *engineView) Namespace(ctx context.Context, namespace string) (bool, error) {
+	return v.namespaces.Get(namespace, func() (bool, error) {
+		return v.eng.Kube().CheckNamespace(ctx, namespace)
+	})
+}
+
+// Admission lists each kind of admission configuration
+// (admissionResources, kube.Client.AdmissionGroups) once per plan.
+func (v *engineView) Admission(ctx context.Context) (AdmissionScope, error) {
+	return v.admission.Get(struct{}{}, func() (AdmissionScope, error) {
+		scope := AdmissionScope{Groups: map[string]bool{}}
+		err := v.reads.do(ctx, func() error {
+			for _, gvr := range admissionResources {
+				v.stats.add(&v.stats.Lists, 1)
+				groups, all, err := v.eng.Kube().AdmissionGroups(ctx, gvr)
+				switch {
+				case err != nil && ctx.Err() != nil:
+					return ctx.Err()
+				case err != nil || all:
+					scope.All = true // dry-run everything
+					return nil
+				}
+				for _, g := range groups {
+					scope.Groups[g] = true
+				}
+			}
+			return nil
+		})
+		return scope, err
+	})
 }
 
 // sharedList returns ref's object from the plan's list of its kind and

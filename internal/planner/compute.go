@@ -45,10 +45,11 @@ type Input struct {
 	// default cluster). It may be called concurrently.
 	Engine func(ctx context.Context, cluster *config.ClusterSpec) (*release.Engine, error)
 	// View returns what the plan reads of an engine's cluster: its
-	// records, live objects and dry runs (clusterview.go). Nil: the
-	// engine's own reads, one view per cluster and plan (the CLI and the
-	// controller); planner/memview's in unit tests.
-	View   func(eng *release.Engine) ClusterView
+	// records, live objects and dry runs (clusterview.go), for a plan
+	// that reads as reads says. Called once per cluster and plan. Nil:
+	// the engine's own reads (the CLI and the controller);
+	// planner/memview's in unit tests.
+	View   func(eng *release.Engine, reads Reads) ClusterView
 	Charts *resolve.Charts
 	// Targets limit the plan to these instances (plus their dependencies
 	// with IncludeDeps). A targeted plan uninstalls nothing.
@@ -316,7 +317,8 @@ func includedDependencies(st *config.Stack, targets, order []config.ReleaseInsta
 	return out
 }
 
-// computer is one Compute run: the shared pool and the record lists.
+// computer is one Compute run: what the plan means. How the clusters are
+// read, and what is read once per plan, is the views' (clusterview.go).
 type computer struct {
 	in    Input
 	sem   chan struct{}
@@ -326,20 +328,11 @@ type computer struct {
 	// reading its dependencies' outputs waits for their plans.
 	planned map[config.ReleaseInstanceAddr]*plannedEntry
 
-	nsHistories memo.Map[nsKey, map[string][]*release.Release] // records by release name, partial (records.go)
-	// fullHistories are histories with their newest and deployed records
-	// read whole; records are those records.
-	fullHistories memo.Map[recordsKey, []*release.Release]
-	records       memo.Map[revisionKey, *release.Release]
-	// byList says per namespace whether its deployed records are read
-	// with one list (listed) rather than a GET each (records.go).
-	byList memo.Map[nsKey, bool]
-	listed memo.Map[nsKey, *release.DeployedRecords]
 	// predicted says which releases the plan is predicted to change
 	// (records.go).
 	predicted memo.Map[config.ReleaseInstanceAddr, bool]
 	// views are the plan's views of its clusters (clusterview.go), by
-	// kube.ClusterID: they read the live objects.
+	// kube.ClusterID: they read the records and the live objects.
 	views    sync.Map
 	oursOnce sync.Once
 	ours     map[string]bool // stackReleases
@@ -350,21 +343,11 @@ type computer struct {
 	origins provenance.Cache
 	// orphans are the releases of the stack on a cluster that its files
 	// do not declare there (rename.go).
-	orphans memo.Map[kube.ClusterID, []release.RecordKey]
-	// stackRecords are the releases with a record of the stack on a
-	// cluster (one metadata list each, shared by rename.go and
-	// uninstall.go).
-	stackRecords memo.Map[kube.ClusterID, []release.RecordKey]
-	declaredOn   memo.Map[kube.ClusterID, map[release.RecordKey]bool]
+	orphans    memo.Map[kube.ClusterID, []release.RecordKey]
+	declaredOn memo.Map[kube.ClusterID, map[release.RecordKey]bool]
 	// plansAll says the plan plans every release of the stack, so the
-	// histories of every namespace it declares are read (labelled).
+	// histories of every namespace it declares are read (readNamespaces).
 	plansAll bool
-	// namespaces are the namespaces create_namespace would create,
-	// validated once each: true when absent (validate.go).
-	namespaces memo.Map[nsKey, bool]
-	// admission says per cluster whether it has no admission webhook or
-	// policy (dryrunskip.go).
-	admission memo.Map[kube.ClusterID, admissionScope]
 }
 
 // nsKey is a namespace of a cluster.

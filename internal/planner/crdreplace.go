@@ -28,7 +28,7 @@ func (c *computer) crdReplacement(ctx context.Context, kc *kube.Client, crd, liv
 	var refused error
 	if err := c.do(ctx, func() error {
 		var err error
-		after, err = kc.ReplaceCRD(ctx, crd, true)
+		after, err = c.view(kc).DryRunReplace(ctx, crd)
 		if err != nil && apierrors.IsInvalid(err) {
 			refused, err = err, nil
 		}

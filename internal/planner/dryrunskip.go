@@ -100,43 +100,23 @@ var admissionResources = []schema.GroupVersionResource{
 	{Group: "admissionregistration.k8s.io", Version: "v1alpha1", Resource: "mutatingadmissionpolicies"},
 }
 
-// admissionScope is what the admission webhooks and policies of a cluster
-// match: every API group, or these.
-type admissionScope struct {
-	all    bool
-	groups map[string]bool
+// AdmissionScope is what the admission webhooks and policies of a
+// cluster match: every API group (All), or Groups.
+type AdmissionScope struct {
+	All    bool
+	Groups map[string]bool
 }
 
 // noAdmission reports whether no admission webhook or policy of the
-// cluster matches the API group of any of objs. The configurations are
-// read once per cluster; a list the plan may not read proves nothing.
+// cluster matches the API group of any of objs, as the plan's view reads
+// them (ClusterView.Admission: once per plan).
 func (c *computer) noAdmission(ctx context.Context, kc *kube.Client, objs []*unstructured.Unstructured) (bool, error) {
-	scope, err := c.admission.Get(kc.ClusterID(), func() (admissionScope, error) {
-		scope := admissionScope{groups: map[string]bool{}}
-		err := c.do(ctx, func() error {
-			for _, gvr := range admissionResources {
-				c.stats.add(&c.stats.Lists, 1)
-				groups, all, err := c.view(kc).Admission(ctx, gvr)
-				switch {
-				case err != nil && ctx.Err() != nil:
-					return ctx.Err()
-				case err != nil || all:
-					scope.all = true // dry-run everything
-					return nil
-				}
-				for _, g := range groups {
-					scope.groups[g] = true
-				}
-			}
-			return nil
-		})
-		return scope, err
-	})
-	if err != nil || scope.all {
+	scope, err := c.view(kc).Admission(ctx)
+	if err != nil || scope.All {
 		return false, err
 	}
 	for _, o := range objs {
-		if scope.groups[o.GroupVersionKind().Group] {
+		if scope.Groups[o.GroupVersionKind().Group] {
 			return false, nil
 		}
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // impact sets rc.Impact (plan.ComputeImpact) once its objects are planned,
@@ -42,7 +41,7 @@ func (c *computer) claimsOf(ctx context.Context, kc *kube.Client, o *plan.Object
 		return nil, nil
 	}
 	c.stats.add(&c.stats.Lists, 1)
-	list, err := kc.List(ctx, "v1", "PersistentVolumeClaim", o.Ref.Namespace, metav1.ListOptions{})
+	list, err := c.view(kc).Claims(ctx, o.Ref.Namespace)
 	if err != nil {
 		return nil, fmt.Errorf("list the claims of %s: %w", o.Ref, err)
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/kube"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -101,15 +100,15 @@ func (c *computer) unsettled(ctx context.Context, kc *kube.Client, rendered stri
 		var live *unstructured.Unstructured
 		err := c.do(ctx, func() error {
 			var err error
-			live, err = kc.Get(ctx, d.ref)
+			live, err = c.view(kc).Get(ctx, d.ref)
 			return err
 		})
-		if apierrors.IsNotFound(err) {
-			out = append(out, d)
-			continue
-		}
 		if err != nil {
 			return nil, err
+		}
+		if live == nil {
+			out = append(out, d)
+			continue
 		}
 		want := byRef[d.ref]
 		left := fieldDelta{ref: d.ref}

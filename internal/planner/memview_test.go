@@ -19,7 +19,7 @@ import (
 )
 
 // The view the planner's unit tests plan against.
-var _ planner.ClusterView = (*memview.View)(nil)
+var _ planner.ClusterView = (*memview.PlanView)(nil)
 
 // mem is a stack directory planned against a cluster held in memory: no
 // API server, so these tests run under -short.
@@ -97,7 +97,7 @@ func (m *mem) plan(stats *planner.Stats, observe planner.Observe) (*plan.Plan, e
 	in := planner.Input{
 		Stack:   st,
 		Engine:  m.v.Engines,
-		View:    func(*release.Engine) planner.ClusterView { return m.v },
+		View:    func(_ *release.Engine, r planner.Reads) planner.ClusterView { return m.v.For(r) },
 		Charts:  m.charts,
 		Stats:   stats,
 		Observe: observe,

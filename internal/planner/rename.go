@@ -3,7 +3,6 @@ package planner
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/convoy-sh/convoy/internal/config"
@@ -183,57 +182,29 @@ func sourceRank(r *release.Release, sources []config.MoveSource) int {
 }
 
 // labelled lists the releases with a record of the stack on eng's
-// cluster, once per cluster per plan. When the plan plans every release
-// of the stack, the namespaces it declares there are listed anyway (their
-// histories): the stack's records there come from those lists, and the
-// label's list asks only for the other namespaces, so that a no-change
-// plan does not read every record's metadata twice.
+// cluster, as the plan's view reads them (ClusterView.StackRecords: once
+// per plan, the namespaces the plan reads anyway from their records).
 func (c *computer) labelled(ctx context.Context, eng *release.Engine) ([]release.RecordKey, error) {
-	id := eng.Kube().ClusterID()
-	return c.stackRecords.Get(id, func() ([]release.RecordKey, error) {
-		var listed []string
-		if c.plansAll {
-			declared, err := c.declared(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			for k := range declared {
-				listed = append(listed, k.Namespace)
-			}
-			slices.Sort(listed)
-			listed = slices.Compact(listed)
-			if len(listed) > maxListedNamespaces {
-				listed = nil
-			}
-		}
-		var recs []release.RecordKey
-		err := c.do(ctx, func() error {
-			var err error
-			recs, err = c.viewOf(eng).Labelled(ctx, map[string]string{"owner": "helm", release.StackLabel: c.in.Stack.ID()}, listed...)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		for _, ns := range listed {
-			hists, err := c.histories(ctx, eng, ns)
-			if err != nil {
-				return nil, err
-			}
-			for _, name := range slices.Sorted(maps.Keys(hists)) {
-				if slices.ContainsFunc(hists[name], func(r *release.Release) bool { return r.Labels[release.StackLabel] == c.in.Stack.ID() }) {
-					recs = append(recs, release.RecordKey{Namespace: ns, Name: name})
-				}
-			}
-		}
-		return recs, nil
-	})
+	return c.viewOf(eng).StackRecords(ctx, c.in.Stack.ID())
 }
 
-// maxListedNamespaces bounds the namespaces labelled leaves out of the
-// label's list by field selector (about 40 bytes of URL each); a stack
-// declaring more lists its label everywhere.
-const maxListedNamespaces = 100
+// readNamespaces are the namespaces of cluster id whose records the plan
+// reads whatever it finds (Reads.Namespaces): those the stack declares
+// there, when the plan plans all its releases.
+func (c *computer) readNamespaces(ctx context.Context, id kube.ClusterID) ([]string, error) {
+	if !c.plansAll {
+		return nil, nil
+	}
+	declared, err := c.declared(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for k := range declared {
+		out = append(out, k.Namespace)
+	}
+	return out, nil
+}
 
 // undeclared lists the releases with records of the stack on eng's
 // cluster that the stack's files do not declare there (renamed or

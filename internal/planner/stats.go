@@ -30,7 +30,7 @@ type Stats struct {
 	// (one per namespace), of a namespace's records whole (a full
 	// refresh, a plan that observes content) and of a namespace's
 	// deployed records whole when the plan reads many of them
-	// (records.go: each such list replaces the GETs it saves);
+	// (recordreads.go: each such list replaces the GETs it saves);
 	// RecordReads the records read whole one GET each, for releases
 	// planned in full.
 	RecordLists, RecordReads atomic.Int64

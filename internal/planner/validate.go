@@ -36,7 +36,7 @@ func (c *computer) validateNew(ctx context.Context, kc *kube.Client, obj *unstru
 		}
 	}
 	c.stats.add(&c.stats.DryRuns, 1)
-	switch err := kc.DryRunCreateIn(ctx, obj, kube.ValidationNamespace); {
+	switch err := c.view(kc).DryRunCreate(ctx, obj, kube.ValidationNamespace); {
 	case apierrors.IsForbidden(err):
 		return ns, fmt.Sprintf("%s is not validated before apply: %v", kube.RefOf(obj), err), nil
 	case err != nil:
@@ -46,13 +46,11 @@ func (c *computer) validateNew(ctx context.Context, kc *kube.Client, obj *unstru
 }
 
 // namespaceAbsent validates namespace, which create_namespace creates,
-// once per plan and cluster (kube.Client.CheckNamespace), and reports
-// whether it does not exist.
+// and reports whether it does not exist, as the plan's view reads it
+// (ClusterView.Namespace: once per plan).
 func (c *computer) namespaceAbsent(ctx context.Context, kc *kube.Client, namespace string) (bool, error) {
-	return c.namespaces.Get(nsKey{kc.ClusterID(), namespace}, func() (bool, error) {
-		exists, err := kc.CheckNamespace(ctx, namespace)
-		return !exists, err
-	})
+	exists, err := c.view(kc).Namespace(ctx, namespace)
+	return !exists, err
 }
 
 // missingNamespaces warns about the namespaces that objects were validated

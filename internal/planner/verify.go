@@ -45,10 +45,11 @@ func observeApplied(ref kube.Ref, a *kube.Applied) plan.ObservedObject {
 	return plan.ObservedObject{Ref: plan.ObjectRef(ref), Kind: plan.ObservedApplied, ResourceVersion: a.ResourceVersion, Hash: AppliedHash(ref, a)}
 }
 
-// ObservedView is what Verify reads of a cluster: part of a ClusterView
-// (every ClusterView is one). A saved plan is verified against reads made
-// now, never against a cache a moment behind: VerifyView reads a real
-// cluster so; planner/memview holds one in memory.
+// ObservedView is what Verify reads of a cluster. A saved plan is
+// verified against reads made now, never against a cache a moment
+// behind (a plan's ClusterView may read through shared informers):
+// VerifyView reads a real cluster so; planner/memview's View holds one in
+// memory.
 type ObservedView interface {
 	// Histories are the records of a namespace by release name, oldest
 	// first.
@@ -61,8 +62,6 @@ type ObservedView interface {
 	// Prefetch says which objects Applied will be asked of (a hint).
 	Prefetch(ctx context.Context, refs []kube.Ref)
 }
-
-var _ ObservedView = ClusterView(nil)
 
 // VerifyCluster is a cluster as Verify reads it: its view, and its release
 // engine, which parses saved renderings as the cluster serves their kinds

@@ -10,8 +10,8 @@ import (
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/planner/memview"
 	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/release/releasefake"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -118,11 +118,11 @@ func liveConfigMap(t *testing.T, rv string) *unstructured.Unstructured {
 // its changes make (nil: none).
 func (f *fakeCluster) verify(t *testing.T, p *plan.Plan) error {
 	t.Helper()
-	v, err := memview.New(memview.Options{})
+	v, err := releasefake.New("memory", "v1.36.0", releasefake.DefaultResources())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := VerifyCluster{View: newVerifyView(f.Histories, f), Engine: v.Engine()}
+	c := VerifyCluster{View: newVerifyView(f.Histories, f), Engine: v.Engine}
 	moved, err := Verify(context.Background(), p, func(string) (VerifyCluster, error) { return c, nil })
 	if err != nil {
 		return err

@@ -1,13 +1,16 @@
 // Package memview is a cluster held in memory that the planner plans
-// against (planner.ClusterView), so that its decisions — a release proven
-// unchanged, drift, who owns a release, moved and removed releases, what
-// failed revisions left, interrupted runs — are unit-tested under
+// against (planner.ClusterView: View.For a plan), so that its decisions —
+// a release proven unchanged, drift, who owns a release, moved and
+// removed releases, what failed revisions left, interrupted runs, which
+// records it reads and how — are unit-tested under
 // `go test -short`, as Helm's kubefake and storage/driver.Memory test its
 // actions. The devcluster tests prove the same paths against a real API
 // server.
 //
-// A View holds release records (release.MemoryRecords), live objects (in
-// client-go's fake dynamic client, so that chart lookups and the reads
+// A View holds release records (release.MemoryRecords, which a plan
+// reads through planner.RecordReads as it reads a real cluster's:
+// View.For), live objects (in client-go's fake dynamic client, so that
+// chart lookups and the reads
 // the planner makes beside its view see them too) and a release engine
 // over fake clients that renders and parses as the real one does, with
 // the capabilities of the API resources the View serves.
@@ -26,8 +29,10 @@
 //     manager own every leaf it sets; Edit moves the leaves it changes to
 //     another manager. Lists are leaves.
 //   - One cluster: every cluster block plans against the same View.
-//   - Namespaces exist when asked: nothing is terminating; CRDs applied by
-//     a release do not add kinds.
+//   - Namespaces: a dry run never refuses an object for its namespace
+//     (the warning about a namespace nobody creates is the devcluster's
+//     to test); Namespace finds those Put or applied; nothing is
+//     terminating. CRDs applied by a release do not add kinds.
 package memview
 
 import (
@@ -42,20 +47,15 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/planner"
 	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/release/releasefake"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/version"
-	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/dynamic"
-	fakedynamic "k8s.io/client-go/dynamic/fake"
-	fakekube "k8s.io/client-go/kubernetes/fake"
-	fakemetadata "k8s.io/client-go/metadata/fake"
 )
 
 // Options describe the cluster a View holds.
@@ -102,53 +102,17 @@ func New(opts Options) (*View, error) {
 	if opts.Resources == nil {
 		opts.Resources = DefaultResources()
 	}
-	typed := fakekube.NewClientset()
-	disco := typed.Discovery().(*fakediscovery.FakeDiscovery)
-	disco.Resources = opts.Resources
-	disco.FakedServerVersion = &version.Info{GitVersion: opts.KubeVersion}
-	listKinds := map[schema.GroupVersionResource]string{}
-	for _, l := range opts.Resources {
-		gv, err := schema.ParseGroupVersion(l.GroupVersion)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range l.APIResources {
-			listKinds[gv.WithResource(r.Name)] = r.Kind + "List"
-		}
-	}
-	dyn := fakedynamic.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
-	meta := fakemetadata.NewSimpleMetadataClient(fakemetadata.NewTestScheme())
-	kc := kube.NewFromClients(kube.Clients{Dynamic: dyn, Metadata: meta, Typed: typed, Discovery: disco, Cluster: opts.Cluster}, kube.Options{})
-	eng, err := release.NewEngineFromClients(kc, typed, meta, release.EngineOptions{})
+	c, err := releasefake.New(opts.Cluster, opts.KubeVersion, opts.Resources)
 	if err != nil {
 		return nil, err
 	}
+	eng, kc, dyn := c.Engine, c.Kube, c.Dynamic
 	return &View{eng: eng, kc: kc, admission: opts.Admission, dynamic: dyn, Records: release.NewMemoryRecords(), applied: map[kube.Ref]map[string]any{}}, nil
 }
 
 // DefaultResources are the API resources a View serves by default: the
 // core kinds charts use most.
-func DefaultResources() []*metav1.APIResourceList {
-	res := func(name, kind string, namespaced bool) metav1.APIResource {
-		return metav1.APIResource{Name: name, Kind: kind, Namespaced: namespaced, Verbs: metav1.Verbs{"get", "list", "create", "update", "patch", "delete"}}
-	}
-	return []*metav1.APIResourceList{
-		{GroupVersion: "v1", APIResources: []metav1.APIResource{
-			res("configmaps", "ConfigMap", true), res("secrets", "Secret", true), res("services", "Service", true),
-			res("serviceaccounts", "ServiceAccount", true), res("pods", "Pod", true),
-			res("persistentvolumeclaims", "PersistentVolumeClaim", true), res("namespaces", "Namespace", false),
-		}},
-		{GroupVersion: "apps/v1", APIResources: []metav1.APIResource{
-			res("deployments", "Deployment", true), res("statefulsets", "StatefulSet", true), res("daemonsets", "DaemonSet", true),
-		}},
-		{GroupVersion: "batch/v1", APIResources: []metav1.APIResource{res("jobs", "Job", true)}},
-		{GroupVersion: "networking.k8s.io/v1", APIResources: []metav1.APIResource{res("ingresses", "Ingress", true)}},
-		{GroupVersion: "rbac.authorization.k8s.io/v1", APIResources: []metav1.APIResource{
-			res("roles", "Role", true), res("clusterroles", "ClusterRole", false),
-		}},
-		{GroupVersion: "storage.k8s.io/v1", APIResources: []metav1.APIResource{res("storageclasses", "StorageClass", false)}},
-	}
-}
+func DefaultResources() []*metav1.APIResourceList { return releasefake.DefaultResources() }
 
 // Engine is the engine that renders and parses for the View.
 func (v *View) Engine() *release.Engine { return v.eng }
@@ -159,32 +123,61 @@ func (v *View) Engines(context.Context, *config.ClusterSpec) (*release.Engine, e
 	return v.eng, nil
 }
 
-// Histories implements planner.ClusterView.
+// For is the View as a plan that reads as reads says sees it
+// (planner.Input.View): its records read through planner.RecordReads, as
+// the real view reads them, so that the plan's record lists and reads
+// (planner.Stats) are those it makes of a real cluster.
+func (v *View) For(reads planner.Reads) *PlanView {
+	return &PlanView{View: v, records: planner.NewRecordReads(v, reads, nil)}
+}
+
+// PlanView is a View for one plan (For).
+type PlanView struct {
+	*View
+	records *planner.RecordReads
+}
+
+// Records implements planner.ClusterView.
+func (p *PlanView) Records(ctx context.Context, namespace string) (map[string][]*release.Release, error) {
+	return p.records.Records(ctx, namespace)
+}
+
+// Whole implements planner.ClusterView.
+func (p *PlanView) Whole(ctx context.Context, r *release.Release) (*release.Release, error) {
+	return p.records.Whole(ctx, r)
+}
+
+// StackRecords implements planner.ClusterView.
+func (p *PlanView) StackRecords(ctx context.Context, stack string) ([]release.RecordKey, error) {
+	return p.records.Stack(ctx, stack)
+}
+
+// Histories implements planner.RecordStore.
 func (v *View) Histories(ctx context.Context, namespace string) (map[string][]*release.Release, error) {
 	return v.Records.Histories(ctx, namespace)
 }
 
-// RecordMeta implements planner.ClusterView.
+// RecordMeta implements planner.RecordStore.
 func (v *View) RecordMeta(_ context.Context, namespace string) ([]metav1.PartialObjectMetadata, error) {
 	return v.Records.Meta(namespace), nil
 }
 
-// HistoriesOfMeta implements planner.ClusterView.
+// HistoriesOfMeta implements planner.RecordStore.
 func (v *View) HistoriesOfMeta(_ context.Context, namespace string, items []metav1.PartialObjectMetadata) (map[string][]*release.Release, error) {
 	return v.Records.HistoriesOfMeta(namespace, items)
 }
 
-// LoadRecord implements planner.ClusterView.
+// LoadRecord implements planner.RecordStore.
 func (v *View) LoadRecord(ctx context.Context, r *release.Release) (*release.Release, error) {
 	return v.Records.Load(ctx, r)
 }
 
-// DeployedRecords implements planner.ClusterView.
+// DeployedRecords implements planner.RecordStore.
 func (v *View) DeployedRecords(ctx context.Context, namespace string) (*release.DeployedRecords, error) {
 	return v.Records.Deployed(ctx, namespace)
 }
 
-// Labelled implements planner.ClusterView.
+// Labelled implements planner.RecordStore.
 func (v *View) Labelled(ctx context.Context, selector map[string]string, except ...string) ([]release.RecordKey, error) {
 	return v.Records.Labelled(ctx, selector, except...)
 }
@@ -207,6 +200,28 @@ func (v *View) Live(ctx context.Context, ref kube.Ref) (*unstructured.Unstructur
 	return u, err
 }
 
+// Get implements planner.ClusterView.
+func (v *View) Get(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
+	return v.Live(ctx, ref)
+}
+
+// Claims implements planner.ClusterView.
+func (v *View) Claims(ctx context.Context, namespace string) ([]*unstructured.Unstructured, error) {
+	res, err := v.resource(kube.Ref{Version: "v1", Kind: "PersistentVolumeClaim", Namespace: namespace})
+	if err != nil {
+		return nil, err
+	}
+	list, err := res.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*unstructured.Unstructured, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
 // Applied implements planner.ClusterView.
 func (v *View) Applied(ctx context.Context, ref kube.Ref) (*kube.Applied, error) {
 	u, err := v.Live(ctx, ref)
@@ -215,9 +230,6 @@ func (v *View) Applied(ctx context.Context, ref kube.Ref) (*kube.Applied, error)
 	}
 	return kube.AppliedOf(v.kc.FieldManager(), u), nil
 }
-
-// Prefetch implements planner.ClusterView: nothing to read ahead.
-func (v *View) Prefetch(context.Context, []kube.Ref) {}
 
 // OutputObjects implements planner.ClusterView.
 func (v *View) OutputObjects(*release.Release, config.ResourceNeeds) func(context.Context, kube.Ref) (*unstructured.Unstructured, error) {
@@ -237,10 +249,33 @@ func (v *View) DryRun(_ context.Context, obj, live *unstructured.Unstructured, i
 	return v.merged(obj, live), nil
 }
 
-// Admission implements planner.ClusterView: Options.Admission, for every
-// kind of configuration.
-func (v *View) Admission(context.Context, schema.GroupVersionResource) ([]string, bool, error) {
-	return v.admission, slices.Contains(v.admission, "*"), nil
+// DryRunReplace implements planner.ClusterView: the CRD as given (no
+// defaulting, no check of the versions its live one stores).
+func (v *View) DryRunReplace(_ context.Context, crd *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if _, err := v.resource(kube.RefOf(crd)); err != nil {
+		return nil, err
+	}
+	return crd.DeepCopy(), nil
+}
+
+// DryRunCreate implements planner.ClusterView: the fake clients' create.
+func (v *View) DryRunCreate(ctx context.Context, obj *unstructured.Unstructured, namespace string) error {
+	return v.kc.DryRunCreateIn(ctx, obj, namespace)
+}
+
+// Namespace implements planner.ClusterView: whether a Namespace object
+// was Put or applied.
+func (v *View) Namespace(ctx context.Context, namespace string) (bool, error) {
+	return v.kc.CheckNamespace(ctx, namespace)
+}
+
+// Admission implements planner.ClusterView: Options.Admission.
+func (v *View) Admission(context.Context) (planner.AdmissionScope, error) {
+	scope := planner.AdmissionScope{All: slices.Contains(v.admission, "*"), Groups: map[string]bool{}}
+	for _, g := range v.admission {
+		scope.Groups[g] = true
+	}
+	return scope, nil
 }
 
 // merged is obj applied over live by convoy's field manager.
@@ -447,3 +482,9 @@ func (v *View) Deploy(ctx context.Context, req *release.Request) (*release.Relea
 	}
 	return rec, nil
 }
+
+// Prefetch is a hint that Applied will be asked of refs: the View reads
+// memory, and needs none (planner.ObservedView).
+func (v *View) Prefetch(context.Context, []kube.Ref) {}
+
+var _ planner.ObservedView = (*View)(nil)
