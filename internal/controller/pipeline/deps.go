@@ -84,7 +84,7 @@ type Options struct {
 	// Strict is --tenancy strict: the Pipeline's service account reaches
 	// the Stacks of its own namespace too.
 	Strict bool
-	// Timeout bounds one reconcile (0: reconcileTimeout).
+	// Timeout bounds one reconcile (0: pipelineReconcileTimeout).
 	Timeout time.Duration
 }
 
