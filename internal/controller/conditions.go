@@ -2,46 +2,44 @@ package controller
 
 import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/controller/status"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Condition types (kstatus: Ready, Reconciling and Stalled; the rest are
-// convoy's own).
+// The condition types and reasons are status's (shared with the
+// Pipeline reconciler and cmd/convoy); the names here keep the Stack
+// reconciler's code as it was.
 const (
-	CondReady            = "Ready"
-	CondReconciling      = "Reconciling"
-	CondStalled          = "Stalled"
-	CondPlanned          = "Planned"
-	CondApprovalRequired = "ApprovalRequired"
-	CondDrifted          = "Drifted"
+	CondReady            = status.CondReady
+	CondReconciling      = status.CondReconciling
+	CondStalled          = status.CondStalled
+	CondPlanned          = status.CondPlanned
+	CondApprovalRequired = status.CondApprovalRequired
+	CondDrifted          = status.CondDrifted
 )
 
-// Reasons.
 const (
-	ReasonUpToDate         = "UpToDate"
-	ReasonApplied          = "Applied"
-	ReasonApprovalRequired = "ApprovalRequired"
-	ReasonApprovalMismatch = "ApprovalMismatch"
-	ReasonDrifted          = "Drifted"
-	ReasonDriftCorrected   = "DriftCorrected"
-	ReasonNoDrift          = "NoDrift"
-	ReasonLocked           = "Locked"
-	ReasonSourceFailed     = "SourceFailed"
-	ReasonPlanFailed       = "PlanFailed"
-	ReasonApplyFailed      = "ApplyFailed"
-	ReasonInvalid          = "Invalid"
-	ReasonSuspended        = "Suspended"
-	ReasonPlanned          = "Planned"
-	ReasonStale            = "PlanStale"
-	ReasonWaiting          = "Waiting"
-	// ReasonNoSource: a Stack without spec.source waits for a Pipeline.
-	ReasonNoSource = "NoSource"
-	// ReasonPlanTooLarge: the saved plan is over --max-plan-size.
-	ReasonPlanTooLarge = "PlanTooLarge"
-	// ReasonForbidden: the Stack's identity may not make a request its
-	// plan or apply needs (a service account's Role lacks it).
-	ReasonForbidden = "Forbidden"
+	ReasonUpToDate           = status.ReasonUpToDate
+	ReasonApplied            = status.ReasonApplied
+	ReasonApprovalRequired   = status.ReasonApprovalRequired
+	ReasonApprovalMismatch   = status.ReasonApprovalMismatch
+	ReasonDrifted            = status.ReasonDrifted
+	ReasonDriftCorrected     = status.ReasonDriftCorrected
+	ReasonNoDrift            = status.ReasonNoDrift
+	ReasonLocked             = status.ReasonLocked
+	ReasonSourceFailed       = status.ReasonSourceFailed
+	ReasonPlanFailed         = status.ReasonPlanFailed
+	ReasonApplyFailed        = status.ReasonApplyFailed
+	ReasonInvalid            = status.ReasonInvalid
+	ReasonSuspended          = status.ReasonSuspended
+	ReasonPlanned            = status.ReasonPlanned
+	ReasonStale              = status.ReasonStale
+	ReasonWaiting            = status.ReasonWaiting
+	ReasonNoSource           = status.ReasonNoSource
+	ReasonPlanTooLarge       = status.ReasonPlanTooLarge
+	ReasonForbidden          = status.ReasonForbidden
+	ReasonVerificationFailed = status.ReasonVerificationFailed
 )
 
 func setCond(st *v1alpha1.Stack, typ string, status metav1.ConditionStatus, reason, msg string) {

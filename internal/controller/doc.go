@@ -11,7 +11,10 @@
 // manager's registry, health endpoints. The stack lock of internal/run
 // keeps a CLI apply and the controller from running one stack at once.
 //
-// What the CLI does with Stacks and Pipelines (approve, list, install)
-// is in ctl, and the saved plan's objects in planstore: neither imports
-// this package.
+// Pipelines are reconciled by the pipeline package, which it wires into
+// the same manager with what a Pipeline needs of the Stack side
+// (pipeline.Stacks, pipeline_stacks.go). What the CLI does with Stacks
+// and Pipelines (approve, list, install) is in ctl, the saved plan's
+// objects in planstore, the conditions and reasons in status: none
+// imports this package.
 package controller

@@ -44,12 +44,6 @@ func (r *reconciler) intervalWarning(st *v1alpha1.Stack) string {
 	return fmt.Sprintf("spec.interval %s is shorter than the controller's --min-interval: planned every %s", spec, d)
 }
 
-// pipelineInterval is the Pipeline's interval, at least --min-interval.
-func (o Options) pipelineInterval(p *v1alpha1.Pipeline) time.Duration {
-	d, _ := clampInterval(p.Spec.IntervalOrDefault(), o.minInterval())
-	return d
-}
-
 // DefaultMinInterval is ctl.DefaultMinInterval: the controller's
 // --min-interval unless set.
 const DefaultMinInterval = ctl.DefaultMinInterval

@@ -33,7 +33,12 @@ func TestIntervalClamped(t *testing.T) {
 		t.Errorf("--min-interval 1s, interval 2s: every %s", got)
 	}
 	p := &v1alpha1.Pipeline{Spec: v1alpha1.PipelineSpec{Interval: &metav1.Duration{Duration: time.Millisecond}}}
-	if got := (Options{}).pipelineInterval(p); got != DefaultMinInterval {
+	if got := (Options{}).pipelineOptions().Interval(p); got != DefaultMinInterval {
 		t.Errorf("Pipeline interval 1ms: every %s", got)
+	}
+	// --tenancy strict refuses other namespaces' Stacks to Pipelines too,
+	// and has their service accounts reach their own namespace's.
+	if o := (Options{Tenancy: TenancyStrict}).pipelineOptions(); !o.NoCrossNamespaceRefs || !o.Strict {
+		t.Errorf("--tenancy strict: Pipeline options %+v", o)
 	}
 }

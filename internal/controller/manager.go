@@ -15,6 +15,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"github.com/convoy-sh/convoy/internal/controller/notify"
+	"github.com/convoy-sh/convoy/internal/controller/pipeline"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/convoy-sh/convoy/internal/stacksource"
@@ -156,7 +157,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := indexPipelineStacks(ctx, mgr); err != nil {
+	if err := pipeline.IndexStacks(ctx, mgr); err != nil {
 		return err
 	}
 	if err := indexSourceRepositories(ctx, mgr); err != nil {
@@ -210,16 +211,20 @@ func Run(ctx context.Context, o Options) error {
 	// Pipelines: same shard and leader, their own workers. A Stack's
 	// changes (its readiness, its pin) are the Pipelines' inputs.
 	// Their gates run in the background, until the controller stops.
-	pr := &pipelineReconciler{stacks: r, gates: newGateRunner(), timeout: o.PipelineTimeout}
+	var pp pipeline.Pushes
 	if rcv != nil {
-		r.pushes, pr.pushes = rcv.pushes, rcv.pushes
+		r.pushes, pp = rcv.pushes, pipelinePushMarks{rcv.pushes}
 	}
+	pr := pipeline.New(pipeline.Deps{
+		Client: r.client, Reader: r.reader, Events: r.events, Notifier: r.notifier,
+		Stacks: pipelineStacks{r}, Pushes: pp, Options: o.pipelineOptions(),
+	})
 	err = builder.ControllerManagedBy(mgr).
 		Named("pipeline").
 		For(&v1alpha1.Pipeline{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&v1alpha1.Stack{}, handler.EnqueueRequestsFromMapFunc(pr.pipelinesOfStack)).
+		Watches(&v1alpha1.Stack{}, handler.EnqueueRequestsFromMapFunc(pr.PipelinesOfStack)).
 		// A gate's run that ended.
-		WatchesRawSource(crsource.Channel(pr.gates.enqueue, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(crsource.Channel(pr.GateRuns(), &handler.EnqueueRequestForObject{})).
 		// A push of the repository it follows (the receiver).
 		WatchesRawSource(crsource.Channel(pipelinePushes, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: o.concurrency(), SkipNameValidation: &skip}).
@@ -243,7 +248,7 @@ func Run(ctx context.Context, o Options) error {
 	err = mgr.Start(ctx)
 	// The gates still running (their test runs hold stack locks) end
 	// with the manager.
-	pr.gates.stop(run.DefaultGrace + 10*time.Second)
+	pr.Stop(run.DefaultGrace + 10*time.Second)
 	// The manager cancelled the reconciles' context; on a lost
 	// leadership it returned without waiting for them. The applies under
 	// way stop writing, record what they can as failed (while they still

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/controller/ctl"
+	"github.com/convoy-sh/convoy/internal/controller/pipeline"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/testfiles"
 
@@ -304,7 +305,7 @@ func TestPipelinePromotesThroughStages(t *testing.T) {
 	}
 	waitPipeline(t, c, ns, "shop", 60*time.Second, "without a matching tag", func(p *v1alpha1.Pipeline) bool {
 		c := meta.FindStatusCondition(p.Status.Conditions, "Ready")
-		return c != nil && c.Reason == controller.ReasonNoMatchingTag
+		return c != nil && c.Reason == pipeline.ReasonNoMatchingTag
 	})
 
 	// 1.0.0: every Stack on it, staging first.
@@ -346,7 +347,7 @@ func TestPipelinePromotesThroughStages(t *testing.T) {
 	if got := stackDigest(t, c, ns, "staging"); got != d2 {
 		t.Fatalf("staging runs %s, not 1.1.0's %s", got, d2)
 	}
-	if c := meta.FindStatusCondition(p.Status.Conditions, "Ready"); c == nil || c.Reason != controller.ReasonStageFailed {
+	if c := meta.FindStatusCondition(p.Status.Conditions, "Ready"); c == nil || c.Reason != pipeline.ReasonStageFailed {
 		t.Fatalf("conditions:%s", describePipeline(p))
 	}
 	settlePipeline(t, c, ns, "shop", 3)

@@ -16,11 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// ReasonVerificationFailed: spec.verify refuses the artifact (unsigned,
-// signed by another key, or a signature for another digest); nothing of
-// it is planned, applied or promoted.
-const ReasonVerificationFailed = "VerificationFailed"
-
 // verifyKeys reads the public keys of spec.verify's Secret: its key
 // cosign.pub, then its other *.pub keys in name order. A missing Secret,
 // one without such a key, or a key that is not a PEM ECDSA P-256 public key

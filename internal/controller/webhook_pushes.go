@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/controller/pipeline"
 	"github.com/convoy-sh/convoy/internal/stacksource"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -16,7 +17,7 @@ import (
 // Pipeline that has not seen it yet looks again pushRetry later, for at
 // most pushSettle.
 const (
-	pushRetry  = 250 * time.Millisecond
+	pushRetry  = pipeline.PushRetry
 	pushSettle = 30 * time.Second
 )
 
@@ -147,4 +148,21 @@ func (m pipelinePush) sawPush(follow string, tags []string, digest string) bool 
 		return digest == m.digest
 	}
 	return true
+}
+
+// pipelinePushMarks are the push marks as the Pipeline reconciler reads them
+// (pipeline.Pushes).
+type pipelinePushMarks struct{ p *pushes }
+
+// Pipeline is the Pipeline's push mark and how a listing clears it.
+func (pp pipelinePushMarks) Pipeline(key types.NamespacedName) (func(string, []string, string), bool) {
+	m, ok := pp.p.pipeline(key)
+	if !ok {
+		return nil, false
+	}
+	return func(follow string, tags []string, digest string) {
+		if m.sawPush(follow, tags, digest) {
+			pp.p.seen(key, m)
+		}
+	}, true
 }

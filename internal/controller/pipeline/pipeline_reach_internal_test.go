@@ -1,4 +1,4 @@
-package controller
+package pipeline
 
 import (
 	"strings"
@@ -44,12 +44,12 @@ func TestPipelineReach(t *testing.T) {
 			"spec.stages[0].stacks[0].namespace: team-a-staging: the controller refuses references to namespaces other than the Pipeline's own (delivery; --no-cross-namespace-refs)",
 			"spec.stages[1].stacks[0].namespace: team-a-prod: ",
 		}, reachesAs: map[string]bool{"delivery": false}},
-		{name: "strict", opts: Options{Tenancy: TenancyStrict, DefaultServiceAccount: "deployer"}, problems: []string{
+		{name: "strict", opts: Options{Strict: true, NoCrossNamespaceRefs: true, DefaultServiceAccount: "deployer"}, problems: []string{
 			"spec.stages[0].stacks[0].namespace: team-a-staging: the controller refuses",
 		}, reachesAs: map[string]bool{"delivery": true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &pipelineReconciler{stacks: &reconciler{opts: tc.opts}}
+			r := &Reconciler{opts: tc.opts}
 			p := crossNamespacePipeline(tc.sa)
 			got := r.reachProblems(p)
 			if len(tc.problems) == 0 && len(got) > 0 {

@@ -1,4 +1,4 @@
-package controller
+package pipeline
 
 import (
 	"encoding/json"
@@ -67,7 +67,7 @@ func pipelineNotified(p *v1alpha1.Pipeline, n stageNotice) bool {
 // before (each event once per stage and digest, also across restarts)
 // and returns the deliveries of the notifications that subscribe to
 // them; they are sent once the status is written.
-func (r *pipelineReconciler) recordNotices(p *v1alpha1.Pipeline, notices []stageNotice, now time.Time) []notify.Delivery {
+func (r *Reconciler) recordNotices(p *v1alpha1.Pipeline, notices []stageNotice, now time.Time) []notify.Delivery {
 	var out []notify.Delivery
 	for _, n := range notices {
 		if pipelineNotified(p, n) {

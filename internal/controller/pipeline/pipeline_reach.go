@@ -1,10 +1,11 @@
-package controller
+package pipeline
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/controller/status"
 	"github.com/convoy-sh/convoy/internal/kube"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -33,8 +34,8 @@ import (
 // Pipelines of any namespace that name it.
 const pipelineStacksIndex = "convoy.dev/pipeline-stacks"
 
-// indexPipelineStacks registers pipelineStacksIndex.
-func indexPipelineStacks(ctx context.Context, mgr manager.Manager) error {
+// IndexStacks registers pipelineStacksIndex with the manager's cache.
+func IndexStacks(ctx context.Context, mgr manager.Manager) error {
 	return mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.Pipeline{}, pipelineStacksIndex, func(o client.Object) []string {
 		p := o.(*v1alpha1.Pipeline)
 		var keys []string
@@ -51,9 +52,9 @@ func indexPipelineStacks(ctx context.Context, mgr manager.Manager) error {
 
 // pipelinesNaming are the Pipelines in the cache whose stages name the
 // Stack.
-func (r *pipelineReconciler) pipelinesNaming(ctx context.Context, stack types.NamespacedName) ([]v1alpha1.Pipeline, error) {
+func (r *Reconciler) pipelinesNaming(ctx context.Context, stack types.NamespacedName) ([]v1alpha1.Pipeline, error) {
 	var l v1alpha1.PipelineList
-	if err := r.stacks.client.List(ctx, &l, client.MatchingFields{pipelineStacksIndex: stack.String()}); err != nil {
+	if err := r.client.List(ctx, &l, client.MatchingFields{pipelineStacksIndex: stack.String()}); err != nil {
 		return nil, fmt.Errorf("list the Pipelines naming Stack %s: %w", stack, err)
 	}
 	return l.Items, nil
@@ -62,7 +63,7 @@ func (r *pipelineReconciler) pipelinesNaming(ctx context.Context, stack types.Na
 // pipelineExists says whether the Pipeline a Stack's annotation names
 // exists: one of ns from same (read uncached), another from the cache.
 // An error reading it counts as existing: the Stack is not taken over.
-func (r *pipelineReconciler) pipelineExists(ctx context.Context, owner types.NamespacedName, ns string, same []v1alpha1.Pipeline) bool {
+func (r *Reconciler) pipelineExists(ctx context.Context, owner types.NamespacedName, ns string, same []v1alpha1.Pipeline) bool {
 	if owner.Namespace == ns {
 		for _, q := range same {
 			if q.Name == owner.Name {
@@ -72,7 +73,7 @@ func (r *pipelineReconciler) pipelineExists(ctx context.Context, owner types.Nam
 		return false
 	}
 	var q v1alpha1.Pipeline
-	return !apierrors.IsNotFound(r.stacks.client.Get(ctx, owner, &q))
+	return !apierrors.IsNotFound(r.client.Get(ctx, owner, &q))
 }
 
 // pipelineServiceAccount is the service account a Pipeline acts as, of
@@ -87,24 +88,27 @@ func (o Options) pipelineServiceAccount(p *v1alpha1.Pipeline) string {
 // pipelineUser is the user name a Pipeline's requests impersonate
 // (system:serviceaccount:NS:NAME), "" for none.
 func (o Options) pipelineUser(p *v1alpha1.Pipeline) string {
-	return serviceAccountUser(p.Namespace, o.pipelineServiceAccount(p))
+	if sa := o.pipelineServiceAccount(p); sa != "" {
+		return "system:serviceaccount:" + p.Namespace + ":" + sa
+	}
+	return ""
 }
 
 // reachesAs says whether the Pipeline reads and patches the Stacks of
 // namespace ns as its service account: those of other namespaces always
 // (reachProblems refuses them without one), its own under --tenancy
 // strict.
-func (r *pipelineReconciler) reachesAs(p *v1alpha1.Pipeline, ns string) bool {
-	if r.stacks.opts.pipelineUser(p) == "" {
+func (r *Reconciler) reachesAs(p *v1alpha1.Pipeline, ns string) bool {
+	if r.opts.pipelineUser(p) == "" {
 		return false
 	}
-	return ns != p.Namespace || r.stacks.opts.Tenancy == TenancyStrict
+	return ns != p.Namespace || r.opts.Strict
 }
 
 // reachProblems are the stage entries naming Stacks of other namespaces
 // that the Pipeline may not name at all: under --no-cross-namespace-refs
 // (--tenancy strict), or without a service account to reach them as.
-func (r *pipelineReconciler) reachProblems(p *v1alpha1.Pipeline) []string {
+func (r *Reconciler) reachProblems(p *v1alpha1.Pipeline) []string {
 	var out []string
 	for i, stage := range p.Spec.Stages {
 		for k, ref := range stage.Stacks {
@@ -114,10 +118,10 @@ func (r *pipelineReconciler) reachProblems(p *v1alpha1.Pipeline) []string {
 			}
 			where := fmt.Sprintf("spec.stages[%d].stacks[%d]", i, k)
 			switch {
-			case r.stacks.opts.noCrossNamespaceRefs():
+			case r.opts.NoCrossNamespaceRefs:
 				out = append(out, fmt.Sprintf("%s.namespace: %s: the controller refuses references to namespaces other than the Pipeline's own (%s; --no-cross-namespace-refs)",
 					where, nn.Namespace, p.Namespace))
-			case r.stacks.opts.pipelineUser(p) == "":
+			case r.opts.pipelineUser(p) == "":
 				out = append(out, fmt.Sprintf("%s: Stack %s is of another namespace: a Pipeline reaches other namespaces only as a service account of its own (set spec.serviceAccountName, or run the controller with --default-service-account)",
 					where, nn))
 			}
@@ -127,24 +131,17 @@ func (r *pipelineReconciler) reachProblems(p *v1alpha1.Pipeline) []string {
 }
 
 // clientAs is a client impersonating the Pipeline's service account.
-func (r *pipelineReconciler) clientAs(p *v1alpha1.Pipeline) (client.Client, error) {
-	user := r.stacks.opts.pipelineUser(p)
-	if r.stacks.readers == nil || user == "" {
-		return r.stacks.client, nil
+func (r *Reconciler) clientAs(p *v1alpha1.Pipeline) (client.Client, error) {
+	user := r.opts.pipelineUser(p)
+	if user == "" {
+		return r.client, nil
 	}
-	rd, err := r.stacks.readers.of(user)
-	if err != nil {
-		return nil, err
-	}
-	if c, ok := rd.(client.Client); ok {
-		return c, nil
-	}
-	return r.stacks.client, nil
+	return r.stacks.ClientAs(user)
 }
 
 // readStackAs reads a Stack as the Pipeline's service account, uncached:
 // nil when it does not exist, refusal when the identity may not read it.
-func (r *pipelineReconciler) readStackAs(ctx context.Context, p *v1alpha1.Pipeline, nn types.NamespacedName) (st *v1alpha1.Stack, refusal string, err error) {
+func (r *Reconciler) readStackAs(ctx context.Context, p *v1alpha1.Pipeline, nn types.NamespacedName) (st *v1alpha1.Stack, refusal string, err error) {
 	c, err := r.clientAs(p)
 	if err != nil {
 		return nil, "", err
@@ -156,7 +153,7 @@ func (r *pipelineReconciler) readStackAs(ctx context.Context, p *v1alpha1.Pipeli
 	case apierrors.IsNotFound(err):
 		return nil, "", nil
 	case apierrors.IsForbidden(err):
-		return nil, stacksForbidden(r.stacks.opts.pipelineUser(p), "get", nn.Namespace), nil
+		return nil, stacksForbidden(r.opts.pipelineUser(p), "get", nn.Namespace), nil
 	default:
 		return nil, "", fmt.Errorf("convoy.dev/v1alpha1 Stack %s: %w", nn, err)
 	}
@@ -165,8 +162,8 @@ func (r *pipelineReconciler) readStackAs(ctx context.Context, p *v1alpha1.Pipeli
 // mayPatch asks the API server's authorizer (a SubjectAccessReview, as
 // the controller) whether the Pipeline's service account may patch the
 // Stack: refusal says who may not do what when it may not.
-func (r *pipelineReconciler) mayPatch(ctx context.Context, p *v1alpha1.Pipeline, nn types.NamespacedName) (refusal string, err error) {
-	user := r.stacks.opts.pipelineUser(p)
+func (r *Reconciler) mayPatch(ctx context.Context, p *v1alpha1.Pipeline, nn types.NamespacedName) (refusal string, err error) {
+	user := r.opts.pipelineUser(p)
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User: user,
 		// The groups the API server gives an impersonated service
@@ -176,7 +173,7 @@ func (r *pipelineReconciler) mayPatch(ctx context.Context, p *v1alpha1.Pipeline,
 			Namespace: nn.Namespace, Verb: "patch", Group: v1alpha1.GroupVersion.Group, Resource: "stacks", Name: nn.Name,
 		},
 	}}
-	if err := r.stacks.client.Create(ctx, sar); err != nil {
+	if err := r.client.Create(ctx, sar); err != nil {
 		return "", fmt.Errorf("authorization.k8s.io/v1 SubjectAccessReview of patch on Stack %s for %s: %w", nn, kube.DescribeUser(user), err)
 	}
 	if sar.Status.Allowed {
@@ -195,7 +192,7 @@ func stacksForbidden(user, verb, ns string) string {
 // refusalOf is the refusal the Pipeline's status recorded last ("":
 // none): its Stalled condition's message when the reason is Forbidden.
 func refusalOf(p *v1alpha1.Pipeline) string {
-	if c := meta.FindStatusCondition(p.Status.Conditions, CondStalled); c != nil && c.Status == metav1.ConditionTrue && c.Reason == ReasonForbidden {
+	if c := meta.FindStatusCondition(p.Status.Conditions, status.CondStalled); c != nil && c.Status == metav1.ConditionTrue && c.Reason == status.ReasonForbidden {
 		return c.Message
 	}
 	return ""
@@ -205,11 +202,11 @@ func refusalOf(p *v1alpha1.Pipeline) string {
 // and Stalled=True, reason Forbidden, until a Role allows it (looked at
 // again each interval); the event is sent when the message is not the
 // one recorded before (prev).
-func (r *pipelineReconciler) refuse(p *v1alpha1.Pipeline, prev, msg string) {
+func (r *Reconciler) refuse(p *v1alpha1.Pipeline, prev, msg string) {
 	if msg != prev {
-		r.event(p, corev1.EventTypeWarning, ReasonForbidden, "Promote", msg)
+		r.event(p, corev1.EventTypeWarning, status.ReasonForbidden, "Promote", msg)
 	}
-	setPipelineCond(p, CondReady, metav1.ConditionFalse, ReasonForbidden, msg)
-	setPipelineCond(p, CondStalled, metav1.ConditionTrue, ReasonForbidden, msg)
-	meta.RemoveStatusCondition(&p.Status.Conditions, CondReconciling)
+	setPipelineCond(p, status.CondReady, metav1.ConditionFalse, status.ReasonForbidden, msg)
+	setPipelineCond(p, status.CondStalled, metav1.ConditionTrue, status.ReasonForbidden, msg)
+	meta.RemoveStatusCondition(&p.Status.Conditions, status.CondReconciling)
 }

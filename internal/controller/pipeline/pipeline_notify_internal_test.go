@@ -1,4 +1,4 @@
-package controller
+package pipeline
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 // A stage's notice is sent once per stage and digest, to the
 // notifications that subscribe to it, with the failed gate named.
 func TestPipelineNoticesOncePerStageAndDigest(t *testing.T) {
-	r := &pipelineReconciler{stacks: &reconciler{}}
+	r := &Reconciler{}
 	p := &v1alpha1.Pipeline{
 		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "apps"},
 		Spec: v1alpha1.PipelineSpec{

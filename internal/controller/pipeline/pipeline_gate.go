@@ -1,14 +1,12 @@
-package controller
+package pipeline
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/gate"
 	"github.com/convoy-sh/convoy/internal/run"
 )
@@ -22,7 +20,7 @@ type gateResult = gateVerdict
 // stageGate evaluates gate j of stage i. A prometheus gate is one query
 // for the stage; test and cel gates are evaluated on every Stack of the
 // stage, in order: the first Stack one fails on fails it.
-func (r *pipelineReconciler) stageGate(ctx context.Context, p *v1alpha1.Pipeline, i, j int, stacks map[string]*v1alpha1.Stack) gateVerdict {
+func (r *Reconciler) stageGate(ctx context.Context, p *v1alpha1.Pipeline, i, j int, stacks map[string]*v1alpha1.Stack) gateVerdict {
 	stage := p.Spec.Stages[i]
 	g := stage.Gates[j]
 	if g.Prometheus != nil {
@@ -47,7 +45,7 @@ func (r *pipelineReconciler) stageGate(ctx context.Context, p *v1alpha1.Pipeline
 
 // evaluateGate is the one place a gate is evaluated on a Stack. A gate
 // that cannot be evaluated fails (closed).
-func (r *pipelineReconciler) evaluateGate(ctx context.Context, st *v1alpha1.Stack, g v1alpha1.Gate) gateResult {
+func (r *Reconciler) evaluateGate(ctx context.Context, st *v1alpha1.Stack, g v1alpha1.Gate) gateResult {
 	switch {
 	case g.Test != nil:
 		return r.testGate(ctx, st)
@@ -81,75 +79,51 @@ func verdictOf(res gate.Result) gateResult {
 // deployed revisions (run.Objects; Secrets without their values). A
 // release without a deployed revision, or an object of one that is gone,
 // fails the gate, named.
-func (r *pipelineReconciler) celGate(ctx context.Context, st *v1alpha1.Stack, expr string) gateResult {
+func (r *Reconciler) celGate(ctx context.Context, st *v1alpha1.Stack, expr string) gateResult {
 	c, err := gate.CompileCEL(expr)
 	if err != nil {
 		return gateResult{Failed: true, Output: err.Error()}
 	}
-	return r.withStackRun(ctx, st, func(opts run.Options, in *inputs) gateResult {
-		objs, err := run.Objects(ctx, opts)
+	return r.withStackRun(ctx, st, func(sr *StackRun) gateResult {
+		objs, err := run.Objects(ctx, sr.Options)
 		if err != nil {
-			return gateResult{Failed: true, Output: capOutput(r.stacks.stripCachePaths(message(err, nil, in)))}
+			return gateResult{Failed: true, Output: capOutput(r.stacks.StripCachePaths(sr.Message(err)))}
 		}
 		return verdictOf(c.Eval(ctx, gate.ObjectMaps(objs)))
 	})
 }
 
-// withStackRun fetches the Stack's source and reads its inputs as its
-// reconciles do, and calls f with the run options they use.
-func (r *pipelineReconciler) withStackRun(ctx context.Context, st *v1alpha1.Stack, f func(run.Options, *inputs) gateResult) gateResult {
-	sr := r.stacks
-	stacksDir, chartsDir, tmpDir := sr.dirs()
-	for _, d := range []string{stacksDir, chartsDir, tmpDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return gateResult{Failed: true, Output: err.Error()}
-		}
-	}
-	res, creds, drop, err := sr.sourceResolver(ctx, st, tmpDir)
+// withStackRun opens the Stack as its reconciles do (its source fetched,
+// its inputs read), and calls f with it. A gate that cannot open it
+// fails, saying why.
+func (r *Reconciler) withStackRun(ctx context.Context, st *v1alpha1.Stack, f func(*StackRun) gateResult) gateResult {
+	sr, err := r.stacks.Open(ctx, st)
 	if err != nil {
 		return gateResult{Failed: true, Output: err.Error()}
 	}
-	defer drop()
-	reg := sr.registry
-	reg.Resolver = res
-	fetched, release, err := sr.fetch(ctx, reg, creds, stacksDir, st.Spec.Source)
-	if err != nil {
-		return gateResult{Failed: true, Output: "spec.source: " + err.Error()}
-	}
-	defer release()
-	cfg, diags := config.LoadDir(fetched.Dir)
-	if diags.HasErrors() {
-		return gateResult{Failed: true, Output: diagText(diags, cfg)}
-	}
-	in, err := sr.readInputs(ctx, st, fetched.Digest, cfg.Variables, tmpDir)
-	if err != nil {
-		return gateResult{Failed: true, Output: err.Error()}
-	}
-	defer in.cleanup()
-	opts := sr.runOptions(st, fetched, in)
-	opts.Announce = nil
-	return f(opts, in)
+	defer sr.Close()
+	sr.Options.Announce = nil
+	return f(sr)
 }
 
 // testGate runs the test hooks of the Stack's releases (convoy test) with
 // the run options the Stack's reconciles use. Its output names the failed
 // tests, with their pods' logs.
-func (r *pipelineReconciler) testGate(ctx context.Context, st *v1alpha1.Stack) gateResult {
-	return r.withStackRun(ctx, st, func(opts run.Options, in *inputs) gateResult {
-		return r.testOutcome(ctx, opts, in)
+func (r *Reconciler) testGate(ctx context.Context, st *v1alpha1.Stack) gateResult {
+	return r.withStackRun(ctx, st, func(sr *StackRun) gateResult {
+		return r.testOutcome(ctx, sr)
 	})
 }
 
-func (r *pipelineReconciler) testOutcome(ctx context.Context, opts run.Options, in *inputs) gateResult {
-	sr := r.stacks
-	tested, err := run.Test(ctx, opts, run.TestRequest{})
+func (r *Reconciler) testOutcome(ctx context.Context, sr *StackRun) gateResult {
+	tested, err := run.Test(ctx, sr.Options, run.TestRequest{})
 	var le *run.LockedError
 	if errors.As(err, &le) {
 		// The Stack's own reconcile holds the lock: the tests run later.
 		return gateResult{Pending: true}
 	}
 	if err != nil {
-		return gateResult{Failed: true, Output: message(err, nil, in)}
+		return gateResult{Failed: true, Output: sr.Message(err)}
 	}
 	var b strings.Builder
 	for _, t := range tested {
@@ -158,7 +132,7 @@ func (r *pipelineReconciler) testOutcome(ctx context.Context, opts run.Options, 
 		}
 		inst := t.Instance
 		if t.Err != nil {
-			fmt.Fprintf(&b, "%s (%s/%s): %s\n", inst.Addr, inst.Namespace, inst.Name, message(t.Err, nil, in))
+			fmt.Fprintf(&b, "%s (%s/%s): %s\n", inst.Addr, inst.Namespace, inst.Name, sr.Message(t.Err))
 			continue
 		}
 		var failed []string
@@ -167,19 +141,19 @@ func (r *pipelineReconciler) testOutcome(ctx context.Context, opts run.Options, 
 				failed = append(failed, h.Name)
 			}
 		}
-		fmt.Fprintf(&b, "%s (%s/%s): failed tests %s: %s\n", inst.Addr, inst.Namespace, inst.Name, strings.Join(failed, ", "), in.redact(t.Result.Err.Error()))
+		fmt.Fprintf(&b, "%s (%s/%s): failed tests %s: %s\n", inst.Addr, inst.Namespace, inst.Name, strings.Join(failed, ", "), sr.Redact(t.Result.Err.Error()))
 		for _, l := range t.Result.Logs {
 			if l.Err != nil {
 				fmt.Fprintf(&b, "Logs of pod %s, container %s: %v\n", l.Pod, l.Container, l.Err)
 				continue
 			}
-			fmt.Fprintf(&b, "Logs of pod %s, container %s:\n%s\n", l.Pod, l.Container, in.redact(strings.TrimRight(l.Log, "\n")))
+			fmt.Fprintf(&b, "Logs of pod %s, container %s:\n%s\n", l.Pod, l.Container, sr.Redact(strings.TrimRight(l.Log, "\n")))
 		}
 	}
 	if b.Len() == 0 {
 		return gateResult{}
 	}
-	return gateResult{Failed: true, Output: capOutput(sr.stripCachePaths(strings.TrimSpace(b.String())))}
+	return gateResult{Failed: true, Output: capOutput(r.stacks.StripCachePaths(strings.TrimSpace(b.String())))}
 }
 
 func capOutput(s string) string {

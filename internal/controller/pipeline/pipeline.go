@@ -1,17 +1,18 @@
-package controller
+package pipeline
 
 import (
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/controller/notify"
+	"github.com/convoy-sh/convoy/internal/controller/status"
 	"github.com/convoy-sh/convoy/internal/gate"
 	"github.com/convoy-sh/convoy/internal/stacksource"
 	corev1 "k8s.io/api/core/v1"
@@ -19,12 +20,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"oras.land/oras-go/v2/errdef"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// Pipeline condition reasons.
+// Pipeline condition reasons (and status's).
 const (
 	ReasonVerified        = "Verified"
 	ReasonPromoting       = "Promoting"
@@ -36,19 +38,22 @@ const (
 	ReasonPipelineInvalid = "Invalid"
 )
 
-// pipelineReconciler reconciles one Pipeline at a time: it lists the
+// Reconciler reconciles one Pipeline at a time: it lists the
 // repository's tags, and moves the newest matching digest through the
-// stages by pinning the stages' Stacks (spec.source) to it. It shares the
-// Stack reconciler's clients, registry access and notifier.
-type pipelineReconciler struct {
-	stacks *reconciler
+// stages by pinning the stages' Stacks (spec.source) to it. What it needs
+// of the Stack side is stacks (the Stack reconciler).
+type Reconciler struct {
+	client   client.Client
+	reader   client.Reader
+	events   events.EventRecorder
+	notifier *notify.Notifier
+	stacks   Stacks
+	opts     Options
 	// gates run the stages' gates in the background.
 	gates *gateRunner
-	// timeout bounds one reconcile (0: pipelineReconcileTimeout).
-	timeout time.Duration
 	// pushes are the Pipelines the push receiver was told of (nil: no
 	// receiver): listed again at once, whatever the interval.
-	pushes *pushes
+	pushes Pushes
 }
 
 // pipelineReconcileTimeout bounds a Pipeline's reconcile (listing tags,
@@ -56,22 +61,27 @@ type pipelineReconciler struct {
 // stops, and writes its status saying why.
 const pipelineReconcileTimeout = 2 * time.Minute
 
+// PushRetry is how soon a Pipeline (and a Stack) notified of a push that
+// its listing has not seen yet looks again: a registry notifies a
+// manifest's push before it moves the tag to it.
+const PushRetry = 250 * time.Millisecond
+
 // statusWriteTimeout bounds the status write that ends a reconcile,
 // which is made even when the reconcile ran past its own deadline.
 const statusWriteTimeout = 15 * time.Second
 
 // Reconcile observes the Pipeline and its Stacks, decides, pins, and
 // records the status.
-func (r *pipelineReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	// The reconcile's deadline bounds every request it makes, and so
 	// every wait on a client's rate limiter: none waits past it.
-	rctx, cancel := context.WithTimeout(ctx, cmp.Or(r.timeout, pipelineReconcileTimeout))
+	rctx, cancel := context.WithTimeout(ctx, cmp.Or(r.opts.Timeout, pipelineReconcileTimeout))
 	defer cancel()
 	// Uncached, the Pipeline and its Stacks: a reconcile must see what
 	// the previous one recorded and pinned, or it would pin a wave again
 	// (past maxParallel), lose the pin times or notify twice.
 	var p v1alpha1.Pipeline
-	if err := r.stacks.reader.Get(rctx, req.NamespacedName, &p); err != nil {
+	if err := r.reader.Get(rctx, req.NamespacedName, &p); err != nil {
 		if apierrors.IsNotFound(err) && r.gates != nil {
 			r.gates.prune(req.NamespacedName, nil)
 		}
@@ -79,12 +89,12 @@ func (r *pipelineReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	}
 	orig := p.DeepCopy()
 	out := r.reconcile(rctx, &p)
-	if _, pushed := r.pushes.pipeline(req.NamespacedName); pushed && out.err == nil {
+	if _, pushed := r.pushed(req.NamespacedName); pushed && out.err == nil {
 		// Notified of a push its listing has not seen yet: soon again.
-		out.requeue = pushRetry
+		out.requeue = PushRetry
 	}
 	if rctx.Err() != nil && ctx.Err() == nil {
-		msg := fmt.Sprintf("the reconcile ran past its deadline of %s: %v", cmp.Or(r.timeout, pipelineReconcileTimeout), out.err)
+		msg := fmt.Sprintf("the reconcile ran past its deadline of %s: %v", cmp.Or(r.opts.Timeout, pipelineReconcileTimeout), out.err)
 		pipelineRetrying(&p, ReasonPromoting, msg)
 		out.err = errors.New(msg)
 	}
@@ -95,14 +105,14 @@ func (r *pipelineReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	// found and why it stopped are the status.
 	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), statusWriteTimeout)
 	defer wcancel()
-	if err := r.stacks.client.Status().Patch(wctx, &p, client.MergeFrom(orig)); err != nil {
+	if err := r.client.Status().Patch(wctx, &p, client.MergeFrom(orig)); err != nil {
 		if apierrors.IsNotFound(err) {
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, errors.Join(out.err, fmt.Errorf("convoy.dev/v1alpha1 Pipeline %s status: %w", req, err))
 	}
-	if r.stacks.notifier != nil {
-		r.stacks.notifier.Enqueue(deliveries)
+	if r.notifier != nil {
+		r.notifier.Enqueue(deliveries)
 	}
 	if out.err != nil {
 		return reconcile.Result{}, out.err
@@ -116,11 +126,11 @@ type pipelineOutcome struct {
 	notices []stageNotice
 }
 
-func (r *pipelineReconciler) reconcile(ctx context.Context, p *v1alpha1.Pipeline) pipelineOutcome {
-	interval := r.stacks.opts.pipelineInterval(p)
+func (r *Reconciler) reconcile(ctx context.Context, p *v1alpha1.Pipeline) pipelineOutcome {
+	interval := r.opts.Interval(p)
 	prevRefusal := refusalOf(p)
 	if p.Spec.Suspend {
-		pipelineReady(p, metav1.ConditionFalse, ReasonSuspended, "spec.suspend is true: nothing is promoted")
+		pipelineReady(p, metav1.ConditionFalse, status.ReasonSuspended, "spec.suspend is true: nothing is promoted")
 		return pipelineOutcome{}
 	}
 	problems := validatePipeline(p.Namespace, &p.Spec)
@@ -138,21 +148,21 @@ func (r *pipelineReconciler) reconcile(ctx context.Context, p *v1alpha1.Pipeline
 	}
 	if err := r.poll(ctx, p); err != nil {
 		var ve *stacksource.VerificationError
-		var ce *configError
+		var ce ConfigError
 		switch {
 		case errors.As(err, &ve):
 			// The newest digest is not promoted; what the stages hold
 			// already stays as it is.
 			msg := fmt.Sprintf("spec.verify (keys of v1 Secret %s/%s): %v: not promoted", p.Namespace, p.Spec.Verify.SecretRef.Name, err)
-			pipelineReady(p, metav1.ConditionFalse, ReasonVerificationFailed, msg)
-			r.event(p, corev1.EventTypeWarning, ReasonVerificationFailed, "Verify", msg)
+			pipelineReady(p, metav1.ConditionFalse, status.ReasonVerificationFailed, msg)
+			r.event(p, corev1.EventTypeWarning, status.ReasonVerificationFailed, "Verify", msg)
 			return pipelineOutcome{requeue: interval}
 		case errors.As(err, &ce):
 			return r.stall(p, ReasonPipelineInvalid, err.Error())
 		}
 		msg := "spec.source: " + err.Error()
-		pipelineRetrying(p, ReasonSourceFailed, msg)
-		r.event(p, corev1.EventTypeWarning, ReasonSourceFailed, "ListTags", msg)
+		pipelineRetrying(p, status.ReasonSourceFailed, msg)
+		r.event(p, corev1.EventTypeWarning, status.ReasonSourceFailed, "ListTags", msg)
 		return pipelineOutcome{err: errors.New(msg)}
 	}
 	if p.Status.Latest == nil || p.Status.Latest.Digest == "" {
@@ -328,11 +338,11 @@ func validatePipeline(ns string, spec *v1alpha1.PipelineSpec) []string {
 // source of its own is a message (and reason) that stalls the Pipeline:
 // nothing is promoted. A Stack its identity may not read is refused
 // (by pipelineStackKey, why): the stage that would pin it says so.
-func (r *pipelineReconciler) stacksOf(ctx context.Context, p *v1alpha1.Pipeline) (map[string]*v1alpha1.Stack, map[string]string, string, string, error) {
+func (r *Reconciler) stacksOf(ctx context.Context, p *v1alpha1.Pipeline) (map[string]*v1alpha1.Stack, map[string]string, string, string, error) {
 	byName := map[string]*v1alpha1.Stack{}
 	listed := false
 	var pl v1alpha1.PipelineList
-	if err := r.stacks.reader.List(ctx, &pl, client.InNamespace(p.Namespace)); err != nil {
+	if err := r.reader.List(ctx, &pl, client.InNamespace(p.Namespace)); err != nil {
 		return nil, nil, "", "", fmt.Errorf("list the Pipelines of namespace %s: %w", p.Namespace, err)
 	}
 	out, refused := map[string]*v1alpha1.Stack{}, map[string]string{}
@@ -355,7 +365,7 @@ func (r *pipelineReconciler) stacksOf(ctx context.Context, p *v1alpha1.Pipeline)
 			} else {
 				if !listed {
 					var l v1alpha1.StackList
-					if err := r.stacks.reader.List(ctx, &l, client.InNamespace(p.Namespace)); err != nil {
+					if err := r.reader.List(ctx, &l, client.InNamespace(p.Namespace)); err != nil {
 						return nil, nil, "", "", fmt.Errorf("list the Stacks of namespace %s: %w", p.Namespace, err)
 					}
 					for i := range l.Items {
@@ -406,7 +416,7 @@ func (r *pipelineReconciler) stacksOf(ctx context.Context, p *v1alpha1.Pipeline)
 // with a smaller namespace/name), whose stages name the Stack: one of
 // same (p's namespace's, read uncached) or, from the cache's index, of
 // another namespace.
-func (r *pipelineReconciler) olderPipelineOf(ctx context.Context, p *v1alpha1.Pipeline, same []v1alpha1.Pipeline, stack types.NamespacedName) (string, error) {
+func (r *Reconciler) olderPipelineOf(ctx context.Context, p *v1alpha1.Pipeline, same []v1alpha1.Pipeline, stack types.NamespacedName) (string, error) {
 	others, err := r.pipelinesNaming(ctx, stack)
 	if err != nil {
 		return "", err
@@ -446,31 +456,25 @@ func namesStack(q *v1alpha1.Pipeline, stack types.NamespacedName) bool {
 
 // poll lists the repository's tags when they are due (every interval, and
 // when the spec changed) and records the newest matching one.
-func (r *pipelineReconciler) poll(ctx context.Context, p *v1alpha1.Pipeline) error {
+func (r *Reconciler) poll(ctx context.Context, p *v1alpha1.Pipeline) error {
 	l := p.Status.Latest
 	key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
-	pushed, isPushed := r.pushes.pipeline(key)
+	saw, isPushed := r.pushed(key)
 	if !isPushed && l != nil && l.CheckedAt != nil && p.Status.ObservedGeneration == p.Generation &&
-		time.Since(l.CheckedAt.Time) < r.stacks.opts.pipelineInterval(p) {
+		time.Since(l.CheckedAt.Time) < r.opts.Interval(p) {
 		return nil
 	}
 	repo, err := stacksource.ParseRepository(p.Spec.Source)
 	if err != nil {
 		return err
 	}
-	_, _, tmpDir := r.stacks.dirs()
-	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
-		return err
-	}
-	res, _, drop, err := r.stacks.sourceResolver(ctx, &v1alpha1.Stack{
+	reg, drop, err := r.stacks.Registry(ctx, &v1alpha1.Stack{
 		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace}, Spec: v1alpha1.StackSpec{SourceSecretRef: p.Spec.SourceSecretRef},
-	}, tmpDir)
+	})
 	if err != nil {
 		return err
 	}
 	defer drop()
-	reg := r.stacks.registry
-	reg.Resolver = res
 	tag := p.Spec.Follow.Tag
 	var tags []string
 	if c := p.Spec.Follow.Semver; c != "" {
@@ -485,20 +489,20 @@ func (r *pipelineReconciler) poll(ctx context.Context, p *v1alpha1.Pipeline) err
 	now := metav1.Now()
 	if tag == "" {
 		p.Status.Latest = &v1alpha1.Artifact{CheckedAt: &now}
-		r.sawPush(key, pushed, p.Spec.Follow.Tag, tags, "")
+		sawPush(saw, p.Spec.Follow.Tag, tags, "")
 		return nil
 	}
 	digest, err := stacksource.Resolve(ctx, reg, repo, tag)
 	if err != nil {
 		if errors.Is(err, errdef.ErrNotFound) && p.Spec.Follow.Tag != "" {
 			p.Status.Latest = &v1alpha1.Artifact{CheckedAt: &now}
-			r.sawPush(key, pushed, p.Spec.Follow.Tag, tags, "")
+			sawPush(saw, p.Spec.Follow.Tag, tags, "")
 			return nil
 		}
 		return err
 	}
 	if v := p.Spec.Verify; v != nil {
-		keys, err := verifyKeys(ctx, r.stacks.reader, p.Namespace, v)
+		keys, err := r.stacks.VerifyKeys(ctx, p.Namespace, v)
 		if err != nil {
 			return err
 		}
@@ -507,16 +511,16 @@ func (r *pipelineReconciler) poll(ctx context.Context, p *v1alpha1.Pipeline) err
 		}
 	}
 	p.Status.Latest = &v1alpha1.Artifact{Tag: tag, Digest: digest, CheckedAt: &now}
-	r.sawPush(key, pushed, p.Spec.Follow.Tag, tags, digest)
+	sawPush(saw, p.Spec.Follow.Tag, tags, digest)
 	return nil
 }
 
 // sawPush clears the Pipeline's push mark once a listing saw the push;
 // until then (the registry notifies before it tags) the Pipeline lists
-// again pushRetry apart.
-func (r *pipelineReconciler) sawPush(key types.NamespacedName, m pipelinePush, follow string, tags []string, digest string) {
-	if m.sawPush(follow, tags, digest) {
-		r.pushes.seen(key, m)
+// again PushRetry apart.
+func sawPush(saw func(string, []string, string), follow string, tags []string, digest string) {
+	if saw != nil {
+		saw(follow, tags, digest)
 	}
 }
 
@@ -549,7 +553,7 @@ func viewStack(st *v1alpha1.Stack) stackView {
 		v.Pinned = ref.Digest
 	}
 	current := st.Status.ObservedGeneration == st.Generation && v.Pinned != ""
-	rc := meta.FindStatusCondition(st.Status.Conditions, CondReady)
+	rc := meta.FindStatusCondition(st.Status.Conditions, status.CondReady)
 	if rc != nil {
 		v.NotReady = fmt.Sprintf("Ready=%s %s: %s", rc.Status, rc.Reason, rc.Message)
 	} else {
@@ -568,10 +572,10 @@ func viewStack(st *v1alpha1.Stack) stackView {
 	if v.Ready {
 		return v
 	}
-	switch sc := meta.FindStatusCondition(st.Status.Conditions, CondStalled); {
+	switch sc := meta.FindStatusCondition(st.Status.Conditions, status.CondStalled); {
 	case sc != nil && sc.Status == metav1.ConditionTrue:
 		v.Failed = fmt.Sprintf("Stalled %s: %s", sc.Reason, sc.Message)
-	case rc != nil && rc.Status == metav1.ConditionFalse && rc.Reason == ReasonApplyFailed:
+	case rc != nil && rc.Status == metav1.ConditionFalse && rc.Reason == status.ReasonApplyFailed:
 		v.Failed = fmt.Sprintf("%s: %s", rc.Reason, rc.Message)
 	case p != nil && p.SourceDigest == v.Pinned && st.Status.LastFailedPlan == p.Digest:
 		v.Failed = "the apply of plan " + p.Digest + " failed: " + st.Status.LastError
@@ -583,12 +587,12 @@ func viewStack(st *v1alpha1.Stack) stackView {
 // records the Pipeline as its owner. A Stack the Pipeline reaches as its
 // service account is patched as it, once a SubjectAccessReview said it
 // may: otherwise refusal says why, and the Stack is left as it is.
-func (r *pipelineReconciler) pin(ctx context.Context, p *v1alpha1.Pipeline, st *v1alpha1.Stack, digest string) (refusal string, err error) {
+func (r *Reconciler) pin(ctx context.Context, p *v1alpha1.Pipeline, st *v1alpha1.Stack, digest string) (refusal string, err error) {
 	repo, err := stacksource.ParseRepository(p.Spec.Source)
 	if err != nil {
 		return "", err
 	}
-	c := client.Writer(r.stacks.client)
+	c := client.Writer(r.client)
 	if r.reachesAs(p, st.Namespace) {
 		nn := types.NamespacedName{Namespace: st.Namespace, Name: st.Name}
 		if refusal, err := r.mayPatch(ctx, p, nn); refusal != "" || err != nil {
@@ -672,7 +676,7 @@ func setPipelineConditions(p *v1alpha1.Pipeline) {
 			pipelineReady(p, metav1.ConditionFalse, ReasonStageFailed, fmt.Sprintf("stage %s failed on %s: %s", s.Name, s.Digest, s.Message))
 			return
 		case v1alpha1.PhaseAwaitingApproval:
-			pipelineReady(p, metav1.ConditionFalse, ReasonApprovalRequired, fmt.Sprintf("stage %s: %s", s.Name, s.Message))
+			pipelineReady(p, metav1.ConditionFalse, status.ReasonApprovalRequired, fmt.Sprintf("stage %s: %s", s.Name, s.Message))
 			return
 		}
 	}
@@ -688,47 +692,47 @@ func setPipelineConditions(p *v1alpha1.Pipeline) {
 // stall records a Pipeline that promotes nothing until its spec or its
 // Stacks change (both are watched); the event is sent when the message
 // changes, not at every look.
-func (r *pipelineReconciler) stall(p *v1alpha1.Pipeline, reason, msg string) pipelineOutcome {
-	if c := meta.FindStatusCondition(p.Status.Conditions, CondStalled); c == nil || c.Message != msg {
+func (r *Reconciler) stall(p *v1alpha1.Pipeline, reason, msg string) pipelineOutcome {
+	if c := meta.FindStatusCondition(p.Status.Conditions, status.CondStalled); c == nil || c.Message != msg {
 		r.event(p, corev1.EventTypeWarning, reason, "Reconcile", msg)
 	}
-	setPipelineCond(p, CondReady, metav1.ConditionFalse, reason, msg)
-	setPipelineCond(p, CondStalled, metav1.ConditionTrue, reason, msg)
-	meta.RemoveStatusCondition(&p.Status.Conditions, CondReconciling)
-	return pipelineOutcome{requeue: r.stacks.opts.pipelineInterval(p)}
+	setPipelineCond(p, status.CondReady, metav1.ConditionFalse, reason, msg)
+	setPipelineCond(p, status.CondStalled, metav1.ConditionTrue, reason, msg)
+	meta.RemoveStatusCondition(&p.Status.Conditions, status.CondReconciling)
+	return pipelineOutcome{requeue: r.opts.Interval(p)}
 }
 
-func pipelineReady(p *v1alpha1.Pipeline, status metav1.ConditionStatus, reason, msg string) {
-	setPipelineCond(p, CondReady, status, reason, msg)
-	meta.RemoveStatusCondition(&p.Status.Conditions, CondStalled)
-	meta.RemoveStatusCondition(&p.Status.Conditions, CondReconciling)
+func pipelineReady(p *v1alpha1.Pipeline, cs metav1.ConditionStatus, reason, msg string) {
+	setPipelineCond(p, status.CondReady, cs, reason, msg)
+	meta.RemoveStatusCondition(&p.Status.Conditions, status.CondStalled)
+	meta.RemoveStatusCondition(&p.Status.Conditions, status.CondReconciling)
 }
 
 func pipelineRetrying(p *v1alpha1.Pipeline, reason, msg string) {
-	setPipelineCond(p, CondReady, metav1.ConditionFalse, reason, msg)
-	setPipelineCond(p, CondReconciling, metav1.ConditionTrue, reason, msg)
-	meta.RemoveStatusCondition(&p.Status.Conditions, CondStalled)
+	setPipelineCond(p, status.CondReady, metav1.ConditionFalse, reason, msg)
+	setPipelineCond(p, status.CondReconciling, metav1.ConditionTrue, reason, msg)
+	meta.RemoveStatusCondition(&p.Status.Conditions, status.CondStalled)
 }
 
-func setPipelineCond(p *v1alpha1.Pipeline, typ string, status metav1.ConditionStatus, reason, msg string) {
+func setPipelineCond(p *v1alpha1.Pipeline, typ string, cs metav1.ConditionStatus, reason, msg string) {
 	meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{
-		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: p.Generation,
+		Type: typ, Status: cs, Reason: reason, Message: msg, ObservedGeneration: p.Generation,
 	})
 }
 
-func (r *pipelineReconciler) event(p *v1alpha1.Pipeline, typ, reason, action, note string) {
-	if r.stacks.events == nil {
+func (r *Reconciler) event(p *v1alpha1.Pipeline, typ, reason, action, note string) {
+	if r.events == nil {
 		return
 	}
 	if len(note) > 1000 {
 		note = note[:1000] + "…"
 	}
-	r.stacks.events.Eventf(p, nil, typ, reason, action, "%s", note)
+	r.events.Eventf(p, nil, typ, reason, action, "%s", note)
 }
 
-// pipelinesOfStack maps a Stack to the Pipelines, of any namespace, whose
+// PipelinesOfStack maps a Stack to the Pipelines, of any namespace, whose
 // stages name it (the cache's pipelineStacksIndex).
-func (r *pipelineReconciler) pipelinesOfStack(ctx context.Context, obj client.Object) []reconcile.Request {
+func (r *Reconciler) PipelinesOfStack(ctx context.Context, obj client.Object) []reconcile.Request {
 	l, err := r.pipelinesNaming(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()})
 	if err != nil {
 		return nil
