@@ -12,6 +12,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/stack"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/convoy-sh/convoy/internal/stacksource"
 	corev1 "k8s.io/api/core/v1"
@@ -85,7 +86,7 @@ func TestControllerConfinesFiles(t *testing.T) {
 		"abs":     {`on stack.hcl line 6, in release "api":`, fmt.Sprintf(`file(%q)`, kc), "is an absolute path: the controller reads only the files of the pulled stack artifact"},
 		"outside": {`on stack.hcl line 6, in release "api":`, `file("../outside.txt")`, "../outside.txt is outside the stack directory"},
 	} {
-		st := waitStack(t, c, ns, name, 60*time.Second, "Stalled", isCond("Stalled", metav1.ConditionTrue, controller.ReasonInvalid))
+		st := waitStack(t, c, ns, name, 60*time.Second, "Stalled", isCond("Stalled", metav1.ConditionTrue, stack.ReasonInvalid))
 		msg := strings.Join(strings.Fields(st.Status.LastError), " ")
 		for _, w := range want {
 			if !strings.Contains(msg, w) {
@@ -159,8 +160,8 @@ func TestIntervalMinimum(t *testing.T) {
 	src := "oci://" + reg.Host + "/stacks/app@" + push(t, reg, stackDir(t, ns, "v1", ""), "v1")
 	create(t, c, newStack(ns, "shop", src, nil)) // 2s
 	startController(t, ns, func(o *controller.Options) { o.MinInterval = time.Hour })
-	st := waitStack(t, c, ns, "shop", 60*time.Second, "IntervalClamped", isCond(controller.CondWarning, metav1.ConditionTrue, controller.ReasonIntervalClamped))
-	if msg := cond(st, controller.CondWarning).Message; !strings.Contains(msg, "spec.interval 2s is shorter than the controller's --min-interval: planned every 1h0m0s") {
+	st := waitStack(t, c, ns, "shop", 60*time.Second, "IntervalClamped", isCond(stack.CondWarning, metav1.ConditionTrue, stack.ReasonIntervalClamped))
+	if msg := cond(st, stack.CondWarning).Message; !strings.Contains(msg, "spec.interval 2s is shorter than the controller's --min-interval: planned every 1h0m0s") {
 		t.Errorf("Warning: %q", msg)
 	}
 }
@@ -178,8 +179,8 @@ func TestSensitiveVarsWarning(t *testing.T) {
 	src := "oci://" + reg.Host + "/stacks/app@" + push(t, reg, dir, "v1")
 	create(t, c, newStack(ns, "plain", src, func(st *v1alpha1.Stack) { st.Spec.Vars = map[string]string{"password": "hunter2-in-plain"} }))
 	startController(t, ns, nil)
-	st := waitStack(t, c, ns, "plain", 60*time.Second, "SensitiveVars", isCond(controller.CondWarning, metav1.ConditionTrue, controller.ReasonSensitiveVars))
-	msg := cond(st, controller.CondWarning).Message
+	st := waitStack(t, c, ns, "plain", 60*time.Second, "SensitiveVars", isCond(stack.CondWarning, metav1.ConditionTrue, stack.ReasonSensitiveVars))
+	msg := cond(st, stack.CondWarning).Message
 	if !strings.Contains(msg, "variable password is declared sensitive") || !strings.Contains(msg, "spec.varsFrom from a Secret") {
 		t.Errorf("Warning: %q", msg)
 	}
@@ -193,7 +194,7 @@ func TestSensitiveVarsWarning(t *testing.T) {
 		st.Spec.VarsFrom = []v1alpha1.VarsFrom{{Kind: "Secret", Name: "pw"}}
 	})
 	waitStack(t, c, ns, "plain", 60*time.Second, "without a Warning", func(st *v1alpha1.Stack) bool {
-		return cond(st, controller.CondWarning) == nil && st.Status.ObservedGeneration == st.Generation
+		return cond(st, stack.CondWarning) == nil && st.Status.ObservedGeneration == st.Generation
 	})
 }
 
@@ -225,14 +226,14 @@ func TestCacheServesOnlyWhoMayPull(t *testing.T) {
 
 	// The same controller, a Stack without the credentials.
 	create(t, c, newStack(ns, "freeloader", src, nil))
-	st := waitStack(t, c, ns, "freeloader", 60*time.Second, "SourceFailed", isCond("Ready", metav1.ConditionFalse, controller.ReasonSourceFailed))
+	st := waitStack(t, c, ns, "freeloader", 60*time.Second, "SourceFailed", isCond("Ready", metav1.ConditionFalse, stack.ReasonSourceFailed))
 	if !strings.Contains(st.Status.LastError, "set spec.sourceSecretRef") {
 		t.Errorf("lastError %q", st.Status.LastError)
 	}
 	// Another namespace's controller on the same cache.
 	create(t, c, newStack(other, "freeloader", src, nil))
 	startController(t, other, func(o *controller.Options) { o.CacheDir = cache })
-	st = waitStack(t, c, other, "freeloader", 60*time.Second, "SourceFailed", isCond("Ready", metav1.ConditionFalse, controller.ReasonSourceFailed))
+	st = waitStack(t, c, other, "freeloader", 60*time.Second, "SourceFailed", isCond("Ready", metav1.ConditionFalse, stack.ReasonSourceFailed))
 	if !strings.Contains(st.Status.LastError, "set spec.sourceSecretRef") {
 		t.Errorf("lastError %q", st.Status.LastError)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
-	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/stack"
 	"github.com/convoy-sh/convoy/internal/devcluster"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	appsv1 "k8s.io/api/apps/v1"
@@ -82,8 +82,8 @@ func TestDeleteWithPruneUninstalls(t *testing.T) {
 	create(t, c, newStack(ns, "shop", "oci://"+reg.Host+"/stacks/app:v1", func(st *v1alpha1.Stack) { st.Spec.Prune = true }))
 	startController(t, ns, nil)
 	st := waitStack(t, c, ns, "shop", 60*time.Second, "Ready", isCond("Ready", metav1.ConditionTrue, "Applied"))
-	if !strings.Contains(strings.Join(st.Finalizers, ","), controller.Finalizer) {
-		t.Fatalf("no finalizer %s: %v", controller.Finalizer, st.Finalizers)
+	if !strings.Contains(strings.Join(st.Finalizers, ","), stack.Finalizer) {
+		t.Fatalf("no finalizer %s: %v", stack.Finalizer, st.Finalizers)
 	}
 	deleteStack(t, c, ns, "shop")
 	took := waitGone(t, c, ns, "shop", time.Minute)
@@ -176,7 +176,7 @@ spec:
 	}
 
 	before := st.DeepCopy()
-	st.Annotations = map[string]string{controller.AnnotationForceDelete: "true"}
+	st.Annotations = map[string]string{stack.AnnotationForceDelete: "true"}
 	if err := c.Patch(context.Background(), st, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}

@@ -1,20 +1,16 @@
-// Package controller reconciles Stack objects (api/v1alpha1): it pulls a
-// Stack's source artifact (stacksource), plans it with internal/run and
-// saves the plan (planfile) in a Secret, publishes the plan's text and
-// markdown in a ConfigMap, and applies exactly the saved plan when the
-// Stack's approval mode allows: at once (auto), or once spec.approvedPlan
-// names the plan's digest (manual). Drift found between changes is
-// reported, and restored with driftCorrection.
+// Package controller is the manager of `convoy controller run`: it wires
+// the Stack reconciler (controller/stack) and the Pipeline reconciler
+// (controller/pipeline) into one controller-runtime manager — leader
+// election on a Lease per shard, sharding by the convoy.dev/shard label,
+// the caches and their indexes, Prometheus metrics on the manager's
+// registry, health endpoints — and holds what the two share: the cache
+// janitor of pulled stacks and charts (cache.go, the Stacks' stack.Cache)
+// and the push receiver (webhook*.go, --webhook-listen), whose marks
+// reach the Stacks as stack.Pushes and the Pipelines as pipeline.Pushes.
 //
-// It runs on controller-runtime: leader election on a Lease per shard,
-// sharding by the convoy.dev/shard label, Prometheus metrics on the
-// manager's registry, health endpoints. The stack lock of internal/run
-// keeps a CLI apply and the controller from running one stack at once.
-//
-// Pipelines are reconciled by the pipeline package, which it wires into
-// the same manager with what a Pipeline needs of the Stack side
-// (pipeline.Stacks, pipeline_stacks.go). What the CLI does with Stacks
-// and Pipelines (approve, list, install) is in ctl, the saved plan's
-// objects in planstore, the conditions and reasons in status: none
-// imports this package.
+// What a Pipeline needs of the Stack side (pipeline.Stacks) is the Stack
+// reconciler's (stack.Reconciler.PipelineStacks). What the CLI does with
+// Stacks and Pipelines (approve, list, install) is in ctl, the saved
+// plan's objects in planstore, the conditions and reasons in status: none
+// imports this package, nor does stack or pipeline.
 package controller

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
@@ -16,9 +15,8 @@ import (
 	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"github.com/convoy-sh/convoy/internal/controller/notify"
 	"github.com/convoy-sh/convoy/internal/controller/pipeline"
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/controller/stack"
 	"github.com/convoy-sh/convoy/internal/run"
-	"github.com/convoy-sh/convoy/internal/stacksource"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -39,13 +37,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	crsource "sigs.k8s.io/controller-runtime/pkg/source"
 )
 
 // Run runs the controller until ctx ends.
 func Run(ctx context.Context, o Options) error {
-	if err := o.validateTenancy(); err != nil {
+	if err := o.stackOptions().ValidateTenancy(); err != nil {
 		return err
 	}
 	secret, err := o.webhookSecret()
@@ -78,7 +75,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	sel, err := shardSelector(o.Shard)
+	sel, err := stack.ShardSelector(o.Shard)
 	if err != nil {
 		return fmt.Errorf("--shard %q: %w", o.Shard, err)
 	}
@@ -133,28 +130,11 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	res := &source.Resolver{Cache: source.Cache{Dir: filepath.Join(o.CacheDir, "charts")}, RegistryConfigs: o.RegistryConfigs}
-	r := &reconciler{
-		client:   mgr.GetClient(),
-		reader:   mgr.GetAPIReader(),
-		scheme:   scheme,
-		events:   mgr.GetEventRecorder("convoy-controller"),
-		opts:     o,
-		metrics:  newMetrics(),
-		registry: stacksource.Registry{Resolver: res},
-		resolver: res,
-		backoff:  newIntervalBackoff(),
-		budget:   &kube.Budget{QPS: float64(o.ClusterQPS), Burst: o.ClusterBurst},
-	}
-	r.budget.OnWait = r.metrics.budgetWaits.Inc
-	r.traffic = &kube.Traffic{OnRequest: func(verb string) { r.metrics.kubeRequests.WithLabelValues(verb).Inc() }}
-	r.conns = &run.Connections{OnConnect: r.metrics.connections.Inc}
-	r.chartProofs = &source.Proofs{OnCheck: r.metrics.chartChecks.Inc}
-	r.cache = newCacheJanitor(filepath.Join(o.CacheDir, "stacks"), filepath.Join(o.CacheDir, "charts"), o.CacheMaxSize)
-	r.cache.onEvict = func(n int) { r.metrics.evictions.Add(float64(n)) }
-	err = mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.Stack{}, referencesIndex, func(o client.Object) []string {
-		return referenceKeys(o.(*v1alpha1.Stack))
-	})
-	if err != nil {
+	janitor := newCacheJanitor(filepath.Join(o.CacheDir, "stacks"), filepath.Join(o.CacheDir, "charts"), o.CacheMaxSize)
+	// r, the Stack reconciler, is made once the receiver and the
+	// notifier are.
+	var r *stack.Reconciler
+	if err := stack.IndexReferences(ctx, mgr); err != nil {
 		return err
 	}
 	if err := pipeline.IndexStacks(ctx, mgr); err != nil {
@@ -175,35 +155,49 @@ func Run(ctx context.Context, o Options) error {
 		rcv = &receiver{
 			listener: l, secret: secret, meta: mgr.GetCache(), reader: mgr.GetAPIReader(), elected: mgr.Elected(),
 			list: mgr.GetCache(), stackCh: stackPushes, pipelineCh: pipelinePushes, pushes: newPushes(),
-			log: o.Logger.WithName("webhook"), receipts: func(res string) { r.metrics.webhookReceipts.WithLabelValues(res).Inc() },
+			log: o.Logger.WithName("webhook"), receipts: func(res string) { r.WebhookReceipt(res) },
 		}
 		if err := mgr.Add(rcv); err != nil {
 			l.Close()
 			return err
 		}
 	}
-	r.readers = &stackReaders{cfg: cfg, scheme: scheme, mapper: mgr.GetRESTMapper(), own: mgr.GetAPIReader()}
-	r.notifier = notify.New(mgr.GetAPIReader())
-	r.notifier.NoCrossNamespaceRefs = o.noCrossNamespaceRefs()
-	if err := mgr.Add(r.notifier); err != nil {
+	notifier := notify.New(mgr.GetAPIReader())
+	notifier.NoCrossNamespaceRefs = o.stackOptions().RefusesCrossNamespaceRefs()
+	if err := mgr.Add(notifier); err != nil {
 		return err
 	}
+	// Pushes the receiver was told of, for the Stacks and the Pipelines.
+	var sp stack.Pushes
+	var pp pipeline.Pushes
+	if rcv != nil {
+		sp, pp = rcv.pushes, pipelinePushMarks{rcv.pushes}
+	}
+	// One recorder for the Stacks and the Pipelines.
+	recorder := mgr.GetEventRecorder("convoy-controller")
+	r = stack.New(stack.Deps{
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Config: cfg, Mapper: mgr.GetRESTMapper(),
+		Scheme: scheme, Events: recorder, Notifier: notifier,
+		Resolver: res, Cache: janitor, Pushes: sp, Options: o.stackOptions(),
+		ClusterQPS: o.ClusterQPS, ClusterBurst: o.ClusterBurst,
+	})
+	janitor.onEvict = r.Evicted
 	err = builder.ControllerManagedBy(mgr).
 		Named("stack").
 		// Annotations: convoy.dev/force-delete on a deleted Stack.
 		For(&v1alpha1.Stack{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		// A deleted Stack's duplicates take over.
-		Watches(&v1alpha1.Stack{}, handler.EnqueueRequestsFromMapFunc(r.sameIdentity), builder.WithPredicates(predicate.Funcs{
+		Watches(&v1alpha1.Stack{}, handler.EnqueueRequestsFromMapFunc(r.SameIdentity), builder.WithPredicates(predicate.Funcs{
 			CreateFunc: func(event.CreateEvent) bool { return false }, UpdateFunc: func(event.UpdateEvent) bool { return false },
 			GenericFunc: func(event.GenericEvent) bool { return false },
 		})).
 		// A changed varsFrom object or kubeconfig Secret is a changed
 		// input: watched as metadata only, never cached with its data.
-		Watches(configMapMeta(), handler.EnqueueRequestsFromMapFunc(r.stacksReferencing("ConfigMap")), builder.OnlyMetadata).
-		Watches(secretMeta(), handler.EnqueueRequestsFromMapFunc(r.stacksReferencing("Secret")), builder.OnlyMetadata).
+		Watches(configMapMeta(), handler.EnqueueRequestsFromMapFunc(r.StacksReferencing("ConfigMap")), builder.OnlyMetadata).
+		Watches(secretMeta(), handler.EnqueueRequestsFromMapFunc(r.StacksReferencing("Secret")), builder.OnlyMetadata).
 		// A push of the Stack's repository (the receiver).
 		WatchesRawSource(crsource.Channel(stackPushes, &handler.EnqueueRequestForObject{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: o.concurrency(), SkipNameValidation: &skip, RateLimiter: r.backoff}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: o.concurrency(), SkipNameValidation: &skip, RateLimiter: r.RateLimiter()}).
 		Complete(r)
 	if err != nil {
 		return err
@@ -211,13 +205,9 @@ func Run(ctx context.Context, o Options) error {
 	// Pipelines: same shard and leader, their own workers. A Stack's
 	// changes (its readiness, its pin) are the Pipelines' inputs.
 	// Their gates run in the background, until the controller stops.
-	var pp pipeline.Pushes
-	if rcv != nil {
-		r.pushes, pp = rcv.pushes, pipelinePushMarks{rcv.pushes}
-	}
 	pr := pipeline.New(pipeline.Deps{
-		Client: r.client, Reader: r.reader, Events: r.events, Notifier: r.notifier,
-		Stacks: pipelineStacks{r}, Pushes: pp, Options: o.pipelineOptions(),
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Events: recorder, Notifier: notifier,
+		Stacks: r.PipelineStacks(), Pushes: pp, Options: o.pipelineOptions(),
 	})
 	err = builder.ControllerManagedBy(mgr).
 		Named("pipeline").
@@ -244,7 +234,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	// The shared informers stop with the manager.
-	defer r.conns.Close()
+	defer r.Close()
 	err = mgr.Start(ctx)
 	// The gates still running (their test runs hold stack locks) end
 	// with the manager.
@@ -254,7 +244,7 @@ func Run(ctx context.Context, o Options) error {
 	// way stop writing, record what they can as failed (while they still
 	// hold their stack lock) and release the lock: waited for, within
 	// the time their writes and the lock's release may take.
-	if n := r.runs.drain(2*run.DefaultGrace + 10*time.Second); n > 0 {
+	if n := r.Drain(2*run.DefaultGrace + 10*time.Second); n > 0 {
 		o.Logger.Info("exiting with applies still under way: their records stay pending and their stack locks held until the next run heals them", "applies", n)
 	}
 	return err
@@ -310,52 +300,6 @@ func secretMeta() *metav1.PartialObjectMetadata {
 func notHelmRecords() labels.Selector {
 	req, _ := labels.NewRequirement("owner", selection.NotEquals, []string{"helm"})
 	return labels.NewSelector().Add(*req)
-}
-
-// referencesIndex indexes the Stacks in the cache by the ConfigMaps and
-// Secrets they read (referenceKeys), so that a changed one finds its
-// Stacks, in any namespace, without a scan of every Stack.
-const referencesIndex = "convoy.dev/references"
-
-// stacksReferencing maps a ConfigMap or Secret to the Stacks that read it
-// (varsFrom, or clusters and sourceSecretRef for Secrets).
-func (r *reconciler) stacksReferencing(kind string) handler.MapFunc {
-	return func(ctx context.Context, obj client.Object) []reconcile.Request {
-		var l v1alpha1.StackList
-		if err := r.client.List(ctx, &l, client.MatchingFields{referencesIndex: referenceKey(kind, obj.GetNamespace(), obj.GetName())}); err != nil {
-			return nil
-		}
-		out := make([]reconcile.Request, 0, len(l.Items))
-		for _, st := range l.Items {
-			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: st.Namespace, Name: st.Name}})
-		}
-		return out
-	}
-}
-
-func referenceKey(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
-
-// referenceKeys are the ConfigMaps and Secrets a Stack reads, as
-// referenceKey.
-func referenceKeys(st *v1alpha1.Stack) []string {
-	var keys []string
-	for _, vf := range st.Spec.VarsFrom {
-		keys = append(keys, referenceKey(vf.Kind, refNamespace(st, vf.Namespace), vf.Name))
-	}
-	if ref := st.Spec.SourceSecretRef; ref != nil {
-		keys = append(keys, referenceKey("Secret", st.Namespace, ref.Name))
-	}
-	if v := st.Spec.Verify; v != nil {
-		keys = append(keys, referenceKey("Secret", st.Namespace, v.SecretRef.Name))
-	}
-	for _, c := range st.Spec.Clusters {
-		keys = append(keys, referenceKey("Secret", refNamespace(st, c.SecretRef.Namespace), c.SecretRef.Name))
-	}
-	return keys
-}
-
-func references(st *v1alpha1.Stack, kind, namespace, name string) bool {
-	return slices.Contains(referenceKeys(st), referenceKey(kind, namespace, name))
 }
 
 // leaseLock is the shard's leader election Lease, held under the

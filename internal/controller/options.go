@@ -5,11 +5,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/convoy-sh/convoy/api/v1alpha1"
-	"github.com/convoy-sh/convoy/internal/controller/planstore"
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 )
 
 // Options configure a controller process.
@@ -84,7 +80,7 @@ type Options struct {
 	// must bear (Authorization: Bearer TOKEN); each needs the other.
 	WebhookListen, WebhookTokenSecret string
 	// Tenancy strict requires DefaultServiceAccount and implies
-	// NoCrossNamespaceRefs (tenancy.go).
+	// NoCrossNamespaceRefs (stack/tenancy.go).
 	Tenancy Tenancy
 }
 
@@ -99,22 +95,7 @@ func LeaseName(shard string) string {
 // LeaseNameOf is the Lease of a named shard.
 func LeaseNameOf(shard string) string { return "convoy-controller-shard-" + shard }
 
-// shardSelector selects the Stacks of a shard.
-func shardSelector(shard string) (labels.Selector, error) {
-	op, vals := selection.DoesNotExist, []string(nil)
-	if shard != "" {
-		op, vals = selection.Equals, []string{shard}
-	}
-	req, err := labels.NewRequirement(v1alpha1.ShardLabel, op, vals)
-	if err != nil {
-		return nil, err
-	}
-	return labels.NewSelector().Add(*req), nil
-}
-
 func (o Options) concurrency() int { return cmp.Or(o.Concurrency, 4) }
-
-func (o Options) maxPlanSize() int { return int(cmp.Or(o.MaxPlanSize, planstore.DefaultMaxPlanSize)) }
 
 func (o Options) renewDeadline() time.Duration {
 	if o.RenewDeadline > 0 {

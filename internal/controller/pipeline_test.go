@@ -22,7 +22,7 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
-	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/stack"
 	"github.com/convoy-sh/convoy/internal/stacksource"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -299,7 +299,7 @@ func TestPipelinePromotesThroughStages(t *testing.T) {
 	startController(t, ns, nil)
 
 	// Without a source, a Stack waits; nothing matches yet.
-	st := waitStack(t, c, ns, "staging", 60*time.Second, "waiting for a source", isCond("Ready", metav1.ConditionFalse, controller.ReasonNoSource))
+	st := waitStack(t, c, ns, "staging", 60*time.Second, "waiting for a source", isCond("Ready", metav1.ConditionFalse, stack.ReasonNoSource))
 	if s := cond(st, "Stalled"); s != nil {
 		t.Fatalf("a Stack without a source stalls:%s", describe(st))
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
-	"github.com/convoy-sh/convoy/internal/controller"
 	"github.com/convoy-sh/convoy/internal/controller/ctl"
+	"github.com/convoy-sh/convoy/internal/controller/stack"
 	"github.com/convoy-sh/convoy/internal/release"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,7 +42,7 @@ policy "freeze_api" {
 		t.Fatal(err)
 	}
 	push(t, reg, dir, "live")
-	st := waitStack(t, c, ns, "shop", 90*time.Second, "PolicyDenied", isCond("Ready", metav1.ConditionFalse, controller.ReasonPolicyDenied))
+	st := waitStack(t, c, ns, "shop", 90*time.Second, "PolicyDenied", isCond("Ready", metav1.ConditionFalse, stack.ReasonPolicyDenied))
 	if msg := cond(st, "Ready").Message; !strings.Contains(msg, "freeze_api") || !strings.Contains(msg, "--allow-policy freeze_api") {
 		t.Fatalf("Ready message %q", msg)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/stack"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/release"
 	corev1 "k8s.io/api/core/v1"
@@ -43,7 +44,7 @@ func TestControllerTakesOverHelmReleaseOnlyWithAdopt(t *testing.T) {
 	if out, err := cluster.Helm(t, "install", "ops-app", chart, "-n", ns); err != nil {
 		t.Fatalf("helm install: %v\n%s", err, out)
 	}
-	stack := func(extra string) string {
+	stackHCL := func(extra string) string {
 		dir := filepath.Join(t.TempDir(), "stack")
 		appChart(t, filepath.Join(dir, "charts", "app"))
 		hcl := fmt.Sprintf(`stack "ops" {
@@ -61,11 +62,11 @@ release "ops" {
 		}
 		return dir
 	}
-	src := "oci://" + reg.Host + "/stacks/app@" + push(t, reg, stack(""), "v1")
+	src := "oci://" + reg.Host + "/stacks/app@" + push(t, reg, stackHCL(""), "v1")
 	create(t, c, newStack(ns, "ops", src, nil))
 	startController(t, ns, nil)
 
-	st := waitStack(t, c, ns, "ops", 60*time.Second, "refused", isCond("Ready", metav1.ConditionFalse, controller.ReasonInvalid))
+	st := waitStack(t, c, ns, "ops", 60*time.Second, "refused", isCond("Ready", metav1.ConditionFalse, stack.ReasonInvalid))
 	if msg := cond(st, "Ready").Message; !strings.Contains(msg, "adopt: installed by helm, not by a stack") || !strings.Contains(msg, "adopt = true") {
 		t.Errorf("Ready: %q", msg)
 	}
@@ -78,7 +79,7 @@ release "ops" {
 	}
 
 	update(t, c, ns, "ops", func(st *v1alpha1.Stack) {
-		st.Spec.Source = "oci://" + reg.Host + "/stacks/app@" + push(t, reg, stack("adopt = true"), "v2")
+		st.Spec.Source = "oci://" + reg.Host + "/stacks/app@" + push(t, reg, stackHCL("adopt = true"), "v2")
 	})
 	waitStack(t, c, ns, "ops", 90*time.Second, "applied", isCond("Ready", metav1.ConditionTrue, "Applied"))
 	if got := configMessage(t, c, ns, "ops-app"); got != "from-the-stack" {
@@ -123,7 +124,7 @@ func TestControllerNeverTakesOverAnotherNamespacesStack(t *testing.T) {
 		time.Sleep(d)
 	}
 	create(t, c, newStack(second, "web", srcB, inShard))
-	waitStack(t, c, second, "web", 60*time.Second, "DuplicateStack", isCond("Stalled", metav1.ConditionTrue, controller.ReasonDuplicateStack))
+	waitStack(t, c, second, "web", 60*time.Second, "DuplicateStack", isCond("Stalled", metav1.ConditionTrue, stack.ReasonDuplicateStack))
 
 	// The first Stack goes without prune: its releases are let go.
 	if err := c.Delete(context.Background(), getStack(t, c, first, "web")); err != nil {

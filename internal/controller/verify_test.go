@@ -19,7 +19,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
-	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/stack"
 	"github.com/convoy-sh/convoy/internal/signing"
 	"github.com/convoy-sh/convoy/internal/stacksource"
 	corev1 "k8s.io/api/core/v1"
@@ -140,7 +140,7 @@ func TestVerifyAdmitsOnlySignedArtifacts(t *testing.T) {
 		"wrong":    "signed by none of the keys (1 signature(s) under sha256-",
 		"copied":   "the signature by cosign.pub is for " + digests["signed"] + ", not for this digest",
 	} {
-		st := waitStack(t, c, ns, name, 60*time.Second, "VerificationFailed", isCond("Ready", metav1.ConditionFalse, controller.ReasonVerificationFailed))
+		st := waitStack(t, c, ns, name, 60*time.Second, "VerificationFailed", isCond("Ready", metav1.ConditionFalse, stack.ReasonVerificationFailed))
 		msg := cond(st, "Ready").Message
 		if !strings.Contains(msg, "oci://"+reg.Host+"/stacks/app:"+name+"@"+digests[name]) || !strings.Contains(msg, why) ||
 			!strings.Contains(msg, "v1 Secret "+ns+"/keys") {
@@ -194,7 +194,7 @@ func TestPipelineVerifyPromotesOnlySignedDigests(t *testing.T) {
 	v2 := push(t, reg, stackDir(t, ns, "v2", ""), "1.1.0")
 	p := waitPipeline(t, c, ns, "app", 60*time.Second, "VerificationFailed", func(p *v1alpha1.Pipeline) bool {
 		c := meta.FindStatusCondition(p.Status.Conditions, "Ready")
-		return c != nil && c.Reason == controller.ReasonVerificationFailed
+		return c != nil && c.Reason == stack.ReasonVerificationFailed
 	})
 	msg := meta.FindStatusCondition(p.Status.Conditions, "Ready").Message
 	if !strings.Contains(msg, v2) || !strings.Contains(msg, "not signed") {

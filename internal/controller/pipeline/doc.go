@@ -8,7 +8,7 @@
 // Stack side — a Stack's source fetched and its inputs read as its
 // reconciles do, the registry access of a namespace's credentials,
 // spec.verify's keys, a client as a service account — is the Stacks
-// interface, implemented by the Stack reconciler (internal/controller)
-// and handed in by the manager wiring with the push receiver's marks
-// (Pushes). It imports nothing of internal/controller.
+// interface, implemented by the Stack reconciler (controller/stack) and
+// handed in by the manager wiring (internal/controller) with the push
+// receiver's marks (Pushes). It imports neither.
 package pipeline

@@ -1,0 +1,108 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/controller/pipeline"
+	"github.com/convoy-sh/convoy/internal/signing"
+	"github.com/convoy-sh/convoy/internal/stacksource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// pipelineStacks is what the Pipeline reconciler needs of the Stack
+// reconciler (pipeline.Stacks): a Stack's source and inputs as its
+// reconciles read them, the registry access of its credentials,
+// spec.verify's keys, a client as a service account.
+type pipelineStacks struct{ r *reconciler }
+
+var _ pipeline.Stacks = pipelineStacks{}
+
+// ConfigError makes a configError the Pipeline's pipeline.ConfigError
+// (a spec.verify Secret that is wrong stalls it as Invalid).
+func (e *configError) ConfigError() {}
+
+func (s pipelineStacks) Registry(ctx context.Context, st *v1alpha1.Stack) (stacksource.Registry, func(), error) {
+	_, _, tmpDir := s.r.dirs()
+	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
+		return stacksource.Registry{}, nil, err
+	}
+	res, _, drop, err := s.r.sourceResolver(ctx, st, tmpDir)
+	if err != nil {
+		return stacksource.Registry{}, nil, err
+	}
+	reg := s.r.registry
+	reg.Resolver = res
+	return reg, drop, nil
+}
+
+func (s pipelineStacks) VerifyKeys(ctx context.Context, ns string, v *v1alpha1.VerifySpec) ([]*signing.PublicKey, error) {
+	return verifyKeys(ctx, s.r.reader, ns, v)
+}
+
+func (s pipelineStacks) Open(ctx context.Context, st *v1alpha1.Stack) (_ *pipeline.StackRun, err error) {
+	sr := s.r
+	stacksDir, chartsDir, tmpDir := sr.dirs()
+	for _, d := range []string{stacksDir, chartsDir, tmpDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	res, creds, drop, err := sr.sourceResolver(ctx, st, tmpDir)
+	if err != nil {
+		return nil, err
+	}
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	closers = append(closers, drop)
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
+	reg := sr.registry
+	reg.Resolver = res
+	fetched, release, err := sr.fetch(ctx, reg, creds, stacksDir, st.Spec.Source)
+	if err != nil {
+		return nil, errors.New("spec.source: " + err.Error())
+	}
+	closers = append(closers, release)
+	cfg, diags := config.LoadDir(fetched.Dir)
+	if diags.HasErrors() {
+		return nil, errors.New(diagText(diags, cfg))
+	}
+	in, err := sr.readInputs(ctx, st, fetched.Digest, cfg.Variables, tmpDir)
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, in.cleanup)
+	return &pipeline.StackRun{
+		Options: sr.runOptions(st, fetched, in),
+		Message: func(err error) string { return message(err, nil, in) },
+		Redact:  in.redact,
+		Close:   closeAll,
+	}, nil
+}
+
+func (s pipelineStacks) ClientAs(user string) (client.Client, error) {
+	if s.r.readers == nil {
+		return s.r.client, nil
+	}
+	rd, err := s.r.readers.of(user)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := rd.(client.Client); ok {
+		return c, nil
+	}
+	return s.r.client, nil
+}
+
+func (s pipelineStacks) StripCachePaths(msg string) string { return s.r.stripCachePaths(msg) }
