@@ -17,31 +17,10 @@ import (
 	"github.com/convoy-sh/convoy/internal/controller/stack"
 	"github.com/convoy-sh/convoy/internal/testfiles"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
-
-// team is a namespace with a service account "deployer" whose Role
-// allows everything on the core and apps kinds of that namespace, and
-// nothing anywhere else: a tenant as a platform team sets one up.
-func team(t *testing.T, c client.Client) string {
-	t.Helper()
-	ns := cluster.Namespace(t)
-	create(t, c, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer", Namespace: ns}})
-	create(t, c, &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "deployer", Namespace: ns},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"", "apps"}, Resources: []string{"*"}, Verbs: []string{"*"}}},
-	})
-	create(t, c, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "deployer", Namespace: ns},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "deployer"},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "deployer", Namespace: ns}},
-	})
-	return ns
-}
 
 // tenantStack writes a stack of one release of a chart with the given
 // templates, in namespace ns.

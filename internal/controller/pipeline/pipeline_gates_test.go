@@ -1,4 +1,4 @@
-package controller_test
+package pipeline_test
 
 import (
 	"context"
