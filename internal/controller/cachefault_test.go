@@ -132,7 +132,7 @@ func TestReadOnlyCacheNotifiesOnceAndRecovers(t *testing.T) {
 	if failedNotified != 1 {
 		t.Fatalf("status.notified records %d Failed notices after %d attempts, want 1: %+v", failedNotified, attempts, st.Status.Notified)
 	}
-	devtest.Eventually(t, 30*time.Second, func() bool { return len(h.received()) != 0 },
+	devtest.Eventually(t, 30*time.Second, func() bool { return len(h.Received()) != 0 },
 		func() string { return "no Failed notification within 30s" })
 
 	restore()
@@ -141,7 +141,7 @@ func TestReadOnlyCacheNotifiesOnceAndRecovers(t *testing.T) {
 	t.Logf("applied %s after the cache was restored", time.Since(restored).Round(time.Second))
 	devtest.Eventually(t, 30*time.Second, func() bool {
 		var failed, applied int
-		for _, doc := range h.received() {
+		for _, doc := range h.Received() {
 			switch doc["event"] {
 			case "Failed":
 				failed++
@@ -150,11 +150,11 @@ func TestReadOnlyCacheNotifiesOnceAndRecovers(t *testing.T) {
 			}
 		}
 		if failed != 1 {
-			t.Fatalf("%d Failed notifications, want 1: %v", failed, h.received())
+			t.Fatalf("%d Failed notifications, want 1: %v", failed, h.Received())
 		}
 		return applied == 1
-	}, func() string { return fmt.Sprintf("no Applied notification within 30s: %v", h.received()) })
-	if msg, _ := h.received()[0]["message"].(string); !strings.Contains(msg, "read-only file system") && !strings.Contains(msg, "permission denied") {
+	}, func() string { return fmt.Sprintf("no Applied notification within 30s: %v", h.Received()) })
+	if msg, _ := h.Received()[0]["message"].(string); !strings.Contains(msg, "read-only file system") && !strings.Contains(msg, "permission denied") {
 		t.Errorf("the Failed notification %q does not say why", msg)
 	}
 }

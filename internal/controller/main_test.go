@@ -7,6 +7,11 @@ import (
 	"github.com/convoy-sh/convoy/internal/controller/controllertest"
 )
 
+// TestMain runs the manager's integration tests (leader election,
+// shards, the cache, the push receiver, metrics) against the devcluster
+// (controllertest); the Stacks' and the Pipelines' are in
+// controller/stack and controller/pipeline, test binaries of their own
+// that run alongside.
 func TestMain(m *testing.M) { os.Exit(controllertest.Main(m)) }
 
 // The helpers of controllertest under the names the tests use.
@@ -14,6 +19,7 @@ var (
 	cluster          = controllertest.Cluster
 	kube             = controllertest.Kube
 	startController  = controllertest.StartController
+	dropFinalizers   = controllertest.DropFinalizers
 	appChart         = controllertest.AppChart
 	stackDir         = controllertest.StackDir
 	push             = controllertest.Push
@@ -29,15 +35,21 @@ var (
 	revisionsOf      = controllertest.RevisionsOf
 	configMessage    = controllertest.ConfigMessage
 	replicas         = controllertest.Replicas
+	scale            = controllertest.Scale
 	team             = controllertest.Team
 	promotedStack    = controllertest.PromotedStack
 	getPipeline      = controllertest.GetPipeline
 	describePipeline = controllertest.DescribePipeline
 	waitPipeline     = controllertest.WaitPipeline
 	stageIs          = controllertest.StageIs
-	scale            = controllertest.Scale
-	dropFinalizers   = controllertest.DropFinalizers
+	dockerConfig     = controllertest.DockerConfig
+	dockerSecret     = controllertest.DockerSecret
+	freeAddr         = controllertest.FreeAddr
+	get              = controllertest.Get
 )
+
+// hook records the JSON documents posted to it.
+type hook = controllertest.Hook
 
 const (
 	testMinInterval = controllertest.MinInterval

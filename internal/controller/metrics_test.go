@@ -2,8 +2,6 @@ package controller_test
 
 import (
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,32 +9,8 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
-	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	var resp *http.Response
-	var err error
-	devtest.Eventually(t, 30*time.Second, func() bool {
-		resp, err = http.Get(url)
-		return err == nil
-	}, func() string { return fmt.Sprintf("GET %s: %v", url, err) })
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode, string(b)
-}
 
 // The health endpoints answer, and the metrics count reconciles, time
 // them, and count releases by status.

@@ -17,6 +17,7 @@ var (
 	cluster          = controllertest.Cluster
 	kube             = controllertest.Kube
 	startController  = controllertest.StartController
+	dropFinalizers   = controllertest.DropFinalizers
 	stackDir         = controllertest.StackDir
 	push             = controllertest.Push
 	newStack         = controllertest.NewStack
@@ -32,5 +33,5 @@ var (
 	describePipeline = controllertest.DescribePipeline
 	waitPipeline     = controllertest.WaitPipeline
 	stageIs          = controllertest.StageIs
-	dropFinalizers   = controllertest.DropFinalizers
+	get              = controllertest.Get
 )

@@ -1,9 +1,7 @@
-package controller_test
+package stack_test
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -85,31 +83,5 @@ func TestSourceSecretRef(t *testing.T) {
 	st = waitStack(t, c, ns, "opaque", 60*time.Second, "Stalled", isCond("Stalled", metav1.ConditionTrue, "Invalid"))
 	if want := `v1 Secret ` + ns + `/opaque is of type "Opaque", want kubernetes.io/dockerconfigjson`; !strings.Contains(st.Status.LastError, want) {
 		t.Errorf("lastError %q, want %q", st.Status.LastError, want)
-	}
-}
-
-// dockerConfigJSON is a Docker config with the credentials of one host.
-func dockerConfigJSON(host, user, pass string) []byte {
-	b, _ := json.Marshal(map[string]any{"auths": map[string]any{host: map[string]string{
-		"auth": base64.StdEncoding.EncodeToString([]byte(user + ":" + pass)),
-	}}})
-	return b
-}
-
-func dockerConfig(t *testing.T, host, user, pass string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "config.json")
-	if err := os.WriteFile(p, dockerConfigJSON(host, user, pass), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func dockerSecret(ns, name, host, user, pass string) *corev1.Secret {
-	b := dockerConfigJSON(host, user, pass)
-	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Type:       corev1.SecretTypeDockerConfigJson,
-		Data:       map[string][]byte{corev1.DockerConfigJsonKey: b},
 	}
 }

@@ -1,4 +1,4 @@
-package controller_test
+package stack_test
 
 import (
 	"fmt"
@@ -60,7 +60,7 @@ func TestRollbackPlanIsNotReportedAsDrift(t *testing.T) {
 	}
 	devtest.Eventually(t, 30*time.Second, func() bool {
 		var applied, drifted bool
-		for _, doc := range h.received() {
+		for _, doc := range h.Received() {
 			p, _ := doc["plan"].(map[string]any)
 			if p == nil || p["digest"] != rollback {
 				continue
@@ -73,6 +73,6 @@ func TestRollbackPlanIsNotReportedAsDrift(t *testing.T) {
 		}
 		return applied
 	}, func() string {
-		return fmt.Sprintf("no Applied notification for the rollback's plan %s: %v", rollback, h.received())
+		return fmt.Sprintf("no Applied notification for the rollback's plan %s: %v", rollback, h.Received())
 	})
 }

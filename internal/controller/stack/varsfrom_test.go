@@ -1,4 +1,4 @@
-package controller_test
+package stack_test
 
 import (
 	"context"

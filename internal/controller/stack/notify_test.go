@@ -1,8 +1,7 @@
-package controller_test
+package stack_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -51,29 +50,6 @@ func runController(t *testing.T, ns, cacheDir string) (stop func()) {
 	return stop
 }
 
-// hook is an HTTP endpoint that records the JSON documents posted to it.
-type hook struct {
-	mu   sync.Mutex
-	docs []map[string]any
-}
-
-func (h *hook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var doc map[string]any
-	if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" || json.NewDecoder(r.Body).Decode(&doc) != nil {
-		http.Error(w, "want a JSON POST", http.StatusBadRequest)
-		return
-	}
-	h.mu.Lock()
-	h.docs = append(h.docs, doc)
-	h.mu.Unlock()
-}
-
-func (h *hook) received() []map[string]any {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]map[string]any(nil), h.docs...)
-}
-
 // A Stack with manual approval and notifications: the endpoint receives
 // one ApprovalRequired event carrying the plan's digest, and no second one,
 // neither while the plan keeps waiting nor after the controller restarts.
@@ -109,9 +85,9 @@ func TestNotificationApprovalRequiredOnce(t *testing.T) {
 
 	st := waitStack(t, c, ns, "shop", 60*time.Second, "ApprovalRequired", isCond("ApprovalRequired", metav1.ConditionTrue, "ApprovalRequired"))
 	digest := st.Status.Plan.Digest
-	devtest.Eventually(t, 30*time.Second, func() bool { return len(h.received()) != 0 },
+	devtest.Eventually(t, 30*time.Second, func() bool { return len(h.Received()) != 0 },
 		func() string { return "no notification within 30s:" + describe(st) })
-	doc := h.received()[0]
+	doc := h.Received()[0]
 	plan, _ := doc["plan"].(map[string]any)
 	if doc["event"] != "ApprovalRequired" || doc["stack"] != "shop" || doc["namespace"] != ns || plan == nil || plan["digest"] != digest || plan["configMap"] != st.Status.Plan.ConfigMapRef.Name {
 		t.Fatalf("notification %v, want ApprovalRequired of plan %s", doc, digest)
@@ -130,7 +106,7 @@ func TestNotificationApprovalRequiredOnce(t *testing.T) {
 	}
 	runController(t, ns, cacheDir)
 	waitReconciles(t, c, ns, 3, "shop")
-	if got := h.received(); len(got) != 1 {
+	if got := h.Received(); len(got) != 1 {
 		t.Fatalf("%d notifications, want 1: %v", len(got), got)
 	}
 
@@ -161,9 +137,9 @@ func TestNotificationApprovalRequiredOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitStack(t, c, ns, "shop", 60*time.Second, "Ready", isCond("Ready", metav1.ConditionTrue, "Applied"))
-	devtest.Eventually(t, 30*time.Second, func() bool { return len(h.received()) >= 2 },
-		func() string { return fmt.Sprintf("no Applied notification within 30s: %v", h.received()) })
-	doc = h.received()[1]
+	devtest.Eventually(t, 30*time.Second, func() bool { return len(h.Received()) >= 2 },
+		func() string { return fmt.Sprintf("no Applied notification within 30s: %v", h.Received()) })
+	doc = h.Received()[1]
 	revs, _ := doc["revisions"].(map[string]any)
 	if doc["event"] != "Applied" || revs["release.api"] != float64(1) {
 		t.Fatalf("second notification %v, want Applied with release.api at revision 1", doc)
