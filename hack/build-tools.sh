@@ -38,6 +38,20 @@ mkdir -p "$TOOLS"
 
 log() { printf 'build-tools: %s\n' "$*" >&2; }
 
+# The builds are bound by CPU (the module proxy serves a tool's 400 MB of
+# sources in seconds), and two settings cut it:
+# - The compilers and linkers collect garbage less often than Go's default:
+#   GOGC=400 spent 15% less CPU building helm 3 (208 s of user and system
+#   time against 247 s, from an empty build cache), at ~10% more memory per
+#   compile. A GOGC given by the caller is kept.
+# - The oracles (helm, helm 3, helmfile, cosign), which the tests run for a
+#   moment at a time, are compiled without inlining (-gcflags=all=-l): the
+#   same program, 28% less CPU to build (helm 3: 155 s against 208 s). The
+#   programs that run throughout the tests (the control plane, kwok) keep
+#   Go's full optimisation.
+export GOGC=${GOGC:-400}
+oracle_gcflags=all=-l
+
 # finish TMP DEST: marks a finished build and renames it into place, so a
 # half-built tool is never mistaken for a finished one.
 finish() {
@@ -67,22 +81,22 @@ build_k8s() {
   log "k8s $K8S_VERSION ready in $dest"
 }
 
-# go_install NAME VERSION PACKAGE WHAT: a tool that `go install` builds.
+# go_install NAME VERSION PACKAGE WHAT [GCFLAGS]: a tool that `go install` builds.
 go_install() {
-  local name=$1 version=$2 pkg=$3 what=$4
+  local name=$1 version=$2 pkg=$3 what=$4 gcflags=${5:-}
   local dest="$TOOLS/$name-$version"
   [ -f "$dest/.done" ] && return 0
   log "building $name $version ($what)"
   local tmp
   tmp=$(mktemp -d "$TOOLS/.$name.XXXXXX")
-  GOBIN="$tmp/bin" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "$pkg@$version"
+  GOBIN="$tmp/bin" CGO_ENABLED=0 go install -trimpath ${gcflags:+-gcflags="$gcflags"} -ldflags "-s -w" "$pkg@$version"
   finish "$tmp" "$dest"
   log "$name $version ready in $dest"
 }
 
 build_kwok() { go_install kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok "the fake kubelet"; }
-build_helm() { go_install helm "$HELM_VERSION" helm.sh/helm/v4/cmd/helm "the oracle for render parity and storage interop"; }
-build_helm3() { go_install helm3 "$HELM3_VERSION" helm.sh/helm/v3/cmd/helm "Helm 3, whose client-side-applied releases convoy upgrades"; }
+build_helm() { go_install helm "$HELM_VERSION" helm.sh/helm/v4/cmd/helm "the oracle for render parity and storage interop" "$oracle_gcflags"; }
+build_helm3() { go_install helm3 "$HELM3_VERSION" helm.sh/helm/v3/cmd/helm "Helm 3, whose client-side-applied releases convoy upgrades" "$oracle_gcflags"; }
 # apt_update fetches the package lists, as root (or with sudo -n).
 apt_update() {
   local sudo=
@@ -123,7 +137,7 @@ build_registry() {
   fi
   go_install registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry "OCI chart sources in tests"
 }
-build_cosign() { go_install cosign "$COSIGN_VERSION" github.com/sigstore/cosign/v3/cmd/cosign "the oracle of convoy push --sign-key; several minutes"; }
+build_cosign() { go_install cosign "$COSIGN_VERSION" github.com/sigstore/cosign/v3/cmd/cosign "the oracle of convoy push --sign-key; several minutes" "$oracle_gcflags"; }
 # Prometheus for the metric gate's tests, which need any 2.x or 3.x server
 # (the instant-query API). A package manager's build takes seconds where the
 # source build takes a quarter of an hour: a prometheus already on PATH, else
@@ -183,7 +197,7 @@ build_helmfile() {
   [ -n "$dir" ] || { log "helmfile $HELMFILE_VERSION: the module proxy gave no source directory"; exit 1; }
   cp -R "$dir" "$tmp/src"
   chmod -R u+w "$tmp/src"
-  (cd "$tmp/src" && CGO_ENABLED=0 go build -trimpath \
+  (cd "$tmp/src" && CGO_ENABLED=0 go build -trimpath -gcflags="$oracle_gcflags" \
       -ldflags "-s -w -X go.szostok.io/version.version=$HELMFILE_VERSION" -o "$tmp/bin/helmfile" .)
   rm -rf "$tmp/src"
   finish "$tmp" "$dest"
