@@ -1,6 +1,7 @@
 //go:build tools
 
-// Package tools pins the control-plane commands built by hack/build-tools.sh.
+// Package tools pins the control-plane commands and kwok, built by
+// hack/build-tools.sh.
 package tools
 
 import (
@@ -8,4 +9,5 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "sigs.k8s.io/kwok/cmd/kwok"
 )
