@@ -59,8 +59,9 @@ bin/devcluster:
 # Prometheus (the metric gate's tests; Debian's package where
 # apt-get can install it), the helmfile and cosign oracles and Chromium (convoy
 # ui's browser tests; Debian's package). A no-op once built. In two waves:
-# the test tools first, then the oracles (from empty caches on two cores, 921 s
-# against 1,070 s for all nine side by side, which delays the control plane).
+# the test tools first, then the oracles (all nine side by side took 1,070 s
+# against 921 s in two waves, and delayed the control plane). From empty
+# caches on two cores: 350 s, then 325 s (docs/devcluster.md).
 tools: test-tools
 	hack/build-tools.sh prometheus helm3 helmfile cosign chromium
 
