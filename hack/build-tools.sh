@@ -38,23 +38,11 @@ mkdir -p "$TOOLS"
 
 log() { printf 'build-tools: %s\n' "$*" >&2; }
 
-# The builds are bound by CPU (the module proxy serves a tool's 400 MB of
-# sources in seconds), and three settings cut it (docs/devcluster.md):
-# - The compilers and linkers collect garbage less often than Go's default:
-#   GOGC=400 spent 15% less CPU building helm 3 (208 s of user and system
-#   time against 247 s, from an empty build cache) and 19% less building the
-#   control plane (572 s against 708 s), at ~10% more memory per compile. A
-#   GOGC given by the caller is kept.
-# - The oracles (helm, helm 3, helmfile, cosign), which the tests run for a
-#   moment at a time, are compiled without inlining (-gcflags=all=-l): the
-#   same program, 28% less CPU to build (helm 3: 155 s against 208 s). The
-#   programs that run throughout the tests (the control plane, kwok) keep
-#   Go's full optimisation.
-# - Each compile runs its back end on one thread (-c=1): with two cores
-#   already kept busy by the compiles the go command runs side by side, the
-#   back end's own concurrency only adds work (helm 3: 12% less CPU; the
-#   control plane with kwok: 496 s of CPU against 609 s, 260 s of wall
-#   time against 316 s).
+# The builds are bound by CPU, and three settings cut it (measured, with
+# what was tried and left, in docs/devcluster.md): GOGC=400 (a caller's GOGC
+# is kept), one back-end thread per compile (-c=1), and, for the oracles only,
+# no inlining (-l: the same program; the control plane and kwok, which run
+# throughout the tests, keep full optimisation).
 export GOGC=${GOGC:-400}
 gcflags=all=-c=1
 oracle_gcflags="all=-c=1 -l"
@@ -104,11 +92,9 @@ go_install() {
 
 # kwok, the fake kubelet, is built in the control plane's module
 # (hack/tools/go.mod pins it), against the control plane's Kubernetes
-# libraries: the client-go, apimachinery and api packages compiled for the
-# control plane serve kwok too, which then takes 37 s of CPU where alone it took
-# 194 s (measured from an empty build cache; 15 s after the control plane). So it
-# waits for a control-plane build under way (its lock), and then finds them
-# compiled.
+# libraries, so the packages both import are compiled once: it waits for a
+# control-plane build under way (its lock), then finds them compiled
+# (docs/devcluster.md).
 build_kwok() {
   local dest="$TOOLS/kwok-$KWOK_VERSION"
   [ -f "$dest/.done" ] && return 0
