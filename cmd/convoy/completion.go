@@ -27,12 +27,18 @@ func completeReleases(f *stackFlags, one bool) func(*cobra.Command, []string, st
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
 		}
-		addrs, err := run.ReleaseAddresses(cmd.Context(), src)
+		session, err := run.Open(cmd.Context(), run.Options{Source: src})
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		defer session.Close()
+		ls, err := session.Loaded(false)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
 		}
 		var out []string
-		for _, a := range addrs {
+		for _, r := range ls.Stack.Releases {
+			a := r.Addr.String()
 			if strings.HasPrefix(a, toComplete) {
 				out = append(out, a)
 			}

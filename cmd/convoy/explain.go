@@ -73,7 +73,12 @@ func (o explainOptions) Run(ctx context.Context, s streams, args []string) error
 		if err != nil {
 			return err
 		}
-		res, err := run.Plan(ctx, opts, run.PlanRequest{Targets: []string{args[0]}, Refresh: refresh, Observe: run.ObserveMetadata, Explain: true})
+		session, err := run.Open(ctx, opts)
+		if err != nil {
+			return err
+		}
+		defer session.Close()
+		res, err := session.Plan(ctx, run.PlanRequest{Targets: []string{args[0]}, Refresh: refresh, Observe: run.ObserveMetadata, Explain: true})
 		var foreign *plan.ForeignError
 		if err != nil && !errors.As(err, &foreign) {
 			return err

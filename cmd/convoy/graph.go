@@ -61,7 +61,12 @@ func (o graphOptions) Run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	ls, err := run.Load(ctx, src, run.Ordered)
+	session, err := run.Open(ctx, run.Options{Source: src})
+	if err != nil {
+		return err
+	}
+	defer session.Close()
+	ls, err := session.Loaded(true)
 	if err != nil {
 		return err
 	}

@@ -61,7 +61,12 @@ func (o initOptions) Run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	out, err := run.Init(ctx, run.Options{Source: src}, run.InitRequest{Upgrade: o.Upgrade, Resolver: res, Warn: s.Err})
+	session, err := run.Open(ctx, run.Options{Source: src})
+	if err != nil {
+		return err
+	}
+	defer session.Close()
+	out, err := session.Init(ctx, run.InitRequest{Upgrade: o.Upgrade, Resolver: res, Warn: s.Err})
 	if err != nil {
 		return err
 	}

@@ -93,9 +93,15 @@ func (o promoteEnvOptions) Run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	// The environments are the flags'; CONVOY_ENV does not choose.
-	opts.Source.Environment = ""
-	res, err := run.Promote(ctx, opts, req)
+	// The stack is the target environment's (--to-env); CONVOY_ENV does
+	// not choose.
+	opts.Source.Environment = o.To
+	session, err := run.Open(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer session.Close()
+	res, err := session.Promote(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -145,8 +151,7 @@ func (o promoteEnvOptions) Run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	opts.Source.Dir = ""
-	res2, err := run.Apply(ctx, opts, run.ApplyRequest{
+	res2, err := session.Apply(ctx, run.ApplyRequest{
 		Saved:    saved,
 		Plan:     run.PlanRequest{AllowPolicies: o.AllowPolicies},
 		Command:  "convoy promote",

@@ -239,7 +239,8 @@ release "web" {
 		want []string
 	}{
 		{[]string{"--from-env", "staging", "--to-env", "staging"}, []string{`--from-env and --to-env both name environment "staging"`}},
-		{[]string{"--from-env", "staging", "--to-env", "qa"}, []string{`--to-env "qa": the stack declares no such environment`, `"production" (`, `"staging" (`, "stack.hcl:"}},
+		// The target environment is the stack's: opening it names what is declared.
+		{[]string{"--from-env", "staging", "--to-env", "qa"}, []string{`Unknown environment`, `no environment "qa"`, `"production", "staging"`, "stack.hcl line 4"}},
 		{[]string{"--from-env", "dev", "--to-env", "production"}, []string{`--from-env "dev"`}},
 		{[]string{"--to-env", "production"}, []string{"needs --from-env and --to-env"}},
 		{[]string{"pipe", "stage", "--from-env", "staging", "--to-env", "production"}, []string{`takes no arguments (got "pipe stage")`}},

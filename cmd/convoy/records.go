@@ -84,7 +84,12 @@ It shows what it will change and asks first (--auto-approve does not ask).`,
 				writeMigration(s, m)
 				return confirm(s, autoApprove, "Write the migrated revision?")
 			}
-			m, rev, err := run.MigrateRecords(ctx, opts, run.MigrateRequest{Release: args[0], Review: review})
+			session, err := run.Open(ctx, opts)
+			if err != nil {
+				return err
+			}
+			defer session.Close()
+			m, rev, err := session.MigrateRecords(ctx, run.MigrateRequest{Release: args[0], Review: review})
 			if errors.Is(err, run.ErrNothingToMigrate) {
 				fmt.Fprintf(s.Out, "%s (namespace %s) revision %d names no API version the cluster no longer serves: nothing to migrate.\n", m.Name, m.Namespace, m.Revision)
 				return nil

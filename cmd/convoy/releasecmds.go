@@ -38,7 +38,12 @@ func newStatusCmd(s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rows, err := run.Status(ctx, opts, run.StatusRequest{Selectors: selectors})
+			session, err := run.Open(ctx, opts)
+			if err != nil {
+				return err
+			}
+			defer session.Close()
+			rows, err := session.Status(ctx, run.StatusRequest{Selectors: selectors})
 			if err != nil {
 				return err
 			}
@@ -73,7 +78,12 @@ func newHistoryCmd(s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, h, err := run.History(ctx, opts, args[0])
+			session, err := run.Open(ctx, opts)
+			if err != nil {
+				return err
+			}
+			defer session.Close()
+			_, h, err := session.History(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -199,7 +209,12 @@ It holds the stack's lock, so it never runs beside an apply of the stack.`,
 				return err
 			}
 			opts.Clusters.Observer = run.LogEvents(s.Err)
-			inst, rel, err := run.Rollback(ctx, opts, req)
+			session, err := run.Open(ctx, opts)
+			if err != nil {
+				return err
+			}
+			defer session.Close()
+			inst, rel, err := session.Rollback(ctx, req)
 			switch {
 			case rel != nil && err == nil:
 				fmt.Fprintf(s.Out, "Rollback was a success: %s is at revision %d (%s).\n", inst.Name, rel.Version, rel.Description)
@@ -284,7 +299,12 @@ lock); recover is for the rest.`,
 			if err != nil {
 				return err
 			}
-			inst, rel, err := run.Recover(ctx, opts, args[0])
+			session, err := run.Open(ctx, opts)
+			if err != nil {
+				return err
+			}
+			defer session.Close()
+			inst, rel, err := session.Recover(ctx, args[0])
 			if rel != nil {
 				fmt.Fprintf(s.Out, "%s revision %d is now failed: %s\n", inst.Name, rel.Version, rel.Description)
 			}
@@ -316,7 +336,12 @@ the lock is released whoever holds it.`,
 			if err != nil {
 				return err
 			}
-			out, err := run.ForceUnlock(ctx, opts, id)
+			session, err := run.Open(ctx, opts)
+			if err != nil {
+				return err
+			}
+			defer session.Close()
+			out, err := session.ForceUnlock(ctx, id)
 			for _, u := range out {
 				if u.Holder == "" {
 					fmt.Fprintf(s.Out, "Stack %q was not locked on %s.\n", u.Stack, u.Cluster.Describe())

@@ -79,7 +79,12 @@ func (o renderOptions) Run(ctx context.Context, s streams) error {
 	}
 	c := o.Cluster
 	clusters := run.ClusterOptions{Kubeconfig: c.Kubeconfig, Context: c.Context, QPS: c.QPS, Burst: c.Burst, StorageDriver: c.StorageDriver, Warnings: s.Err}
-	ls, results, err := run.Render(ctx, run.Options{Source: src, Clusters: clusters, ChartCache: chartCache(), Parallelism: o.Parallelism}, run.RenderRequest{
+	session, err := run.Open(ctx, run.Options{Source: src, Clusters: clusters, ChartCache: chartCache(), Parallelism: o.Parallelism})
+	if err != nil {
+		return err
+	}
+	defer session.Close()
+	ls, results, err := session.Render(ctx, run.RenderRequest{
 		Release: o.Release, Selectors: o.Selectors, KubeVersion: o.KubeVersion, APIVersions: o.APIVersions,
 	})
 	if err != nil {

@@ -45,7 +45,7 @@ func TestRenderMatchesHelmTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dir := range dirs {
-		ls, err := run.Load(context.Background(), run.Source{Dir: dir}, run.Ordered)
+		ls, err := loadOrdered(context.Background(), run.Source{Dir: dir})
 		if err != nil {
 			t.Fatalf("%s: %v", dir, err)
 		}
@@ -93,7 +93,7 @@ func TestRenderWholeStack(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	ls, err := run.Load(context.Background(), run.Source{Dir: dir}, run.Ordered)
+	ls, err := loadOrdered(context.Background(), run.Source{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,12 @@ func (o testOptions) Run(ctx context.Context, s streams, names []string) error {
 	if err != nil {
 		return err
 	}
-	runs, err := run.Test(ctx, opts, run.TestRequest{Releases: names, Selectors: o.Selectors, Timeout: o.Timeout, Only: only, Skip: skip, Logs: o.Logs})
+	session, err := run.Open(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer session.Close()
+	runs, err := session.Test(ctx, run.TestRequest{Releases: names, Selectors: o.Selectors, Timeout: o.Timeout, Only: only, Skip: skip, Logs: o.Logs})
 	if err != nil && len(runs) == 0 {
 		return err
 	}

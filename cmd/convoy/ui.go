@@ -85,7 +85,12 @@ func (o uiOptions) Run(ctx context.Context, s streams, localDir bool, planFile s
 			return err
 		}
 		uo.Local = &ui.Local{Name: o.Stack.Dir, Replan: true, Plan: func(ctx context.Context) (*plan.Plan, error) {
-			res, err := run.Plan(ctx, opts, run.PlanRequest{Observe: run.ObserveMetadata})
+			session, err := run.Open(ctx, opts)
+			if err != nil {
+				return nil, err
+			}
+			defer session.Close()
+			res, err := session.Plan(ctx, run.PlanRequest{Observe: run.ObserveMetadata})
 			var foreign *plan.ForeignError
 			if err != nil && !errors.As(err, &foreign) {
 				return nil, err

@@ -48,16 +48,20 @@ type validateResult struct {
 
 func (o validateOptions) Run(ctx context.Context, s streams) error {
 	// A malformed --var is reported as the stack's errors are (--json too).
-	ls := &run.Loaded{}
+	var ls *run.Loaded
 	src, err := o.Stack.source()
 	if err == nil {
-		ls, err = run.Validate(ctx, run.Options{Source: src, ChartCache: chartCache()})
+		ls, err = validate(ctx, run.Options{Source: src, ChartCache: chartCache()})
 	}
-	diags := ls.Warnings
+	var diags hcl.Diagnostics
+	var files map[string]*hcl.File
+	if ls != nil {
+		diags, files = ls.Warnings, ls.Config.Files
+	}
 	var de *run.DiagnosticsError
 	switch {
 	case errors.As(err, &de):
-		diags = de.Diags
+		diags, files = de.Diags, de.Files
 	case err != nil:
 		return err
 	}
@@ -79,10 +83,6 @@ func (o validateOptions) Run(ctx context.Context, s streams) error {
 		}
 		return nil
 	}
-	var files map[string]*hcl.File
-	if ls.Config != nil {
-		files = ls.Config.Files
-	}
 	if len(diags) > 0 {
 		if err := writeDiagnostics(s.Err, diags, files); err != nil {
 			return err
@@ -91,10 +91,16 @@ func (o validateOptions) Run(ctx context.Context, s streams) error {
 	if !valid {
 		return errSilent
 	}
-	n := 0
-	if ls.Config != nil {
-		n = len(ls.Config.Releases)
-	}
-	_, err = fmt.Fprintf(s.Out, "The stack %q is valid: %d release blocks, %d release instances.\n", ls.Stack.Name, n, len(ls.Stack.Releases))
+	_, err = fmt.Fprintf(s.Out, "The stack %q is valid: %d release blocks, %d release instances.\n", ls.Stack.Name, len(ls.Config.Releases), len(ls.Stack.Releases))
 	return err
+}
+
+// validate checks the stack offline (Session.Validate).
+func validate(ctx context.Context, opts run.Options) (*run.Loaded, error) {
+	session, err := run.Open(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer session.Close()
+	return session.Validate(ctx)
 }

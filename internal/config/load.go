@@ -29,6 +29,7 @@ const (
 // decodes them into a Config. Files are read in name order so that
 // diagnostics come out in a stable order.
 func LoadDir(dir string) (*Config, hcl.Diagnostics) {
+	parses.Add(1)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, hcl.Diagnostics{{

@@ -37,7 +37,7 @@ func TestCacheMaxSizeEvictsWhatIsNotInUse(t *testing.T) {
 			t.Fatal(err)
 		}
 		res := &source.Resolver{Cache: source.Cache{Dir: t.TempDir()}}
-		if _, err := run.Init(context.Background(), run.Options{Source: run.Source{Dir: dir}, ChartCache: res.Cache.Dir}, run.InitRequest{Resolver: res}); err != nil {
+		if _, err := runInit(context.Background(), run.Options{Source: run.Source{Dir: dir}, ChartCache: res.Cache.Dir}, run.InitRequest{Resolver: res}); err != nil {
 			t.Fatal(err)
 		}
 		push(t, reg, dir, name)

@@ -60,7 +60,7 @@ release "web" {
 	}
 	res := &source.Resolver{Cache: source.Cache{Dir: t.TempDir()}, RegistryConfigs: []string{dockerConfig(t, reg.Host, user, pass)}}
 	vars := config.RawValues{config.VariableValue(config.ValueFromCLIArg, "--var", "repo_password", pass)}
-	if _, err := run.Init(context.Background(), run.Options{Source: run.Source{Dir: dir, Variables: vars}, ChartCache: res.Cache.Dir}, run.InitRequest{Resolver: res}); err != nil {
+	if _, err := runInit(context.Background(), run.Options{Source: run.Source{Dir: dir, Variables: vars}, ChartCache: res.Cache.Dir}, run.InitRequest{Resolver: res}); err != nil {
 		t.Fatal(err)
 	}
 	return dir

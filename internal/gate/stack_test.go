@@ -39,7 +39,7 @@ stringData:
 // apply applies the stack, failing t with each failed release's error.
 func apply(t *testing.T, o run.Options) {
 	t.Helper()
-	applied, err := run.Apply(context.Background(), o, run.ApplyRequest{Command: "convoy apply"})
+	applied, err := runApply(context.Background(), o, run.ApplyRequest{Command: "convoy apply"})
 	if err != nil {
 		t.Fatalf("apply: %v", err)
 	}
@@ -70,7 +70,7 @@ func TestCELGateOverAStack(t *testing.T) {
 	o := run.Options{Source: run.Source{Dir: dir}, Clusters: run.ClusterOptions{Kubeconfig: cluster.Kubeconfig()}}
 	apply(t, o)
 	g := compile(t, allAvailable)
-	objs, err := run.Objects(ctx, o)
+	objs, err := runObjects(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ release "stuck" {
 }
 `, token))
 	apply(t, o)
-	objs, err = run.Objects(ctx, o)
+	objs, err = runObjects(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ release "stuck" {
 	if err := cluster.Client().AppsV1().Deployments(ns).Delete(ctx, "api", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = run.Objects(ctx, o)
+	_, err = runObjects(ctx, o)
 	var absent *run.AbsentError
 	if !errors.As(err, &absent) || err.Error() != fmt.Sprintf("apps/v1 Deployment %s/api: not found (release.api, revision 1)", ns) {
 		t.Fatalf("a vanished Deployment: %v", err)

@@ -58,8 +58,8 @@ var ErrNothingToMigrate = errors.New("nothing to migrate")
 // the API versions the cluster no longer serves are replaced by their
 // successors in a new revision. It returns the migration and the revision
 // written; with nothing to migrate, ErrNothingToMigrate.
-func MigrateRecords(ctx context.Context, o Options, req MigrateRequest) (m *Migration, rev *Revision, err error) {
-	_, err = onOwnRelease(ctx, o, req.Release, "convoy records migrate", false, func(ctx context.Context, r ownedRelease) error {
+func (s *Session) MigrateRecords(ctx context.Context, req MigrateRequest) (m *Migration, rev *Revision, err error) {
+	_, err = s.onOwnRelease(ctx, req.Release, "convoy records migrate", false, func(ctx context.Context, r ownedRelease) error {
 		rm, err := r.eng.PlanMigration(ctx, r.inst.Name, r.inst.Namespace)
 		if err != nil {
 			return err

@@ -57,24 +57,7 @@ func (a *Applied) Failed() bool {
 	return slices.ContainsFunc(a.Releases, func(o ReleaseOutcome) bool { return o.Step != dag.Succeeded })
 }
 
-// Apply loads the stack, takes its lock on every cluster it uses, plans
-// (or verifies the saved plan under the lock), refuses a plan that would
-// change releases other stacks own, lets req.Review see the plan, marks
-// failed the records interrupted runs of the stack left pending, and
-// executes the plan in dependency order.
-//
-// A saved plan is applied with the stack directory and variable values it
-// was made from (savedPlanSource); o.Source may only agree with them.
-func Apply(ctx context.Context, o Options, req ApplyRequest) (*Applied, error) {
-	s, err := OpenSaved(ctx, o, req.Saved)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	return s.Apply(ctx, req)
-}
-
-// applyOn is Apply of a loaded stack on the clusters cl connects, whose
+// applyOn is Session.Apply of a loaded stack on the clusters cl connects, whose
 // engines report their steps to fwd (o is forStack'd).
 func applyOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, fwd *forwarder, req ApplyRequest) (res *Applied, err error) {
 	st := ls.Stack
@@ -116,17 +99,6 @@ func applyOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, fwd *forw
 	view.Close()
 	fwd.set(nil)
 	return &Applied{Plan: p, Releases: outcomesOf(p, results)}, nil
-}
-
-// Destroy uninstalls every release of the stack, dependents first: a
-// destroy plan, reviewed and applied like any other.
-func Destroy(ctx context.Context, o Options, req ApplyRequest) (*Applied, error) {
-	s, err := Open(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	return s.Destroy(ctx, req)
 }
 
 // destroyRequest is req as Destroy runs it.

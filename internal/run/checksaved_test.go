@@ -20,7 +20,7 @@ func TestCheckSavedPlanWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	dir := objectsStack(t, ns, "s3cret-check", "")
 	o := run.Options{Source: run.Source{Dir: dir}, Clusters: run.ClusterOptions{Kubeconfig: cluster.Kubeconfig()}}
-	if applied, err := run.Apply(ctx, o, run.ApplyRequest{Command: "convoy apply"}); err != nil || applied.Failed() {
+	if applied, err := runApply(ctx, o, run.ApplyRequest{Command: "convoy apply"}); err != nil || applied.Failed() {
 		t.Fatalf("apply: %v %+v", err, applied)
 	}
 	// A record without convoy's labels (helm wrote it, or an older
@@ -32,7 +32,7 @@ func TestCheckSavedPlanWritesNothing(t *testing.T) {
 	if _, err := secrets.Patch(ctx, key, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	pl, err := run.Plan(ctx, o, run.PlanRequest{})
+	pl, err := runPlan(ctx, o, run.PlanRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestCheckSavedPlanWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := run.CheckSavedPlan(ctx, o, saved); err != nil {
+	if err := runVerify(ctx, o, saved); err != nil {
 		t.Fatalf("check: %v", err)
 	}
 	after, err := secrets.Get(ctx, key, metav1.GetOptions{})
@@ -70,7 +70,7 @@ func TestCheckSavedPlanWritesNothing(t *testing.T) {
 			before.ResourceVersion, after.ResourceVersion, after.Labels[release.FingerprintLabel])
 	}
 
-	if applied, err := run.Apply(ctx, o, run.ApplyRequest{Saved: saved}); err != nil || applied.Failed() {
+	if applied, err := runApply(ctx, o, run.ApplyRequest{Saved: saved}); err != nil || applied.Failed() {
 		t.Fatalf("apply the saved plan: %v %+v", err, applied)
 	}
 	after, err = secrets.Get(ctx, key, metav1.GetOptions{})

@@ -107,8 +107,8 @@ type clusterEntry struct {
 	err error
 }
 
-// NewClusters returns the connections of one run.
-func NewClusters(opts ClusterOptions) *Clusters {
+// connectClusters returns the connections of one run.
+func connectClusters(opts ClusterOptions) *Clusters {
 	c := &Clusters{opts: opts, byName: map[string]*clusterEntry{}, byID: map[kube.ClusterID]*clusterEntry{}}
 	if opts.Warnings != nil {
 		c.warnings = rest.NewWarningWriter(opts.Warnings, rest.WarningWriterOptions{Deduplicate: true})

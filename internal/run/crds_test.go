@@ -130,7 +130,7 @@ func newCRDEnv(t *testing.T) *crdEnv {
 
 func (e *crdEnv) plan(step string) (*plan.ReleaseChange, string) {
 	e.t.Helper()
-	p, err := run.Plan(context.Background(), e.o, run.PlanRequest{})
+	p, err := runPlan(context.Background(), e.o, run.PlanRequest{})
 	if err != nil {
 		e.t.Fatalf("%s: plan: %v", step, err)
 	}
@@ -139,7 +139,7 @@ func (e *crdEnv) plan(step string) (*plan.ReleaseChange, string) {
 
 func (e *crdEnv) apply(step string) *run.Applied {
 	e.t.Helper()
-	applied, err := run.Apply(context.Background(), e.o, run.ApplyRequest{Command: "convoy apply"})
+	applied, err := runApply(context.Background(), e.o, run.ApplyRequest{Command: "convoy apply"})
 	if err != nil {
 		e.t.Fatalf("%s: apply: %v", step, err)
 	}

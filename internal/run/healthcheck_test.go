@@ -54,7 +54,7 @@ func applyUntilBlocked(t *testing.T, e *crdEnv, phase string) (*run.Applied, str
 	}
 	done := make(chan result, 1)
 	go func() {
-		applied, err := run.Apply(context.Background(), e.o, run.ApplyRequest{
+		applied, err := runApply(context.Background(), e.o, run.ApplyRequest{
 			Command:  "convoy apply",
 			Progress: func([]apply.Row) apply.Progress { return spy },
 		})

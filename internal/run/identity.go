@@ -32,16 +32,6 @@ func (id Identity) String() string {
 	return id.Stack + "@" + strings.Join(cs, ",")
 }
 
-// StackIdentity loads the stack (evaluated, not ordered) and resolves the
-// clusters it uses to what they connect to, without connecting.
-func StackIdentity(ctx context.Context, o Options) (Identity, error) {
-	ls, err := Load(ctx, o.Source, Evaluated)
-	if err != nil {
-		return Identity{}, err
-	}
-	return identityOf(o, ls)
-}
-
 // identityOf is the identity of a loaded stack.
 func identityOf(o Options, ls *Loaded) (Identity, error) {
 	st := ls.Stack
@@ -60,13 +50,12 @@ func identityOf(o Options, ls *Loaded) (Identity, error) {
 // LockHolder returns the run that holds the stack's lock on one of its
 // clusters as a *LockedError, or nil when no live run holds it (a holder
 // that is gone would be taken over).
-func LockHolder(ctx context.Context, o Options) (*LockedError, error) {
-	ls, err := Load(ctx, o.Source, Evaluated)
-	if err != nil {
-		return nil, err
+func (s *Session) LockHolder(ctx context.Context) (*LockedError, error) {
+	if s.ls == nil {
+		return nil, errGone
 	}
-	st := ls.Stack
-	clusters, err := o.newClusters(nil).Stack(ctx, st)
+	st := s.ls.Stack
+	clusters, err := s.o.newClusters(nil).Stack(ctx, st)
 	if err != nil {
 		return nil, err
 	}
@@ -91,12 +80,15 @@ func LockHolder(ctx context.Context, o Options) (*LockedError, error) {
 // releases keep running, and no stack manages them any more (a Stack
 // deleted without prune; removed blocks with destroy = false do it per
 // release). It returns the releases it let go, as namespace/name.
-func Abandon(ctx context.Context, o Options, command string) (released []string, err error) {
-	ls, err := Load(ctx, o.Source, Evaluated)
-	if err != nil {
-		return nil, err
+//
+// A session of a stack that can no longer be loaded (OpenGone) lets go of
+// what the stack owns on the default cluster only (abandonOnDefaultCluster).
+func (s *Session) Abandon(ctx context.Context, command string) (released []string, err error) {
+	if s.ls == nil {
+		return s.abandonOnDefaultCluster(ctx, command)
 	}
-	st := ls.Stack
+	o := s.o
+	st := s.ls.Stack
 	cl := o.newClusters(nil)
 	lock, err := lockStack(ctx, o, st, cl, command)
 	if err != nil {
@@ -136,12 +128,13 @@ func ParseIdentity(s string) (Identity, bool) {
 	return id, true
 }
 
-// AbandonOnDefaultCluster is Abandon for a stack that can no longer be
+// abandonOnDefaultCluster is Abandon for a stack that can no longer be
 // loaded (its source or variable values gone), known by its identity: it
 // lets go of the releases the stack owns on the default cluster, under the
 // stack's lock there. It refuses a stack that uses any other cluster: what
 // it owns there cannot be reached without the stack.
-func AbandonOnDefaultCluster(ctx context.Context, o Options, id Identity, command string) (released []string, err error) {
+func (s *Session) abandonOnDefaultCluster(ctx context.Context, command string) (released []string, err error) {
+	o, id := s.o, s.gone
 	cl := o.newClusters(nil)
 	cfg, err := cl.restConfig(nil)
 	if err != nil {

@@ -19,7 +19,7 @@ type ImportRequest struct {
 // namespace (or in all) on the default cluster of o.Clusters, and writes a
 // stack from them (releases.Generate). Nothing on the cluster changes.
 func ImportReleases(ctx context.Context, o ClusterOptions, req ImportRequest) (*releases.Result, error) {
-	eng, err := NewClusters(o).Engine(ctx, nil)
+	eng, err := connectClusters(o).Engine(ctx, nil)
 	if err != nil {
 		return nil, err
 	}

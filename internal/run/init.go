@@ -61,12 +61,11 @@ type Initialized struct {
 // Init resolves every release whose chart comes from a repository or a
 // registry (and the dependencies local charts lack), fills the chart cache
 // and writes the lock file.
-func Init(ctx context.Context, o Options, req InitRequest) (*Initialized, error) {
-	ls, err := Load(ctx, o.Source, Evaluated)
-	if err != nil {
-		return nil, err
+func (s *Session) Init(ctx context.Context, req InitRequest) (*Initialized, error) {
+	if s.ls == nil {
+		return nil, errGone
 	}
-	return initLoaded(ctx, ls, req)
+	return initLoaded(ctx, s.ls, req)
 }
 
 // initLoaded is Init of a loaded stack.

@@ -51,7 +51,7 @@ func TestFrozenInitProvesLocalChartDependencies(t *testing.T) {
 	}
 	ctx := context.Background()
 	opts := run.Options{Source: run.Source{Dir: dir}, ChartCache: cache}
-	if _, err := run.Init(ctx, opts, run.InitRequest{Resolver: resolver("team-a", cfg(pass))}); err != nil {
+	if _, err := runInit(ctx, opts, run.InitRequest{Resolver: resolver("team-a", cfg(pass))}); err != nil {
 		t.Fatal(err)
 	}
 	lock, diags := source.ReadLock(dir)
@@ -67,7 +67,7 @@ func TestFrozenInitProvesLocalChartDependencies(t *testing.T) {
 		"no credentials":    resolver("team-b"),
 		"wrong credentials": resolver("team-b", cfg("not-it")),
 	} {
-		_, err := run.Init(ctx, opts, run.InitRequest{Frozen: true, Resolver: res})
+		_, err := runInit(ctx, opts, run.InitRequest{Frozen: true, Resolver: res})
 		var ae *source.AccessError
 		if !errors.As(err, &ae) {
 			t.Fatalf("%s: the cached dependency was served: %v", name, err)
@@ -77,7 +77,7 @@ func TestFrozenInitProvesLocalChartDependencies(t *testing.T) {
 			t.Errorf("%s: error %v, want %q and no password", name, err, want)
 		}
 	}
-	if _, err := run.Init(ctx, opts, run.InitRequest{Frozen: true, Resolver: resolver("team-b", cfg(pass))}); err != nil {
+	if _, err := runInit(ctx, opts, run.InitRequest{Frozen: true, Resolver: resolver("team-b", cfg(pass))}); err != nil {
 		t.Fatal(err)
 	}
 	if n := reg.Count(http.MethodGet, "/blobs/"+layer); n != 1 {

@@ -34,6 +34,11 @@ type Source struct {
 	// directory, which holds Dir (config.EvalOptions.Root): the
 	// controller sets its pulled artifact. "": the CLI's rules.
 	Root string
+	// Config is the stack directory's files as the caller parsed them
+	// already (config.LoadDir of Dir; the controller reads the declared
+	// variables first): loading does not parse them again. nil, or the
+	// files of another directory: loading parses Dir.
+	Config *config.Config
 }
 
 // Loaded is a stack loaded, evaluated and ordered.
@@ -79,32 +84,13 @@ func diagError(diags hcl.Diagnostics, cfg *config.Config) error {
 	return &DiagnosticsError{Diags: diags, Files: files}
 }
 
-// LoadLevel says how far Load goes.
-type LoadLevel int
-
-const (
-	// Evaluated stops after evaluation: the stack's graph may be invalid.
-	Evaluated LoadLevel = iota + 1
-	// Ordered also builds the graph and orders the releases.
-	Ordered
-)
-
-// Load loads and evaluates the stack. Errors are *DiagnosticsError when
-// the stack is at fault; warnings of a successful load are in Loaded.
-// A failed load still returns what was read (Config), so that callers can
-// show diagnostics with their source.
-func Load(ctx context.Context, src Source, level LoadLevel) (*Loaded, error) {
-	ls, err := loadEvaluated(ctx, src)
-	if err != nil || level < Ordered {
-		return ls, err
-	}
-	return ls, ls.order()
-}
-
-// loadEvaluated loads and evaluates the stack (Load at Evaluated).
+// loadEvaluated loads and evaluates the stack. Errors are
+// *DiagnosticsError when the stack is at fault; warnings of a successful
+// load are in Loaded. A failed load still returns what was read (Config),
+// so that callers can show diagnostics with their source.
 func loadEvaluated(ctx context.Context, src Source) (*Loaded, error) {
 	ls := &Loaded{}
-	cfg, diags := config.LoadDir(src.Dir)
+	cfg, diags := src.parsed()
 	ls.Config = cfg
 	if diags.HasErrors() || cfg == nil {
 		return ls, diagError(diags, cfg)
@@ -132,8 +118,8 @@ func loadEvaluated(ctx context.Context, src Source) (*Loaded, error) {
 	return ls, nil
 }
 
-// order builds the evaluated stack's graph and orders its releases (Load
-// at Ordered), once: its diagnostics join the load's.
+// order builds the evaluated stack's graph and orders its releases,
+// once: its diagnostics join the load's.
 func (ls *Loaded) order() error {
 	if ls.ordered {
 		return nil
@@ -212,32 +198,11 @@ func EnvironmentNames(dir string) ([]string, error) {
 	return slices.Sorted(maps.Keys(cfg.Environments)), nil
 }
 
-// ReleaseAddresses are the addresses of the stack's release instances, in
-// dependency order when the graph is valid (for shell completion: offline,
-// nothing read but the stack).
-func ReleaseAddresses(ctx context.Context, src Source) ([]string, error) {
-	ls, err := Load(ctx, src, Evaluated)
-	if err != nil {
-		return nil, err
+// parsed is the stack directory's files: src.Config when it holds Dir's,
+// else Dir parsed.
+func (src Source) parsed() (*config.Config, hcl.Diagnostics) {
+	if src.Config != nil && filepath.Clean(src.Config.Dir) == filepath.Clean(src.Dir) {
+		return src.Config, nil
 	}
-	var out []string
-	for _, r := range ls.Stack.Releases {
-		out = append(out, r.Addr.String())
-	}
-	return out, nil
-}
-
-// loadConnected loads the stack in order and connects to its clusters,
-// keeping the Helm names its moved blocks carry: what every command that
-// reads a stack's releases starts with.
-func loadConnected(ctx context.Context, o Options) (*Loaded, *Clusters, error) {
-	ls, err := Load(ctx, o.Source, Ordered)
-	if err != nil {
-		return nil, nil, err
-	}
-	cl := o.forStack(ls.Stack).newClusters(nil)
-	if err := ls.keepMovedNames(ctx, cl); err != nil {
-		return nil, nil, err
-	}
-	return ls, cl, nil
+	return config.LoadDir(src.Dir)
 }

@@ -140,7 +140,7 @@ func TestRunThatLostItsLockWritesNothing(t *testing.T) {
 	opts := func(dir string) run.Options {
 		return run.Options{Source: run.Source{Dir: dir}, Clusters: run.ClusterOptions{Kubeconfig: cluster.Kubeconfig()}, Grace: 5 * time.Second}
 	}
-	if res, err := run.Apply(ctx, opts(fenceStack(t, ns, "0", false, false)), run.ApplyRequest{}); err != nil || res.Failed() {
+	if res, err := runApply(ctx, opts(fenceStack(t, ns, "0", false, false)), run.ApplyRequest{}); err != nil || res.Failed() {
 		t.Fatalf("first apply: %v", err)
 	}
 
@@ -155,7 +155,7 @@ func TestRunThatLostItsLockWritesNothing(t *testing.T) {
 	}
 	aDone := make(chan outcome, 1)
 	go func() {
-		res, err := run.Apply(ctx, oa, run.ApplyRequest{Progress: func([]apply.Row) apply.Progress { return view }})
+		res, err := runApply(ctx, oa, run.ApplyRequest{Progress: func([]apply.Row) apply.Progress { return view }})
 		aDone <- outcome{res, err}
 	}()
 	select {
@@ -190,7 +190,7 @@ func TestRunThatLostItsLockWritesNothing(t *testing.T) {
 	gateView := &waitingView{want: map[string]bool{"gate": true}, waiting: make(chan struct{})}
 	bDone := make(chan outcome, 1)
 	go func() {
-		res, err := run.Apply(bctx, ob, run.ApplyRequest{Progress: func([]apply.Row) apply.Progress { return gateView }})
+		res, err := runApply(bctx, ob, run.ApplyRequest{Progress: func([]apply.Row) apply.Progress { return gateView }})
 		bDone <- outcome{res, err}
 	}()
 

@@ -28,8 +28,8 @@ import (
 // over a Deployment that vanished fails rather than passing over the
 // others). Any other failure (loading, an unreachable cluster, a refused
 // read) returns no objects.
-func Objects(ctx context.Context, o Options) ([]*unstructured.Unstructured, error) {
-	ls, cl, err := loadConnected(ctx, o)
+func (s *Session) Objects(ctx context.Context) ([]*unstructured.Unstructured, error) {
+	ls, o, cl, err := s.connected(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -116,11 +116,11 @@ func TestObjectsAreTheLiveObjectsOfTheDeployedRevisions(t *testing.T) {
 	const password = "s3cret-convoy-objects"
 	dir := objectsStack(t, ns, password, "")
 	o := run.Options{Source: run.Source{Dir: dir}, Clusters: run.ClusterOptions{Kubeconfig: cluster.Kubeconfig()}}
-	applied, err := run.Apply(ctx, o, run.ApplyRequest{Command: "convoy apply"})
+	applied, err := runApply(ctx, o, run.ApplyRequest{Command: "convoy apply"})
 	if err != nil || applied.Failed() {
 		t.Fatalf("apply: %v %+v", err, applied)
 	}
-	objs, err := run.Objects(ctx, o)
+	objs, err := runObjects(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestObjectsReportWhatIsAbsent(t *testing.T) {
 	ctx := context.Background()
 	dir := objectsStack(t, ns, "pw", "")
 	o := run.Options{Source: run.Source{Dir: dir}, Clusters: run.ClusterOptions{Kubeconfig: cluster.Kubeconfig()}}
-	applied, err := run.Apply(ctx, o, run.ApplyRequest{Command: "convoy apply"})
+	applied, err := runApply(ctx, o, run.ApplyRequest{Command: "convoy apply"})
 	if err != nil || applied.Failed() {
 		t.Fatalf("apply: %v %+v", err, applied)
 	}
@@ -178,7 +178,7 @@ func TestObjectsReportWhatIsAbsent(t *testing.T) {
   chart = "./charts/objs"
 }`)
 	o.Source.Dir = later
-	objs, err := run.Objects(ctx, o)
+	objs, err := runObjects(ctx, o)
 	var absent *run.AbsentError
 	if !errors.As(err, &absent) {
 		t.Fatalf("want an AbsentError, got %v", err)

@@ -20,23 +20,12 @@ type ReleaseOutput struct {
 	Deployed bool
 	Revision int
 	Status   string
-	// Resources are the keys of the resources attribute (ResourceKey:
+	// Resources are the keys of the resources attribute (resourceKey:
 	// "apiVersion/Kind/name"), sorted.
 	Resources []string
 }
 
-// Output returns the outputs of the named releases (addresses or Helm
-// release names; none: every release of the stack), in the stack's order.
-func Output(ctx context.Context, o Options, names []string) ([]ReleaseOutput, error) {
-	s, err := Open(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	return s.Output(ctx, names)
-}
-
-// outputOn is Output of a loaded stack on the clusters cl connects.
+// outputOn is Session.Output of a loaded stack on the clusters cl connects.
 func outputOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, names []string) ([]ReleaseOutput, error) {
 	if err := ls.keepMovedNames(ctx, cl); err != nil {
 		return nil, err
@@ -85,7 +74,7 @@ func outputOf(ctx context.Context, cl *Clusters, inst *config.ReleaseInstance) (
 	out.Deployed, out.Revision, out.Status = true, rel.Version, string(rel.Info.Status)
 	out.Resources = []string{}
 	for _, o := range objs {
-		out.Resources = append(out.Resources, ResourceKey(kube.RefOf(o)))
+		out.Resources = append(out.Resources, resourceKey(kube.RefOf(o)))
 	}
 	slices.Sort(out.Resources)
 	out.Resources = slices.Compact(out.Resources)

@@ -12,21 +12,21 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// ResourceKey names a live object in release.X.resources
+// resourceKey names a live object in release.X.resources
 // (config.ResourceKey).
-func ResourceKey(ref kube.Ref) string {
+func resourceKey(ref kube.Ref) string {
 	return config.ResourceKey(ref.APIVersion(), ref.Kind, ref.Name)
 }
 
-// Outputs are the attributes of an applied release that its dependents
+// outputsOf are the attributes of an applied release that its dependents
 // may reference: its revision, status, and the live objects it created
 // (as the cluster has them now, status included). Secrets are marked
 // sensitive, so whatever is derived from them is masked in every output.
-func Outputs(ctx context.Context, eng *release.Engine, rel *release.Release) (config.AppliedRelease, error) {
+func outputsOf(ctx context.Context, eng *release.Engine, rel *release.Release) (config.AppliedRelease, error) {
 	return OutputsFrom(ctx, eng.Kube(), rel, config.ResourceNeeds{All: true}, eng.Kube().Get)
 }
 
-// OutputsFrom is Outputs reading the live objects needs says are read
+// OutputsFrom is outputsOf reading the live objects needs says are read
 // through get (a plan's shared lists, say), which returns nil for an
 // object that is gone. The others are unknown in the value: their
 // existence is the caller's to prove.
@@ -38,7 +38,7 @@ func OutputsFrom(ctx context.Context, kc *kube.Client, rel *release.Release, nee
 	}
 	attrs := map[string]cty.Value{}
 	for _, ref := range refs {
-		key := ResourceKey(ref)
+		key := resourceKey(ref)
 		if !needs.Reads(key) {
 			attrs[key] = cty.DynamicVal
 			continue
@@ -108,7 +108,7 @@ func appliedAttributes(ctx context.Context, st *config.Stack, inst *config.Relea
 				return nil, err
 			}
 		}
-		a, err := Outputs(ctx, eng, rel)
+		a, err := outputsOf(ctx, eng, rel)
 		if err != nil {
 			return nil, fmt.Errorf("outputs of %s: %w", d.Addr, err)
 		}

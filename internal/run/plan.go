@@ -65,25 +65,6 @@ type Planned struct {
 	clusters []Connected
 }
 
-// Plan loads the stack and computes its plan (Open, Session.Plan). It
-// changes nothing. A plan that would change releases other stacks own
-// comes back with a *plan.ForeignError: it can be shown, never applied.
-func Plan(ctx context.Context, o Options, req PlanRequest) (*Planned, error) {
-	s, err := Open(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	return s.Plan(ctx, req)
-}
-
-// planLoaded plans a loaded stack on its clusters (Promote, with pinned
-// charts). Errors are as Plan's.
-func planLoaded(ctx context.Context, o Options, ls *Loaded, req PlanRequest) (*Planned, error) {
-	o = o.forStack(ls.Stack)
-	return planOn(ctx, o, ls, o.newClusters(nil), req)
-}
-
 // planOn plans a loaded stack on the clusters cl connects (o is
 // forStack'd). Errors are as Plan's.
 func planOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req PlanRequest) (*Planned, error) {

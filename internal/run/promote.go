@@ -24,7 +24,7 @@ import (
 type PromoteRequest struct {
 	// From is the source environment, whose deployed records give each
 	// release's chart; To is the target environment, which the plan is
-	// for (o.Source.Environment is not used).
+	// for: the session's environment ("": the session's).
 	From, To string
 	// AllowMissing leaves out of the plan the releases the source
 	// environment has not deployed (no record, or a newest record that is
@@ -93,19 +93,29 @@ func (e *NotDeployedError) Error() string {
 // or pending) is refused with a *NotDeployedError naming it and the
 // record's status, unless req.AllowMissing leaves it out of the plan
 // (Promoted.Missing). The plan uninstalls nothing.
-func Promote(ctx context.Context, o Options, req PromoteRequest) (*Promoted, error) {
-	if err := checkPromoteRequest(o.Source.Dir, req); err != nil {
+//
+// The session is the target environment's stack: req.To, when set, must
+// name it.
+func (s *Session) Promote(ctx context.Context, req PromoteRequest) (*Promoted, error) {
+	ls, err := s.loaded(true)
+	if err != nil {
 		return nil, err
 	}
-	srcFrom, srcTo := o.Source, o.Source
-	srcFrom.Environment, srcTo.Environment = req.From, req.To
-	from, err := Load(ctx, srcFrom, Evaluated)
+	if req.To == "" {
+		req.To = ls.Stack.Environment
+	}
+	o := s.options(req.Plan.Lists)
+	if err := checkPromoteRequest(ls.Config, req); err != nil {
+		return nil, err
+	}
+	if req.To != ls.Stack.Environment {
+		return nil, fmt.Errorf("promote to environment %q: the stack was opened as environment %q", req.To, ls.Stack.Environment)
+	}
+	srcFrom := o.Source
+	srcFrom.Environment = req.From
+	from, err := loadEvaluated(ctx, srcFrom)
 	if err != nil {
 		return nil, fmt.Errorf("environment %q: %w", req.From, err)
-	}
-	ls, err := Load(ctx, srcTo, Ordered)
-	if err != nil {
-		return nil, err
 	}
 	// Each environment's cluster blocks are its own: they may reach other
 	// clusters.
@@ -168,7 +178,7 @@ func Promote(ctx context.Context, o Options, req PromoteRequest) (*Promoted, err
 	preq := req.Plan
 	preq.Targets = targets
 	preq.pinned = pinned
-	planned, err := planLoaded(ctx, o, ls, preq)
+	planned, err := planOn(ctx, o, ls, s.clustersOf(o), preq)
 	if planned == nil {
 		return nil, err
 	}
@@ -189,7 +199,7 @@ func Promote(ctx context.Context, o Options, req PromoteRequest) (*Promoted, err
 
 // checkPromoteRequest refuses a promotion that cannot mean anything: the
 // same environment twice, or one the stack does not declare.
-func checkPromoteRequest(dir string, req PromoteRequest) error {
+func checkPromoteRequest(cfg *config.Config, req PromoteRequest) error {
 	if len(req.Plan.Targets) > 0 || len(req.Plan.Selectors) > 0 || req.Plan.Destroy {
 		return errors.New("a promotion covers every release the source environment deployed: no targets, selectors or destroy")
 	}
@@ -199,13 +209,9 @@ func checkPromoteRequest(dir string, req PromoteRequest) error {
 	if req.From == req.To {
 		return fmt.Errorf("--from-env and --to-env both name environment %q: a promotion moves charts from one environment to another", req.From)
 	}
-	cfg, diags := config.LoadDir(dir)
-	if diags.HasErrors() || cfg == nil {
-		return diagError(diags, cfg)
-	}
 	names := slices.Sorted(maps.Keys(cfg.Environments))
 	if len(names) == 0 {
-		return fmt.Errorf("the stack in %s declares no environment blocks: a promotion moves charts between two of them", dir)
+		return fmt.Errorf("the stack in %s declares no environment blocks: a promotion moves charts between two of them", cfg.Dir)
 	}
 	for _, e := range []struct{ flag, name string }{{"--from-env", req.From}, {"--to-env", req.To}} {
 		if _, ok := cfg.Environments[e.name]; !ok {
@@ -341,7 +347,7 @@ func verifyPromotions(ctx context.Context, o Options, p *plan.Plan) error {
 	for _, env := range slices.Sorted(maps.Keys(byEnv)) {
 		src := o.Source
 		src.Environment = env
-		from, err := Load(ctx, src, Evaluated)
+		from, err := loadEvaluated(ctx, src)
 		if err != nil {
 			return fmt.Errorf("environment %q, which the plan promotes from: %w", env, err)
 		}

@@ -33,8 +33,8 @@ type StatusRequest struct {
 
 // Status reads the newest record of every release of the stack (or of the
 // selected ones), in dependency order.
-func Status(ctx context.Context, o Options, req StatusRequest) ([]ReleaseStatus, error) {
-	ls, cl, err := loadConnected(ctx, o)
+func (s *Session) Status(ctx context.Context, req StatusRequest) ([]ReleaseStatus, error) {
+	ls, o, cl, err := s.connected(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -83,19 +83,33 @@ func firstError(errs []error, err error) error {
 	return err
 }
 
-// oneRelease loads the stack and connects to the cluster of one of its
-// releases (named by address or Helm release name).
-func oneRelease(ctx context.Context, o Options, name string) (*Loaded, *config.ReleaseInstance, *Clusters, *release.Engine, error) {
-	ls, cl, err := loadConnected(ctx, o)
+// oneRelease is one release of the stack (named by address or Helm
+// release name), connected: the stack, the operation's options and
+// connections, and the engine of the release's cluster.
+type oneRelease struct {
+	ls   *Loaded
+	o    Options
+	cl   *Clusters
+	inst *config.ReleaseInstance
+	eng  *release.Engine
+}
+
+// release connects to the cluster of one release of the stack (named by
+// address or Helm release name).
+func (s *Session) release(ctx context.Context, name string) (*oneRelease, error) {
+	ls, o, cl, err := s.connected(ctx)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return nil, err
 	}
 	inst, err := ls.FindRelease(name)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return nil, err
 	}
 	eng, err := cl.Engine(ctx, inst.Cluster)
-	return ls, inst, cl, eng, err
+	if err != nil {
+		return nil, err
+	}
+	return &oneRelease{ls: ls, o: o, cl: cl, inst: inst, eng: eng}, nil
 }
 
 // ownedRelease is the release a single-release command changes, while
@@ -114,12 +128,13 @@ type ownedRelease struct {
 // interrupted run left pending failed first), runs work, and releases the
 // lock, a loss of it heading the error. inst is the release once the lock
 // is taken (nil before), also with an error.
-func onOwnRelease(ctx context.Context, o Options, name, command string, heal bool, work func(ctx context.Context, r ownedRelease) error) (inst *config.ReleaseInstance, err error) {
-	ls, inst, cl, eng, err := oneRelease(ctx, o, name)
+func (s *Session) onOwnRelease(ctx context.Context, name, command string, heal bool, work func(ctx context.Context, r ownedRelease) error) (inst *config.ReleaseInstance, err error) {
+	one, err := s.release(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	lock, err := lockStack(ctx, o, ls.Stack, cl, command)
+	ls, o, inst, eng := one.ls, one.o, one.inst, one.eng
+	lock, err := lockStack(ctx, o, ls.Stack, one.cl, command)
 	if err != nil {
 		return nil, err
 	}
@@ -159,11 +174,12 @@ func ownRelease(ctx context.Context, o Options, stack string, inst *config.Relea
 }
 
 // History returns a release's records, oldest first.
-func History(ctx context.Context, o Options, name string) (*config.ReleaseInstance, []Revision, error) {
-	_, inst, _, eng, err := oneRelease(ctx, o, name)
+func (s *Session) History(ctx context.Context, name string) (*config.ReleaseInstance, []Revision, error) {
+	one, err := s.release(ctx, name)
 	if err != nil {
 		return nil, nil, err
 	}
+	inst, eng := one.inst, one.eng
 	h, err := eng.Storage(inst.Namespace).History(ctx, inst.Name)
 	if err != nil {
 		return nil, nil, err
@@ -240,8 +256,8 @@ func (w WaitOverride) mode(own release.WaitMode) release.WaitMode {
 // The release must be the stack's: one whose newest record another stack
 // wrote is refused. The revision written is returned also with an error
 // (its record could not be finished, or the lock not released).
-func Rollback(ctx context.Context, o Options, req RollbackRequest) (inst *config.ReleaseInstance, rev *Revision, err error) {
-	inst, err = onOwnRelease(ctx, o, req.Release, "convoy rollback", true, func(ctx context.Context, r ownedRelease) error {
+func (s *Session) Rollback(ctx context.Context, req RollbackRequest) (inst *config.ReleaseInstance, rev *Revision, err error) {
+	inst, err = s.onOwnRelease(ctx, req.Release, "convoy rollback", true, func(ctx context.Context, r ownedRelease) error {
 		inst := r.inst
 		wait := req.Wait.mode(waitMode(inst))
 		red := sensitive.New(resolve.SensitiveValues(inst))
@@ -268,8 +284,8 @@ func Rollback(ctx context.Context, o Options, req RollbackRequest) (inst *config
 // Recover marks a release's pending revision failed, holding the stack
 // lock (so no run of this stack is writing it). A release another stack
 // owns is refused.
-func Recover(ctx context.Context, o Options, name string) (inst *config.ReleaseInstance, rev *Revision, err error) {
-	inst, err = onOwnRelease(ctx, o, name, "convoy recover", false, func(ctx context.Context, r ownedRelease) error {
+func (s *Session) Recover(ctx context.Context, name string) (inst *config.ReleaseInstance, rev *Revision, err error) {
+	inst, err = s.onOwnRelease(ctx, name, "convoy recover", false, func(ctx context.Context, r ownedRelease) error {
 		rel, err := r.eng.Recover(ctx, r.inst.Name, r.inst.Namespace)
 		if err != nil {
 			return err
@@ -292,12 +308,9 @@ type Unlocked struct {
 // ForceUnlock removes the stack's lock on every cluster it uses, whoever
 // holds it; with a lockID (the id a locked run's error names), only a lock
 // with that id: another run's is left alone, and is an error.
-func ForceUnlock(ctx context.Context, o Options, lockID string) ([]Unlocked, error) {
-	ls, err := Load(ctx, o.Source, Evaluated)
-	if err != nil {
-		return nil, err
-	}
-	clusters, err := o.newClusters(nil).Stack(ctx, ls.Stack)
+func (s *Session) ForceUnlock(ctx context.Context, lockID string) ([]Unlocked, error) {
+	ls := s.ls
+	clusters, err := s.o.newClusters(nil).Stack(ctx, ls.Stack)
 	if err != nil {
 		return nil, err
 	}

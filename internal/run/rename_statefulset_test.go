@@ -150,7 +150,7 @@ func TestRenameReplacesAStatefulSetSelectingByReleaseName(t *testing.T) {
 	const claim = "redis-data-redis-master-0"
 
 	cacheStack(t, dir, ns, false)
-	if applied, err := run.Apply(ctx, o, run.ApplyRequest{Command: "convoy apply"}); err != nil || applied.Failed() {
+	if applied, err := runApply(ctx, o, run.ApplyRequest{Command: "convoy apply"}); err != nil || applied.Failed() {
 		t.Fatalf("install: %v %s", err, failures(applied))
 	}
 	sts, err := c.AppsV1().StatefulSets(ns).Get(ctx, "redis-master", metav1.GetOptions{})
@@ -167,7 +167,7 @@ func TestRenameReplacesAStatefulSetSelectingByReleaseName(t *testing.T) {
 	}
 
 	cacheStack(t, dir, ns, true)
-	p, err := run.Plan(ctx, o, run.PlanRequest{})
+	p, err := runPlan(ctx, o, run.PlanRequest{})
 	if err != nil {
 		t.Fatalf("plan of the rename: %v", err)
 	}
@@ -195,7 +195,7 @@ func TestRenameReplacesAStatefulSetSelectingByReleaseName(t *testing.T) {
 		t.Fatalf("plan --json of the rename lacks recreated and why:\n%s", js.String())
 	}
 
-	applied, err := run.Apply(ctx, o, run.ApplyRequest{Command: "convoy apply"})
+	applied, err := runApply(ctx, o, run.ApplyRequest{Command: "convoy apply"})
 	if err != nil || applied.Failed() {
 		t.Fatalf("apply of the rename: %v %s", err, failures(applied))
 	}

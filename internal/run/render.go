@@ -38,16 +38,17 @@ func (r Rendered) AddrErr() error { return resolve.WithAddr(r.Instance.Addr, r.E
 // Render renders releases of the stack offline, exactly as helm template
 // would: in parallel (at most o.Parallelism at once, default GOMAXPROCS), each distinct chart
 // loaded once, results in the stack's release order.
-func Render(ctx context.Context, o Options, req RenderRequest) (*Loaded, []Rendered, error) {
+func (s *Session) Render(ctx context.Context, req RenderRequest) (*Loaded, []Rendered, error) {
 	if req.KubeVersion != "" {
 		if _, err := chart.ParseKubeVersion(req.KubeVersion); err != nil {
 			return nil, nil, fmt.Errorf("invalid kube version '%s': %w", req.KubeVersion, err)
 		}
 	}
-	ls, err := Load(ctx, o.Source, Evaluated)
+	ls, err := s.loaded(false)
 	if err != nil {
-		return ls, nil, err
+		return nil, nil, err
 	}
+	o := s.o
 	keepRenderedNames(ctx, o, ls)
 	releases := ls.Stack.Releases
 	if req.Release != "" {

@@ -40,7 +40,7 @@ func deployedOutputs(ctx context.Context, ls *Loaded, cl func() *Clusters, r *co
 		if err != nil {
 			return nil, fmt.Errorf("values read outputs of %s: %w", d.Addr, err)
 		}
-		a, err := Outputs(ctx, eng, rel)
+		a, err := outputsOf(ctx, eng, rel)
 		if err != nil {
 			return nil, fmt.Errorf("outputs of %s: %w", d.Addr, err)
 		}

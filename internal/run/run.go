@@ -64,7 +64,7 @@ func (o Options) newClusters(observer func(release.Event)) *Clusters {
 	if c.apis == nil && o.APIMap != nil {
 		c.apis = apimap.Kubernetes().With(o.APIMap)
 	}
-	return NewClusters(c)
+	return connectClusters(c)
 }
 
 func (o Options) parallelism() int {

@@ -236,23 +236,7 @@ func short(h string) string {
 	return h
 }
 
-// CheckSavedPlan verifies a saved plan as Apply does before it executes
-// one (stack, environment, configuration, clusters, every observation),
-// without taking the lock or writing anything: the labels Apply writes on
-// the records of unchanged releases are written by Apply alone, under
-// the lock. A plan whose observations no longer hold is a *StaleError;
-// the denials of policies are not checked (they are the plan's own
-// results: Apply refuses them).
-func CheckSavedPlan(ctx context.Context, o Options, saved *SavedPlan) error {
-	s, err := OpenSaved(ctx, o, saved)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	return s.Verify(ctx, saved)
-}
-
-// verifyOn is CheckSavedPlan of a loaded stack on the clusters cl
+// verifyOn is Session.Verify of a loaded stack on the clusters cl
 // connects.
 func verifyOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, saved *SavedPlan) error {
 	if err := ls.keepMovedNames(ctx, cl); err != nil {

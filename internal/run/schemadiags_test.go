@@ -107,7 +107,7 @@ release "extra" {
   values = [{ probe = { path = "/", port = 80 } }]
 }
 `)
-	_, err := run.Validate(t.Context(), run.Options{Source: run.Source{Dir: dir}, ChartCache: t.TempDir()})
+	_, err := runValidate(t.Context(), run.Options{Source: run.Source{Dir: dir}, ChartCache: t.TempDir()})
 	var de *run.DiagnosticsError
 	if !errors.As(err, &de) {
 		t.Fatalf("validate: %v", err)

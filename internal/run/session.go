@@ -3,6 +3,7 @@ package run
 import (
 	"bytes"
 	"context"
+	"errors"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -29,6 +30,9 @@ type Session struct {
 	// saved is the plan the session was opened to verify or apply
 	// (OpenSaved): o.Source is the source it was made from.
 	saved *SavedPlan
+	// gone is the identity of a stack that can no longer be loaded
+	// (OpenGone; ls is nil).
+	gone Identity
 
 	mu sync.Mutex
 	// clusters are the session's connections, by where plans take their
@@ -71,6 +75,17 @@ func OpenSaved(ctx context.Context, o Options, saved *SavedPlan) (*Session, erro
 	return s, nil
 }
 
+// OpenGone opens a stack that can no longer be loaded (its source or
+// variable values gone), known only by its identity: its releases can
+// only be let go of (Abandon, on the default cluster); every other
+// operation fails.
+func OpenGone(o Options, id Identity) *Session {
+	return &Session{o: o, gone: id}
+}
+
+// errGone is what the operations of a stack opened by OpenGone fail with.
+var errGone = errors.New("the stack can no longer be loaded: its releases can only be abandoned")
+
 func (s *Session) load(ctx context.Context) error {
 	ls, err := loadEvaluated(ctx, s.o.Source)
 	if err != nil {
@@ -95,6 +110,9 @@ func (s *Session) Close() {
 // loaded is a copy of the stack as loaded, for one operation, ordered
 // when ordered is set (the graph is built once).
 func (s *Session) loaded(ordered bool) (*Loaded, error) {
+	if s.ls == nil {
+		return nil, errGone
+	}
 	if ordered {
 		if err := s.ls.order(); err != nil {
 			return nil, err
@@ -147,7 +165,9 @@ func (s *Session) observe(ev release.Event) {
 	}
 }
 
-// Plan computes the stack's plan (Plan). It changes nothing.
+// Plan computes the stack's plan. It changes nothing. A plan that would
+// change releases other stacks own comes back with a
+// *plan.ForeignError: it can be shown, never applied.
 func (s *Session) Plan(ctx context.Context, req PlanRequest) (*Planned, error) {
 	ls, err := s.loaded(true)
 	if err != nil {
@@ -157,8 +177,13 @@ func (s *Session) Plan(ctx context.Context, req PlanRequest) (*Planned, error) {
 	return planOn(ctx, o, ls, s.clustersOf(o), req)
 }
 
-// Verify checks a saved plan as Apply would before executing it
-// (CheckSavedPlan). The plan is verified against the stack it was made
+// Verify checks a saved plan as Apply does before it executes one
+// (stack, environment, configuration, clusters, every observation),
+// without taking the lock or writing anything: the labels Apply writes on
+// the records of unchanged releases are written by Apply alone, under the
+// lock. A plan whose observations no longer hold is a *StaleError; the
+// denials of policies are not checked (they are the plan's own results:
+// Apply refuses them). The plan is verified against the stack it was made
 // from: the session's when the session's source is that (same directory,
 // environment and variable values), else that stack loaded for it.
 func (s *Session) Verify(ctx context.Context, saved *SavedPlan) error {
@@ -175,9 +200,12 @@ func (s *Session) Verify(ctx context.Context, saved *SavedPlan) error {
 	return verifyOn(ctx, o, ls, t.clustersOf(o), saved)
 }
 
-// Apply plans and applies the stack, or applies req.Saved verified
-// (Apply). A saved plan is applied with the stack it was made from, as
-// Verify says.
+// Apply takes the stack's lock on every cluster it uses, plans (or
+// verifies the saved plan req.Saved under the lock), refuses a plan that
+// would change releases other stacks own, lets req.Review see the plan,
+// marks failed the records interrupted runs of the stack left pending,
+// and executes the plan in dependency order. A saved plan is applied with
+// the stack it was made from, as Verify says.
 func (s *Session) Apply(ctx context.Context, req ApplyRequest) (*Applied, error) {
 	t, done, err := s.forPlan(ctx, req.Saved)
 	if err != nil {
@@ -202,12 +230,14 @@ func (s *Session) Apply(ctx context.Context, req ApplyRequest) (*Applied, error)
 	return applyOn(ctx, o, ls, cl, fwd, req)
 }
 
-// Destroy uninstalls every release of the stack (Destroy).
+// Destroy uninstalls every release of the stack, dependents first: a
+// destroy plan, reviewed and applied like any other.
 func (s *Session) Destroy(ctx context.Context, req ApplyRequest) (*Applied, error) {
 	return s.Apply(ctx, destroyRequest(req))
 }
 
-// Output returns the outputs of the named releases (Output).
+// Output returns the outputs of the named releases (addresses or Helm
+// release names; none: every release of the stack), in the stack's order.
 func (s *Session) Output(ctx context.Context, names []string) ([]ReleaseOutput, error) {
 	ls, err := s.loaded(true)
 	if err != nil {
@@ -217,15 +247,36 @@ func (s *Session) Output(ctx context.Context, names []string) ([]ReleaseOutput, 
 	return outputOn(ctx, o, ls, s.clustersOf(o), names)
 }
 
-// Identity is the stack's identity (StackIdentity): its clusters resolved
-// to what they connect to, without connecting.
+// Identity is the stack's identity: its name and environment, and the
+// clusters it uses resolved to what they connect to, without connecting.
 func (s *Session) Identity(context.Context) (Identity, error) {
+	if s.ls == nil {
+		return s.gone, nil
+	}
 	return identityOf(s.o, s.ls)
 }
 
-// Init resolves the stack's charts and fills the chart cache (Init).
-func (s *Session) Init(ctx context.Context, req InitRequest) (*Initialized, error) {
-	return initLoaded(ctx, s.ls, req)
+// Loaded is a copy of the stack as loaded and evaluated, with the
+// warnings of its load; ordered, its releases also in dependency order
+// (an error when its graph is not valid: cycles, unknown references).
+func (s *Session) Loaded(ordered bool) (*Loaded, error) {
+	return s.loaded(ordered)
+}
+
+// connected is the stack in order, with the options and the connections
+// of an operation that reads or changes its releases, the Helm names its
+// moved blocks carry kept: what every such operation starts with.
+func (s *Session) connected(ctx context.Context) (*Loaded, Options, *Clusters, error) {
+	ls, err := s.loaded(true)
+	if err != nil {
+		return nil, Options{}, nil, err
+	}
+	o := s.options(ListDirect)
+	cl := s.clustersOf(o)
+	if err := ls.keepMovedNames(ctx, cl); err != nil {
+		return nil, Options{}, nil, err
+	}
+	return ls, o, cl, nil
 }
 
 // forPlan is the session a saved plan is verified and applied with, and

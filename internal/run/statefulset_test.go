@@ -160,14 +160,14 @@ func TestStatefulSetPersistenceToggle(t *testing.T) {
 	o := run.Options{Source: run.Source{Dir: dir}, Clusters: run.ClusterOptions{Kubeconfig: cluster.Kubeconfig()}}
 	apply := func(step string) {
 		t.Helper()
-		applied, err := run.Apply(ctx, o, run.ApplyRequest{Command: "convoy apply"})
+		applied, err := runApply(ctx, o, run.ApplyRequest{Command: "convoy apply"})
 		if err != nil || applied.Failed() {
 			t.Fatalf("%s: apply: %v %+v", step, err, applied)
 		}
 	}
 	planned := func(step string) (*plan.ReleaseChange, string) {
 		t.Helper()
-		p, err := run.Plan(ctx, o, run.PlanRequest{})
+		p, err := runPlan(ctx, o, run.PlanRequest{})
 		if err != nil {
 			t.Fatalf("%s: plan: %v", step, err)
 		}
@@ -259,7 +259,7 @@ func TestStatefulSetPersistenceToggle(t *testing.T) {
 		t.Fatal(err)
 	}
 	kvStack(t, dir, ns, class, true, "12Gi")
-	_, err = run.Plan(ctx, o, run.PlanRequest{})
+	_, err = runPlan(ctx, o, run.PlanRequest{})
 	if err == nil || !strings.Contains(err.Error(), "v1 PersistentVolumeClaim "+ns+"/"+claim) || !strings.Contains(err.Error(), "StorageClass "+class+" does not allow volume expansion") {
 		t.Fatalf("resize with a class that does not expand: err %v", err)
 	}

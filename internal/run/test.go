@@ -43,8 +43,8 @@ func (t Tested) Failed() bool { return t.Err != nil || t.Result == nil || t.Resu
 // Test runs the test hooks of releases (helm test), at most o.Parallelism
 // releases at once, holding the stack's lock (the runs are recorded in the
 // releases' records). Results are in the stack's order.
-func Test(ctx context.Context, o Options, req TestRequest) (_ []Tested, err error) {
-	ls, cl, err := loadConnected(ctx, o)
+func (s *Session) Test(ctx context.Context, req TestRequest) (_ []Tested, err error) {
+	ls, o, cl, err := s.connected(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -23,11 +23,12 @@ import (
 // problem is a diagnostic at the attribute it comes from. Charts not yet
 // fetched (convoy init) and values known only after apply are not checked.
 // The error is a *DiagnosticsError when the stack is at fault.
-func Validate(ctx context.Context, o Options) (*Loaded, error) {
-	ls, err := Load(ctx, o.Source, Ordered)
+func (s *Session) Validate(ctx context.Context) (*Loaded, error) {
+	ls, err := s.loaded(true)
 	if err != nil {
-		return ls, err
+		return s.ls, err
 	}
+	o := s.o
 	charts := o.charts()
 	var diags hcl.Diagnostics
 	for _, addr := range ls.Order {

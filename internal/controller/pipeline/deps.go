@@ -27,8 +27,9 @@ type Stacks interface {
 	// namespace ns. An error that is a ConfigError is the spec or the
 	// Secret being wrong: the Pipeline stalls until it changes.
 	VerifyKeys(ctx context.Context, ns string, v *v1alpha1.VerifySpec) ([]*signing.PublicKey, error)
-	// Open fetches the Stack's source and reads its inputs as its
-	// reconciles do. Its error's text says why (a gate's output).
+	// Open fetches the Stack's source, reads its inputs and opens its
+	// stack as its reconciles do. Its error's text says why (a gate's
+	// output).
 	Open(ctx context.Context, st *v1alpha1.Stack) (*StackRun, error)
 	// ClientAs is a client impersonating user (the controller's own
 	// client when the controller does not impersonate).
@@ -38,17 +39,20 @@ type Stacks interface {
 	StripCachePaths(msg string) string
 }
 
-// StackRun is a Stack opened for a gate: the run options its reconciles
-// use, and how its messages are masked.
+// StackRun is a Stack opened for a gate: its stack as its reconciles
+// open it, and how its messages are masked.
 type StackRun struct {
-	Options run.Options
+	// Session is the Stack's stack, opened as its reconciles open it
+	// (its source, inputs and identity); the gates' runs announce
+	// nothing on the Stack.
+	Session *run.Session
 	// Message is an error's text as the Stack's status would say it
 	// (its secret inputs masked).
 	Message func(error) string
 	// Redact masks the Stack's secret inputs in a text.
 	Redact func(string) string
-	// Close removes what Open wrote (the fetched source's hold, the
-	// inputs' files).
+	// Close closes the session and removes what Open wrote (the fetched
+	// source's hold, the inputs' files).
 	Close func()
 }
 

@@ -76,7 +76,7 @@ func verdictOf(res gate.Result) gateResult {
 }
 
 // celGate evaluates the expression over the live objects of the Stack's
-// deployed revisions (run.Objects; Secrets without their values). A
+// deployed revisions (run.Session.Objects; Secrets without their values). A
 // release without a deployed revision, or an object of one that is gone,
 // fails the gate, named.
 func (r *Reconciler) celGate(ctx context.Context, st *v1alpha1.Stack, expr string) gateResult {
@@ -85,7 +85,7 @@ func (r *Reconciler) celGate(ctx context.Context, st *v1alpha1.Stack, expr strin
 		return gateResult{Failed: true, Output: err.Error()}
 	}
 	return r.withStackRun(ctx, st, func(sr *StackRun) gateResult {
-		objs, err := run.Objects(ctx, sr.Options)
+		objs, err := sr.Session.Objects(ctx)
 		if err != nil {
 			return gateResult{Failed: true, Output: capOutput(r.stacks.StripCachePaths(sr.Message(err)))}
 		}
@@ -102,7 +102,6 @@ func (r *Reconciler) withStackRun(ctx context.Context, st *v1alpha1.Stack, f fun
 		return gateResult{Failed: true, Output: err.Error()}
 	}
 	defer sr.Close()
-	sr.Options.Announce = nil
 	return f(sr)
 }
 
@@ -116,7 +115,7 @@ func (r *Reconciler) testGate(ctx context.Context, st *v1alpha1.Stack) gateResul
 }
 
 func (r *Reconciler) testOutcome(ctx context.Context, sr *StackRun) gateResult {
-	tested, err := run.Test(ctx, sr.Options, run.TestRequest{})
+	tested, err := sr.Session.Test(ctx, run.TestRequest{})
 	var le *run.LockedError
 	if errors.As(err, &le) {
 		// The Stack's own reconcile holds the lock: the tests run later.

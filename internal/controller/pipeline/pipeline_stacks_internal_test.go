@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,8 +17,8 @@ import (
 )
 
 // fakeStacks is the Stack side as a gate sees it: Open fails with
-// openErr, or opens a Stack whose stack directory (under cache) does not
-// exist.
+// openErr, or opens a Stack whose stack directory (dir, under cache)
+// holds a stack whose cluster's kubeconfig does not exist.
 type fakeStacks struct {
 	openErr       error
 	cache, dir    string
@@ -32,16 +33,36 @@ func (f *fakeStacks) VerifyKeys(context.Context, string, *v1alpha1.VerifySpec) (
 	return nil, errors.New("no keys")
 }
 
-func (f *fakeStacks) Open(_ context.Context, st *v1alpha1.Stack) (*StackRun, error) {
+func (f *fakeStacks) Open(ctx context.Context, st *v1alpha1.Stack) (*StackRun, error) {
 	f.opened++
 	if f.openErr != nil {
 		return nil, f.openErr
 	}
+	if err := os.MkdirAll(f.dir, 0o755); err != nil {
+		return nil, err
+	}
+	hcl := `
+cluster "far" {
+  kubeconfig = "missing-kubeconfig"
+}
+release "app" {
+  chart     = "./chart"
+  namespace = "apps"
+  cluster   = cluster.far
+}
+`
+	if err := os.WriteFile(filepath.Join(f.dir, "stack.hcl"), []byte(hcl), 0o644); err != nil {
+		return nil, err
+	}
+	s, err := run.Open(ctx, run.Options{Source: run.Source{Dir: f.dir}})
+	if err != nil {
+		return nil, err
+	}
 	return &StackRun{
-		Options: run.Options{Source: run.Source{Dir: f.dir}},
+		Session: s,
 		Message: func(err error) string { return "as the Stack says it: " + err.Error() },
 		Redact:  func(s string) string { return s },
-		Close:   func() { f.close++ },
+		Close:   func() { s.Close(); f.close++ },
 	}, nil
 }
 

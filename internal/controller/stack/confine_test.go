@@ -132,7 +132,7 @@ func TestControllerConfinesFiles(t *testing.T) {
 	}
 
 	// The CLI keeps reading what the stack names.
-	ls, err := run.Load(context.Background(), run.Source{Dir: abs}, run.Evaluated)
+	ls, err := runLoad(context.Background(), run.Source{Dir: abs})
 	if err != nil {
 		t.Fatalf("the CLI: %v", err)
 	}

@@ -38,7 +38,7 @@ func TestSourceSecretRef(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := &source.Resolver{Cache: source.Cache{Dir: t.TempDir()}}
-	if _, err := run.Init(context.Background(), run.Options{Source: run.Source{Dir: dir}, ChartCache: res.Cache.Dir},
+	if _, err := runInit(context.Background(), run.Options{Source: run.Source{Dir: dir}, ChartCache: res.Cache.Dir},
 		run.InitRequest{Resolver: &source.Resolver{Cache: res.Cache, RegistryConfigs: []string{dockerConfig(t, reg.Host, user, pass)}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/convoy-sh/convoy/internal/stacksource"
@@ -101,7 +99,7 @@ func (r *reconciler) cleanUp(ctx context.Context, st *v1alpha1.Stack) (outcome, 
 		}
 	}
 	command := fmt.Sprintf("convoy controller (Stack %s/%s deleted)", st.Namespace, st.Name)
-	sr, cleanup, msg := r.loadForDeletion(ctx, st)
+	sr, msg := r.openForDeletion(ctx, st)
 	if sr == nil {
 		if !st.Spec.Prune {
 			// The stack cannot be loaded (a namespace deleted with its
@@ -113,11 +111,11 @@ func (r *reconciler) cleanUp(ctx context.Context, st *v1alpha1.Stack) (outcome, 
 		}
 		return r.deletionFailed(st, msg), false
 	}
-	defer cleanup()
+	defer sr.close()
 	in := sr.in
 	var le *run.LockedError
 	if !st.Spec.Prune {
-		released, err := run.Abandon(ctx, sr.opts, command)
+		released, err := sr.session.Abandon(ctx, command)
 		if errors.As(err, &le) {
 			return r.locked(st, "Delete", le), false
 		}
@@ -133,7 +131,7 @@ func (r *reconciler) cleanUp(ctx context.Context, st *v1alpha1.Stack) (outcome, 
 	if !r.runs.start() {
 		return outcome{result: "error", err: errStopping}, false
 	}
-	res, err := run.Destroy(ctx, sr.opts, run.ApplyRequest{Command: command})
+	res, err := sr.session.Destroy(ctx, run.ApplyRequest{Command: command})
 	r.runs.done()
 	if errors.As(err, &le) {
 		return r.locked(st, "Delete", le), false
@@ -160,55 +158,34 @@ func (r *reconciler) cleanUp(ctx context.Context, st *v1alpha1.Stack) (outcome, 
 	return outcome{result: "deleted"}, true
 }
 
-// loadForDeletion pulls the deleted Stack's source and reads its inputs;
-// on failure it returns nil and why.
-func (r *reconciler) loadForDeletion(ctx context.Context, st *v1alpha1.Stack) (*stackRun, func(), string) {
-	stacksDir, _, tmpDir := r.dirs()
-	for _, d := range []string{stacksDir, tmpDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, nil, err.Error()
-		}
+// openForDeletion opens the deleted Stack as its reconciles do (its
+// source pulled and verified, its inputs read, its charts cached); on
+// failure it returns nil and why.
+func (r *reconciler) openForDeletion(ctx context.Context, st *v1alpha1.Stack) (*stackRun, string) {
+	var admErr error
+	sr, err := r.openStack(ctx, st, func(reg stacksource.Registry) (string, error) {
+		adm, err := r.admitSource(ctx, st, reg)
+		admErr = err
+		return adm.src, err
+	})
+	var ve *stacksource.VerificationError
+	var se *sourceError
+	switch {
+	case errors.As(admErr, &ve):
+		return nil, verificationMessage(st, admErr)
+	case admErr != nil:
+		return nil, admErr.Error()
+	case errors.As(err, &se) && se.pull:
+		return nil, "spec.source: " + err.Error()
+	case err != nil:
+		return nil, err.Error()
 	}
-	res, creds, dropCredentials, err := r.sourceResolver(ctx, st, tmpDir)
-	if err != nil {
-		return nil, nil, err.Error()
+	if err := sr.open(ctx, true); err != nil {
+		msg := message(err, nil, sr.in)
+		sr.close()
+		return nil, msg
 	}
-	reg := r.registry
-	reg.Resolver = res
-	adm, err := r.admitSource(ctx, st, reg)
-	if err != nil {
-		dropCredentials()
-		var ve *stacksource.VerificationError
-		if errors.As(err, &ve) {
-			return nil, nil, verificationMessage(st, err)
-		}
-		return nil, nil, err.Error()
-	}
-	f, releaseCache, err := r.fetch(ctx, reg, creds, stacksDir, adm.src)
-	if err != nil {
-		dropCredentials()
-		return nil, nil, "spec.source: " + err.Error()
-	}
-	fail := func(msg string) (*stackRun, func(), string) {
-		releaseCache()
-		dropCredentials()
-		return nil, nil, msg
-	}
-	cfg, diags := config.LoadDir(f.Dir)
-	if diags.HasErrors() {
-		return fail(diagText(diags, cfg))
-	}
-	in, err := r.readInputs(ctx, st, f.Digest, cfg.Variables, tmpDir)
-	if err != nil {
-		return fail(err.Error())
-	}
-	sr := &stackRun{st: st, fetched: f, in: in, tmp: tmpDir}
-	sr.opts = r.runOptions(st, f, in)
-	if err := initCharts(ctx, sr.opts, res); err != nil {
-		in.cleanup()
-		return fail(message(err, nil, in))
-	}
-	return sr, func() { in.cleanup(); releaseCache(); dropCredentials() }, ""
+	return sr, ""
 }
 
 // abandonByIdentity lets go of the records of a Stack that cannot be
@@ -224,7 +201,7 @@ func (r *reconciler) abandonByIdentity(ctx context.Context, st *v1alpha1.Stack, 
 		Kubeconfig: r.opts.Kubeconfig, Context: r.opts.Context, QPS: r.opts.QPS, Burst: r.opts.Burst, StorageDriver: "secret",
 		Impersonate: r.opts.impersonating(st), Namespaces: []string{st.Namespace},
 	}}
-	released, err := run.AbandonOnDefaultCluster(ctx, o, id, command)
+	released, err := run.OpenGone(o, id).Abandon(ctx, command)
 	if err != nil {
 		r.event(st, corev1.EventTypeWarning, ReasonDeletionFailed, "Delete", "letting the releases go by the Stack's identity: "+err.Error())
 		return outcome{}, false

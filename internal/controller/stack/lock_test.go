@@ -51,7 +51,7 @@ func TestCLIApplyAndControllerShareTheStackLock(t *testing.T) {
 		l, err := leases.Get(ctx, run.LockName(ns), metav1.GetOptions{})
 		return err == nil && strings.Contains(l.Annotations["convoy.dev/command"], "convoy controller")
 	}, func() string { return "the controller never took the lock:" + describe(getStack(t, c, ns, "shop")) })
-	_, err = run.Apply(ctx, run.Options{Source: run.Source{Dir: dir}, Clusters: run.ClusterOptions{Kubeconfig: cluster.Kubeconfig()}},
+	_, err = runApply(ctx, run.Options{Source: run.Source{Dir: dir}, Clusters: run.ClusterOptions{Kubeconfig: cluster.Kubeconfig()}},
 		run.ApplyRequest{Command: "convoy apply"})
 	var le *run.LockedError
 	if !errors.As(err, &le) || !strings.Contains(le.Error(), "convoy controller (Stack "+ns+"/shop)") {

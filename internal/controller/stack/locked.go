@@ -18,7 +18,7 @@ import (
 func (r *reconciler) planFailed(ctx context.Context, sr *stackRun, err error) outcome {
 	var pe *release.PendingError
 	if errors.As(err, &pe) {
-		if le, herr := run.LockHolder(ctx, sr.opts); herr == nil && le != nil {
+		if le, herr := sr.session.LockHolder(ctx); herr == nil && le != nil {
 			return r.locked(sr.st, "Plan", le)
 		}
 	}

@@ -30,7 +30,7 @@ func TestLockedWhileACLIApplyRuns(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := run.Apply(ctx, run.Options{
+		_, err := runApply(ctx, run.Options{
 			Source:   run.Source{Dir: dir, Variables: config.RawValues{config.VariableValue(config.ValueFromCLIArg, "--var", "token", "slow")}},
 			Clusters: run.ClusterOptions{Kubeconfig: cluster.Kubeconfig()},
 		}, run.ApplyRequest{Command: "convoy apply"})

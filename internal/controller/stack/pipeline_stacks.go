@@ -6,7 +6,6 @@ import (
 	"os"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/controller/pipeline"
 	"github.com/convoy-sh/convoy/internal/signing"
 	"github.com/convoy-sh/convoy/internal/stacksource"
@@ -43,51 +42,26 @@ func (s pipelineStacks) VerifyKeys(ctx context.Context, ns string, v *v1alpha1.V
 	return verifyKeys(ctx, s.r.reader, ns, v)
 }
 
-func (s pipelineStacks) Open(ctx context.Context, st *v1alpha1.Stack) (_ *pipeline.StackRun, err error) {
-	sr := s.r
-	stacksDir, chartsDir, tmpDir := sr.dirs()
-	for _, d := range []string{stacksDir, chartsDir, tmpDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, err
-		}
-	}
-	res, creds, drop, err := sr.sourceResolver(ctx, st, tmpDir)
-	if err != nil {
-		return nil, err
-	}
-	var closers []func()
-	closeAll := func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
-		}
-	}
-	closers = append(closers, drop)
-	defer func() {
-		if err != nil {
-			closeAll()
-		}
-	}()
-	reg := sr.registry
-	reg.Resolver = res
-	fetched, release, err := sr.fetch(ctx, reg, creds, stacksDir, st.Spec.Source)
-	if err != nil {
+func (s pipelineStacks) Open(ctx context.Context, st *v1alpha1.Stack) (*pipeline.StackRun, error) {
+	sr, err := s.r.openStack(ctx, st, specSource(st))
+	var se *sourceError
+	if errors.As(err, &se) && se.pull {
 		return nil, errors.New("spec.source: " + err.Error())
 	}
-	closers = append(closers, release)
-	cfg, diags := config.LoadDir(fetched.Dir)
-	if diags.HasErrors() {
-		return nil, errors.New(diagText(diags, cfg))
-	}
-	in, err := sr.readInputs(ctx, st, fetched.Digest, cfg.Variables, tmpDir)
 	if err != nil {
 		return nil, err
 	}
-	closers = append(closers, in.cleanup)
+	// A gate's runs announce nothing on the Stack: its own reconciles do.
+	sr.opts.Announce = nil
+	if err := sr.open(ctx, false); err != nil {
+		sr.close()
+		return nil, errors.New(s.r.stripCachePaths(message(err, nil, sr.in)))
+	}
 	return &pipeline.StackRun{
-		Options: sr.runOptions(st, fetched, in),
-		Message: func(err error) string { return message(err, nil, in) },
-		Redact:  in.redact,
-		Close:   closeAll,
+		Session: sr.session,
+		Message: func(err error) string { return message(err, nil, sr.in) },
+		Redact:  sr.in.redact,
+		Close:   sr.close,
 	}, nil
 }
 

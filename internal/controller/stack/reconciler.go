@@ -203,35 +203,55 @@ func releaseCounts(rs []v1alpha1.ReleaseStatus) map[string]int {
 	return out
 }
 
-// stackRun is a reconcile's view of one Stack: its source pulled, its inputs
-// read, the run options built from them.
-type stackRun struct {
-	st      *v1alpha1.Stack
-	fetched *stacksource.Fetched
-	in      *inputs
-	opts    run.Options
-	// session is the stack opened once for the reconcile: every plan,
-	// check and apply of the reconcile uses it (nil in finalize).
-	session *run.Session
-	tmp     string
-	// held are the cache entries pulled for saved plans, released when
-	// the reconcile ends.
-	held []func()
+// reconcile observes the Stack (its spec, its source pulled, its inputs
+// read, its stack opened), then loops: next decides from what is known,
+// an act does it, until a step ends the reconcile. What in the spec works
+// but should change is added to ws.
+func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]warning) outcome {
+	sr, out, ok := r.observe(ctx, st, ws)
+	if !ok {
+		return out
+	}
+	defer sr.close()
+	f := facts{observed: observed{Stack: st, Inputs: sr.in.hash, Interval: r.interval(st), Now: time.Now()}}
+	for range maxSteps {
+		s := next(f)
+		if s.Replan {
+			f.replans++
+		}
+		var end *outcome
+		switch s.Kind {
+		case stepPlan:
+			end = r.plan(ctx, sr, &f)
+		case stepApply:
+			end = r.apply(ctx, sr, s.Plan, &f)
+		case stepRecheck:
+			end = r.recheck(ctx, sr, s.Plan, &f)
+		default:
+			return r.finish(sr, s, f)
+		}
+		if end != nil {
+			return *end
+		}
+	}
+	// next ends every path within maxSteps (TestNextEndsWithinMaxSteps).
+	return r.failed(sr, nil, ReasonPlanFailed, fmt.Errorf("the reconcile did not settle in %d steps", maxSteps))
 }
 
-// reconcile decides and acts; what in the spec works but should change
-// is added to ws.
-func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]warning) outcome {
-	interval := r.interval(st)
+// observe checks the Stack's spec, pulls its source (verified when
+// spec.verify says so), reads its inputs and opens its stack: the facts
+// every later step starts from. ok is false when the reconcile ends here,
+// with out.
+func (r *reconciler) observe(ctx context.Context, st *v1alpha1.Stack, ws *[]warning) (_ *stackRun, out outcome, ok bool) {
 	if err := st.Spec.DecodeError(); err != nil {
-		return r.stall(st, ReasonInvalid, err.Error()+" (the CRD's schema now rejects this: correct the Stack)")
+		return nil, r.stall(st, ReasonInvalid, err.Error()+" (the CRD's schema now rejects this: correct the Stack)"), false
 	}
 	if st.Spec.Suspend {
 		ready(st, metav1.ConditionFalse, ReasonSuspended, "spec.suspend is true: nothing is planned or applied")
-		return outcome{result: "suspended"}
+		return nil, outcome{result: "suspended"}, false
 	}
 	if err := r.refsAllowed(st); err != nil {
-		return r.stall(st, ReasonInvalid, err.Error())
+		return nil, r.stall(st, ReasonInvalid, err.Error()), false
 	}
 	if st.Spec.Source == "" {
 		// Not an error: a Pipeline pins the Stack (spec.source) when a
@@ -241,37 +261,58 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]wa
 			msg = fmt.Sprintf("spec.source is empty: the Stack waits for Pipeline %s to pin it to a digest", p)
 		}
 		ready(st, metav1.ConditionFalse, ReasonNoSource, msg)
-		return outcome{result: "nosource"}
+		return nil, outcome{result: "nosource"}, false
 	}
-	stacksDir, chartsDir, tmpDir := r.dirs()
-	for _, d := range []string{stacksDir, chartsDir, tmpDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			msg := err.Error() + cacheFaultHint
-			st.Status.LastError = msg
-			retrying(st, ReasonSourceFailed, msg)
-			return outcome{result: "error", err: errors.New(msg), cacheFault: true}
-		}
-	}
-	res, creds, dropCredentials, err := r.sourceResolver(ctx, st, tmpDir)
-	if err != nil {
-		var ce *configError
-		if errors.As(err, &ce) {
-			return r.stall(st, ReasonInvalid, err.Error())
-		}
-		return r.retryLater(st, ReasonSourceFailed, err)
-	}
-	defer dropCredentials()
-	reg := r.registry
-	reg.Resolver = res
-	adm, err := r.admitSource(ctx, st, reg)
-	if out, refused := r.refused(st, err); refused {
-		return out
-	}
-	pulling(ctx, st.Spec.Source)
+	var adm admitted
+	var admErr error
 	t := time.Now()
-	f, releaseCache, err := r.fetch(ctx, reg, creds, stacksDir, adm.src)
-	r.metrics.duration.WithLabelValues("fetch").Observe(time.Since(t).Seconds())
+	sr, err := r.openStack(ctx, st, func(reg stacksource.Registry) (string, error) {
+		adm, admErr = r.admitSource(ctx, st, reg)
+		t = time.Now()
+		return adm.src, admErr
+	})
+	if admErr != nil {
+		out, _ := r.refused(st, admErr)
+		return nil, out, false
+	}
 	if err != nil {
+		return nil, r.openFailed(st, err), false
+	}
+	r.metrics.duration.WithLabelValues("fetch").Observe(time.Since(t).Seconds())
+	f := sr.fetched
+	st.Status.Source = &v1alpha1.SourceStatus{Ref: f.Ref.String(), Digest: f.Digest, VerifiedBy: adm.verifiedBy}
+	if msg := sensitiveVarsWarning(st, sr.cfg.Variables); msg != "" {
+		*ws = append(*ws, warning{ReasonSensitiveVars, msg})
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			sr.close()
+		}
+	}()
+	if out, wait := r.retryGate(sr); wait {
+		return nil, out, false
+	}
+	if err := sr.open(ctx, true); err != nil {
+		return nil, r.failed(sr, nil, ReasonPlanFailed, err), false
+	}
+	if out, dup := r.checkDuplicate(ctx, sr); dup {
+		return nil, out, false
+	}
+	keep = true
+	return sr, outcome{}, true
+}
+
+// openFailed records why openStack failed: a source that could not be
+// pulled is retried with backoff (soon, when the controller's cache
+// failed), files that are not valid HCL and inputs the Stack names wrongly
+// stall it, inputs that could not be read are retried.
+func (r *reconciler) openFailed(st *v1alpha1.Stack, err error) outcome {
+	var se *sourceError
+	var pe *parseError
+	var ce *configError
+	switch {
+	case errors.As(err, &se) && se.pull:
 		fault := r.cacheFault(err)
 		msg := "spec.source: " + err.Error() + credentialHint(st, err)
 		if fault {
@@ -281,80 +322,22 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]wa
 		retrying(st, ReasonSourceFailed, msg)
 		r.event(st, corev1.EventTypeWarning, ReasonSourceFailed, "Fetch", msg)
 		return outcome{result: "error", err: errors.New(msg), cacheFault: fault}
+	case errors.As(err, &se):
+		return r.retryLater(st, ReasonSourceFailed, se.err)
+	case errors.As(err, &pe), errors.As(err, &ce):
+		return r.stall(st, ReasonInvalid, err.Error())
 	}
-	defer releaseCache()
-	st.Status.Source = &v1alpha1.SourceStatus{Ref: f.Ref.String(), Digest: f.Digest, VerifiedBy: adm.verifiedBy}
-	cfg, diags := config.LoadDir(f.Dir)
-	if diags.HasErrors() {
-		return r.stall(st, ReasonInvalid, diagText(diags, cfg))
-	}
-	if msg := sensitiveVarsWarning(st, cfg.Variables); msg != "" {
-		*ws = append(*ws, warning{ReasonSensitiveVars, msg})
-	}
-	in, err := r.readInputs(ctx, st, f.Digest, cfg.Variables, tmpDir)
-	if err != nil {
-		var ce *configError
-		if errors.As(err, &ce) {
-			return r.stall(st, ReasonInvalid, err.Error())
-		}
-		return r.retryLater(st, ReasonPlanFailed, err)
-	}
-	defer in.cleanup()
-	sr := &stackRun{st: st, fetched: f, in: in, tmp: tmpDir}
-	defer func() {
-		for _, release := range sr.held {
-			release()
-		}
-	}()
-	sr.opts = r.runOptions(st, f, in)
-	if out, wait := r.retryGate(sr); wait {
-		return out
-	}
-	session, err := run.Open(ctx, sr.opts)
-	if err != nil {
-		return r.failed(sr, nil, ReasonPlanFailed, err)
-	}
-	defer session.Close()
-	sr.session = session
-	if err := initSessionCharts(ctx, sr.session, res); err != nil {
-		return r.failed(sr, nil, ReasonPlanFailed, err)
-	}
-	if out, dup := r.checkDuplicate(ctx, sr); dup {
-		return out
-	}
-
-	p := st.Status.Plan
-	act := decide(observed{Stack: st, Inputs: in.hash, Interval: interval, Now: time.Now()})
-	switch act.Verdict {
-	case holdRefused:
-		return outcome{result: "error", requeue: act.Requeue}
-	case applyPending:
-		return r.apply(ctx, sr, p.Digest, p.DriftOnly, 0)
-	case awaitApproval:
-		return r.waiting(sr, p, act.Requeue)
-	case recheckPending:
-		// Still the plan to approve, unless what it observed moved.
-		stale, err := r.stale(ctx, sr, p.Digest)
-		if err != nil {
-			return r.planFailed(ctx, sr, err)
-		}
-		if !stale {
-			p.CreatedAt = &metav1.Time{Time: time.Now()}
-			return r.waiting(sr, p, interval)
-		}
-	case idle:
-		return outcome{result: "idle", requeue: act.Requeue}
-	}
-	return r.planAndAct(ctx, sr, 0)
+	return r.retryLater(st, ReasonPlanFailed, err)
 }
 
-// runOptions are the run options of a Stack's pulled source and inputs.
-func (r *reconciler) runOptions(st *v1alpha1.Stack, f *stacksource.Fetched, in *inputs) run.Options {
+// runOptions are the run options of a Stack's pulled source, its files as
+// parsed and its inputs.
+func (r *reconciler) runOptions(st *v1alpha1.Stack, f *stacksource.Fetched, cfg *config.Config, in *inputs) run.Options {
 	_, chartsDir, _ := r.dirs()
 	return run.Options{
 		// Confined: the stack reads only its artifact's files, and its
 		// cluster blocks only the kubeconfigs of spec.clusters.
-		Source: run.Source{Dir: f.Dir, Root: f.Root, Variables: in.vars, Environment: st.Spec.Environment},
+		Source: run.Source{Dir: f.Dir, Root: f.Root, Variables: in.vars, Environment: st.Spec.Environment, Config: cfg},
 		Clusters: run.ClusterOptions{
 			Kubeconfig: r.opts.Kubeconfig, Context: r.opts.Context, Kubeconfigs: in.kubeconfigs, Confined: true,
 			QPS: r.opts.QPS, Burst: r.opts.Burst, StorageDriver: "secret", Warnings: r.opts.Warnings, Budget: r.budget,
@@ -389,8 +372,43 @@ func mayApply(st *v1alpha1.Stack, p *v1alpha1.PlanStatus) bool {
 	return ok
 }
 
-// planAndAct computes and saves a new plan, then applies it or waits.
-func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) outcome {
+// finish records the step that ends the reconcile.
+func (r *reconciler) finish(sr *stackRun, s step, f facts) outcome {
+	st := sr.st
+	switch s.Kind {
+	case stepWait:
+		return r.waiting(sr, s.Plan, s.Requeue)
+	case stepUpToDate:
+		st.Status.LastError, st.Status.LastFailedPlan = "", ""
+		clearRetries(st)
+		st.Status.Releases = releasesOfPlan(f.fresh.plan)
+		setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonUpToDate, "nothing to apply")
+		ready(st, metav1.ConditionTrue, ReasonUpToDate, "the live releases match the stack "+sr.fetched.Ref.String())
+		return outcome{result: "uptodate", requeue: f.Interval}
+	case stepRefused:
+		st.Status.LastFailedPlan = s.Plan.Digest
+		return r.stall(st, ReasonInvalid, message(f.fresh.foreign, f.fresh.plan, sr.in))
+	case stepPolicyDenied:
+		denied := deniedStill(st, s.Plan)
+		r.event(st, corev1.EventTypeWarning, ReasonPolicyDenied, "Plan", fmt.Sprintf("plan %s is denied by %s", s.Plan.Digest, strings.Join(denied, ", ")))
+		return r.policyDenied(sr, s.Plan, denied, s.Requeue)
+	case stepRetryStale:
+		retrying(st, ReasonStale, f.stale)
+		return outcome{result: "stale", requeue: 5 * time.Second}
+	case stepSavedGone:
+		return r.applyErrored(sr, nil, f.goneDigest, planstore.ErrSavedPlanGone)
+	case stepHold:
+		return outcome{result: "error", requeue: s.Requeue}
+	case stepIdle:
+		return outcome{result: "idle", requeue: s.Requeue}
+	}
+	panic("stack: finish of step " + s.Kind.String())
+}
+
+// plan computes and stores a new plan (facts.fresh), recording it in the
+// Stack's status; a plan that cannot be computed or stored ends the
+// reconcile.
+func (r *reconciler) plan(ctx context.Context, sr *stackRun, f *facts) *outcome {
 	st := sr.st
 	planning(ctx, sr.fetched.Ref.String())
 	t := time.Now()
@@ -411,34 +429,35 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 		// The kept connections may be what failed (a rotated
 		// credential, a moved server): the next run connects afresh.
 		r.conns.Forget()
-		return r.planFailed(ctx, sr, err)
+		out := r.planFailed(ctx, sr, err)
+		return &out
 	}
 	p := planned.Plan
+	ended := func(out outcome) *outcome { return &out }
 	// The stack's artifact is named by digest, not embedded: the
 	// registry (and the cache) hold it already.
 	file, err := run.EncodePlanOfArtifact(planned, run.StackArtifact{Source: sr.fetched.Ref.String(), Digest: sr.fetched.Digest})
 	if err != nil {
-		return r.failed(sr, p, ReasonPlanFailed, err)
+		return ended(r.failed(sr, p, ReasonPlanFailed, err))
 	}
 	digest := planstore.Digest(file)
 	var text, md bytes.Buffer
 	if err := view.Text(&text, p); err != nil {
-		return r.failed(sr, p, ReasonPlanFailed, err)
+		return ended(r.failed(sr, p, ReasonPlanFailed, err))
 	}
 	if err := view.Markdown(&md, p); err != nil {
-		return r.failed(sr, p, ReasonPlanFailed, err)
+		return ended(r.failed(sr, p, ReasonPlanFailed, err))
 	}
 	var tooLarge *planstore.PlanTooLargeError
 	if err := planstore.Store(ctx, r.client, r.scheme, st, file, digest, sr.in.redact(text.String()), sr.in.redact(md.String()), r.opts.maxPlanSize()); errors.As(err, &tooLarge) {
-		return r.stall(st, ReasonPlanTooLarge, err.Error())
+		return ended(r.stall(st, ReasonPlanTooLarge, err.Error()))
 	} else if err != nil {
-		return r.failed(sr, p, ReasonPlanFailed, err)
+		return ended(r.failed(sr, p, ReasonPlanFailed, err))
 	}
 	sum := p.Summary()
-	driftOnly := isDriftOnly(p)
 	ps := &v1alpha1.PlanStatus{
 		Digest: digest, Summary: strings.TrimSuffix(strings.TrimPrefix(sum.String(), "Plan: "), "."), HasChanges: p.HasChanges(),
-		Drifted: driftedObjects(p), DriftOnly: driftOnly, DeniedBy: p.DeniedPolicies(),
+		Drifted: driftedObjects(p), DriftOnly: isDriftOnly(p), DeniedBy: p.DeniedPolicies(),
 		ConfigMapRef: &v1alpha1.LocalObjectReference{Name: planstore.ObjectName(st.Name)},
 		SourceDigest: sr.fetched.Digest, Inputs: sr.in.hash, CreatedAt: &metav1.Time{Time: time.Now()},
 	}
@@ -451,28 +470,151 @@ func (r *reconciler) planAndAct(ctx context.Context, sr *stackRun, depth int) ou
 	} else {
 		setCond(st, CondDrifted, metav1.ConditionFalse, ReasonNoDrift, "no object changed outside convoy")
 	}
+	if foreign == nil && p.HasChanges() {
+		r.event(st, corev1.EventTypeNormal, ReasonPlanned, "Plan", fmt.Sprintf("plan %s: %s", digest, ps.Summary))
+	}
+	f.fresh = &freshPlan{Status: ps, Foreign: foreign != nil, plan: p}
 	if foreign != nil {
-		st.Status.LastFailedPlan = digest
-		return r.stall(st, ReasonInvalid, message(foreign, p, sr.in))
+		f.fresh.foreign = foreign
 	}
-	interval := r.interval(st)
-	if !p.HasChanges() {
-		st.Status.LastError, st.Status.LastFailedPlan = "", ""
-		clearRetries(st)
-		st.Status.Releases = releasesOfPlan(p)
-		setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonUpToDate, "nothing to apply")
-		ready(st, metav1.ConditionTrue, ReasonUpToDate, "the live releases match the stack "+sr.fetched.Ref.String())
-		return outcome{result: "uptodate", requeue: interval}
+	f.last = foundPlan
+	return nil
+}
+
+// recheck checks whether what the pending plan observed moved: if not,
+// the plan is renewed (foundCurrent), else planned again (foundMoved).
+func (r *reconciler) recheck(ctx context.Context, sr *stackRun, p *v1alpha1.PlanStatus, f *facts) *outcome {
+	stale, err := r.stale(ctx, sr, p.Digest)
+	if err != nil {
+		out := r.planFailed(ctx, sr, err)
+		return &out
 	}
-	r.event(st, corev1.EventTypeNormal, ReasonPlanned, "Plan", fmt.Sprintf("plan %s: %s", digest, ps.Summary))
-	if denied := deniedStill(st, ps); len(denied) > 0 {
-		r.event(st, corev1.EventTypeWarning, ReasonPolicyDenied, "Plan", fmt.Sprintf("plan %s is denied by %s", digest, strings.Join(denied, ", ")))
-		return r.policyDenied(sr, ps, denied, interval)
+	if stale {
+		f.last = foundMoved
+		return nil
 	}
-	if mayApply(st, ps) {
-		return r.apply(ctx, sr, digest, driftOnly, depth)
+	p.CreatedAt = &metav1.Time{Time: time.Now()}
+	f.last = foundCurrent
+	return nil
+}
+
+// apply applies exactly the saved plan p. A saved plan that is gone or
+// stale is found (foundGone, foundStale), for next to plan again; every
+// other end of the apply ends the reconcile.
+func (r *reconciler) apply(ctx context.Context, sr *stackRun, p *v1alpha1.PlanStatus, f *facts) *outcome {
+	st := sr.st
+	digest := p.Digest
+	ended := func(out outcome) *outcome { return &out }
+	saved, err := r.savedPlan(ctx, sr, digest)
+	if errors.Is(err, planstore.ErrSavedPlanGone) {
+		f.last, f.goneDigest = foundGone, digest
+		return nil
 	}
-	return r.waiting(sr, ps, interval)
+	if err != nil {
+		return ended(r.applyErrored(sr, nil, digest, err))
+	}
+	if !r.runs.start() {
+		return &outcome{result: "error", err: errStopping}
+	}
+	applying(ctx, digest)
+	approval := approvalApplied(st, digest)
+	t := time.Now()
+	// The plan names its stack directory (or carries its snapshot): the
+	// session's source gives only the variable values, which must agree
+	// with the plan's (run.Session.Verify).
+	res, err := sr.session.Apply(ctx, run.ApplyRequest{
+		Saved:    saved,
+		Plan:     run.PlanRequest{AllowPolicies: allowedFor(st, digest)},
+		Command:  fmt.Sprintf("convoy controller (Stack %s/%s)", st.Namespace, st.Name),
+		Progress: applyProgress(ctx, digest),
+		Atomic:   st.Spec.Atomic,
+		Note:     approvalNote(approval),
+	})
+	r.runs.done()
+	r.metrics.duration.WithLabelValues("apply").Observe(time.Since(t).Seconds())
+	var applied *plan.Plan
+	if res != nil {
+		applied = res.Plan
+	}
+	// An apply that may have installed or removed kinds (CRDs) leaves the
+	// kept connections' discovery stale: templates must see them in the
+	// next plan. So does a failed one, whose connection may be what
+	// failed. Any other keeps them: at fleet scale, a connection dropped
+	// after every apply was a connection and its discovery per Stack.
+	if err != nil || applied == nil || applied.ChangesServedKinds() {
+		r.conns.Forget()
+	}
+	// The shared informers may not have seen its writes yet: the next
+	// plan of this Stack lists directly.
+	r.wrote.Store(stackKey(st), true)
+	var se *run.StaleError
+	var le *run.LockedError
+	var pe *plan.PolicyError
+	switch {
+	case errors.As(err, &pe):
+		// The saved plan's denials are not all overridden: never applied.
+		ps := st.Status.Plan
+		if ps == nil || ps.Digest != digest {
+			ps = &v1alpha1.PlanStatus{Digest: digest, Summary: applied.Summary().String()}
+		}
+		return ended(r.policyDenied(sr, ps, pe.Policies, r.interval(st)))
+	case errors.As(err, &se):
+		msg := sr.in.redact(fmt.Sprintf("plan %s is stale, planning again: %s", digest, se.Error()))
+		r.event(st, corev1.EventTypeNormal, ReasonStale, "Apply", msg)
+		f.last, f.stale = foundStale, msg
+		return nil
+	case errors.As(err, &le):
+		return ended(r.locked(st, "Apply", le))
+	case err != nil && (res == nil || len(res.Releases) == 0):
+		return ended(r.applyErrored(sr, applied, digest, err))
+	}
+	if res != nil {
+		st.Status.Releases = releasesOfResults(res)
+	}
+	if err == nil && res != nil && res.Failed() {
+		err = stepErrors(res)
+	}
+	if err != nil {
+		return ended(r.applyFailed(sr, applied, digest, err))
+	}
+	return ended(r.applied(sr, applied, digest, p.DriftOnly, approval))
+}
+
+// applied records a plan applied.
+func (r *reconciler) applied(sr *stackRun, p *plan.Plan, digest string, driftOnly bool, approval *v1alpha1.ApprovalStatus) outcome {
+	st := sr.st
+	st.Status.LastAppliedPlan = digest
+	st.Status.LastAppliedApproval = approval
+	clearRetries(st)
+	st.Status.LastError, st.Status.LastFailedPlan = "", ""
+	if ps := st.Status.Plan; ps != nil && ps.Digest == digest {
+		ps.Summary = appliedSummary(p)
+	}
+	msg := fmt.Sprintf("applied plan %s from %s", digest, sr.fetched.Ref)
+	if note := approvalNote(approval); note != "" {
+		msg += ", " + note
+	}
+	setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonApplied, msg)
+	switch c := findCond(st, CondDrifted); {
+	case driftOnly:
+		setCond(st, CondDrifted, metav1.ConditionFalse, ReasonDriftCorrected, "drift corrected by plan "+digest)
+		note := "drift corrected by plan " + digest
+		if approval != nil {
+			note += ", " + approvalNote(approval)
+		}
+		r.event(st, corev1.EventTypeNormal, ReasonDriftCorrected, "Apply", note)
+	case c != nil && c.Status == metav1.ConditionTrue:
+		// The plan set every object it found changed (after a failed
+		// apply, a rollback's plan finds the failed revision's objects
+		// so): nothing differs from what convoy applied any more, and
+		// the drift is not reported as standing (no Drifted notice).
+		setCond(st, CondDrifted, metav1.ConditionFalse, ReasonDriftCorrected, "the objects changed outside the last deployed revision were set by plan "+digest)
+		r.event(st, corev1.EventTypeNormal, ReasonApplied, "Apply", msg)
+	default:
+		r.event(st, corev1.EventTypeNormal, ReasonApplied, "Apply", msg)
+	}
+	ready(st, metav1.ConditionTrue, ReasonApplied, msg)
+	return outcome{result: "applied", requeue: r.interval(st)}
 }
 
 // waiting records a plan that waits: for approval, or, drift only
@@ -576,118 +718,6 @@ func (r *reconciler) savedPlan(ctx context.Context, sr *stackRun, digest string)
 	}
 	o.Dir = f.Dir
 	return saved, nil
-}
-
-// apply applies exactly the saved plan of digest. A stale plan is planned
-// again (and, when the Stack allows, applied) once.
-func (r *reconciler) apply(ctx context.Context, sr *stackRun, digest string, driftOnly bool, depth int) outcome {
-	st := sr.st
-	saved, err := r.savedPlan(ctx, sr, digest)
-	if errors.Is(err, planstore.ErrSavedPlanGone) && depth == 0 {
-		return r.planAndAct(ctx, sr, depth+1)
-	}
-	if err != nil {
-		return r.applyErrored(sr, nil, digest, err)
-	}
-	if !r.runs.start() {
-		return outcome{result: "error", err: errStopping}
-	}
-	applying(ctx, digest)
-	approval := approvalApplied(st, digest)
-	t := time.Now()
-	// The plan names its stack directory (or carries its snapshot): the
-	// session's source gives only the variable values, which must agree
-	// with the plan's (run.Session.Verify).
-	res, err := sr.session.Apply(ctx, run.ApplyRequest{
-		Saved:    saved,
-		Plan:     run.PlanRequest{AllowPolicies: allowedFor(st, digest)},
-		Command:  fmt.Sprintf("convoy controller (Stack %s/%s)", st.Namespace, st.Name),
-		Progress: applyProgress(ctx, digest),
-		Atomic:   st.Spec.Atomic,
-		Note:     approvalNote(approval),
-	})
-	r.runs.done()
-	r.metrics.duration.WithLabelValues("apply").Observe(time.Since(t).Seconds())
-	var p *plan.Plan
-	if res != nil {
-		p = res.Plan
-	}
-	// An apply that may have installed or removed kinds (CRDs) leaves the
-	// kept connections' discovery stale: templates must see them in the
-	// next plan. So does a failed one, whose connection may be what
-	// failed. Any other keeps them: at fleet scale, a connection dropped
-	// after every apply was a connection and its discovery per Stack.
-	if err != nil || p == nil || p.ChangesServedKinds() {
-		r.conns.Forget()
-	}
-	// The shared informers may not have seen its writes yet: the next
-	// plan of this Stack lists directly.
-	r.wrote.Store(stackKey(st), true)
-	var se *run.StaleError
-	var le *run.LockedError
-	var pe *plan.PolicyError
-	switch {
-	case errors.As(err, &pe):
-		// The saved plan's denials are not all overridden: never applied.
-		ps := st.Status.Plan
-		if ps == nil || ps.Digest != digest {
-			ps = &v1alpha1.PlanStatus{Digest: digest, Summary: p.Summary().String()}
-		}
-		return r.policyDenied(sr, ps, pe.Policies, r.interval(st))
-	case errors.As(err, &se):
-		msg := sr.in.redact(fmt.Sprintf("plan %s is stale, planning again: %s", digest, se.Error()))
-		r.event(st, corev1.EventTypeNormal, ReasonStale, "Apply", msg)
-		if depth > 0 {
-			retrying(st, ReasonStale, msg)
-			return outcome{result: "stale", requeue: 5 * time.Second}
-		}
-		return r.planAndAct(ctx, sr, depth+1)
-	case errors.As(err, &le):
-		return r.locked(st, "Apply", le)
-	case err != nil && (res == nil || len(res.Releases) == 0):
-		return r.applyErrored(sr, p, digest, err)
-	}
-	if res != nil {
-		st.Status.Releases = releasesOfResults(res)
-	}
-	if err == nil && res != nil && res.Failed() {
-		err = stepErrors(res)
-	}
-	if err != nil {
-		return r.applyFailed(sr, p, digest, err)
-	}
-	st.Status.LastAppliedPlan = digest
-	st.Status.LastAppliedApproval = approval
-	clearRetries(st)
-	st.Status.LastError, st.Status.LastFailedPlan = "", ""
-	if ps := st.Status.Plan; ps != nil && ps.Digest == digest {
-		ps.Summary = appliedSummary(p)
-	}
-	msg := fmt.Sprintf("applied plan %s from %s", digest, sr.fetched.Ref)
-	if note := approvalNote(approval); note != "" {
-		msg += ", " + note
-	}
-	setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonApplied, msg)
-	switch c := findCond(st, CondDrifted); {
-	case driftOnly:
-		setCond(st, CondDrifted, metav1.ConditionFalse, ReasonDriftCorrected, "drift corrected by plan "+digest)
-		note := "drift corrected by plan " + digest
-		if approval != nil {
-			note += ", " + approvalNote(approval)
-		}
-		r.event(st, corev1.EventTypeNormal, ReasonDriftCorrected, "Apply", note)
-	case c != nil && c.Status == metav1.ConditionTrue:
-		// The plan set every object it found changed (after a failed
-		// apply, a rollback's plan finds the failed revision's objects
-		// so): nothing differs from what convoy applied any more, and
-		// the drift is not reported as standing (no Drifted notice).
-		setCond(st, CondDrifted, metav1.ConditionFalse, ReasonDriftCorrected, "the objects changed outside the last deployed revision were set by plan "+digest)
-		r.event(st, corev1.EventTypeNormal, ReasonApplied, "Apply", msg)
-	default:
-		r.event(st, corev1.EventTypeNormal, ReasonApplied, "Apply", msg)
-	}
-	ready(st, metav1.ConditionTrue, ReasonApplied, msg)
-	return outcome{result: "applied", requeue: r.interval(st)}
 }
 
 // stepErrors joins the failed steps' errors, one line per release.

@@ -47,7 +47,7 @@ release "api" {
 	write("")
 	// convoy init, with a cache of its own: the controller's is another.
 	res := &source.Resolver{Cache: source.Cache{Dir: t.TempDir()}}
-	if _, err := run.Init(context.Background(), run.Options{Source: run.Source{Dir: dir}, ChartCache: res.Cache.Dir}, run.InitRequest{Resolver: res}); err != nil {
+	if _, err := runInit(context.Background(), run.Options{Source: run.Source{Dir: dir}, ChartCache: res.Cache.Dir}, run.InitRequest{Resolver: res}); err != nil {
 		t.Fatal(err)
 	}
 	reg.Push(t, sourcetest.Package(t, charts, "api", "1.1.0"), "charts") // newer, not locked
