@@ -2,6 +2,7 @@ package memview
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/kube"
@@ -68,5 +69,72 @@ func TestDryRunMergesOverLiveAndPersistsNothing(t *testing.T) {
 	now, _ := v.Live(ctx, kube.RefOf(live))
 	if got, _, _ := unstructured.NestedString(now.Object, "data", "a"); got != "1" {
 		t.Errorf("live a=%s after a dry run, want 1", got)
+	}
+}
+
+func deployment(selector string, replicas int64) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"spec": map[string]any{
+			"replicas": replicas,
+			"selector": map[string]any{"matchLabels": map[string]any{"app": selector}},
+		},
+	}}
+	u.SetNamespace("shop")
+	u.SetName("web")
+	return u
+}
+
+// The managed fields say who set each field, in the API server's FieldsV1
+// form (what kube.OwnersOf reads): convoy's apply for what it set, the
+// manager of an edit for what the edit changed, and convoy's again once
+// it applies the field anew.
+func TestManagedFieldsNameWhoSetEachField(t *testing.T) {
+	ctx := context.Background()
+	v, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Apply(ctx, deployment("web", 1)); err != nil {
+		t.Fatal(err)
+	}
+	ref := kube.RefOf(deployment("web", 1))
+	if err := v.EditAs(ctx, "kubectl", ref, func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, int64(4), "spec", "replicas")
+		_ = unstructured.SetNestedField(u.Object, "7", "metadata", "annotations", "deployment.kubernetes.io/revision")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	owners := func(p ...string) string {
+		live, err := v.Live(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s []string
+		for _, o := range kube.OwnersOf(live, kube.Pointer(p)) {
+			s = append(s, o.Manager+"/"+string(o.Operation))
+		}
+		return strings.Join(s, ",")
+	}
+	for _, tc := range []struct {
+		path []string
+		want string
+	}{
+		{[]string{"spec", "replicas"}, "kubectl/Update"},
+		{[]string{"spec", "selector", "matchLabels", "app"}, "helm/Apply"},
+		{[]string{"metadata", "annotations", "deployment.kubernetes.io/revision"}, "kubectl/Update"},
+	} {
+		if got := owners(tc.path...); got != tc.want {
+			t.Errorf("/%s owned by %q, want %q", strings.Join(tc.path, "/"), got, tc.want)
+		}
+	}
+	if _, err := v.Apply(ctx, deployment("web", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := owners("spec", "replicas"); got != "helm/Apply" {
+		t.Errorf("after convoy's apply, replicas owned by %q, want helm's apply alone", got)
+	}
+	if got := owners("metadata", "annotations", "deployment.kubernetes.io/revision"); got != "kubectl/Update" {
+		t.Errorf("after convoy's apply, the annotation it does not set owned by %q, want kubectl's still", got)
 	}
 }
