@@ -15,23 +15,31 @@
 // over fake clients that renders and parses as the real one does, with
 // the capabilities of the API resources the View serves.
 //
-// What it models as the API server does (fields.go): managedFields.
-// Each write records its field manager's fields in the API server's
-// FieldsV1 form, so that a plan names who changed a field; an apply
-// makes convoy's manager own every leaf it sets, taken from the others
-// (forced); an edit (EditAs) gives its manager the leaves it changes or
-// adds. Lists are leaves (atomic).
+// What it models as the API server does (fields.go, dryrun.go):
+//   - managedFields: each write records its field manager's fields in
+//     the API server's FieldsV1 form, so that a plan names who changed a
+//     field; an apply makes convoy's manager own every leaf it sets, taken
+//     from the others (forced); an edit (EditAs) gives its manager the
+//     leaves it changes or adds. Lists are leaves (atomic).
+//   - The refusal of a change to the immutable fields of the kinds it
+//     serves by default (a Deployment's, ReplicaSet's or DaemonSet's
+//     selector, a Job's selector and template, a StatefulSet's spec but
+//     for the fields that may change, the data of an immutable ConfigMap
+//     or Secret), as the API server refuses them (kube.IsImmutable).
+//   - The validation of object names (metadata.name as the API server
+//     validates it for most kinds: a DNS subdomain; a DNS label for
+//     Namespaces and Services).
 //
 // What it does not model, so tests that depend on it stay on the
 // devcluster:
 //   - Dry runs are a merge, not the API server's: DryRun returns the live
 //     object with every field the applied object sets replaced by its
 //     value (maps merged, lists and scalars whole). No defaulting, no
-//     validation, no admission (webhooks, policies, quotas), no immutable
-//     fields, no pruning of fields an earlier apply set and this one does
-//     not. Fields ignore_changes lists keep their live values (what
-//     kube's leave achieves by leaving them out or applying them as they
-//     are).
+//     validation but of names, no admission (webhooks, policies,
+//     quotas), no pruning of fields an
+//     earlier apply set and this one does not. Fields ignore_changes
+//     lists keep their live values (what kube's leave achieves by
+//     leaving them out or applying them as they are).
 //   - One cluster: every cluster block plans against the same View.
 //   - Namespaces: a dry run never refuses an object for its namespace
 //     (the warning about a namespace nobody creates is the devcluster's

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/kube"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -136,5 +137,53 @@ func TestManagedFieldsNameWhoSetEachField(t *testing.T) {
 	}
 	if got := owners("metadata", "annotations", "deployment.kubernetes.io/revision"); got != "kubectl/Update" {
 		t.Errorf("after convoy's apply, the annotation it does not set owned by %q, want kubectl's still", got)
+	}
+}
+
+// A dry run refuses what the API server refuses: a change of an immutable
+// field (as kube.IsImmutable recognises it, to plan a replacement) and an
+// invalid name.
+func TestDryRunRefusesImmutableFieldsAndInvalidNames(t *testing.T) {
+	ctx := context.Background()
+	v, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := v.Apply(ctx, deployment("web", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.DryRun(ctx, deployment("web", 3), live, nil); err != nil {
+		t.Errorf("scaling refused: %v", err)
+	}
+	_, err = v.DryRun(ctx, deployment("front", 1), live, nil)
+	if !kube.IsImmutable(err) || !strings.Contains(err.Error(), "apps/v1 Deployment shop/web: ") || !strings.Contains(err.Error(), "spec.selector") {
+		t.Errorf("selector changed: %v, want the Deployment's selector refused as immutable", err)
+	}
+
+	bad := configMap(map[string]any{"a": "1"})
+	bad.SetName("Bad_Name!!")
+	for what, err := range map[string]error{
+		"dry run":        func() error { _, err := v.DryRun(ctx, bad, nil, nil); return err }(),
+		"dry-run create": v.DryRunCreate(ctx, bad, "elsewhere"),
+	} {
+		if !apierrors.IsInvalid(err) || kube.IsImmutable(err) || !strings.Contains(err.Error(), `metadata.name: Invalid value: "Bad_Name!!"`) {
+			t.Errorf("%s of an invalid name: %v", what, err)
+		}
+	}
+	if got, _ := v.Live(ctx, kube.RefOf(bad)); got != nil {
+		t.Error("a dry run created the object")
+	}
+
+	immutableCM := configMap(map[string]any{"a": "1"})
+	immutableCM.Object["immutable"] = true
+	cm, err := v.Apply(ctx, immutableCM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := configMap(map[string]any{"a": "2"})
+	changed.Object["immutable"] = true
+	if _, err := v.DryRun(ctx, changed, cm, nil); !kube.IsImmutable(err) {
+		t.Errorf("the data of an immutable ConfigMap changed: %v", err)
 	}
 }
