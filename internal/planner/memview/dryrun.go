@@ -61,7 +61,8 @@ func (v *View) DryRunCreate(_ context.Context, obj *unstructured.Unstructured, n
 	return nil
 }
 
-// Admission implements planner.ClusterView: Options.Admission.
+// Admission implements planner.ClusterView: Options.Admission, or what
+// SetAdmission set since.
 func (v *View) Admission(context.Context) (planner.AdmissionScope, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()

@@ -35,8 +35,8 @@
 //   - Dry runs are a merge, not the API server's: DryRun returns the live
 //     object with every field the applied object sets replaced by its
 //     value (maps merged, lists and scalars whole). No defaulting, no
-//     validation but of names, no admission (webhooks, policies,
-//     quotas), no pruning of fields an
+//     validation but of names, no admission (webhooks, policies, quotas:
+//     SetAdmission only says what they match), no pruning of fields an
 //     earlier apply set and this one does not. Fields ignore_changes
 //     lists keep their live values (what kube's leave achieves by
 //     leaving them out or applying them as they are).
@@ -94,7 +94,8 @@ type View struct {
 	Records *release.MemoryRecords
 
 	mu sync.Mutex
-	// admission are the API groups admission matches (Options.Admission).
+	// admission are the API groups admission matches (Options.Admission,
+	// SetAdmission).
 	admission []string
 	// owners are the field managers of each live object and the leaves
 	// each owns, most recent write first (managedFields' order).

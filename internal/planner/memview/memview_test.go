@@ -187,3 +187,48 @@ func TestDryRunRefusesImmutableFieldsAndInvalidNames(t *testing.T) {
 		t.Errorf("the data of an immutable ConfigMap changed: %v", err)
 	}
 }
+
+// A field ignore_changes leaves to others is applied as kube's apply
+// applies it: left out when another manager owns it, with its live value
+// when convoy alone does (left out, server-side apply would delete it).
+func TestDeployLeavesIgnoredFieldsAsApplyDoes(t *testing.T) {
+	ctx := context.Background()
+	replicas := kube.Pointer{"spec", "replicas"}
+	for _, tc := range []struct {
+		name    string
+		scaleBy string // "": nobody scaled
+		want    any    // the replicas applied; nil: left out
+	}{
+		{"scaled by another manager", "kubectl", nil},
+		{"set by convoy alone", "", int64(2)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := New(Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			live, err := v.Apply(ctx, deployment("web", 2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.scaleBy != "" {
+				if err := v.EditAs(ctx, tc.scaleBy, kube.RefOf(live), func(u *unstructured.Unstructured) {
+					_ = unstructured.SetNestedField(u.Object, int64(4), "spec", "replicas")
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if live, err = v.Live(ctx, kube.RefOf(live)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out := v.leave(deployment("web", 9), live, []kube.Pointer{replicas})
+			got, set := lookup(out.Object, replicas)
+			if tc.want == nil && set || tc.want != nil && got != tc.want {
+				t.Errorf("replicas applied: %v (set %v), want %v", got, set, tc.want)
+			}
+			if sel, _ := lookup(out.Object, kube.Pointer{"spec", "selector", "matchLabels", "app"}); sel != "web" {
+				t.Errorf("selector %v: what is not ignored is applied as rendered", sel)
+			}
+		})
+	}
+}

@@ -3,16 +3,19 @@ package memview
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // What a test does to set a scene: convoy's applies and deploys, other
-// tools' writes.
+// tools' writes, admission configured.
 
 // Apply makes obj live as convoy's apply would: merged over the live
 // object, convoy's field manager owning every field obj sets, taken from
@@ -87,9 +90,19 @@ func (v *View) Delete(ctx context.Context, ref kube.Ref) error {
 	return res.Delete(ctx, ref.Name, metav1.DeleteOptions{})
 }
 
+// SetAdmission says which API groups the cluster's admission webhooks and
+// policies match from now on ("*": every group; none: no admission), as
+// creating or deleting a webhook configuration does (Options.Admission).
+func (v *View) SetAdmission(groups ...string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.admission = slices.Clone(groups)
+}
+
 // Deploy installs or upgrades a release as a successful convoy apply
 // would leave it: renders req with the engine, applies its objects
-// (Apply), supersedes the deployed revision and records the new one
+// (Apply; the fields its ignore_changes lists left as kube's apply leaves
+// them), supersedes the deployed revision and records the new one
 // deployed, with its fingerprint, applied state and objects annotation.
 // Hooks are not run and nothing waits.
 func (v *View) Deploy(ctx context.Context, req *release.Request) (*release.Release, error) {
@@ -104,7 +117,11 @@ func (v *View) Deploy(ctx context.Context, req *release.Request) (*release.Relea
 	}
 	lives := make([]*unstructured.Unstructured, len(prep.Objects))
 	for i, o := range prep.Objects {
-		if lives[i], err = v.Apply(ctx, o); err != nil {
+		live, err := v.Live(ctx, kube.RefOf(o))
+		if err != nil {
+			return nil, err
+		}
+		if lives[i], err = v.Apply(ctx, v.leave(o, live, req.IgnoreChanges.For(kube.RefOf(o)))); err != nil {
 			return nil, err
 		}
 	}
@@ -122,4 +139,108 @@ func (v *View) Deploy(ctx context.Context, req *release.Request) (*release.Relea
 		return nil, err
 	}
 	return rec, nil
+}
+
+// leave is obj as convoy's apply applies it when paths are left to other
+// managers (ignore_changes) and live exists: a field another manager owns,
+// or nobody, is left out; one only convoy owns (set when the object was
+// created) is applied with its live value, as kube's apply does.
+func (v *View) leave(obj, live *unstructured.Unstructured, paths []kube.Pointer) *unstructured.Unstructured {
+	if len(paths) == 0 || live == nil {
+		return obj
+	}
+	out := obj.DeepCopy()
+	for _, p := range paths {
+		if _, set := lookup(out.Object, p); !set {
+			continue
+		}
+		if val, ok := lookup(live.Object, p); ok && v.soleOwner(live, p) && setAt(out.Object, p, runtime.DeepCopyJSONValue(val)) {
+			continue
+		}
+		removeAt(out.Object, p)
+	}
+	return out
+}
+
+// soleOwner reports whether convoy's field manager owns the field at p of
+// live and no other manager does.
+func (v *View) soleOwner(live *unstructured.Unstructured, p kube.Pointer) bool {
+	ours := false
+	for _, o := range kube.OwnersOf(live, p) {
+		if !v.kc.IsOwn(o) {
+			return false
+		}
+		ours = true
+	}
+	return ours
+}
+
+// lookup is the value at p in obj.
+func lookup(obj any, p kube.Pointer) (any, bool) {
+	for _, tok := range p {
+		switch c := obj.(type) {
+		case map[string]any:
+			next, ok := c[tok]
+			if !ok {
+				return nil, false
+			}
+			obj = next
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, false
+			}
+			obj = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return obj, true
+}
+
+// setAt sets the value at p in obj, whose parent exists.
+func setAt(obj map[string]any, p kube.Pointer, val any) bool {
+	if len(p) == 0 {
+		return false
+	}
+	parent, ok := lookup(obj, p[:len(p)-1])
+	if !ok {
+		return false
+	}
+	switch c := parent.(type) {
+	case map[string]any:
+		c[p[len(p)-1]] = val
+		return true
+	case []any:
+		i, err := strconv.Atoi(p[len(p)-1])
+		if err != nil || i < 0 || i >= len(c) {
+			return false
+		}
+		c[i] = val
+		return true
+	}
+	return false
+}
+
+// removeAt removes the field at p from obj, and the maps it leaves empty.
+func removeAt(obj map[string]any, p kube.Pointer) {
+	if len(p) == 0 {
+		return
+	}
+	parent, ok := lookup(obj, p[:len(p)-1])
+	if !ok {
+		return
+	}
+	last := p[len(p)-1]
+	switch c := parent.(type) {
+	case map[string]any:
+		delete(c, last)
+		if len(c) == 0 && len(p) > 1 {
+			removeAt(obj, p[:len(p)-1])
+		}
+	case []any:
+		if i, err := strconv.Atoi(last); err == nil && i >= 0 && i < len(c) {
+			setAt(obj, p[:len(p)-1], append(c[:i:i], c[i+1:]...))
+		}
+	}
 }
