@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -106,8 +107,7 @@ func (v *View) SetAdmission(groups ...string) {
 // deployed, with its fingerprint, applied state and objects annotation.
 // Hooks are not run and nothing waits.
 func (v *View) Deploy(ctx context.Context, req *release.Request) (*release.Release, error) {
-	store := v.Records.Storage(req.Namespace)
-	hist, err := store.History(ctx, req.Name)
+	hist, err := v.Records.Storage(req.Namespace).History(ctx, req.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +115,27 @@ func (v *View) Deploy(ctx context.Context, req *release.Request) (*release.Relea
 	if err != nil {
 		return nil, err
 	}
+	return v.deploy(ctx, prep)
+}
+
+// DeployRendered is Deploy of output rendered earlier, as convoy apply
+// PLANFILE applies a saved plan's release (plan.SavedRelease: req from
+// its settings, rendered its payload): nothing is rendered again.
+func (v *View) DeployRendered(ctx context.Context, req *release.Request, rendered *chart.Rendered) (*release.Release, error) {
+	hist, err := v.Records.Storage(req.Namespace).History(ctx, req.Name)
+	if err != nil {
+		return nil, err
+	}
+	prep, err := v.eng.PrepareRenderedWithHistory(req, hist, rendered)
+	if err != nil {
+		return nil, err
+	}
+	return v.deploy(ctx, prep)
+}
+
+// deploy applies a prepared release and records it deployed.
+func (v *View) deploy(ctx context.Context, prep *release.Prepared) (*release.Release, error) {
+	req := prep.Request
 	lives := make([]*unstructured.Unstructured, len(prep.Objects))
 	for i, o := range prep.Objects {
 		live, err := v.Live(ctx, kube.RefOf(o))
@@ -125,7 +146,8 @@ func (v *View) Deploy(ctx context.Context, req *release.Request) (*release.Relea
 			return nil, err
 		}
 	}
-	for _, r := range hist {
+	store := v.Records.Storage(req.Namespace)
+	for _, r := range prep.History {
 		if r.Info.Status != release.StatusDeployed {
 			continue
 		}
