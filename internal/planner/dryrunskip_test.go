@@ -18,10 +18,10 @@ import (
 // fullPlan is a --refresh=full plan of the stack, with its stats.
 func (e *env) fullPlan(vars map[string]string) (*plan.Plan, *planner.Stats) {
 	e.t.Helper()
-	st, hash := e.load(vars)
+	st := e.load(vars)
 	stats := &planner.Stats{}
 	p, err := planner.Compute(context.Background(), planner.Input{
-		Stack: st, Engine: e.engine, Charts: resolve.NewCharts(e.t.TempDir()), ConfigHash: hash,
+		Stack: st, Engine: e.engine, Charts: resolve.NewCharts(e.t.TempDir()),
 		Refresh: planner.RefreshFull, Stats: stats,
 		Request: func(r *resolve.Release) *release.Request { return run.ReleaseRequest(st.Name, r) },
 	})
