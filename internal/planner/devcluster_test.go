@@ -3,6 +3,7 @@ package planner_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -282,5 +283,35 @@ func TestUpgradeAfterAFailedRevisionComparesValuesWithTheLastDeployed(t *testing
 	}
 	if !slices.ContainsFunc(reasons, func(s string) bool { return strings.HasPrefix(s, "values: 1 value changed") }) {
 		t.Fatalf("reasons: %q (history %v)", reasons, states)
+	}
+}
+
+// The real view lists the stack's releases through the API server's
+// label and metadata lists, as memview's view does from memory
+// (TestMemStackReleasesListTheStacksRecords).
+func TestEngineViewListsTheStacksReleases(t *testing.T) {
+	ns, far := cluster.Namespace(t), cluster.Namespace(t)
+	chart := appChart(t)
+	e := newEnv(t, twoReleases(chart, ns, "api")+fmt.Sprintf(`
+release "far" {
+  chart     = %[1]q
+  namespace = %[2]q
+}
+`, chart, far))
+	e.deploy(nil)
+	got, err := planner.EngineView(e.eng, planner.Reads{}).StackReleases(context.Background(), ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var newest []string
+	for _, k := range slices.SortedFunc(maps.Keys(got), func(a, b release.RecordKey) int {
+		return strings.Compare(a.Name, b.Name)
+	}) {
+		last := got[k][len(got[k])-1]
+		newest = append(newest, fmt.Sprintf("%s/%s %d %s %s %s", k.Namespace, k.Name, last.Version, last.Info.Status, last.Labels[release.StackLabel], last.Labels[release.AddressLabel]))
+	}
+	want := []string{ns + "/api 1 deployed " + ns + " release.api", ns + "/db 1 deployed " + ns + " release.db", far + "/far 1 deployed " + ns + " release.far"}
+	if !slices.Equal(newest, want) {
+		t.Errorf("the stack's releases %q, want %q", newest, want)
 	}
 }

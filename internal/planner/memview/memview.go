@@ -164,6 +164,11 @@ func (p *PlanView) StackRecords(ctx context.Context, stack string) ([]release.Re
 	return p.records.Stack(ctx, stack)
 }
 
+// StackReleases implements planner.ClusterView.
+func (p *PlanView) StackReleases(ctx context.Context, stack string) (map[release.RecordKey][]*release.Release, error) {
+	return p.records.StackReleases(ctx, stack)
+}
+
 // Histories implements planner.RecordStore.
 func (v *View) Histories(ctx context.Context, namespace string) (map[string][]*release.Release, error) {
 	return v.Records.Histories(ctx, namespace)
