@@ -190,6 +190,9 @@ func TestMemUpgradeAfterAFailedRevisionComparesValuesWithTheDeployed(t *testing.
 	if got := strings.Join(ops, ", "); got != "change message a->c" {
 		t.Errorf("values diff %q, want message a->c against revision 1", got)
 	}
+	if !slices.ContainsFunc(rc.Reasons, func(r plan.Reason) bool { return strings.HasPrefix(r.String(), "values: 1 value changed") }) {
+		t.Errorf("reasons %v, want the one value changed since the deployed revision", rc.Reasons)
+	}
 }
 
 func TestMemTargetsWithAndWithoutTheirDependencies(t *testing.T) {
