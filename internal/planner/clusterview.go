@@ -40,6 +40,11 @@ type ClusterView interface {
 	// StackRecords are the releases with a record of stack
 	// (release.StackLabel) on the cluster, read once per plan.
 	StackRecords(ctx context.Context, stack string) ([]release.RecordKey, error)
+	// StackReleases are the records of each release with a record of
+	// stack (StackRecords), oldest first, as Records reads them: the
+	// newest of each says whose the release is now (release.StackLabel),
+	// at which address (release.AddressLabel), in which status.
+	StackReleases(ctx context.Context, stack string) (map[release.RecordKey][]*release.Release, error)
 	// CopiesOf says whether the records of release to in namespace are
 	// copies of every record of from (release.Storage.CopiesOf).
 	CopiesOf(ctx context.Context, namespace, from, to string) (bool, error)
@@ -166,6 +171,14 @@ type engineView struct {
 	namespaces memo.Map[string, bool] // exists (Namespace)
 }
 
+// EngineView is the real view of eng's cluster for reads made outside a
+// plan (the run's, before it plans: the implicit moves it finds in the
+// stack's records, StackReleases), that read as reads says: each list
+// and GET once.
+func EngineView(eng *release.Engine, reads Reads) ClusterView {
+	return newEngineView(eng, reads, nil)
+}
+
 // newEngineView is the view of eng's cluster for a plan that reads as
 // reads says; records, when not nil, lists the records' metadata
 // (Input.Records).
@@ -188,6 +201,10 @@ func (v *engineView) Whole(ctx context.Context, r *release.Release) (*release.Re
 
 func (v *engineView) StackRecords(ctx context.Context, stack string) ([]release.RecordKey, error) {
 	return v.records.Stack(ctx, stack)
+}
+
+func (v *engineView) StackReleases(ctx context.Context, stack string) (map[release.RecordKey][]*release.Release, error) {
+	return v.records.StackReleases(ctx, stack)
 }
 
 func (v *engineView) CopiesOf(ctx context.Context, namespace, from, to string) (bool, error) {

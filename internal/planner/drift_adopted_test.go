@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
+	"github.com/convoy-sh/convoy/internal/planner"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // A drifted field that apply leaves as it is says why: the chart reads the
@@ -21,26 +21,26 @@ func TestDriftApplyLeavesSaysWhy(t *testing.T) {
 		{"no longer set", "label", "", "the revision being applied no longer sets these fields: they keep their live values"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ns := cluster.Namespace(t)
-			e := newEnv(t, fmt.Sprintf(`
+			m := newMem(t, fmt.Sprintf(`
 variable "label" {
   default = "a"
 }
-stack %[1]q {
-  default_namespace = %[1]q
+stack "shop" {
+  default_namespace = "shop"
 }
 release "db" {
-  chart  = %[2]q
+  chart  = %[1]q
   values = [{ label = var.label }]
 }
-`, ns, chartPath(t, "testdata", "charts", "kept-secret")))
-			e.deploy(nil)
-			patch := fmt.Appendf(nil, `{"data":{%q:"Y2hhbmdlZA=="}}`, tc.field)
-			if _, err := cluster.Client().CoreV1().Secrets(ns).Patch(context.Background(), "db-auth", types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+`, chartPath(t, "testdata", "charts", "kept-secret")))
+			m.deploy()
+			if err := m.v.Edit(context.Background(), ref("", "v1", "Secret", "shop", "db-auth"), func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedField(u.Object, "Y2hhbmdlZA==", "data", tc.field)
+			}); err != nil {
 				t.Fatal(err)
 			}
-			vars := map[string]string{"label": tc.newLabel}
-			p := e.mustPlan(vars)
+			m.vars = map[string]string{"label": tc.newLabel}
+			p := m.mustPlan(nil, planner.ObserveContent)
 			db := p.Release("release.db")
 			if len(db.Drift) != 1 || db.Drift[0].Corrected {
 				t.Fatalf("drift: %+v", db.Drift)
@@ -48,8 +48,8 @@ release "db" {
 			if text, _, _ := render(t, p); !strings.Contains(text, "apply does not restore it: "+tc.note+"\n") {
 				t.Fatalf("text:\n%s", text)
 			}
-			e.deploy(vars)
-			if p := e.mustPlan(vars); p.HasChanges() {
+			m.deploy()
+			if p := m.mustPlan(nil, planner.ObserveContent); p.HasChanges() {
 				text, _, _ := render(t, p)
 				t.Fatalf("the plan after the apply is not clean:\n%s", text)
 			}

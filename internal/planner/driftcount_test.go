@@ -2,12 +2,11 @@ package planner_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/plan"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/convoy-sh/convoy/internal/planner"
 )
 
 // The plan counts each release's objects changed outside convoy
@@ -15,19 +14,23 @@ import (
 // sums): for a release upgraded only to correct its drift as for one that
 // changes anyway, and a saved plan keeps the count.
 func TestPlanCountsDriftedObjects(t *testing.T) {
-	ns := cluster.Namespace(t)
-	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
-	e.deploy(nil)
+	ctx := context.Background()
+	m := newMem(t, twoReleases(appChart(t), "shop", "v1"))
+	m.deploy()
 	// db drifts twice (scaled, its ConfigMap deleted) and changes for no
 	// other reason; api drifts once and its values change.
-	scale(t, ns, "db", 3)
-	if err := cluster.Client().CoreV1().ConfigMaps(ns).Delete(context.Background(), "db-config", metav1.DeleteOptions{}); err != nil {
+	if err := m.v.EditAs(ctx, "kubectl", ref("apps", "v1", "Deployment", "shop", "db"), setReplicas(3)); err != nil {
 		t.Fatal(err)
 	}
-	scale(t, ns, "api", 4)
-	writeStack(t, e.dir, twoReleases(appChart(t), ns, "v2"))
+	if err := m.v.Delete(ctx, ref("", "v1", "ConfigMap", "shop", "db-config")); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.v.EditAs(ctx, "kubectl", ref("apps", "v1", "Deployment", "shop", "api"), setReplicas(4)); err != nil {
+		t.Fatal(err)
+	}
+	m.rewrite(twoReleases(appChart(t), "shop", "v2"))
 
-	p := e.mustPlan(nil)
+	p := m.mustPlan(nil, planner.ObserveContent)
 	hasDrift := func(rc *plan.ReleaseChange) bool {
 		return slices.ContainsFunc(rc.Reasons, func(r plan.Reason) bool { return r.Kind == plan.ReasonDrift })
 	}
@@ -39,15 +42,8 @@ func TestPlanCountsDriftedObjects(t *testing.T) {
 		t.Errorf("api: %s, drifted %d, reasons %v, drift %+v: want an upgrade for its values, 1 drifted object", api.Action, api.Drifted, api.Reasons, api.Drift)
 	}
 
-	path := filepath.Join(t.TempDir(), "plan")
-	if err := writePlan(path, p); err != nil {
-		t.Fatal(err)
-	}
-	saved, err := readPlan(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := [2]int{saved.Release("release.db").Drifted, saved.Release("release.api").Drifted}; got != [2]int{2, 1} {
+	s := saved(t, p)
+	if got := [2]int{s.Release("release.db").Drifted, s.Release("release.api").Drifted}; got != [2]int{2, 1} {
 		t.Errorf("saved plan: drifted %v, want [2 1]", got)
 	}
 }

@@ -18,10 +18,10 @@ import (
 // fullPlan is a --refresh=full plan of the stack, with its stats.
 func (e *env) fullPlan(vars map[string]string) (*plan.Plan, *planner.Stats) {
 	e.t.Helper()
-	st, hash := e.load(vars)
+	st := e.load(vars)
 	stats := &planner.Stats{}
 	p, err := planner.Compute(context.Background(), planner.Input{
-		Stack: st, Engine: e.engine, Charts: resolve.NewCharts(e.t.TempDir()), ConfigHash: hash,
+		Stack: st, Engine: e.engine, Charts: resolve.NewCharts(e.t.TempDir()),
 		Refresh: planner.RefreshFull, Stats: stats,
 		Request: func(r *resolve.Release) *release.Request { return run.ReleaseRequest(st.Name, r) },
 	})
@@ -37,7 +37,10 @@ func objectCount(p *plan.Plan, addr string) int64 { return int64(len(p.Release(a
 // touched since convoy applied them makes no dry run, and plans them as
 // the dry runs would; an object another manager changed, a release whose
 // inputs changed, and any release on a cluster with admission webhooks or
-// policies are dry-run, and the plan shows what they find.
+// policies are dry-run, and the plan shows what they find. On the
+// devcluster, for its admission: a ValidatingWebhookConfiguration the
+// plan finds (TestMemFullRefreshSkipsProvenNoOpDryRuns plans the same
+// against memview).
 func TestFullRefreshSkipsProvenNoOpDryRuns(t *testing.T) {
 	ns := cluster.Namespace(t)
 	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
@@ -114,6 +117,82 @@ func TestFullRefreshSkipsProvenNoOpDryRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, stats = e.fullPlan(nil)
+	if stats.DryRunsSkipped.Load() != all {
+		t.Fatalf("webhook deleted: %d objects, stats %s", all, stats)
+	}
+	if skipped := planJSON(t, p); skipped != dryRun {
+		t.Fatalf("the plan with dry runs skipped differs:\n%s\nwith dry runs:\n%s", skipped, dryRun)
+	}
+}
+
+// TestMemFullRefreshSkipsProvenNoOpDryRuns is
+// TestFullRefreshSkipsProvenNoOpDryRuns against memview, its admission
+// set with SetAdmission.
+func TestMemFullRefreshSkipsProvenNoOpDryRuns(t *testing.T) {
+	m := newMem(t, twoReleases(appChart(t), "shop", "v1"))
+	m.deploy()
+	m.in = func(in *planner.Input) { in.Refresh = planner.RefreshFull }
+	fullPlan := func() (*plan.Plan, *planner.Stats) {
+		t.Helper()
+		var stats planner.Stats
+		return m.mustPlan(&stats, planner.ObserveContent), &stats
+	}
+
+	p, stats := fullPlan()
+	if p.HasChanges() || actions(p) != "release.db:no-op release.api:no-op" {
+		t.Fatalf("unchanged: %s", actions(p))
+	}
+	all := objectCount(p, "release.db") + objectCount(p, "release.api")
+	if all == 0 || stats.DryRuns.Load() != 0 || stats.DryRunsSkipped.Load() != all {
+		t.Fatalf("unchanged: %d objects, stats %s", all, stats)
+	}
+
+	// A field convoy set, changed by another manager: api is dry-run and
+	// shows the drift; db is still proven unchanged.
+	if err := m.v.EditAs(context.Background(), "kubectl-scale", ref("apps", "v1", "Deployment", "shop", "api"), setReplicas(3)); err != nil {
+		t.Fatal(err)
+	}
+	p, stats = fullPlan()
+	api := p.Release("release.api")
+	if api.Action != plan.ActionUpgrade || len(api.Drift) != 1 || api.Drift[0].Diff.Changes[0].Path != "spec.replicas" || api.Drift[0].Diff.Changes[0].Manager != "kubectl-scale" {
+		t.Fatalf("drift: %s, %+v", api.Action, api.Drift)
+	}
+	if p.Release("release.db").Action != plan.ActionNoOp {
+		t.Fatalf("drift: db is %s", p.Release("release.db").Action)
+	}
+	if stats.DryRuns.Load() < objectCount(p, "release.api") || stats.DryRunsSkipped.Load() != objectCount(p, "release.db") {
+		t.Fatalf("drift: stats %s", stats)
+	}
+	m.deploy()
+
+	// Changed inputs (api's values): api's objects are dry-run, the
+	// Deployment that renders as before included.
+	m.rewrite(twoReleases(appChart(t), "shop", "v2"))
+	p, stats = fullPlan()
+	if got := actions(p); got != "release.db:no-op release.api:upgrade" {
+		t.Fatalf("values: %s", got)
+	}
+	if stats.DryRuns.Load() < objectCount(p, "release.api") || stats.DryRunsSkipped.Load() != objectCount(p, "release.db") {
+		t.Fatalf("values: stats %s", stats)
+	}
+	m.rewrite(twoReleases(appChart(t), "shop", "v1"))
+
+	// Admission that may mutate or refuse what applied cleanly before:
+	// nothing is skipped.
+	m.v.SetAdmission("*")
+	p, stats = fullPlan()
+	if p.HasChanges() {
+		t.Fatalf("webhooks: %s", actions(p))
+	}
+	all = objectCount(p, "release.db") + objectCount(p, "release.api")
+	if stats.DryRunsSkipped.Load() != 0 || stats.DryRuns.Load() < all {
+		t.Fatalf("webhooks: %d objects, stats %s", all, stats)
+	}
+
+	// The plan with every dry run made equals the one with them skipped.
+	dryRun := planJSON(t, p)
+	m.v.SetAdmission()
+	p, stats = fullPlan()
 	if stats.DryRunsSkipped.Load() != all {
 		t.Fatalf("webhook deleted: %d objects, stats %s", all, stats)
 	}

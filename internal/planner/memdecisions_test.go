@@ -328,6 +328,10 @@ release "api" {
 	if got, want := objectActions(rc), "Deployment/api:delete ConfigMap/api-config:delete"; got != want {
 		t.Errorf("objects %s, want %s", got, want)
 	}
+	// What apply checks of it, and nothing rendered to apply.
+	if rc.Observed.LastRevision != 1 || rc.Saved != nil {
+		t.Errorf("observed revision %d, saved %v: want revision 1 observed, nothing saved to apply", rc.Observed.LastRevision, rc.Saved)
+	}
 	if change(t, p, "release.web").Action != plan.ActionNoOp {
 		t.Errorf("web: want no-op")
 	}

@@ -3,7 +3,9 @@ package planner_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -188,6 +190,9 @@ func TestMemUpgradeAfterAFailedRevisionComparesValuesWithTheDeployed(t *testing.
 	if got := strings.Join(ops, ", "); got != "change message a->c" {
 		t.Errorf("values diff %q, want message a->c against revision 1", got)
 	}
+	if !slices.ContainsFunc(rc.Reasons, func(r plan.Reason) bool { return strings.HasPrefix(r.String(), "values: 1 value changed") }) {
+		t.Errorf("reasons %v, want the one value changed since the deployed revision", rc.Reasons)
+	}
 }
 
 func TestMemTargetsWithAndWithoutTheirDependencies(t *testing.T) {
@@ -239,5 +244,50 @@ func TestMemChainLongerThanThePool(t *testing.T) {
 		if rc.Action != plan.ActionInstall || rc.KnownAfterApply != (i > 0) {
 			t.Fatalf("%s: %s, known after apply %v", rc.Addr, rc.Action, rc.KnownAfterApply)
 		}
+	}
+}
+
+// The records of the stack's releases, as the view lists them
+// (ClusterView.StackReleases): every release with a record of the stack,
+// in every namespace, with the newest record saying whose it is now and
+// at which address — what the run reads to keep the names of instances
+// moved by count (run/moves.go) — read with the label's one list and one
+// metadata list per namespace, as a plan reads them.
+func TestMemStackReleasesListTheStacksRecords(t *testing.T) {
+	m := newMem(t, webStack(t, ``)+fmt.Sprintf(`
+release "api" {
+  chart     = %q
+  namespace = "back"
+}
+`, webChart(t)))
+	m.deploy()
+	otherStack(t, m, false) // the other stack's release web, over ours: its revision 2
+	var stats planner.Stats
+	view := m.v.For(planner.Reads{Stats: &stats})
+	got, err := view.StackReleases(context.Background(), "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var newest []string
+	for _, k := range slices.SortedFunc(maps.Keys(got), func(a, b release.RecordKey) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	}) {
+		last := got[k][len(got[k])-1]
+		newest = append(newest, fmt.Sprintf("%s/%s: revision %d %s of stack %s at %s", k.Namespace, k.Name, last.Version, last.Info.Status,
+			last.Labels[release.StackLabel], last.Labels[release.AddressLabel]))
+	}
+	want := []string{
+		"back/api: revision 1 deployed of stack shop at release.api",
+		"shop/web: revision 2 deployed of stack other at release.web",
+	}
+	if !slices.Equal(newest, want) {
+		t.Errorf("the stack's releases:\n%s\nwant:\n%s", strings.Join(newest, "\n"), strings.Join(want, "\n"))
+	}
+	keys, err := view.StackRecords(context.Background(), "shop")
+	if err != nil || len(keys) != len(got) {
+		t.Errorf("StackRecords %v (%v), want the releases StackReleases lists", keys, err)
+	}
+	if got := recordReads(&stats); got != "2 lists, 0 GETs" {
+		t.Errorf("records read with %s, want a metadata list of back and of shop", got)
 	}
 }

@@ -3,7 +3,9 @@ package planner_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,6 +30,9 @@ type mem struct {
 	dir    string
 	v      *memview.View
 	charts *resolve.Charts
+	// vars are the variables' values given on the command line (--var),
+	// beside the directory's auto vars files.
+	vars map[string]string
 	// in adjusts the planner's input before each plan.
 	in func(*planner.Input)
 }
@@ -50,26 +55,55 @@ func webChart(t *testing.T) string { return chartPath(t, "testdata", "charts", "
 // rewrite replaces the stack's files.
 func (m *mem) rewrite(hcl string) { writeStack(m.t, m.dir, hcl) }
 
+// load evaluates the stack with its auto vars files and m.vars, as
+// convoy plan does.
 func (m *mem) load() *config.Stack {
 	m.t.Helper()
 	cfg, diags := config.LoadDir(m.dir)
 	if diags.HasErrors() {
 		m.t.Fatal(diags)
 	}
-	st, diags := config.Evaluate(context.Background(), cfg, config.EvalOptions{})
+	auto, diags := config.ReadAutoVarFiles(m.dir)
+	if diags.HasErrors() {
+		m.t.Fatal(diags)
+	}
+	opts := config.EvalOptions{Variables: auto}
+	for _, name := range slices.Sorted(maps.Keys(m.vars)) {
+		opts.Variables = append(opts.Variables, config.VariableValue(config.ValueFromCLIArg, "--var", name, m.vars[name]))
+	}
+	st, diags := config.Evaluate(context.Background(), cfg, opts)
 	if diags.HasErrors() {
 		m.t.Fatal(diags)
 	}
 	return st
 }
 
+// request is the release request of the instance at addr, as the run
+// makes it when it deploys it: values known only after apply evaluated
+// with what its dependencies' newest records say.
 func (m *mem) request(st *config.Stack, addr string) *release.Request {
 	m.t.Helper()
 	a, diags := st.ResolveTargets([]string{addr})
 	if diags.HasErrors() || len(a) != 1 {
 		m.t.Fatalf("%s: %v", addr, diags)
 	}
-	r, err := resolve.Resolve(m.charts, st.Dir, st.Release(a[0]))
+	inst := st.Release(a[0])
+	if !inst.Known {
+		applied := map[config.ReleaseInstanceAddr]config.AppliedRelease{}
+		for _, d := range inst.DependsOn {
+			dep := st.Release(d.Addr)
+			hist, err := m.v.Records.Storage(dep.Namespace).History(context.Background(), dep.Name)
+			if err != nil || len(hist) == 0 {
+				m.t.Fatalf("history of %s: %v", d.Addr, err)
+			}
+			newest := hist[len(hist)-1]
+			applied[d.Addr] = config.AppliedRelease{Revision: newest.Version, Status: string(newest.Info.Status)}
+		}
+		if inst, diags = st.EvaluateRelease(inst.Addr, applied); diags.HasErrors() {
+			m.t.Fatal(diags)
+		}
+	}
+	r, err := resolve.Resolve(m.charts, st.Dir, inst)
 	if err != nil {
 		m.t.Fatal(err)
 	}
@@ -83,8 +117,19 @@ func (m *mem) deploy() {
 	st := m.load()
 	g, _ := st.Graph()
 	order, _ := g.TopologicalOrder()
+	var addrs []string
 	for _, addr := range order {
-		if _, err := m.v.Deploy(context.Background(), m.request(st, addr.String())); err != nil {
+		addrs = append(addrs, addr.String())
+	}
+	m.deployOnly(addrs...)
+}
+
+// deployOnly installs or upgrades the releases at addrs, in order.
+func (m *mem) deployOnly(addrs ...string) {
+	m.t.Helper()
+	st := m.load()
+	for _, addr := range addrs {
+		if _, err := m.v.Deploy(context.Background(), m.request(st, addr)); err != nil {
 			m.t.Fatalf("deploy %s: %v", addr, err)
 		}
 	}

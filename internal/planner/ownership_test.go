@@ -4,16 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/planner"
-	"github.com/convoy-sh/convoy/internal/release"
-	"github.com/convoy-sh/convoy/internal/run"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/retry"
 )
 
@@ -61,21 +60,14 @@ func replicasOf(t *testing.T, ns, name string) (int32, []string) {
 // applySaved applies a saved plan's release as convoy apply PLAN_FILE does.
 func (e *env) applySaved(p *plan.Plan, addr string) {
 	e.t.Helper()
-	path := filepath.Join(e.t.TempDir(), "plan.cvp")
-	if err := writePlan(path, p); err != nil {
-		e.t.Fatal(err)
-	}
-	read, err := readPlan(path)
-	if err != nil {
-		e.t.Fatal(err)
+	read := saved(e.t, p)
+	if moved := e.verify(read); len(moved) > 0 {
+		e.t.Fatalf("saved plan refused: %q", moved)
 	}
 	ctx := context.Background()
-	if err := run.VerifyObserved(ctx, read, func(string) (*release.Engine, error) { return e.eng, nil }); err != nil {
-		e.t.Fatalf("saved plan refused: %v", err)
-	}
-	saved := read.Release(addr).Saved
-	req := planner.RequestOf(read.Release(addr).Name, read.Release(addr).Namespace, saved.Settings)
-	prep, err := e.eng.PrepareRendered(ctx, &req, saved.Rendered)
+	rc := read.Release(addr)
+	req := planner.RequestOf(rc.Name, rc.Namespace, rc.Saved.Settings)
+	prep, err := e.eng.PrepareRendered(ctx, &req, rc.Saved.Rendered)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -84,8 +76,144 @@ func (e *env) applySaved(p *plan.Plan, addr string) {
 	}
 }
 
+// applySaved applies a saved plan's release as convoy apply PLAN_FILE
+// does, once planner.Verify holds.
+func (m *mem) applySaved(p *plan.Plan, addr string) {
+	m.t.Helper()
+	read := saved(m.t, p)
+	checkMoved(m.t, m.verify(read), "")
+	rc := read.Release(addr)
+	req := planner.RequestOf(rc.Name, rc.Namespace, rc.Saved.Settings)
+	if _, err := m.v.DeployRendered(context.Background(), &req, rc.Saved.Rendered); err != nil {
+		m.t.Fatalf("apply of the saved plan: %v", err)
+	}
+}
+
+// liveReplicas are a live Deployment's replicas and the managers owning
+// them.
+func liveReplicas(t *testing.T, m *mem, name string) (int64, []string) {
+	t.Helper()
+	live, err := m.v.Live(context.Background(), ref("apps", "v1", "Deployment", "shop", name))
+	if err != nil || live == nil {
+		t.Fatalf("deployment %s: %v", name, err)
+	}
+	n, _, _ := unstructured.NestedInt64(live.Object, "spec", "replicas")
+	var owners []string
+	for _, o := range kube.OwnersOf(live, kube.Pointer{"spec", "replicas"}) {
+		owners = append(owners, o.Manager)
+	}
+	return n, owners
+}
+
 // After `kubectl scale`, the plan shows the drift and who made it, a saved
 // plan restores it without flags, and the next plan is clean.
+func TestMemScaledReplicasAreDriftThatApplyRestores(t *testing.T) {
+	m := newMem(t, twoReleases(appChart(t), "shop", "v1"))
+	m.deploy()
+	if err := m.v.EditAs(context.Background(), "kubectl", ref("apps", "v1", "Deployment", "shop", "api"), setReplicas(4)); err != nil {
+		t.Fatal(err)
+	}
+
+	p := m.mustPlan(nil, planner.ObserveContent)
+	api := p.Release("release.api")
+	if got := actions(p); got != "release.db:no-op release.api:upgrade" || len(api.Drift) != 1 {
+		t.Fatalf("actions %s, drift %+v", got, api.Drift)
+	}
+	dr := api.Drift[0]
+	if dr.Ref.String() != "apps/v1 Deployment shop/api" || !dr.Corrected || len(dr.Diff.Changes) != 1 {
+		t.Fatalf("drift: %+v %+v", dr, dr.Diff)
+	}
+	if c := dr.Diff.Changes[0]; c.Path != "spec.replicas" || c.Manager != "kubectl" || fmt.Sprintf("%v %v", c.Before, c.After) != "1 4" {
+		t.Fatalf("drifted field: %+v", c)
+	}
+	dep := objectOf(api, "Deployment")
+	if dep == nil || dep.Action != plan.ObjectUpdate || len(dep.Diff.Changes) != 1 || dep.Diff.Changes[0].Manager != "kubectl" {
+		t.Fatalf("deployment change: %+v", dep)
+	}
+	text, js, _ := render(t, p)
+	if !strings.Contains(text, `~ spec.replicas: 1 → 4 (field manager "kubectl")`) || !strings.Contains(text, `~ spec.replicas: 4 → 1 (field manager "kubectl")`) ||
+		!strings.Contains(text, "apply restores it") || !strings.Contains(js, `"manager": "kubectl"`) {
+		t.Fatalf("text:\n%s\njson:\n%s", text, js)
+	}
+
+	m.applySaved(p, "release.api")
+	if n, owners := liveReplicas(t, m, "api"); n != 1 || !slices.Equal(owners, []string{"helm"}) {
+		t.Fatalf("after apply: %d replicas owned by %v", n, owners)
+	}
+	if p := m.mustPlan(nil, planner.ObserveContent); p.HasChanges() {
+		text, _, _ := render(t, p)
+		t.Fatalf("the plan after restoring is not clean:\n%s", text)
+	}
+}
+
+// With ignore_changes on /spec/replicas, the replicas are created as
+// rendered and then left to whoever scales: neither drift nor restored,
+// also by an upgrade for another reason.
+func TestMemIgnoredReplicasAreLeftToOthers(t *testing.T) {
+	m := newMem(t, ignoreReplicas(appChart(t), "shop"))
+	m.deploy()
+	if n, _ := liveReplicas(t, m, "api"); n != 2 {
+		t.Fatalf("created with %d replicas, want the rendered 2", n)
+	}
+	if p := m.mustPlan(nil, planner.ObserveContent); p.HasChanges() {
+		text, _, _ := render(t, p)
+		t.Fatalf("plan after install:\n%s", text)
+	}
+	if err := m.v.EditAs(context.Background(), "kubectl", ref("apps", "v1", "Deployment", "shop", "api"), setReplicas(4)); err != nil {
+		t.Fatal(err)
+	}
+	p := m.mustPlan(nil, planner.ObserveContent)
+	if api := p.Release("release.api"); api.Action != plan.ActionNoOp || len(api.Drift) != 0 {
+		text, _, _ := render(t, p)
+		t.Fatalf("a scaled, ignored field is drift:\n%s", text)
+	}
+	m.rewrite(strings.Replace(ignoreReplicas(appChart(t), "shop"), `message = "v1"`, `message = "v2"`, 1))
+	p = m.mustPlan(nil, planner.ObserveContent)
+	if dep := objectOf(p.Release("release.api"), "Deployment"); dep == nil || dep.Action != plan.ObjectNoOp {
+		t.Fatalf("deployment: %+v", dep)
+	}
+	m.applySaved(p, "release.api")
+	if n, owners := liveReplicas(t, m, "api"); n != 4 || !slices.Equal(owners, []string{"kubectl"}) {
+		t.Fatalf("after apply: %d replicas owned by %v, want 4 by kubectl", n, owners)
+	}
+	if p := m.mustPlan(nil, planner.ObserveContent); p.HasChanges() {
+		text, _, _ := render(t, p)
+		t.Fatalf("plan after apply:\n%s", text)
+	}
+}
+
+// Fields only controllers write (the Deployment revision annotation, a
+// label, status) are never drift.
+func TestMemControllerWrittenFieldsAreNotDrift(t *testing.T) {
+	m := newMem(t, twoReleases(appChart(t), "shop", "v1"))
+	m.deploy()
+	if err := m.v.EditAs(context.Background(), "kube-controller-manager", ref("apps", "v1", "Deployment", "shop", "api"), func(u *unstructured.Unstructured) {
+		a := u.GetAnnotations()
+		a["deployment.kubernetes.io/revision"] = "7"
+		u.SetAnnotations(a)
+		l := u.GetLabels()
+		if l == nil {
+			l = map[string]string{}
+		}
+		l["example.com/scanned"] = "true"
+		u.SetLabels(l)
+		_ = unstructured.SetNestedField(u.Object, int64(1), "status", "readyReplicas")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range observes {
+		if p := m.mustPlan(nil, o.observe); p.HasChanges() {
+			text, _, _ := render(t, p)
+			t.Fatalf("%s: plan after a controller's writes:\n%s", o.name, text)
+		}
+	}
+}
+
+// After `kubectl scale`, the plan shows the drift and who made it, a saved
+// plan restores it without flags, and the next plan is clean. Against the
+// API server: the scale subresource, server-side apply taking the
+// replicas back (TestMemScaledReplicasAreDriftThatApplyRestores plans
+// the same against memview).
 func TestScaledReplicasAreDriftThatApplyRestores(t *testing.T) {
 	ns := cluster.Namespace(t)
 	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
@@ -151,6 +279,8 @@ release "api" {
 
 // With ignore_changes on /spec/replicas, the replicas are created as
 // rendered and then left to whoever scales: neither drift nor restored.
+// Against the API server's server-side apply
+// (TestMemIgnoredReplicasAreLeftToOthers plans the same against memview).
 func TestIgnoredReplicasAreLeftToOthers(t *testing.T) {
 	ns := cluster.Namespace(t)
 	e := newEnv(t, ignoreReplicas(appChart(t), ns))
@@ -187,7 +317,10 @@ func TestIgnoredReplicasAreLeftToOthers(t *testing.T) {
 }
 
 // Fields only controllers write (the Deployment revision annotation,
-// status, defaults) are never drift, whenever they appear.
+// status, defaults) are never drift, whenever they appear: right after
+// the apply, while the real controllers write
+// (TestMemControllerWrittenFieldsAreNotDrift plans the same against
+// memview).
 func TestControllerWrittenFieldsAreNotDrift(t *testing.T) {
 	ns := cluster.Namespace(t)
 	const n = 30

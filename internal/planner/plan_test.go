@@ -4,35 +4,25 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/convoy-sh/convoy/internal/planner"
-
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/plan/planfile"
 	"github.com/convoy-sh/convoy/internal/plan/view"
+	"github.com/convoy-sh/convoy/internal/planner"
 	"github.com/convoy-sh/convoy/internal/release"
-	"github.com/convoy-sh/convoy/internal/resolve"
-	"github.com/convoy-sh/convoy/internal/run"
-	"github.com/convoy-sh/convoy/internal/testfiles"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+// What users read in a plan — its actions, diffs, drift, hooks, masked
+// secrets, the saved plan and its verification — planned against
+// planner/memview (newMem), so that these run under -short. What only
+// the API server shows is proven on the devcluster (devcluster_test.go).
 
 const canary = "canary-Qm7-do-not-print"
 
@@ -45,6 +35,8 @@ func chartPath(t *testing.T, parts ...string) string {
 	return p
 }
 
+// appChart is internal/release's test chart: a ConfigMap printing the
+// message and the revision, a Deployment, and optional hooks and objects.
 func appChart(t *testing.T) string {
 	return chartPath(t, "..", "release", "testdata", "charts", "app")
 }
@@ -61,89 +53,6 @@ func writeStack(t *testing.T, dir, hcl string) {
 	}
 }
 
-// env is a stack directory planned and deployed against the devcluster.
-type env struct {
-	t   *testing.T
-	dir string
-	eng *release.Engine
-}
-
-func newEnv(t *testing.T, hcl string) *env {
-	t.Helper()
-	eng, err := release.NewEngine(context.Background(), cluster.RESTConfig(), release.EngineOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, dir: filepath.Join(t.TempDir(), "stack"), eng: eng}
-	writeStack(t, e.dir, hcl)
-	return e
-}
-
-func (e *env) load(vars map[string]string) (*config.Stack, string) {
-	e.t.Helper()
-	cfg, diags := config.LoadDir(e.dir)
-	if diags.HasErrors() {
-		e.t.Fatal(diags)
-	}
-	var opts config.EvalOptions
-	for name, v := range vars {
-		opts.Variables = append(opts.Variables, config.VariableValue(config.ValueFromCLIArg, "--var", name, v))
-	}
-	st, diags := config.Evaluate(context.Background(), cfg, opts)
-	if diags.HasErrors() {
-		e.t.Fatal(diags)
-	}
-	hash, err := run.ConfigHash(cfg, opts, "", nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return st, hash
-}
-
-func (e *env) engine(context.Context, *config.ClusterSpec) (*release.Engine, error) {
-	return e.eng, nil
-}
-
-func (e *env) plan(vars map[string]string, targets []string, includeDeps bool) (*plan.Plan, error) {
-	e.t.Helper()
-	st, hash := e.load(vars)
-	addrs, diags := st.ResolveTargets(targets)
-	if diags.HasErrors() {
-		e.t.Fatal(diags)
-	}
-	return planner.Compute(context.Background(), planner.Input{
-		Stack: st, Engine: e.engine, Charts: resolve.NewCharts(e.t.TempDir()), Targets: addrs, IncludeDeps: includeDeps, ConfigHash: hash,
-		Request: func(r *resolve.Release) *release.Request { return run.ReleaseRequest(st.Name, r) },
-	})
-}
-
-func (e *env) mustPlan(vars map[string]string) *plan.Plan {
-	e.t.Helper()
-	p, err := e.plan(vars, nil, false)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return p
-}
-
-// deploy installs or upgrades every release in dependency order.
-func (e *env) deploy(vars map[string]string) {
-	e.t.Helper()
-	st, _ := e.load(vars)
-	g, _ := st.Graph()
-	order, _ := g.TopologicalOrder()
-	charts := resolve.NewCharts(e.t.TempDir())
-	for _, addr := range order {
-		r, err := resolve.Resolve(charts, st.Dir, st.Release(addr))
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		if _, err := e.eng.Deploy(context.Background(), run.ReleaseRequest(st.Name, r)); err != nil {
-			e.t.Fatal(err)
-		}
-	}
-}
-
 func render(t *testing.T, p *plan.Plan) (text, js, md string) {
 	t.Helper()
 	var a, b, c bytes.Buffer
@@ -157,6 +66,21 @@ func render(t *testing.T, p *plan.Plan) (text, js, md string) {
 		t.Fatal(err)
 	}
 	return a.String(), b.String(), c.String()
+}
+
+// saved is p saved and read again, as convoy plan --out and convoy apply
+// PLANFILE do.
+func saved(t *testing.T, p *plan.Plan) *plan.Plan {
+	t.Helper()
+	b, err := planfile.Encode(&planfile.File{Plan: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := planfile.Decode(b, "plan.cvp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Plan
 }
 
 func twoReleases(chart, ns, apiMessage string) string {
@@ -189,27 +113,36 @@ func actions(p *plan.Plan) string {
 	return strings.Join(s, " ")
 }
 
-func TestPlanInstallNoChangesUpgrade(t *testing.T) {
-	ns := cluster.Namespace(t)
-	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
+// objectOf is the change of rc's object of kind (the first).
+func objectOf(rc *plan.ReleaseChange, kind string) *plan.ObjectChange {
+	for _, o := range rc.Objects {
+		if o.Ref.Kind == kind {
+			return o
+		}
+	}
+	return nil
+}
 
-	p := e.mustPlan(nil)
+func TestPlanInstallNoChangesUpgrade(t *testing.T) {
+	m := newMem(t, twoReleases(appChart(t), "shop", "v1"))
+
+	p := m.mustPlan(nil, planner.ObserveContent)
 	if got := actions(p); got != "release.db:install release.api:install" {
 		t.Fatalf("actions: %s", got)
 	}
 	if s := p.Summary().String(); s != "Plan: 2 to install, 0 to upgrade, 0 to uninstall, 0 unchanged." {
 		t.Fatalf("summary: %s", s)
 	}
-	e.deploy(nil)
+	m.deploy()
 
-	p = e.mustPlan(nil)
+	p = m.mustPlan(nil, planner.ObserveContent)
 	if p.HasChanges() || actions(p) != "release.db:no-op release.api:no-op" {
 		text, _, _ := render(t, p)
 		t.Fatalf("unchanged stack has changes: %s\n%s", actions(p), text)
 	}
 
-	writeStack(t, e.dir, twoReleases(appChart(t), ns, "v2"))
-	p = e.mustPlan(nil)
+	m.rewrite(twoReleases(appChart(t), "shop", "v2"))
+	p = m.mustPlan(nil, planner.ObserveContent)
 	if got := actions(p); got != "release.db:no-op release.api:upgrade" {
 		t.Fatalf("actions: %s", got)
 	}
@@ -244,30 +177,22 @@ func TestPlanInstallNoChangesUpgrade(t *testing.T) {
 }
 
 func TestPlanReportsDrift(t *testing.T) {
-	ns := cluster.Namespace(t)
-	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
-	e.deploy(nil)
+	m := newMem(t, twoReleases(appChart(t), "shop", "v1"))
+	m.deploy()
 
 	// kubectl scale: another field manager updates the replicas.
-	ctx := context.Background()
-	deps := cluster.Client().AppsV1().Deployments(ns)
-	d, err := deps.Get(ctx, "api", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	three := int32(3)
-	d.Spec.Replicas = &three
-	if _, err := deps.Update(ctx, d, metav1.UpdateOptions{FieldManager: "kubectl-scale"}); err != nil {
+	apiDeployment := ref("apps", "v1", "Deployment", "shop", "api")
+	if err := m.v.EditAs(context.Background(), "kubectl-scale", apiDeployment, setReplicas(3)); err != nil {
 		t.Fatal(err)
 	}
 
-	p := e.mustPlan(nil)
+	p := m.mustPlan(nil, planner.ObserveContent)
 	api := p.Release("release.api")
 	if api.Action != plan.ActionUpgrade || len(api.Drift) != 1 {
 		t.Fatalf("action %s, drift %+v", api.Action, api.Drift)
 	}
 	dr := api.Drift[0]
-	if dr.Ref.String() != "apps/v1 Deployment "+ns+"/api" || len(dr.Diff.Changes) != 1 || dr.Diff.Changes[0].Path != "spec.replicas" {
+	if dr.Ref.String() != "apps/v1 Deployment shop/api" || len(dr.Diff.Changes) != 1 || dr.Diff.Changes[0].Path != "spec.replicas" {
 		t.Fatalf("drift: %+v %+v", dr, dr.Diff)
 	}
 	if !dr.Corrected || dr.Diff.Changes[0].Manager != "kubectl-scale" {
@@ -322,25 +247,24 @@ func assertMasked(t *testing.T, what string, outputs ...string) {
 }
 
 func TestSensitiveValuesNeverShown(t *testing.T) {
-	ns := cluster.Namespace(t)
-	e := newEnv(t, vaultStack(vaultChart(t), ns, false))
-	old := map[string]string{"password": "old-" + canary}
-	now := map[string]string{"password": canary}
+	m := newMem(t, vaultStack(vaultChart(t), "shop", false))
+	m.vars = map[string]string{"password": canary}
 
-	p := e.mustPlan(now)
+	p := m.mustPlan(nil, planner.ObserveContent)
 	text, js, md := render(t, p)
 	assertMasked(t, "install plan", text, js, md)
 	if !strings.Contains(text, plan.SensitivePlaceholder) {
 		t.Fatalf("nothing masked:\n%s", text)
 	}
 
-	e.deploy(old)
-	p = e.mustPlan(now)
+	m.vars = map[string]string{"password": "old-" + canary}
+	m.deploy()
+	m.vars = map[string]string{"password": canary}
+	p = m.mustPlan(nil, planner.ObserveContent)
 	text, js, md = render(t, p)
 	assertMasked(t, "upgrade plan", text, js, md)
 	var doc struct {
-		FormatVersion int `json:"format_version"`
-		Releases      []struct {
+		Releases []struct {
 			Address string `json:"address"`
 			Objects []struct {
 				Kind    string `json:"kind"`
@@ -373,48 +297,35 @@ func TestSensitiveValuesNeverShown(t *testing.T) {
 		}
 	}
 
-	// The saved plan holds the value (apply needs it), readable by its owner only.
-	path := filepath.Join(t.TempDir(), "plan.cvp")
-	if err := writePlan(path, p); err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("plan file mode: %v %v", fi.Mode(), err)
-	}
+	// The saved plan holds the value (apply needs it); what it shows is
+	// masked as the plan's.
 	if !p.HasSensitive() {
 		t.Fatal("HasSensitive false")
 	}
-	read, err := readPlan(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text2, js2, md2 := render(t, read)
+	text2, js2, md2 := render(t, saved(t, p))
 	assertMasked(t, "saved plan", text2, js2, md2)
 
 	// Errors are masked too.
-	writeStack(t, e.dir, vaultStack(vaultChart(t), ns, true))
-	_, err = e.plan(now, nil, false)
+	m.rewrite(vaultStack(vaultChart(t), "shop", true))
+	_, err := m.plan(nil, planner.ObserveContent)
 	if err == nil || !strings.Contains(err.Error(), "cannot render: (sensitive)") {
 		t.Fatalf("want a render error, got %v", err)
 	}
 	assertMasked(t, "error", err.Error())
 }
 
+// A saved plan renders as the plan did and carries what apply needs and
+// what verification compares: it holds while nothing it observed moved,
+// or only what a controller writes beside convoy, and is refused, naming
+// why, after an edit of what apply sets or a new revision.
 func TestSavedPlanRoundTripAndVerify(t *testing.T) {
-	ns := cluster.Namespace(t)
-	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
-	e.deploy(nil)
-	writeStack(t, e.dir, twoReleases(appChart(t), ns, "v2"))
-	p := e.mustPlan(nil)
+	ctx := context.Background()
+	m := newMem(t, twoReleases(appChart(t), "shop", "v1"))
+	m.deploy()
+	m.rewrite(twoReleases(appChart(t), "shop", "v2"))
+	p := m.mustPlan(nil, planner.ObserveContent)
 
-	path := filepath.Join(t.TempDir(), "plan.cvp")
-	if err := writePlan(path, p); err != nil {
-		t.Fatal(err)
-	}
-	read, err := readPlan(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	read := saved(t, p)
 	_, js1, _ := render(t, p)
 	_, js2, _ := render(t, read)
 	if js1 != js2 {
@@ -422,85 +333,46 @@ func TestSavedPlanRoundTripAndVerify(t *testing.T) {
 	}
 	api := read.Release("release.api")
 	if api.Saved == nil || api.Saved.Rendered.Manifest(false) != p.Release("release.api").Saved.Rendered.Manifest(false) ||
-		api.Saved.Rendered.Chart.Metadata.Name != "app" || api.Saved.Settings.Labels[release.StackLabel] != ns {
+		api.Saved.Rendered.Chart.Metadata.Name != "app" || api.Saved.Settings.Labels[release.StackLabel] != "shop" {
 		t.Fatalf("saved release: %+v", api.Saved)
 	}
-	if api.Observed.LastRevision != 1 || api.Observed.LastStatus != "deployed" || observedVersion(api.Observed, plan.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "api-config"}) == "" {
+	apiConfig := ref("", "v1", "ConfigMap", "shop", "api-config")
+	if ob, ok := api.Observed.Object(plan.ObjectRef(apiConfig)); api.Observed.LastRevision != 1 || api.Observed.LastStatus != "deployed" || !ok || ob.ResourceVersion == "" {
 		t.Fatalf("observed: %+v", api.Observed)
 	}
-	engineFor := func(string) (*release.Engine, error) { return e.eng, nil }
-	ctx := context.Background()
-	if err := run.VerifyObserved(ctx, read, engineFor); err != nil {
-		t.Fatalf("fresh plan refused: %v", err)
-	}
-	_, hash := e.load(nil)
-	if err := run.VerifyConfig(read, hash); err != nil {
-		t.Fatalf("same config refused: %v", err)
-	}
-	writeStack(t, e.dir, twoReleases(appChart(t), ns, "v3"))
-	_, hash = e.load(nil)
-	if err := run.VerifyConfig(read, hash); err == nil || !strings.Contains(err.Error(), "stack configuration") {
-		t.Fatalf("changed config: %v", err)
-	}
+	checkMoved(t, m.verify(read), "")
 
 	// A controller annotating an affected object does not make the plan
 	// stale: apply does not touch that annotation.
-	cms := cluster.Client().CoreV1().ConfigMaps(ns)
-	cm, err := cms.Get(ctx, "api-config", metav1.GetOptions{})
-	if err != nil {
+	if err := m.v.EditAs(ctx, "a-controller", apiConfig, func(u *unstructured.Unstructured) {
+		a := u.GetAnnotations()
+		a["example.com/observed-by"] = "a-controller"
+		u.SetAnnotations(a)
+	}); err != nil {
 		t.Fatal(err)
 	}
-	cm.Annotations["example.com/observed-by"] = "a-controller"
-	if cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: "a-controller"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := run.VerifyObserved(ctx, read, engineFor); err != nil {
-		t.Fatalf("refused after a controller's annotation: %v", err)
-	}
+	checkMoved(t, m.verify(read), "")
 
 	// Someone edits what apply sets.
-	cm.Data["message"] = "edited"
-	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+	if err := m.v.Edit(ctx, apiConfig, func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, "edited", "data", "message")
+	}); err != nil {
 		t.Fatal(err)
 	}
-	err = run.VerifyObserved(ctx, read, engineFor)
-	var stale *run.StaleError
-	if !errors.As(err, &stale) || !strings.Contains(err.Error(), "v1 ConfigMap "+ns+"/api-config was edited since the plan") {
-		t.Fatalf("after an edit: %v", err)
-	}
+	checkMoved(t, m.verify(read), "v1 ConfigMap shop/api-config was edited since the plan")
 
 	// A new revision (another apply got there first).
-	e.deploy(nil)
-	err = run.VerifyObserved(ctx, read, engineFor)
-	if !errors.As(err, &stale) || !strings.Contains(err.Error(), "release api (namespace "+ns+") has a new revision 2 (deployed) since the plan saw revision 1 (deployed)") {
-		t.Fatalf("after a new revision: %v", err)
-	}
-}
-
-func TestPlanTargets(t *testing.T) {
-	ns := cluster.Namespace(t)
-	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
-	p, err := e.plan(nil, []string{"release.api"}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := actions(p); got != "release.api:install" {
-		t.Fatalf("without deps: %s", got)
-	}
-	p, err = e.plan(nil, []string{"release.api"}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := actions(p); got != "release.db:install release.api:install" || !p.IncludeDeps || fmt.Sprint(p.Targets) != "[release.api]" {
-		t.Fatalf("with deps: %s", got)
+	m.deploy()
+	moved := m.verify(read)
+	if !slices.Contains(moved, "release api (namespace shop) has a new revision 2 (deployed) since the plan saw revision 1 (deployed)") {
+		t.Fatalf("after a new revision: %q", moved)
 	}
 }
 
 func TestPlanKnownAfterApply(t *testing.T) {
-	ns := cluster.Namespace(t)
-	e := newEnv(t, fmt.Sprintf(`
-stack %[2]q {
-  default_namespace = %[2]q
+	m := newMem(t, fmt.Sprintf(`
+stack "shop" {
+  default_namespace = "shop"
 }
 release "db" {
   chart = %[1]q
@@ -509,8 +381,8 @@ release "api" {
   chart  = %[1]q
   values = [{ message = "db at revision ${release.db.revision}" }]
 }
-`, appChart(t), ns))
-	p := e.mustPlan(nil)
+`, appChart(t)))
+	p := m.mustPlan(nil, planner.ObserveContent)
 	api := p.Release("release.api")
 	if api.Action != plan.ActionInstall || !api.KnownAfterApply || api.Saved != nil || fmt.Sprint(api.DependsOn) != "[release.db]" ||
 		api.Chart.After == nil || api.Chart.After.Name != "app" {
@@ -522,48 +394,10 @@ release "api" {
 	}
 }
 
-// TestPlanChainLongerThanThePool: each release reads the revision of the
-// one before, and there are more of them than goroutines planning at
-// parallelism 1. Each waits for its dependency's plan; the releases are
-// taken in order, so the plan completes.
-func TestPlanChainLongerThanThePool(t *testing.T) {
-	ns := cluster.Namespace(t)
-	chart := filepath.Join(t.TempDir(), "note")
-	testfiles.Write(t, chart, map[string]string{
-		"Chart.yaml":        "apiVersion: v2\nname: note\nversion: 0.1.0\n",
-		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  message: {{ .Values.message | default \"first\" | quote }}\n",
-	})
-	n := 3 * max(2, 4*runtime.GOMAXPROCS(0))
-	var b strings.Builder
-	fmt.Fprintf(&b, "stack %q {\n  default_namespace = %q\n}\nrelease \"r0\" {\n  chart = %q\n}\n", ns, ns, chart)
-	for i := 1; i < n; i++ {
-		fmt.Fprintf(&b, "release \"r%d\" {\n  chart  = %q\n  values = [{ message = \"after ${release.r%d.revision}\" }]\n}\n", i, chart, i-1)
-	}
-	e := newEnv(t, b.String())
-	st, hash := e.load(nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	p, err := planner.Compute(ctx, planner.Input{
-		Stack: st, Engine: e.engine, Charts: resolve.NewCharts(t.TempDir()), ConfigHash: hash, Parallelism: 1,
-		Request: func(r *resolve.Release) *release.Request { return run.ReleaseRequest(st.Name, r) },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(p.Releases) != n {
-		t.Fatalf("%d releases planned, want %d", len(p.Releases), n)
-	}
-	for i, rc := range p.Releases {
-		if rc.Action != plan.ActionInstall || rc.KnownAfterApply != (i > 0) {
-			t.Fatalf("%s: %s, known after apply %v", rc.Addr, rc.Action, rc.KnownAfterApply)
-		}
-	}
-}
-
-func TestPlanReplaceOnImmutableField(t *testing.T) {
-	ns := cluster.Namespace(t)
-	stack := func(tier string) string {
-		return fmt.Sprintf(`
+// immutableStack is release web of the vault chart, whose tier is part of
+// its Deployment's selector.
+func immutableStack(t *testing.T, ns, tier string) string {
+	return fmt.Sprintf(`
 stack %[2]q {
   default_namespace = %[2]q
 }
@@ -572,135 +406,90 @@ release "web" {
   values = [{ password = "pw-123456", tier = %[3]q }]
 }
 `, vaultChart(t), ns, tier)
-	}
-	e := newEnv(t, stack(""))
-	e.deploy(nil)
-	writeStack(t, e.dir, stack("front"))
-	p := e.mustPlan(nil)
+}
+
+// A change of an immutable field (a Deployment's selector), refused by the
+// dry run, is planned as a replacement and shown as one.
+func TestPlanReplaceOnImmutableField(t *testing.T) {
+	m := newMem(t, immutableStack(t, "shop", ""))
+	m.deploy()
+	m.rewrite(immutableStack(t, "shop", "front"))
+	p := m.mustPlan(nil, planner.ObserveContent)
 	web := p.Release("release.web")
-	var dep *plan.ObjectChange
-	for _, o := range web.Objects {
-		if o.Ref.Kind == "Deployment" {
-			dep = o
-		}
-	}
+	dep := objectOf(web, "Deployment")
 	if web.Action != plan.ActionUpgrade || dep == nil || dep.Action != plan.ObjectReplace || !strings.Contains(dep.Reason, "immutable") {
 		t.Fatalf("deployment: %+v", dep)
 	}
+	if cm := objectOf(web, "ConfigMap"); cm == nil || cm.Action != plan.ObjectNoOp {
+		t.Errorf("configmap: %+v, want a no-op", cm)
+	}
 	text, _, _ := render(t, p)
-	if !strings.Contains(text, "-/+ apps/v1 Deployment "+ns+"/web") || !strings.Contains(text, `+ spec.selector.matchLabels.tier: "front"`) {
+	if !strings.Contains(text, "-/+ apps/v1 Deployment shop/web") || !strings.Contains(text, `+ spec.selector.matchLabels.tier: "front"`) {
 		t.Fatalf("text:\n%s", text)
 	}
 }
 
-func TestPlanUninstallsRemovedReleases(t *testing.T) {
-	ns := cluster.Namespace(t)
-	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
-	e.deploy(nil)
-	writeStack(t, e.dir, dbOnly(appChart(t), ns))
-	p := e.mustPlan(nil)
-	if got := actions(p); got != "release.db:no-op removed:"+ns+"/api:uninstall" {
-		t.Fatalf("actions: %s", got)
-	}
-	api := p.Releases[1]
-	var deleted []string
-	for _, o := range api.Objects {
-		if o.Action == plan.ObjectDelete {
-			deleted = append(deleted, o.Ref.String())
-		}
-	}
-	want := []string{"apps/v1 Deployment " + ns + "/api", "v1 ConfigMap " + ns + "/api-config"}
-	if !slices.Equal(deleted, want) || api.Observed.LastRevision != 1 || api.Saved != nil {
-		t.Fatalf("uninstall: deleted %q (want %q), observed %+v", deleted, want, api.Observed)
-	}
-	// A targeted plan uninstalls nothing.
-	p, err := e.plan(nil, []string{"release.db"}, false)
-	if err != nil || actions(p) != "release.db:no-op" {
-		t.Fatalf("targeted: %v %s", err, actions(p))
-	}
-}
-
-// TestPlanFindsRemovedReleasesInEveryNamespace: releases the stack no
-// longer declares are uninstalled in a namespace it still declares (found
-// in that namespace's records, which the plan lists anyway) and in one it
-// no longer declares (found by the label's list, which leaves the declared
-// namespaces out). Another stack's release is left alone.
+// Releases the stack no longer declares are uninstalled in a namespace it
+// still declares and in one it no longer declares; another stack's
+// release beside them is left alone.
 func TestPlanFindsRemovedReleasesInEveryNamespace(t *testing.T) {
-	ns, far := cluster.Namespace(t), cluster.Namespace(t)
 	chart := appChart(t)
-	e := newEnv(t, twoReleases(chart, ns, "api")+fmt.Sprintf(`
+	m := newMem(t, twoReleases(chart, "shop", "api")+fmt.Sprintf(`
 release "far" {
   chart     = %[1]q
-  namespace = %[2]q
+  namespace = "far"
   values    = [{ message = "far" }]
 }
-`, chart, far))
-	e.deploy(nil)
-	neighbour := newEnv(t, fmt.Sprintf(`
-stack "neighbour-%[2]s" {
-  default_namespace = %[2]q
+`, chart))
+	m.deploy()
+	neighbour := &mem{t: t, dir: filepath.Join(t.TempDir(), "neighbour"), v: m.v, charts: m.charts}
+	writeStack(t, neighbour.dir, fmt.Sprintf(`
+stack "neighbour" {
+  default_namespace = "shop"
 }
 release "nb" {
   chart  = %[1]q
   values = [{ message = "nb" }]
 }
-`, chart, ns))
-	neighbour.deploy(nil)
-	writeStack(t, e.dir, dbOnly(chart, ns))
+`, chart))
+	neighbour.deploy()
+	m.rewrite(dbOnly(chart, "shop"))
 
-	var mu sync.Mutex
-	var lists []string
-	cfg := rest.CopyConfig(cluster.RESTConfig())
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripper(func(r *http.Request) (*http.Response, error) {
-			if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/api/v1/secrets") {
-				mu.Lock()
-				lists = append(lists, r.URL.Query().Get("fieldSelector"))
-				mu.Unlock()
-			}
-			return rt.RoundTrip(r)
-		})
-	})
-	eng, err := release.NewEngine(context.Background(), cfg, release.EngineOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.eng = eng
-	p := e.mustPlan(nil)
-	removed := []string{"removed:" + ns + "/api:uninstall", "removed:" + far + "/far:uninstall"}
-	slices.Sort(removed)
-	if got, want := actions(p), "release.db:no-op "+strings.Join(removed, " "); got != want {
+	var stats planner.Stats
+	p := m.mustPlan(&stats, planner.ObserveContent)
+	if got, want := actions(p), "release.db:no-op removed:far/far:uninstall removed:shop/api:uninstall"; got != want {
 		t.Fatalf("actions: %s, want %s", got, want)
 	}
-	if len(lists) != 1 || lists[0] != "type=helm.sh/release.v1,metadata.namespace!="+ns {
-		t.Fatalf("cluster-wide record lists: %q, want one leaving %s out", lists, ns)
+	for _, rc := range p.Releases[1:] {
+		if d := objectOf(rc, "Deployment"); d == nil || d.Action != plan.ObjectDelete || rc.Observed.LastRevision != 1 {
+			t.Errorf("%s: deployment %+v, observed %+v: want its Deployment deleted, revision 1 observed", rc.Addr, d, rc.Observed)
+		}
 	}
 }
 
 func TestPlanListsHooksThatRun(t *testing.T) {
-	ns := cluster.Namespace(t)
 	stack := func(msg string) string {
 		return fmt.Sprintf(`
-stack %[2]q {
-  default_namespace = %[2]q
+stack "shop" {
+  default_namespace = "shop"
 }
 release "api" {
   chart  = %[1]q
-  values = [{ message = %[3]q, preUpgradeHook = true }]
+  values = [{ message = %[2]q, preUpgradeHook = true }]
 }
-`, appChart(t), ns, msg)
+`, appChart(t), msg)
 	}
-	e := newEnv(t, stack("v1"))
-	p := e.mustPlan(nil)
+	m := newMem(t, stack("v1"))
+	p := m.mustPlan(nil, planner.ObserveContent)
 	if h := p.Release("release.api").Hooks; len(h) != 0 {
 		t.Fatalf("install runs no pre-upgrade hook: %+v", h)
 	}
-	e.deploy(nil)
-	if p = e.mustPlan(nil); p.HasChanges() || len(p.Release("release.api").Hooks) != 0 {
+	m.deploy()
+	if p = m.mustPlan(nil, planner.ObserveContent); p.HasChanges() || len(p.Release("release.api").Hooks) != 0 {
 		t.Fatalf("no-op runs no hooks: %+v", p.Release("release.api"))
 	}
-	writeStack(t, e.dir, stack("v2"))
-	p = e.mustPlan(nil)
+	m.rewrite(stack("v2"))
+	p = m.mustPlan(nil, planner.ObserveContent)
 	h := p.Release("release.api").Hooks
 	if len(h) != 1 || h[0].Name != "api-pre-upgrade" || h[0].Kind != "Job" || !slices.Equal(h[0].Events, []string{"pre-upgrade"}) {
 		t.Fatalf("hooks: %+v", h)
@@ -711,16 +500,15 @@ release "api" {
 }
 
 func TestPlanKindsNotServedYet(t *testing.T) {
-	ns := cluster.Namespace(t)
-	e := newEnv(t, fmt.Sprintf(`
-stack %[2]q {
-  default_namespace = %[2]q
+	m := newMem(t, fmt.Sprintf(`
+stack "shop" {
+  default_namespace = "shop"
 }
 release "widget" {
   chart = %[1]q
 }
-`, chartPath(t, "testdata", "charts", "widget"), ns))
-	p := e.mustPlan(nil)
+`, chartPath(t, "testdata", "charts", "widget")))
+	p := m.mustPlan(nil, planner.ObserveContent)
 	w := p.Release("release.widget")
 	if w.Action != plan.ActionInstall || w.Saved == nil || len(w.Warnings) != 1 || !strings.Contains(w.Warnings[0], "Widget") {
 		t.Fatalf("widget: %+v", w)
@@ -733,92 +521,32 @@ release "widget" {
 	}
 }
 
-func TestVerifyRefusesAfterHelmUpgrade(t *testing.T) {
-	ns := cluster.Namespace(t)
-	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
-	e.deploy(nil)
-	writeStack(t, e.dir, twoReleases(appChart(t), ns, "v2"))
-	p := e.mustPlan(nil)
-	engineFor := func(string) (*release.Engine, error) { return e.eng, nil }
-	if err := run.VerifyObserved(context.Background(), p, engineFor); err != nil {
-		t.Fatalf("fresh plan refused: %v", err)
-	}
-	if out, err := cluster.Helm(t, "upgrade", "db", appChart(t), "-n", ns, "--set", "message=from-helm"); err != nil {
-		t.Fatalf("helm upgrade: %v\n%s", err, out)
-	}
-	err := run.VerifyObserved(context.Background(), p, engineFor)
-	if err == nil || !strings.Contains(err.Error(), "release db (namespace "+ns+") has a new revision 2 (deployed) since the plan saw revision 1 (deployed)") {
-		t.Fatalf("after helm upgrade: %v", err)
-	}
-	// The edit of db's ConfigMap is named too.
-	if !strings.Contains(err.Error(), "v1 ConfigMap "+ns+"/db-config was edited since the plan") {
-		t.Fatalf("edited object not named: %v", err)
-	}
-}
+// A plan is refused once another client upgraded a release it observed
+// (here a release written without convoy's labels, as helm writes it),
+// naming the new revision and the object it changed.
+func TestVerifyRefusesAfterAnotherClientsUpgrade(t *testing.T) {
+	m := newMem(t, twoReleases(appChart(t), "shop", "v1"))
+	m.deploy()
+	m.rewrite(twoReleases(appChart(t), "shop", "v2"))
+	p := m.mustPlan(nil, planner.ObserveContent)
+	checkMoved(t, m.verify(p), "")
 
-func TestPlanWarnsAboutObjectsItMayNotAdopt(t *testing.T) {
-	ns := cluster.Namespace(t)
-	_, err := cluster.Client().CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "api-config"}}, metav1.CreateOptions{})
-	if err != nil {
+	helm := &mem{t: t, dir: filepath.Join(t.TempDir(), "helm"), v: m.v, charts: m.charts}
+	writeStack(t, helm.dir, strings.Replace(twoReleases(appChart(t), "shop", "v2"), `message = "db"`, `message = "from-helm"`, 1))
+	req := helm.request(helm.load(), "release.db")
+	for _, l := range []string{release.StackLabel, release.AddressLabel, release.FingerprintLabel} {
+		delete(req.Labels, l)
+	}
+	if _, err := m.v.Deploy(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
-	p := e.mustPlan(nil)
-	api := p.Release("release.api")
-	if len(api.Warnings) != 1 || !strings.Contains(api.Warnings[0], "v1 ConfigMap "+ns+"/api-config exists and is not owned by release api") {
-		t.Fatalf("warnings: %q", api.Warnings)
-	}
-}
-
-func observedVersion(o plan.Observed, ref plan.ObjectRef) string {
-	ob, _ := o.Object(ref)
-	return ob.ResourceVersion
-}
-
-// Upgrading a release whose newest revision failed compares the values
-// with the last revision that was deployed and says so, instead of
-// listing every value as added.
-func TestUpgradeAfterAFailedRevisionComparesValuesWithTheLastDeployed(t *testing.T) {
-	ns := cluster.Namespace(t)
-	stack := func(message string, invalid bool) string {
-		return fmt.Sprintf("stack %q {\n  default_namespace = %q\n}\nrelease \"api\" {\n  chart  = %q\n  values = [{ message = %q, invalid = %t }]\n}\n", ns, ns, appChart(t), message, invalid)
-	}
-	e := newEnv(t, stack("v1", false))
-	e.deploy(nil)
-	writeStack(t, e.dir, stack("v2", true))
-	st, _ := e.load(nil)
-	r, err := resolve.Resolve(resolve.NewCharts(t.TempDir()), st.Dir, st.Release(st.Releases[0].Addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.eng.Deploy(context.Background(), run.ReleaseRequest(st.Name, r)); err == nil {
-		t.Fatal("the invalid Deployment was applied")
-	}
-	hist, err := e.eng.Storage(ns).History(context.Background(), "api")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var states []string
-	for _, h := range hist {
-		states = append(states, fmt.Sprintf("%d:%s", h.Version, h.Info.Status))
-	}
-	writeStack(t, e.dir, stack("v3", false))
-	api := e.mustPlan(nil).Release("release.api")
-	if api.Action != plan.ActionUpgrade {
-		t.Fatalf("action %s (history %v)", api.Action, states)
-	}
-	var ops []string
-	for _, c := range api.Values.Changes {
-		ops = append(ops, string(c.Op)+" "+c.Path)
-	}
-	if strings.Join(ops, ", ") != "change message" {
-		t.Fatalf("values diff: %v (history %v)", ops, states)
-	}
-	var reasons []string
-	for _, r := range api.Reasons {
-		reasons = append(reasons, r.String())
-	}
-	if !slices.ContainsFunc(reasons, func(s string) bool { return strings.HasPrefix(s, "values: 1 value changed") }) {
-		t.Fatalf("reasons: %q (history %v)", reasons, states)
+	moved := strings.Join(m.verify(p), "\n")
+	for _, want := range []string{
+		"release db (namespace shop) has a new revision 2 (deployed) since the plan saw revision 1 (deployed)",
+		"v1 ConfigMap shop/db-config was edited since the plan",
+	} {
+		if !strings.Contains(moved, want) {
+			t.Errorf("moved:\n%s\nwant %q", moved, want)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/planner"
 	"github.com/convoy-sh/convoy/internal/release"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -93,11 +94,11 @@ func jsonChanges(t *testing.T, js string) map[string]bool {
 // install or an upgrade plan; fields that only change between renders
 // (randAlphaNum) are not taken for secrets.
 func TestSecretsThroughTemplateFunctionsAreMasked(t *testing.T) {
-	ns := cluster.Namespace(t)
 	const now, old = "canary-7f3a9c2e-do-not-print", "oldcanary-1111aaaa"
-	e := newEnv(t, transformStack(transformChart(t), ns, ""))
+	m := newMem(t, transformStack(transformChart(t), "shop", ""))
 
-	p := e.mustPlan(map[string]string{"secret": now})
+	m.vars = map[string]string{"secret": now}
+	p := m.mustPlan(nil, planner.ObserveContent)
 	text, js, md := render(t, p)
 	assertAbsent(t, "install plan", []string{now}, text, js, md)
 	for _, d := range transformed(now)[2:] {
@@ -106,8 +107,10 @@ func TestSecretsThroughTemplateFunctionsAreMasked(t *testing.T) {
 		}
 	}
 
-	e.deploy(map[string]string{"secret": old})
-	p = e.mustPlan(map[string]string{"secret": now})
+	m.vars = map[string]string{"secret": old}
+	m.deploy()
+	m.vars = map[string]string{"secret": now}
+	p = m.mustPlan(nil, planner.ObserveContent)
 	text, js, md = render(t, p)
 	assertAbsent(t, "upgrade plan", []string{now, old}, text, js, md)
 	masked := jsonChanges(t, js)
@@ -166,10 +169,31 @@ func TestPlanRejectsAnInvalidNewObject(t *testing.T) {
 	}
 }
 
+// TestMemPlanRejectsAnInvalidNewObject: a new object the dry run refuses
+// (its name) fails the plan, naming the template and the object; nothing
+// is created. TestPlanRejectsAnInvalidNewObject proves it of the API
+// server, with the namespaces it refuses objects in.
+func TestMemPlanRejectsAnInvalidNewObject(t *testing.T) {
+	m := newMem(t, transformStack(transformChart(t), "shop", "values = [{ badName = true }]"))
+	m.vars = map[string]string{"secret": "s3cret-value"}
+	_, err := m.plan(nil, planner.ObserveContent)
+	if err == nil {
+		t.Fatal("plan of an invalid object succeeded")
+	}
+	for _, want := range []string{"release.t: ", "template transform/templates/bad-name.yaml", "v1 ConfigMap shop/Bad_Name!!", "metadata.name: Invalid value"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	if live, err := m.v.Live(context.Background(), ref("", "v1", "ConfigMap", "shop", "Bad_Name!!")); live != nil || err != nil {
+		t.Fatalf("the invalid object is live: %v", err)
+	}
+	assertAbsent(t, "error", []string{"s3cret-value"}, err.Error())
+}
+
 // TestPlanReportsARecordTooLargeToStore: a chart whose release record
 // exceeds what a Secret holds fails the plan with the size and the limit.
 func TestPlanReportsARecordTooLargeToStore(t *testing.T) {
-	ns := cluster.Namespace(t)
 	chart := filepath.Join(t.TempDir(), "big")
 	blob := make([]byte, 1200<<10)
 	if _, err := rand.Read(blob); err != nil {
@@ -189,8 +213,8 @@ func TestPlanReportsARecordTooLargeToStore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e := newEnv(t, fmt.Sprintf("stack %[2]q {\n  default_namespace = %[2]q\n}\nrelease \"big\" {\n  chart = %[1]q\n}\n", chart, ns))
-	_, err := e.plan(nil, nil, false)
+	m := newMem(t, fmt.Sprintf("stack \"shop\" {\n  default_namespace = \"shop\"\n}\nrelease \"big\" {\n  chart = %q\n}\n", chart))
+	_, err := m.plan(nil, planner.ObserveContent)
 	if err == nil {
 		t.Fatal("plan of an oversized release succeeded")
 	}

@@ -13,10 +13,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/plan/view"
 	"github.com/convoy-sh/convoy/internal/planner"
-	"github.com/convoy-sh/convoy/internal/release"
-	"github.com/convoy-sh/convoy/internal/resolve"
-	"github.com/convoy-sh/convoy/internal/run"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // provenanceStack: api's Deployment takes its replicas from a variable
@@ -54,85 +51,6 @@ release "api" {
 `, ns, apiChart, dbChart, dbMessage)
 }
 
-// provenanceEnv plans with the stack directory's auto vars files, --var
-// values and the dependencies' outputs, as convoy plan does.
-func (e *env) loadWithAutoVars(vars map[string]string) *config.Stack {
-	e.t.Helper()
-	cfg, diags := config.LoadDir(e.dir)
-	if diags.HasErrors() {
-		e.t.Fatal(diags)
-	}
-	auto, diags := config.ReadAutoVarFiles(e.dir)
-	if diags.HasErrors() {
-		e.t.Fatal(diags)
-	}
-	opts := config.EvalOptions{Variables: auto}
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for k := range vars {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		opts.Variables = append(opts.Variables, config.VariableValue(config.ValueFromCLIArg, "--var", name, vars[name]))
-	}
-	st, diags := config.Evaluate(context.Background(), cfg, opts)
-	if diags.HasErrors() {
-		e.t.Fatal(diags)
-	}
-	return st
-}
-
-func (e *env) planWithOutputs(vars map[string]string, attribution planner.Attribution) *plan.Plan {
-	e.t.Helper()
-	st := e.loadWithAutoVars(vars)
-	p, err := planner.Compute(context.Background(), planner.Input{
-		Stack: st, Engine: e.engine, Charts: resolve.NewCharts(e.t.TempDir()), Outputs: run.OutputsFrom, Attribution: attribution,
-		Request: func(r *resolve.Release) *release.Request { return run.ReleaseRequest(st.Name, r) },
-	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return p
-}
-
-// deployOnly installs or upgrades the named releases, in order.
-func (e *env) deployOnly(vars map[string]string, names ...string) {
-	e.t.Helper()
-	st := e.loadWithAutoVars(vars)
-	charts := resolve.NewCharts(e.t.TempDir())
-	for _, name := range names {
-		var inst *config.ReleaseInstance
-		for _, r := range st.Releases {
-			if r.Addr.Release.Name == name {
-				inst = r
-			}
-		}
-		if !inst.Known {
-			av := map[config.ReleaseInstanceAddr]config.AppliedRelease{}
-			for _, d := range inst.DependsOn {
-				hist, err := e.eng.Storage(st.Release(d.Addr).Namespace).History(context.Background(), st.Release(d.Addr).Name)
-				if err != nil || len(hist) == 0 {
-					e.t.Fatalf("history of %s: %v", d.Addr, err)
-				}
-				av[d.Addr] = config.AppliedRelease{Revision: hist[len(hist)-1].Version, Status: string(hist[len(hist)-1].Info.Status)}
-			}
-			known, diags := st.EvaluateRelease(inst.Addr, av)
-			if diags.HasErrors() {
-				e.t.Fatal(diags)
-			}
-			inst = known
-		}
-		r, err := resolve.Resolve(charts, st.Dir, inst)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		if _, err := e.eng.Deploy(context.Background(), run.ReleaseRequest(st.Name, r)); err != nil {
-			e.t.Fatal(err)
-		}
-	}
-}
-
 func writeAutoVars(t *testing.T, dir, text string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, "prod.auto.vars.hcl"), []byte(text), 0o644); err != nil {
@@ -147,32 +65,27 @@ func writeAutoVars(t *testing.T, dir, text string) {
 // changed field names its own input and nothing else, and the sensitive
 // one's provenance never shows its value.
 func TestProvenanceNamesExactlyTheInputOfEachChangedField(t *testing.T) {
-	ns := cluster.Namespace(t)
 	v1, v2 := chartPath(t, "testdata", "charts", "provenance-1"), chartPath(t, "testdata", "charts", "provenance-2")
-	e := newEnv(t, provenanceStack(ns, v1, appChart(t), "m1"))
-	writeAutoVars(t, e.dir, "replicas = 2\n")
-	old := map[string]string{"tag": "1.0", "password": "old-" + canary}
-	e.deployOnly(old, "db", "api")
+	m := newMem(t, provenanceStack("shop", v1, appChart(t), "m1"))
+	writeAutoVars(t, m.dir, "replicas = 2\n")
+	m.vars = map[string]string{"tag": "1.0", "password": "old-" + canary}
+	m.deployOnly("release.db", "release.api")
 
 	// db moves to revision 2 on its own: api's DB_HOST reads it.
-	writeStack(t, e.dir, provenanceStack(ns, v1, appChart(t), "m2"))
-	e.deployOnly(old, "db")
+	m.rewrite(provenanceStack("shop", v1, appChart(t), "m2"))
+	m.deployOnly("release.db")
 	// Someone edits a field the chart sets.
-	ctx := context.Background()
-	deps := cluster.Client().AppsV1().Deployments(ns)
-	d, err := deps.Get(ctx, "api", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.Spec.MinReadySeconds = 9
-	if _, err := deps.Update(ctx, d, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+	if err := m.v.Edit(context.Background(), ref("apps", "v1", "Deployment", "shop", "api"), func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, int64(9), "spec", "minReadySeconds")
+	}); err != nil {
 		t.Fatal(err)
 	}
 
-	writeStack(t, e.dir, provenanceStack(ns, v2, appChart(t), "m2"))
-	writeAutoVars(t, e.dir, "replicas = 3\n")
-	now := map[string]string{"tag": "1.1", "password": canary}
-	p := e.planWithOutputs(now, planner.AttributeFields)
+	m.rewrite(provenanceStack("shop", v2, appChart(t), "m2"))
+	writeAutoVars(t, m.dir, "replicas = 3\n")
+	m.vars = map[string]string{"tag": "1.1", "password": canary}
+	m.in = func(in *planner.Input) { in.Attribution = planner.AttributeFields }
+	p := m.mustPlan(nil, planner.ObserveContent)
 	if db := p.Release("release.db"); db.Action != plan.ActionNoOp {
 		t.Fatalf("db: %s %v", db.Action, db.Reasons)
 	}
@@ -256,7 +169,8 @@ func TestProvenanceNamesExactlyTheInputOfEachChangedField(t *testing.T) {
 	}
 
 	// Off: no renders, no provenance.
-	off := e.planWithOutputs(now, planner.AttributeNone)
+	m.in = func(in *planner.Input) { in.Attribution = planner.AttributeNone }
+	off := m.mustPlan(nil, planner.ObserveContent)
 	for _, o := range off.Release("release.api").Objects {
 		if o.Diff == nil {
 			continue
@@ -269,15 +183,7 @@ func TestProvenanceNamesExactlyTheInputOfEachChangedField(t *testing.T) {
 	}
 
 	// The saved plan keeps it.
-	path := filepath.Join(t.TempDir(), "plan.cvp")
-	if err := writePlan(path, p); err != nil {
-		t.Fatal(err)
-	}
-	saved, err := readPlan(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stext, _, _ := render(t, saved)
+	stext, _, _ := render(t, saved(t, p))
 	if !strings.Contains(stext, `← chart 1.0.0 → 1.1.0`) || !strings.Contains(stext, replicasNote) {
 		t.Errorf("saved plan lost provenance:\n%s", stext)
 	}
@@ -308,11 +214,11 @@ release "big" {
 // A release with more changed inputs than are attributed says so, and
 // names no input for any field rather than a guess.
 func TestProvenanceSaysWhenTooManyInputsChanged(t *testing.T) {
-	ns := cluster.Namespace(t)
-	e := newEnv(t, manyValues(ns, appChart(t), 200, "a", "a"))
-	e.deployOnly(nil, "big")
-	writeStack(t, e.dir, manyValues(ns, appChart(t), 200, "b", "b"))
-	p := e.planWithOutputs(nil, planner.AttributeFields)
+	m := newMem(t, manyValues("shop", appChart(t), 200, "a", "a"))
+	m.deploy()
+	m.rewrite(manyValues("shop", appChart(t), 200, "b", "b"))
+	m.in = func(in *planner.Input) { in.Attribution = planner.AttributeFields }
+	p := m.mustPlan(nil, planner.ObserveContent)
 	big := p.Release("release.big")
 	if big.Action != plan.ActionUpgrade || big.Attribution != "too many changed inputs to attribute (201; at most 32 are)" {
 		t.Fatalf("%s: attribution %q", big.Action, big.Attribution)
@@ -333,8 +239,8 @@ func TestProvenanceSaysWhenTooManyInputsChanged(t *testing.T) {
 	}
 	// Below the bound, data.message names its leaf and data.revision
 	// (the chart prints the revision) names nothing.
-	writeStack(t, e.dir, manyValues(ns, appChart(t), 200, "a", "b"))
-	p = e.planWithOutputs(nil, planner.AttributeFields)
+	m.rewrite(manyValues("shop", appChart(t), 200, "a", "b"))
+	p = m.mustPlan(nil, planner.ObserveContent)
 	var got []string
 	for _, o := range p.Release("release.big").Objects {
 		if o.Diff == nil {
@@ -369,12 +275,12 @@ release "j" {
 // A field no single revert explains — max(a, b) when both rise — names
 // both inputs, marked joint; a field one of them explains names it alone.
 func TestProvenanceJointInputs(t *testing.T) {
-	ns := cluster.Namespace(t)
 	chart := chartPath(t, "testdata", "charts", "provenance-1")
-	e := newEnv(t, jointStack(ns, chart, 3, 3))
-	e.deployOnly(nil, "j")
-	writeStack(t, e.dir, jointStack(ns, chart, 5, 5))
-	p := e.planWithOutputs(nil, planner.AttributeFields)
+	m := newMem(t, jointStack("shop", chart, 3, 3))
+	m.deploy()
+	m.rewrite(jointStack("shop", chart, 5, 5))
+	m.in = func(in *planner.Input) { in.Attribution = planner.AttributeFields }
+	p := m.mustPlan(nil, planner.ObserveContent)
 	got := map[string]string{}
 	for _, o := range p.Release("release.j").Objects {
 		if o.Ref.Kind != "ConfigMap" || o.Diff == nil {
@@ -405,28 +311,22 @@ func TestProvenanceJointInputs(t *testing.T) {
 // sets each field. A chart default names itself as such; a constant of
 // the chart names nothing.
 func TestExplainTracesUnchangedFields(t *testing.T) {
-	ns := cluster.Namespace(t)
 	chart := chartPath(t, "testdata", "charts", "provenance-1")
-	hcl := fmt.Sprintf(`
-stack %[1]q {
-  default_namespace = %[1]q
+	m := newMem(t, fmt.Sprintf(`
+stack "shop" {
+  default_namespace = "shop"
 }
 release "api" {
-  chart  = %[2]q
+  chart  = %[1]q
   values = [{ replicas = 2, image = { tag = "1.0" } }]
 }
-`, ns, chart)
-	e := newEnv(t, hcl)
-	e.deployOnly(nil, "api")
-	st := e.loadWithAutoVars(nil)
-	addr := st.Releases[0].Addr
-	p, err := planner.Compute(context.Background(), planner.Input{
-		Stack: st, Engine: e.engine, Charts: resolve.NewCharts(t.TempDir()), Targets: []config.ReleaseInstanceAddr{addr}, Explain: &addr,
-		Request: func(r *resolve.Release) *release.Request { return run.ReleaseRequest(st.Name, r) },
-	})
-	if err != nil {
-		t.Fatal(err)
+`, chart))
+	m.deploy()
+	m.in = func(in *planner.Input) {
+		addr := in.Stack.Releases[0].Addr
+		in.Targets, in.Explain = []config.ReleaseInstanceAddr{addr}, &addr
 	}
+	p := m.mustPlan(nil, planner.ObserveContent)
 	api := p.Release("release.api")
 	if api.Action != plan.ActionNoOp {
 		t.Fatalf("api: %s", api.Action)

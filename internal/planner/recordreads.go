@@ -289,6 +289,30 @@ func (rr *RecordReads) Stack(ctx context.Context, stack string) ([]release.Recor
 	})
 }
 
+// StackReleases are the records of each release with a record of stack
+// on the cluster (Stack), oldest first, as the records of its namespace
+// hold them (Records: partial unless the plan reads records whole): the
+// newest of each says whose the release is now, at which address, in
+// which status. Each namespace is read once per plan, as Records reads
+// it; a release gone since the label's list is left out.
+func (rr *RecordReads) StackReleases(ctx context.Context, stack string) (map[release.RecordKey][]*release.Release, error) {
+	keys, err := rr.Stack(ctx, stack)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[release.RecordKey][]*release.Release, len(keys))
+	for _, k := range keys {
+		hists, err := rr.Records(ctx, k.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		if h := hists[k.Name]; len(h) > 0 {
+			out[k] = h
+		}
+	}
+	return out, nil
+}
+
 // maxListedNamespaces bounds the namespaces Stack leaves out of the
 // label's list by field selector (about 40 bytes of URL each); a stack
 // declaring more lists its label everywhere.

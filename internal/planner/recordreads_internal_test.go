@@ -3,7 +3,9 @@ package planner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -180,4 +182,47 @@ func cmpKey(a, b release.RecordKey) int {
 		return 1
 	}
 	return 0
+}
+
+// The stack's releases are read with the label's one list and the records
+// of each namespace it finds them in, each once: the records of every
+// release with one of the stack's records, the newest saying whose it is
+// now.
+func TestRecordReadsStackReleasesReadEachNamespaceOnce(t *testing.T) {
+	ctx := context.Background()
+	s := storeOf(t, "shop", "a", "b")
+	for _, r := range []*release.Release{
+		// b's newest revision is another stack's; c is only the other's.
+		{Name: "b", Namespace: "shop", Version: 2, Info: &release.Info{Status: release.StatusDeployed}, Labels: map[string]string{release.StackLabel: "other"}},
+		{Name: "c", Namespace: "shop", Version: 1, Info: &release.Info{Status: release.StatusDeployed}, Labels: map[string]string{release.StackLabel: "other"}},
+		{Name: "api", Namespace: "back", Version: 1, Info: &release.Info{Status: release.StatusUninstalled}, Labels: map[string]string{release.StackLabel: "shop"}},
+	} {
+		if err := s.Storage(r.Namespace).Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rr := NewRecordReads(s, Reads{}, nil)
+	got, err := rr.StackReleases(ctx, "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var newest []string
+	for _, k := range slices.SortedFunc(maps.Keys(got), cmpKey) {
+		h := got[k]
+		last := h[len(h)-1]
+		newest = append(newest, fmt.Sprintf("%s/%s:%d records, newest %d %s of %s", k.Namespace, k.Name, len(h), last.Version, last.Info.Status, last.Labels[release.StackLabel]))
+	}
+	want := []string{"back/api:1 records, newest 1 uninstalled of shop", "shop/a:1 records, newest 1 deployed of shop", "shop/b:2 records, newest 2 deployed of other"}
+	if !slices.Equal(newest, want) {
+		t.Errorf("stack's releases:\n%s\nwant:\n%s", strings.Join(newest, "\n"), strings.Join(want, "\n"))
+	}
+	if _, err := rr.StackReleases(ctx, "shop"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rr.Records(ctx, "shop"); err != nil {
+		t.Fatal(err)
+	}
+	if s.labelled.Load() != 1 || s.meta.Load() != 2 || s.loads.Load() != 0 {
+		t.Errorf("%d label lists, %d metadata lists, %d GETs; want 1, 2 (shop and back, once each), 0", s.labelled.Load(), s.meta.Load(), s.loads.Load())
+	}
 }

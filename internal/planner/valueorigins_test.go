@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/planner"
 )
 
 // A release rendered at plan time carries where each values leaf was set
 // (the other inputs' sources are internal/provenance's tests).
 func TestPlanCarriesValueOrigins(t *testing.T) {
-	ns := cluster.Namespace(t)
-	e := newEnv(t, fmt.Sprintf(`stack %[2]q {
-  default_namespace = %[2]q
+	m := newMem(t, fmt.Sprintf(`stack "shop" {
+  default_namespace = "shop"
 }
 variable "message" {
   type = string
@@ -21,7 +21,7 @@ release "app" {
   chart  = %[1]q
   values = [{ message = var.message }]
 }
-`, appChart(t), ns))
+`, appChart(t)))
 	check := func(p *plan.Plan) {
 		t.Helper()
 		rc := p.Release("release.app")
@@ -42,7 +42,13 @@ release "app" {
 			t.Errorf("replicas: %+v", r)
 		}
 	}
-	check(e.mustPlan(map[string]string{"message": "v1"}))
-	e.deploy(map[string]string{"message": "v1"})
-	check(e.mustPlan(map[string]string{"message": "v2"}))
+	m.vars = map[string]string{"message": "v1"}
+	check(m.mustPlan(nil, planner.ObserveContent))
+	m.deploy()
+	m.vars = map[string]string{"message": "v2"}
+	p := m.mustPlan(nil, planner.ObserveContent)
+	if rc := p.Release("release.app"); rc.Action != plan.ActionUpgrade {
+		t.Fatalf("%s, want an upgrade (rendered)", rc.Action)
+	}
+	check(p)
 }
