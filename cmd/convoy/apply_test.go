@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/release"
-	"github.com/convoy-sh/convoy/internal/run"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -313,7 +313,7 @@ release "slow" {
 	// Start the second apply while the first holds the lock.
 	leases := cluster.Client().CoordinationV1().Leases("default")
 	devtest.Eventually(t, 20*time.Second, func() bool {
-		_, err := leases.Get(context.Background(), run.LockName(stackName), metav1.GetOptions{})
+		_, err := leases.Get(context.Background(), stacklock.Name(stackName), metav1.GetOptions{})
 		return err == nil
 	}, func() string { return "the first apply never took the stack lock" })
 	code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve")
@@ -324,7 +324,7 @@ release "slow" {
 	if h := statusOf(t, ns, "slow"); len(h) != 1 {
 		t.Fatalf("want exactly one run's revision, got %s", revisions(h))
 	}
-	if _, err := leases.Get(context.Background(), run.LockName(stackName), metav1.GetOptions{}); err == nil {
+	if _, err := leases.Get(context.Background(), stacklock.Name(stackName), metav1.GetOptions{}); err == nil {
 		t.Fatal("the lock outlived the apply that held it")
 	}
 }
@@ -532,7 +532,7 @@ func TestForceUnlockReleasesAStaleLock(t *testing.T) {
 	stackName := "stale-" + ns[len(ns)-6:]
 	dir := writeStack(t, fmt.Sprintf("stack %q {\n  default_namespace = %q\n}\nrelease \"a\" {\n  chart = %q\n}\n", stackName, ns, appChart(t)))
 	// A lock left by a run that died.
-	if _, err := run.Acquire(context.Background(), cluster.Client(), stackName, run.LockOptions{Command: "convoy apply"}); err != nil {
+	if _, err := stacklock.Acquire(context.Background(), cluster.Client(), stackName, stacklock.Options{Command: "convoy apply"}); err != nil {
 		t.Fatal(err)
 	}
 	code, _, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", cluster.Kubeconfig(), "--auto-approve")
@@ -604,7 +604,7 @@ release "slow" {
 	if len(h) != 1 || h[0].Info.Status != release.StatusFailed || !strings.Contains(h[0].Info.Description, "interrupted") || !strings.Contains(h[0].Info.Description, "ContainersNotReady") {
 		t.Fatalf("record after interruption: %s %q", revisions(h), h[0].Info.Description)
 	}
-	if _, err := cluster.Client().CoordinationV1().Leases("default").Get(context.Background(), run.LockName(ns), metav1.GetOptions{}); err == nil {
+	if _, err := cluster.Client().CoordinationV1().Leases("default").Get(context.Background(), stacklock.Name(ns), metav1.GetOptions{}); err == nil {
 		t.Fatal("the interrupted apply kept the stack lock")
 	}
 }

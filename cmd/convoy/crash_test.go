@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -21,7 +22,6 @@ import (
 	"github.com/convoy-sh/convoy/internal/devcluster"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/release"
-	"github.com/convoy-sh/convoy/internal/run"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -137,7 +137,7 @@ release "r" {
 	if err != nil {
 		t.Fatal(err)
 	}
-	leases := cluster.Client().CoordinationV1().Leases(run.LockNamespace)
+	leases := cluster.Client().CoordinationV1().Leases(stacklock.Namespace)
 
 	write("install")
 	if code, out, errOut := runBin(bin, applyArgs...); code != 0 {
@@ -173,7 +173,7 @@ release "r" {
 		_ = cmd.Wait()
 
 		st := killState{after: after}
-		_, err := leases.Get(context.Background(), run.LockName(ns), metav1.GetOptions{})
+		_, err := leases.Get(context.Background(), stacklock.Name(ns), metav1.GetOptions{})
 		st.lease = err == nil
 		hs, err := eng.Histories(context.Background(), ns)
 		if err != nil {
@@ -359,7 +359,7 @@ func TestClosedOutputPipeDoesNotKillTheRun(t *testing.T) {
 		case interrupt && (ws.ExitStatus() != 1 || revisions(h) != "1:failed" || !strings.Contains(h[0].Info.Description, "interrupted")):
 			t.Errorf("the interrupted run did not cancel cleanly: exit %d, %s", ws.ExitStatus(), revisions(h))
 		}
-		if _, err := cluster.Client().CoordinationV1().Leases(run.LockNamespace).Get(context.Background(), run.LockName(ns), metav1.GetOptions{}); err == nil {
+		if _, err := cluster.Client().CoordinationV1().Leases(stacklock.Namespace).Get(context.Background(), stacklock.Name(ns), metav1.GetOptions{}); err == nil {
 			t.Errorf("interrupt=%v: the lock outlived the run", interrupt)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 	"regexp"
 	"strings"
 	"syscall"
@@ -157,7 +158,7 @@ func storedHistory(t *testing.T, eng *release.Engine, ns, name string) []*releas
 
 func leaseExists(t *testing.T, client kubernetes.Interface, stack string) bool {
 	t.Helper()
-	_, err := client.CoordinationV1().Leases(run.LockNamespace).Get(context.Background(), run.LockName(stack), metav1.GetOptions{})
+	_, err := client.CoordinationV1().Leases(stacklock.Namespace).Get(context.Background(), stacklock.Name(stack), metav1.GetOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 	"io"
 	"net"
 	"net/http"
@@ -18,7 +19,6 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/devcluster"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
-	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/convoy-sh/convoy/internal/testfiles"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -169,7 +169,7 @@ func startApply(ctx context.Context, args ...string) (done <-chan int, out, errO
 // dropLock removes a stack's lock a run that lost its API server left.
 func dropLock(t *testing.T, stack string) {
 	t.Cleanup(func() {
-		_ = cluster.Client().CoordinationV1().Leases(run.LockNamespace).Delete(context.Background(), run.LockName(stack), metav1.DeleteOptions{})
+		_ = cluster.Client().CoordinationV1().Leases(stacklock.Namespace).Delete(context.Background(), stacklock.Name(stack), metav1.DeleteOptions{})
 	})
 }
 
@@ -319,7 +319,7 @@ func TestPlanDuringApplyNamesTheApply(t *testing.T) {
 	}()
 	devtest.Eventually(t, 2*time.Minute, func() bool { return strings.Contains(errOut.String(), "waiting for 2 objects to be ready") },
 		func() string { return "the apply never waited for its 2 objects:\n" + errOut.String() })
-	holder, err := cluster.Client().CoordinationV1().Leases(run.LockNamespace).Get(context.Background(), run.LockName(stack), metav1.GetOptions{})
+	holder, err := cluster.Client().CoordinationV1().Leases(stacklock.Namespace).Get(context.Background(), stacklock.Name(stack), metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("the apply holds no lock: %v\n%s\n%s", err, out, errOut)
 	}

@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +10,6 @@ import (
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
 	"github.com/convoy-sh/convoy/internal/release"
-	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,7 +75,7 @@ func TestLeaderLostMidApplyLeavesNoPendingRecordNorLock(t *testing.T) {
 		t.Fatal("the controller did not stop after losing its leadership")
 	}
 	// As it exited: no stack lock left, no pending record.
-	if _, err := cluster.Client().CoordinationV1().Leases(run.LockNamespace).Get(context.Background(), run.LockName(ns), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := cluster.Client().CoordinationV1().Leases(stacklock.Namespace).Get(context.Background(), stacklock.Name(ns), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the stack lock is left behind: %v", err)
 	}
 	s, err := secrets.Get(context.Background(), "sh.helm.release.v1.api.v1", metav1.GetOptions{})

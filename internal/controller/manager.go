@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 	"net"
 	"net/http"
 	"os"
@@ -16,7 +17,6 @@ import (
 	"github.com/convoy-sh/convoy/internal/controller/notify"
 	"github.com/convoy-sh/convoy/internal/controller/pipeline"
 	"github.com/convoy-sh/convoy/internal/controller/stack"
-	"github.com/convoy-sh/convoy/internal/run"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -238,13 +238,13 @@ func Run(ctx context.Context, o Options) error {
 	err = mgr.Start(ctx)
 	// The gates still running (their test runs hold stack locks) end
 	// with the manager.
-	pr.Stop(run.DefaultGrace + 10*time.Second)
+	pr.Stop(stacklock.DefaultGrace + 10*time.Second)
 	// The manager cancelled the reconciles' context; on a lost
 	// leadership it returned without waiting for them. The applies under
 	// way stop writing, record what they can as failed (while they still
 	// hold their stack lock) and release the lock: waited for, within
 	// the time their writes and the lock's release may take.
-	if n := r.Drain(2*run.DefaultGrace + 10*time.Second); n > 0 {
+	if n := r.Drain(2*stacklock.DefaultGrace + 10*time.Second); n > 0 {
 		o.Logger.Info("exiting with applies still under way: their records stay pending and their stack locks held until the next run heals them", "applies", n)
 	}
 	return err

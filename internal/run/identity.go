@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/release"
@@ -15,42 +15,25 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Identity is what a stack's lock is keyed by: the stack's ID (its name
-// and environment) and the clusters it uses. Two runs with one identity
-// contend for one lock and write the same releases.
-type Identity struct {
-	Stack    string
-	Clusters []kube.ClusterID
-}
-
-// String is the identity as one line: stack@cluster,cluster.
-func (id Identity) String() string {
-	cs := make([]string, len(id.Clusters))
-	for i, c := range id.Clusters {
-		cs[i] = string(c)
-	}
-	return id.Stack + "@" + strings.Join(cs, ",")
-}
-
 // identityOf is the identity of a loaded stack.
-func identityOf(o Options, ls *Loaded) (Identity, error) {
+func identityOf(o Options, ls *Loaded) (stacklock.Identity, error) {
 	st := ls.Stack
 	cl := o.newClusters(nil)
 	seen := map[kube.ClusterID]bool{}
 	for _, spec := range st.UsedClusters() {
 		cfg, err := cl.restConfig(spec)
 		if err != nil {
-			return Identity{}, err
+			return stacklock.Identity{}, err
 		}
 		seen[kube.ClusterIDOf(cfg)] = true
 	}
-	return Identity{Stack: st.ID(), Clusters: slices.Sorted(maps.Keys(seen))}, nil
+	return stacklock.Identity{Stack: st.ID(), Clusters: slices.Sorted(maps.Keys(seen))}, nil
 }
 
 // LockHolder returns the run that holds the stack's lock on one of its
 // clusters as a *LockedError, or nil when no live run holds it (a holder
 // that is gone would be taken over).
-func (s *Session) LockHolder(ctx context.Context) (*LockedError, error) {
+func (s *Session) LockHolder(ctx context.Context) (*stacklock.HeldError, error) {
 	if s.ls == nil {
 		return nil, errGone
 	}
@@ -59,17 +42,16 @@ func (s *Session) LockHolder(ctx context.Context) (*LockedError, error) {
 	if err != nil {
 		return nil, err
 	}
-	me := thisProcess()
 	for _, c := range clusters {
-		l, err := c.Engine.LockClient().CoordinationV1().Leases(LockNamespace).Get(ctx, LockName(st.ID()), metav1.GetOptions{})
+		l, err := c.Engine.LockClient().CoordinationV1().Leases(stacklock.Namespace).Get(ctx, stacklock.Name(st.ID()), metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: read the lock of stack %q: %w", c.Describe(), st.ID(), err)
 		}
-		if gone(l, me, time.Now(), processExists) == "" {
-			return lockedError(st.ID(), l), nil
+		if le := stacklock.Holder(st.ID(), l); le != nil {
+			return le, nil
 		}
 	}
 	return nil, nil
@@ -113,21 +95,6 @@ func (s *Session) Abandon(ctx context.Context, command string) (released []strin
 	return released, nil
 }
 
-// ParseIdentity reads an Identity's String.
-func ParseIdentity(s string) (Identity, bool) {
-	stack, clusters, ok := strings.Cut(s, "@")
-	if !ok || stack == "" {
-		return Identity{}, false
-	}
-	id := Identity{Stack: stack}
-	for _, c := range strings.Split(clusters, ",") {
-		if c != "" {
-			id.Clusters = append(id.Clusters, kube.ClusterID(c))
-		}
-	}
-	return id, true
-}
-
 // abandonOnDefaultCluster is Abandon for a stack that can no longer be
 // loaded (its source or variable values gone), known by its identity: it
 // lets go of the releases the stack owns on the default cluster, under the
@@ -152,7 +119,7 @@ func (s *Session) abandonOnDefaultCluster(ctx context.Context, command string) (
 	if _, e, ok := strings.Cut(id.Stack, "."); ok {
 		env = e
 	}
-	lock, err := Acquire(ctx, eng.LockClient(), id.Stack, LockOptions{Command: command, Announce: o.announce, Environment: env})
+	lock, err := stacklock.Acquire(ctx, eng.LockClient(), id.Stack, stacklock.Options{Command: command, Announce: o.announce, Environment: env})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/plan"
@@ -24,18 +25,17 @@ func heldBy(runID string) func(string) bool {
 // records pending are gone: all but the holders of the stack's locks that
 // may still be alive. Nil when the locks cannot be read.
 func goneRuns(ctx context.Context, clusters []Connected, stack string) func(string) bool {
-	me := thisProcess()
 	live := map[string]bool{}
 	for _, c := range clusters {
-		l, err := c.Engine.LockClient().CoordinationV1().Leases(LockNamespace).Get(ctx, LockName(stack), metav1.GetOptions{})
+		l, err := c.Engine.LockClient().CoordinationV1().Leases(stacklock.Namespace).Get(ctx, stacklock.Name(stack), metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
 			return nil
 		}
-		if gone(l, me, time.Now(), processExists) == "" {
-			live[lockID(l)] = true
+		if le := stacklock.Holder(stack, l); le != nil {
+			live[le.LockID] = true
 		}
 	}
 	return func(id string) bool { return !live[id] }
@@ -56,15 +56,15 @@ func nameRunning(ctx context.Context, clusters []Connected, stack string, err er
 	if len(pending) == 0 {
 		return
 	}
-	me := thisProcess()
-	holders := map[string]*LockedError{}
+	holders := map[string]*stacklock.HeldError{}
 	for _, c := range clusters {
-		l, err := c.Engine.LockClient().CoordinationV1().Leases(LockNamespace).Get(ctx, LockName(stack), metav1.GetOptions{})
-		if err != nil || gone(l, me, time.Now(), processExists) != "" {
+		l, err := c.Engine.LockClient().CoordinationV1().Leases(stacklock.Namespace).Get(ctx, stacklock.Name(stack), metav1.GetOptions{})
+		if err != nil {
 			continue
 		}
-		le := lockedError(stack, l)
-		holders[le.LockID] = le
+		if le := stacklock.Holder(stack, l); le != nil {
+			holders[le.LockID] = le
+		}
 	}
 	for _, pe := range pending {
 		if le := holders[pe.RunID]; le != nil {

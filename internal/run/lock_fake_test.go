@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 	"os"
 	"os/exec"
 	"strconv"
@@ -17,7 +18,6 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/release"
-	"github.com/convoy-sh/convoy/internal/run"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -104,14 +104,14 @@ func (s *leaseServer) lease(namespace, name string) (*coordinationv1.Lease, erro
 // renew bumps a Lease's renewTime as its holder's renewal does (from a
 // reactor: through the store).
 func (s *leaseServer) renew(name string) error {
-	l, err := s.lease(run.LockNamespace, name)
+	l, err := s.lease(stacklock.Namespace, name)
 	if err != nil {
 		return err
 	}
 	l = l.DeepCopy()
 	now := metav1.NewMicroTime(time.Now())
 	l.Spec.RenewTime, l.ResourceVersion = &now, strconv.Itoa(s.next())
-	return s.Tracker().Update(leasesGVR, l, run.LockNamespace)
+	return s.Tracker().Update(leasesGVR, l, stacklock.Namespace)
 }
 
 func conflict(name string) error {
@@ -121,7 +121,7 @@ func conflict(name string) error {
 // get returns the stack's Lease (nil: none).
 func (s *leaseServer) get(t *testing.T, stack string) *coordinationv1.Lease {
 	t.Helper()
-	l, err := s.CoordinationV1().Leases(run.LockNamespace).Get(context.Background(), run.LockName(stack), metav1.GetOptions{})
+	l, err := s.CoordinationV1().Leases(stacklock.Namespace).Get(context.Background(), stacklock.Name(stack), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -132,9 +132,9 @@ func (s *leaseServer) get(t *testing.T, stack string) *coordinationv1.Lease {
 }
 
 // acquire takes the stack's lock, released when the test ends.
-func acquire(t *testing.T, s *leaseServer, stack string, opts run.LockOptions) *run.Lock {
+func acquire(t *testing.T, s *leaseServer, stack string, opts stacklock.Options) *stacklock.Lock {
 	t.Helper()
-	l, err := run.Acquire(context.Background(), s, stack, opts)
+	l, err := stacklock.Acquire(context.Background(), s, stack, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func acquire(t *testing.T, s *leaseServer, stack string, opts run.LockOptions) *
 func leftBehind(t *testing.T, s *leaseServer, stack string, edit func(*coordinationv1.Lease)) string {
 	t.Helper()
 	ctx := context.Background()
-	l, err := run.Acquire(ctx, s, stack, run.LockOptions{Command: "convoy apply"})
+	l, err := stacklock.Acquire(ctx, s, stack, stacklock.Options{Command: "convoy apply"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func leftBehind(t *testing.T, s *leaseServer, stack string, edit func(*coordinat
 	}
 	lease.UID, lease.ResourceVersion = "", ""
 	edit(lease)
-	if _, err := s.CoordinationV1().Leases(run.LockNamespace).Create(ctx, lease, metav1.CreateOptions{}); err != nil {
+	if _, err := s.CoordinationV1().Leases(stacklock.Namespace).Create(ctx, lease, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return l.ID()
@@ -176,7 +176,7 @@ func endedPid(t *testing.T) int {
 
 func TestFakeLockIsExclusiveAndNamesItsHolder(t *testing.T) {
 	s := newLeaseServer()
-	first := acquire(t, s, "shop", run.LockOptions{Command: "convoy apply", RunID: "0123456789ab"})
+	first := acquire(t, s, "shop", stacklock.Options{Command: "convoy apply", RunID: "0123456789ab"})
 	if first.ID() != "0123456789ab" {
 		t.Errorf("lock id %q, want the run id given", first.ID())
 	}
@@ -193,12 +193,12 @@ func TestFakeLockIsExclusiveAndNamesItsHolder(t *testing.T) {
 	if _, ok := lease.Annotations["convoy.dev/environment"]; ok || lease.Labels["convoy.dev/stack-lock"] != "true" || lease.Namespace != "default" {
 		t.Errorf("lease %s/%s: labels %v, annotations %v", lease.Namespace, lease.Name, lease.Labels, lease.Annotations)
 	}
-	if d := lease.Spec.LeaseDurationSeconds; d == nil || time.Duration(*d)*time.Second != run.LockDuration {
-		t.Errorf("lease duration %v, want %s", d, run.LockDuration)
+	if d := lease.Spec.LeaseDurationSeconds; d == nil || time.Duration(*d)*time.Second != stacklock.Duration {
+		t.Errorf("lease duration %v, want %s", d, stacklock.Duration)
 	}
 
-	_, err := run.Acquire(context.Background(), s, "shop", run.LockOptions{Command: "convoy destroy"})
-	var le *run.LockedError
+	_, err := stacklock.Acquire(context.Background(), s, "shop", stacklock.Options{Command: "convoy destroy"})
+	var le *stacklock.HeldError
 	if !errors.As(err, &le) {
 		t.Fatalf("second acquire: %v", err)
 	}
@@ -212,13 +212,13 @@ func TestFakeLockIsExclusiveAndNamesItsHolder(t *testing.T) {
 		}
 	}
 	// Another stack's lock is another Lease.
-	acquire(t, s, "blog", run.LockOptions{Command: "convoy apply"})
+	acquire(t, s, "blog", stacklock.Options{Command: "convoy apply"})
 }
 
 func TestFakeLockReleasedIsTakenAgain(t *testing.T) {
 	s := newLeaseServer()
 	ctx := context.Background()
-	l, err := run.Acquire(ctx, s, "shop", run.LockOptions{Command: "convoy apply"})
+	l, err := stacklock.Acquire(ctx, s, "shop", stacklock.Options{Command: "convoy apply"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestFakeLockReleasedIsTakenAgain(t *testing.T) {
 	if lease := s.get(t, "shop"); lease != nil {
 		t.Fatalf("the Lease outlived its release: %v", lease.Annotations)
 	}
-	again := acquire(t, s, "shop", run.LockOptions{Command: "convoy destroy"})
+	again := acquire(t, s, "shop", stacklock.Options{Command: "convoy destroy"})
 	if again.ID() == l.ID() || s.get(t, "shop").Annotations["convoy.dev/command"] != "convoy destroy" {
 		t.Fatalf("re-acquired as %s (was %s): %v", again.ID(), l.ID(), s.get(t, "shop").Annotations)
 	}
@@ -247,14 +247,14 @@ func TestFakeLockReleasedIsTakenAgain(t *testing.T) {
 func TestFakeReleaseKeepsTheNextHoldersLock(t *testing.T) {
 	s := newLeaseServer()
 	ctx := context.Background()
-	old, err := run.Acquire(ctx, s, "shop", run.LockOptions{Command: "convoy apply"})
+	old, err := stacklock.Acquire(ctx, s, "shop", stacklock.Options{Command: "convoy apply"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := run.ForceUnlockClient(ctx, s, "shop", old.ID()); err != nil {
+	if _, err := stacklock.ForceUnlock(ctx, s, "shop", old.ID()); err != nil {
 		t.Fatal(err)
 	}
-	next := acquire(t, s, "shop", run.LockOptions{Command: "convoy apply"})
+	next := acquire(t, s, "shop", stacklock.Options{Command: "convoy apply"})
 	if err := old.Release(ctx, time.Second); err != nil {
 		t.Fatalf("release of a lock no longer held: %v", err)
 	}
@@ -314,7 +314,7 @@ func TestFakeLockTakeover(t *testing.T) {
 			name: "elsewhere, not renewed for longer than the lock's duration",
 			edit: func(t *testing.T, l *coordinationv1.Lease) {
 				elsewhere(l)
-				l.Spec.RenewTime = ago(run.LockDuration + 15*time.Second)
+				l.Spec.RenewTime = ago(stacklock.Duration + 15*time.Second)
 			},
 			taken: "it has not renewed the lock for 45s (it expires after 30s)",
 		},
@@ -354,9 +354,9 @@ func TestFakeLockTakeover(t *testing.T) {
 				holder = *l.Spec.HolderIdentity
 			})
 			var said []string
-			l, err := run.Acquire(context.Background(), s, "shop", run.LockOptions{Command: "convoy apply", Announce: func(m string) { said = append(said, m) }})
+			l, err := stacklock.Acquire(context.Background(), s, "shop", stacklock.Options{Command: "convoy apply", Announce: func(m string) { said = append(said, m) }})
 			if tc.taken == "" {
-				var le *run.LockedError
+				var le *stacklock.HeldError
 				if !errors.As(err, &le) || le.LockID != old || le.Holder != holder || len(said) != 0 {
 					t.Fatalf("a live holder's lock: %v (announced %q)", err, said)
 				}
@@ -393,15 +393,15 @@ func TestFakeTakeoverLosesToARenewal(t *testing.T) {
 	s.PrependReactor("delete", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
 		if !renewed {
 			renewed = true
-			if err := s.renew(run.LockName("shop")); err != nil {
+			if err := s.renew(stacklock.Name("shop")); err != nil {
 				return true, nil, err
 			}
 		}
 		return false, nil, nil
 	})
 	var said []string
-	_, err := run.Acquire(context.Background(), s, "shop", run.LockOptions{Command: "convoy apply", Announce: func(m string) { said = append(said, m) }})
-	var le *run.LockedError
+	_, err := stacklock.Acquire(context.Background(), s, "shop", stacklock.Options{Command: "convoy apply", Announce: func(m string) { said = append(said, m) }})
+	var le *stacklock.HeldError
 	if !renewed || !errors.As(err, &le) || le.LockID != old || len(said) != 0 {
 		t.Fatalf("renewed %v; acquire: %v (announced %q)", renewed, err, said)
 	}
@@ -419,11 +419,11 @@ func TestFakeLockChangingHandsIsRetried(t *testing.T) {
 		s.PrependReactor("create", "leases", func(a k8stesting.Action) (bool, runtime.Object, error) {
 			if first {
 				first = false
-				return true, nil, apierrors.NewAlreadyExists(leasesGVR.GroupResource(), run.LockName("shop"))
+				return true, nil, apierrors.NewAlreadyExists(leasesGVR.GroupResource(), stacklock.Name("shop"))
 			}
 			return false, nil, nil
 		})
-		acquire(t, s, "shop", run.LockOptions{Command: "convoy apply"})
+		acquire(t, s, "shop", stacklock.Options{Command: "convoy apply"})
 		if s.get(t, "shop") == nil {
 			t.Fatal("no Lease")
 		}
@@ -436,10 +436,10 @@ func TestFakeLockChangingHandsIsRetried(t *testing.T) {
 		deletes := 0
 		s.PrependReactor("delete", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
 			deletes++
-			return true, nil, conflict(run.LockName("shop"))
+			return true, nil, conflict(stacklock.Name("shop"))
 		})
 		var said []string
-		_, err := run.Acquire(context.Background(), s, "shop", run.LockOptions{Command: "convoy apply", Announce: func(m string) { said = append(said, m) }})
+		_, err := stacklock.Acquire(context.Background(), s, "shop", stacklock.Options{Command: "convoy apply", Announce: func(m string) { said = append(said, m) }})
 		if err == nil || !strings.Contains(err.Error(), `stack "shop": the lock changed hands while taking it; try again`) || deletes != 3 || len(said) != 0 {
 			t.Fatalf("after %d deletes: %v (announced %q)", deletes, err, said)
 		}
@@ -451,16 +451,16 @@ func TestFakeLockAPIErrorsNameTheLease(t *testing.T) {
 	t.Run("create", func(t *testing.T) {
 		s := newLeaseServer()
 		s.PrependReactor("create", "leases", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, forbidden })
-		_, err := run.Acquire(context.Background(), s, "shop", run.LockOptions{})
+		_, err := stacklock.Acquire(context.Background(), s, "shop", stacklock.Options{})
 		if !apierrors.IsForbidden(err) || !strings.HasPrefix(err.Error(), "coordination.k8s.io/v1 Lease default/convoy-stack-shop: ") {
 			t.Fatalf("acquire: %v", err)
 		}
 	})
 	t.Run("reading the holder", func(t *testing.T) {
 		s := newLeaseServer()
-		acquire(t, s, "shop", run.LockOptions{})
+		acquire(t, s, "shop", stacklock.Options{})
 		s.PrependReactor("get", "leases", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, forbidden })
-		_, err := run.Acquire(context.Background(), s, "shop", run.LockOptions{})
+		_, err := stacklock.Acquire(context.Background(), s, "shop", stacklock.Options{})
 		if err == nil || !strings.HasPrefix(err.Error(), `stack "shop" is locked (and reading the lock failed: `) {
 			t.Fatalf("acquire: %v", err)
 		}
@@ -496,14 +496,14 @@ func TestFakeForceUnlock(t *testing.T) {
 			if id == "held" {
 				id = held
 			}
-			holder, err := run.ForceUnlockClient(context.Background(), s, "shop", id)
+			holder, err := stacklock.ForceUnlock(context.Background(), s, "shop", id)
 			if tc.unlocked {
 				if err != nil || holder != *lease.Spec.HolderIdentity || s.get(t, "shop") != nil {
 					t.Fatalf("force-unlock: %q %v", holder, err)
 				}
 				return
 			}
-			var me *run.LockIDMismatchError
+			var me *stacklock.IDMismatchError
 			if !errors.As(err, &me) || me.Want != id || me.Held.LockID != held || holder != "" {
 				t.Fatalf("force-unlock of another id: %q %v", holder, err)
 			}
@@ -516,7 +516,7 @@ func TestFakeForceUnlock(t *testing.T) {
 		})
 	}
 	t.Run("no lock", func(t *testing.T) {
-		holder, err := run.ForceUnlockClient(context.Background(), newLeaseServer(), "shop", "0123456789ab")
+		holder, err := stacklock.ForceUnlock(context.Background(), newLeaseServer(), "shop", "0123456789ab")
 		if holder != "" || err != nil {
 			t.Fatalf("force-unlock of no lock: %q %v", holder, err)
 		}
@@ -525,17 +525,17 @@ func TestFakeForceUnlock(t *testing.T) {
 
 func TestFakeLockNamesTheEnvironment(t *testing.T) {
 	s := newLeaseServer()
-	acquire(t, s, "shop.prod", run.LockOptions{Command: "convoy apply", Environment: "prod"})
+	acquire(t, s, "shop.prod", stacklock.Options{Command: "convoy apply", Environment: "prod"})
 	if got := s.get(t, "shop.prod").Annotations["convoy.dev/environment"]; got != "prod" {
 		t.Errorf("environment annotation %q", got)
 	}
-	_, err := run.Acquire(context.Background(), s, "shop.prod", run.LockOptions{Command: "convoy apply", Environment: "prod"})
-	var le *run.LockedError
+	_, err := stacklock.Acquire(context.Background(), s, "shop.prod", stacklock.Options{Command: "convoy apply", Environment: "prod"})
+	var le *stacklock.HeldError
 	if !errors.As(err, &le) || le.Environment != "prod" || !strings.Contains(err.Error(), `stack "shop.prod" (environment "prod") is locked`) {
 		t.Fatalf("second acquire: %v", err)
 	}
 	// Each environment has its own lock.
-	acquire(t, s, "shop.staging", run.LockOptions{Command: "convoy apply", Environment: "staging"})
+	acquire(t, s, "shop.staging", stacklock.Options{Command: "convoy apply", Environment: "staging"})
 }
 
 func TestLockNameIsAValidLeaseName(t *testing.T) {
@@ -553,7 +553,7 @@ func TestLockNameIsAValidLeaseName(t *testing.T) {
 		{name: "nothing a name can hold, other", stack: "???"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n := run.LockName(tc.stack)
+			n := stacklock.Name(tc.stack)
 			if errs := validation.IsDNS1123Label(n); len(errs) > 0 {
 				t.Fatalf("LockName(%q) = %q: %v", tc.stack, n, errs)
 			}
@@ -568,8 +568,8 @@ func TestLockNameIsAValidLeaseName(t *testing.T) {
 	// Names cut to fit keep a hash of the whole: stacks that differ only
 	// past the cut, or only in characters a name cannot hold, do not share
 	// a lock.
-	if run.LockName(long) == run.LockName(long+"y") || run.LockName("!!!") == run.LockName("???") {
-		t.Fatalf("distinct stacks share a lock: %s, %s", run.LockName(long), run.LockName("!!!"))
+	if stacklock.Name(long) == stacklock.Name(long+"y") || stacklock.Name("!!!") == stacklock.Name("???") {
+		t.Fatalf("distinct stacks share a lock: %s, %s", stacklock.Name(long), stacklock.Name("!!!"))
 	}
 }
 
@@ -579,7 +579,7 @@ func takeOver(t *testing.T, s *leaseServer, stack string) *coordinationv1.Lease 
 	t.Helper()
 	ctx := context.Background()
 	cur := s.get(t, stack)
-	leases := s.CoordinationV1().Leases(run.LockNamespace)
+	leases := s.CoordinationV1().Leases(stacklock.Namespace)
 	if err := leases.Delete(ctx, cur.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cur.UID, ResourceVersion: &cur.ResourceVersion}}); err != nil {
 		t.Fatal(err)
 	}
@@ -597,14 +597,14 @@ func takeOver(t *testing.T, s *leaseServer, stack string) *coordinationv1.Lease 
 
 func TestFakeLockLostToATakeoverIsKnownAndLeftAlone(t *testing.T) {
 	s := newLeaseServer()
-	l := acquire(t, s, "shop", run.LockOptions{Command: "convoy apply", Timing: run.LockTiming{RenewEvery: 10 * time.Millisecond}})
+	l := acquire(t, s, "shop", stacklock.Options{Command: "convoy apply", Timing: stacklock.Timing{RenewEvery: 10 * time.Millisecond}})
 	if err := l.Held(context.Background()); err != nil {
 		t.Fatalf("a fresh lock: %v", err)
 	}
 	theirs := takeOver(t, s, "shop")
 	waitLost(t, l) // a renewal finds the Lease is another's
 	err := l.Held(context.Background())
-	var lost *run.LockLostError
+	var lost *stacklock.LostError
 	if !errors.As(err, &lost) || lost.By == nil || lost.By.LockID != "run-b" || !errors.Is(err, release.ErrNotHeld) {
 		t.Fatalf("Held: %v", err)
 	}
@@ -624,19 +624,19 @@ func TestFakeLockLostToATakeoverIsKnownAndLeftAlone(t *testing.T) {
 
 func TestFakeLockRemovedIsLost(t *testing.T) {
 	s := newLeaseServer()
-	l := acquire(t, s, "shop", run.LockOptions{Command: "convoy apply", Timing: run.LockTiming{RenewEvery: 10 * time.Millisecond}})
-	if _, err := run.ForceUnlockClient(context.Background(), s, "shop", ""); err != nil {
+	l := acquire(t, s, "shop", stacklock.Options{Command: "convoy apply", Timing: stacklock.Timing{RenewEvery: 10 * time.Millisecond}})
+	if _, err := stacklock.ForceUnlock(context.Background(), s, "shop", ""); err != nil {
 		t.Fatal(err)
 	}
 	waitLost(t, l)
-	var lost *run.LockLostError
+	var lost *stacklock.LostError
 	if err := l.Held(context.Background()); !errors.As(err, &lost) || lost.By != nil || !strings.Contains(err.Error(), "was removed") {
 		t.Fatalf("Held: %v", err)
 	}
 }
 
 // waitLost waits until the lock knows it is lost.
-func waitLost(t *testing.T, l *run.Lock) {
+func waitLost(t *testing.T, l *stacklock.Lock) {
 	t.Helper()
 	select {
 	case <-l.Lost():
@@ -650,7 +650,7 @@ func waitLost(t *testing.T, l *run.Lock) {
 // before its next write, without its renewals.
 func TestFakeHeldConfirmsAnOldConfirmation(t *testing.T) {
 	s := newLeaseServer()
-	l := acquire(t, s, "shop", run.LockOptions{Command: "convoy apply", Timing: run.LockTiming{Duration: time.Second, RenewEvery: time.Hour}})
+	l := acquire(t, s, "shop", stacklock.Options{Command: "convoy apply", Timing: stacklock.Timing{Duration: time.Second, RenewEvery: time.Hour}})
 	before := len(s.Actions())
 	if err := l.Held(context.Background()); err != nil {
 		t.Fatal(err)
@@ -664,7 +664,7 @@ func TestFakeHeldConfirmsAnOldConfirmation(t *testing.T) {
 	if werr := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, time.Minute, true, poll); werr != nil {
 		t.Fatal("Held never found the lock lost")
 	}
-	var lost *run.LockLostError
+	var lost *stacklock.LostError
 	if !errors.As(err, &lost) || lost.By == nil || lost.By.LockID != "run-b" {
 		t.Fatalf("Held: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 	"os"
 	"os/exec"
 	"strconv"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
-	"github.com/convoy-sh/convoy/internal/run"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -24,40 +24,40 @@ func TestMain(m *testing.M) { os.Exit(cluster.Run(m)) }
 func TestStackLockIsExclusiveAndNamesItsHolder(t *testing.T) {
 	ctx := context.Background()
 	stack := "locktest-" + strings.ToLower(strings.ReplaceAll(cluster.Namespace(t), "t-", ""))
-	first, err := run.Acquire(ctx, cluster.Client(), stack, run.LockOptions{Command: "convoy apply"})
+	first, err := stacklock.Acquire(ctx, cluster.Client(), stack, stacklock.Options{Command: "convoy apply"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = run.Acquire(ctx, cluster.Client(), stack, run.LockOptions{Command: "convoy apply"})
-	var le *run.LockedError
+	_, err = stacklock.Acquire(ctx, cluster.Client(), stack, stacklock.Options{Command: "convoy apply"})
+	var le *stacklock.HeldError
 	if !errors.As(err, &le) || le.Holder == "" || !strings.Contains(err.Error(), le.Holder) || le.Command != "convoy apply" {
 		t.Fatalf("second acquire: %v", err)
 	}
 	if err := first.Release(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	again, err := run.Acquire(ctx, cluster.Client(), stack, run.LockOptions{Command: "convoy destroy"})
+	again, err := stacklock.Acquire(ctx, cluster.Client(), stack, stacklock.Options{Command: "convoy destroy"})
 	if err != nil {
 		t.Fatalf("acquire after release: %v", err)
 	}
 	// force-unlock takes it away from a (presumed dead) holder.
-	holder, err := run.ForceUnlockClient(ctx, cluster.Client(), stack, "")
+	holder, err := stacklock.ForceUnlock(ctx, cluster.Client(), stack, "")
 	if err != nil || holder == "" {
 		t.Fatalf("force-unlock: %q %v", holder, err)
 	}
-	if _, err := run.Acquire(ctx, cluster.Client(), stack, run.LockOptions{Command: "convoy apply"}); err != nil {
+	if _, err := stacklock.Acquire(ctx, cluster.Client(), stack, stacklock.Options{Command: "convoy apply"}); err != nil {
 		t.Fatalf("acquire after force-unlock: %v", err)
 	}
 	_ = again.Release(ctx, 0) // no longer ours: must not delete the new holder's lock
-	if _, err := run.Acquire(ctx, cluster.Client(), stack, run.LockOptions{Command: "convoy apply"}); err == nil {
+	if _, err := stacklock.Acquire(ctx, cluster.Client(), stack, stacklock.Options{Command: "convoy apply"}); err == nil {
 		t.Fatal("the old holder's Release deleted the new holder's lock")
 	}
-	_, _ = run.ForceUnlockClient(ctx, cluster.Client(), stack, "")
+	_, _ = stacklock.ForceUnlock(ctx, cluster.Client(), stack, "")
 }
 
 func TestLockNameIsAValidName(t *testing.T) {
 	for _, s := range []string{"shop", "My Shop_2", strings.Repeat("x", 200), "!!!"} {
-		n := run.LockName(s)
+		n := stacklock.Name(s)
 		if len(n) > 63 || strings.Trim(n, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" || strings.HasSuffix(n, "-") {
 			t.Errorf("LockName(%q) = %q", s, n)
 		}
@@ -69,13 +69,13 @@ func TestLockNameIsAValidName(t *testing.T) {
 func holdLock(t *testing.T, stack string, edit func(*coordinationv1.Lease)) string {
 	t.Helper()
 	ctx := context.Background()
-	l, err := run.Acquire(ctx, cluster.Client(), stack, run.LockOptions{Command: "convoy apply"})
+	l, err := stacklock.Acquire(ctx, cluster.Client(), stack, stacklock.Options{Command: "convoy apply"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = run.ForceUnlockClient(ctx, cluster.Client(), stack, "") })
-	leases := cluster.Client().CoordinationV1().Leases(run.LockNamespace)
-	cur, err := leases.Get(ctx, run.LockName(stack), metav1.GetOptions{})
+	t.Cleanup(func() { _, _ = stacklock.ForceUnlock(ctx, cluster.Client(), stack, "") })
+	leases := cluster.Client().CoordinationV1().Leases(stacklock.Namespace)
+	cur, err := leases.Get(ctx, stacklock.Name(stack), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestLockOfADeadProcessOnThisHostIsTakenOverAtOnce(t *testing.T) {
 	})
 	var said []string
 	start := time.Now()
-	l, err := run.Acquire(context.Background(), cluster.Client(), stack, run.LockOptions{Command: "convoy apply", Announce: func(s string) { said = append(said, s) }})
+	l, err := stacklock.Acquire(context.Background(), cluster.Client(), stack, stacklock.Options{Command: "convoy apply", Announce: func(s string) { said = append(said, s) }})
 	if err != nil {
 		t.Fatalf("the lock of a dead process was not taken over: %v", err)
 	}
@@ -129,8 +129,8 @@ func TestExpiredLockElsewhereIsTakenOverAndALiveOneIsNot(t *testing.T) {
 	}
 	// Renewed 12s ago: alive, whatever its pid says on this host.
 	id := holdLock(t, stack, elsewhere(12*time.Second))
-	_, err := run.Acquire(context.Background(), cluster.Client(), stack, run.LockOptions{Command: "convoy rollback"})
-	var le *run.LockedError
+	_, err := stacklock.Acquire(context.Background(), cluster.Client(), stack, stacklock.Options{Command: "convoy rollback"})
+	var le *stacklock.HeldError
 	if !errors.As(err, &le) || le.LockID != id {
 		t.Fatalf("a live holder elsewhere: %v", err)
 	}
@@ -140,15 +140,15 @@ func TestExpiredLockElsewhereIsTakenOverAndALiveOneIsNot(t *testing.T) {
 		}
 	}
 	// force-unlock with another id leaves it alone.
-	if _, err := run.ForceUnlockClient(context.Background(), cluster.Client(), stack, "0123456789ab"); err == nil || !strings.Contains(err.Error(), "left alone") {
+	if _, err := stacklock.ForceUnlock(context.Background(), cluster.Client(), stack, "0123456789ab"); err == nil || !strings.Contains(err.Error(), "left alone") {
 		t.Fatalf("force-unlock of another id: %v", err)
 	}
 
 	// Not renewed for longer than the lock's duration: expired.
-	_, _ = run.ForceUnlockClient(context.Background(), cluster.Client(), stack, id)
-	holdLock(t, stack, elsewhere(run.LockDuration+15*time.Second))
+	_, _ = stacklock.ForceUnlock(context.Background(), cluster.Client(), stack, id)
+	holdLock(t, stack, elsewhere(stacklock.Duration+15*time.Second))
 	var said []string
-	l, err := run.Acquire(context.Background(), cluster.Client(), stack, run.LockOptions{Command: "convoy apply", Announce: func(s string) { said = append(said, s) }})
+	l, err := stacklock.Acquire(context.Background(), cluster.Client(), stack, stacklock.Options{Command: "convoy apply", Announce: func(s string) { said = append(said, s) }})
 	if err != nil {
 		t.Fatalf("an expired lock was not taken over: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -147,7 +148,7 @@ func TestRunThatLostItsLockWritesNothing(t *testing.T) {
 	// Run A upgrades both releases to pods that are never ready; its
 	// Lease lasts 2s and is not renewed while it waits.
 	oa := opts(fenceStack(t, ns, "a", true, false))
-	oa.LockTiming = run.LockTiming{Duration: 2 * time.Second, RenewEvery: time.Hour}
+	oa.LockTiming = stacklock.Timing{Duration: 2 * time.Second, RenewEvery: time.Hour}
 	view := &waitingView{want: map[string]bool{"web-0": true, "web-1": true}, waiting: make(chan struct{})}
 	type outcome struct {
 		res *run.Applied
@@ -166,9 +167,9 @@ func TestRunThatLostItsLockWritesNothing(t *testing.T) {
 	aRun := recordRun(t, ns, "web-0", 2)
 
 	// Its Lease expires.
-	leases := cluster.Client().CoordinationV1().Leases(run.LockNamespace)
+	leases := cluster.Client().CoordinationV1().Leases(stacklock.Namespace)
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		l, err := leases.Get(ctx, run.LockName(ns), metav1.GetOptions{})
+		l, err := leases.Get(ctx, stacklock.Name(ns), metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -201,7 +202,7 @@ func TestRunThatLostItsLockWritesNothing(t *testing.T) {
 	case b := <-bDone:
 		t.Fatalf("run B ended first: %v", b.err)
 	}
-	var lost *run.LockLostError
+	var lost *stacklock.LostError
 	if !errors.As(a.err, &lost) || !errors.Is(a.err, release.ErrNotHeld) {
 		t.Fatalf("run A: got %v, want the lock lost", a.err)
 	}

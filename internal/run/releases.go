@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 	"io"
 	"slices"
 	"sync"
@@ -316,7 +317,7 @@ func (s *Session) ForceUnlock(ctx context.Context, lockID string) ([]Unlocked, e
 	}
 	var out []Unlocked
 	for _, c := range clusters {
-		holder, err := ForceUnlockClient(ctx, c.Engine.LockClient(), ls.Stack.ID(), lockID)
+		holder, err := stacklock.ForceUnlock(ctx, c.Engine.LockClient(), ls.Stack.ID(), lockID)
 		if err != nil {
 			return out, err
 		}

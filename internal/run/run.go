@@ -1,6 +1,7 @@
 package run
 
 import (
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/apimap"
@@ -26,11 +27,11 @@ type Options struct {
 	Announce func(string)
 	// Grace bounds how long writing a release's final state and releasing
 	// the stack lock may go on after the run's context ended, retrying
-	// (0: DefaultGrace).
+	// (0: stacklock.DefaultGrace).
 	Grace time.Duration
-	// LockTiming is the stack lock's (zero: LockDuration, renewed every
+	// LockTiming is the stack lock's (zero: stacklock.Duration, renewed every
 	// third of it); tests shorten it.
-	LockTiming LockTiming
+	LockTiming stacklock.Timing
 	// StackNamespace is the namespace of the controller's Stack object
 	// that runs the stack ("": the CLI). Its records carry it
 	// (release.StackNamespaceLabel), and the plan refuses to take over

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -32,7 +33,7 @@ type Session struct {
 	saved *SavedPlan
 	// gone is the identity of a stack that can no longer be loaded
 	// (OpenGone; ls is nil).
-	gone Identity
+	gone stacklock.Identity
 
 	mu sync.Mutex
 	// clusters are the session's connections, by where plans take their
@@ -79,7 +80,7 @@ func OpenSaved(ctx context.Context, o Options, saved *SavedPlan) (*Session, erro
 // variable values gone), known only by its identity: its releases can
 // only be let go of (Abandon, on the default cluster); every other
 // operation fails.
-func OpenGone(o Options, id Identity) *Session {
+func OpenGone(o Options, id stacklock.Identity) *Session {
 	return &Session{o: o, gone: id}
 }
 
@@ -249,7 +250,7 @@ func (s *Session) Output(ctx context.Context, names []string) ([]ReleaseOutput, 
 
 // Identity is the stack's identity: its name and environment, and the
 // clusters it uses resolved to what they connect to, without connecting.
-func (s *Session) Identity(context.Context) (Identity, error) {
+func (s *Session) Identity(context.Context) (stacklock.Identity, error) {
 	if s.ls == nil {
 		return s.gone, nil
 	}

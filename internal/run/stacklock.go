@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 
 	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/release"
@@ -22,7 +23,7 @@ type stackLock struct {
 
 type heldLock struct {
 	cluster Connected
-	lock    *Lock
+	lock    *stacklock.Lock
 }
 
 // lockStack takes the stack's lock on every cluster it uses, or none.
@@ -32,13 +33,13 @@ func lockStack(ctx context.Context, o Options, st *config.Stack, cl *Clusters, c
 	if err != nil {
 		return nil, err
 	}
-	sl := &stackLock{stack: st.ID(), runID: NewRunID(), opts: o}
+	sl := &stackLock{stack: st.ID(), runID: stacklock.NewRunID(), opts: o}
 	for _, c := range clusters {
 		announce := o.announce
 		if len(clusters) > 1 {
 			announce = func(msg string) { o.announce(c.Describe() + ": " + msg) }
 		}
-		l, err := Acquire(ctx, c.Engine.LockClient(), st.ID(), LockOptions{Command: command, RunID: sl.runID, Announce: announce, Environment: st.Environment, Timing: o.LockTiming})
+		l, err := stacklock.Acquire(ctx, c.Engine.LockClient(), st.ID(), stacklock.Options{Command: command, RunID: sl.runID, Announce: announce, Environment: st.Environment, Timing: o.LockTiming})
 		if err != nil {
 			return nil, errors.Join(err, sl.release(ctx))
 		}
@@ -59,7 +60,7 @@ func (s *stackLock) fence(ctx context.Context) (fenced context.Context, stop fun
 		go func() {
 			select {
 			case <-h.lock.Lost():
-				cancel(h.lock.lostError())
+				cancel(h.lock.LostErr())
 			case <-done:
 			}
 		}()
@@ -81,7 +82,7 @@ func (s *stackLock) holds(ctx context.Context) error {
 // none known).
 func (s *stackLock) lost() error {
 	for _, h := range s.held {
-		if err := h.lock.lostError(); err != nil {
+		if err := h.lock.LostErr(); err != nil {
 			return err
 		}
 	}
@@ -92,7 +93,7 @@ func (s *stackLock) lost() error {
 // its error (unless err says so already); then the lock is released (if
 // still the run's).
 func (s *stackLock) finish(ctx context.Context, err error) error {
-	var lost *LockLostError
+	var lost *stacklock.LostError
 	if l := s.lost(); l != nil && !errors.As(err, &lost) {
 		err = errors.Join(l, err)
 	}
@@ -121,7 +122,7 @@ type UnlockError struct {
 
 func (e *UnlockError) Error() string {
 	return fmt.Sprintf("the lock of stack %q on %s was not released (%v): a run on this host takes it over once this process has ended, any other once it expires (%s); `convoy force-unlock %s` releases it now",
-		e.Stack, e.Cluster, e.Err, LockDuration, e.LockID)
+		e.Stack, e.Cluster, e.Err, stacklock.Duration, e.LockID)
 }
 
 func (e *UnlockError) Unwrap() error { return e.Err }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 	"strings"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
@@ -116,7 +117,7 @@ func (r *Reconciler) testGate(ctx context.Context, st *v1alpha1.Stack) gateResul
 
 func (r *Reconciler) testOutcome(ctx context.Context, sr *StackRun) gateResult {
 	tested, err := sr.Session.Test(ctx, run.TestRequest{})
-	var le *run.LockedError
+	var le *stacklock.HeldError
 	if errors.As(err, &le) {
 		// The Stack's own reconcile holds the lock: the tests run later.
 		return gateResult{Pending: true}

@@ -4,12 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
-	"github.com/convoy-sh/convoy/internal/run"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,10 +87,10 @@ func (r *reconciler) checkDuplicate(ctx context.Context, sr *stackRun) (outcome,
 // identity is the stack's identity: the recorded one while the inputs
 // (source digest, environment, kubeconfigs) are those of the last plan,
 // which was made with it; else loaded afresh.
-func (r *reconciler) identity(ctx context.Context, sr *stackRun) (run.Identity, error) {
+func (r *reconciler) identity(ctx context.Context, sr *stackRun) (stacklock.Identity, error) {
 	st := sr.st
 	if p := st.Status.Plan; p != nil && p.Inputs == sr.in.hash {
-		if id, ok := run.ParseIdentity(st.Status.Identity); ok {
+		if id, ok := stacklock.ParseIdentity(st.Status.Identity); ok {
 			return id, nil
 		}
 	}
@@ -185,7 +185,7 @@ func olderThan(a, b *v1alpha1.Stack) bool {
 	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name)) < 0
 }
 
-func clusterStrings(id run.Identity) []string {
+func clusterStrings(id stacklock.Identity) []string {
 	out := make([]string, len(id.Clusters))
 	for i, c := range id.Clusters {
 		out[i] = string(c)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 	"strings"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
@@ -113,7 +114,7 @@ func (r *reconciler) cleanUp(ctx context.Context, st *v1alpha1.Stack) (outcome, 
 	}
 	defer sr.close()
 	in := sr.in
-	var le *run.LockedError
+	var le *stacklock.HeldError
 	if !st.Spec.Prune {
 		released, err := sr.session.Abandon(ctx, command)
 		if errors.As(err, &le) {
@@ -193,7 +194,7 @@ func (r *reconciler) openForDeletion(ctx context.Context, st *v1alpha1.Stack) (*
 // either (another cluster, no identity, an error), and the deletion fails
 // with the loading error.
 func (r *reconciler) abandonByIdentity(ctx context.Context, st *v1alpha1.Stack, command string) (outcome, bool) {
-	id, ok := run.ParseIdentity(st.Status.Identity)
+	id, ok := stacklock.ParseIdentity(st.Status.Identity)
 	if !ok {
 		return outcome{}, false
 	}

@@ -3,6 +3,7 @@ package stack_test
 import (
 	"context"
 	"errors"
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ func TestCLIApplyAndControllerShareTheStackLock(t *testing.T) {
 	push(t, reg, dir, "v1")
 
 	ctx := context.Background()
-	lock, err := run.Acquire(ctx, cluster.Client(), ns, run.LockOptions{Command: "convoy apply"})
+	lock, err := stacklock.Acquire(ctx, cluster.Client(), ns, stacklock.Options{Command: "convoy apply"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,14 +47,14 @@ func TestCLIApplyAndControllerShareTheStackLock(t *testing.T) {
 
 	// The controller takes the lock and applies (api's wait runs 12s);
 	// a CLI apply meanwhile fails naming it.
-	leases := cluster.Client().CoordinationV1().Leases(run.LockNamespace)
+	leases := cluster.Client().CoordinationV1().Leases(stacklock.Namespace)
 	devtest.Eventually(t, 30*time.Second, func() bool {
-		l, err := leases.Get(ctx, run.LockName(ns), metav1.GetOptions{})
+		l, err := leases.Get(ctx, stacklock.Name(ns), metav1.GetOptions{})
 		return err == nil && strings.Contains(l.Annotations["convoy.dev/command"], "convoy controller")
 	}, func() string { return "the controller never took the lock:" + describe(getStack(t, c, ns, "shop")) })
 	_, err = runApply(ctx, run.Options{Source: run.Source{Dir: dir}, Clusters: run.ClusterOptions{Kubeconfig: cluster.Kubeconfig()}},
 		run.ApplyRequest{Command: "convoy apply"})
-	var le *run.LockedError
+	var le *stacklock.HeldError
 	if !errors.As(err, &le) || !strings.Contains(le.Error(), "convoy controller (Stack "+ns+"/shop)") {
 		t.Fatalf("a CLI apply during the controller's: %v", err)
 	}

@@ -3,10 +3,10 @@ package stack
 import (
 	"context"
 	"errors"
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/release"
-	"github.com/convoy-sh/convoy/internal/run"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"time"
@@ -26,7 +26,7 @@ func (r *reconciler) planFailed(ctx context.Context, sr *stackRun, err error) ou
 }
 
 // locked records a Stack waiting for the stack lock another run holds.
-func (r *reconciler) locked(st *v1alpha1.Stack, action string, le *run.LockedError) outcome {
+func (r *reconciler) locked(st *v1alpha1.Stack, action string, le *stacklock.HeldError) outcome {
 	msg := "waiting for the stack lock: " + le.Error()
 	st.Status.LastError = msg
 	setCond(st, CondReady, metav1.ConditionFalse, ReasonLocked, msg)

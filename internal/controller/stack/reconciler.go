@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/run/stacklock"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -548,7 +549,7 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, p *v1alpha1.PlanSt
 	// plan of this Stack lists directly.
 	r.wrote.Store(stackKey(st), true)
 	var se *run.StaleError
-	var le *run.LockedError
+	var le *stacklock.HeldError
 	var pe *plan.PolicyError
 	switch {
 	case errors.As(err, &pe):

@@ -1,4 +1,4 @@
-package run
+package stacklock
 
 import (
 	"cmp"
@@ -28,25 +28,25 @@ import (
 // Lock namespace, annotations and timing. The Lease lives in "default",
 // which every cluster has, whatever namespaces the stack's releases use.
 const (
-	LockNamespace   = "default"
+	Namespace       = "default"
 	annoLockHost    = "convoy.dev/host"
 	annoLockCommand = "convoy.dev/command"
 	annoLockPid     = "convoy.dev/pid"
 	annoLockPidNS   = "convoy.dev/pid-namespace"
 	annoLockRun     = "convoy.dev/run"
 	annoLockEnv     = "convoy.dev/environment"
-	// LockDuration is how long a holder that stopped renewing its Lease
+	// Duration is how long a holder that stopped renewing its Lease
 	// keeps it: after that, the lock is expired and the next run takes it
 	// over.
-	LockDuration   = 30 * time.Second
+	Duration       = 30 * time.Second
 	lockRenewEvery = 10 * time.Second
 	// DefaultGrace is how long writing a release's final state and
 	// releasing the lock may go on after the run's context ended.
 	DefaultGrace = 30 * time.Second
 )
 
-// LockName is the Lease name of a stack's lock.
-func LockName(stack string) string {
+// Name is the Lease name of a stack's lock.
+func Name(stack string) string {
 	name := "convoy-stack-" + strings.Trim(invalidName.ReplaceAllString(strings.ToLower(stack), "-"), "-")
 	if len(name) > 63 || name == "convoy-stack-" {
 		sum := sha256.Sum256([]byte(stack))
@@ -65,8 +65,8 @@ func NewRunID() string {
 	return hex.EncodeToString(b)
 }
 
-// LockOptions say who takes a stack's lock.
-type LockOptions struct {
+// Options say who takes a stack's lock.
+type Options struct {
 	// Command names the operation ("convoy apply").
 	Command string
 	// RunID is the run's identity (NewRunID): the lock's id, which
@@ -80,37 +80,37 @@ type LockOptions struct {
 	// Lease's annotations name the environment.
 	Environment string
 	// Timing is how long the Lease lasts unrenewed and how often it is
-	// renewed (zero: LockDuration, renewed every third of it).
-	Timing LockTiming
+	// renewed (zero: Duration, renewed every third of it).
+	Timing Timing
 }
 
-// LockTiming is a lock's timing. Tests shorten the duration, and stretch
+// Timing is a lock's timing. Tests shorten the duration, and stretch
 // the renewals to stand for a process that stopped renewing (SIGSTOP).
-type LockTiming struct {
+type Timing struct {
 	// Duration is how long the Lease is the holder's after its last
-	// renewal (whole seconds, at least one; 0: LockDuration).
+	// renewal (whole seconds, at least one; 0: Duration).
 	Duration time.Duration
 	// RenewEvery is how often the Lease is renewed in the background
 	// (0: a third of Duration).
 	RenewEvery time.Duration
 }
 
-func (t LockTiming) duration() time.Duration {
+func (t Timing) duration() time.Duration {
 	if t.Duration <= 0 {
-		return LockDuration
+		return Duration
 	}
 	return max(t.Duration.Round(time.Second), time.Second)
 }
 
-func (t LockTiming) renewEvery() time.Duration {
+func (t Timing) renewEvery() time.Duration {
 	if t.RenewEvery <= 0 {
 		return t.duration() / 3
 	}
 	return t.RenewEvery
 }
 
-// LockedError says another run holds the stack.
-type LockedError struct {
+// HeldError says another run holds the stack.
+type HeldError struct {
 	Stack, Environment, Holder, Host, Command string
 	// LockID is the holder's run id (the Lease's UID for locks taken by
 	// convoy versions that did not record one).
@@ -120,10 +120,10 @@ type LockedError struct {
 	Duration time.Duration
 }
 
-func (e *LockedError) Error() string {
+func (e *HeldError) Error() string {
 	renewed := ""
 	if !e.LastRenew.IsZero() {
-		renewed = fmt.Sprintf("; last renewed %s ago (it expires %s after that)", time.Since(e.LastRenew).Round(time.Second), cmp.Or(e.Duration, LockDuration))
+		renewed = fmt.Sprintf("; last renewed %s ago (it expires %s after that)", time.Since(e.LastRenew).Round(time.Second), cmp.Or(e.Duration, Duration))
 	}
 	env := ""
 	if e.Environment != "" {
@@ -143,7 +143,7 @@ type Lock struct {
 	uid    types.UID // this acquisition's Lease; a re-created one is not ours
 	runID  string
 	holder string
-	timing LockTiming
+	timing Timing
 	// stop ends the renewals, cancelling one under way.
 	stop context.CancelFunc
 	done sync.WaitGroup
@@ -155,7 +155,7 @@ type Lock struct {
 	// sent (monotonic: the time a stopped process slept counts).
 	confirmed time.Time
 	// lostErr is set, and lost closed, once the Lease is not ours.
-	lostErr *LockLostError
+	lostErr *LostError
 	lost    chan struct{}
 }
 
@@ -181,11 +181,11 @@ func thisProcess() holderIdentity {
 }
 
 // Acquire takes the stack's lock on one cluster, or fails with a
-// *LockedError naming the holder. A holder that is gone is taken over, and
+// *HeldError naming the holder. A holder that is gone is taken over, and
 // opts.Announce says so: on this host, when its process no longer exists;
-// on any host, when it has not renewed the Lease for LockDuration. While
+// on any host, when it has not renewed the Lease for Duration. While
 // held, the lock is renewed in the background.
-func Acquire(ctx context.Context, client kubernetes.Interface, stack string, opts LockOptions) (*Lock, error) {
+func Acquire(ctx context.Context, client kubernetes.Interface, stack string, opts Options) (*Lock, error) {
 	me := thisProcess()
 	runID := opts.RunID
 	if runID == "" {
@@ -197,8 +197,8 @@ func Acquire(ctx context.Context, client kubernetes.Interface, stack string, opt
 	secs := int32(opts.Timing.duration() / time.Second)
 	lease := &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      LockName(stack),
-			Namespace: LockNamespace,
+			Name:      Name(stack),
+			Namespace: Namespace,
 			Labels:    map[string]string{"convoy.dev/stack-lock": "true"},
 			Annotations: map[string]string{
 				annoLockHost: me.host, annoLockCommand: opts.Command, "convoy.dev/stack": stack,
@@ -215,7 +215,7 @@ func Acquire(ctx context.Context, client kubernetes.Interface, stack string, opt
 	if opts.Environment != "" {
 		lease.Annotations[annoLockEnv] = opts.Environment
 	}
-	leases := client.CoordinationV1().Leases(LockNamespace)
+	leases := client.CoordinationV1().Leases(Namespace)
 	// A few rounds: a takeover can race with the holder's renewal or with
 	// another run taking over too.
 	for range 3 {
@@ -229,7 +229,7 @@ func Acquire(ctx context.Context, client kubernetes.Interface, stack string, opt
 			return l, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("coordination.k8s.io/v1 Lease %s/%s: %w", LockNamespace, lease.Name, err)
+			return nil, fmt.Errorf("coordination.k8s.io/v1 Lease %s/%s: %w", Namespace, lease.Name, err)
 		}
 		cur, err := leases.Get(ctx, lease.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -256,8 +256,18 @@ func Acquire(ctx context.Context, client kubernetes.Interface, stack string, opt
 }
 
 // lockedError describes the holder of a Lease.
-func lockedError(stack string, cur *coordinationv1.Lease) *LockedError {
-	le := &LockedError{Stack: stack, Environment: cur.Annotations[annoLockEnv], Host: cur.Annotations[annoLockHost], Command: cur.Annotations[annoLockCommand], LockID: lockID(cur)}
+// Holder is the run that holds the lock the Lease l records, as a
+// *HeldError, or nil when that run is gone (the Lease expired, or its
+// process on this host has exited): a lock the next run takes over.
+func Holder(stack string, l *coordinationv1.Lease) *HeldError {
+	if gone(l, thisProcess(), time.Now(), processExists) != "" {
+		return nil
+	}
+	return lockedError(stack, l)
+}
+
+func lockedError(stack string, cur *coordinationv1.Lease) *HeldError {
+	le := &HeldError{Stack: stack, Environment: cur.Annotations[annoLockEnv], Host: cur.Annotations[annoLockHost], Command: cur.Annotations[annoLockCommand], LockID: lockID(cur)}
 	if cur.Spec.HolderIdentity != nil {
 		le.Holder = *cur.Spec.HolderIdentity
 	}
@@ -340,17 +350,17 @@ func (l *Lock) renew(ctx context.Context) {
 func (l *Lock) confirm(ctx context.Context) error {
 	l.confirming.Lock()
 	defer l.confirming.Unlock()
-	if err := l.lostError(); err != nil {
+	if err := l.LostErr(); err != nil {
 		return err
 	}
-	leases := l.client.CoordinationV1().Leases(LockNamespace)
+	leases := l.client.CoordinationV1().Leases(Namespace)
 	sent := time.Now()
 	cur, err := leases.Get(ctx, l.name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return l.lose(nil)
 	}
 	if err != nil {
-		return fmt.Errorf("coordination.k8s.io/v1 Lease %s/%s: %w", LockNamespace, l.name, err)
+		return fmt.Errorf("coordination.k8s.io/v1 Lease %s/%s: %w", Namespace, l.name, err)
 	}
 	if !l.ours(cur) {
 		return l.lose(cur)
@@ -358,7 +368,7 @@ func (l *Lock) confirm(ctx context.Context) error {
 	now := metav1.NewMicroTime(time.Now())
 	cur.Spec.RenewTime = &now
 	if _, err := leases.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("coordination.k8s.io/v1 Lease %s/%s: %w", LockNamespace, l.name, err)
+		return fmt.Errorf("coordination.k8s.io/v1 Lease %s/%s: %w", Namespace, l.name, err)
 	}
 	l.mu.Lock()
 	l.confirmed = sent
@@ -376,7 +386,7 @@ func (l *Lock) lose(cur *coordinationv1.Lease) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.lostErr == nil {
-		l.lostErr = &LockLostError{Stack: l.stack, RunID: l.runID}
+		l.lostErr = &LostError{Stack: l.stack, RunID: l.runID}
 		if cur != nil {
 			l.lostErr.By = lockedError(l.stack, cur)
 		}
@@ -385,11 +395,12 @@ func (l *Lock) lose(cur *coordinationv1.Lease) error {
 	return l.lostErr
 }
 
-func (l *Lock) lostError() error {
+// LostErr is why the lock was lost (a *LostError), nil while it is held.
+func (l *Lock) LostErr() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.lostErr == nil {
-		return nil // not a nil *LockLostError in an error
+		return nil // not a nil *LostError in an error
 	}
 	return l.lostErr
 }
@@ -397,15 +408,15 @@ func (l *Lock) lostError() error {
 // Lost is closed once the lock is known lost (Held then says to whom).
 func (l *Lock) Lost() <-chan struct{} { return l.lost }
 
-// Held is nil while the lock is this run's, and a *LockLostError once it
+// Held is nil while the lock is this run's, and a *LostError once it
 // is not. A lock confirmed within the last half of its duration is taken
 // as held (nobody may take it over before it expires); an older
 // confirmation (this process was stopped, or the API server did not
 // answer the renewals) is checked again now, renewing the Lease if it
-// is still ours. An error that is not a *LockLostError says the lock
+// is still ours. An error that is not a *LostError says the lock
 // could not be confirmed.
 func (l *Lock) Held(ctx context.Context) error {
-	if err := l.lostError(); err != nil {
+	if err := l.LostErr(); err != nil {
 		return err
 	}
 	if !l.stale() {
@@ -413,9 +424,9 @@ func (l *Lock) Held(ctx context.Context) error {
 	}
 	err := l.confirm(ctx)
 	if err == nil || !l.stale() { // confirmed, here or by a concurrent call
-		return l.lostError()
+		return l.LostErr()
 	}
-	if lost := l.lostError(); lost != nil {
+	if lost := l.LostErr(); lost != nil {
 		return lost
 	}
 	return fmt.Errorf("the lock of stack %q (run %s) could not be confirmed: %w", l.stack, l.runID, err)
@@ -429,18 +440,18 @@ func (l *Lock) stale() bool {
 	return time.Since(l.confirmed) >= l.timing.duration()/2
 }
 
-// LockLostError says a run's stack lock is no longer its own: its Lease
+// LostError says a run's stack lock is no longer its own: its Lease
 // expired and another run took it over, or it was removed. The run stops
 // before its next write; what the new holder wrote stands.
-type LockLostError struct {
+type LostError struct {
 	Stack string
 	// RunID is the run that lost the lock.
 	RunID string
 	// By is the new holder (nil: the Lease is gone).
-	By *LockedError
+	By *HeldError
 }
 
-func (e *LockLostError) Error() string {
+func (e *LostError) Error() string {
 	if e.By == nil {
 		return fmt.Sprintf("the lock of stack %q was removed while run %s held it (force-unlocked, or taken over by a run that has finished): this run stopped before its next write", e.Stack, e.RunID)
 	}
@@ -450,7 +461,7 @@ func (e *LockLostError) Error() string {
 
 // Unwrap makes the error final for the release engine: it is never
 // retried.
-func (e *LockLostError) Unwrap() error { return release.ErrNotHeld }
+func (e *LostError) Unwrap() error { return release.ErrNotHeld }
 
 // Release gives the lock up (deleting the Lease, only if still ours). It
 // retries with backoff, and may go on for grace after ctx ended (0:
@@ -458,7 +469,7 @@ func (e *LockLostError) Unwrap() error { return release.ErrNotHeld }
 func (l *Lock) Release(ctx context.Context, grace time.Duration) error {
 	l.stop()
 	l.done.Wait()
-	leases := l.client.CoordinationV1().Leases(LockNamespace)
+	leases := l.client.CoordinationV1().Leases(Namespace)
 	// The UID precondition keeps a lock that was force-unlocked and taken
 	// by someone else meanwhile.
 	return release.Retry(ctx, grace, func(ctx context.Context) error {
@@ -470,11 +481,11 @@ func (l *Lock) Release(ctx context.Context, grace time.Duration) error {
 	})
 }
 
-// ForceUnlockClient removes a stack's lock on one cluster whoever holds
+// ForceUnlock removes a stack's lock on one cluster whoever holds
 // it, and says who did. With a lockID, it refuses a lock with another id.
-func ForceUnlockClient(ctx context.Context, client kubernetes.Interface, stack, id string) (holder string, err error) {
-	leases := client.CoordinationV1().Leases(LockNamespace)
-	cur, err := leases.Get(ctx, LockName(stack), metav1.GetOptions{})
+func ForceUnlock(ctx context.Context, client kubernetes.Interface, stack, id string) (holder string, err error) {
+	leases := client.CoordinationV1().Leases(Namespace)
+	cur, err := leases.Get(ctx, Name(stack), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return "", nil
 	}
@@ -483,7 +494,7 @@ func ForceUnlockClient(ctx context.Context, client kubernetes.Interface, stack, 
 	}
 	le := lockedError(stack, cur)
 	if id != "" && id != le.LockID {
-		return "", &LockIDMismatchError{Stack: stack, Want: id, Held: le}
+		return "", &IDMismatchError{Stack: stack, Want: id, Held: le}
 	}
 	err = leases.Delete(ctx, cur.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cur.UID}})
 	if apierrors.IsNotFound(err) {
@@ -492,14 +503,14 @@ func ForceUnlockClient(ctx context.Context, client kubernetes.Interface, stack, 
 	return le.Holder, err
 }
 
-// LockIDMismatchError is a force-unlock naming a lock that is not the one
+// IDMismatchError is a force-unlock naming a lock that is not the one
 // held: the run it meant is gone, and another holds the stack now.
-type LockIDMismatchError struct {
+type IDMismatchError struct {
 	Stack, Want string
-	Held        *LockedError
+	Held        *HeldError
 }
 
-func (e *LockIDMismatchError) Error() string {
+func (e *IDMismatchError) Error() string {
 	return fmt.Sprintf("the lock of stack %q is %s, held by %s (%s) since %s, not %s: left alone",
 		e.Stack, e.Held.LockID, e.Held.Holder, e.Held.Command, e.Held.Since.Format(time.RFC3339), e.Want)
 }
