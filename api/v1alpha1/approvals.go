@@ -78,39 +78,3 @@ func (s *StackSpec) ApprovalOf(digest string) (ApprovalStatus, bool) {
 	}
 	return a, len(a.ApprovedBy) >= int(a.Required)
 }
-
-// DeepCopyInto copies a into out.
-func (a *Approvals) DeepCopyInto(out *Approvals) {
-	*out = *a
-	if a.Required != nil {
-		n := *a.Required
-		out.Required = &n
-	}
-	if a.Entries != nil {
-		out.Entries = make([]ApprovalEntry, len(a.Entries))
-		for i, e := range a.Entries {
-			e.ApprovedAt = e.ApprovedAt.DeepCopy()
-			out.Entries[i] = e
-		}
-	}
-}
-
-// DeepCopy copies a.
-func (a *Approvals) DeepCopy() *Approvals {
-	if a == nil {
-		return nil
-	}
-	out := new(Approvals)
-	a.DeepCopyInto(out)
-	return out
-}
-
-// DeepCopy copies a.
-func (a *ApprovalStatus) DeepCopy() *ApprovalStatus {
-	if a == nil {
-		return nil
-	}
-	out := *a
-	out.ApprovedBy = slices.Clone(a.ApprovedBy)
-	return &out
-}

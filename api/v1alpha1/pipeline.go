@@ -20,6 +20,8 @@ const DefaultPipelineInterval = time.Minute
 // through stages of Stacks: each stage's Stacks are pinned to the digest,
 // must be Ready on it and keep their gates for the bake time, and only a
 // digest a stage verified reaches the next stage.
+//
+// +kubebuilder:object:root=true
 type Pipeline struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -259,6 +261,8 @@ type StageNotified struct {
 }
 
 // PipelineList is a list of Pipelines.
+//
+// +kubebuilder:object:root=true
 type PipelineList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`

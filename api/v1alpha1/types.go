@@ -23,6 +23,8 @@ const ShardLabel = "convoy.dev/shard"
 // Stack is a convoy stack reconciled in the cluster: pulled from an OCI
 // artifact (`convoy push`), planned on every change and at an interval,
 // and applied as its approval mode says.
+//
+// +kubebuilder:object:root=true
 type Stack struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -310,6 +312,8 @@ type ReleaseStatus struct {
 }
 
 // StackList is a list of Stacks.
+//
+// +kubebuilder:object:root=true
 type StackList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`

@@ -20,12 +20,3 @@ type VerifySpec struct {
 	// verifies.
 	SecretRef LocalObjectReference `json:"secretRef"`
 }
-
-// DeepCopy copies v.
-func (v *VerifySpec) DeepCopy() *VerifySpec {
-	if v == nil {
-		return nil
-	}
-	out := *v
-	return &out
-}
