@@ -88,11 +88,18 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 
-# The API types' deepcopy functions, generated from the types and their
-# kubebuilder markers by controller-gen (built into the tools cache).
+# The API types' deepcopy functions and the CRDs, generated from the types
+# and their kubebuilder markers by controller-gen (built into the tools
+# cache), then the schema parts no marker can say (api/v1alpha1/crd-patches.yaml).
+# The chart's crds/ are the one copy: `convoy controller install` embeds them.
+# ignoreUnexportedFields: StackSpec.decodeErrors and PipelineStackRef.raw are
+# no part of the API; allowDangerousTypes: a Prometheus gate's max is a float.
+CRD_DIR := deploy/chart/convoy-controller/crds
 generate:
 	hack/build-tools.sh controller-gen
-	$(CONTROLLER_GEN) object paths=./api/...
+	$(CONTROLLER_GEN) object crd:ignoreUnexportedFields=true,allowDangerousTypes=true \
+		paths=./api/... output:crd:dir=$(CRD_DIR)
+	go run ./hack/crdpatch api/v1alpha1/crd-patches.yaml $(CRD_DIR)
 
 # The main job: a local cluster, then plan, apply and status of the example
 # shop stack (a database, an API and a web front end per region, with a

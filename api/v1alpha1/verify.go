@@ -2,6 +2,8 @@ package v1alpha1
 
 // VerifyProvider is the signature format a Stack's or Pipeline's artifacts
 // are verified in.
+//
+// +kubebuilder:validation:Enum=cosign
 type VerifyProvider string
 
 // ProviderCosign: cosign's key-based signatures (convoy push --sign-key,
