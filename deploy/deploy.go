@@ -5,14 +5,17 @@ package deploy
 
 import _ "embed"
 
-// CRD is the stacks.convoy.dev CustomResourceDefinition.
+// CRD is the stacks.convoy.dev CustomResourceDefinition. The CRDs are
+// generated from the API types (api/v1alpha1, make generate) into the
+// chart's crds/, the one copy: the chart installs them, and so does
+// `convoy controller install`.
 //
-//go:embed crd/stacks.convoy.dev.yaml
+//go:embed chart/convoy-controller/crds/convoy.dev_stacks.yaml
 var CRD []byte
 
 // PipelineCRD is the pipelines.convoy.dev CustomResourceDefinition.
 //
-//go:embed crd/pipelines.convoy.dev.yaml
+//go:embed chart/convoy-controller/crds/convoy.dev_pipelines.yaml
 var PipelineCRD []byte
 
 // RBAC is the controller's namespace, ServiceAccount, ClusterRole and

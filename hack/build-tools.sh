@@ -16,8 +16,10 @@
 #   $TOOLS/prometheus-$PROMETHEUS_VERSION/bin/prometheus   (the metric gate's tests; only
 #       where no package manager gives one: with apt-get, Debian's `prometheus`
 #       package is installed instead, /usr/bin/prometheus)
+#   $TOOLS/controller-gen-$CONTROLLER_GEN_VERSION/bin/controller-gen   (make generate: the API
+#       types' deepcopy functions and CRDs)
 #
-# Usage: hack/build-tools.sh [--locked FILE] [k8s] [kwok] [helm] [registry] [prometheus] [helm3] [helmfile] [cosign] [chromium]
+# Usage: hack/build-tools.sh [--locked FILE] [k8s] [kwok] [helm] [registry] [prometheus] [helm3] [helmfile] [cosign] [chromium] [controller-gen]
 # (default: all). Prints nothing but progress on stderr.
 #
 # The tools named are built side by side. Safe to run concurrently: each tool
@@ -150,6 +152,10 @@ build_registry() {
   fi
   go_install registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry "OCI chart sources in tests"
 }
+# controller-gen is built from its own go.mod, exactly as released (not in
+# hack/tools, whose Kubernetes libraries are the control plane's), with full
+# optimisation: `make generate` runs it, and CI every time.
+build_controller-gen() { go_install controller-gen "$CONTROLLER_GEN_VERSION" sigs.k8s.io/controller-tools/cmd/controller-gen "make generate: deepcopy and CRDs"; }
 build_cosign() { go_install cosign "$COSIGN_VERSION" github.com/sigstore/cosign/v3/cmd/cosign "the oracle of convoy push --sign-key; several minutes" "$oracle_gcflags"; }
 # Prometheus for the metric gate's tests, which need any 2.x or 3.x server
 # (the instant-query API). A package manager's build takes seconds where the
@@ -218,7 +224,7 @@ build_helmfile() {
 }
 
 # Quick ones first, so that tests waiting on them wait least.
-all=(k8s kwok helm registry prometheus helm3 helmfile cosign chromium)
+all=(k8s kwok helm registry prometheus helm3 helmfile cosign chromium controller-gen)
 signal=
 if [ "${1:-}" = --locked ]; then signal=${2:?--locked needs a file}; shift 2; fi
 wanted=("$@")

@@ -18,18 +18,32 @@ const ApproveVerb = "approve"
 type Approvals struct {
 	// Required is how many distinct users must approve one plan digest
 	// before it is applied (default 1).
+	//
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
 	Required *int32 `json:"required,omitempty"`
 	// Entries are the approvals given. The admission policy lets a user
 	// add only entries whose approvedBy is their own username.
+	//
+	// +kubebuilder:validation:MaxItems=100
+	// +listType=map
+	// +listMapKey=digest
+	// +listMapKey=approvedBy
 	Entries []ApprovalEntry `json:"entries,omitempty"`
 }
 
 // ApprovalEntry is one user's approval of one plan.
 type ApprovalEntry struct {
 	// Digest is the plan approved (status.plan.digest).
+	//
+	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
 	Digest string `json:"digest"`
 	// ApprovedBy is the username of the request that added the entry
-	// (system:serviceaccount:NS:NAME for a service account).
+	// (system:serviceaccount:NS:NAME for a service account); the admission
+	// policy refuses any other.
+	//
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
 	ApprovedBy string `json:"approvedBy"`
 	// ApprovedAt is when, by the approver's clock.
 	ApprovedAt *metav1.Time `json:"approvedAt,omitempty"`
@@ -77,40 +91,4 @@ func (s *StackSpec) ApprovalOf(digest string) (ApprovalStatus, bool) {
 		return a, true
 	}
 	return a, len(a.ApprovedBy) >= int(a.Required)
-}
-
-// DeepCopyInto copies a into out.
-func (a *Approvals) DeepCopyInto(out *Approvals) {
-	*out = *a
-	if a.Required != nil {
-		n := *a.Required
-		out.Required = &n
-	}
-	if a.Entries != nil {
-		out.Entries = make([]ApprovalEntry, len(a.Entries))
-		for i, e := range a.Entries {
-			e.ApprovedAt = e.ApprovedAt.DeepCopy()
-			out.Entries[i] = e
-		}
-	}
-}
-
-// DeepCopy copies a.
-func (a *Approvals) DeepCopy() *Approvals {
-	if a == nil {
-		return nil
-	}
-	out := new(Approvals)
-	a.DeepCopyInto(out)
-	return out
-}
-
-// DeepCopy copies a.
-func (a *ApprovalStatus) DeepCopy() *ApprovalStatus {
-	if a == nil {
-		return nil
-	}
-	out := *a
-	out.ApprovedBy = slices.Clone(a.ApprovedBy)
-	return &out
 }

@@ -16,6 +16,15 @@ const PipelineAnnotation = "convoy.dev/pipeline"
 // tags when spec.interval is unset.
 const DefaultPipelineInterval = time.Minute
 
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=pipelines,singular=pipeline,scope=Namespaced,categories=convoy
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name=Ready,type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name=Latest,type=string,JSONPath=`.status.latest.tag`
+// +kubebuilder:printcolumn:name=Stages,type=string,JSONPath=`.status.summary`
+// +kubebuilder:printcolumn:name=Source,type=string,priority=1,JSONPath=`.spec.source`
+// +kubebuilder:printcolumn:name=Age,type=date,JSONPath=`.metadata.creationTimestamp`
+
 // Pipeline promotes one stack artifact repository's newest matching digest
 // through stages of Stacks: each stage's Stacks are pinned to the digest,
 // must be Ready on it and keep their gates for the bake time, and only a
@@ -24,7 +33,8 @@ type Pipeline struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   PipelineSpec   `json:"spec,omitempty"`
+	Spec PipelineSpec `json:"spec,omitempty"`
+	// +kubebuilder:pruning:PreserveUnknownFields
 	Status PipelineStatus `json:"status,omitempty"`
 }
 
@@ -32,24 +42,41 @@ type Pipeline struct {
 type PipelineSpec struct {
 	// Source is the repository whose tags the pipeline follows:
 	// oci://registry/repository, with neither tag nor digest.
+	//
+	// +kubebuilder:validation:Pattern=`^oci://[^\s/@]+(/[^\s:@/]+)+$`
+	// +kubebuilder:validation:MaxLength=2048
 	Source string `json:"source"`
 	// Follow chooses the tag: the newest matching a semver constraint, or
 	// one fixed tag.
 	Follow Follow `json:"follow"`
 	// Stages are promoted in order.
+	//
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=map
+	// +listMapKey=name
 	Stages []Stage `json:"stages"`
 	// Notifications are told of StageVerified, StageFailed and
 	// ApprovalRequired, each once per stage and digest.
+	//
+	// +kubebuilder:validation:MaxItems=16
 	Notifications []Notification `json:"notifications,omitempty"`
 	// SourceSecretRef names a kubernetes.io/dockerconfigjson Secret of the
 	// Pipeline's namespace with the credentials of spec.source's registry.
 	SourceSecretRef *LocalObjectReference `json:"sourceSecretRef,omitempty"`
 	// Interval is how often the tags are listed (default 1m).
+	//
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule=`!self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$') || duration(self) >= duration('1m')`,message="interval is shorter than the minimum of 1m (0s included); convoy controller install --min-interval lowers the minimum"
 	Interval *metav1.Duration `json:"interval,omitempty"`
 	// Suspend stops listing tags and promoting.
 	Suspend bool `json:"suspend,omitempty"`
 	// Approvals approve a stage of manual approval for exactly one digest
 	// each (convoy promote PIPELINE STAGE).
+	//
+	// +kubebuilder:validation:MaxItems=100
 	Approvals []StageApproval `json:"approvals,omitempty"`
 	// Verify promotes only digests signed by a key of its Secret.
 	Verify *VerifySpec `json:"verify,omitempty"`
@@ -58,37 +85,64 @@ type PipelineSpec struct {
 	// its own): system:serviceaccount:<the Pipeline's namespace>:<name>.
 	// Empty: the controller's --default-service-account, else none (the
 	// Pipeline then reaches only its own namespace's Stacks).
+	//
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 }
 
 // Follow says which tag of the repository a Pipeline promotes: exactly
 // one of Semver and Tag.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.semver) != has(self.tag)",message="give exactly one of semver and tag"
 type Follow struct {
 	// Semver is a constraint (">=1.0.0", "~1.2"): the highest matching
 	// tag; tags that are not semantic versions are ignored.
+	//
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
 	Semver string `json:"semver,omitempty"`
 	// Tag is one tag ("main"): its digest whenever it moves.
+	//
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`
 	Tag string `json:"tag,omitempty"`
 }
 
 // Stage is a group of Stacks promoted together.
 type Stage struct {
 	// Name is unique in the Pipeline.
+	//
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Name string `json:"name"`
 	// Stacks are the stage's Stacks: plain names of the Pipeline's
 	// namespace, or {namespace, name} of another namespace (which the
 	// Pipeline's service account must be allowed to patch).
+	//
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=200
+	// +listType=atomic
 	Stacks []PipelineStackRef `json:"stacks"`
 	// Bake is how long the Stacks must stay Ready with the gates holding
 	// before the stage is verified (default 0: the gates once).
+	//
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	Bake *metav1.Duration `json:"bake,omitempty"`
 	// Gates must hold during the bake.
+	//
+	// +kubebuilder:validation:MaxItems=20
 	Gates []Gate `json:"gates,omitempty"`
 	// MaxParallel is how many of the stage's Stacks are promoted at once
 	// (default: all).
+	//
+	// +kubebuilder:validation:Minimum=1
 	MaxParallel *int32 `json:"maxParallel,omitempty"`
 	// Approval is auto (default) or manual: a manual stage waits for an
 	// approval of the digest (spec.approvals, convoy promote).
+	//
+	// +kubebuilder:default=auto
 	Approval Approval `json:"approval,omitempty"`
 	// Rollback pins the stage's Stacks back to the last digest the stage
 	// verified when it fails.
@@ -96,12 +150,17 @@ type Stage struct {
 }
 
 // Gate is one check of a baking stage: exactly one of its fields.
+//
+// +kubebuilder:validation:XValidation:rule="[has(self.test), has(self.cel), has(self.prometheus)].filter(x, x).size() == 1",message="a gate is exactly one of test, cel and prometheus"
 type Gate struct {
 	// Test runs the test hooks of the stage's Stacks' releases (convoy
 	// test): every test passes.
 	Test *TestGate `json:"test,omitempty"`
 	// CEL is an expression over the Stacks' live objects (objects) that
 	// must be true.
+	//
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
 	CEL string `json:"cel,omitempty"`
 	// Prometheus is a query whose value must not exceed max.
 	Prometheus *PrometheusGate `json:"prometheus,omitempty"`
@@ -112,18 +171,32 @@ type TestGate struct{}
 
 // PrometheusGate is a Prometheus query with an upper bound.
 type PrometheusGate struct {
-	Address string  `json:"address"`
-	Query   string  `json:"query"`
-	Max     float64 `json:"max"`
+	// Address is the Prometheus server's URL.
+	//
+	// +kubebuilder:validation:Pattern=`^https?://[^\s]+$`
+	Address string `json:"address"`
+	// Query is a PromQL expression.
+	//
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	Query string `json:"query"`
+	// Max is the highest value the query may return.
+	Max float64 `json:"max"`
 }
 
 // StageApproval approves one stage for one digest.
 type StageApproval struct {
-	Stage  string `json:"stage"`
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Stage string `json:"stage"`
+	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
 	Digest string `json:"digest"`
 	// ApprovedBy is the username of the request that added the approval
-	// (convoy promote writes its own; the admission policy refuses any
-	// other). Empty in approvals written before it was recorded.
+	// (convoy promote writes its own; the convoy-pipeline-approval
+	// admission policy refuses any other). Empty in approvals written
+	// before it was recorded.
+	//
+	// +kubebuilder:validation:MaxLength=512
 	ApprovedBy string `json:"approvedBy,omitempty"`
 }
 
@@ -259,6 +332,8 @@ type StageNotified struct {
 }
 
 // PipelineList is a list of Pipelines.
+//
+// +kubebuilder:object:root=true
 type PipelineList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`

@@ -10,6 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// In the CRD's schema an item is untyped (a structural schema cannot type
+// it "string or object"), which no marker says: crd-patches.yaml takes the
+// type off and adds the checks of the string form and of the object's keys.
+// +kubebuilder:pruning:PreserveUnknownFields
+
 // PipelineStackRef names a Stack of a Pipeline's stage. In YAML it is
 // either a plain name (a Stack of the Pipeline's namespace) or an object
 // {namespace, name} (namespace optional: the Pipeline's):
@@ -17,8 +22,15 @@ import (
 //	stacks: [staging-app, {namespace: team-a-prod, name: app}]
 type PipelineStackRef struct {
 	// Namespace is the Stack's namespace ("": the Pipeline's).
+	//
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
+	// Name is the Stack's name.
+	//
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	Name string `json:"name"`
 
 	// raw is an item that is neither a string nor an object of namespace
 	// and name, kept as written: decoding never fails on it (one bad

@@ -5,6 +5,8 @@ import (
 )
 
 // Approval says whether a plan applies on its own or waits for a person.
+//
+// +kubebuilder:validation:Enum=auto;manual
 type Approval string
 
 // Approval modes.
@@ -20,6 +22,20 @@ const (
 // (`convoy controller --shard KEY`).
 const ShardLabel = "convoy.dev/shard"
 
+// The controller lists the Stacks of one identity by status.identity
+// (duplicates): a selectable field.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=stacks,singular=stack,scope=Namespaced,categories=convoy
+// +kubebuilder:subresource:status
+// +kubebuilder:selectablefield:JSONPath=`.status.identity`
+// +kubebuilder:printcolumn:name=Ready,type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name=Status,type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name=Plan,type=string,JSONPath=`.status.plan.summary`
+// +kubebuilder:printcolumn:name=Approval,type=string,JSONPath=`.spec.approval`
+// +kubebuilder:printcolumn:name=Source,type=string,priority=1,JSONPath=`.status.source.ref`
+// +kubebuilder:printcolumn:name=Age,type=date,JSONPath=`.metadata.creationTimestamp`
+
 // Stack is a convoy stack reconciled in the cluster: pulled from an OCI
 // artifact (`convoy push`), planned on every change and at an interval,
 // and applied as its approval mode says.
@@ -27,40 +43,69 @@ type Stack struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   StackSpec   `json:"spec,omitempty"`
+	Spec StackSpec `json:"spec,omitempty"`
+	// +kubebuilder:pruning:PreserveUnknownFields
 	Status StackStatus `json:"status,omitempty"`
 }
 
 // StackSpec is what a Stack should be.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.allowPolicies) || size(self.allowPolicies) == 0 || has(self.approvedPlan)",message="allowPolicies override the denials of the plan approvedPlan names, and no approvedPlan is set",fieldPath=".allowPolicies"
+// +kubebuilder:validation:XValidation:rule="!has(self.retry) || !has(self.retry.backoff) || !has(self.interval) || duration(self.retry.backoff) <= duration(self.interval)",message="retry.backoff is longer than interval (retries are capped at the interval)",fieldPath=".retry.backoff"
 type StackSpec struct {
 	// Source is the stack artifact: oci://registry/repository:tag, or
 	// …@sha256:… to pin a digest. Empty: the Stack waits (Ready=False,
 	// reason NoSource) until a Pipeline pins it.
+	//
+	// +kubebuilder:validation:Pattern=`^oci://[^\s]+$`
+	// +kubebuilder:validation:MaxLength=2048
 	Source string `json:"source,omitempty"`
 	// Environment names the stack's environment block ("": the one named
 	// "default").
+	//
+	// +kubebuilder:validation:Pattern=`^([A-Za-z_][A-Za-z0-9_-]*)?$`
+	// +kubebuilder:validation:MaxLength=253
 	Environment string `json:"environment,omitempty"`
 	// Vars are variable values, as --var name=value.
+	//
+	// +kubebuilder:validation:MaxProperties=1000
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Za-z_][A-Za-z0-9_-]*$'))",message="variable names are identifiers (a letter or _, then letters, digits, _ and -)"
 	Vars map[string]string `json:"vars,omitempty"`
 	// VarsFrom are ConfigMaps and Secrets in the Stack's namespace whose
 	// keys are variable values; a Secret's values are sensitive. Later
 	// entries win over earlier ones, and Vars over all.
+	//
+	// +kubebuilder:validation:MaxItems=100
 	VarsFrom []VarsFrom `json:"varsFrom,omitempty"`
 	// Interval is how often the stack is planned again, to notice drift
-	// and new tags (default 5m).
+	// and new tags (default 5m), a Go duration (30s, 5m, 1h30m).
+	//
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule=`!self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$') || duration(self) >= duration('1m')`,message="interval is shorter than the minimum of 1m (0s included); convoy controller install --min-interval lowers the minimum"
 	Interval *metav1.Duration `json:"interval,omitempty"`
 	// Approval is auto (default) or manual.
+	//
+	// +kubebuilder:default=auto
 	Approval Approval `json:"approval,omitempty"`
 	// ApprovedPlan, with manual approval, is the digest of the plan to
-	// apply (status.plan.digest).
+	// apply (status.plan.digest); with auto, a drift-only plan to apply
+	// though driftCorrection is off.
+	//
+	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
 	ApprovedPlan string `json:"approvedPlan,omitempty"`
 	// AllowPolicies are policies whose denials are overridden for the plan
 	// ApprovedPlan names, and for no other (convoy approve --allow-policy);
 	// the override is recorded in the release history.
+	//
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:Pattern=`^[A-Za-z_][A-Za-z0-9_-]*$`
 	AllowPolicies []string `json:"allowPolicies,omitempty"`
 	// Approvals record who approved which plan (convoy approve writes an
 	// entry as the user it runs as) and how many distinct users one plan
-	// needs (required, default 1).
+	// needs (required, default 1). Changing it needs the verb approve on
+	// stacks.convoy.dev (the convoy-stack-approval admission policy).
 	Approvals *Approvals `json:"approvals,omitempty"`
 	// DriftCorrection restores live objects that drifted from what convoy
 	// applied, without approval: the approved state is put back.
@@ -68,11 +113,17 @@ type StackSpec struct {
 	// Clusters give the kubeconfig of the stack's cluster blocks, by block
 	// name; releases without a cluster block go to the controller's own
 	// cluster.
+	//
+	// +kubebuilder:validation:MaxItems=100
+	// +listType=map
+	// +listMapKey=name
 	Clusters []ClusterRef `json:"clusters,omitempty"`
 	// Suspend stops planning and applying.
 	Suspend bool `json:"suspend,omitempty"`
 	// Notifications are HTTP endpoints told of the Stack's events, each
 	// event once per plan.
+	//
+	// +kubebuilder:validation:MaxItems=16
 	Notifications []Notification `json:"notifications,omitempty"`
 	// SourceSecretRef names a kubernetes.io/dockerconfigjson Secret in the
 	// Stack's namespace with the credentials of the registries of the
@@ -97,6 +148,10 @@ type StackSpec struct {
 	// system:serviceaccount:<the Stack's namespace>:<name>. Empty: the
 	// controller's --default-service-account, else the controller's own
 	// identity.
+	//
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
 	// decodeErrors are the fields that did not decode (a Stack written
@@ -123,6 +178,8 @@ const (
 )
 
 // NotificationFormat is the body a notification posts.
+//
+// +kubebuilder:validation:Enum=json;slack;msteams
 type NotificationFormat string
 
 // Notification formats.
@@ -137,21 +194,34 @@ const (
 )
 
 // Notification is an HTTP endpoint that receives a POST per event.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.url) != has(self.urlFrom)",message="give one of url and urlFrom"
 type Notification struct {
 	// URL is the endpoint. It or URLFrom is required; a webhook URL that
 	// is a credential (Slack's, Teams') belongs in a Secret.
+	//
+	// +kubebuilder:validation:Pattern=`^https?://[^\s]+$`
 	URL string `json:"url,omitempty"`
 	// URLFrom reads the URL from a Secret in the Stack's namespace.
 	URLFrom *URLSource `json:"urlFrom,omitempty"`
-	// Events are the events sent (empty: all).
-	Events []NotificationEvent `json:"events,omitempty"`
+	// Events are the events sent (empty: all): a Stack's ApprovalRequired,
+	// Applied, Failed, Drifted and PolicyDenied, a Pipeline's
+	// StageVerified, StageFailed and ApprovalRequired.
+	//
+	// +kubebuilder:validation:items:Enum=ApprovalRequired;Applied;Failed;Drifted;PolicyDenied;StageVerified;StageFailed
+	Events []NotificationEvent `json:"events,omitempty"` // each CRD's enum is its kind's events: crd-patches.yaml
 	// Format is json (default), slack or msteams.
+	//
+	// +kubebuilder:default=json
 	Format NotificationFormat `json:"format,omitempty"`
 }
 
 // URLSource is where a notification URL comes from.
 type URLSource struct {
-	// SecretKeyRef is a key of a Secret in the Stack's namespace.
+	// SecretKeyRef is a key of a Secret in the Stack's namespace; its key
+	// is required.
+	//
+	// +kubebuilder:validation:XValidation:rule="has(self.key)",message="key is required",fieldPath=".key"
 	SecretKeyRef SecretKeyRef `json:"secretKeyRef"`
 }
 
@@ -159,19 +229,33 @@ type URLSource struct {
 type RetrySpec struct {
 	// Attempts is how many times a failed apply is tried again with the
 	// same inputs before the Stack stalls (default 3; 0: never).
+	//
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
 	Attempts *int32 `json:"attempts,omitempty"`
 	// Backoff is the wait before the first retry, doubled before each
 	// next one and capped at the interval (default 30s).
+	//
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	Backoff *metav1.Duration `json:"backoff,omitempty"`
 }
 
 // VarsFrom names a ConfigMap or Secret whose keys are variable values.
 type VarsFrom struct {
 	// Kind is ConfigMap or Secret.
+	//
+	// +kubebuilder:validation:Enum=ConfigMap;Secret
 	Kind string `json:"kind"`
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 	// Namespace is the object's namespace ("": the Stack's). Another
 	// namespace is refused under --no-cross-namespace-refs.
+	//
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Namespace string `json:"namespace,omitempty"`
 	// Optional: a missing object is no error.
 	Optional bool `json:"optional,omitempty"`
@@ -180,17 +264,31 @@ type VarsFrom struct {
 // ClusterRef gives a cluster block its kubeconfig from a Secret.
 type ClusterRef struct {
 	// Name is the cluster block's name in the stack.
-	Name      string       `json:"name"`
+	//
+	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_-]*$`
+	Name string `json:"name"`
+	// SecretRef is the Secret's key with the kubeconfig.
 	SecretRef SecretKeyRef `json:"secretRef"`
 }
 
 // SecretKeyRef is a key of a Secret in the Stack's namespace.
 type SecretKeyRef struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
 	Name string `json:"name"`
 	// Namespace is the Secret's namespace ("": the Stack's). Another
 	// namespace is refused under --no-cross-namespace-refs.
+	//
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Namespace string `json:"namespace,omitempty"`
-	// Key defaults to "kubeconfig".
+	// Key defaults to "kubeconfig" in a cluster's secretRef.
+	//
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
 	Key string `json:"key,omitempty"`
 }
 
@@ -293,6 +391,9 @@ type PlanStatus struct {
 
 // LocalObjectReference names an object in the Stack's namespace.
 type LocalObjectReference struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
 	Name string `json:"name"`
 }
 
@@ -310,6 +411,8 @@ type ReleaseStatus struct {
 }
 
 // StackList is a list of Stacks.
+//
+// +kubebuilder:object:root=true
 type StackList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`

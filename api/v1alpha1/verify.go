@@ -2,6 +2,8 @@ package v1alpha1
 
 // VerifyProvider is the signature format a Stack's or Pipeline's artifacts
 // are verified in.
+//
+// +kubebuilder:validation:Enum=cosign
 type VerifyProvider string
 
 // ProviderCosign: cosign's key-based signatures (convoy push --sign-key,
@@ -19,13 +21,4 @@ type VerifySpec struct {
 	// cosign.pub or *.pub are PEM public keys; a signature by any of them
 	// verifies.
 	SecretRef LocalObjectReference `json:"secretRef"`
-}
-
-// DeepCopy copies v.
-func (v *VerifySpec) DeepCopy() *VerifySpec {
-	if v == nil {
-		return nil
-	}
-	out := *v
-	return &out
 }

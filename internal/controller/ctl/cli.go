@@ -132,11 +132,14 @@ func Install(ctx context.Context, c client.Client, req InstallRequest) error {
 		}
 	}
 	for _, doc := range docs {
-		objs, err := decodeAll(crdWithMinInterval(doc, req.MinInterval))
+		objs, err := decodeAll(doc)
 		if err != nil {
 			return err
 		}
 		for _, u := range objs {
+			if u.GetKind() == "CustomResourceDefinition" {
+				setMinInterval(u, req.MinInterval)
+			}
 			if u.GetKind() == "Deployment" {
 				if err := setImage(u, cmp.Or(req.Image, deploy.DefaultImage(version.Get().Version))); err != nil {
 					return err

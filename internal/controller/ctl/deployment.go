@@ -1,29 +1,60 @@
 package ctl
 
 import (
-	"bytes"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/convoy-sh/convoy/deploy"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// minIntervalRule is the CRDs' rule on interval as deploy/crd writes it
-// (after a check that the value is a duration: the pattern refuses
-// others, and a stored one must not fail every write with a CEL error).
+// minIntervalRule is the CRDs' rule on interval as api/v1alpha1's markers
+// write it (after a check that the value is a duration: the pattern
+// refuses others, and a stored one must not fail every write with a CEL
+// error).
 const (
 	minIntervalRule    = "duration(self) >= duration('1m')"
 	minIntervalMessage = "the minimum of 1m"
 )
 
-// crdWithMinInterval is a CRD whose interval rule has another minimum.
-func crdWithMinInterval(doc []byte, min time.Duration) []byte {
+// setMinInterval gives a CRD's interval rules another minimum (min 0 or
+// DefaultMinInterval: none changed), and says how many it changed.
+func setMinInterval(u *unstructured.Unstructured, min time.Duration) int {
 	if min <= 0 || min == DefaultMinInterval {
-		return doc
+		return 0
 	}
-	doc = bytes.ReplaceAll(doc, []byte(minIntervalRule), fmt.Appendf(nil, "duration(self) >= duration('%s')", min))
-	return bytes.ReplaceAll(doc, []byte(minIntervalMessage), fmt.Appendf(nil, "the minimum of %s", min))
+	return lowerIntervalRules(u.Object, min)
+}
+
+// lowerIntervalRules rewrites the x-kubernetes-validations under v that
+// are the interval rule.
+func lowerIntervalRules(v any, min time.Duration) int {
+	n := 0
+	switch v := v.(type) {
+	case map[string]any:
+		rules, _ := v["x-kubernetes-validations"].([]any)
+		for _, r := range rules {
+			r, _ := r.(map[string]any)
+			rule, _ := r["rule"].(string)
+			if !strings.Contains(rule, minIntervalRule) {
+				continue
+			}
+			r["rule"] = strings.ReplaceAll(rule, minIntervalRule, fmt.Sprintf("duration(self) >= duration('%s')", min))
+			if msg, ok := r["message"].(string); ok {
+				r["message"] = strings.ReplaceAll(msg, minIntervalMessage, "the minimum of "+min.String())
+			}
+			n++
+		}
+		for _, e := range v {
+			n += lowerIntervalRules(e, min)
+		}
+	case []any:
+		for _, e := range v {
+			n += lowerIntervalRules(e, min)
+		}
+	}
+	return n
 }
 
 // setWebhook runs the push receiver in the controller's Deployment: its

@@ -1,7 +1,7 @@
 package ctl
 
 import (
-	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,14 +20,49 @@ import (
 // the rule and its message say that one.
 func TestCRDIntervalMinimum(t *testing.T) {
 	for name, crd := range map[string][]byte{"stacks": deploy.CRD, "pipelines": deploy.PipelineCRD} {
-		if !bytes.Contains(crd, []byte(minIntervalRule)) || !bytes.Contains(crd, []byte(minIntervalMessage)) {
-			t.Errorf("%s: the CRD has no rule %q", name, minIntervalRule)
+		decode := func() *unstructured.Unstructured {
+			objs, err := decodeAll(crd)
+			if err != nil || len(objs) != 1 {
+				t.Fatalf("%s: %d objects, %v", name, len(objs), err)
+			}
+			return objs[0]
 		}
-		got := string(crdWithMinInterval(crd, 10*time.Second))
-		if !strings.Contains(got, "duration(self) >= duration('10s')") || !strings.Contains(got, "the minimum of 10s") || strings.Contains(got, minIntervalRule) {
-			t.Errorf("%s with --min-interval 10s: the rule is not lowered", name)
+		rules := func(u *unstructured.Unstructured) string {
+			var out []string
+			var walk func(v any)
+			walk = func(v any) {
+				switch v := v.(type) {
+				case map[string]any:
+					if rs, ok := v["x-kubernetes-validations"].([]any); ok {
+						for _, r := range rs {
+							r := r.(map[string]any)
+							out = append(out, fmt.Sprint(r["rule"], " ", r["message"]))
+						}
+					}
+					for _, e := range v {
+						walk(e)
+					}
+				case []any:
+					for _, e := range v {
+						walk(e)
+					}
+				}
+			}
+			walk(u.Object)
+			return strings.Join(out, "\n")
 		}
-		if got := crdWithMinInterval(crd, 0); !bytes.Equal(got, crd) {
+		u := decode()
+		if got := rules(u); !strings.Contains(got, minIntervalRule) || !strings.Contains(got, minIntervalMessage) {
+			t.Errorf("%s: the CRD has no rule %q:\n%s", name, minIntervalRule, got)
+		}
+		if n := setMinInterval(u, 10*time.Second); n != 1 {
+			t.Errorf("%s with --min-interval 10s: %d rules lowered, want 1", name, n)
+		}
+		if got := rules(u); !strings.Contains(got, "duration(self) >= duration('10s')") || !strings.Contains(got, "the minimum of 10s") || strings.Contains(got, minIntervalRule) {
+			t.Errorf("%s with --min-interval 10s: the rule is not lowered:\n%s", name, got)
+		}
+		u = decode()
+		if n := setMinInterval(u, 0); n != 0 || !equality.Semantic.DeepEqual(u, decode()) {
 			t.Errorf("%s: the default minimum changed the CRD", name)
 		}
 	}
