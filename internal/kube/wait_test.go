@@ -206,7 +206,7 @@ spec:
 		// One whose container runs on (the devcluster's never-ready) is
 		// Running, and so unfinished.
 		{name: "running pod", manifest: pod("hook", "devcluster.convoy.dev/never-ready: 'true'"), timeout: 2 * time.Second,
-			want: `^hook: not ready: pod Running$`},
+			want: `^hook: not ready: pod Running; pod hook: container main: not ready \(ContainersNotReady\)$`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
