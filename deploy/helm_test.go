@@ -34,7 +34,7 @@ func TestChartLint(t *testing.T) {
 // own: the Deployment runs that image in the release namespace under the
 // release's ServiceAccount, bound to its ClusterRole, and the Stack CRD
 // is established. (The devcluster's nodes are fake: the pods are never
-// run; docs/controller.md says how to run it on a real cluster.)
+// run; docs/controller-image.md says how to run it on a real cluster.)
 func TestChartHelmInstall(t *testing.T) {
 	ns := cluster.Namespace(t)
 	rel := "convoy-" + ns[len(ns)-6:] // the ClusterRole is named after it: one per test run

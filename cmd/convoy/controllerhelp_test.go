@@ -32,3 +32,16 @@ func TestControllerInstallHelpNamesEveryCRD(t *testing.T) {
 		}
 	}
 }
+
+// --tenancy's help says what strict does, and that the cache of pulled
+// artifacts stays shared (internal/controller/stack/tenancy.go; issue 55,
+// item 11: it said "cached per namespace").
+func TestControllerTenancyHelp(t *testing.T) {
+	f := newControllerCmd(streams{}).Flags().Lookup("tenancy")
+	if f == nil {
+		t.Fatal("no --tenancy flag")
+	}
+	if strings.Contains(f.Usage, "per namespace") || !strings.Contains(f.Usage, "stays shared") || !strings.Contains(f.Usage, "Pipeline") {
+		t.Errorf("--tenancy: %q", f.Usage)
+	}
+}

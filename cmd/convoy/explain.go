@@ -14,6 +14,9 @@ import (
 type explainOptions struct {
 	stackRun
 	Refresh string
+	// NoColor is read by execute for the diagnostics it prints; the
+	// explanation itself is plain text.
+	NoColor bool
 }
 
 func newExplainCmd(s streams) *cobra.Command {
@@ -47,6 +50,7 @@ saved plan holds the changed fields' inputs only.`,
 	addStackRunFlags(cmd.Flags(), &o.stackRun)
 	addRefreshFlag(cmd.Flags(), &o.Refresh)
 	addKubeVersionFlag(cmd.Flags(), &o.KubeVersion)
+	cmd.Flags().BoolVar(&o.NoColor, "no-color", false, "print without colours (also: NO_COLOR set, or not a terminal)")
 	return cmd
 }
 

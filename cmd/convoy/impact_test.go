@@ -184,7 +184,7 @@ func TestImpactStatefulSetStorageReplace(t *testing.T) {
 	}
 	code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--detailed-exitcode")
 	if code != 2 || !strings.Contains(out, "-/+ apps/v1 StatefulSet "+ns+"/db (") || !strings.Contains(out, "updates to statefulset spec for fields other than") ||
-		!strings.Contains(out, "StatefulSet db: spec.volumeClaimTemplates cannot change; replaced, its pods orphaned and adopted by the new one; claims kept unchanged: data-db-0, data-db-1 (a StatefulSet never resizes its claims; expand_claims does)") {
+		!strings.Contains(out, "StatefulSet db: spec.volumeClaimTemplates cannot change; replaced, its pods orphaned and adopted by the new one; claims kept unchanged: data-db-0, data-db-1 (volumeClaimTemplates data: 1Gi → 2Gi: a StatefulSet never resizes its claims; expand_claims does)") {
 		t.Fatalf("plan --detailed-exitcode: exit %d\n%s\n%s", code, out, errOut)
 	}
 	doc, _ := impactPlan(t, dir, ns, `storage = "2Gi"`)

@@ -321,12 +321,24 @@ policy "no_removed_apis" {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Releases) != 1 {
 		t.Fatalf("plan --json: exit %d, %v\n%s\n%s", code, err, out, errOut)
 	}
-	if !strings.Contains(out, `"api_version": "v1"`) || !strings.Contains(out, `"deprecated_in": "1.36"`) || !strings.Contains(out, `"removed_in": "1.37"`) {
-		t.Errorf("plan --json lacks the documented fields:\n%s", out)
+	if !strings.Contains(out, `"api_version": "v1"`) || !strings.Contains(out, `"deprecated_in": "1.36"`) || !strings.Contains(out, `"removed_in": "1.37"`) || !strings.Contains(out, `"replacement": ""`) {
+		t.Errorf("plan --json lacks the documented fields (replacement \"\" as docs/policies.md says):\n%s", out)
 	}
 	r := doc.Releases[0]
 	if r.KubeTarget != "1.37" || len(r.Deprecations) != 1 || r.Deprecations[0].Ref != "v1 ConfigMap "+ns+"/web-cfg" || !r.Deprecations[0].Removed {
 		t.Errorf("plan --json: %+v", r)
+	}
+
+	// Past the releases convoy's table knows (1.36), the plan says so,
+	// objects listed or not: an empty list there proves nothing.
+	for _, target := range []string{"1.37", "1.40", "2.0"} {
+		code, out, errOut = runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--no-color", "--kube-version", target)
+		if code != 0 || !strings.Contains(out, "APIs deprecated or removed in Kubernetes "+target+":\n  convoy knows removals up to 1.36: what later releases remove is not listed\n") {
+			t.Errorf("plan --kube-version %s: exit %d\n%s\n%s", target, code, out, errOut)
+		}
+	}
+	if code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--json", "--kube-version", "1.40"); code != 0 || !strings.Contains(out, `"kube_known_through": "1.36"`) {
+		t.Errorf("plan --json --kube-version 1.40: exit %d\n%s\n%s", code, out, errOut)
 	}
 
 	// Applied, the release is planned unchanged from its record (no

@@ -9,6 +9,7 @@ import (
 	"runtime/pprof"
 	"runtime/trace"
 
+	"github.com/convoy-sh/convoy/internal/diagtext"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/spf13/cobra"
 )
@@ -54,7 +55,7 @@ var (
 func execute(ctx context.Context, args []string, s streams) int {
 	root := newRootCmd(s)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if stopProfile != nil {
 		stopProfile()
 		stopProfile = nil
@@ -70,7 +71,7 @@ func execute(ctx context.Context, args []string, s streams) int {
 	}
 	var de *run.DiagnosticsError
 	if errors.As(err, &de) {
-		if werr := writeDiagnostics(s.Err, de.Diags, de.Files); werr != nil {
+		if werr := diagtext.Write(s.Err, de.Diags, de.Files, useColor(s.Err) && !noColor(cmd)); werr != nil {
 			fmt.Fprintf(s.Err, "Error: %v\n", de)
 		}
 		return 1
@@ -84,6 +85,16 @@ func execute(ctx context.Context, args []string, s streams) int {
 	}
 	fmt.Fprintf(s.Err, "Error: %v\n", err)
 	return 1
+}
+
+// noColor reports whether cmd was given --no-color: the diagnostics of a
+// failed command are printed without colours then, as its output is.
+func noColor(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
+	}
+	f := cmd.Flags().Lookup("no-color")
+	return f != nil && f.Value.String() == "true"
 }
 
 func newRootCmd(s streams) *cobra.Command {

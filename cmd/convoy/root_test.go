@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -51,5 +53,28 @@ func TestCompletionIsBuiltIn(t *testing.T) {
 	code, out, _ := runConvoy(t, "completion", "bash")
 	if code != 0 || !strings.Contains(out, "__start_convoy") {
 		t.Fatalf("completion bash: code %d, %d bytes", code, len(out))
+	}
+}
+
+// Every command that prints a plan or an explanation takes --no-color
+// (issue 55, item 11: explain did not); a failed run's diagnostics are
+// then printed without colours.
+func TestNoColorFlags(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte("release \"web\" {\n  chart = \n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"explain", "-C", dir, "--no-color", "web"},
+		{"plan", "-C", dir, "--no-color"},
+	} {
+		code, _, errOut := runConvoy(t, args...)
+		if code != 1 || strings.Contains(errOut, "unknown flag") || !strings.Contains(errOut, "stack.hcl line 2") || strings.Contains(errOut, "\x1b[") {
+			t.Errorf("%s: exit %d, want 1 and the diagnostic without colours\n%s", strings.Join(args, " "), code, errOut)
+		}
+	}
+	cmd := newExplainCmd(streams{})
+	if err := cmd.ParseFlags([]string{"--no-color"}); err != nil || !noColor(cmd) {
+		t.Errorf("explain --no-color: %v, noColor %v", err, noColor(cmd))
 	}
 }

@@ -197,3 +197,45 @@ func TestTestFilterAndLogs(t *testing.T) {
 		}
 	}
 }
+
+// convoy test over a chart in helm create's shape, whose test hook is a
+// bare Pod with restartPolicy Never: the devcluster runs it to its end as
+// a kubelet would (issue 55, item 12: it ran forever and convoy test
+// hung), and one the kubelet fails fails the test.
+func TestTestBarePodHook(t *testing.T) {
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	chart, err := filepath.Abs(filepath.Join("testdata", "charts", "scaffolded"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := writeStack(t, fmt.Sprintf(`
+stack %[2]q {
+  default_namespace = %[2]q
+}
+release "web" {
+  chart   = %[1]q
+  timeout = "60s"
+  values  = [{ test = { readyAfter = "1s" } }]
+}
+release "broken" {
+  chart   = %[1]q
+  timeout = "60s"
+  values  = [{ test = { failing = true } }]
+}
+`, chart, ns))
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve", "--no-progress"); code != 0 {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut := runConvoy(t, "test", "release.web", "-C", dir, "--kubeconfig", kc)
+	if code != 0 || !regexp.MustCompile(`web-scaffolded-test-connection\s+Succeeded`).MatchString(out) {
+		t.Fatalf("test of the scaffolded chart: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if got := testRuns(t, ns, "web"); got["web-scaffolded-test-connection"] != release.HookPhaseSucceeded {
+		t.Fatalf("recorded test runs of web: %v", got)
+	}
+	code, out, errOut = runConvoy(t, "test", "release.broken", "-C", dir, "--kubeconfig", kc)
+	if code != 1 || !regexp.MustCompile(`broken-scaffolded-test-connection\s+Failed`).MatchString(out) {
+		t.Fatalf("test of the failing scaffolded chart: exit %d\n%s\n%s", code, out, errOut)
+	}
+}

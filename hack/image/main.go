@@ -1,7 +1,7 @@
 // Command image builds convoy's multi-platform OCI image without a
 // container engine and pushes it (`make image IMAGE=REGISTRY/REPO:TAG`):
 // a static binary per platform on a minimal base assembled in Go. See
-// hack/image/imagebuild and docs/controller.md.
+// hack/image/imagebuild and docs/controller-image.md.
 package main
 
 import (

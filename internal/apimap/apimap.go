@@ -13,6 +13,7 @@ package apimap
 
 import (
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -89,6 +90,20 @@ func (e Entry) DeprecatedBy(v Version) bool {
 // empty; nil is too.
 type Map struct {
 	entries map[API]Entry
+	// knownThrough is the newest Kubernetes release whose removals the
+	// map is known to hold (the built-in table's knownThrough); zero for
+	// a user's map file, which says nothing of Kubernetes' releases.
+	knownThrough Version
+}
+
+// KnownThrough is the newest Kubernetes release whose removals the map is
+// known to hold: a target past it may remove APIs the map does not list.
+// Zero when the map does not say (a user's map file alone).
+func (m *Map) KnownThrough() Version {
+	if m == nil {
+		return Version{}
+	}
+	return m.knownThrough
 }
 
 // Kubernetes is the built-in table: Kubernetes' removals from 1.16 to the
@@ -97,12 +112,41 @@ type Map struct {
 func Kubernetes() *Map { return builtIn() }
 
 var builtIn = sync.OnceValue(func() *Map {
-	m, err := Parse(kubernetesYAML, "kubernetes")
+	m, err := parseBuiltIn(kubernetesYAML)
 	if err != nil {
 		panic("apimap: the built-in table does not parse: " + err.Error())
 	}
 	return m
 })
+
+// parseBuiltIn reads the built-in table: a map file with knownThrough, the
+// newest release whose removals it holds, beside its mappings. A user's
+// map file has no such field (Parse refuses it): what Kubernetes removed
+// is the table's to say.
+func parseBuiltIn(data []byte) (*Map, error) {
+	var head struct {
+		KnownThrough string          `json:"knownThrough"`
+		Mappings     json.RawMessage `json:"mappings"`
+	}
+	if err := yaml.UnmarshalStrict(data, &head); err != nil {
+		return nil, fmt.Errorf("kubernetes: %w", err)
+	}
+	known, err := ParseVersion(head.KnownThrough)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: knownThrough: %w", err)
+	}
+	m, err := Parse(append([]byte(`{"mappings":`), append(head.Mappings, '}')...), "kubernetes")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range m.entries {
+		if known.Less(e.RemovedIn) || known.Less(e.DeprecatedIn) {
+			return nil, fmt.Errorf("kubernetes: %s: removed in %s, after knownThrough %s", e.From, e.RemovedIn, known)
+		}
+	}
+	m.knownThrough = known
+	return m, nil
+}
 
 // Deprecated is the entry of api when Kubernetes target deprecates or
 // removes it.
@@ -145,7 +189,10 @@ func (m *Map) Entries() []Entry {
 // With is m with over's entries added, replacing m's of the same API
 // version and kind. Neither is changed.
 func (m *Map) With(over *Map) *Map {
-	out := &Map{entries: map[API]Entry{}}
+	out := &Map{entries: map[API]Entry{}, knownThrough: m.KnownThrough()}
+	if k := over.KnownThrough(); out.knownThrough.Less(k) {
+		out.knownThrough = k
+	}
 	for _, src := range []*Map{m, over} {
 		if src == nil {
 			continue

@@ -37,6 +37,37 @@ func TestKubernetesTable(t *testing.T) {
 	}
 }
 
+// The built-in table says how far it knows Kubernetes' removals; a user's
+// map file says nothing of it and may not (knownThrough is the table's).
+func TestKnownThrough(t *testing.T) {
+	m := Kubernetes()
+	known := m.KnownThrough()
+	if known.Less(Version{1, 36}) {
+		t.Fatalf("the table knows removals up to %s; want 1.36 or later", known)
+	}
+	for _, e := range m.Entries() {
+		if known.Less(e.RemovedIn) {
+			t.Errorf("%s: removed in %s, after knownThrough %s", e.From, e.RemovedIn, known)
+		}
+	}
+	user, err := Parse([]byte("mappings:\n  - deprecatedAPI: \"apiVersion: example.com/v1beta1\\nkind: Widget\\n\"\n    removedInVersion: v1.40\n"), "user.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !user.KnownThrough().IsZero() {
+		t.Errorf("a user's map knows removals up to %s", user.KnownThrough())
+	}
+	if got := m.With(user).KnownThrough(); got != known {
+		t.Errorf("the table with a user's map knows removals up to %s, want %s", got, known)
+	}
+	if _, err := Parse([]byte("knownThrough: v1.50\nmappings: []\n"), "user.yaml"); err == nil || !strings.Contains(err.Error(), "unknown field") {
+		t.Errorf("a user's map file with knownThrough: %v", err)
+	}
+	if _, err := parseBuiltIn([]byte("knownThrough: v1.30\nmappings:\n  - deprecatedAPI: \"apiVersion: a/v1\\nkind: A\\n\"\n    removedInVersion: v1.31\n")); err == nil || !strings.Contains(err.Error(), "after knownThrough") {
+		t.Errorf("a table with a removal past knownThrough: %v", err)
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	tests := map[string]string{
 		"mappings:\n  - deprecatedAPI: \"apiVersion: a/v1\\nkind: A\\n\"\n    newAPI: \"apiVersion: a/v2\\nkind: B\\n\"\n    removedInVersion: v1.30\n": "a successor is the same kind",

@@ -686,10 +686,14 @@ func (c *Config) analyzeReleases() releaseAnalysis {
 		}
 		for _, dep := range rel.DependsOn {
 			if _, ok := c.Releases[dep.Release.Name]; !ok {
+				detail := fmt.Sprintf("There is no release named %q. Declare it with a release %q block.", dep.Release.Name, dep.Release.Name)
+				if s := suggestName(dep.Release.Name, c.Releases); s != "" {
+					detail = fmt.Sprintf("There is no release named %q. Did you mean release.%s?", dep.Release.Name, s)
+				}
 				a.diags = append(a.diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Reference to undeclared release",
-					Detail:   fmt.Sprintf("There is no release named %q. Declare it with a release %q block.", dep.Release.Name, dep.Release.Name),
+					Detail:   detail,
 					Subject:  dep.Range.Ptr(),
 				})
 				continue

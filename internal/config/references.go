@@ -176,27 +176,30 @@ func (c *Config) checkReference(ref *Reference, sc scope) *hcl.Diagnostic {
 			Subject:  ref.Range.Ptr(),
 		}
 	}
-	undeclared := func(kind, block string) *hcl.Diagnostic {
+	// undeclared says what is missing: a declared name within two edits
+	// is suggested (Terraform's "Did you mean"), else how to declare it.
+	undeclared := func(kind, prefix, suggestion, declare string) *hcl.Diagnostic {
+		detail := fmt.Sprintf("There is no %s named %q. ", kind, ref.Name)
+		if suggestion != "" {
+			detail += fmt.Sprintf("Did you mean %s.%s?", prefix, suggestion)
+		} else {
+			detail += declare
+		}
 		return &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Reference to undeclared " + kind,
-			Detail:   fmt.Sprintf("There is no %s named %q. Declare it with a %s block.", kind, ref.Name, block),
+			Detail:   detail,
 			Subject:  ref.Range.Ptr(),
 		}
 	}
 	switch ref.Kind {
 	case RefVar:
 		if _, ok := c.Variables[ref.Name]; !ok {
-			return undeclared("input variable", fmt.Sprintf("variable %q", ref.Name))
+			return undeclared("input variable", "var", suggestName(ref.Name, c.Variables), fmt.Sprintf("Declare it with a variable %q block.", ref.Name))
 		}
 	case RefLocal:
 		if _, ok := c.Locals[ref.Name]; !ok {
-			return &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Reference to undeclared local value",
-				Detail:   fmt.Sprintf("There is no local value named %q. Declare it in a locals block.", ref.Name),
-				Subject:  ref.Range.Ptr(),
-			}
+			return undeclared("local value", "local", suggestName(ref.Name, c.Locals), "Declare it in a locals block.")
 		}
 	case RefEach:
 		if !sc.each {
@@ -211,14 +214,14 @@ func (c *Config) checkReference(ref *Reference, sc scope) *hcl.Diagnostic {
 			return notHere(fmt.Sprintf("Clusters can be referred to only from release blocks, not from %s.", sc.what))
 		}
 		if _, ok := c.Clusters[ref.Name]; !ok {
-			return undeclared("cluster", fmt.Sprintf("cluster %q", ref.Name))
+			return undeclared("cluster", "cluster", suggestName(ref.Name, c.Clusters), fmt.Sprintf("Declare it with a cluster %q block.", ref.Name))
 		}
 	case RefRelease:
 		if !sc.releases {
 			return notHere(fmt.Sprintf("Releases can be referred to only from other release blocks, not from %s.", sc.what))
 		}
 		if _, ok := c.Releases[ref.Name]; !ok {
-			return undeclared("release", fmt.Sprintf("release %q", ref.Name))
+			return undeclared("release", "release", suggestName(ref.Name, c.Releases), fmt.Sprintf("Declare it with a release %q block.", ref.Name))
 		}
 		if ref.Name == sc.self {
 			return &hcl.Diagnostic{

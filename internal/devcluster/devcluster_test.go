@@ -481,12 +481,69 @@ func TestPodLogs(t *testing.T) {
 	}
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		p, err := client.CoreV1().Pods(other).Get(ctx, "quiet", metav1.GetOptions{})
-		return err == nil && p.Status.Phase == corev1.PodRunning, nil
+		return err == nil && p.Status.Phase == corev1.PodSucceeded, nil
 	})
 	if err != nil {
-		t.Fatalf("pod never Running: %v", err)
+		t.Fatalf("pod never Succeeded: %v", err)
 	}
 	if got, err := client.CoreV1().Pods(other).GetLogs("quiet", &corev1.PodLogOptions{Container: "check"}).DoRaw(ctx); err == nil || !strings.Contains(string(got), "no logs found for container") {
 		t.Errorf("log of a pod without logs: %q, %v", got, err)
 	}
+}
+
+// A pod no Job owns whose restartPolicy is Never or OnFailure (helm
+// create's test-connection hook) runs its containers to their end, as a
+// Job's pod does: Succeeded once its ready-after has passed, Failed with
+// the fail label; never-ready keeps it running, and a pod that restarts
+// its containers (Always, the default) runs on (issue 55, item 12: such
+// test hooks ran forever and convoy test hung).
+func TestBarePodsExit(t *testing.T) {
+	ns := cluster.Namespace(t)
+	client := cluster.Client()
+	ctx := context.Background()
+	pod := func(name string, policy corev1.RestartPolicy, labels, annotations map[string]string) {
+		t.Helper()
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations},
+			Spec:       corev1.PodSpec{RestartPolicy: policy, Containers: []corev1.Container{{Name: "wget", Image: "busybox:1.36"}}},
+		}
+		if _, err := client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	pod("test-connection", corev1.RestartPolicyNever, nil, map[string]string{devcluster.AnnotationReadyAfter: "2s"})
+	pod("on-failure", corev1.RestartPolicyOnFailure, nil, nil)
+	pod("failing", corev1.RestartPolicyNever, map[string]string{devcluster.LabelFail: "true"}, nil)
+	pod("server", corev1.RestartPolicyAlways, nil, nil)
+	pod("hanging", corev1.RestartPolicyNever, map[string]string{devcluster.LabelNeverReady: "true"}, nil)
+
+	phaseOf := func(name string, want corev1.PodPhase) *corev1.Pod {
+		t.Helper()
+		var got *corev1.Pod
+		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			p, err := client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			got = p
+			return p.Status.Phase == want, nil
+		})
+		if err != nil {
+			t.Fatalf("pod %s: phase %s, want %s: %v", name, got.Status.Phase, want, err)
+		}
+		return got
+	}
+	p := phaseOf("test-connection", corev1.PodSucceeded)
+	if took := time.Since(start); took < 2*time.Second {
+		t.Errorf("test-connection Succeeded after %s, before its ready-after (2s)", took)
+	}
+	if cs := p.Status.ContainerStatuses; len(cs) != 1 || cs[0].State.Terminated == nil || cs[0].State.Terminated.ExitCode != 0 || cs[0].State.Terminated.Reason != "Completed" {
+		t.Errorf("test-connection's containers: %+v", cs)
+	}
+	phaseOf("on-failure", corev1.PodSucceeded)
+	phaseOf("failing", corev1.PodFailed)
+	// Running since before test-connection succeeded, and running on.
+	phaseOf("server", corev1.PodRunning)
+	phaseOf("hanging", corev1.PodRunning)
 }

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,22 +23,73 @@ func crdResource() schema.GroupVersionResource {
 // upgraded. It then waits, by watch, until all of them are Established and
 // their kinds are served by discovery, so that the objects using them can be
 // parsed and applied with this same Client.
-func (c *Client) InstallCRDs(ctx context.Context, crds []*unstructured.Unstructured) error {
+func (c *Client) InstallCRDs(ctx context.Context, crds []*unstructured.Unstructured) (CRDWrites, error) {
+	var w CRDWrites
 	if err := checkCRDs(crds); err != nil {
-		return err
+		return w, err
 	}
 	for _, crd := range crds {
 		ref := RefOf(crd)
 		ref.Namespace = "" // cluster-scoped, whatever the manifest says
 		_, err := c.dynamic.Resource(crdResource()).Create(ctx, crd, metav1.CreateOptions{FieldManager: c.fieldManager})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return objectError(ref, fmt.Errorf("create: %w", err))
+		switch {
+		case apierrors.IsAlreadyExists(err):
+			w.add(crdUnchanged)
+		case err != nil:
+			return w, objectError(ref, fmt.Errorf("create: %w", err))
+		default:
+			w.add(crdCreated)
 		}
 	}
 	if len(crds) == 0 {
-		return nil
+		return w, nil
 	}
-	return c.waitCRDs(ctx, crds)
+	return w, c.waitCRDs(ctx, crds)
+}
+
+// CRDWrites count what writing a chart's CRDs did: created, replaced with
+// a changed spec, labels or annotations, and left as they were (the
+// chart's already, or existing under the create policy).
+type CRDWrites struct {
+	Created, Replaced, Unchanged int
+}
+
+// crdWrite is what writing one CRD did.
+type crdWrite int
+
+const (
+	crdUnchanged crdWrite = iota
+	crdCreated
+	crdReplaced
+)
+
+func (w *CRDWrites) add(did crdWrite) {
+	switch did {
+	case crdCreated:
+		w.Created++
+	case crdReplaced:
+		w.Replaced++
+	default:
+		w.Unchanged++
+	}
+}
+
+// String is "2 created, 1 replaced, 22 unchanged", the counts that are
+// not zero ("none" when all are).
+func (w CRDWrites) String() string {
+	var parts []string
+	for _, p := range []struct {
+		n    int
+		what string
+	}{{w.Created, "created"}, {w.Replaced, "replaced"}, {w.Unchanged, "unchanged"}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // checkCRDs refuses what is not an apiextensions.k8s.io/v1 CRD.

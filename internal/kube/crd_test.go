@@ -60,8 +60,8 @@ func TestInstallCRDs(t *testing.T) {
 	}
 
 	crds := parse(t, c, ns, crdManifest)
-	if err := c.InstallCRDs(ctx, crds); err != nil {
-		t.Fatal(err)
+	if w, err := c.InstallCRDs(ctx, crds); err != nil || w != (kube.CRDWrites{Created: 1}) {
+		t.Fatalf("install: %v, %s", err, w)
 	}
 	crd, err := c.Get(ctx, kube.RefOf(crds[0]))
 	if err != nil {
@@ -105,8 +105,8 @@ func TestInstallCRDs(t *testing.T) {
 
 	// crds/ is installed, never upgraded: a changed CRD is left as it was.
 	changed := parse(t, c, ns, strings.Replace(crdManifest, "size: {type: integer}", "size: {type: string}", 1))
-	if err := c.InstallCRDs(ctx, changed); err != nil {
-		t.Fatal(err)
+	if w, err := c.InstallCRDs(ctx, changed); err != nil || w != (kube.CRDWrites{Unchanged: 1}) {
+		t.Fatalf("install again: %v, %s", err, w)
 	}
 	crd, err = c.Get(ctx, kube.RefOf(crds[0]))
 	if err != nil {
@@ -122,7 +122,7 @@ func TestInstallCRDs(t *testing.T) {
 func TestInstallCRDsRejectsOtherKinds(t *testing.T) {
 	ns := cluster.Namespace(t)
 	c := newClient(t)
-	err := c.InstallCRDs(testContext(t, 10*time.Second), parse(t, c, ns, configMap("a: b")))
+	_, err := c.InstallCRDs(testContext(t, 10*time.Second), parse(t, c, ns, configMap("a: b")))
 	want := "v1 ConfigMap " + ns + "/settings: not an apiextensions.k8s.io/v1 CustomResourceDefinition"
 	if err == nil || err.Error() != want {
 		t.Fatalf("error = %v, want %q", err, want)
@@ -156,7 +156,7 @@ func TestInstallCRDsNamesNotAccepted(t *testing.T) {
 		}
 	})
 	start := time.Now()
-	err := c.InstallCRDs(ctx, crds)
+	_, err := c.InstallCRDs(ctx, crds)
 	var nre *kube.NotReadyError
 	if !errors.As(err, &nre) || time.Since(start) > 20*time.Second {
 		t.Fatalf("error = %v after %s, want a *NotReadyError before the timeout", err, time.Since(start))
@@ -166,4 +166,46 @@ func TestInstallCRDsNamesNotAccepted(t *testing.T) {
 		t.Errorf("error = %q, want %s… naming the kind", err, want)
 	}
 	t.Log(err)
+}
+
+// ReplaceCRDs says how many CRDs it created, replaced with a change and
+// found as the chart has them (issue 55, item 11: create_replace logged
+// "creating or replacing 25 CRDs" when 2 differed).
+func TestReplaceCRDsCounts(t *testing.T) {
+	ns := cluster.Namespace(t)
+	ctx := testContext(t, 60*time.Second)
+	c := newClient(t)
+	first, _ := widgetCRD(t)
+	second := strings.NewReplacer("name: widgets.", "name: gadgets.", "plural: widgets", "plural: gadgets", "singular: widget", "singular: gadget", "kind: Widget", "kind: Gadget", "listKind: WidgetList", "listKind: GadgetList").Replace(first)
+	crds := parse(t, c, ns, first+"---"+second)
+	t.Cleanup(func() {
+		for _, r := range refs(crds) {
+			_, _ = c.Delete(context.Background(), []kube.Ref{r}, kube.DeleteOptions{})
+		}
+	})
+	if w, err := c.InstallCRDs(ctx, crds[:1]); err != nil || w.String() != "1 created" {
+		t.Fatalf("install one: %v, %s", err, w)
+	}
+	if w, err := c.ReplaceCRDs(ctx, crds); err != nil || w != (kube.CRDWrites{Created: 1, Unchanged: 1}) {
+		t.Fatalf("replace with one new: %v, %s", err, w)
+	}
+	if w, err := c.ReplaceCRDs(ctx, crds); err != nil || w.String() != "2 unchanged" {
+		t.Fatalf("replace again: %v, %s", err, w)
+	}
+	changed := parse(t, c, ns, strings.Replace(first, "size: {type: integer}", "size: {type: integer, minimum: 0}", 1)+"---"+second)
+	if w, err := c.ReplaceCRDs(ctx, changed); err != nil || w.String() != "1 replaced, 1 unchanged" {
+		t.Fatalf("replace with one changed: %v, %s", err, w)
+	}
+}
+
+func TestCRDWritesString(t *testing.T) {
+	for w, want := range map[kube.CRDWrites]string{
+		{}:                                      "none",
+		{Replaced: 2, Unchanged: 23}:            "2 replaced, 23 unchanged",
+		{Created: 1, Replaced: 1, Unchanged: 1}: "1 created, 1 replaced, 1 unchanged",
+	} {
+		if got := w.String(); got != want {
+			t.Errorf("%+v: %q, want %q", w, got, want)
+		}
+	}
 }

@@ -15,20 +15,24 @@ import (
 // CreateReplace): spec, labels and annotations become the chart's (labels
 // and annotations others added are kept); status, and with it
 // status.storedVersions, is the API server's. It never deletes a CRD. It
-// then waits as InstallCRDs does.
-func (c *Client) ReplaceCRDs(ctx context.Context, crds []*unstructured.Unstructured) error {
+// then waits as InstallCRDs does, and says how many it created, changed
+// and found as the chart has them.
+func (c *Client) ReplaceCRDs(ctx context.Context, crds []*unstructured.Unstructured) (CRDWrites, error) {
+	var w CRDWrites
 	if err := checkCRDs(crds); err != nil {
-		return err
+		return w, err
 	}
 	for _, crd := range crds {
-		if _, err := c.ReplaceCRD(ctx, crd, false); err != nil {
-			return err
+		_, did, err := c.replaceCRD(ctx, crd, false)
+		if err != nil {
+			return w, err
 		}
+		w.add(did)
 	}
 	if len(crds) == 0 {
-		return nil
+		return w, nil
 	}
-	return c.waitCRDs(ctx, crds)
+	return w, c.waitCRDs(ctx, crds)
 }
 
 // ReplaceCRD creates crd, or replaces the live one with it (an update
@@ -37,6 +41,14 @@ func (c *Client) ReplaceCRDs(ctx context.Context, crds []*unstructured.Unstructu
 // server validates and defaults it without storing it: what a plan
 // compares with the live CRD.
 func (c *Client) ReplaceCRD(ctx context.Context, crd *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, error) {
+	out, _, err := c.replaceCRD(ctx, crd, dryRun)
+	return out, err
+}
+
+// replaceCRD is ReplaceCRD, saying what it did: an update the API server
+// stores nothing of (the live CRD is the chart's already) keeps the
+// resourceVersion, and is unchanged.
+func (c *Client) replaceCRD(ctx context.Context, crd *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, crdWrite, error) {
 	ref := RefOf(crd)
 	ref.Namespace = ""
 	var dry []string
@@ -49,15 +61,15 @@ func (c *Client) ReplaceCRD(ctx context.Context, crd *unstructured.Unstructured,
 		if apierrors.IsNotFound(err) {
 			out, err := res.Create(ctx, crd, metav1.CreateOptions{FieldManager: c.fieldManager, DryRun: dry})
 			if err != nil {
-				return nil, objectError(ref, fmt.Errorf("create: %w", err))
+				return nil, 0, objectError(ref, fmt.Errorf("create: %w", err))
 			}
 			if !dryRun {
 				c.wrote(ref)
 			}
-			return out, nil
+			return out, crdCreated, nil
 		}
 		if err != nil {
-			return nil, objectError(ref, fmt.Errorf("read: %w", err))
+			return nil, 0, objectError(ref, fmt.Errorf("read: %w", err))
 		}
 		next := replacement(crd, live)
 		out, err := res.Update(ctx, next, metav1.UpdateOptions{FieldManager: c.fieldManager, DryRun: dry})
@@ -65,12 +77,15 @@ func (c *Client) ReplaceCRD(ctx context.Context, crd *unstructured.Unstructured,
 			continue
 		}
 		if err != nil {
-			return nil, objectError(ref, fmt.Errorf("replace: %w", err))
+			return nil, 0, objectError(ref, fmt.Errorf("replace: %w", err))
+		}
+		if out.GetResourceVersion() == live.GetResourceVersion() {
+			return out, crdUnchanged, nil
 		}
 		if !dryRun {
 			c.wrote(ref) // what the API server admits may have changed
 		}
-		return out, nil
+		return out, crdReplaced, nil
 	}
 }
 

@@ -19,11 +19,24 @@ type Impact struct {
 	// Unknown are changing objects of kinds convoy cannot reason about
 	// (custom resources: their controller decides what happens).
 	Unknown []UnknownImpact `json:"unknown,omitempty"`
+	// ScaledToZero are workloads whose pods all go: what they served
+	// stops.
+	ScaledToZero []ScaleToZero `json:"scaled_to_zero,omitempty"`
+}
+
+// ScaleToZero is a workload scaled from some pods to none.
+type ScaleToZero struct {
+	Ref ObjectRef `json:"ref"`
+	// From is how many replicas it has now.
+	From int `json:"from"`
+	// Services are the release's Services that select its pods: the
+	// traffic they sent to them finds none.
+	Services []ObjectRef `json:"services,omitempty"`
 }
 
 // Empty reports whether the impact says nothing.
 func (i *Impact) Empty() bool {
-	return i == nil || len(i.Rollouts)+len(i.StaleConfig)+len(i.DataLoss)+len(i.Replacements)+len(i.Unknown) == 0 &&
+	return i == nil || len(i.Rollouts)+len(i.StaleConfig)+len(i.DataLoss)+len(i.Replacements)+len(i.Unknown)+len(i.ScaledToZero) == 0 &&
 		!i.Requests.Changed() && !i.Limits.Changed()
 }
 
@@ -122,7 +135,11 @@ type Replacement struct {
 	// mount again (RecreatesPods): their names are unchanged, so their
 	// data is kept.
 	RemountedClaims []string `json:"remounted_claims,omitempty"`
-	Note            string   `json:"note,omitempty"`
+	// StorageChanges are the volumeClaimTemplates entries of a StatefulSet
+	// whose storage request changes ("data: 8Gi → 10Gi"): the claims
+	// already made keep their size (expand_claims resizes them).
+	StorageChanges []string `json:"storage_changes,omitempty"`
+	Note           string   `json:"note,omitempty"`
 }
 
 // Resources are the totals of CPU and memory, before and after apply.

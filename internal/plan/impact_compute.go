@@ -31,7 +31,47 @@ func ComputeImpact(rc *ReleaseChange, facts ImpactFacts) *Impact {
 	imp.Replacements = in.replacements(facts)
 	imp.Requests, imp.Limits = in.totals()
 	imp.Unknown = in.unknown()
+	imp.ScaledToZero = in.scaledToZero()
 	return imp
+}
+
+// scaledToZero are the workloads an update takes from some replicas to
+// none (an autoscaler's are its own to scale), with the release's
+// Services that select their pods.
+func (in *impactInput) scaledToZero() []ScaleToZero {
+	var out []ScaleToZero
+	for _, w := range in.workloads {
+		o := w.change
+		switch o.Ref.Group + "/" + o.Ref.Kind {
+		case "apps/Deployment", "apps/StatefulSet", "apps/ReplicaSet", "/ReplicationController":
+		default:
+			continue
+		}
+		if o.Action != ObjectUpdate || in.scaled[o.Ref.Kind+"/"+o.Ref.Name] {
+			continue
+		}
+		from := 1
+		if n, ok := intField(o.Before, "spec", "replicas"); ok {
+			from = n
+		}
+		to, ok := intField(o.After, "spec", "replicas")
+		if !ok || to != 0 || from == 0 {
+			continue
+		}
+		s := ScaleToZero{Ref: o.Ref, From: from}
+		labels, _ := field(o.After, append(slices.Clone(w.template), "metadata", "labels")...).(map[string]any)
+		for _, svc := range in.objects {
+			if svc.Ref.Group != "" || svc.Ref.Kind != "Service" || svc.Ref.Namespace != o.Ref.Namespace || svc.Action == ObjectDelete {
+				continue
+			}
+			sel, _ := field(current(svc), "spec", "selector").(map[string]any)
+			if len(sel) > 0 && selects(map[string]any{"matchLabels": sel}, labels) {
+				s.Services = append(s.Services, svc.Ref)
+			}
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // workload is an object with a pod template.

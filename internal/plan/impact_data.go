@@ -83,6 +83,7 @@ func (in *impactInput) replacements(facts ImpactFacts) []Replacement {
 		case o.Ref.Group == "apps" && o.Ref.Kind == "StatefulSet":
 			r.Propagation = "orphan"
 			r.KeptClaims = facts.Claims[o.Ref]
+			r.StorageChanges = templateStorageChanges(o.Before, o.After)
 			why := statefulSetRecreates(o.Before, o.After)
 			r.RecreatesPods = why != ""
 			r.Note = "deleted with its pods and claims orphaned; the new StatefulSet adopts the pods; existing claims are never deleted, and a StatefulSet never resizes them nor changes their storage class (expand_claims resizes them); new volumeClaimTemplates apply to claims created from now on"
@@ -97,6 +98,30 @@ func (in *impactInput) replacements(facts ImpactFacts) []Replacement {
 			r.Note = "deleted with foreground propagation, and apply waits until it and its pods are gone before creating it again: no pod of the old one is left behind"
 		}
 		out = append(out, r)
+	}
+	return out
+}
+
+// templateStorageChanges are the volumeClaimTemplates entries kept from
+// before to after whose storage request changes: "data: 8Gi → 10Gi".
+func templateStorageChanges(before, after map[string]any) []string {
+	storage := func(sts map[string]any) map[string]string {
+		out := map[string]string{}
+		ts, _ := field(sts, "spec", "volumeClaimTemplates").([]any)
+		for _, t := range ts {
+			m, _ := t.(map[string]any)
+			if name, ok := field(m, "metadata", "name").(string); ok {
+				out[name] = fmt.Sprint(field(m, "spec", "resources", "requests", "storage"))
+			}
+		}
+		return out
+	}
+	was, now := storage(before), storage(after)
+	var out []string
+	for _, name := range sortedKeys(now) {
+		if old, ok := was[name]; ok && old != now[name] {
+			out = append(out, fmt.Sprintf("%s: %s → %s", name, old, now[name]))
+		}
 	}
 	return out
 }

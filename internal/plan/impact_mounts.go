@@ -44,6 +44,10 @@ func (in *impactInput) unmounted(facts ImpactFacts) []DataLoss {
 		if o.Action != ObjectUpdate && o.Action != ObjectReplace {
 			continue
 		}
+		// Each clause says what goes and how: "its pods no longer mount
+		// claim shared (volume data removed)", "volumeClaimTemplates entry
+		// data is removed: its pods no longer mount claim data-db-0
+		// (volume data now emptyDir)".
 		var lost []string
 		after := claimVolumes(w.podSpec(o.After))
 		afterVolumes := volumesByName(w.podSpec(o.After))
@@ -51,7 +55,7 @@ func (in *impactInput) unmounted(facts ImpactFacts) []DataLoss {
 			if _, ok := after[c]; ok || own[ns+"/"+c] {
 				continue
 			}
-			lost = append(lost, fmt.Sprintf("claim %s (volume %s %s)", c, before[c], nowText(afterVolumes[before[c]])))
+			lost = append(lost, fmt.Sprintf("its pods no longer mount claim %s (volume %s %s)", c, before[c], nowText(afterVolumes[before[c]])))
 		}
 		if o.Ref.Group == "apps" && o.Ref.Kind == "StatefulSet" {
 			kept := templateNames(o.After)
@@ -59,13 +63,13 @@ func (in *impactInput) unmounted(facts ImpactFacts) []DataLoss {
 				if slices.Contains(kept, t) {
 					continue
 				}
-				lost = append(lost, fmt.Sprintf("volumeClaimTemplates entry %s removed: its claims%s (volume %s %s)",
+				lost = append(lost, fmt.Sprintf("volumeClaimTemplates entry %s is removed: its pods no longer mount %s (volume %s %s)",
 					t, claimsText(templateClaims(facts.Claims[o.Ref], t, o.Ref.Name)), t, nowText(afterVolumes[t])))
 			}
 		}
 		if len(lost) > 0 {
 			out = append(out, DataLoss{Ref: o.Ref, Action: o.Action,
-				Reason: "its pods no longer mount " + strings.Join(lost, "; ") + ": the claims and their data stay, but the pods run without them"})
+				Reason: strings.Join(lost, "; ") + "; the claims keep their data, but the pods run without it"})
 		}
 	}
 	for _, o := range in.objects {
@@ -139,11 +143,16 @@ func templateClaims(claims []string, t, sts string) []string {
 	return out
 }
 
+// claimsText names a template's claims: "claim data-db-0", "claims
+// data-db-0, data-db-1", "its claims" when none is known.
 func claimsText(claims []string) string {
-	if len(claims) == 0 {
-		return ""
+	switch len(claims) {
+	case 0:
+		return "its claims"
+	case 1:
+		return "claim " + claims[0]
 	}
-	return " " + strings.Join(claims, ", ")
+	return "claims " + strings.Join(claims, ", ")
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,7 +54,7 @@ func TestComputeImpactUnmountedData(t *testing.T) {
 		{"claim volume to emptyDir", []*plan.ObjectChange{change(webRef, plan.ObjectUpdate, withVolume(t, external), withVolume(t, `"emptyDir":{}`))},
 			webRef, "its pods no longer mount claim shared (volume data now emptyDir)"},
 		{"volumeClaimTemplates entry removed", []*plan.ObjectChange{change(dbRef, plan.ObjectReplace, redis(t, true), redis(t, false))},
-			dbRef, "volumeClaimTemplates entry redis-data removed: its claims redis-data-db-0 (volume redis-data now emptyDir)"},
+			dbRef, "volumeClaimTemplates entry redis-data is removed: its pods no longer mount claim redis-data-db-0 (volume redis-data now emptyDir); the claims keep their data, but the pods run without it"},
 		{"claim of the release unreferenced", []*plan.ObjectChange{
 			change(webRef, plan.ObjectUpdate, withVolume(t, claim), withVolume(t, `"emptyDir":{}`)),
 			change(pvcRef, plan.ObjectNoOp, uploads(t), uploads(t))},
@@ -100,10 +101,11 @@ func TestStatefulSetReplacement(t *testing.T) {
 		before, after map[string]any
 		recreates     bool
 		strategy      string
+		storage       []string // the templates whose size changes
 	}{
-		{"persistence off", redis(t, true), redis(t, false), false, "RollingUpdate"},
-		{"persistence on", redis(t, false), redis(t, true), true, "Replace"},
-		{"storage grown", redis(t, true), grown, false, ""},
+		{"persistence off", redis(t, true), redis(t, false), false, "RollingUpdate", nil},
+		{"persistence on", redis(t, false), redis(t, true), true, "Replace", nil},
+		{"storage grown", redis(t, true), grown, false, "", []string{"redis-data: 8Gi → 10Gi"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			imp := plan.ComputeImpact(release(change(dbRef, plan.ObjectReplace, tc.before, tc.after)), plan.ImpactFacts{})
@@ -120,6 +122,9 @@ func TestStatefulSetReplacement(t *testing.T) {
 			}
 			if got != tc.strategy {
 				t.Errorf("rollout strategy = %q, want %q (%+v)", got, tc.strategy, imp.Rollouts)
+			}
+			if !slices.Equal(r.StorageChanges, tc.storage) {
+				t.Errorf("storage changes = %q, want %q", r.StorageChanges, tc.storage)
 			}
 		})
 	}

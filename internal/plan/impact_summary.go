@@ -15,6 +15,8 @@ type ImpactSummary struct {
 	DataLoss       int
 	Replacements   int
 	Unknown        int
+	// ScaledToZero counts the workloads whose pods all stop.
+	ScaledToZero int
 	// Requests are the stack's totals over the releases that change.
 	Requests Resources
 }
@@ -36,6 +38,7 @@ func (p *Plan) ImpactSummary() ImpactSummary {
 		s.DataLoss += len(imp.DataLoss)
 		s.Replacements += len(imp.Replacements)
 		s.Unknown += len(imp.Unknown)
+		s.ScaledToZero += len(imp.ScaledToZero)
 		if q := imp.Requests; q != nil {
 			addQuantity(&cpu[0], q.CPU.Before)
 			addQuantity(&cpu[1], q.CPU.After)
@@ -60,6 +63,9 @@ func (s ImpactSummary) String() string {
 	var parts []string
 	if s.Rollouts > 0 {
 		parts = append(parts, fmt.Sprintf("%d %s (%d %s)", s.Rollouts, plural(s.Rollouts, "workload rolls", "workloads roll"), s.Pods, plural(s.Pods, "pod", "pods")))
+	}
+	if s.ScaledToZero > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s to 0", s.ScaledToZero, plural(s.ScaledToZero, "workload scales", "workloads scale")))
 	}
 	if s.Replacements > 0 {
 		parts = append(parts, fmt.Sprintf("%d %s", s.Replacements, plural(s.Replacements, "object replaced", "objects replaced")))

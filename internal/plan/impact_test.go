@@ -3,6 +3,7 @@ package plan_test
 import (
 	"encoding/json"
 	"maps"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -268,5 +269,36 @@ func diffT(t *testing.T, want, got any) {
 	t.Helper()
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// A workload scaled to 0 says that its pods all stop and which of the
+// release's Services select them (issue 55, item 8: it said only
+// "-100m CPU, -64Mi memory").
+func TestComputeImpactScaledToZero(t *testing.T) {
+	svcRef := plan.ObjectRef{Version: "v1", Kind: "Service", Namespace: "shop", Name: "web"}
+	svc := obj(t, `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"shop"},"spec":{"selector":{"app":"web"},"ports":[{"port":80}]}}`)
+	other := obj(t, `{"apiVersion":"v1","kind":"Service","metadata":{"name":"api","namespace":"shop"},"spec":{"selector":{"app":"api"},"ports":[{"port":80}]}}`)
+	otherRef := svcRef
+	otherRef.Name = "api"
+	imp := plan.ComputeImpact(release(
+		change(webRef, plan.ObjectUpdate, deployment(t, 2, "web:1", "100m", "a", ""), deployment(t, 0, "web:1", "100m", "a", "")),
+		change(svcRef, plan.ObjectNoOp, svc, svc),
+		change(otherRef, plan.ObjectNoOp, other, other),
+	), plan.ImpactFacts{})
+	want := []plan.ScaleToZero{{Ref: webRef, From: 2, Services: []plan.ObjectRef{svcRef}}}
+	diffT(t, want, imp.ScaledToZero)
+	if imp.Empty() {
+		t.Error("a scale to 0 is an empty impact")
+	}
+	// Scaled down but not to 0, or up from 0: not said.
+	for _, tc := range []struct{ from, to int }{{3, 1}, {0, 2}} {
+		imp := plan.ComputeImpact(release(change(webRef, plan.ObjectUpdate, deployment(t, tc.from, "web:1", "100m", "a", ""), deployment(t, tc.to, "web:1", "100m", "a", ""))), plan.ImpactFacts{})
+		if imp != nil && len(imp.ScaledToZero) > 0 {
+			t.Errorf("%d → %d: scaled to zero %+v", tc.from, tc.to, imp.ScaledToZero)
+		}
+	}
+	if s := (&plan.Plan{Releases: []*plan.ReleaseChange{{Impact: imp}}}).ImpactSummary().String(); !strings.Contains(s, "1 workload scales to 0") {
+		t.Errorf("summary %q", s)
 	}
 }

@@ -204,6 +204,10 @@ type ReleaseChange struct {
 	// Deprecations are the objects it deprecates or removed.
 	KubeTarget   string        `json:",omitempty"`
 	Deprecations []Deprecation `json:",omitempty"`
+	// KubeKnown is, when KubeTarget is past it, the newest Kubernetes
+	// release whose removals convoy's table knows ("1.36"): what later
+	// releases remove is not listed. "" when the target is within it.
+	KubeKnown string `json:",omitempty"`
 	// ValueOrigins say where each leaf of the values the release renders
 	// with was set (internal/provenance; paths as Leaves writes them),
 	// nil when it is not rendered at plan time. Not saved: a plan file

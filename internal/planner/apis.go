@@ -43,6 +43,9 @@ func (c *computer) deprecations(ctx context.Context, inst *config.ReleaseInstanc
 	}
 	rc.KubeTarget = target.String()
 	apis := eng.APIs()
+	if known := apis.KnownThrough(); !known.IsZero() && known.Less(target) {
+		rc.KubeKnown = known.String()
+	}
 	seen := map[plan.ObjectRef]bool{}
 	check := func(ref plan.ObjectRef) {
 		if seen[ref] {

@@ -51,10 +51,15 @@ func (e *Engine) applyCRDs(ctx context.Context, p *Prepared) error {
 		}
 		crds = append(crds, got...)
 	}
+	write, policy := e.kube.InstallCRDs, "create"
 	if req.CRDs == CRDsCreateReplace {
-		e.logf(req.Namespace, req.Name, PhaseApplying, "creating or replacing %d CRDs", len(crds))
-		return e.kube.ReplaceCRDs(ctx, crds)
+		write, policy = e.kube.ReplaceCRDs, "create_replace"
 	}
-	e.logf(req.Namespace, req.Name, PhaseApplying, "installing %d CRDs", len(crds))
-	return e.kube.InstallCRDs(ctx, crds)
+	e.logf(req.Namespace, req.Name, PhaseApplying, "writing %d CRDs (crds = %q)", len(crds), policy)
+	w, err := write(ctx, crds)
+	if err != nil {
+		return err
+	}
+	e.logf(req.Namespace, req.Name, PhaseApplying, "CRDs: %s", w)
+	return nil
 }

@@ -145,6 +145,7 @@ func before(a, b *plan.Source) bool {
 // their text.
 type sourceFiles struct {
 	dir   string            // the stack directory, absolute
+	given string            // the stack directory as the run was given it
 	names map[string]string // as origins name a file → as diagnostics do
 	text  map[string][]byte // by the diagnostics' name
 	// sensitive are the layers of values files whose text is sensitive:
@@ -169,6 +170,7 @@ func posOf(file string, p hcl.Pos) filePos { return filePos{file, p.Line, p.Colu
 func newSourceFiles(st *config.Stack, inst *config.ReleaseInstance, blk *config.Release) *sourceFiles {
 	s := &sourceFiles{names: map[string]string{}, text: map[string][]byte{}, sensitive: map[string]hcl.Range{}, items: map[filePos]hcl.Range{}, layers: map[filePos]hcl.Range{}}
 	s.dir, _ = filepath.Abs(st.Dir)
+	s.given = st.Dir
 	if cfg := st.Source(); cfg != nil {
 		for name, f := range cfg.Files {
 			s.names[s.show(name)] = name
@@ -181,12 +183,13 @@ func newSourceFiles(st *config.Stack, inst *config.ReleaseInstance, blk *config.
 			continue
 		}
 		text, marks := l.Value.Unmark()
-		s.names[s.show(l.File)] = l.File
+		name := s.diagName(l.File)
+		s.names[s.show(l.File)] = name
 		if text.IsKnown() && !text.IsNull() {
-			s.text[l.File] = []byte(text.AsString())
+			s.text[name] = []byte(text.AsString())
 		}
 		if len(marks) > 0 {
-			s.sensitive[l.File] = l.Range
+			s.sensitive[name] = l.Range
 		}
 	}
 	for _, expr := range []hcl.Expression{blk.Values, blk.Set, blk.SetSensitive} {
@@ -224,6 +227,22 @@ func (s *sourceFiles) show(name string) string {
 	return name
 }
 
+// diagName is a values file's name as diagnostics give it: the stack's
+// HCL files are named under the stack directory as the run was given it
+// (stack/stack.hcl for -C stack), so a file inside the stack directory is
+// too (stack/values/web.yaml), not by its absolute path.
+func (s *sourceFiles) diagName(file string) string {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return file
+	}
+	rel, err := filepath.Rel(s.dir, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return file
+	}
+	return filepath.Join(s.given, rel)
+}
+
 // rank orders origins by who has the last word: set_sensitive over set
 // over the values layers, a later layer over an earlier one; -1 for what
 // the release does not set (a chart default).
@@ -239,7 +258,7 @@ func (s *sourceFiles) rank(inst *config.ReleaseInstance, o plan.Origin) int {
 		pos := hcl.Pos{Line: o.Source.Line, Column: o.Source.Column}
 		for i := n - 1; i >= 0; i-- {
 			l := inst.Values[i]
-			if o.Kind == plan.OriginValuesFile && l.File != "" && l.File == name ||
+			if o.Kind == plan.OriginValuesFile && l.File != "" && s.diagName(l.File) == name ||
 				o.Kind == plan.OriginValues && l.Range.Filename == name && contains(l.Range, pos) {
 				return i
 			}

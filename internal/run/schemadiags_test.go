@@ -150,3 +150,44 @@ release "extra" {
 		}
 	}
 }
+
+// A schema violation in a values file is named as the stack's HCL files
+// are: under the stack directory as the run was given it, not by its
+// absolute path (issue 55, item 11).
+func TestSchemaViolationNamesTheFileAsTheStackIsGiven(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "shop")
+	for name, text := range map[string]string{
+		"chart/Chart.yaml":         "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+		"chart/values.yaml":        "replicas: 1\n",
+		"chart/values.schema.json": `{"properties": {"replicas": {"type": "integer"}}}`,
+		"values/web.yaml":          "replicas: many\n",
+		"stack.hcl":                "stack \"s\" {}\n\nrelease \"web\" {\n  chart  = \"./chart\"\n  values = [file(\"values/web.yaml\")]\n}\n\nrelease \"api\" {\n  chart = \"./chart\"\n  set   = { \"replicas\" = \"many\" }\n}\n",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(parent)
+	_, err := run.Validate(t.Context(), run.Options{Source: run.Source{Dir: "shop"}, ChartCache: t.TempDir()})
+	var de *run.DiagnosticsError
+	if !errors.As(err, &de) {
+		t.Fatalf("validate: %v", err)
+	}
+	got := map[string]string{}
+	for _, d := range de.Diags {
+		addr, _, _ := strings.Cut(d.Detail, ":")
+		got[addr] = d.Subject.Filename
+	}
+	want := map[string]string{"release.web": filepath.Join("shop", "values", "web.yaml"), "release.api": filepath.Join("shop", "stack.hcl")}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("diagnostics in %v, want %v", got, want)
+	}
+	if _, ok := de.Files[want["release.api"]]; !ok {
+		t.Errorf("the stack's files are not named as its diagnostics are: %v", de.Files)
+	}
+}

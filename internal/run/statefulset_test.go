@@ -201,11 +201,12 @@ func TestStatefulSetPersistenceToggle(t *testing.T) {
 	kvStack(t, dir, ns, class, false, "8Gi")
 	rc, text := planned("persistence off")
 	if rc.Impact == nil || len(rc.Impact.DataLoss) != 1 || rc.Impact.DataLoss[0].Ref.Name != "redis-master" ||
-		!strings.Contains(rc.Impact.DataLoss[0].Reason, "volumeClaimTemplates entry redis-data removed: its claims "+claim+" (volume redis-data now emptyDir)") {
+		!strings.Contains(rc.Impact.DataLoss[0].Reason, "volumeClaimTemplates entry redis-data is removed: its pods no longer mount claim "+claim+" (volume redis-data now emptyDir)") {
 		t.Fatalf("persistence off: impact %+v\n%s", rc.Impact, text)
 	}
 	if !strings.Contains(text, "data loss: StatefulSet redis-master (replace)") ||
-		!strings.Contains(text, "StatefulSet redis-master: spec.volumeClaimTemplates cannot change; replaced, its pods orphaned and adopted by the new one") {
+		!strings.Contains(text, "StatefulSet redis-master: spec.volumeClaimTemplates cannot change; replaced, its pods orphaned and adopted by the new one") ||
+		strings.Contains(text, "resizes") {
 		t.Fatalf("persistence off: plan\n%s", text)
 	}
 	apply("persistence off")

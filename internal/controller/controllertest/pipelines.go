@@ -38,9 +38,10 @@ func Team(t *testing.T, c client.Client) string {
 	return ns
 }
 
-// TestedChart writes a chart with test hooks into dir: a Job that passes
-// and, with failTest, a pod that fails (the devcluster's kubelet fails
-// pods labelled devcluster.convoy.dev/fail).
+// TestedChart writes a chart with test hooks into dir: a bare Pod (the
+// shape helm create gives a test) and a Job that pass and, with failTest,
+// a pod that fails (the devcluster's kubelet fails pods labelled
+// devcluster.convoy.dev/fail).
 func TestedChart(t *testing.T, dir string) {
 	t.Helper()
 	files := map[string]string{
@@ -69,6 +70,19 @@ spec:
         - name: check
           image: registry.example/busybox:1
           command: ["wget", "{{ .Release.Name }}:80"]
+`,
+		"templates/tests/test-pod.yaml": `apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ .Release.Name }}-test-pod
+  annotations:
+    helm.sh/hook: test
+spec:
+  restartPolicy: Never
+  containers:
+    - name: wget
+      image: registry.example/busybox:1
+      command: ["wget", "{{ .Release.Name }}:80"]
 `,
 		"templates/test-fail.yaml": `{{- if .Values.failTest }}
 apiVersion: v1

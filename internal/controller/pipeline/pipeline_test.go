@@ -21,6 +21,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller/stack"
 	"github.com/convoy-sh/convoy/internal/stacksource"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -180,6 +181,12 @@ func TestPipelinePromotesThroughStages(t *testing.T) {
 		both(stageIs("staging", v1alpha1.PhaseVerified, d1), stageIs("production", v1alpha1.PhaseVerified, d1)))
 	if p.Status.Latest.Tag != "1.0.0" {
 		t.Fatalf("latest %+v", p.Status.Latest)
+	}
+	// Staging's test gate ran the chart's bare test Pod (helm create's
+	// shape) to its end, beside its Job (issue 55, item 12: such a pod ran
+	// forever and the gate with it).
+	if pod, err := cluster.Client().CoreV1().Pods(ns+"-staging").Get(context.Background(), "app-test-pod", metav1.GetOptions{}); err != nil || pod.Status.Phase != corev1.PodSucceeded {
+		t.Fatalf("staging's bare test pod: %v, %v", err, pod)
 	}
 	at := map[string]v1alpha1.PipelineStack{}
 	for _, s := range p.Status.Stacks {

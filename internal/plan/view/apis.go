@@ -16,19 +16,31 @@ func writeStoredAPIs(b *bytes.Buffer, r *plan.ReleaseChange) {
 }
 
 // deprecationLines are the plan's deprecated and removed APIs, one line
-// per object, under a heading per target Kubernetes release.
+// per object, under a heading per target Kubernetes release. A target past
+// the releases convoy's table knows gets its heading, objects or not, and
+// a last line saying so: an empty list there proves nothing.
 func deprecationLines(p *plan.Plan) (headings []string, lines map[string][]string) {
 	lines = map[string][]string{}
+	beyond := map[string]string{} // heading → the newest release known
 	for _, r := range p.Releases {
-		if len(r.Deprecations) == 0 {
+		if len(r.Deprecations) == 0 && r.KubeKnown == "" {
 			continue
 		}
 		h := fmt.Sprintf("APIs deprecated or removed in Kubernetes %s", r.KubeTarget)
 		if _, ok := lines[h]; !ok {
 			headings = append(headings, h)
+			lines[h] = nil
 		}
 		for _, d := range r.Deprecations {
 			lines[h] = append(lines[h], fmt.Sprintf("%s: %s", r.Addr, d))
+		}
+		if r.KubeKnown != "" {
+			beyond[h] = r.KubeKnown
+		}
+	}
+	for _, h := range headings {
+		if known, ok := beyond[h]; ok {
+			lines[h] = append(lines[h], fmt.Sprintf("convoy knows removals up to %s: what later releases remove is not listed", known))
 		}
 	}
 	return headings, lines
@@ -53,7 +65,9 @@ type jsonDeprecation struct {
 	DeprecatedIn string `json:"deprecated_in,omitempty"`
 	RemovedIn    string `json:"removed_in,omitempty"`
 	Removed      bool   `json:"removed"`
-	Replacement  string `json:"replacement,omitempty"`
+	// Replacement is "" when nothing replaces the API (as policies see it:
+	// docs/policies.md), never left out.
+	Replacement string `json:"replacement"`
 }
 
 type jsonStoredAPI struct {

@@ -54,17 +54,75 @@ func impactLine(imp *plan.Impact) string {
 	for _, d := range imp.DataLoss {
 		parts = append(parts, fmt.Sprintf("data loss: %s %s (%s): %s", d.Ref.Kind, d.Ref.Name, d.Action, d.Reason))
 	}
+	for _, z := range imp.ScaledToZero {
+		parts = append(parts, scaledToZeroText(z))
+	}
 	if d := imp.Requests.Deltas(); d != "" {
 		parts = append(parts, d)
 	}
 	if len(imp.Unknown) > 0 {
-		var names []string
-		for _, u := range imp.Unknown {
-			names = append(names, u.Ref.Kind+" "+u.Ref.Name)
-		}
-		parts = append(parts, "unknown impact: "+strings.Join(names, ", "))
+		parts = append(parts, unknownText(imp.Unknown))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// unknownText names the objects whose impact convoy cannot tell, by kind
+// in the order first seen: a kind's objects by name when it has at most
+// unknownNamed of them, else counted ("30 PrometheusRules"), so that a
+// chart of many custom resources (kube-prometheus-stack's 46) is one short
+// clause, not a line of thousands of characters.
+func unknownText(unknown []plan.UnknownImpact) string {
+	var kinds []string
+	names := map[string][]string{}
+	for _, u := range unknown {
+		if _, ok := names[u.Ref.Kind]; !ok {
+			kinds = append(kinds, u.Ref.Kind)
+		}
+		names[u.Ref.Kind] = append(names[u.Ref.Kind], u.Ref.Name)
+	}
+	var out []string
+	for _, k := range kinds {
+		if n := names[k]; len(n) > unknownNamed {
+			out = append(out, fmt.Sprintf("%d %s", len(n), pluralKind(k)))
+		} else {
+			out = append(out, k+" "+strings.Join(n, ", "))
+		}
+	}
+	return "unknown impact: " + strings.Join(out, "; ")
+}
+
+// unknownNamed is how many objects of one kind the impact line names
+// before it counts them instead.
+const unknownNamed = 3
+
+// pluralKind is a kind's plural as the text says it: "PrometheusRules",
+// "Ingresses", "NetworkPolicies".
+func pluralKind(kind string) string {
+	switch {
+	case strings.HasSuffix(kind, "s"), strings.HasSuffix(kind, "x"), strings.HasSuffix(kind, "ch"), strings.HasSuffix(kind, "sh"):
+		return kind + "es"
+	case strings.HasSuffix(kind, "y") && len(kind) > 1 && !strings.ContainsRune("aeiou", rune(kind[len(kind)-2])):
+		return kind[:len(kind)-1] + "ies"
+	}
+	return kind + "s"
+}
+
+// scaledToZeroText says that a workload's pods all stop, and which of
+// the release's Services lose them: "Deployment web scales to 0: its 2
+// pods stop, and Service web has no pod of it to send traffic to".
+func scaledToZeroText(z plan.ScaleToZero) string {
+	text := fmt.Sprintf("%s %s scales to 0: its %d %s stop", z.Ref.Kind, z.Ref.Name, z.From, plural(z.From, "pod", "pods"))
+	if z.From == 1 {
+		text = fmt.Sprintf("%s %s scales to 0: its pod stops", z.Ref.Kind, z.Ref.Name)
+	}
+	if len(z.Services) == 0 {
+		return text + ", and nothing of it runs"
+	}
+	var names []string
+	for _, s := range z.Services {
+		names = append(names, s.Name)
+	}
+	return text + fmt.Sprintf(", and %s %s no pod of it to send traffic to", plural(len(names), "Service", "Services")+" "+strings.Join(names, ", "), plural(len(names), "has", "have"))
 }
 
 func rolloutText(r plan.Rollout) string {
@@ -125,7 +183,9 @@ func replacementText(r plan.Replacement) string {
 	if len(r.KeptClaims) > 0 {
 		claims = "claims kept unchanged: " + strings.Join(r.KeptClaims, ", ")
 	}
-	claims += " (a StatefulSet never resizes its claims; expand_claims does)"
+	if len(r.StorageChanges) > 0 { // said only where a template's size changes
+		claims += fmt.Sprintf(" (volumeClaimTemplates %s: a StatefulSet never resizes its claims; expand_claims does)", strings.Join(r.StorageChanges, ", "))
+	}
 	if r.RecreatesPods && slices.Contains(r.Immutable, "spec.selector") {
 		// Its identity goes (a new uid), its pods' names and claims stay.
 		text := fmt.Sprintf("%s is replaced under its name (%s): deleted with its pods orphaned, which the new one cannot adopt, so they are deleted and created again by it", what, r.Why)

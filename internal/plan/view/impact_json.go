@@ -15,6 +15,13 @@ type jsonImpact struct {
 	Requests     *plan.Resources   `json:"requests,omitempty"`
 	Limits       *plan.Resources   `json:"limits,omitempty"`
 	Unknown      []jsonUnknown     `json:"unknown"`
+	ScaledToZero []jsonScaleToZero `json:"scaled_to_zero,omitempty"`
+}
+
+type jsonScaleToZero struct {
+	Ref      string   `json:"ref"`
+	From     int      `json:"from"`
+	Services []string `json:"services,omitempty"`
 }
 
 type jsonRollout struct {
@@ -54,6 +61,7 @@ type jsonReplacement struct {
 	Immutable     []string `json:"immutable,omitempty"`
 	RecreatesPods bool     `json:"recreates_pods,omitempty"`
 	Remounted     []string `json:"remounted_claims,omitempty"`
+	Storage       []string `json:"storage_changes,omitempty"`
 	Why           string   `json:"why,omitempty"`
 	Note          string   `json:"note,omitempty"`
 }
@@ -88,10 +96,17 @@ func jsonImpactOf(imp *plan.Impact) *jsonImpact {
 	}
 	for _, r := range imp.Replacements {
 		out.Replacements = append(out.Replacements, jsonReplacement{Ref: r.Ref.String(), Propagation: r.Propagation, KeptClaims: r.KeptClaims,
-			Immutable: r.Immutable, RecreatesPods: r.RecreatesPods, Remounted: r.RemountedClaims, Why: r.Why, Note: r.Note})
+			Immutable: r.Immutable, RecreatesPods: r.RecreatesPods, Remounted: r.RemountedClaims, Storage: r.StorageChanges, Why: r.Why, Note: r.Note})
 	}
 	for _, u := range imp.Unknown {
 		out.Unknown = append(out.Unknown, jsonUnknown{Ref: u.Ref.String(), Action: u.Action})
+	}
+	for _, z := range imp.ScaledToZero {
+		jz := jsonScaleToZero{Ref: z.Ref.String(), From: z.From}
+		for _, s := range z.Services {
+			jz.Services = append(jz.Services, s.String())
+		}
+		out.ScaledToZero = append(out.ScaledToZero, jz)
 	}
 	return out
 }
@@ -116,5 +131,12 @@ func redactImpact(imp *jsonImpact, red *sensitive.Redactor) {
 	}
 	for i := range imp.Replacements {
 		imp.Replacements[i].Ref, imp.Replacements[i].Why = red.Text(imp.Replacements[i].Ref), red.Text(imp.Replacements[i].Why)
+	}
+	for i := range imp.ScaledToZero {
+		z := &imp.ScaledToZero[i]
+		z.Ref = red.Text(z.Ref)
+		for j := range z.Services {
+			z.Services[j] = red.Text(z.Services[j])
+		}
 	}
 }

@@ -3,6 +3,7 @@ package view
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -121,12 +122,18 @@ func TestImpactLineReplacements(t *testing.T) {
 	imp := &plan.Impact{
 		Rollouts: []plan.Rollout{{Ref: job, Replicas: 1, Strategy: plan.Strategy{Type: "Replace"}, Causes: []string{"spec.template.spec.containers[name=m].image"}}},
 		Replacements: []plan.Replacement{{Ref: job, Propagation: "background"},
-			{Ref: db, Propagation: "orphan", KeptClaims: []string{"data-db-0", "data-db-1"}, Immutable: []string{"spec.volumeClaimTemplates"}}},
+			{Ref: db, Propagation: "orphan", KeptClaims: []string{"data-db-0", "data-db-1"}, Immutable: []string{"spec.volumeClaimTemplates"}, StorageChanges: []string{"data: 8Gi → 10Gi"}}},
 	}
 	want := "Job migrate is deleted and created again (1 pod); " +
-		"StatefulSet db: spec.volumeClaimTemplates cannot change; replaced, its pods orphaned and adopted by the new one; claims kept unchanged: data-db-0, data-db-1 (a StatefulSet never resizes its claims; expand_claims does)"
+		"StatefulSet db: spec.volumeClaimTemplates cannot change; replaced, its pods orphaned and adopted by the new one; claims kept unchanged: data-db-0, data-db-1 (volumeClaimTemplates data: 8Gi → 10Gi: a StatefulSet never resizes its claims; expand_claims does)"
 	if got := impactLine(imp); got != want {
 		t.Errorf("impactLine =\n%s\nwant\n%s", got, want)
+	}
+	// Where no template's size changes (persistence off, a rename),
+	// nothing is said of resizing (issue 55, item 8).
+	imp.Replacements[1].StorageChanges = nil
+	if got := impactLine(imp); strings.Contains(got, "resize") {
+		t.Errorf("impactLine without a size change speaks of resizing:\n%s", got)
 	}
 }
 
@@ -176,8 +183,53 @@ func TestImpactLineReplacedUnderItsName(t *testing.T) {
 		"StatefulSet redis-master is replaced under its name (spec.selector is immutable and changes: app.kubernetes.io/instance redis → cache): " +
 		"deleted with its pods orphaned, which the new one cannot adopt, so they are deleted and created again by it; " +
 		"the new pods mount their claims again: redis-data-redis-master-0 (data kept: the claim names do not change); " +
-		"claims kept unchanged: redis-data-redis-master-0 (a StatefulSet never resizes its claims; expand_claims does)"
+		"claims kept unchanged: redis-data-redis-master-0"
 	if got := impactLine(imp); got != want {
 		t.Errorf("impactLine =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// Objects of unknown impact are named by kind, a kind of many counted
+// (issue 55, item 8: kube-prometheus-stack's first install printed one
+// line of 46 objects).
+func TestImpactLineGroupsUnknownByKind(t *testing.T) {
+	var imp plan.Impact
+	add := func(kind string, n int) {
+		for i := range n {
+			imp.Unknown = append(imp.Unknown, plan.UnknownImpact{Ref: plan.ObjectRef{Group: "monitoring.coreos.com", Version: "v1", Kind: kind, Namespace: "mon", Name: fmt.Sprintf("%s-%d", strings.ToLower(kind), i)}, Action: plan.ObjectCreate})
+		}
+	}
+	add("PrometheusRule", 30)
+	add("ServiceMonitor", 13)
+	add("Alertmanager", 1)
+	add("Prometheus", 2)
+	want := "unknown impact: 30 PrometheusRules; 13 ServiceMonitors; Alertmanager alertmanager-0; Prometheus prometheus-0, prometheus-1"
+	if got := impactLine(&imp); got != want {
+		t.Errorf("impactLine =\n%s\nwant\n%s", got, want)
+	}
+	for kind, want := range map[string]string{"Ingress": "Ingresses", "NetworkPolicy": "NetworkPolicies", "Gateway": "Gateways", "HTTPRoute": "HTTPRoutes", "Sandbox": "Sandboxes"} {
+		if got := pluralKind(kind); got != want {
+			t.Errorf("pluralKind(%s) = %s, want %s", kind, got, want)
+		}
+	}
+}
+
+// A scale to 0 is said as what stops (issue 55, item 8).
+func TestImpactLineScaledToZero(t *testing.T) {
+	web := plantest.Ref("apps/v1 Deployment shop/web")
+	for _, tc := range []struct {
+		z    plan.ScaleToZero
+		want string
+	}{
+		{plan.ScaleToZero{Ref: web, From: 2, Services: []plan.ObjectRef{plantest.Ref("v1 Service shop/web")}},
+			"Deployment web scales to 0: its 2 pods stop, and Service web has no pod of it to send traffic to; -200m CPU"},
+		{plan.ScaleToZero{Ref: web, From: 1}, "Deployment web scales to 0: its pod stops, and nothing of it runs; -200m CPU"},
+		{plan.ScaleToZero{Ref: web, From: 3, Services: []plan.ObjectRef{plantest.Ref("v1 Service shop/web"), plantest.Ref("v1 Service shop/web-headless")}},
+			"Deployment web scales to 0: its 3 pods stop, and Services web, web-headless have no pod of it to send traffic to; -200m CPU"},
+	} {
+		imp := &plan.Impact{ScaledToZero: []plan.ScaleToZero{tc.z}, Requests: &plan.Resources{CPU: plan.Quantities{Before: "200m", After: "0"}}}
+		if got := impactLine(imp); got != tc.want {
+			t.Errorf("impactLine =\n%s\nwant\n%s", got, tc.want)
+		}
 	}
 }

@@ -85,10 +85,13 @@ type jsonRelease struct {
 	Conflicts []jsonConflict `json:"object_conflicts,omitempty"`
 	// StoredAPIs, KubeTarget, Deprecations: removed APIs the stored
 	// revision names, read as their successors; the Kubernetes release
-	// the objects were checked against and what it deprecates (apis.go).
-	StoredAPIs   []jsonStoredAPI   `json:"stored_apis,omitempty"`
-	KubeTarget   string            `json:"kube_target,omitempty"`
-	Deprecations []jsonDeprecation `json:"deprecations,omitempty"`
+	// the objects were checked against and what it deprecates (apis.go);
+	// KubeKnownThrough the newest release convoy's table knows, when the
+	// target is past it.
+	StoredAPIs       []jsonStoredAPI   `json:"stored_apis,omitempty"`
+	KubeTarget       string            `json:"kube_target,omitempty"`
+	KubeKnownThrough string            `json:"kube_known_through,omitempty"`
+	Deprecations     []jsonDeprecation `json:"deprecations,omitempty"`
 }
 
 // jsonRename is a release a moved block gives a new Helm name.
@@ -238,7 +241,7 @@ func JSON(w io.Writer, p *plan.Plan) error {
 			Warnings: r.Warnings, Attribution: r.Attribution,
 			Observed: jsonObserved{LastRevision: r.Observed.LastRevision, LastStatus: r.Observed.LastStatus},
 			Owner:    r.Owner, Adopt: r.Adopt, Refused: r.Refused(),
-			StoredAPIs: jsonStoredAPIs(r), KubeTarget: r.KubeTarget, Deprecations: jsonDeprecations(r),
+			StoredAPIs: jsonStoredAPIs(r), KubeTarget: r.KubeTarget, KubeKnownThrough: r.KubeKnown, Deprecations: jsonDeprecations(r),
 		}
 		if t := r.Takeover; t != nil {
 			jr.Takeover = &jsonTakeover{By: t.By(), Stack: t.Stack, StackNamespace: t.Namespace, LetGo: t.LetGo, Allowed: t.Allowed, Refusal: t.Refusal}
