@@ -173,7 +173,7 @@ func TestSchemaViolationNamesTheFileAsTheStackIsGiven(t *testing.T) {
 		}
 	}
 	t.Chdir(parent)
-	_, err := run.Validate(t.Context(), run.Options{Source: run.Source{Dir: "shop"}, ChartCache: t.TempDir()})
+	_, err := runValidate(t.Context(), run.Options{Source: run.Source{Dir: "shop"}, ChartCache: t.TempDir()})
 	var de *run.DiagnosticsError
 	if !errors.As(err, &de) {
 		t.Fatalf("validate: %v", err)
