@@ -40,7 +40,12 @@ type BudgetError struct {
 	Message  string
 }
 
-func (e *BudgetError) Error() string { return "rendering " + e.Template + ": " + e.Message }
+func (e *BudgetError) Error() string {
+	if e.Template == "" { // the budget ran out before a template started
+		return "rendering the chart's templates: " + e.Message
+	}
+	return "rendering " + e.Template + ": " + e.Message
+}
 func (e *BudgetError) Unwrap() error { return ErrRenderBudget }
 
 // renderBudget is the budget of one render. Template execution spends it
