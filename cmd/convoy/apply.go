@@ -11,10 +11,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/convoy-sh/convoy/internal/apply"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/progress"
 	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/convoy-sh/convoy/internal/run/apply"
+	"github.com/convoy-sh/convoy/internal/run/progress"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
-	"github.com/convoy-sh/convoy/internal/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -23,7 +23,7 @@ func TestMain(m *testing.M) { os.Exit(cluster.Run(m)) }
 
 // appChart is the release engine's test chart; values toggle failures.
 func appChart(t *testing.T) string {
-	p, err := filepath.Abs(filepath.Join("..", "..", "internal", "release", "testdata", "charts", "app"))
+	p, err := filepath.Abs(filepath.Join("..", "..", "internal", "cluster", "release", "testdata", "charts", "app"))
 	if err != nil {
 		t.Fatal(err)
 	}

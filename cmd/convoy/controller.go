@@ -14,7 +14,6 @@ import (
 	"github.com/convoy-sh/convoy/deploy"
 	"github.com/convoy-sh/convoy/internal/controller"
 	"github.com/convoy-sh/convoy/internal/controller/ctl"
-	"github.com/convoy-sh/convoy/internal/controller/status"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -322,7 +321,7 @@ func (o getStacksOptions) Run(ctx context.Context, s streams) error {
 	fmt.Fprintln(tw, header)
 	for _, st := range items {
 		readyStatus, reason := "Unknown", ""
-		if c := meta.FindStatusCondition(st.Status.Conditions, status.CondReady); c != nil {
+		if c := meta.FindStatusCondition(st.Status.Conditions, v1alpha1.CondReady); c != nil {
 			readyStatus, reason = string(c.Status), c.Reason
 		}
 		planText := "-"

@@ -19,9 +19,9 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/testfiles"
 
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/devcluster"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
-	"github.com/convoy-sh/convoy/internal/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 )
 
 // Issue 21: what a new user hit on a first day with a real stack.

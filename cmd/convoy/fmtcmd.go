@@ -9,8 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/safefile"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 	"github.com/convoy-sh/convoy/internal/textdiff"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"

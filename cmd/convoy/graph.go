@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/convoy-sh/convoy/internal/stack/dag"
 	"github.com/spf13/cobra"
 )
 

@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/convoy-sh/convoy/internal/importer/helmfile"
-	"github.com/convoy-sh/convoy/internal/importer/releases"
 	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/convoy-sh/convoy/internal/stack/importer/helmfile"
+	"github.com/convoy-sh/convoy/internal/stack/importer/releases"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
 )

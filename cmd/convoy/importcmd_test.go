@@ -8,7 +8,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/testfiles"
 
-	"github.com/convoy-sh/convoy/internal/sopstest"
+	"github.com/convoy-sh/convoy/internal/stack/config/sopstest"
 )
 
 // TestImportHelmfile converts a helmfile with repositories, defaults,

@@ -18,7 +18,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/devcluster"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
-	"github.com/convoy-sh/convoy/internal/sopstest"
+	"github.com/convoy-sh/convoy/internal/stack/config/sopstest"
 	"sigs.k8s.io/yaml"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 

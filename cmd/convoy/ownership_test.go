@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
-	"github.com/convoy-sh/convoy/internal/release"
 )
 
 // TestStacksDoNotCrossOverASharedRelease: two stacks declare release

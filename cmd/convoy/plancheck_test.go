@@ -18,7 +18,7 @@ import (
 // b64enc | b64enc and sha256sum; values add an invalid object or a hook the
 // API server refuses.
 func transformChart(t *testing.T) string {
-	p, err := filepath.Abs(filepath.Join("..", "..", "internal", "planner", "testdata", "charts", "transform"))
+	p, err := filepath.Abs(filepath.Join("..", "..", "internal", "plan", "planner", "testdata", "charts", "transform"))
 	if err != nil {
 		t.Fatal(err)
 	}

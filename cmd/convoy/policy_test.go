@@ -35,7 +35,7 @@ policy "two_replicas" {
 }
 
 func appChartPath() string {
-	p, _ := filepath.Abs(filepath.Join("..", "..", "internal", "release", "testdata", "charts", "app"))
+	p, _ := filepath.Abs(filepath.Join("..", "..", "internal", "cluster", "release", "testdata", "charts", "app"))
 	return p
 }
 

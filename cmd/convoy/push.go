@@ -8,7 +8,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/convoy-sh/convoy/internal/signing"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 	"github.com/spf13/cobra"
 )
 
@@ -63,9 +63,9 @@ func (o pushOptions) Run(ctx context.Context, s streams) error {
 			return err
 		}
 	}
-	reg := stacksource.Registry{Resolver: res}
-	p, err := stacksource.Push(ctx, reg, o.Dir, o.Ref)
-	var de *stacksource.DiagnosticsError
+	reg := artifact.Registry{Resolver: res}
+	p, err := artifact.Push(ctx, reg, o.Dir, o.Ref)
+	var de *artifact.DiagnosticsError
 	if errors.As(err, &de) {
 		return stackDiagnostics(de)
 	}
@@ -74,7 +74,7 @@ func (o pushOptions) Run(ctx context.Context, s streams) error {
 	}
 	fmt.Fprintf(s.Err, "Pushed %s (%d entries, %d bytes).\n", p.Ref, p.Files, p.Size)
 	if key != nil {
-		sg, err := stacksource.Sign(ctx, reg, p.Ref, key)
+		sg, err := artifact.Sign(ctx, reg, p.Ref, key)
 		if err != nil {
 			return fmt.Errorf("pushed %s, but signing it failed: %w", p.Ref, err)
 		}
@@ -110,7 +110,7 @@ func readSigningKey(path string, lookupEnv func(string) (string, bool)) (*signin
 }
 
 // stackDiagnostics renders a stack packing error with its source.
-func stackDiagnostics(de *stacksource.DiagnosticsError) error {
+func stackDiagnostics(de *artifact.DiagnosticsError) error {
 	rde := &run.DiagnosticsError{Diags: de.Diags}
 	if de.Config != nil {
 		rde.Files = de.Config.Files

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/convoy-sh/convoy/internal/apimap"
+	"github.com/convoy-sh/convoy/internal/cluster/apimap"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/convoy-sh/convoy/internal/safefile"
 	"github.com/spf13/cobra"

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
-	"github.com/convoy-sh/convoy/internal/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
-	"github.com/convoy-sh/convoy/internal/resolve"
 	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/convoy-sh/convoy/internal/stack/resolve"
 	"sigs.k8s.io/yaml"
 )
 

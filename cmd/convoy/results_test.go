@@ -6,9 +6,9 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/convoy-sh/convoy/internal/stack/dag"
 )
 
 // The results table says what each release's record says, except for a

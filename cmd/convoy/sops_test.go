@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/sopstest"
+	"github.com/convoy-sh/convoy/internal/stack/config/sopstest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -22,7 +22,7 @@ func TestSopsSecret(t *testing.T) {
 	key := sopstest.NewKey(t)
 	sopstest.UseKeys(t, key)
 	const password = "s0ps-hunter2-secret"
-	chart, err := filepath.Abs(filepath.Join("..", "..", "internal", "planner", "testdata", "charts", "vault"))
+	chart, err := filepath.Abs(filepath.Join("..", "..", "internal", "plan", "planner", "testdata", "charts", "vault"))
 	if err != nil {
 		t.Fatal(err)
 	}

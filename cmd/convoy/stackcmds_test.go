@@ -53,7 +53,7 @@ func TestValidateExamples(t *testing.T) {
 	}
 }
 
-const invalidStacks = "../../internal/config/testdata/invalid/"
+const invalidStacks = "../../internal/stack/config/testdata/invalid/"
 
 // TestValidateRendersDiagnostics checks the human output: the source line,
 // the caret under the offending reference, the whole cycle path, exit 1.

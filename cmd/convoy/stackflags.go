@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart/source"
-	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/convoy-sh/convoy/internal/stack/config"
+	"github.com/convoy-sh/convoy/internal/stack/dag"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/pflag"
 )

@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/convoy-sh/convoy/internal/signing"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 	"github.com/spf13/cobra"
 )
 
@@ -57,7 +57,7 @@ func (o verifyOptions) Run(ctx context.Context, s streams) error {
 		}
 		keys = append(keys, ks...)
 	}
-	ref, err := stacksource.ParseRef(o.Ref)
+	ref, err := artifact.ParseRef(o.Ref)
 	if err != nil {
 		return err
 	}
@@ -65,15 +65,15 @@ func (o verifyOptions) Run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	reg := stacksource.Registry{Resolver: res}
+	reg := artifact.Registry{Resolver: res}
 	if ref.Digest == "" {
-		d, err := stacksource.Resolve(ctx, reg, stacksource.Ref{Repository: ref.Repository}, ref.Tag)
+		d, err := artifact.Resolve(ctx, reg, artifact.Ref{Repository: ref.Repository}, ref.Tag)
 		if err != nil {
 			return err
 		}
 		ref = ref.WithDigest(d)
 	}
-	v, err := stacksource.Verify(ctx, reg, ref, keys)
+	v, err := artifact.Verify(ctx, reg, ref, keys)
 	if err != nil {
 		return err
 	}

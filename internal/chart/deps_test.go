@@ -8,7 +8,7 @@ import (
 
 // The chart engine (this package and everything under it) must not depend
 // on the stack language: a chart is rendered the same whoever asks, and
-// internal/config may grow without dragging the engine along. Shared names
+// internal/stack/config may grow without dragging the engine along. Shared names
 // (the lock file's) live in small packages below both (internal/lockfile).
 func TestChartEngineDoesNotImportTheStackLanguage(t *testing.T) {
 	goCmd, err := exec.LookPath("go")
@@ -16,7 +16,7 @@ func TestChartEngineDoesNotImportTheStackLanguage(t *testing.T) {
 		t.Fatalf("the go command is needed to list the engine's imports: %v", err)
 	}
 	const module = "github.com/convoy-sh/convoy/"
-	forbidden := []string{module + "internal/config"}
+	forbidden := []string{module + "internal/stack/config"}
 	// Every package under internal/chart with the packages it imports
 	// directly, then the transitive closure of each (-deps).
 	out, err := exec.Command(goCmd, "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"internal/chart/...").Output()

@@ -4,7 +4,7 @@ import "fmt"
 
 // ValuesNode is one chart whose defaults a release's values are
 // coalesced from, after dependency processing: disabled subcharts are
-// gone, aliases renamed (internal/provenance walks it to say which
+// gone, aliases renamed (internal/stack/provenance walks it to say which
 // values.yaml set each leaf).
 type ValuesNode struct {
 	// Chart is the loaded chart: its Values and RawValues are its own

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart/source"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 )
 
 // cacheJanitor bounds the controller's cache of pulled stacks
@@ -39,7 +39,7 @@ func newCacheJanitor(stacksDir, chartsDir string, maxBytes int64) *cacheJanitor 
 // as in use until release is called, and as used now. ok is false when
 // the stack's entry was removed before it was held: pull it again (its
 // path is held already).
-func (j *cacheJanitor) hold(f *stacksource.Fetched) (release func(), ok bool) {
+func (j *cacheJanitor) hold(f *artifact.Fetched) (release func(), ok bool) {
 	paths := []string{j.stackEntry(f.Digest)}
 	if lock, diags := source.ReadLock(f.Dir); !diags.HasErrors() && lock != nil {
 		cache := source.Cache{Dir: j.chartsDir}

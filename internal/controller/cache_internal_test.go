@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 )
 
 // An entry of the cache as the controller leaves it: a stack unpacked
 // (with a lock file naming a chart archive), or a chart archive.
-func writeStackEntry(t *testing.T, j *cacheJanitor, hex string, size int, chartDigest string, used time.Time) *stacksource.Fetched {
+func writeStackEntry(t *testing.T, j *cacheJanitor, hex string, size int, chartDigest string, used time.Time) *artifact.Fetched {
 	t.Helper()
 	digest := "sha256:" + hex
 	entry := j.stackEntry(digest)
@@ -40,7 +40,7 @@ func writeStackEntry(t *testing.T, j *cacheJanitor, hex string, size int, chartD
 	if err := os.Chtimes(entry, used, used); err != nil {
 		t.Fatal(err)
 	}
-	return &stacksource.Fetched{Dir: dir, Digest: digest}
+	return &artifact.Fetched{Dir: dir, Digest: digest}
 }
 
 func writeChart(t *testing.T, j *cacheJanitor, hex string, size int, used time.Time) string {

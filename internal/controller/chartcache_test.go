@@ -13,10 +13,9 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/controller"
-	"github.com/convoy-sh/convoy/internal/controller/stack"
 	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -139,7 +138,7 @@ func TestChartCacheServesOnlyWhoMayPull(t *testing.T) {
 	create(t, c, newStack(nsB, "shop", src[nsB], func(st *v1alpha1.Stack) {
 		st.Labels = map[string]string{v1alpha1.ShardLabel: shardOf(nsA)}
 	}))
-	st = waitStack(t, c, nsB, "shop", 60*time.Second, "PlanFailed", isCond("Ready", metav1.ConditionFalse, stack.ReasonPlanFailed))
+	st = waitStack(t, c, nsB, "shop", 60*time.Second, "PlanFailed", isCond("Ready", metav1.ConditionFalse, v1alpha1.ReasonPlanFailed))
 	for _, want := range []string{
 		"release.api: Stack " + nsB + "/shop may not pull chart oci://" + reg.Host + "/charts/api 1.0.0",
 		"release.web: Stack " + nsB + "/shop may not pull chart web from " + repo.URL() + " 1.0.0",

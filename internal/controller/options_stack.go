@@ -4,7 +4,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/controller/pipeline"
 	"github.com/convoy-sh/convoy/internal/controller/stack"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 )
 
 // Tenancy is how far the controller keeps Stacks of different namespaces
@@ -42,8 +42,8 @@ func (o Options) pipelineOptions() pipeline.Options {
 }
 
 // Hold and Evict make the janitor the Stack reconciler's stack.Cache.
-func (j *cacheJanitor) Hold(f *stacksource.Fetched) (release func(), ok bool) { return j.hold(f) }
-func (j *cacheJanitor) Evict()                                                { j.evict() }
+func (j *cacheJanitor) Hold(f *artifact.Fetched) (release func(), ok bool) { return j.hold(f) }
+func (j *cacheJanitor) Evict()                                             { j.evict() }
 
 // Awaited makes the pushes the Stack reconciler's stack.Pushes.
 func (p *pushes) Awaited(st *v1alpha1.Stack) string { return p.awaited(st) }

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -110,7 +110,7 @@ func repositoryKey(hostPath string) (string, error) {
 // stackRepositoryKey is the repository a Stack's spec.source names ("":
 // none, or not a reference).
 func stackRepositoryKey(st *v1alpha1.Stack) string {
-	ref, err := stacksource.ParseRef(st.Spec.Source)
+	ref, err := artifact.ParseRef(st.Spec.Source)
 	if err != nil {
 		return ""
 	}
@@ -120,7 +120,7 @@ func stackRepositoryKey(st *v1alpha1.Stack) string {
 
 // pipelineRepositoryKey is the repository a Pipeline follows.
 func pipelineRepositoryKey(p *v1alpha1.Pipeline) string {
-	ref, err := stacksource.ParseRepository(p.Spec.Source)
+	ref, err := artifact.ParseRepository(p.Spec.Source)
 	if err != nil {
 		return ""
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/controller/pipeline"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -76,7 +76,7 @@ func (p *pushes) awaited(st *v1alpha1.Stack) string {
 	if p == nil {
 		return ""
 	}
-	ref, err := stacksource.ParseRef(st.Spec.Source)
+	ref, err := artifact.ParseRef(st.Spec.Source)
 	if err != nil || ref.Tag == "" || ref.Digest != "" {
 		return ""
 	}

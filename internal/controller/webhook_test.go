@@ -14,7 +14,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -219,7 +219,7 @@ func TestPushNotificationWrongToken(t *testing.T) {
 // pushTo pushes a stack directory to the registry's path:tag.
 func pushTo(t *testing.T, reg *sourcetest.Registry, dir, pathTag string) string {
 	t.Helper()
-	p, err := stacksource.Push(context.Background(), stacksource.Registry{}, dir, "oci://"+reg.Host+"/"+pathTag)
+	p, err := artifact.Push(context.Background(), artifact.Registry{}, dir, "oci://"+reg.Host+"/"+pathTag)
 	if err != nil {
 		t.Fatal(err)
 	}

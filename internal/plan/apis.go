@@ -4,7 +4,7 @@ import "fmt"
 
 // StoredAPI is a removed API version a stored revision of the release
 // names, whose objects the plan read and compared as its successor's
-// (internal/apimap). Apply writes the next revision as the chart renders
+// (internal/cluster/apimap). Apply writes the next revision as the chart renders
 // it; the stored revision is left as it was.
 type StoredAPI struct {
 	// Revision is the stored revision that names it.

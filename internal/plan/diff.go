@@ -49,7 +49,7 @@ type Change struct {
 	Manager string `json:",omitempty"`
 	// Provenance are the inputs that changed the field: in an object's
 	// diff, the values leaves, chart or drift whose revert alone reverts
-	// it (internal/planner, provenance.go); in the values diff, where the
+	// it (internal/plan/planner, provenance.go); in the values diff, where the
 	// leaf is set. Empty when no input the plan knows explains it (the
 	// revision number, a lookup) or attribution was skipped
 	// (ReleaseChange.Attribution says why).

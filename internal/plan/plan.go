@@ -5,11 +5,11 @@
 // apply executes per release (the rendered payload and its settings); what
 // the plan observed, so that applying it later can refuse a stale one.
 //
-// Nothing here computes a plan (internal/planner does), reaches a cluster
+// Nothing here computes a plan (internal/plan/planner does), reaches a cluster
 // or executes anything: the renderers (plan/view) only walk this data and
 // the plan file (plan/planfile) only reads and writes it. It may import
-// internal/chart (the rendered payload), internal/addrs,
-// internal/postrender (the patches a payload was made with) and
+// internal/chart (the rendered payload), internal/stack/addrs,
+// internal/chart/postrender (the patches a payload was made with) and
 // internal/sensitive, never a Kubernetes client.
 package plan
 
@@ -17,8 +17,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/convoy-sh/convoy/internal/addrs"
 	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/stack/addrs"
 )
 
 // FormatVersion is the version of the --json schema (docs/plan-json.md).
@@ -72,7 +72,7 @@ type Plan struct {
 	Destroy  bool `json:",omitempty"`
 	Releases []*ReleaseChange
 	// PolicyResults are the violations of the stack's policies
-	// (internal/policy), in policy order; AllowedPolicies the policies
+	// (internal/plan/policy), in policy order; AllowedPolicies the policies
 	// whose denials an explicit override (--allow-policy) turned into
 	// warnings.
 	PolicyResults   []PolicyResult `json:",omitempty"`
@@ -209,7 +209,7 @@ type ReleaseChange struct {
 	// releases remove is not listed. "" when the target is within it.
 	KubeKnown string `json:",omitempty"`
 	// ValueOrigins say where each leaf of the values the release renders
-	// with was set (internal/provenance; paths as Leaves writes them),
+	// with was set (internal/stack/provenance; paths as Leaves writes them),
 	// nil when it is not rendered at plan time. Not saved: a plan file
 	// does not carry them (they are as large as the values).
 	ValueOrigins map[string]Origin `json:"-"`

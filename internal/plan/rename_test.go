@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/addrs"
+	"github.com/convoy-sh/convoy/internal/stack/addrs"
 )
 
 // TestRenameObjects: an object rendered under the same identity keeps it;

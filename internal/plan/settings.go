@@ -3,7 +3,7 @@ package plan
 import (
 	"time"
 
-	"github.com/convoy-sh/convoy/internal/postrender"
+	"github.com/convoy-sh/convoy/internal/chart/postrender"
 )
 
 // ReleaseSettings are how apply deploys a release: the release request the

@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 
-	"github.com/convoy-sh/convoy/internal/apimap"
-	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/apimap"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 // forStack is o with the API map its engines read stored revisions with:

@@ -8,14 +8,14 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/convoy-sh/convoy/internal/addrs"
-	"github.com/convoy-sh/convoy/internal/apply"
-	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/dag"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/planner"
-	"github.com/convoy-sh/convoy/internal/release"
-	"github.com/convoy-sh/convoy/internal/resolve"
+	"github.com/convoy-sh/convoy/internal/plan/planner"
+	"github.com/convoy-sh/convoy/internal/run/apply"
+	"github.com/convoy-sh/convoy/internal/stack/addrs"
+	"github.com/convoy-sh/convoy/internal/stack/config"
+	"github.com/convoy-sh/convoy/internal/stack/dag"
+	"github.com/convoy-sh/convoy/internal/stack/resolve"
 )
 
 // ApplyRequest says what to apply and how to involve the user.

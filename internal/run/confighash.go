@@ -12,8 +12,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/safefile"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 // ConfigHash identifies a stack configuration: its files (by name

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 func TestConfigHashCoversTheLockFile(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
-	"github.com/convoy-sh/convoy/internal/release"
 	"k8s.io/client-go/rest"
 )
 

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/stack/config"
+	"github.com/convoy-sh/convoy/internal/stack/dag"
 )
 
 // targetedDestroy is a destroy limited to some releases, and the releases

@@ -2,7 +2,7 @@
 // (returning diagnostics, never flattened strings), connects to each
 // cluster once by what it connects to, takes the stack lock, asks
 // internal/plan for the plan (a release request per instance), hands the
-// plan's steps to internal/apply, renders at apply time the releases whose
+// plan's steps to internal/run/apply, renders at apply time the releases whose
 // values were known only after their dependencies were applied, and feeds
 // each release the outputs of the releases it depends on. Destroy is a plan
 // mode, not a second planner.

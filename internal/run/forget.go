@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/release"
 )
 
 // forget takes the stack's label off the records of the releases removed

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 )
 
 func TestIdentityRoundTrip(t *testing.T) {

@@ -3,7 +3,7 @@ package run
 import (
 	"context"
 
-	"github.com/convoy-sh/convoy/internal/importer/releases"
+	"github.com/convoy-sh/convoy/internal/stack/importer/releases"
 )
 
 // ImportRequest says which release records to import.

@@ -8,10 +8,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/health"
+	"github.com/convoy-sh/convoy/internal/cluster/health"
 	"github.com/convoy-sh/convoy/internal/plan/planfile"
-	"github.com/convoy-sh/convoy/internal/policy"
+	"github.com/convoy-sh/convoy/internal/plan/policy"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 	"github.com/hashicorp/hcl/v2"
 )
 

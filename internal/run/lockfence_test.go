@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convoy-sh/convoy/internal/apply"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/convoy-sh/convoy/internal/run/apply"
 	"github.com/convoy-sh/convoy/internal/testfiles"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"

@@ -1,8 +1,8 @@
 package run
 
 import (
-	"github.com/convoy-sh/convoy/internal/apply"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
+	"github.com/convoy-sh/convoy/internal/run/apply"
 	"github.com/convoy-sh/convoy/internal/sensitive"
 )
 

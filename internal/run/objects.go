@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/kube"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"

@@ -3,9 +3,9 @@ package run
 import (
 	"time"
 
-	"github.com/convoy-sh/convoy/internal/apply"
-	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/run/apply"
+	"github.com/convoy-sh/convoy/internal/stack/dag"
 )
 
 // Result is how a run left a release, as the CLI's table and the

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/addrs"
-	"github.com/convoy-sh/convoy/internal/apply"
-	"github.com/convoy-sh/convoy/internal/dag"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/run/apply"
+	"github.com/convoy-sh/convoy/internal/stack/addrs"
+	"github.com/convoy-sh/convoy/internal/stack/dag"
 )
 
 // Each way a step can end is derived once into the release's outcome: the

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/planner"
-	"github.com/convoy-sh/convoy/internal/policy"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/plan/planner"
+	"github.com/convoy-sh/convoy/internal/plan/policy"
 	"github.com/convoy-sh/convoy/internal/sensitive"
 )
 

@@ -3,7 +3,7 @@ package run
 import (
 	"context"
 
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"k8s.io/client-go/kubernetes"
 )
 

@@ -3,8 +3,8 @@ package run
 import (
 	"errors"
 
-	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/resolve"
+	"github.com/convoy-sh/convoy/internal/stack/config"
+	"github.com/convoy-sh/convoy/internal/stack/resolve"
 	"github.com/hashicorp/hcl/v2"
 )
 

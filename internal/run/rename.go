@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/convoy-sh/convoy/internal/apply"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/run/apply"
 )
 
 // renameStep makes the deploy step of a renamed release (plan.Rename)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 // deployedOutputs evaluates a release whose values read attributes of

@@ -4,10 +4,10 @@ import (
 	"github.com/convoy-sh/convoy/internal/run/stacklock"
 	"time"
 
-	"github.com/convoy-sh/convoy/internal/apimap"
-	"github.com/convoy-sh/convoy/internal/planner"
-	"github.com/convoy-sh/convoy/internal/release"
-	"github.com/convoy-sh/convoy/internal/resolve"
+	"github.com/convoy-sh/convoy/internal/cluster/apimap"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
+	"github.com/convoy-sh/convoy/internal/plan/planner"
+	"github.com/convoy-sh/convoy/internal/stack/resolve"
 )
 
 // Options are what every operation on a stack is given: where the stack is,

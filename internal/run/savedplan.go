@@ -11,11 +11,11 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/plan/planfile"
 	"github.com/convoy-sh/convoy/internal/safefile"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 // SavedPlan is a decoded plan file and the name it was read as (a path,
@@ -72,8 +72,8 @@ func encodePlan(pl *Planned, byRef *planfile.Snapshot) ([]byte, error) {
 		f.Stack = byRef
 		return planfile.Encode(f)
 	}
-	snap, err := stacksource.Snap(origin.Dir)
-	var de *stacksource.DiagnosticsError
+	snap, err := artifact.Snap(origin.Dir)
+	var de *artifact.DiagnosticsError
 	switch {
 	case err == nil:
 		f.Stack = &planfile.Snapshot{Archive: snap.Archive, StackPath: snap.StackPath}
@@ -158,7 +158,7 @@ func savedPlanSource(given Source, f *SavedPlan) (src Source, cleanup func(), er
 		if err != nil {
 			return Source{}, cleanup, err
 		}
-		dir, err := stacksource.Extract(tmp, &stacksource.Snapshot{Archive: f.Stack.Archive, StackPath: f.Stack.StackPath})
+		dir, err := artifact.Extract(tmp, &artifact.Snapshot{Archive: f.Stack.Archive, StackPath: f.Stack.StackPath})
 		if err != nil {
 			os.RemoveAll(tmp)
 			return Source{}, cleanup, fmt.Errorf("the plan in %s: %w", path, err)

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/plan/planfile"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 // stackDir writes a minimal stack directory.
@@ -87,7 +87,7 @@ func TestSavedPlanSourceAgreesWithTheCommandLine(t *testing.T) {
 // into a temporary directory that cleanup removes.
 func TestSavedPlanSourceUnpacksTheSnapshot(t *testing.T) {
 	dir := stackDir(t)
-	snap, err := stacksource.Snap(dir)
+	snap, err := artifact.Snap(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,15 +10,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/convoy-sh/convoy/internal/chart"
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/provenance"
+	"github.com/convoy-sh/convoy/internal/stack/config"
+	"github.com/convoy-sh/convoy/internal/stack/provenance"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // schemaDiagnostics are a release's values.schema.json violations, each at
-// what sets the failing value, as internal/provenance places it: the key's
+// what sets the failing value, as internal/stack/provenance places it: the key's
 // line in a values file or in a heredoc, the item of a values object or
 // of set / set_sensitive. A violation nothing the release sets explains (a
 // chart default, a key missing at the top) is at the values attribute.

@@ -12,7 +12,7 @@ import (
 )
 
 // A values.schema.json violation is a diagnostic at the value that breaks
-// the schema, wherever the release's values set it (internal/provenance):
+// the schema, wherever the release's values set it (internal/stack/provenance):
 // the key's line and column in a values file (a key merged in with <<
 // where it comes from) or in a heredoc, the item of a values object or of
 // set, a set not written literally as a whole, a property an object may

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 // Session is a stack opened for the operations of one command (the CLI)

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"github.com/convoy-sh/convoy/internal/run/stacklock"
 
-	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 // stackLock is a stack's lock held by one run on every cluster the stack

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/apply"
-	"github.com/convoy-sh/convoy/internal/apply/applytest"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/run/apply"
+	"github.com/convoy-sh/convoy/internal/run/apply/applytest"
 )
 
 // A destroy plan runs its uninstalls in reverse dependency order: what

@@ -4,9 +4,9 @@ import (
 	"context"
 	"strings"
 
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/planner"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/plan/planner"
 )
 
 // StaleError says why a saved plan may not be applied: what changed since

@@ -3,7 +3,7 @@
 // key as openssl writes it, cosign's "ENCRYPTED SIGSTORE PRIVATE KEY" with
 // its password, PKIX "PUBLIC KEY" PEM public keys), the "simple signing"
 // payload that names a manifest digest, and the ECDSA-SHA256 signature
-// over it. internal/stacksource stores and reads the signatures in a
+// over it. internal/stack/artifact stores and reads the signatures in a
 // registry as cosign does (the tag sha256-<hex>.sig).
 //
 // Only ECDSA P-256 keys are accepted: what `cosign generate-key-pair`

@@ -4,7 +4,7 @@ package testfiles
 // release, of .Values.replicas pods running nginx, whose pods carry
 // devcluster's never-ready label when .Values.neverReady is true (they run
 // but never become ready, so a wait on the release fails). The test charts
-// of internal/controller and internal/gate share it; their other
+// of internal/controller and internal/run/gate share it; their other
 // templates differ (a ConfigMap of .Values.message; a Secret of
 // .Values.token), as do the other inline charts of that shape
 // (internal/run's objects chart has a post-install hook and no never-ready

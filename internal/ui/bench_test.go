@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
-	"github.com/convoy-sh/convoy/internal/addrs"
 	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/stack/addrs"
 )
 
 // The goals: the Stacks page of 1,000 Stacks in ≤ 300 ms of server

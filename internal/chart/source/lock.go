@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/convoy-sh/convoy/internal/lockfile"
 	"github.com/convoy-sh/convoy/internal/safefile"
 
 	"github.com/hashicorp/hcl/v2"
@@ -19,7 +18,7 @@ import (
 )
 
 // LockFileName is the lock file beside a stack's .hcl files.
-const LockFileName = lockfile.Name
+const LockFileName = "convoy.lock.hcl"
 
 // maxLockFileSize bounds the lock file: hundreds of releases take a few
 // hundred kilobytes.

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/apimap"
+	"github.com/convoy-sh/convoy/internal/cluster/apimap"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -28,7 +28,7 @@ func TestTableAgainstDiscovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	if known := apimap.Kubernetes().KnownThrough(); known.Less(version) {
-		t.Errorf("the control plane is Kubernetes %s, past the table's knownThrough %s: read Kubernetes' deprecated API migration guide again, add what it removes up to %s and raise knownThrough (internal/apimap/kubernetes.yaml)", version, known, version)
+		t.Errorf("the control plane is Kubernetes %s, past the table's knownThrough %s: read Kubernetes' deprecated API migration guide again, add what it removes up to %s and raise knownThrough (internal/cluster/apimap/kubernetes.yaml)", version, known, version)
 	}
 	_, lists, err := disco.ServerGroupsAndResources()
 	if err != nil {

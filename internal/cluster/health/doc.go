@@ -5,7 +5,7 @@
 // when it loads the stack (errors at the expression's place in the file),
 // and the release engine's waits call Check.
 //
-// The CEL environment is the pipeline gates' (gate.EnvOptions), and compile
-// errors are reported as the policies' are (policy.IssuesDiagnostics), so
-// that one expression means, and fails, the same in all three.
+// The CEL environment, cost limit and compile errors are internal/expr's,
+// as for policies and Pipeline gates: one expression means, and fails, the
+// same in all three.
 package health

@@ -2,13 +2,12 @@ package health
 
 import (
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/expr"
 	"path/filepath"
 	"strings"
 
-	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/gate"
-	"github.com/convoy-sh/convoy/internal/kube"
-	"github.com/convoy-sh/convoy/internal/policy"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/hashicorp/hcl/v2"
@@ -28,10 +27,10 @@ type Set struct {
 
 type check struct {
 	gvk             schema.GroupVersionKind
-	current, failed *expr // failed nil when unset
+	current, failed *compiled // failed nil when unset
 }
 
-type expr struct {
+type compiled struct {
 	text  string
 	where string // file:line:col of the expression
 	prg   cel.Program
@@ -46,7 +45,7 @@ func Compile(checks []*config.HealthCheck) (*Set, hcl.Diagnostics) {
 	if len(checks) == 0 {
 		return nil, nil
 	}
-	env, err := cel.NewEnv(append(gate.EnvOptions(), cel.Variable(VarSelf, cel.MapType(cel.StringType, cel.DynType)))...)
+	env, err := expr.NewEnv(cel.Variable(VarSelf, cel.MapType(cel.StringType, cel.DynType)))
 	if err != nil {
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot set up CEL", Detail: err.Error()}}
 	}
@@ -69,10 +68,10 @@ func Compile(checks []*config.HealthCheck) (*Set, hcl.Diagnostics) {
 	return set, nil
 }
 
-func compileExpr(env *cel.Env, t config.PolicyText, attr string) (*expr, hcl.Diagnostics) {
+func compileExpr(env *cel.Env, t config.PolicyText, attr string) (*compiled, hcl.Diagnostics) {
 	ast, iss := env.Compile(t.Text)
 	if iss != nil && iss.Err() != nil {
-		return nil, policy.IssuesDiagnostics(t, "Invalid CEL in health_check "+attr, iss)
+		return nil, expr.Diagnostics(t.Text, t.Range, "Invalid CEL in health_check "+attr, iss)
 	}
 	if out := ast.OutputType(); !out.IsExactType(cel.BoolType) && !out.IsExactType(cel.DynType) {
 		return nil, hcl.Diagnostics{{
@@ -82,13 +81,13 @@ func compileExpr(env *cel.Env, t config.PolicyText, attr string) (*expr, hcl.Dia
 			Subject:  t.Range.Ptr(),
 		}}
 	}
-	prg, err := env.Program(ast, gate.ProgramOptions()...)
+	prg, err := env.Program(ast, expr.ProgramOptions(0)...)
 	if err != nil {
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid health_check " + attr, Detail: err.Error(), Subject: t.Range.Ptr()}}
 	}
 	r := t.Range
 	// The stack's files are one directory's: the file's name says where.
-	return &expr{text: t.Text, where: fmt.Sprintf("%s:%d:%d", filepath.Base(r.Filename), r.Start.Line, r.Start.Column), prg: prg}, nil
+	return &compiled{text: t.Text, where: fmt.Sprintf("%s:%d:%d", filepath.Base(r.Filename), r.Start.Line, r.Start.Column), prg: prg}, nil
 }
 
 // Check judges u by the check of its apiVersion and kind, or, when there
@@ -134,11 +133,11 @@ func (s *Set) find(gvk schema.GroupVersionKind) *check {
 }
 
 // String is the expression on one line, and where it is written.
-func (e *expr) String() string {
+func (e *compiled) String() string {
 	return fmt.Sprintf("%s (%s)", strings.Join(strings.Fields(e.text), " "), e.where)
 }
 
-func (e *expr) eval(u *unstructured.Unstructured) (bool, error) {
+func (e *compiled) eval(u *unstructured.Unstructured) (bool, error) {
 	out, _, err := e.prg.Eval(map[string]any{VarSelf: u.Object})
 	if err != nil {
 		return false, err

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 )
 
 // A wait names what blocks it while it waits, well before its timeout.

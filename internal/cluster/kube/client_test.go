@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 )
 
 // client-go's own limits (5 QPS) must never be what a whole-environment

@@ -25,7 +25,7 @@ type Clients struct {
 }
 
 // NewFromClients builds a Client over clients made elsewhere: client-go's
-// fakes, for a cluster held in memory (planner/memview). Discovery is
+// fakes, for a cluster held in memory (planner/plannertest). Discovery is
 // cached as New caches it. Options' rate limits and Reach apply only to
 // clients New builds from a REST config; here they are the given
 // clients' business.

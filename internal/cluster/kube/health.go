@@ -6,7 +6,7 @@ import (
 )
 
 // Health judges the objects of some kinds by the user's own checks (a
-// release's health_check blocks, compiled by internal/health) instead of
+// release's health_check blocks, compiled by internal/cluster/health) instead of
 // kstatus's rules: custom resources whose controllers report readiness in
 // fields of their own.
 type Health interface {

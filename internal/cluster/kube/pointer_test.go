@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 )
 
 func TestParsePointer(t *testing.T) {

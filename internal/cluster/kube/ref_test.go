@@ -3,7 +3,7 @@ package kube_test
 import (
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 

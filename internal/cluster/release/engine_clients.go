@@ -1,7 +1,7 @@
 package release
 
 import (
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 )
@@ -9,7 +9,7 @@ import (
 // NewEngineFromClients is NewEngine over clients made elsewhere: kc (see
 // kube.NewFromClients), and client and meta for the records. The
 // capabilities are read from kc's discovery, as NewEngine reads them. A
-// cluster held in memory (planner/memview) renders and parses with such an
+// cluster held in memory (planner/plannertest) renders and parses with such an
 // engine; its records are the memory view's.
 func NewEngineFromClients(kc *kube.Client, client kubernetes.Interface, meta metadata.Interface, opts EngineOptions) (*Engine, error) {
 	caps, err := clusterCapabilities(kc.Discovery())

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/kube"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 )
 
 // TestEngineRecordClientHasTheRateLimits: the client that writes the

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 )
 
 // TestLastRevisionIsTheNewestWhateverItsStatus: what an uninstall step

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -16,7 +16,7 @@ import (
 // MemoryRecords are the release records of every namespace of a cluster
 // held in memory, a Memory driver per namespace, as Helm's
 // storage/driver.Memory keeps them: what a cluster held in memory
-// (planner/memview) reads its records from. Each record keeps its labels
+// (planner/plannertest) reads its records from. Each record keeps its labels
 // and annotations as a Secret record would, so lists of their metadata
 // (Meta) read as the API server's. Safe for concurrent use.
 type MemoryRecords struct {
@@ -161,7 +161,7 @@ func (m *MemoryRecords) Labelled(ctx context.Context, selector map[string]string
 // objects the apply returned being live (in p.Objects' order, nil for one
 // absent): its status deployed, its fingerprint, its applied state and
 // its objects annotation, as Execute writes them. For a cluster held in
-// memory (planner/memview), which applies without an API server.
+// memory (planner/plannertest), which applies without an API server.
 func (e *Engine) DeployedRecordOf(p *Prepared, live []*unstructured.Unstructured, now time.Time) *Release {
 	rel := p.record(now)
 	rel.Info.Status = StatusDeployed

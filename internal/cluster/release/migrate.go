@@ -7,7 +7,7 @@ import (
 	"maps"
 	"time"
 
-	"github.com/convoy-sh/convoy/internal/apimap"
+	"github.com/convoy-sh/convoy/internal/cluster/apimap"
 )
 
 // MigrateDescription is the description of a revision Migrate writes,

@@ -8,8 +8,8 @@ import (
 	"strconv"
 
 	"github.com/convoy-sh/convoy/internal/chart"
-	"github.com/convoy-sh/convoy/internal/kube"
-	"github.com/convoy-sh/convoy/internal/postrender"
+	"github.com/convoy-sh/convoy/internal/chart/postrender"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 

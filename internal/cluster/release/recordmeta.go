@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 

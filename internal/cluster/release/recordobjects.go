@@ -9,7 +9,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 

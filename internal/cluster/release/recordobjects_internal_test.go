@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 )
 
 // The objects annotation reads back as written, short (JSON) and long

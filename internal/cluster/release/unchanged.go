@@ -6,7 +6,7 @@ import (
 	"reflect"
 
 	"github.com/convoy-sh/convoy/internal/chart"
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 )
 
 // SameAsDeployed reports whether the revision p prepares would record

@@ -27,7 +27,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -213,7 +213,7 @@ release "web" {
 // digest.
 func Push(t *testing.T, reg *sourcetest.Registry, dir, tag string) string {
 	t.Helper()
-	p, err := stacksource.Push(context.Background(), stacksource.Registry{}, dir, "oci://"+reg.Host+"/stacks/app:"+tag)
+	p, err := artifact.Push(context.Background(), artifact.Registry{}, dir, "oci://"+reg.Host+"/stacks/app:"+tag)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,6 @@ func TestClientsDoNotImportTheController(t *testing.T) {
 		module + "internal/controller/planstore",
 		module + "internal/controller/notify",
 		module + "internal/controller/pipeline",
-		module + "internal/controller/status",
 		module + "internal/ui",
 	}
 	args := append([]string{"list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`}, clients...)

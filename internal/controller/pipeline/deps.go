@@ -8,7 +8,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/controller/notify"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/convoy-sh/convoy/internal/signing"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,7 +22,7 @@ import (
 type Stacks interface {
 	// Registry is the registry access of a Stack (its namespace and
 	// spec.sourceSecretRef's credentials); drop removes what it wrote.
-	Registry(ctx context.Context, st *v1alpha1.Stack) (reg stacksource.Registry, drop func(), err error)
+	Registry(ctx context.Context, st *v1alpha1.Stack) (reg artifact.Registry, drop func(), err error)
 	// VerifyKeys are the public keys of spec.verify's Secret of
 	// namespace ns. An error that is a ConfigError is the spec or the
 	// Secret being wrong: the Pipeline stalls until it changes.

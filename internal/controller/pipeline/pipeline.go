@@ -12,9 +12,8 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/controller/notify"
-	"github.com/convoy-sh/convoy/internal/controller/status"
-	"github.com/convoy-sh/convoy/internal/gate"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/run/gate"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -130,7 +129,7 @@ func (r *Reconciler) reconcile(ctx context.Context, p *v1alpha1.Pipeline) pipeli
 	interval := r.opts.Interval(p)
 	prevRefusal := refusalOf(p)
 	if p.Spec.Suspend {
-		pipelineReady(p, metav1.ConditionFalse, status.ReasonSuspended, "spec.suspend is true: nothing is promoted")
+		pipelineReady(p, metav1.ConditionFalse, v1alpha1.ReasonSuspended, "spec.suspend is true: nothing is promoted")
 		return pipelineOutcome{}
 	}
 	problems := validatePipeline(p.Namespace, &p.Spec)
@@ -147,22 +146,22 @@ func (r *Reconciler) reconcile(ctx context.Context, p *v1alpha1.Pipeline) pipeli
 		return r.stall(p, reason, msg)
 	}
 	if err := r.poll(ctx, p); err != nil {
-		var ve *stacksource.VerificationError
+		var ve *artifact.VerificationError
 		var ce ConfigError
 		switch {
 		case errors.As(err, &ve):
 			// The newest digest is not promoted; what the stages hold
 			// already stays as it is.
 			msg := fmt.Sprintf("spec.verify (keys of v1 Secret %s/%s): %v: not promoted", p.Namespace, p.Spec.Verify.SecretRef.Name, err)
-			pipelineReady(p, metav1.ConditionFalse, status.ReasonVerificationFailed, msg)
-			r.event(p, corev1.EventTypeWarning, status.ReasonVerificationFailed, "Verify", msg)
+			pipelineReady(p, metav1.ConditionFalse, v1alpha1.ReasonVerificationFailed, msg)
+			r.event(p, corev1.EventTypeWarning, v1alpha1.ReasonVerificationFailed, "Verify", msg)
 			return pipelineOutcome{requeue: interval}
 		case errors.As(err, &ce):
 			return r.stall(p, ReasonPipelineInvalid, err.Error())
 		}
 		msg := "spec.source: " + err.Error()
-		pipelineRetrying(p, status.ReasonSourceFailed, msg)
-		r.event(p, corev1.EventTypeWarning, status.ReasonSourceFailed, "ListTags", msg)
+		pipelineRetrying(p, v1alpha1.ReasonSourceFailed, msg)
+		r.event(p, corev1.EventTypeWarning, v1alpha1.ReasonSourceFailed, "ListTags", msg)
 		return pipelineOutcome{err: errors.New(msg)}
 	}
 	if p.Status.Latest == nil || p.Status.Latest.Digest == "" {
@@ -269,7 +268,7 @@ func (r *Reconciler) reconcile(ctx context.Context, p *v1alpha1.Pipeline) pipeli
 // compile. Each problem names its field. ns is the Pipeline's namespace.
 func validatePipeline(ns string, spec *v1alpha1.PipelineSpec) []string {
 	var out []string
-	if _, err := stacksource.ParseRepository(spec.Source); err != nil {
+	if _, err := artifact.ParseRepository(spec.Source); err != nil {
 		out = append(out, "spec.source: "+err.Error())
 	}
 	switch {
@@ -464,7 +463,7 @@ func (r *Reconciler) poll(ctx context.Context, p *v1alpha1.Pipeline) error {
 		time.Since(l.CheckedAt.Time) < r.opts.Interval(p) {
 		return nil
 	}
-	repo, err := stacksource.ParseRepository(p.Spec.Source)
+	repo, err := artifact.ParseRepository(p.Spec.Source)
 	if err != nil {
 		return err
 	}
@@ -478,7 +477,7 @@ func (r *Reconciler) poll(ctx context.Context, p *v1alpha1.Pipeline) error {
 	tag := p.Spec.Follow.Tag
 	var tags []string
 	if c := p.Spec.Follow.Semver; c != "" {
-		tags, err = stacksource.Tags(ctx, reg, repo)
+		tags, err = artifact.Tags(ctx, reg, repo)
 		if err != nil {
 			return err
 		}
@@ -492,7 +491,7 @@ func (r *Reconciler) poll(ctx context.Context, p *v1alpha1.Pipeline) error {
 		sawPush(saw, p.Spec.Follow.Tag, tags, "")
 		return nil
 	}
-	digest, err := stacksource.Resolve(ctx, reg, repo, tag)
+	digest, err := artifact.Resolve(ctx, reg, repo, tag)
 	if err != nil {
 		if errors.Is(err, errdef.ErrNotFound) && p.Spec.Follow.Tag != "" {
 			p.Status.Latest = &v1alpha1.Artifact{CheckedAt: &now}
@@ -506,7 +505,7 @@ func (r *Reconciler) poll(ctx context.Context, p *v1alpha1.Pipeline) error {
 		if err != nil {
 			return err
 		}
-		if _, err := stacksource.Verify(ctx, reg, repo.WithDigest(digest), keys); err != nil {
+		if _, err := artifact.Verify(ctx, reg, repo.WithDigest(digest), keys); err != nil {
 			return err
 		}
 	}
@@ -549,11 +548,11 @@ func newestMatching(constraint string, tags []string) (string, error) {
 // pinned to, and whether its current generation is Ready on it or failed.
 func viewStack(st *v1alpha1.Stack) stackView {
 	var v stackView
-	if ref, err := stacksource.ParseRef(st.Spec.Source); err == nil {
+	if ref, err := artifact.ParseRef(st.Spec.Source); err == nil {
 		v.Pinned = ref.Digest
 	}
 	current := st.Status.ObservedGeneration == st.Generation && v.Pinned != ""
-	rc := meta.FindStatusCondition(st.Status.Conditions, status.CondReady)
+	rc := meta.FindStatusCondition(st.Status.Conditions, v1alpha1.CondReady)
 	if rc != nil {
 		v.NotReady = fmt.Sprintf("Ready=%s %s: %s", rc.Status, rc.Reason, rc.Message)
 	} else {
@@ -572,10 +571,10 @@ func viewStack(st *v1alpha1.Stack) stackView {
 	if v.Ready {
 		return v
 	}
-	switch sc := meta.FindStatusCondition(st.Status.Conditions, status.CondStalled); {
+	switch sc := meta.FindStatusCondition(st.Status.Conditions, v1alpha1.CondStalled); {
 	case sc != nil && sc.Status == metav1.ConditionTrue:
 		v.Failed = fmt.Sprintf("Stalled %s: %s", sc.Reason, sc.Message)
-	case rc != nil && rc.Status == metav1.ConditionFalse && rc.Reason == status.ReasonApplyFailed:
+	case rc != nil && rc.Status == metav1.ConditionFalse && rc.Reason == v1alpha1.ReasonApplyFailed:
 		v.Failed = fmt.Sprintf("%s: %s", rc.Reason, rc.Message)
 	case p != nil && p.SourceDigest == v.Pinned && st.Status.LastFailedPlan == p.Digest:
 		v.Failed = "the apply of plan " + p.Digest + " failed: " + st.Status.LastError
@@ -588,7 +587,7 @@ func viewStack(st *v1alpha1.Stack) stackView {
 // service account is patched as it, once a SubjectAccessReview said it
 // may: otherwise refusal says why, and the Stack is left as it is.
 func (r *Reconciler) pin(ctx context.Context, p *v1alpha1.Pipeline, st *v1alpha1.Stack, digest string) (refusal string, err error) {
-	repo, err := stacksource.ParseRepository(p.Spec.Source)
+	repo, err := artifact.ParseRepository(p.Spec.Source)
 	if err != nil {
 		return "", err
 	}
@@ -676,7 +675,7 @@ func setPipelineConditions(p *v1alpha1.Pipeline) {
 			pipelineReady(p, metav1.ConditionFalse, ReasonStageFailed, fmt.Sprintf("stage %s failed on %s: %s", s.Name, s.Digest, s.Message))
 			return
 		case v1alpha1.PhaseAwaitingApproval:
-			pipelineReady(p, metav1.ConditionFalse, status.ReasonApprovalRequired, fmt.Sprintf("stage %s: %s", s.Name, s.Message))
+			pipelineReady(p, metav1.ConditionFalse, v1alpha1.ReasonApprovalRequired, fmt.Sprintf("stage %s: %s", s.Name, s.Message))
 			return
 		}
 	}
@@ -693,25 +692,25 @@ func setPipelineConditions(p *v1alpha1.Pipeline) {
 // Stacks change (both are watched); the event is sent when the message
 // changes, not at every look.
 func (r *Reconciler) stall(p *v1alpha1.Pipeline, reason, msg string) pipelineOutcome {
-	if c := meta.FindStatusCondition(p.Status.Conditions, status.CondStalled); c == nil || c.Message != msg {
+	if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.CondStalled); c == nil || c.Message != msg {
 		r.event(p, corev1.EventTypeWarning, reason, "Reconcile", msg)
 	}
-	setPipelineCond(p, status.CondReady, metav1.ConditionFalse, reason, msg)
-	setPipelineCond(p, status.CondStalled, metav1.ConditionTrue, reason, msg)
-	meta.RemoveStatusCondition(&p.Status.Conditions, status.CondReconciling)
+	setPipelineCond(p, v1alpha1.CondReady, metav1.ConditionFalse, reason, msg)
+	setPipelineCond(p, v1alpha1.CondStalled, metav1.ConditionTrue, reason, msg)
+	meta.RemoveStatusCondition(&p.Status.Conditions, v1alpha1.CondReconciling)
 	return pipelineOutcome{requeue: r.opts.Interval(p)}
 }
 
 func pipelineReady(p *v1alpha1.Pipeline, cs metav1.ConditionStatus, reason, msg string) {
-	setPipelineCond(p, status.CondReady, cs, reason, msg)
-	meta.RemoveStatusCondition(&p.Status.Conditions, status.CondStalled)
-	meta.RemoveStatusCondition(&p.Status.Conditions, status.CondReconciling)
+	setPipelineCond(p, v1alpha1.CondReady, cs, reason, msg)
+	meta.RemoveStatusCondition(&p.Status.Conditions, v1alpha1.CondStalled)
+	meta.RemoveStatusCondition(&p.Status.Conditions, v1alpha1.CondReconciling)
 }
 
 func pipelineRetrying(p *v1alpha1.Pipeline, reason, msg string) {
-	setPipelineCond(p, status.CondReady, metav1.ConditionFalse, reason, msg)
-	setPipelineCond(p, status.CondReconciling, metav1.ConditionTrue, reason, msg)
-	meta.RemoveStatusCondition(&p.Status.Conditions, status.CondStalled)
+	setPipelineCond(p, v1alpha1.CondReady, metav1.ConditionFalse, reason, msg)
+	setPipelineCond(p, v1alpha1.CondReconciling, metav1.ConditionTrue, reason, msg)
+	meta.RemoveStatusCondition(&p.Status.Conditions, v1alpha1.CondStalled)
 }
 
 func setPipelineCond(p *v1alpha1.Pipeline, typ string, cs metav1.ConditionStatus, reason, msg string) {

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
-	"github.com/convoy-sh/convoy/internal/gate"
 	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/convoy-sh/convoy/internal/run/gate"
 )
 
 // maxGateOutput bounds a failed gate's output in the status.
@@ -58,7 +58,7 @@ func (r *Reconciler) evaluateGate(ctx context.Context, st *v1alpha1.Stack, g v1a
 	return gateResult{Failed: true, Output: "a gate is one of test, cel and prometheus"}
 }
 
-// prometheusGate runs the gate's query (internal/gate: every sample at
+// prometheusGate runs the gate's query (internal/run/gate: every sample at
 // most max; no data, an error or an address that does not answer fail).
 func prometheusGate(ctx context.Context, g *v1alpha1.PrometheusGate) gateResult {
 	res := gate.EvalPrometheus(ctx, gate.Prometheus{Address: g.Address, Query: g.Query, Max: g.Max})

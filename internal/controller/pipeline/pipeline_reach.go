@@ -5,8 +5,7 @@ import (
 	"fmt"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
-	"github.com/convoy-sh/convoy/internal/controller/status"
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -192,7 +191,7 @@ func stacksForbidden(user, verb, ns string) string {
 // refusalOf is the refusal the Pipeline's status recorded last ("":
 // none): its Stalled condition's message when the reason is Forbidden.
 func refusalOf(p *v1alpha1.Pipeline) string {
-	if c := meta.FindStatusCondition(p.Status.Conditions, status.CondStalled); c != nil && c.Status == metav1.ConditionTrue && c.Reason == status.ReasonForbidden {
+	if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.CondStalled); c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonForbidden {
 		return c.Message
 	}
 	return ""
@@ -204,9 +203,9 @@ func refusalOf(p *v1alpha1.Pipeline) string {
 // one recorded before (prev).
 func (r *Reconciler) refuse(p *v1alpha1.Pipeline, prev, msg string) {
 	if msg != prev {
-		r.event(p, corev1.EventTypeWarning, status.ReasonForbidden, "Promote", msg)
+		r.event(p, corev1.EventTypeWarning, v1alpha1.ReasonForbidden, "Promote", msg)
 	}
-	setPipelineCond(p, status.CondReady, metav1.ConditionFalse, status.ReasonForbidden, msg)
-	setPipelineCond(p, status.CondStalled, metav1.ConditionTrue, status.ReasonForbidden, msg)
-	meta.RemoveStatusCondition(&p.Status.Conditions, status.CondReconciling)
+	setPipelineCond(p, v1alpha1.CondReady, metav1.ConditionFalse, v1alpha1.ReasonForbidden, msg)
+	setPipelineCond(p, v1alpha1.CondStalled, metav1.ConditionTrue, v1alpha1.ReasonForbidden, msg)
+	meta.RemoveStatusCondition(&p.Status.Conditions, v1alpha1.CondReconciling)
 }

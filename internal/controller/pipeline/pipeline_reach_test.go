@@ -12,7 +12,6 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
-	"github.com/convoy-sh/convoy/internal/controller/stack"
 	"github.com/convoy-sh/convoy/internal/testfiles"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -183,10 +182,10 @@ func TestPipelineAcrossNamespacesRefused(t *testing.T) {
 		d.prod, d.delivery, d.prod, d1)
 	p := waitPipeline(t, c, d.delivery, "app", 3*time.Minute, "refused at production", func(p *v1alpha1.Pipeline) bool {
 		r := pipelineCond(p, "Ready")
-		return stageIs("staging", v1alpha1.PhaseVerified, d1)(p) && r != nil && r.Reason == stack.ReasonForbidden
+		return stageIs("staging", v1alpha1.PhaseVerified, d1)(p) && r != nil && r.Reason == v1alpha1.ReasonForbidden
 	})
 	for _, typ := range []string{"Ready", "Stalled"} {
-		if c := pipelineCond(p, typ); c == nil || c.Reason != stack.ReasonForbidden || !strings.Contains(c.Message, refusal) {
+		if c := pipelineCond(p, typ); c == nil || c.Reason != v1alpha1.ReasonForbidden || !strings.Contains(c.Message, refusal) {
 			t.Errorf("%s does not say %q:%s", typ, refusal, describePipeline(p))
 		}
 	}
@@ -199,7 +198,7 @@ func TestPipelineAcrossNamespacesRefused(t *testing.T) {
 	}
 	seen := false
 	for _, ev := range evs.Items {
-		if ev.Regarding.Kind == "Pipeline" && ev.Reason == stack.ReasonForbidden && ev.Type == corev1.EventTypeWarning && strings.Contains(ev.Note, refusal) {
+		if ev.Regarding.Kind == "Pipeline" && ev.Reason == v1alpha1.ReasonForbidden && ev.Type == corev1.EventTypeWarning && strings.Contains(ev.Note, refusal) {
 			seen = true
 		}
 	}
@@ -247,7 +246,7 @@ func TestPipelineStrictActsAsItsServiceAccount(t *testing.T) {
 	startController(t, ns, func(o *controller.Options) { o.Tenancy, o.DefaultServiceAccount = controller.TenancyStrict, "deployer" })
 	d1 := d.push(t, "1.0.0")
 	refusal := fmt.Sprintf("Stack %s/app (spec.stages[0].stacks[0]): serviceaccount %s/deployer may not get stacks.convoy.dev in namespace %s: not pinned to %s", ns, ns, ns, d1)
-	p := waitPipeline(t, c, ns, "app", 2*time.Minute, "refused", stalledWith(stack.ReasonForbidden, refusal))
+	p := waitPipeline(t, c, ns, "app", 2*time.Minute, "refused", stalledWith(v1alpha1.ReasonForbidden, refusal))
 	if st := getStack(t, c, ns, "app"); st.Spec.Source != "" {
 		t.Fatalf("the Stack was pinned to %s though the deployer may not:%s", st.Spec.Source, describePipeline(p))
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/convoy-sh/convoy/internal/signing"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -25,8 +25,8 @@ type fakeStacks struct {
 	opened, close int
 }
 
-func (f *fakeStacks) Registry(context.Context, *v1alpha1.Stack) (stacksource.Registry, func(), error) {
-	return stacksource.Registry{}, nil, errors.New("no registry")
+func (f *fakeStacks) Registry(context.Context, *v1alpha1.Stack) (artifact.Registry, func(), error) {
+	return artifact.Registry{}, nil, errors.New("no registry")
 }
 
 func (f *fakeStacks) VerifyKeys(context.Context, string, *v1alpha1.VerifySpec) ([]*signing.PublicKey, error) {

@@ -19,8 +19,7 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
-	"github.com/convoy-sh/convoy/internal/controller/stack"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -82,7 +81,7 @@ func watchStacks(t *testing.T, ns string) *stackLog {
 				continue
 			}
 			pinned := ""
-			if ref, err := stacksource.ParseRef(st.Spec.Source); err == nil {
+			if ref, err := artifact.ParseRef(st.Spec.Source); err == nil {
 				pinned = ref.Digest
 			}
 			rc := meta.FindStatusCondition(st.Status.Conditions, "Ready")
@@ -165,7 +164,7 @@ func TestPipelinePromotesThroughStages(t *testing.T) {
 	startController(t, ns, nil)
 
 	// Without a source, a Stack waits; nothing matches yet.
-	st := waitStack(t, c, ns, "staging", 60*time.Second, "waiting for a source", isCond("Ready", metav1.ConditionFalse, stack.ReasonNoSource))
+	st := waitStack(t, c, ns, "staging", 60*time.Second, "waiting for a source", isCond("Ready", metav1.ConditionFalse, v1alpha1.ReasonNoSource))
 	if s := cond(st, "Stalled"); s != nil {
 		t.Fatalf("a Stack without a source stalls:%s", describe(st))
 	}

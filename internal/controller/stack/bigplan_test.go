@@ -15,7 +15,6 @@ import (
 	"github.com/convoy-sh/convoy/internal/controller"
 	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"github.com/convoy-sh/convoy/internal/controller/planstore"
-	"github.com/convoy-sh/convoy/internal/controller/stack"
 	"github.com/convoy-sh/convoy/internal/testfiles"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -174,7 +173,7 @@ func TestStackPlanTooLargeStalls(t *testing.T) {
 	push(t, reg, stackDir(t, ns, "v1", ""), "v1")
 	create(t, c, newStack(ns, "shop", "oci://"+reg.Host+"/stacks/app:v1", nil))
 	startController(t, ns, func(o *controller.Options) { o.MaxPlanSize = 1000 })
-	st := waitStack(t, c, ns, "shop", 60*time.Second, "Stalled", isCond("Stalled", metav1.ConditionTrue, stack.ReasonPlanTooLarge))
+	st := waitStack(t, c, ns, "shop", 60*time.Second, "Stalled", isCond("Stalled", metav1.ConditionTrue, v1alpha1.ReasonPlanTooLarge))
 	msg := cond(st, "Stalled").Message
 	for _, want := range []string{"bytes, compressed), over the controller's --max-plan-size of 1000 bytes", "split the stack", "larger --max-plan-size"} {
 		if !strings.Contains(msg, want) {

@@ -14,7 +14,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/controller"
 	"github.com/convoy-sh/convoy/internal/controller/stack"
 	"github.com/convoy-sh/convoy/internal/run"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -86,7 +86,7 @@ func TestControllerConfinesFiles(t *testing.T) {
 		"abs":     {`on stack.hcl line 6, in release "api":`, fmt.Sprintf(`file(%q)`, kc), "is an absolute path: the controller reads only the files of the pulled stack artifact"},
 		"outside": {`on stack.hcl line 6, in release "api":`, `file("../outside.txt")`, "../outside.txt is outside the stack directory"},
 	} {
-		st := waitStack(t, c, ns, name, 60*time.Second, "Stalled", isCond("Stalled", metav1.ConditionTrue, stack.ReasonInvalid))
+		st := waitStack(t, c, ns, name, 60*time.Second, "Stalled", isCond("Stalled", metav1.ConditionTrue, v1alpha1.ReasonInvalid))
 		msg := strings.Join(strings.Fields(st.Status.LastError), " ")
 		for _, w := range want {
 			if !strings.Contains(msg, w) {
@@ -208,7 +208,7 @@ func TestCacheServesOnlyWhoMayPull(t *testing.T) {
 	const user, pass = "team-a", "s3cret-pa55word"
 	reg := sourcetest.StartRegistry(t, user, pass)
 	dir := stackDir(t, ns, "v1", "")
-	p, err := stacksource.Push(context.Background(), stacksource.Registry{Username: user, Password: pass}, dir, "oci://"+reg.Host+"/stacks/app:v1")
+	p, err := artifact.Push(context.Background(), artifact.Registry{Username: user, Password: pass}, dir, "oci://"+reg.Host+"/stacks/app:v1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,14 +226,14 @@ func TestCacheServesOnlyWhoMayPull(t *testing.T) {
 
 	// The same controller, a Stack without the credentials.
 	create(t, c, newStack(ns, "freeloader", src, nil))
-	st := waitStack(t, c, ns, "freeloader", 60*time.Second, "SourceFailed", isCond("Ready", metav1.ConditionFalse, stack.ReasonSourceFailed))
+	st := waitStack(t, c, ns, "freeloader", 60*time.Second, "SourceFailed", isCond("Ready", metav1.ConditionFalse, v1alpha1.ReasonSourceFailed))
 	if !strings.Contains(st.Status.LastError, "set spec.sourceSecretRef") {
 		t.Errorf("lastError %q", st.Status.LastError)
 	}
 	// Another namespace's controller on the same cache.
 	create(t, c, newStack(other, "freeloader", src, nil))
 	startController(t, other, func(o *controller.Options) { o.CacheDir = cache })
-	st = waitStack(t, c, other, "freeloader", 60*time.Second, "SourceFailed", isCond("Ready", metav1.ConditionFalse, stack.ReasonSourceFailed))
+	st = waitStack(t, c, other, "freeloader", 60*time.Second, "SourceFailed", isCond("Ready", metav1.ConditionFalse, v1alpha1.ReasonSourceFailed))
 	if !strings.Contains(st.Status.LastError, "set spec.sourceSecretRef") {
 		t.Errorf("lastError %q", st.Status.LastError)
 	}

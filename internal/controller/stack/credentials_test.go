@@ -13,7 +13,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/run"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -42,7 +42,7 @@ func TestSourceSecretRef(t *testing.T) {
 		run.InitRequest{Resolver: &source.Resolver{Cache: res.Cache, RegistryConfigs: []string{dockerConfig(t, reg.Host, user, pass)}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := stacksource.Push(context.Background(), stacksource.Registry{Username: user, Password: pass}, dir, "oci://"+reg.Host+"/stacks/app:v1"); err != nil {
+	if _, err := artifact.Push(context.Background(), artifact.Registry{Username: user, Password: pass}, dir, "oci://"+reg.Host+"/stacks/app:v1"); err != nil {
 		t.Fatal(err)
 	}
 	src := "oci://" + reg.Host + "/stacks/app:v1"

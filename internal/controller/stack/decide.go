@@ -67,7 +67,7 @@ func decide(o observed) action {
 	// A plan refused for releases this stack may not change is never
 	// applied: it is planned again when due (another stack may have let
 	// the releases go, or the stack say adopt = true).
-	refused := pending && st.Status.LastFailedPlan == p.Digest && isStalled(st, ReasonInvalid)
+	refused := pending && st.Status.LastFailedPlan == p.Digest && isStalled(st, v1alpha1.ReasonInvalid)
 	switch {
 	case refused && !due:
 		return action{Verdict: holdRefused, Requeue: o.Interval - o.Now.Sub(p.CreatedAt.Time)}

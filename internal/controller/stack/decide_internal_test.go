@@ -77,8 +77,8 @@ func TestDecide(t *testing.T) {
 	)
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	at := func(age time.Duration) *metav1.Time { return &metav1.Time{Time: now.Add(-age)} }
-	stalledInvalid := []metav1.Condition{{Type: CondStalled, Status: metav1.ConditionTrue, Reason: ReasonInvalid}}
-	stalledOther := []metav1.Condition{{Type: CondStalled, Status: metav1.ConditionTrue, Reason: ReasonPlanFailed}}
+	stalledInvalid := []metav1.Condition{{Type: v1alpha1.CondStalled, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonInvalid}}
+	stalledOther := []metav1.Condition{{Type: v1alpha1.CondStalled, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonPlanFailed}}
 	// stack is a Stack whose current plan, of inputs, changes something,
 	// was made age ago and is not applied.
 	stack := func(approval v1alpha1.Approval, age time.Duration, mod func(*v1alpha1.Stack)) *v1alpha1.Stack {

@@ -1,5 +1,5 @@
 // Package stack is the Stack reconciler (api/v1alpha1): it pulls a
-// Stack's source artifact (stacksource), plans it with internal/run and
+// Stack's source artifact (stack/artifact), plans it with internal/run and
 // saves the plan (planfile) in a Secret, publishes the plan's text and
 // markdown in a ConfigMap, and applies exactly the saved plan when the
 // Stack's approval mode allows: at once (auto), or once spec.approvedPlan

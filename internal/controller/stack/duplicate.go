@@ -47,7 +47,7 @@ func (r *reconciler) checkDuplicate(ctx context.Context, sr *stackRun) (outcome,
 	// may be of another shard, not in the cache). Otherwise the cache is
 	// enough: a Stack created later never makes this one a duplicate.
 	fresh := st.Status.Identity != id.String()
-	if c := meta.FindStatusCondition(st.Status.Conditions, CondStalled); c != nil && c.Reason == ReasonDuplicateStack {
+	if c := meta.FindStatusCondition(st.Status.Conditions, v1alpha1.CondStalled); c != nil && c.Reason == ReasonDuplicateStack {
 		fresh = true
 	}
 	if st.Status.Identity != id.String() {
@@ -58,13 +58,13 @@ func (r *reconciler) checkDuplicate(ctx context.Context, sr *stackRun) (outcome,
 		patched.Status.Identity = id.String()
 		st.Status.Identity = id.String()
 		if err := r.client.Status().Patch(ctx, patched, client.MergeFrom(before)); err != nil {
-			retrying(st, ReasonPlanFailed, fmt.Sprintf("record status.identity: %v", err))
+			retrying(st, v1alpha1.ReasonPlanFailed, fmt.Sprintf("record status.identity: %v", err))
 			return outcome{result: "error", err: err}, true
 		}
 	}
 	first, waitFor, err := r.firstOf(ctx, st, fresh)
 	if err != nil {
-		retrying(st, ReasonPlanFailed, err.Error())
+		retrying(st, v1alpha1.ReasonPlanFailed, err.Error())
 		return outcome{result: "error", err: err}, true
 	}
 	switch {
@@ -78,7 +78,7 @@ func (r *reconciler) checkDuplicate(ctx context.Context, sr *stackRun) (outcome,
 		return r.stall(st, ReasonDuplicateStack, msg), true
 	case waitFor != nil:
 		msg := fmt.Sprintf("waiting for Stack %s/%s, created earlier and not reconciled yet, to say which stack it reconciles", waitFor.Namespace, waitFor.Name)
-		setCond(st, CondReconciling, metav1.ConditionTrue, ReasonWaiting, msg)
+		setCond(st, v1alpha1.CondReconciling, metav1.ConditionTrue, v1alpha1.ReasonWaiting, msg)
 		return outcome{result: "waiting", requeue: 2 * time.Second}, true
 	}
 	return outcome{}, false

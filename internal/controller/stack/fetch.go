@@ -3,7 +3,7 @@ package stack
 import (
 	"context"
 
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 )
 
 // fetch pulls the Stack's source and holds it (and its charts) in the
@@ -11,9 +11,9 @@ import (
 // credentials reg pulls with, sourceResolver's) only once the registry
 // has served them its manifest: the cache is shared by every namespace's
 // Stacks.
-func (r *reconciler) fetch(ctx context.Context, reg stacksource.Registry, creds, stacksDir, src string) (f *stacksource.Fetched, release func(), err error) {
+func (r *reconciler) fetch(ctx context.Context, reg artifact.Registry, creds, stacksDir, src string) (f *artifact.Fetched, release func(), err error) {
 	reg.Recheck = !r.pulled.has(creds, src)
-	f, err = stacksource.Fetch(ctx, reg, stacksDir, src)
+	f, err = artifact.Fetch(ctx, reg, stacksDir, src)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -21,7 +21,7 @@ func (r *reconciler) fetch(ctx context.Context, reg stacksource.Registry, creds,
 	release, ok := r.cache.Hold(f)
 	if !ok {
 		// Evicted between the pull and the hold: pull it again, held now.
-		if f, err = stacksource.Fetch(ctx, reg, stacksDir, src); err != nil {
+		if f, err = artifact.Fetch(ctx, reg, stacksDir, src); err != nil {
 			release()
 			return nil, nil, err
 		}

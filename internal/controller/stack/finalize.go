@@ -10,7 +10,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/run"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -164,12 +164,12 @@ func (r *reconciler) cleanUp(ctx context.Context, st *v1alpha1.Stack) (outcome, 
 // failure it returns nil and why.
 func (r *reconciler) openForDeletion(ctx context.Context, st *v1alpha1.Stack) (*stackRun, string) {
 	var admErr error
-	sr, err := r.openStack(ctx, st, func(reg stacksource.Registry) (string, error) {
+	sr, err := r.openStack(ctx, st, func(reg artifact.Registry) (string, error) {
 		adm, err := r.admitSource(ctx, st, reg)
 		admErr = err
 		return adm.src, err
 	})
-	var ve *stacksource.VerificationError
+	var ve *artifact.VerificationError
 	var se *sourceError
 	switch {
 	case errors.As(admErr, &ve):

@@ -14,7 +14,6 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
 	"github.com/convoy-sh/convoy/internal/controller"
-	"github.com/convoy-sh/convoy/internal/controller/stack"
 	"github.com/convoy-sh/convoy/internal/testfiles"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -84,7 +83,7 @@ data: {by: team-a}
 		st.Spec.ServiceAccountName = "deployer"
 	}))
 	startController(t, teamA, nil)
-	st := waitStack(t, c, teamA, "escalate", 90*time.Second, "refused", isCond("Ready", metav1.ConditionFalse, stack.ReasonForbidden))
+	st := waitStack(t, c, teamA, "escalate", 90*time.Second, "refused", isCond("Ready", metav1.ConditionFalse, v1alpha1.ReasonForbidden))
 	msg := cond(st, "Ready").Message
 	who := "serviceaccount " + teamA + "/deployer may not "
 	if !strings.Contains(msg, who) {
@@ -137,7 +136,7 @@ data:
 		st.Spec.ServiceAccountName = "deployer"
 	}))
 	startController(t, teamA, nil)
-	st := waitStack(t, c, teamA, "thief", 90*time.Second, "refused", isCond("Ready", metav1.ConditionFalse, stack.ReasonForbidden))
+	st := waitStack(t, c, teamA, "thief", 90*time.Second, "refused", isCond("Ready", metav1.ConditionFalse, v1alpha1.ReasonForbidden))
 	msg := cond(st, "Ready").Message
 	if want := "serviceaccount " + teamA + "/deployer may not get secrets in namespace " + teamB; !strings.Contains(msg, want) {
 		t.Fatalf("the refusal does not say %q:%s", want, describe(st))
@@ -197,7 +196,7 @@ func TestStackIdentityAllowedApplies(t *testing.T) {
 	}
 	// Planned again as the identity: nothing to change.
 	waitReconciles(t, c, teamA, 2, "shop")
-	st := waitStack(t, c, teamA, "shop", 30*time.Second, "up to date", isCond("Ready", metav1.ConditionTrue, stack.ReasonUpToDate))
+	st := waitStack(t, c, teamA, "shop", 30*time.Second, "up to date", isCond("Ready", metav1.ConditionTrue, v1alpha1.ReasonUpToDate))
 	if revisionsOf(st) != "api:1:deployed web:1:deployed" {
 		t.Fatalf("revisions %s", revisionsOf(st))
 	}
@@ -227,7 +226,7 @@ func TestCrossNamespaceVarsFromStrict(t *testing.T) {
 	startController(t, teamA, func(o *controller.Options) {
 		o.Tenancy, o.DefaultServiceAccount = controller.TenancyStrict, "deployer"
 	})
-	st := waitStack(t, c, teamA, "shop", 60*time.Second, "Invalid", isCond("Ready", metav1.ConditionFalse, stack.ReasonInvalid))
+	st := waitStack(t, c, teamA, "shop", 60*time.Second, "Invalid", isCond("Ready", metav1.ConditionFalse, v1alpha1.ReasonInvalid))
 	if msg, want := cond(st, "Ready").Message, "spec.varsFrom[0].namespace: "+teamB; !strings.Contains(msg, want) {
 		t.Fatalf("the condition does not name %q:%s", want, describe(st))
 	}

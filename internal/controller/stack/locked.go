@@ -6,7 +6,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/run/stacklock"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"time"
@@ -22,14 +22,14 @@ func (r *reconciler) planFailed(ctx context.Context, sr *stackRun, err error) ou
 			return r.locked(sr.st, "Plan", le)
 		}
 	}
-	return r.failed(sr, nil, ReasonPlanFailed, err)
+	return r.failed(sr, nil, v1alpha1.ReasonPlanFailed, err)
 }
 
 // locked records a Stack waiting for the stack lock another run holds.
 func (r *reconciler) locked(st *v1alpha1.Stack, action string, le *stacklock.HeldError) outcome {
 	msg := "waiting for the stack lock: " + le.Error()
 	st.Status.LastError = msg
-	setCond(st, CondReady, metav1.ConditionFalse, ReasonLocked, msg)
-	r.event(st, corev1.EventTypeWarning, ReasonLocked, action, msg)
+	setCond(st, v1alpha1.CondReady, metav1.ConditionFalse, v1alpha1.ReasonLocked, msg)
+	r.event(st, corev1.EventTypeWarning, v1alpha1.ReasonLocked, action, msg)
 	return outcome{result: "locked", requeue: 10 * time.Second}
 }

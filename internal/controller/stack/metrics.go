@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )

@@ -52,7 +52,7 @@ func TestNext(t *testing.T) {
 		{name: "refused, not due: hold",
 			f: facts{observed: obs(stack(v1alpha1.ApprovalAuto, 4*time.Minute, func(st *v1alpha1.Stack) {
 				st.Status.LastFailedPlan = d
-				st.Status.Conditions = []metav1.Condition{{Type: CondStalled, Status: metav1.ConditionTrue, Reason: ReasonInvalid}}
+				st.Status.Conditions = []metav1.Condition{{Type: v1alpha1.CondStalled, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonInvalid}}
 			}))},
 			want: step{Kind: stepHold, Requeue: 6 * time.Minute}},
 		{name: "pending and approved: apply it", f: facts{observed: obs(auto)}, want: step{Kind: stepApply, Plan: auto.Status.Plan}},

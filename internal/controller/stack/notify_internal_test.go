@@ -18,7 +18,7 @@ func waitingStack() *v1alpha1.Stack {
 		{URL: "http://hook.example/b"},
 	}
 	st.Status.Plan = &v1alpha1.PlanStatus{Digest: "sha256:abc", Summary: "1 to upgrade", ConfigMapRef: &v1alpha1.LocalObjectReference{Name: "convoy-plan-shop"}}
-	setCond(st, CondReady, metav1.ConditionFalse, ReasonApprovalRequired, "plan sha256:abc waits for approval")
+	setCond(st, v1alpha1.CondReady, metav1.ConditionFalse, v1alpha1.ReasonApprovalRequired, "plan sha256:abc waits for approval")
 	return st
 }
 
@@ -34,7 +34,7 @@ func TestRecordNotices(t *testing.T) {
 		t.Fatalf("sent again: %+v", again)
 	}
 	for i := range v1alpha1.MaxNotified + 5 {
-		recordNotices(st, []notice{{v1alpha1.EventFailed, failureDigest(ReasonSourceFailed, string(rune('a'+i))), "x"}}, time.Now())
+		recordNotices(st, []notice{{v1alpha1.EventFailed, failureDigest(v1alpha1.ReasonSourceFailed, string(rune('a'+i))), "x"}}, time.Now())
 	}
 	if len(st.Status.Notified) != v1alpha1.MaxNotified {
 		t.Fatalf("status.notified holds %d, want %d", len(st.Status.Notified), v1alpha1.MaxNotified)
@@ -85,14 +85,14 @@ func TestFailedNoticeKey(t *testing.T) {
 		st := waitingStack()
 		st.Status.Plan = nil
 		st.Status.LastError = msg
-		setCond(st, CondReady, metav1.ConditionFalse, reason, msg)
+		setCond(st, v1alpha1.CondReady, metav1.ConditionFalse, reason, msg)
 		return st
 	}
-	st := failing(ReasonSourceFailed, "spec.source: mkdir /cache/stacks/.pull-3315430801: read-only file system")
+	st := failing(v1alpha1.ReasonSourceFailed, "spec.source: mkdir /cache/stacks/.pull-3315430801: read-only file system")
 	if ds := recordNotices(st, noticesOf(st, "error"), time.Now()); len(ds) != 1 || ds[0].notice.event != v1alpha1.EventFailed {
 		t.Fatalf("deliveries %+v: want one Failed", ds)
 	}
-	again := failing(ReasonSourceFailed, "spec.source: mkdir /cache/stacks/.pull-1187294016: read-only file system")
+	again := failing(v1alpha1.ReasonSourceFailed, "spec.source: mkdir /cache/stacks/.pull-1187294016: read-only file system")
 	again.Status.Notified = st.Status.Notified
 	if ds := recordNotices(again, noticesOf(again, "error"), time.Now()); len(ds) != 0 {
 		t.Fatalf("sent again with another temporary name: %+v", ds)
@@ -100,7 +100,7 @@ func TestFailedNoticeKey(t *testing.T) {
 	if len(again.Status.Notified) != 1 {
 		t.Fatalf("status.notified %+v: want one entry", again.Status.Notified)
 	}
-	other := failing(ReasonPlanFailed, "spec.source: mkdir /cache/stacks/.pull-1187294016: read-only file system")
+	other := failing(v1alpha1.ReasonPlanFailed, "spec.source: mkdir /cache/stacks/.pull-1187294016: read-only file system")
 	other.Status.Notified = st.Status.Notified
 	if ds := recordNotices(other, noticesOf(other, "error"), time.Now()); len(ds) != 1 {
 		t.Fatalf("another reason: deliveries %+v, want one", ds)
@@ -134,7 +134,7 @@ func TestStackDeliverySend(t *testing.T) {
 	failing := waitingStack()
 	failing.Status.Plan = nil
 	failing.Status.LastError = "spec.source: not found"
-	setCond(failing, CondReady, metav1.ConditionFalse, ReasonSourceFailed, failing.Status.LastError)
+	setCond(failing, v1alpha1.CondReady, metav1.ConditionFalse, v1alpha1.ReasonSourceFailed, failing.Status.LastError)
 	fs := recordNotices(failing, noticesOf(failing, "error"), time.Now())
 	if len(fs) != 1 {
 		t.Fatalf("%d deliveries of a failure", len(fs))

@@ -7,9 +7,9 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source"
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/run"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -18,7 +18,7 @@ import (
 // inputs read as its identity, and the stack opened on them.
 type stackRun struct {
 	st      *v1alpha1.Stack
-	fetched *stacksource.Fetched
+	fetched *artifact.Fetched
 	// cfg is the stack's files as parsed (once: the session loads them
 	// without parsing again).
 	cfg  *config.Config
@@ -81,7 +81,7 @@ func (e *parseError) Error() string  { return diagText(e.diags, e.cfg) }
 // Errors: a *sourceError (the pull, the credentials, the cache's
 // directories), a *parseError (the stack's files), else readInputs'. On
 // error nothing stays held.
-func (r *reconciler) openStack(ctx context.Context, st *v1alpha1.Stack, src func(stacksource.Registry) (string, error)) (_ *stackRun, err error) {
+func (r *reconciler) openStack(ctx context.Context, st *v1alpha1.Stack, src func(artifact.Registry) (string, error)) (_ *stackRun, err error) {
 	stacksDir, chartsDir, tmpDir := r.dirs()
 	for _, d := range []string{stacksDir, chartsDir, tmpDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -133,8 +133,8 @@ func (r *reconciler) openStack(ctx context.Context, st *v1alpha1.Stack, src func
 }
 
 // specSource is the Stack's spec.source as it is (no verification).
-func specSource(st *v1alpha1.Stack) func(stacksource.Registry) (string, error) {
-	return func(stacksource.Registry) (string, error) { return st.Spec.Source, nil }
+func specSource(st *v1alpha1.Stack) func(artifact.Registry) (string, error) {
+	return func(artifact.Registry) (string, error) { return st.Spec.Source, nil }
 }
 
 // open opens the stack of sr on its run options (evaluated once, from

@@ -8,7 +8,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/controller/pipeline"
 	"github.com/convoy-sh/convoy/internal/signing"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -24,14 +24,14 @@ var _ pipeline.Stacks = pipelineStacks{}
 // (a spec.verify Secret that is wrong stalls it as Invalid).
 func (e *configError) ConfigError() {}
 
-func (s pipelineStacks) Registry(ctx context.Context, st *v1alpha1.Stack) (stacksource.Registry, func(), error) {
+func (s pipelineStacks) Registry(ctx context.Context, st *v1alpha1.Stack) (artifact.Registry, func(), error) {
 	_, _, tmpDir := s.r.dirs()
 	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
-		return stacksource.Registry{}, nil, err
+		return artifact.Registry{}, nil, err
 	}
 	res, _, drop, err := s.r.sourceResolver(ctx, st, tmpDir)
 	if err != nil {
-		return stacksource.Registry{}, nil, err
+		return artifact.Registry{}, nil, err
 	}
 	reg := s.r.registry
 	reg.Resolver = res

@@ -46,7 +46,7 @@ func (r *reconciler) policyDenied(sr *stackRun, p *v1alpha1.PlanStatus, denied [
 	msg := fmt.Sprintf("plan %s (%s) is denied by %s %s: nothing applied; the plan's ConfigMap %s shows why. To apply it anyway: convoy approve %s -n %s --allow-policy %s",
 		p.Digest, p.Summary, plural(len(denied), "policy", "policies"), strings.Join(denied, ", "), planstore.ObjectName(st.Name), st.Name, st.Namespace, strings.Join(denied, " --allow-policy "))
 	clearError(st)
-	setCond(st, CondApprovalRequired, metav1.ConditionTrue, ReasonPolicyDenied, msg)
+	setCond(st, v1alpha1.CondApprovalRequired, metav1.ConditionTrue, ReasonPolicyDenied, msg)
 	ready(st, metav1.ConditionFalse, ReasonPolicyDenied, msg)
 	return outcome{result: "policy_denied", requeue: requeue}
 }

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
-	"github.com/convoy-sh/convoy/internal/apply"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/run/apply"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -106,11 +106,11 @@ func (p *progress) flush(ctx context.Context) {
 
 func (p *progress) writeLocked(ctx context.Context) {
 	next := p.base.DeepCopy()
-	setCond(next, CondReconciling, metav1.ConditionTrue, ReasonProgressing, p.phase)
-	if r := findCond(next, CondReady); p.applied || r == nil {
-		setCond(next, CondReady, metav1.ConditionUnknown, ReasonProgressing, p.phase)
+	setCond(next, v1alpha1.CondReconciling, metav1.ConditionTrue, ReasonProgressing, p.phase)
+	if r := findCond(next, v1alpha1.CondReady); p.applied || r == nil {
+		setCond(next, v1alpha1.CondReady, metav1.ConditionUnknown, ReasonProgressing, p.phase)
 	}
-	removeCond(next, CondStalled)
+	removeCond(next, v1alpha1.CondStalled)
 	next.Status.ObservedGeneration = next.Generation
 	if err := p.c.Status().Patch(ctx, next, client.MergeFrom(p.base)); err != nil {
 		return // the final status is written anyway
@@ -226,7 +226,7 @@ func appliedSummary(p *plan.Plan) string {
 // (an apply that ran and failed is applyFailed, which retries it).
 func (r *reconciler) applyErrored(sr *stackRun, p *plan.Plan, digest string, err error) outcome {
 	sr.st.Status.LastFailedPlan = digest
-	return r.failed(sr, p, ReasonApplyFailed, err)
+	return r.failed(sr, p, v1alpha1.ReasonApplyFailed, err)
 }
 
 // clearError clears lastError when a reconcile went well, but for the

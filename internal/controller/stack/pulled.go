@@ -3,7 +3,7 @@ package stack
 import (
 	"sync"
 
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 )
 
 // pulledBy remembers which credentials were served which artifacts
@@ -28,7 +28,7 @@ const maxPulled = 10000
 // has says whether creds were served the artifact src names by digest
 // (a reference by tag is always resolved by the registry).
 func (p *pulledBy) has(creds, src string) bool {
-	ref, err := stacksource.ParseRef(src)
+	ref, err := artifact.ParseRef(src)
 	if err != nil || ref.Digest == "" {
 		return false
 	}
@@ -39,7 +39,7 @@ func (p *pulledBy) has(creds, src string) bool {
 }
 
 // add records that creds were served ref's manifest.
-func (p *pulledBy) add(creds string, ref stacksource.Ref) {
+func (p *pulledBy) add(creds string, ref artifact.Ref) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.m == nil || len(p.m) >= maxPulled {

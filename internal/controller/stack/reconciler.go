@@ -16,16 +16,16 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source"
-	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	"github.com/convoy-sh/convoy/internal/controller/notify"
 	"github.com/convoy-sh/convoy/internal/controller/planstore"
-	"github.com/convoy-sh/convoy/internal/dag"
 	"github.com/convoy-sh/convoy/internal/diagtext"
-	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/plan/view"
 	"github.com/convoy-sh/convoy/internal/run"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
+	"github.com/convoy-sh/convoy/internal/stack/config"
+	"github.com/convoy-sh/convoy/internal/stack/dag"
 	"github.com/hashicorp/hcl/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,7 +48,7 @@ type reconciler struct {
 	events   events.EventRecorder
 	opts     Options
 	metrics  *metrics
-	registry stacksource.Registry
+	registry artifact.Registry
 	resolver *source.Resolver
 	backoff  *intervalBackoff
 	notifier *notify.Notifier // nil: notifications are not sent
@@ -236,7 +236,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]wa
 		}
 	}
 	// next ends every path within maxSteps (TestNextEndsWithinMaxSteps).
-	return r.failed(sr, nil, ReasonPlanFailed, fmt.Errorf("the reconcile did not settle in %d steps", maxSteps))
+	return r.failed(sr, nil, v1alpha1.ReasonPlanFailed, fmt.Errorf("the reconcile did not settle in %d steps", maxSteps))
 }
 
 // observe checks the Stack's spec, pulls its source (verified when
@@ -245,14 +245,14 @@ func (r *reconciler) reconcile(ctx context.Context, st *v1alpha1.Stack, ws *[]wa
 // with out.
 func (r *reconciler) observe(ctx context.Context, st *v1alpha1.Stack, ws *[]warning) (_ *stackRun, out outcome, ok bool) {
 	if err := st.Spec.DecodeError(); err != nil {
-		return nil, r.stall(st, ReasonInvalid, err.Error()+" (the CRD's schema now rejects this: correct the Stack)"), false
+		return nil, r.stall(st, v1alpha1.ReasonInvalid, err.Error()+" (the CRD's schema now rejects this: correct the Stack)"), false
 	}
 	if st.Spec.Suspend {
-		ready(st, metav1.ConditionFalse, ReasonSuspended, "spec.suspend is true: nothing is planned or applied")
+		ready(st, metav1.ConditionFalse, v1alpha1.ReasonSuspended, "spec.suspend is true: nothing is planned or applied")
 		return nil, outcome{result: "suspended"}, false
 	}
 	if err := r.refsAllowed(st); err != nil {
-		return nil, r.stall(st, ReasonInvalid, err.Error()), false
+		return nil, r.stall(st, v1alpha1.ReasonInvalid, err.Error()), false
 	}
 	if st.Spec.Source == "" {
 		// Not an error: a Pipeline pins the Stack (spec.source) when a
@@ -261,13 +261,13 @@ func (r *reconciler) observe(ctx context.Context, st *v1alpha1.Stack, ws *[]warn
 		if p, ok := v1alpha1.PipelineOwner(st); ok {
 			msg = fmt.Sprintf("spec.source is empty: the Stack waits for Pipeline %s to pin it to a digest", p)
 		}
-		ready(st, metav1.ConditionFalse, ReasonNoSource, msg)
+		ready(st, metav1.ConditionFalse, v1alpha1.ReasonNoSource, msg)
 		return nil, outcome{result: "nosource"}, false
 	}
 	var adm admitted
 	var admErr error
 	t := time.Now()
-	sr, err := r.openStack(ctx, st, func(reg stacksource.Registry) (string, error) {
+	sr, err := r.openStack(ctx, st, func(reg artifact.Registry) (string, error) {
 		adm, admErr = r.admitSource(ctx, st, reg)
 		t = time.Now()
 		return adm.src, admErr
@@ -295,7 +295,7 @@ func (r *reconciler) observe(ctx context.Context, st *v1alpha1.Stack, ws *[]warn
 		return nil, out, false
 	}
 	if err := sr.open(ctx, true); err != nil {
-		return nil, r.failed(sr, nil, ReasonPlanFailed, err), false
+		return nil, r.failed(sr, nil, v1alpha1.ReasonPlanFailed, err), false
 	}
 	if out, dup := r.checkDuplicate(ctx, sr); dup {
 		return nil, out, false
@@ -320,20 +320,20 @@ func (r *reconciler) openFailed(st *v1alpha1.Stack, err error) outcome {
 			msg += cacheFaultHint
 		}
 		st.Status.LastError = msg
-		retrying(st, ReasonSourceFailed, msg)
-		r.event(st, corev1.EventTypeWarning, ReasonSourceFailed, "Fetch", msg)
+		retrying(st, v1alpha1.ReasonSourceFailed, msg)
+		r.event(st, corev1.EventTypeWarning, v1alpha1.ReasonSourceFailed, "Fetch", msg)
 		return outcome{result: "error", err: errors.New(msg), cacheFault: fault}
 	case errors.As(err, &se):
-		return r.retryLater(st, ReasonSourceFailed, se.err)
+		return r.retryLater(st, v1alpha1.ReasonSourceFailed, se.err)
 	case errors.As(err, &pe), errors.As(err, &ce):
-		return r.stall(st, ReasonInvalid, err.Error())
+		return r.stall(st, v1alpha1.ReasonInvalid, err.Error())
 	}
-	return r.retryLater(st, ReasonPlanFailed, err)
+	return r.retryLater(st, v1alpha1.ReasonPlanFailed, err)
 }
 
 // runOptions are the run options of a Stack's pulled source, its files as
 // parsed and its inputs.
-func (r *reconciler) runOptions(st *v1alpha1.Stack, f *stacksource.Fetched, cfg *config.Config, in *inputs) run.Options {
+func (r *reconciler) runOptions(st *v1alpha1.Stack, f *artifact.Fetched, cfg *config.Config, in *inputs) run.Options {
 	_, chartsDir, _ := r.dirs()
 	return run.Options{
 		// Confined: the stack reads only its artifact's files, and its
@@ -383,18 +383,18 @@ func (r *reconciler) finish(sr *stackRun, s step, f facts) outcome {
 		st.Status.LastError, st.Status.LastFailedPlan = "", ""
 		clearRetries(st)
 		st.Status.Releases = releasesOfPlan(f.fresh.plan)
-		setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonUpToDate, "nothing to apply")
-		ready(st, metav1.ConditionTrue, ReasonUpToDate, "the live releases match the stack "+sr.fetched.Ref.String())
+		setCond(st, v1alpha1.CondApprovalRequired, metav1.ConditionFalse, v1alpha1.ReasonUpToDate, "nothing to apply")
+		ready(st, metav1.ConditionTrue, v1alpha1.ReasonUpToDate, "the live releases match the stack "+sr.fetched.Ref.String())
 		return outcome{result: "uptodate", requeue: f.Interval}
 	case stepRefused:
 		st.Status.LastFailedPlan = s.Plan.Digest
-		return r.stall(st, ReasonInvalid, message(f.fresh.foreign, f.fresh.plan, sr.in))
+		return r.stall(st, v1alpha1.ReasonInvalid, message(f.fresh.foreign, f.fresh.plan, sr.in))
 	case stepPolicyDenied:
 		denied := deniedStill(st, s.Plan)
 		r.event(st, corev1.EventTypeWarning, ReasonPolicyDenied, "Plan", fmt.Sprintf("plan %s is denied by %s", s.Plan.Digest, strings.Join(denied, ", ")))
 		return r.policyDenied(sr, s.Plan, denied, s.Requeue)
 	case stepRetryStale:
-		retrying(st, ReasonStale, f.stale)
+		retrying(st, v1alpha1.ReasonStale, f.stale)
 		return outcome{result: "stale", requeue: 5 * time.Second}
 	case stepSavedGone:
 		return r.applyErrored(sr, nil, f.goneDigest, planstore.ErrSavedPlanGone)
@@ -439,21 +439,21 @@ func (r *reconciler) plan(ctx context.Context, sr *stackRun, f *facts) *outcome 
 	// registry (and the cache) hold it already.
 	file, err := run.EncodePlanOfArtifact(planned, run.StackArtifact{Source: sr.fetched.Ref.String(), Digest: sr.fetched.Digest})
 	if err != nil {
-		return ended(r.failed(sr, p, ReasonPlanFailed, err))
+		return ended(r.failed(sr, p, v1alpha1.ReasonPlanFailed, err))
 	}
 	digest := planstore.Digest(file)
 	var text, md bytes.Buffer
 	if err := view.Text(&text, p); err != nil {
-		return ended(r.failed(sr, p, ReasonPlanFailed, err))
+		return ended(r.failed(sr, p, v1alpha1.ReasonPlanFailed, err))
 	}
 	if err := view.Markdown(&md, p); err != nil {
-		return ended(r.failed(sr, p, ReasonPlanFailed, err))
+		return ended(r.failed(sr, p, v1alpha1.ReasonPlanFailed, err))
 	}
 	var tooLarge *planstore.PlanTooLargeError
 	if err := planstore.Store(ctx, r.client, r.scheme, st, file, digest, sr.in.redact(text.String()), sr.in.redact(md.String()), r.opts.maxPlanSize()); errors.As(err, &tooLarge) {
-		return ended(r.stall(st, ReasonPlanTooLarge, err.Error()))
+		return ended(r.stall(st, v1alpha1.ReasonPlanTooLarge, err.Error()))
 	} else if err != nil {
-		return ended(r.failed(sr, p, ReasonPlanFailed, err))
+		return ended(r.failed(sr, p, v1alpha1.ReasonPlanFailed, err))
 	}
 	sum := p.Summary()
 	ps := &v1alpha1.PlanStatus{
@@ -464,15 +464,15 @@ func (r *reconciler) plan(ctx context.Context, sr *stackRun, f *facts) *outcome 
 	}
 	st.Status.Plan = ps
 	st.Status.LastReconcileTime = ps.CreatedAt
-	setCond(st, CondPlanned, metav1.ConditionTrue, ReasonPlanned, fmt.Sprintf("plan %s: %s", digest, ps.Summary))
+	setCond(st, v1alpha1.CondPlanned, metav1.ConditionTrue, v1alpha1.ReasonPlanned, fmt.Sprintf("plan %s: %s", digest, ps.Summary))
 	if ps.Drifted > 0 {
-		setCond(st, CondDrifted, metav1.ConditionTrue, ReasonDrifted, driftMessage(p))
-		r.event(st, corev1.EventTypeWarning, ReasonDrifted, "Plan", driftMessage(p))
+		setCond(st, v1alpha1.CondDrifted, metav1.ConditionTrue, v1alpha1.ReasonDrifted, driftMessage(p))
+		r.event(st, corev1.EventTypeWarning, v1alpha1.ReasonDrifted, "Plan", driftMessage(p))
 	} else {
-		setCond(st, CondDrifted, metav1.ConditionFalse, ReasonNoDrift, "no object changed outside convoy")
+		setCond(st, v1alpha1.CondDrifted, metav1.ConditionFalse, v1alpha1.ReasonNoDrift, "no object changed outside convoy")
 	}
 	if foreign == nil && p.HasChanges() {
-		r.event(st, corev1.EventTypeNormal, ReasonPlanned, "Plan", fmt.Sprintf("plan %s: %s", digest, ps.Summary))
+		r.event(st, corev1.EventTypeNormal, v1alpha1.ReasonPlanned, "Plan", fmt.Sprintf("plan %s: %s", digest, ps.Summary))
 	}
 	f.fresh = &freshPlan{Status: ps, Foreign: foreign != nil, plan: p}
 	if foreign != nil {
@@ -561,7 +561,7 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, p *v1alpha1.PlanSt
 		return ended(r.policyDenied(sr, ps, pe.Policies, r.interval(st)))
 	case errors.As(err, &se):
 		msg := sr.in.redact(fmt.Sprintf("plan %s is stale, planning again: %s", digest, se.Error()))
-		r.event(st, corev1.EventTypeNormal, ReasonStale, "Apply", msg)
+		r.event(st, corev1.EventTypeNormal, v1alpha1.ReasonStale, "Apply", msg)
 		f.last, f.stale = foundStale, msg
 		return nil
 	case errors.As(err, &le):
@@ -595,26 +595,26 @@ func (r *reconciler) applied(sr *stackRun, p *plan.Plan, digest string, driftOnl
 	if note := approvalNote(approval); note != "" {
 		msg += ", " + note
 	}
-	setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonApplied, msg)
-	switch c := findCond(st, CondDrifted); {
+	setCond(st, v1alpha1.CondApprovalRequired, metav1.ConditionFalse, v1alpha1.ReasonApplied, msg)
+	switch c := findCond(st, v1alpha1.CondDrifted); {
 	case driftOnly:
-		setCond(st, CondDrifted, metav1.ConditionFalse, ReasonDriftCorrected, "drift corrected by plan "+digest)
+		setCond(st, v1alpha1.CondDrifted, metav1.ConditionFalse, v1alpha1.ReasonDriftCorrected, "drift corrected by plan "+digest)
 		note := "drift corrected by plan " + digest
 		if approval != nil {
 			note += ", " + approvalNote(approval)
 		}
-		r.event(st, corev1.EventTypeNormal, ReasonDriftCorrected, "Apply", note)
+		r.event(st, corev1.EventTypeNormal, v1alpha1.ReasonDriftCorrected, "Apply", note)
 	case c != nil && c.Status == metav1.ConditionTrue:
 		// The plan set every object it found changed (after a failed
 		// apply, a rollback's plan finds the failed revision's objects
 		// so): nothing differs from what convoy applied any more, and
 		// the drift is not reported as standing (no Drifted notice).
-		setCond(st, CondDrifted, metav1.ConditionFalse, ReasonDriftCorrected, "the objects changed outside the last deployed revision were set by plan "+digest)
-		r.event(st, corev1.EventTypeNormal, ReasonApplied, "Apply", msg)
+		setCond(st, v1alpha1.CondDrifted, metav1.ConditionFalse, v1alpha1.ReasonDriftCorrected, "the objects changed outside the last deployed revision were set by plan "+digest)
+		r.event(st, corev1.EventTypeNormal, v1alpha1.ReasonApplied, "Apply", msg)
 	default:
-		r.event(st, corev1.EventTypeNormal, ReasonApplied, "Apply", msg)
+		r.event(st, corev1.EventTypeNormal, v1alpha1.ReasonApplied, "Apply", msg)
 	}
-	ready(st, metav1.ConditionTrue, ReasonApplied, msg)
+	ready(st, metav1.ConditionTrue, v1alpha1.ReasonApplied, msg)
 	return outcome{result: "applied", requeue: r.interval(st)}
 }
 
@@ -632,22 +632,22 @@ func (r *reconciler) waiting(sr *stackRun, p *v1alpha1.PlanStatus, requeue time.
 	drift := fmt.Sprintf("%d %s changed outside convoy", p.Drifted, plural(p.Drifted, "object", "objects"))
 	if p.DriftOnly && st.Spec.Approval != v1alpha1.ApprovalManual {
 		msg := fmt.Sprintf("%s; spec.driftCorrection is false: plan %s restores them when approved (convoy approve %s -n %s)", drift, p.Digest, st.Name, st.Namespace)
-		setCond(st, CondApprovalRequired, metav1.ConditionFalse, ReasonDrifted, "drift is reported, not corrected")
-		ready(st, metav1.ConditionFalse, ReasonDrifted, msg)
+		setCond(st, v1alpha1.CondApprovalRequired, metav1.ConditionFalse, v1alpha1.ReasonDrifted, "drift is reported, not corrected")
+		ready(st, metav1.ConditionFalse, v1alpha1.ReasonDrifted, msg)
 		return outcome{result: "drifted", requeue: requeue}
 	}
 	msg := approvalWaits(st, p)
-	reason := ReasonApprovalRequired
+	reason := v1alpha1.ReasonApprovalRequired
 	if st.Spec.ApprovedPlan != "" && st.Spec.ApprovedPlan != p.Digest && st.Spec.ApprovedPlan != st.Status.LastAppliedPlan {
-		reason = ReasonApprovalMismatch
+		reason = v1alpha1.ReasonApprovalMismatch
 		msg = fmt.Sprintf("spec.approvedPlan %s is not the current plan %s (%s): nothing applied", st.Spec.ApprovedPlan, p.Digest, p.Summary)
 		r.event(st, corev1.EventTypeWarning, reason, "Approve", msg)
 	}
-	setCond(st, CondApprovalRequired, metav1.ConditionTrue, reason, msg)
-	readyReason, readyMsg := ReasonApprovalRequired, msg
+	setCond(st, v1alpha1.CondApprovalRequired, metav1.ConditionTrue, reason, msg)
+	readyReason, readyMsg := v1alpha1.ReasonApprovalRequired, msg
 	switch {
 	case p.DriftOnly:
-		readyReason, readyMsg = ReasonDrifted, drift+"; spec.driftCorrection is false and approval is manual: "+msg
+		readyReason, readyMsg = v1alpha1.ReasonDrifted, drift+"; spec.driftCorrection is false and approval is manual: "+msg
 	case p.Drifted > 0:
 		readyMsg = msg + "; it also restores " + drift
 	}
@@ -667,7 +667,7 @@ func (r *reconciler) stale(ctx context.Context, sr *stackRun, digest string) (bo
 	err = sr.session.Verify(ctx, saved)
 	var se *run.StaleError
 	if errors.As(err, &se) {
-		r.event(sr.st, corev1.EventTypeNormal, ReasonStale, "Verify", sr.in.redact("plan "+digest+": "+se.Error()))
+		r.event(sr.st, corev1.EventTypeNormal, v1alpha1.ReasonStale, "Verify", sr.in.redact("plan "+digest+": "+se.Error()))
 		return true, nil
 	}
 	return false, err
@@ -681,7 +681,7 @@ func (r *reconciler) savedPlan(ctx context.Context, sr *stackRun, digest string)
 	file, err := planstore.Load(ctx, r.reader, sr.st, digest)
 	var pe *planstore.PartError
 	if errors.As(err, &pe) {
-		r.event(sr.st, corev1.EventTypeWarning, ReasonStale, "Verify", "plan "+digest+": "+err.Error())
+		r.event(sr.st, corev1.EventTypeWarning, v1alpha1.ReasonStale, "Verify", "plan "+digest+": "+err.Error())
 	}
 	if err != nil {
 		return nil, err
@@ -750,14 +750,14 @@ func (r *reconciler) failed(sr *stackRun, p *plan.Plan, reason string, err error
 	var de *run.DiagnosticsError
 	var fe *plan.ForeignError
 	if errors.As(err, &de) || errors.As(err, &fe) {
-		return r.stall(sr.st, ReasonInvalid, msg)
+		return r.stall(sr.st, v1alpha1.ReasonInvalid, msg)
 	}
 	var forbidden *kube.ForbiddenError
 	if errors.As(err, &forbidden) {
 		// The Stack's identity may not do what the stack asks: nothing
 		// of the plan is applied; tried again with backoff, since a
 		// Role granted meanwhile is no change of the Stack.
-		reason = ReasonForbidden
+		reason = v1alpha1.ReasonForbidden
 	}
 	fault := r.cacheFault(err)
 	if fault {
@@ -775,7 +775,7 @@ func (r *reconciler) retryLater(st *v1alpha1.Stack, reason string, err error) ou
 	msg := err.Error()
 	var forbidden *kube.ForbiddenError
 	if errors.As(err, &forbidden) {
-		reason = ReasonForbidden // the Stack's identity may not read what it names
+		reason = v1alpha1.ReasonForbidden // the Stack's identity may not read what it names
 	}
 	fault := r.cacheFault(err)
 	if fault {

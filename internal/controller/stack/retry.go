@@ -76,14 +76,14 @@ func (r *reconciler) applyFailed(sr *stackRun, p *plan.Plan, digest string, err 
 		// are in status.releases), and the Stack waits for a change.
 		st.Status.LastAppliedPlan = digest
 		st.Status.NextRetryTime = nil
-		return r.stall(st, ReasonApplyFailed, fmt.Sprintf("apply of plan %s failed %d times (spec.retry.attempts is %d): not tried again until the source, the variables or the spec change: %s",
+		return r.stall(st, v1alpha1.ReasonApplyFailed, fmt.Sprintf("apply of plan %s failed %d times (spec.retry.attempts is %d): not tried again until the source, the variables or the spec change: %s",
 			digest, n, attempts, msg))
 	}
 	wait := retryDelay(backoff, r.interval(st), n)
 	st.Status.NextRetryTime = &metav1.Time{Time: time.Now().Add(wait)}
 	full := fmt.Sprintf("apply of plan %s failed (attempt %d of %d), tried again in %s: %s", digest, n, attempts+1, wait, msg)
-	retrying(st, ReasonApplyFailed, full)
-	r.event(st, corev1.EventTypeWarning, ReasonApplyFailed, "Apply", full)
+	retrying(st, v1alpha1.ReasonApplyFailed, full)
+	r.event(st, corev1.EventTypeWarning, v1alpha1.ReasonApplyFailed, "Apply", full)
 	return outcome{result: "error", requeue: wait}
 }
 

@@ -8,12 +8,12 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	"github.com/convoy-sh/convoy/internal/controller/notify"
 	"github.com/convoy-sh/convoy/internal/controller/pipeline"
 	"github.com/convoy-sh/convoy/internal/controller/planstore"
-	"github.com/convoy-sh/convoy/internal/kube"
 	"github.com/convoy-sh/convoy/internal/run"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -79,7 +79,7 @@ func (o Options) maxPlanSize() int { return int(cmp.Or(o.MaxPlanSize, planstore.
 // Cache is the manager's cache janitor: it holds a pulled stack (and its
 // charts) until release, and evicts past its size.
 type Cache interface {
-	Hold(f *stacksource.Fetched) (release func(), ok bool)
+	Hold(f *artifact.Fetched) (release func(), ok bool)
 	Evict()
 }
 
@@ -132,7 +132,7 @@ func New(d Deps) *Reconciler {
 		events:   d.Events,
 		opts:     d.Options,
 		metrics:  newMetrics(),
-		registry: stacksource.Registry{Resolver: d.Resolver},
+		registry: artifact.Registry{Resolver: d.Resolver},
 		resolver: d.Resolver,
 		backoff:  newIntervalBackoff(),
 		budget:   &kube.Budget{QPS: float64(d.ClusterQPS), Burst: d.ClusterBurst},

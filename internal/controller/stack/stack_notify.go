@@ -31,10 +31,10 @@ func noticesOf(st *v1alpha1.Stack, result string) []notice {
 	var out []notice
 	p := st.Status.Plan
 	readyMsg := ""
-	if c := findCond(st, CondReady); c != nil {
+	if c := findCond(st, v1alpha1.CondReady); c != nil {
 		readyMsg = c.Message
 	}
-	if c := findCond(st, CondDrifted); c != nil && c.Status == metav1.ConditionTrue && p != nil && p.Digest != "" {
+	if c := findCond(st, v1alpha1.CondDrifted); c != nil && c.Status == metav1.ConditionTrue && p != nil && p.Digest != "" {
 		out = append(out, notice{v1alpha1.EventDrifted, p.Digest, c.Message})
 	}
 	switch result {
@@ -53,8 +53,8 @@ func noticesOf(st *v1alpha1.Stack, result string) []notice {
 		if msg == "" {
 			msg = readyMsg
 		}
-		c := findCond(st, CondReady)
-		if c != nil && c.Reason == ReasonApplyFailed && p != nil && p.Digest != "" {
+		c := findCond(st, v1alpha1.CondReady)
+		if c != nil && c.Reason == v1alpha1.ReasonApplyFailed && p != nil && p.Digest != "" {
 			// One failed apply of a plan is one event, whatever its
 			// retries say.
 			out = append(out, notice{v1alpha1.EventFailed, p.Digest, msg})

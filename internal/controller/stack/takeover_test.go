@@ -11,10 +11,10 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/controller"
 	"github.com/convoy-sh/convoy/internal/controller/stack"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
-	"github.com/convoy-sh/convoy/internal/release"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -66,7 +66,7 @@ release "ops" {
 	create(t, c, newStack(ns, "ops", src, nil))
 	startController(t, ns, nil)
 
-	st := waitStack(t, c, ns, "ops", 60*time.Second, "refused", isCond("Ready", metav1.ConditionFalse, stack.ReasonInvalid))
+	st := waitStack(t, c, ns, "ops", 60*time.Second, "refused", isCond("Ready", metav1.ConditionFalse, v1alpha1.ReasonInvalid))
 	if msg := cond(st, "Ready").Message; !strings.Contains(msg, "adopt: installed by helm, not by a stack") || !strings.Contains(msg, "adopt = true") {
 		t.Errorf("Ready: %q", msg)
 	}

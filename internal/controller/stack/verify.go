@@ -9,7 +9,7 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/signing"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -74,8 +74,8 @@ type admitted struct {
 // digest's signature when spec.verify asks for one; the digest is what is
 // then pulled, so that a tag moved after the check is not. Without
 // spec.verify the source is pulled as it is. A refusal is a
-// *stacksource.VerificationError, a bad spec.verify a configError.
-func (r *reconciler) admitSource(ctx context.Context, st *v1alpha1.Stack, reg stacksource.Registry) (admitted, error) {
+// *artifact.VerificationError, a bad spec.verify a configError.
+func (r *reconciler) admitSource(ctx context.Context, st *v1alpha1.Stack, reg artifact.Registry) (admitted, error) {
 	v := st.Spec.Verify
 	if v == nil {
 		return admitted{src: st.Spec.Source}, nil
@@ -84,20 +84,20 @@ func (r *reconciler) admitSource(ctx context.Context, st *v1alpha1.Stack, reg st
 	if err != nil {
 		return admitted{}, err
 	}
-	ref, err := stacksource.ParseRef(st.Spec.Source)
+	ref, err := artifact.ParseRef(st.Spec.Source)
 	if err != nil {
 		return admitted{}, &configError{msg: "spec.source: " + err.Error()}
 	}
 	if ref.Digest == "" {
-		d, err := stacksource.Resolve(ctx, reg, stacksource.Ref{Repository: ref.Repository}, ref.Tag)
+		d, err := artifact.Resolve(ctx, reg, artifact.Ref{Repository: ref.Repository}, ref.Tag)
 		if err != nil {
 			return admitted{}, fmt.Errorf("spec.source: %w%s", err, credentialHint(st, err))
 		}
 		ref = ref.WithDigest(d)
 	}
-	ok, err := stacksource.Verify(ctx, reg, ref, keys)
+	ok, err := artifact.Verify(ctx, reg, ref, keys)
 	if err != nil {
-		var ve *stacksource.VerificationError
+		var ve *artifact.VerificationError
 		if errors.As(err, &ve) {
 			return admitted{}, err
 		}
@@ -108,7 +108,7 @@ func (r *reconciler) admitSource(ctx context.Context, st *v1alpha1.Stack, reg st
 
 // verifiedBy names the key that verified: the Secret's key and its
 // fingerprint.
-func verifiedBy(v *stacksource.Verified) string {
+func verifiedBy(v *artifact.Verified) string {
 	return v.Key.Name + " (" + v.Key.Fingerprint() + ")"
 }
 
@@ -126,16 +126,16 @@ func (r *reconciler) refused(st *v1alpha1.Stack, err error) (outcome, bool) {
 	if err == nil {
 		return outcome{}, false
 	}
-	var ve *stacksource.VerificationError
+	var ve *artifact.VerificationError
 	var ce *configError
 	switch {
 	case errors.As(err, &ve):
-		return r.stall(st, ReasonVerificationFailed, verificationMessage(st, err)), true
+		return r.stall(st, v1alpha1.ReasonVerificationFailed, verificationMessage(st, err)), true
 	case errors.As(err, &ce):
-		return r.stall(st, ReasonInvalid, err.Error()), true
+		return r.stall(st, v1alpha1.ReasonInvalid, err.Error()), true
 	default:
 		msg := err.Error()
-		r.event(st, corev1.EventTypeWarning, ReasonSourceFailed, "Verify", msg)
-		return r.retryLater(st, ReasonSourceFailed, err), true
+		r.event(st, corev1.EventTypeWarning, v1alpha1.ReasonSourceFailed, "Verify", msg)
+		return r.retryLater(st, v1alpha1.ReasonSourceFailed, err), true
 	}
 }

@@ -19,9 +19,8 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
-	"github.com/convoy-sh/convoy/internal/controller/stack"
 	"github.com/convoy-sh/convoy/internal/signing"
-	"github.com/convoy-sh/convoy/internal/stacksource"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,8 +50,8 @@ func signingKey(t *testing.T) (*signing.PrivateKey, []byte) {
 
 func sign(t *testing.T, reg *sourcetest.Registry, tag, digest string, key *signing.PrivateKey) {
 	t.Helper()
-	ref := stacksource.Ref{Repository: reg.Host + "/stacks/app", Tag: tag, Digest: digest}
-	if _, err := stacksource.Sign(context.Background(), stacksource.Registry{}, ref, key); err != nil {
+	ref := artifact.Ref{Repository: reg.Host + "/stacks/app", Tag: tag, Digest: digest}
+	if _, err := artifact.Sign(context.Background(), artifact.Registry{}, ref, key); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -140,7 +139,7 @@ func TestVerifyAdmitsOnlySignedArtifacts(t *testing.T) {
 		"wrong":    "signed by none of the keys (1 signature(s) under sha256-",
 		"copied":   "the signature by cosign.pub is for " + digests["signed"] + ", not for this digest",
 	} {
-		st := waitStack(t, c, ns, name, 60*time.Second, "VerificationFailed", isCond("Ready", metav1.ConditionFalse, stack.ReasonVerificationFailed))
+		st := waitStack(t, c, ns, name, 60*time.Second, "VerificationFailed", isCond("Ready", metav1.ConditionFalse, v1alpha1.ReasonVerificationFailed))
 		msg := cond(st, "Ready").Message
 		if !strings.Contains(msg, "oci://"+reg.Host+"/stacks/app:"+name+"@"+digests[name]) || !strings.Contains(msg, why) ||
 			!strings.Contains(msg, "v1 Secret "+ns+"/keys") {
@@ -194,7 +193,7 @@ func TestPipelineVerifyPromotesOnlySignedDigests(t *testing.T) {
 	v2 := push(t, reg, stackDir(t, ns, "v2", ""), "1.1.0")
 	p := waitPipeline(t, c, ns, "app", 60*time.Second, "VerificationFailed", func(p *v1alpha1.Pipeline) bool {
 		c := meta.FindStatusCondition(p.Status.Conditions, "Ready")
-		return c != nil && c.Reason == stack.ReasonVerificationFailed
+		return c != nil && c.Reason == v1alpha1.ReasonVerificationFailed
 	})
 	msg := meta.FindStatusCondition(p.Status.Conditions, "Ready").Message
 	if !strings.Contains(msg, v2) || !strings.Contains(msg, "not signed") {

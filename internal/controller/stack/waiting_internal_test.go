@@ -24,13 +24,13 @@ func TestWaitingReadyNamesDriftAndApproval(t *testing.T) {
 		approval2 metav1.ConditionStatus
 		says      []string
 	}{
-		{name: "auto, drift only", driftOnly: true, drifted: 2, reason: ReasonDrifted, approval2: metav1.ConditionFalse,
+		{name: "auto, drift only", driftOnly: true, drifted: 2, reason: v1alpha1.ReasonDrifted, approval2: metav1.ConditionFalse,
 			says: []string{"2 objects changed outside convoy", "driftCorrection is false", "convoy approve shop"}},
-		{name: "manual, drift only", approval: v1alpha1.ApprovalManual, driftOnly: true, drifted: 1, reason: ReasonDrifted, approval2: metav1.ConditionTrue,
+		{name: "manual, drift only", approval: v1alpha1.ApprovalManual, driftOnly: true, drifted: 1, reason: v1alpha1.ReasonDrifted, approval2: metav1.ConditionTrue,
 			says: []string{"1 object changed outside convoy", "driftCorrection is false", "waits for approval", "convoy approve shop"}},
-		{name: "manual, changes and drift", approval: v1alpha1.ApprovalManual, drifted: 3, reason: ReasonApprovalRequired, approval2: metav1.ConditionTrue,
+		{name: "manual, changes and drift", approval: v1alpha1.ApprovalManual, drifted: 3, reason: v1alpha1.ReasonApprovalRequired, approval2: metav1.ConditionTrue,
 			says: []string{"waits for approval", "3 objects changed outside convoy"}},
-		{name: "manual, changes", approval: v1alpha1.ApprovalManual, reason: ReasonApprovalRequired, approval2: metav1.ConditionTrue,
+		{name: "manual, changes", approval: v1alpha1.ApprovalManual, reason: v1alpha1.ReasonApprovalRequired, approval2: metav1.ConditionTrue,
 			says: []string{"waits for approval"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -39,7 +39,7 @@ func TestWaitingReadyNamesDriftAndApproval(t *testing.T) {
 			st.Status.Plan = p
 			r := &reconciler{}
 			r.waiting(&stackRun{st: st}, p, time.Minute)
-			rc, ac := findCond(st, CondReady), findCond(st, CondApprovalRequired)
+			rc, ac := findCond(st, v1alpha1.CondReady), findCond(st, v1alpha1.CondApprovalRequired)
 			if rc == nil || rc.Status != metav1.ConditionFalse || rc.Reason != tc.reason {
 				t.Fatalf("Ready %+v, want False %s", rc, tc.reason)
 			}

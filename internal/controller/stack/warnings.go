@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
-	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 

@@ -13,8 +13,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 // fileKind marks a convoy plan file.
@@ -70,7 +70,7 @@ type File struct {
 	Stack *Snapshot
 }
 
-// Snapshot is a packed stack directory (stacksource.Snapshot's content),
+// Snapshot is a packed stack directory (artifact.Snapshot's content),
 // embedded (Archive) or named by the OCI artifact it was pulled from
 // (Source and Digest: what to pull again, verified by digest, when the
 // stack directory is gone).

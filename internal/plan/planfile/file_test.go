@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/plan/plantest"
 	"github.com/convoy-sh/convoy/internal/plan/view"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 func TestPlanFileRoundTrip(t *testing.T) {

@@ -3,10 +3,10 @@ package planner
 import (
 	"context"
 
-	"github.com/convoy-sh/convoy/internal/apimap"
-	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/cluster/apimap"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 // storedAPIsOf are the removed API versions a stored revision names that

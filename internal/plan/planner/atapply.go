@@ -1,9 +1,9 @@
 package planner
 
 import (
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/sensitive"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )

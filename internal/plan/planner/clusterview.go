@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/memo"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -21,7 +21,7 @@ import (
 // parsing and fingerprints stay the release engine's.
 //
 // The real view (Input.View nil) reads through the cluster's
-// *release.Engine, one per cluster and plan; planner/memview holds a
+// *release.Engine, one per cluster and plan; planner/plannertest holds a
 // cluster in memory for unit tests of the planner's decisions. Both read
 // records through RecordReads.
 //

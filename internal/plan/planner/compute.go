@@ -11,15 +11,15 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/provenance"
 	"github.com/convoy-sh/convoy/internal/sensitive"
+	"github.com/convoy-sh/convoy/internal/stack/provenance"
 
-	"github.com/convoy-sh/convoy/internal/apimap"
-	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/apimap"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/memo"
-	"github.com/convoy-sh/convoy/internal/release"
-	"github.com/convoy-sh/convoy/internal/resolve"
+	"github.com/convoy-sh/convoy/internal/stack/config"
+	"github.com/convoy-sh/convoy/internal/stack/resolve"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -48,7 +48,7 @@ type Input struct {
 	// records, live objects and dry runs (clusterview.go), for a plan
 	// that reads as reads says. Called once per cluster and plan. Nil:
 	// the engine's own reads (the CLI and the controller);
-	// planner/memview's in unit tests.
+	// planner/plannertest's in unit tests.
 	View   func(eng *release.Engine, reads Reads) ClusterView
 	Charts *resolve.Charts
 	// Targets limit the plan to these instances (plus their dependencies

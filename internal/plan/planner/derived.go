@@ -12,8 +12,8 @@ import (
 	"github.com/convoy-sh/convoy/internal/sensitive"
 
 	"github.com/convoy-sh/convoy/internal/chart"
-	"github.com/convoy-sh/convoy/internal/postrender"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/chart/postrender"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 )

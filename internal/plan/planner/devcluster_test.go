@@ -11,19 +11,19 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/planner"
-	"github.com/convoy-sh/convoy/internal/release"
-	"github.com/convoy-sh/convoy/internal/resolve"
+	"github.com/convoy-sh/convoy/internal/plan/planner"
 	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/convoy-sh/convoy/internal/stack/config"
+	"github.com/convoy-sh/convoy/internal/stack/resolve"
 	"k8s.io/client-go/rest"
 )
 
 // The planner's tests that need the devcluster: what only the API server
 // and the tools around it show — its refusal of an immutable field, the
 // requests a plan makes of it, a helm CLI's upgrade, an apply it refuses.
-// The planner's decisions in each are tested against planner/memview
+// The planner's decisions in each are tested against planner/plannertest
 // too (plan_test.go, mem*_test.go), under -short.
 type roundTripper func(*http.Request) (*http.Response, error)
 
@@ -287,7 +287,7 @@ func TestUpgradeAfterAFailedRevisionComparesValuesWithTheLastDeployed(t *testing
 }
 
 // The real view lists the stack's releases through the API server's
-// label and metadata lists, as memview's view does from memory
+// label and metadata lists, as plannertest's view does from memory
 // (TestMemStackReleasesListTheStacksRecords).
 func TestEngineViewListsTheStacksReleases(t *testing.T) {
 	ns, far := cluster.Namespace(t), cluster.Namespace(t)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/planner"
+	"github.com/convoy-sh/convoy/internal/plan/planner"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 

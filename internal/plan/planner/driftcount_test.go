@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/planner"
+	"github.com/convoy-sh/convoy/internal/plan/planner"
 )
 
 // The plan counts each release's objects changed outside convoy

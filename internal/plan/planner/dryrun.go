@@ -9,7 +9,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/plan"
 
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 

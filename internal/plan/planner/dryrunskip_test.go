@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/planner"
-	"github.com/convoy-sh/convoy/internal/release"
-	"github.com/convoy-sh/convoy/internal/resolve"
+	"github.com/convoy-sh/convoy/internal/plan/planner"
 	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/convoy-sh/convoy/internal/stack/resolve"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -40,7 +40,7 @@ func objectCount(p *plan.Plan, addr string) int64 { return int64(len(p.Release(a
 // policies are dry-run, and the plan shows what they find. On the
 // devcluster, for its admission: a ValidatingWebhookConfiguration the
 // plan finds (TestMemFullRefreshSkipsProvenNoOpDryRuns plans the same
-// against memview).
+// against plannertest).
 func TestFullRefreshSkipsProvenNoOpDryRuns(t *testing.T) {
 	ns := cluster.Namespace(t)
 	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
@@ -126,7 +126,7 @@ func TestFullRefreshSkipsProvenNoOpDryRuns(t *testing.T) {
 }
 
 // TestMemFullRefreshSkipsProvenNoOpDryRuns is
-// TestFullRefreshSkipsProvenNoOpDryRuns against memview, its admission
+// TestFullRefreshSkipsProvenNoOpDryRuns against plannertest, its admission
 // set with SetAdmission.
 func TestMemFullRefreshSkipsProvenNoOpDryRuns(t *testing.T) {
 	m := newMem(t, twoReleases(appChart(t), "shop", "v1"))

@@ -8,11 +8,11 @@ import (
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/chart"
-	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/chart/postrender"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/postrender"
-	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/sensitive"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 // maxExplainedLeaves bounds the values leaves convoy explain perturbs for

@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"slices"
 
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
 )
 

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 )
 
 func TestLeftoverRevisions(t *testing.T) {

@@ -3,8 +3,8 @@ package planner_test
 import (
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/apimap"
-	"github.com/convoy-sh/convoy/internal/planner"
+	"github.com/convoy-sh/convoy/internal/cluster/apimap"
+	"github.com/convoy-sh/convoy/internal/plan/planner"
 )
 
 // A target Kubernetes release past the newest one convoy's table of
@@ -17,7 +17,7 @@ func TestMemKubeTargetPastTheTable(t *testing.T) {
 		target apimap.Version
 		want   string
 	}{
-		{apimap.Version{}, ""}, // the cluster's: memview's 1.36
+		{apimap.Version{}, ""}, // the cluster's: plannertest's 1.36
 		{known, ""},
 		{later, known.String()},
 		{apimap.Version{Major: 2}, known.String()},

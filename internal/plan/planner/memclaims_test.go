@@ -8,12 +8,12 @@ import (
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/planner"
+	"github.com/convoy-sh/convoy/internal/plan/planner"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // The claims of StatefulSets, as the plan reads them through its view
-// (ClusterView.Claims, ClusterView.Get), against planner/memview.
+// (ClusterView.Claims, ClusterView.Get), against planner/plannertest.
 
 // dbStack is one release "db" of testdata/charts/db (a StatefulSet with a
 // claim template "data") in namespace shop.

@@ -7,16 +7,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/planner"
-	"github.com/convoy-sh/convoy/internal/planner/memview"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/plan/planner"
+	"github.com/convoy-sh/convoy/internal/plan/planner/plannertest"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// The planner's decisions, planned against planner/memview: what users
-// rely on a plan to say. Each deploys with memview.View.Deploy, changes
+// The planner's decisions, planned against planner/plannertest: what users
+// rely on a plan to say. Each deploys with plannertest.View.Deploy, changes
 // the files, the records or the live objects, and plans.
 
 var (
@@ -668,7 +668,7 @@ func TestMemFullRefreshSkipsDryRunsOnlyWithoutAdmission(t *testing.T) {
 		{[]string{"", "x"}, false}, // the core group
 	} {
 		t.Run(fmt.Sprint(tc.admission), func(t *testing.T) {
-			v, err := memview.New(memview.Options{Admission: tc.admission})
+			v, err := plannertest.New(plannertest.Options{Admission: tc.admission})
 			if err != nil {
 				t.Fatal(err)
 			}

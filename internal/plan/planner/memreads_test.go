@@ -9,12 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/planner"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/plan/planner"
 )
 
-// How a plan reads the release records, planned against planner/memview,
+// How a plan reads the release records, planned against planner/plannertest,
 // whose records a plan reads through planner.RecordReads as it reads a
 // real cluster's: what each kind of plan costs the API server in record
 // lists and GETs (planner.Stats, `convoy plan --stats`).

@@ -12,7 +12,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/plan/planfile"
-	"github.com/convoy-sh/convoy/internal/planner"
+	"github.com/convoy-sh/convoy/internal/plan/planner"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 

@@ -9,26 +9,26 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/planner"
-	"github.com/convoy-sh/convoy/internal/planner/memview"
-	"github.com/convoy-sh/convoy/internal/release"
-	"github.com/convoy-sh/convoy/internal/resolve"
+	"github.com/convoy-sh/convoy/internal/plan/planner"
+	"github.com/convoy-sh/convoy/internal/plan/planner/plannertest"
 	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/convoy-sh/convoy/internal/stack/config"
+	"github.com/convoy-sh/convoy/internal/stack/resolve"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // The view the planner's unit tests plan against.
-var _ planner.ClusterView = (*memview.PlanView)(nil)
+var _ planner.ClusterView = (*plannertest.PlanView)(nil)
 
 // mem is a stack directory planned against a cluster held in memory: no
 // API server, so these tests run under -short.
 type mem struct {
 	t      *testing.T
 	dir    string
-	v      *memview.View
+	v      *plannertest.View
 	charts *resolve.Charts
 	// vars are the variables' values given on the command line (--var),
 	// beside the directory's auto vars files.
@@ -39,7 +39,7 @@ type mem struct {
 
 func newMem(t *testing.T, hcl string) *mem {
 	t.Helper()
-	v, err := memview.New(memview.Options{})
+	v, err := plannertest.New(plannertest.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func (m *mem) request(st *config.Stack, addr string) *release.Request {
 }
 
 // deploy installs or upgrades every release of the stack as a successful
-// apply would leave it (memview.View.Deploy), in dependency order.
+// apply would leave it (plannertest.View.Deploy), in dependency order.
 func (m *mem) deploy() {
 	m.t.Helper()
 	st := m.load()

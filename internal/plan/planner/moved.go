@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/convoy-sh/convoy/internal/addrs"
-	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/stack/addrs"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 // releaseMoved plans a release instance (release) and says whether a

@@ -7,8 +7,8 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/plan"
 
-	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 // noteInterrupted notes a record an interrupted run left pending (nil:

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 // Who may take a release over: the newest record's labels, the block's

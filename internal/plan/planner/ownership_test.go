@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/planner"
+	"github.com/convoy-sh/convoy/internal/plan/planner"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/retry"
@@ -213,7 +213,7 @@ func TestMemControllerWrittenFieldsAreNotDrift(t *testing.T) {
 // plan restores it without flags, and the next plan is clean. Against the
 // API server: the scale subresource, server-side apply taking the
 // replicas back (TestMemScaledReplicasAreDriftThatApplyRestores plans
-// the same against memview).
+// the same against plannertest).
 func TestScaledReplicasAreDriftThatApplyRestores(t *testing.T) {
 	ns := cluster.Namespace(t)
 	e := newEnv(t, twoReleases(appChart(t), ns, "v1"))
@@ -280,7 +280,7 @@ release "api" {
 // With ignore_changes on /spec/replicas, the replicas are created as
 // rendered and then left to whoever scales: neither drift nor restored.
 // Against the API server's server-side apply
-// (TestMemIgnoredReplicasAreLeftToOthers plans the same against memview).
+// (TestMemIgnoredReplicasAreLeftToOthers plans the same against plannertest).
 func TestIgnoredReplicasAreLeftToOthers(t *testing.T) {
 	ns := cluster.Namespace(t)
 	e := newEnv(t, ignoreReplicas(appChart(t), ns))
@@ -320,7 +320,7 @@ func TestIgnoredReplicasAreLeftToOthers(t *testing.T) {
 // status, defaults) are never drift, whenever they appear: right after
 // the apply, while the real controllers write
 // (TestMemControllerWrittenFieldsAreNotDrift plans the same against
-// memview).
+// plannertest).
 func TestControllerWrittenFieldsAreNotDrift(t *testing.T) {
 	ns := cluster.Namespace(t)
 	const n = 30

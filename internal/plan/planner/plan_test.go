@@ -11,17 +11,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/plan/planfile"
+	"github.com/convoy-sh/convoy/internal/plan/planner"
 	"github.com/convoy-sh/convoy/internal/plan/view"
-	"github.com/convoy-sh/convoy/internal/planner"
-	"github.com/convoy-sh/convoy/internal/release"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // What users read in a plan — its actions, diffs, drift, hooks, masked
 // secrets, the saved plan and its verification — planned against
-// planner/memview (newMem), so that these run under -short. What only
+// planner/plannertest (newMem), so that these run under -short. What only
 // the API server shows is proven on the devcluster (devcluster_test.go).
 
 const canary = "canary-Qm7-do-not-print"
@@ -35,10 +35,10 @@ func chartPath(t *testing.T, parts ...string) string {
 	return p
 }
 
-// appChart is internal/release's test chart: a ConfigMap printing the
+// appChart is internal/cluster/release's test chart: a ConfigMap printing the
 // message and the revision, a Deployment, and optional hooks and objects.
 func appChart(t *testing.T) string {
-	return chartPath(t, "..", "release", "testdata", "charts", "app")
+	return chartPath(t, "..", "..", "cluster", "release", "testdata", "charts", "app")
 }
 
 func vaultChart(t *testing.T) string { return chartPath(t, "testdata", "charts", "vault") }

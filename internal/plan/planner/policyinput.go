@@ -2,8 +2,8 @@ package planner
 
 import (
 	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/sensitive"
 )
 

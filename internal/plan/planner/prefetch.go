@@ -5,8 +5,8 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/convoy-sh/convoy/internal/kube"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 

@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/chart/postrender"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/postrender"
-	"github.com/convoy-sh/convoy/internal/release"
 	"github.com/convoy-sh/convoy/internal/sensitive"
 )
 

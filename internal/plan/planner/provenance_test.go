@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/plan/planner"
 	"github.com/convoy-sh/convoy/internal/plan/view"
-	"github.com/convoy-sh/convoy/internal/planner"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -145,7 +145,7 @@ func TestProvenanceNamesExactlyTheInputOfEachChangedField(t *testing.T) {
 	text, js, md := render(t, p)
 	assertMasked(t, "plan with provenance", text, js, md)
 	// The note names what a user edits: with the sources of values leaves
-	// (ValueOrigins, internal/provenance) the variable and where its value
+	// (ValueOrigins, internal/stack/provenance) the variable and where its value
 	// was given, else the values leaf.
 	replicasNote, passwordNote, dbNote := "← values replicas", "← values password", "← values dbHost"
 	if api.ValueOrigins != nil {

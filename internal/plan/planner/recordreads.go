@@ -6,14 +6,14 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/memo"
-	"github.com/convoy-sh/convoy/internal/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // RecordStore is how a cluster's release records are read, one request
 // each: the release engine's reads (the real view) or records held in
-// memory (planner/memview). RecordReads chooses which to make.
+// memory (planner/plannertest). RecordReads chooses which to make.
 type RecordStore interface {
 	// Histories are the records of a namespace by release name, oldest
 	// first, the newest and the newest deployed record of each whole
@@ -90,7 +90,7 @@ func recordReads(s *Stats) *atomic.Int64 { return &s.RecordReads }
 // the records of a namespace (RecordReads.Records), and records whole
 // (RecordReads.Whole), from one list of a namespace's deployed records
 // when the plan reads many of them (readByList), else with a GET each.
-// The real view and planner/memview share it, so that what a plan
+// The real view and planner/plannertest share it, so that what a plan
 // requests is unit-tested.
 type RecordReads struct {
 	store RecordStore

@@ -3,7 +3,7 @@ package planner
 import (
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 )
 
 func TestSameObjects(t *testing.T) {

@@ -2,7 +2,7 @@ package planner
 
 import (
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/resolve"
+	"github.com/convoy-sh/convoy/internal/stack/resolve"
 )
 
 // valueOrigins says where each values leaf of a release rendered at plan

@@ -5,11 +5,11 @@ import (
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/planner"
+	"github.com/convoy-sh/convoy/internal/plan/planner"
 )
 
 // A release rendered at plan time carries where each values leaf was set
-// (the other inputs' sources are internal/provenance's tests).
+// (the other inputs' sources are internal/stack/provenance's tests).
 func TestPlanCarriesValueOrigins(t *testing.T) {
 	m := newMem(t, fmt.Sprintf(`stack "shop" {
   default_namespace = "shop"

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/release"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -48,7 +48,7 @@ func observeApplied(ref kube.Ref, a *kube.Applied) plan.ObservedObject {
 // ObservedView is what Verify reads of a cluster. A saved plan is
 // verified against reads made now, never against a cache a moment
 // behind (a plan's ClusterView may read through shared informers):
-// VerifyView reads a real cluster so; planner/memview's View holds one in
+// VerifyView reads a real cluster so; planner/plannertest's View holds one in
 // memory.
 type ObservedView interface {
 	// Histories are the records of a namespace by release name, oldest

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/chart"
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
+	"github.com/convoy-sh/convoy/internal/cluster/release/releasetest"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/release"
-	"github.com/convoy-sh/convoy/internal/release/releasefake"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -118,7 +118,7 @@ func liveConfigMap(t *testing.T, rv string) *unstructured.Unstructured {
 // its changes make (nil: none).
 func (f *fakeCluster) verify(t *testing.T, p *plan.Plan) error {
 	t.Helper()
-	v, err := releasefake.New("memory", "v1.36.0", releasefake.DefaultResources())
+	v, err := releasetest.New("memory", "v1.36.0", releasetest.DefaultResources())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/release"
 )
 
 // TestVerifyRename: a saved plan of a rename is checked against

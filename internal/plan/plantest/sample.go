@@ -4,8 +4,8 @@ package plantest
 import (
 	"time"
 
-	"github.com/convoy-sh/convoy/internal/addrs"
 	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/stack/addrs"
 )
 
 // Sample is a plan that exercises every part of the renderers.

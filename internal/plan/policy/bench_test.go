@@ -7,17 +7,17 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/addrs"
 	"github.com/convoy-sh/convoy/internal/chart"
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/policy"
+	"github.com/convoy-sh/convoy/internal/plan/policy"
+	"github.com/convoy-sh/convoy/internal/stack/addrs"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 // benchPolicies compiles the twenty policies of hack/bench/policies.
 func benchPolicies(b *testing.B) *policy.Set {
 	b.Helper()
-	src, err := os.ReadFile(filepath.Join("..", "..", "hack", "bench", "policies", "fleet.hcl"))
+	src, err := os.ReadFile(filepath.Join("..", "..", "..", "hack", "bench", "policies", "fleet.hcl"))
 	if err != nil {
 		b.Fatal(err)
 	}

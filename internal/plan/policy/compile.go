@@ -2,22 +2,14 @@ package policy
 
 import (
 	"fmt"
-	"strings"
 
-	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/expr"
 	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/ext"
 	"github.com/hashicorp/hcl/v2"
 	apiservercel "k8s.io/apiserver/pkg/cel"
-	"k8s.io/apiserver/pkg/cel/library"
 )
-
-// DefaultCostLimit bounds the cost of one evaluation of one expression,
-// in CEL's cost units (the API server's per-expression limit for
-// validating admission policies is of the same order): a runaway
-// comprehension stops with an error instead of stalling the plan.
-const DefaultCostLimit = 1_000_000
 
 // Scope says what a policy is evaluated for.
 type Scope int
@@ -59,7 +51,7 @@ type compiled struct {
 
 // Options tune compilation (zero: the defaults).
 type Options struct {
-	// CostLimit bounds one evaluation (0: DefaultCostLimit).
+	// CostLimit bounds one evaluation (0: expr.CostLimit).
 	CostLimit uint64
 }
 
@@ -100,31 +92,11 @@ const (
 	varPlan    = "plan"
 )
 
-// newEnv is the CEL environment policies compile in: the three variables
-// with their declared fields (types.go: a field that does not exist, or a
-// condition that is not a bool, is a compile error), the standard
-// library, optional types, and the extensions and libraries the
-// Kubernetes API server offers CEL (k8s.io/apiserver/pkg/cel/library:
-// lists' sum, min, max, indexOf, lastIndexOf, isSorted; regex, urls,
-// quantity, ip, cidr, format, semver; cel-go's strings, lists, sets and
-// two-variable comprehensions). Authorization checks are the API
-// server's own and are not offered.
+// newEnv is the CEL environment policies compile in: expr's library and
+// the three variables with their declared fields (types.go: a field that
+// does not exist, or a condition that is not a bool, is a compile error).
 func newEnv() (*cel.Env, error) {
-	base, err := cel.NewEnv(
-		cel.OptionalTypes(),
-		ext.Strings(),
-		ext.Lists(),
-		ext.Sets(),
-		ext.TwoVarComprehensions(),
-		library.Lists(),
-		library.Regex(),
-		library.URLs(),
-		library.Quantity(),
-		library.IP(),
-		library.CIDR(),
-		library.Format(),
-		library.SemverLib(library.SemverVersion(1)),
-	)
+	base, err := expr.NewEnv()
 	if err != nil {
 		return nil, err
 	}
@@ -152,11 +124,7 @@ func Compile(policies []*config.Policy, o Options) (*Set, hcl.Diagnostics) {
 	if err != nil {
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot set up CEL", Detail: err.Error()}}
 	}
-	limit := o.CostLimit
-	if limit == 0 {
-		limit = DefaultCostLimit
-	}
-	popts := []cel.ProgramOption{cel.CostLimit(limit), cel.InterruptCheckFrequency(100)}
+	popts := expr.ProgramOptions(o.CostLimit)
 	var diags hcl.Diagnostics
 	for _, p := range policies {
 		c := &compiled{name: p.Name, level: plan.PolicyLevel(p.Level), message: p.Message.Text}
@@ -190,7 +158,7 @@ func Compile(policies []*config.Policy, o Options) (*Set, hcl.Diagnostics) {
 func compileExpr(env *cel.Env, t config.PolicyText, attr string, want *cel.Type, popts []cel.ProgramOption) (cel.Program, map[string]bool, hcl.Diagnostics) {
 	ast, iss := env.Compile(t.Text)
 	if iss != nil && iss.Err() != nil {
-		return nil, nil, IssuesDiagnostics(t, "Invalid CEL in policy "+attr, iss)
+		return nil, nil, expr.Diagnostics(t.Text, t.Range, "Invalid CEL in policy "+attr, iss)
 	}
 	out := ast.OutputType()
 	if !out.IsExactType(want) && !out.IsExactType(cel.DynType) {
@@ -210,40 +178,4 @@ func compileExpr(env *cel.Env, t config.PolicyText, attr string, want *cel.Type,
 		refs[r.Name] = true
 	}
 	return prg, refs, nil
-}
-
-// IssuesDiagnostics are CEL's compile errors of the expression t as a
-// diagnostic at the first error's place in the file (ExprPos), with
-// cel-go's report of them all: what every CEL attribute of a stack
-// (policies, health checks) reports.
-func IssuesDiagnostics(t config.PolicyText, summary string, iss *cel.Issues) hcl.Diagnostics {
-	errs := iss.Errors()
-	if len(errs) == 0 {
-		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: iss.String(), Subject: t.Range.Ptr()}}
-	}
-	e := errs[0]
-	return hcl.Diagnostics{{
-		Severity: hcl.DiagError,
-		Summary:  summary,
-		Detail:   fmt.Sprintf("%s (line %d, column %d of the expression).\n%s", e.Message, e.Location.Line(), e.Location.Column()+1, strings.TrimRight(iss.String(), "\n")),
-		Subject:  ExprPos(t, e.Location.Line(), e.Location.Column()).Ptr(),
-	}}
-}
-
-// ExprPos is where a CEL error is in the file: its own position when the
-// expression is a one-line quoted string without escapes (the CEL source
-// is then the file's text between the quotes), else the attribute.
-func ExprPos(t config.PolicyText, line, col int) hcl.Range {
-	r := t.Range
-	if line != 1 || col < 0 || r.Start.Line != r.End.Line || r.End.Byte-r.Start.Byte != len(t.Text)+2 {
-		return r
-	}
-	p := hcl.Pos{Line: r.Start.Line, Column: r.Start.Column + 1 + col, Byte: r.Start.Byte + 1 + col}
-	end := p
-	end.Column++
-	end.Byte++
-	if end.Byte > r.End.Byte {
-		return r
-	}
-	return hcl.Range{Filename: r.Filename, Start: p, End: end}
 }

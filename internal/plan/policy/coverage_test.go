@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/addrs"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/sensitive"
+	"github.com/convoy-sh/convoy/internal/stack/addrs"
 )
 
 // coveragePlan is an install of release.hooked that runs a hook Job

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/addrs"
 	"github.com/convoy-sh/convoy/internal/chart"
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/policy"
+	"github.com/convoy-sh/convoy/internal/plan/policy"
+	"github.com/convoy-sh/convoy/internal/stack/addrs"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 	"github.com/hashicorp/hcl/v2"
 )
 

@@ -10,9 +10,9 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/sensitive"
 
-	"github.com/convoy-sh/convoy/internal/dag"
-	"github.com/convoy-sh/convoy/internal/kube"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
+	"github.com/convoy-sh/convoy/internal/stack/dag"
 )
 
 // StepKind is what a step does to its release.

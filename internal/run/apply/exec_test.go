@@ -11,11 +11,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/apply"
-	"github.com/convoy-sh/convoy/internal/apply/applytest"
-	"github.com/convoy-sh/convoy/internal/dag"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
+	"github.com/convoy-sh/convoy/internal/run/apply"
+	"github.com/convoy-sh/convoy/internal/run/apply/applytest"
 	"github.com/convoy-sh/convoy/internal/sensitive"
+	"github.com/convoy-sh/convoy/internal/stack/dag"
 )
 
 func TestExecuteAppliesInDependencyOrder(t *testing.T) {

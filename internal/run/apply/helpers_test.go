@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convoy-sh/convoy/internal/apply"
-	"github.com/convoy-sh/convoy/internal/apply/applytest"
-	"github.com/convoy-sh/convoy/internal/dag"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
+	"github.com/convoy-sh/convoy/internal/run/apply"
+	"github.com/convoy-sh/convoy/internal/run/apply/applytest"
+	"github.com/convoy-sh/convoy/internal/stack/dag"
 )
 
 const ns = "shop"

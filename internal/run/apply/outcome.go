@@ -1,6 +1,6 @@
 package apply
 
-import "github.com/convoy-sh/convoy/internal/dag"
+import "github.com/convoy-sh/convoy/internal/stack/dag"
 
 // Outcome is how a release's step ended (dag.Walk's outcome by address).
 type Outcome = dag.Outcome[string]

@@ -1,7 +1,7 @@
 package apply
 
 import (
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 )
 
 // Row is one release in a progress view.

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/convoy-sh/convoy/internal/expr"
 	"strings"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/ext"
 	"github.com/google/cel-go/interpreter"
 )
 
@@ -17,17 +17,6 @@ import (
 // the stack's live objects, each a map shaped like the object's JSON
 // (apiVersion, kind, metadata, spec, status).
 const VarObjects = "objects"
-
-// CostLimit bounds one evaluation of a CEL gate, in CEL's cost units: the
-// API server's per-expression limit for validating admission policies. A
-// comprehension nested over the objects stops with an error instead of
-// spinning; checking the gate over one object at a time (the reasons a
-// false all() names) costs one such evaluation per object.
-const CostLimit = 1_000_000
-
-// MaxExprLength bounds the expression's length in code points, as the
-// CRD's validation would.
-const MaxExprLength = 10_000
 
 // maxNamed bounds the objects a false gate's Output names.
 const maxNamed = 10
@@ -61,40 +50,15 @@ func (e *CompileError) Error() string {
 	return fmt.Sprintf("CEL expression, line %d, column %d: %s", e.Line, e.Column, e.Message)
 }
 
-// newEnv is the environment gate expressions compile in: objects, the
-// standard library and the extensions the API server's CEL offers that
-// cel-go carries (strings, lists, sets, math, base64, optional values,
-// cel.bind, two-variable comprehensions), numbers compared across int and
-// double as the API server does.
+// newEnv is the environment gate expressions compile in: expr's library
+// and objects. One evaluation is bounded by expr.CostLimit; checking the
+// gate over one object at a time (the reasons a false all() names) costs
+// one such evaluation per object.
 func newEnv() (*cel.Env, error) {
-	return cel.NewEnv(append(EnvOptions(), cel.Variable(VarObjects, cel.ListType(cel.MapType(cel.StringType, cel.DynType))))...)
+	return expr.NewEnv(cel.Variable(VarObjects, cel.ListType(cel.MapType(cel.StringType, cel.DynType))))
 }
 
-// EnvOptions are the library of gate expressions without their variable:
-// what other CEL over live objects (a release's health checks) compiles
-// with, so that the same expression means the same in both.
-func EnvOptions() []cel.EnvOption {
-	return []cel.EnvOption{
-		cel.OptionalTypes(),
-		cel.CrossTypeNumericComparisons(true),
-		cel.EnableMacroCallTracking(),
-		cel.ParserExpressionSizeLimit(MaxExprLength),
-		ext.Strings(),
-		ext.Lists(),
-		ext.Sets(),
-		ext.Math(),
-		ext.Encoders(),
-		ext.Bindings(),
-		ext.TwoVarComprehensions(),
-	}
-}
-
-var programOptions = ProgramOptions()
-
-// ProgramOptions bound an evaluation as a gate's is bounded (CostLimit).
-func ProgramOptions() []cel.ProgramOption {
-	return []cel.ProgramOption{cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(100)}
-}
+var programOptions = expr.ProgramOptions(0)
 
 // CompileCEL compiles a gate's expression. It must evaluate to a bool
 // (an expression whose type is only known at evaluation, as a field of an
@@ -234,7 +198,7 @@ func (c *CEL) perObject(ctx context.Context, list []any) string {
 	more := 0
 	var spent uint64
 	for _, o := range list {
-		if spent > CostLimit { // the whole pass costs at most about one evaluation's limit
+		if spent > expr.CostLimit { // the whole pass costs at most about one evaluation's limit
 			parts = append(parts, "(stopped naming objects: the cost limit)")
 			break
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/gate"
+	"github.com/convoy-sh/convoy/internal/run/gate"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 

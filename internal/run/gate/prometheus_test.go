@@ -17,7 +17,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/devcluster"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
-	"github.com/convoy-sh/convoy/internal/gate"
+	"github.com/convoy-sh/convoy/internal/run/gate"
 )
 
 // startPrometheus runs a real Prometheus (CONVOY_PROMETHEUS, built from

@@ -10,8 +10,8 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/testfiles"
 
-	"github.com/convoy-sh/convoy/internal/gate"
 	"github.com/convoy-sh/convoy/internal/run"
+	"github.com/convoy-sh/convoy/internal/run/gate"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 

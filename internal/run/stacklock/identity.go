@@ -3,7 +3,7 @@ package stacklock
 import (
 	"strings"
 
-	"github.com/convoy-sh/convoy/internal/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 )
 
 // Identity is what a stack's lock is keyed by: the stack's ID (its name

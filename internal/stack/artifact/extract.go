@@ -1,4 +1,4 @@
-package stacksource
+package artifact
 
 import (
 	"archive/tar"

@@ -1,4 +1,4 @@
-package stacksource
+package artifact
 
 import (
 	"archive/tar"
@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/safefile"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )

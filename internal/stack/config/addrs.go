@@ -1,11 +1,11 @@
 package config
 
 import (
-	"github.com/convoy-sh/convoy/internal/addrs"
+	"github.com/convoy-sh/convoy/internal/stack/addrs"
 	"github.com/hashicorp/hcl/v2"
 )
 
-// The release addresses live in internal/addrs, which the plan shares;
+// The release addresses live in internal/stack/addrs, which the plan shares;
 // these names keep the configuration's code reading as it did.
 type (
 	InstanceKeyKind     = addrs.InstanceKeyKind

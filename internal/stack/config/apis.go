@@ -1,7 +1,7 @@
 package config
 
 import (
-	"github.com/convoy-sh/convoy/internal/apimap"
+	"github.com/convoy-sh/convoy/internal/cluster/apimap"
 	"github.com/hashicorp/hcl/v2"
 )
 

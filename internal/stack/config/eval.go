@@ -13,9 +13,9 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/memo"
 
-	"github.com/convoy-sh/convoy/internal/apimap"
-	"github.com/convoy-sh/convoy/internal/dag"
+	"github.com/convoy-sh/convoy/internal/cluster/apimap"
 	"github.com/convoy-sh/convoy/internal/safefile"
+	"github.com/convoy-sh/convoy/internal/stack/dag"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"

@@ -13,7 +13,7 @@ import (
 // .hcl file under testdata and examples; crashers found by `go test -fuzz`
 // are kept in testdata/fuzz/FuzzLoadEvaluate as regression cases.
 func FuzzLoadEvaluate(f *testing.F) {
-	for _, pattern := range []string{"testdata/*/*/*.hcl", "../../examples/*/*.hcl"} {
+	for _, pattern := range []string{"testdata/*/*/*.hcl", "../../../examples/*/*.hcl"} {
 		files, _ := filepath.Glob(pattern)
 		for _, name := range files {
 			src, err := os.ReadFile(name)

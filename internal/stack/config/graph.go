@@ -1,7 +1,7 @@
 package config
 
 import (
-	"github.com/convoy-sh/convoy/internal/dag"
+	"github.com/convoy-sh/convoy/internal/stack/dag"
 	"github.com/hashicorp/hcl/v2"
 )
 

@@ -39,7 +39,7 @@ func crdPolicy(s string, expr hcl.Expression) (CRDPolicy, hcl.Diagnostics) {
 // HealthCheck is a release's `health_check { api_version, kind, current,
 // failed }` block: CEL over an object of that kind (as `self`) that says
 // when it is ready (current) and when it has failed (failed, optional).
-// Its attributes are constant strings, as a policy's: internal/health
+// Its attributes are constant strings, as a policy's: internal/cluster/health
 // compiles them.
 type HealthCheck struct {
 	APIVersion string

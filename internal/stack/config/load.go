@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/convoy-sh/convoy/internal/lockfile"
+	"github.com/convoy-sh/convoy/internal/chart/source"
 	"github.com/convoy-sh/convoy/internal/safefile"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -64,7 +64,7 @@ func LoadDir(dir string) (*Config, hcl.Diagnostics) {
 
 // LockFileName is the lock file `convoy init` writes beside the stack
 // (internal/chart/source reads and writes it): not stack configuration.
-const LockFileName = lockfile.Name
+const LockFileName = source.LockFileName
 
 // isStackFile says whether a file name is part of the stack configuration.
 func isStackFile(name string) bool {

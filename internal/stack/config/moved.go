@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/convoy-sh/convoy/internal/addrs"
+	"github.com/convoy-sh/convoy/internal/stack/addrs"
 	"github.com/hashicorp/hcl/v2"
 )
 

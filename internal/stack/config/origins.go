@@ -2,7 +2,7 @@ package config
 
 import "github.com/hashicorp/hcl/v2"
 
-// This file is what provenance (internal/provenance) reads of an
+// This file is what provenance (internal/stack/provenance) reads of an
 // evaluated stack besides its releases: where each variable's value was
 // given, and the source the stack was evaluated from. Neither holds a
 // value.

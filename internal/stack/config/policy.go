@@ -13,7 +13,7 @@ import (
 )
 
 // Policy is a `policy "name" { level, condition, message,
-// message_expression }` block: a CEL rule over the plan (internal/policy
+// message_expression }` block: a CEL rule over the plan (internal/plan/policy
 // compiles and evaluates it). Its attributes are constant strings: CEL
 // source, not HCL expressions, so a policy means the same in every stack
 // and environment that loads it.

@@ -3,7 +3,7 @@ package config
 import (
 	"fmt"
 
-	"github.com/convoy-sh/convoy/internal/addrs"
+	"github.com/convoy-sh/convoy/internal/stack/addrs"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/sopstest"
+	"github.com/convoy-sh/convoy/internal/stack/config/sopstest"
 )
 
 func TestSopsFile(t *testing.T) {

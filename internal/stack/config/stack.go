@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/convoy-sh/convoy/internal/apimap"
+	"github.com/convoy-sh/convoy/internal/cluster/apimap"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -239,7 +239,7 @@ type ReleaseInstance struct {
 	// CRDsCreate, Helm's behaviour).
 	CRDs CRDPolicy
 	// HealthChecks judge the release's custom resources while it waits
-	// (health_check blocks; internal/health compiles them).
+	// (health_check blocks; internal/cluster/health compiles them).
 	HealthChecks []*HealthCheck
 
 	// Cluster is the cluster block this release targets, nil for the default.

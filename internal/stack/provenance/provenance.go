@@ -8,10 +8,10 @@ import (
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/chart"
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/memo"
 	"github.com/convoy-sh/convoy/internal/plan"
-	"github.com/convoy-sh/convoy/internal/resolve"
+	"github.com/convoy-sh/convoy/internal/stack/config"
+	"github.com/convoy-sh/convoy/internal/stack/resolve"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/chart"
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 // writeFiles writes files (by slash path) under dir.

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/chart"
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 // A chart with an aliased subchart, one disabled, globals, import-values,

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/chart"
-	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 // TestPinnedChartReplacesTheSource: a pinned instance loads the chart it

@@ -1,4 +1,4 @@
-// Package resolve turns an evaluated release instance (internal/config) into
+// Package resolve turns an evaluated release instance (internal/stack/config) into
 // what the chart engine and the release engine take: a loaded chart and the
 // user-supplied values, built exactly as `helm template -f ... --set ...`
 // would build them. Charts are loaded once per distinct source and shared.
@@ -14,9 +14,9 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/chart/source"
-	"github.com/convoy-sh/convoy/internal/config"
 	"github.com/convoy-sh/convoy/internal/memo"
 	"github.com/convoy-sh/convoy/internal/safefile"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 	"github.com/zclconf/go-cty/cty"
 )
 

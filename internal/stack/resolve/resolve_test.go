@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/chart"
-	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 func evalStack(t *testing.T, src string) *config.Stack {

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/convoy-sh/convoy/internal/chart"
-	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 	"github.com/zclconf/go-cty/cty"
 )
 

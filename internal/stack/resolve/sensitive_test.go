@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 	"github.com/zclconf/go-cty/cty"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/chart/source"
-	"github.com/convoy-sh/convoy/internal/config"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 const remoteSrc = `

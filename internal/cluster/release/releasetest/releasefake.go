@@ -1,13 +1,13 @@
-// Package releasefake is a release engine over client-go's fake clients:
+// Package releasetest is a release engine over client-go's fake clients:
 // a cluster in memory that serves the given API resources, for -short
 // tests of code that needs an engine (to parse manifests as a cluster
 // serves their kinds, to name the field manager) but no API server.
-// planner/memview builds its cluster on it.
-package releasefake
+// planner/plannertest builds its cluster on it.
+package releasetest
 
 import (
-	"github.com/convoy-sh/convoy/internal/kube"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"

@@ -1,4 +1,4 @@
-// Package memview is a cluster held in memory that the planner plans
+// Package plannertest is a cluster held in memory that the planner plans
 // against (planner.ClusterView: View.For a plan), so that its decisions —
 // a release proven unchanged, drift, who owns a release, moved and
 // removed releases, what failed revisions left, interrupted runs, which
@@ -47,7 +47,7 @@
 //     terminating. CRDs applied by a release do not add kinds.
 //   - Controllers: nothing writes status, pods or defaults unless a test
 //     does (Edit, EditAs, Put).
-package memview
+package plannertest
 
 import (
 	"context"
@@ -55,11 +55,11 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/convoy-sh/convoy/internal/config"
-	"github.com/convoy-sh/convoy/internal/kube"
-	"github.com/convoy-sh/convoy/internal/planner"
-	"github.com/convoy-sh/convoy/internal/release"
-	"github.com/convoy-sh/convoy/internal/release/releasefake"
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
+	"github.com/convoy-sh/convoy/internal/cluster/release/releasetest"
+	"github.com/convoy-sh/convoy/internal/plan/planner"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -114,7 +114,7 @@ func New(opts Options) (*View, error) {
 	if opts.Resources == nil {
 		opts.Resources = DefaultResources()
 	}
-	c, err := releasefake.New(opts.Cluster, opts.KubeVersion, opts.Resources)
+	c, err := releasetest.New(opts.Cluster, opts.KubeVersion, opts.Resources)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func New(opts Options) (*View, error) {
 
 // DefaultResources are the API resources a View serves by default: the
 // core kinds charts use most.
-func DefaultResources() []*metav1.APIResourceList { return releasefake.DefaultResources() }
+func DefaultResources() []*metav1.APIResourceList { return releasetest.DefaultResources() }
 
 // Engine is the engine that renders and parses for the View.
 func (v *View) Engine() *release.Engine { return v.eng }

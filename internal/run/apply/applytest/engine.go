@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/convoy-sh/convoy/internal/apply"
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
+	"github.com/convoy-sh/convoy/internal/run/apply"
 )
 
 var _ apply.Engine = (*Engine)(nil)

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/convoy-sh/convoy/internal/release"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
