@@ -433,6 +433,7 @@ func (e *Engine) finishDeployed(ctx context.Context, store *Storage, p *Prepared
 	if p.Request.Note != "" {
 		description += " (" + p.Request.Note + ")"
 	}
+	e.Settle(ctx, p, rel)
 	if err := e.writeFinal(ctx, store, rel, StatusDeployed, description); err != nil {
 		return err
 	}

@@ -40,10 +40,11 @@ const labelHashLen = 40
 // dependencies'), the user values, name and namespace, the cluster's
 // capabilities (its version only, for charts whose templates do not read
 // .Capabilities), the post-renderer, the apply settings that shape objects
-// and convoy's version. Charts that call lookup, read the clock or random
-// numbers render differently from the same inputs (chart.Pure): a plan
-// does not rely on their fingerprint. "" when the chart's files are not at
-// hand (a chart decoded from a record).
+// (the crds policy too) and convoy's version. Charts that read the clock
+// or random numbers render differently from the same inputs: a plan does
+// not rely on their fingerprint; those that call lookup are proven by
+// their lookups' answers too (Settle). "" when the chart's files are not
+// at hand (a chart decoded from a record).
 func (e *Engine) Fingerprint(req *Request) string {
 	if req.Chart == nil || req.Chart.Digest() == "" {
 		return ""
@@ -65,9 +66,10 @@ func (e *Engine) Fingerprint(req *Request) string {
 		CreateNamespace bool
 		TakeOwnership   bool
 		Convoy          string
-		ExpandClaims    bool `json:",omitempty"`
+		ExpandClaims    bool      `json:",omitempty"`
+		CRDs            CRDPolicy `json:",omitempty"`
 	}{req.Chart.Digest(), req.Values, req.Name, req.Namespace, caps, req.PostRender, req.IgnoreChanges,
-		req.DisableHooks, req.CreateNamespace, req.TakeOwnership, v.Version + "+" + v.Commit, req.ExpandClaims}
+		req.DisableHooks, req.CreateNamespace, req.TakeOwnership, v.Version + "+" + v.Commit, req.ExpandClaims, req.CRDs}
 	b, err := json.Marshal(in)
 	if err != nil {
 		return ""
