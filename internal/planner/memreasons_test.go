@@ -169,3 +169,39 @@ func TestMemCRDsPolicyIsAnInput(t *testing.T) {
 	m.rewrite(oneRelease(t, "with-crds", `crds = "create_replace"`))
 	plannedInFull(t, m, "inputs-changed")
 }
+
+func TestMemLookupsAreReadOncePerPlan(t *testing.T) {
+	// Two releases looking up one ConfigMap, rendered in full (each as
+	// the next revision, and the first again as the deployed one when it
+	// differs): one GET.
+	chart := chartPath(t, "testdata", "charts", "looks-up")
+	m := newMem(t, fmt.Sprintf(`
+stack "shop" {
+  default_namespace = "shop"
+}
+release "a" {
+  chart = %[1]q
+}
+release "b" {
+  chart = %[1]q
+}
+`, chart))
+	settings := &unstructured.Unstructured{}
+	settings.SetAPIVersion("v1")
+	settings.SetKind("ConfigMap")
+	settings.SetNamespace("shop")
+	settings.SetName("settings")
+	_ = unstructured.SetNestedField(settings.Object, "fast", "data", "mode")
+	if err := m.v.Put(context.Background(), settings); err != nil {
+		t.Fatal(err)
+	}
+	m.deploy()
+	m.in = func(in *planner.Input) { in.Refresh = planner.RefreshFull }
+	at := ref("", "v1", "ConfigMap", "shop", "settings")
+	before := m.v.Gets(at)
+	var stats planner.Stats
+	m.mustPlan(&stats, planner.ObserveMetadata)
+	if got := m.v.Gets(at) - before; got != 1 || stats.Renders.Load() < 2 {
+		t.Fatalf("%d GETs of the ConfigMap looked up in %d renders, want 1", got, stats.Renders.Load())
+	}
+}

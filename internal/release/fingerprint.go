@@ -45,15 +45,17 @@ const labelHashLen = 40
 // not rely on their fingerprint; those that call lookup are proven by
 // their lookups' answers too (Settle). "" when the chart's files are not
 // at hand (a chart decoded from a record).
-func (e *Engine) Fingerprint(req *Request) string {
+func (e *Engine) Fingerprint(req *Request) string { return fingerprintWith(req, e.caps) }
+
+// fingerprintWith is Fingerprint with the cluster's capabilities caps.
+func fingerprintWith(req *Request, caps *chart.Capabilities) string {
 	if req.Chart == nil || req.Chart.Digest() == "" {
 		return ""
 	}
 	v := version.Get()
-	caps := e.caps
 	if !req.Chart.UsesCapabilities() {
 		// Only Chart.yaml's kubeVersion constraint sees the cluster.
-		caps = &chart.Capabilities{KubeVersion: e.caps.KubeVersion}
+		caps = &chart.Capabilities{KubeVersion: caps.KubeVersion}
 	}
 	in := struct {
 		Chart           string

@@ -31,35 +31,43 @@ type Lookup struct {
 	UID, ResourceVersion string
 }
 
-// Settle writes on rel, the deployed record of p, what lets plans prove
-// it unchanged from metadata when its chart has crds/ (CRDsAnnotation) or
-// calls lookup. The latter is labelled with its fingerprint when
-// its rendering called lookup (and nothing else impure): the chart is
-// rendered again as the revision, with the cluster as the deploy left it,
-// and when that rendering is the revision's, each object it looked up is
-// recorded (LookupsAnnotation) beside the fingerprint. A rendering that
-// reads the clock or random numbers, lists objects, or now renders
-// otherwise gets no fingerprint: plans render it. Execute settles the
-// records it writes deployed; planner/memview, which deploys without it,
-// calls it itself.
+// Settle writes on rel, the deployed record of p, what lets later plans
+// prove it unchanged from metadata (docs/performance.md):
+//   - a chart with crds/: the CRDs (CRDsAnnotation);
+//   - a chart that calls lookup (and nothing volatile): its fingerprint,
+//     with each object it looked up as the deploy left it
+//     (LookupsAnnotation), when a rendering made now, with those answers,
+//     is the revision's;
+//   - a chart that reads .Capabilities, when this run wrote CRDs (its own
+//     crds/ or another release's): its fingerprint with the capabilities
+//     the cluster has now, which the next plan computes, when the revision
+//     renders the same with them. Without it, every such release deployed
+//     in the run that installed kube-prometheus-stack's CRDs would read
+//     as changed.
+//
+// A rendering that reads the clock or random numbers, lists objects, or
+// now renders otherwise keeps the record as it is: plans render it.
+// Execute settles the records it writes deployed; planner/memview, which
+// deploys without it, calls it itself.
 func (e *Engine) Settle(ctx context.Context, p *Prepared, rel *Release) {
 	e.settleCRDs(ctx, p, rel)
-	e.settleLookups(ctx, p, rel)
-}
-
-// settleLookups is Settle's part for lookups.
-func (e *Engine) settleLookups(ctx context.Context, p *Prepared, rel *Release) {
 	req := p.Request
-	f := RevisionFingerprint(req.Fingerprint, p.Revision)
-	if f == "" || !p.Rendered.Impure || p.Rendered.Volatile || req.PostRender.Exec != nil || rel.Labels[AppliedLabel] == "" {
+	if req.Fingerprint == "" || req.Chart == nil || p.Rendered.Volatile || req.PostRender.Exec != nil || rel.Labels[AppliedLabel] == "" {
 		return
+	}
+	caps := e.currentCaps()
+	newCaps := caps != e.caps && req.Chart.UsesCapabilities()
+	if !p.Rendered.Impure && !newCaps {
+		return // p.record's label holds
 	}
 	action := chart.ActionUpgrade
 	if p.IsInstall {
 		action = chart.ActionInstall
 	}
 	opts := e.RenderOptions(ctx, req, p.Revision, action)
-	rec := &lookupRecorder{next: opts.Lookup, kc: e.kube}
+	opts.Capabilities = caps
+	// The cluster as the deploy left it, whatever answered the plan's.
+	rec := &lookupRecorder{next: e.kube.Lookup(ctx), kc: e.kube}
 	opts.Lookup = rec.lookup
 	again, err := chart.Render(req.Chart, opts)
 	if err != nil || again.Volatile || rec.listed {
@@ -71,15 +79,58 @@ func (e *Engine) settleLookups(ctx context.Context, p *Prepared, rel *Release) {
 	if again.Manifest(false) != p.Rendered.Manifest(false) || !reflect.DeepEqual(hooksFromChart(again.Hooks), hooksFromChart(p.Rendered.Hooks)) {
 		return
 	}
-	v, err := encodeLookups(rec.seen)
-	if err != nil {
-		return
+	if p.Rendered.Impure {
+		v, err := encodeLookups(rec.seen)
+		if err != nil {
+			return
+		}
+		if rel.Annotations == nil {
+			rel.Annotations = map[string]string{}
+		}
+		rel.Annotations[LookupsAnnotation] = v
 	}
-	rel.Labels[FingerprintLabel] = f
-	if rel.Annotations == nil {
-		rel.Annotations = map[string]string{}
+	rel.Labels[FingerprintLabel] = RevisionFingerprint(fingerprintWith(req, caps), p.Revision)
+}
+
+// freshCaps are an engine's capabilities once its run wrote CRDs, read
+// from discovery again after each write (once, however many releases
+// ask).
+type freshCaps struct {
+	mu           sync.Mutex
+	writes, seen int
+	caps         *chart.Capabilities
+}
+
+// wrote notes that the run wrote CRDs.
+func (f *freshCaps) wrote() {
+	f.mu.Lock()
+	f.writes++
+	f.mu.Unlock()
+}
+
+// currentCaps are the cluster's capabilities now: the engine's, unless
+// its run wrote CRDs since it read them. Discovery failing, they stay the
+// engine's.
+func (e *Engine) currentCaps() *chart.Capabilities {
+	f := e.fresh
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.writes == 0 {
+		return e.caps
 	}
-	rel.Annotations[LookupsAnnotation] = v
+	if f.seen != f.writes {
+		disco := e.kube.Discovery()
+		disco.Invalidate()
+		caps, err := clusterCapabilities(disco)
+		if err != nil {
+			return e.caps
+		}
+		f.caps, f.seen = caps, f.writes
+	}
+	if slices.Equal(f.caps.APIVersions, e.caps.APIVersions) && f.caps.KubeVersion == e.caps.KubeVersion {
+		return e.caps
+	}
+	return f.caps
 }
 
 // lookupRecorder wraps a rendering's lookups and records what each named
