@@ -55,6 +55,9 @@ func (e *Engine) Settle(ctx context.Context, p *Prepared, rel *Release) {
 	if req.Fingerprint == "" || req.Chart == nil || p.Rendered.Volatile || req.PostRender.Exec != nil || rel.Labels[AppliedLabel] == "" {
 		return
 	}
+	if fingerprintWith(req, e.caps) != req.Fingerprint {
+		return // another chart than the one planned (a saved plan's)
+	}
 	caps := e.currentCaps()
 	newCaps := caps != e.caps && req.Chart.UsesCapabilities()
 	if !p.Rendered.Impure && !newCaps {
