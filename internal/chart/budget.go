@@ -126,11 +126,11 @@ func (w *budgetWriter) WriteString(s string) (int, error) {
 // a loop that does none of those (nested ranges over a bound list, with no
 // output) runs on in the background until it ends, but the render
 // returns.
-func executeWithBudget(cache *templateCache, tpls map[string]renderable, opts RenderOptions) (map[string]string, map[string]bool, error) {
+func executeWithBudget(cache *templateCache, tpls map[string]renderable, opts RenderOptions) (map[string]string, map[string]impurity, error) {
 	b := newRenderBudget(opts)
 	type result struct {
 		files  map[string]string
-		impure map[string]bool
+		impure map[string]impurity
 		err    error
 	}
 	done := make(chan result, 1)

@@ -79,21 +79,26 @@ type Rendered struct {
 	// clock or drew random numbers, so that a rendering from the same
 	// inputs may differ. Test hooks (convoy test) do not count.
 	Impure bool `json:",omitempty"`
+	// Volatile: such a template read the clock or drew random numbers
+	// (Impure without Volatile: it called lookup only, so that a rendering
+	// from the same inputs and the same answers to its lookups is the
+	// same).
+	Volatile bool `json:",omitempty"`
 }
 
-// impureOutput says whether an impure template (by name) produced a
-// resource or a hook other than a test hook.
-func impureOutput(impure map[string]bool, r *Rendered) bool {
+// impureOutput says whether a template impure in a way of mask (by name)
+// produced a resource or a hook other than a test hook.
+func impureOutput(impure map[string]impurity, mask impurity, r *Rendered) bool {
 	if len(impure) == 0 {
 		return false
 	}
 	for _, m := range r.Manifests {
-		if impure[m.Path] {
+		if impure[m.Path]&mask != 0 {
 			return true
 		}
 	}
 	for _, h := range r.Hooks {
-		if impure[h.Path] && slices.ContainsFunc(h.Events, func(e HookEvent) bool { return e != HookTest }) {
+		if impure[h.Path]&mask != 0 && slices.ContainsFunc(h.Events, func(e HookEvent) bool { return e != HookTest }) {
 			return true
 		}
 	}
@@ -234,7 +239,8 @@ func Render(ch *Chart, opts RenderOptions) (*Rendered, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.Impure = impureOutput(impure, out)
+	out.Impure = impureOutput(impure, impureLookup|impureVolatile, out)
+	out.Volatile = impureOutput(impure, impureVolatile, out)
 	out.CRDs = treeCRDs(tree)
 	out.Chart = tree.processedChart(nil)
 	return out, nil

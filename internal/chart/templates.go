@@ -116,10 +116,21 @@ type renderState struct {
 	budget   *renderBudget
 	// current is the template being executed; impure the templates that
 	// called a function whose result is not a function of the render's
-	// inputs (impureFuncNames, lookup).
+	// inputs (impureFuncNames, lookup), and which kind.
 	current string
-	impure  map[string]bool
+	impure  map[string]impurity
 }
+
+// impurity is what made a template's output other than a function of the
+// render's inputs: bits of impureLookup and impureVolatile.
+type impurity uint8
+
+const (
+	// impureLookup: it called lookup, whose answer a plan can read again.
+	impureLookup impurity = 1 << iota
+	// impureVolatile: it read the clock or drew random numbers.
+	impureVolatile
+)
 
 // impureFuncNames are the template functions that read the clock, draw
 // random numbers or generate keys: a rendering that calls them differs
@@ -146,7 +157,7 @@ var impureBase = sync.OnceValue(func() map[string]reflect.Value {
 // marking wraps f so that a call marks the current template impure.
 func (s *renderState) marking(f reflect.Value) any {
 	return reflect.MakeFunc(f.Type(), func(args []reflect.Value) []reflect.Value {
-		s.impure[s.current] = true
+		s.impure[s.current] |= impureVolatile
 		if f.Type().IsVariadic() {
 			return f.CallSlice(args)
 		}
@@ -231,7 +242,7 @@ func (s *renderState) funcs(t *template.Template) template.FuncMap {
 		},
 		"fail": func(msg string) (string, error) { return "", errors.New(warnWrap(msg)) },
 		"lookup": func(apiVersion, kind, namespace, name string) (map[string]any, error) {
-			s.impure[s.current] = true
+			s.impure[s.current] |= impureLookup
 			return lookup(apiVersion, kind, namespace, name)
 		},
 	}
@@ -292,7 +303,7 @@ func parseSet(tpls map[string]renderable, keys []string) (ps *parsedSet) {
 // executeTemplates parses (or reuses the parse of) and executes all
 // templates, returning the output of every non-partial template by name.
 // Output and time are spent from budget.
-func executeTemplates(cache *templateCache, tpls map[string]renderable, lookup LookupFunc, budget *renderBudget) (out map[string]string, impure map[string]bool, err error) {
+func executeTemplates(cache *templateCache, tpls map[string]renderable, lookup LookupFunc, budget *renderBudget) (out map[string]string, impure map[string]impurity, err error) {
 	keys := templateOrder(tpls)
 	var ps *parsedSet
 	if cache != nil {
@@ -315,7 +326,7 @@ func executeTemplates(cache *templateCache, tpls map[string]renderable, lookup L
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &renderState{included: map[string]int{}, lookup: lookup, budget: budget, impure: map[string]bool{}}
+	s := &renderState{included: map[string]int{}, lookup: lookup, budget: budget, impure: map[string]impurity{}}
 	t.Funcs(s.funcs(t))
 	out = make(map[string]string, len(keys))
 	for _, name := range keys {

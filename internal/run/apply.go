@@ -284,8 +284,18 @@ func newSteps(ctx context.Context, o Options, ls *Loaded, p *plan.Plan, cl *Clus
 				expand := planner.ResizesOf(rc)
 				checks := ls.healthOf(rc.Addr.Instance.Release.Name)
 				none := rc.Observed.LastRevision == 0
+				inst := ls.Stack.Release(rc.Addr.Instance)
 				step.Prepare = func(ctx context.Context, _ map[string]*release.Release) (*release.Prepared, error) {
 					req := planner.RequestOf(name, namespace, saved.Settings)
+					if inst != nil && !rc.Addr.IsRemoved() {
+						// Not rendered again: the chart lets the engine
+						// settle the deployed record (release.Engine.Settle),
+						// which it does only when the chart is the one
+						// planned (its fingerprint).
+						if ch, err := charts.Load(ls.Stack.Dir, inst); err == nil {
+							req.Chart = ch
+						}
+					}
 					req.RunID, req.Redact, req.Note, req.Replace, req.Absent, req.Leftovers = runID, redact, note, replace, absent, leftovers
 					if checks != nil {
 						req.Health = checks

@@ -38,6 +38,9 @@ func (c *Client) AppliedState(refs []Ref, objs []*unstructured.Unstructured) str
 // metadata alone (ListApplied).
 type Applied struct {
 	UID, ResourceVersion string
+	// Generation is metadata.generation: what a CRD's spec was replaced
+	// to (release.CRDsAnnotation), not part of the applied state.
+	Generation int64
 	// Fields are the field sets of the manager's apply entries on the main
 	// resource, each after its apiVersion.
 	Fields string
@@ -45,7 +48,7 @@ type Applied struct {
 
 // AppliedOf is what fieldManager applied of o, as AppliedState reads it.
 func AppliedOf(fieldManager string, o metav1.Object) *Applied {
-	a := &Applied{UID: string(o.GetUID()), ResourceVersion: o.GetResourceVersion()}
+	a := &Applied{UID: string(o.GetUID()), ResourceVersion: o.GetResourceVersion(), Generation: o.GetGeneration()}
 	for _, mf := range o.GetManagedFields() {
 		if mf.Manager == fieldManager && mf.Operation == metav1.ManagedFieldsOperationApply && mf.Subresource == "" && mf.FieldsV1 != nil {
 			a.Fields += mf.APIVersion + "\x00" + string(mf.FieldsV1.Raw)

@@ -57,6 +57,7 @@ func (e *Engine) applyCRDs(ctx context.Context, p *Prepared) error {
 	}
 	e.logf(req.Namespace, req.Name, PhaseApplying, "writing %d CRDs (crds = %q)", len(crds), policy)
 	w, err := write(ctx, crds)
+	e.fresh.wrote()
 	if err != nil {
 		return err
 	}

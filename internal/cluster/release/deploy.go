@@ -65,6 +65,9 @@ type Request struct {
 	// post-renderer) before anything is planned, applied or recorded: the
 	// record stores the result, as with helm --post-renderer.
 	PostRender postrender.Spec `json:",omitempty"`
+	// Lookups answers the chart's lookups when not nil (a plan's, which
+	// reads each object once per plan); else they read the cluster.
+	Lookups chart.LookupFunc `json:"-"`
 	// Labels are extra labels on the release records (e.g. convoy.dev/stack).
 	Labels map[string]string
 	// RunID labels the records this operation writes (RunLabel): the id of
@@ -433,6 +436,7 @@ func (e *Engine) finishDeployed(ctx context.Context, store *Storage, p *Prepared
 	if p.Request.Note != "" {
 		description += " (" + p.Request.Note + ")"
 	}
+	e.Settle(ctx, p, rel)
 	if err := e.writeFinal(ctx, store, rel, StatusDeployed, description); err != nil {
 		return err
 	}

@@ -130,6 +130,8 @@ type Engine struct {
 	namespaces []string
 	// apis is EngineOptions.APIs.
 	apis *apimap.Map
+	// fresh are the capabilities once this run wrote CRDs (Settle).
+	fresh *freshCaps
 }
 
 // NewEngine connects to the cluster and reads its capabilities (version and
@@ -159,7 +161,7 @@ func NewEngine(ctx context.Context, cfg *rest.Config, opts EngineOptions) (*Engi
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, caps: caps, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings, listPageSize: int64(opts.Kube.ListPageSize), metadata: opts.Metadata, lock: opts.Lock, namespaces: opts.Namespaces, apis: opts.APIs}, nil
+	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, caps: caps, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings, listPageSize: int64(opts.Kube.ListPageSize), metadata: opts.Metadata, lock: opts.Lock, namespaces: opts.Namespaces, apis: opts.APIs, fresh: &freshCaps{}}, nil
 }
 
 func (opts EngineOptions) notify() func(Event) {
@@ -182,6 +184,7 @@ func (e *Engine) Rebind(opts EngineOptions) *Engine {
 	c := *e
 	c.notify, c.grace, c.timings, c.metadata = opts.notify(), opts.Grace, opts.Timings, opts.Metadata
 	c.lock, c.namespaces, c.apis = opts.Lock, opts.Namespaces, opts.APIs
+	c.fresh = &freshCaps{}
 	return &c
 }
 

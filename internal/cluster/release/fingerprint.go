@@ -40,19 +40,22 @@ const labelHashLen = 40
 // dependencies'), the user values, name and namespace, the cluster's
 // capabilities (its version only, for charts whose templates do not read
 // .Capabilities), the post-renderer, the apply settings that shape objects
-// and convoy's version. Charts that call lookup, read the clock or random
-// numbers render differently from the same inputs (chart.Pure): a plan
-// does not rely on their fingerprint. "" when the chart's files are not at
-// hand (a chart decoded from a record).
-func (e *Engine) Fingerprint(req *Request) string {
+// (the crds policy too) and convoy's version. Charts that read the clock
+// or random numbers render differently from the same inputs: a plan does
+// not rely on their fingerprint; those that call lookup are proven by
+// their lookups' answers too (Settle). "" when the chart's files are not
+// at hand (a chart decoded from a record).
+func (e *Engine) Fingerprint(req *Request) string { return fingerprintWith(req, e.caps) }
+
+// fingerprintWith is Fingerprint with the cluster's capabilities caps.
+func fingerprintWith(req *Request, caps *chart.Capabilities) string {
 	if req.Chart == nil || req.Chart.Digest() == "" {
 		return ""
 	}
 	v := version.Get()
-	caps := e.caps
 	if !req.Chart.UsesCapabilities() {
 		// Only Chart.yaml's kubeVersion constraint sees the cluster.
-		caps = &chart.Capabilities{KubeVersion: e.caps.KubeVersion}
+		caps = &chart.Capabilities{KubeVersion: caps.KubeVersion}
 	}
 	in := struct {
 		Chart           string
@@ -65,9 +68,10 @@ func (e *Engine) Fingerprint(req *Request) string {
 		CreateNamespace bool
 		TakeOwnership   bool
 		Convoy          string
-		ExpandClaims    bool `json:",omitempty"`
+		ExpandClaims    bool      `json:",omitempty"`
+		CRDs            CRDPolicy `json:",omitempty"`
 	}{req.Chart.Digest(), req.Values, req.Name, req.Namespace, caps, req.PostRender, req.IgnoreChanges,
-		req.DisableHooks, req.CreateNamespace, req.TakeOwnership, v.Version + "+" + v.Commit, req.ExpandClaims}
+		req.DisableHooks, req.CreateNamespace, req.TakeOwnership, v.Version + "+" + v.Commit, req.ExpandClaims, req.CRDs}
 	b, err := json.Marshal(in)
 	if err != nil {
 		return ""

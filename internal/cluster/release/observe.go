@@ -138,6 +138,10 @@ func (e *Engine) RenderRevision(ctx context.Context, req *Request, revision int,
 // values, lookups shared between renders), and applies the request's
 // PostRender to what it renders.
 func (e *Engine) RenderOptions(ctx context.Context, req *Request, revision int, action chart.ReleaseAction) chart.RenderOptions {
+	lookup := req.Lookups
+	if lookup == nil {
+		lookup = e.kube.Lookup(ctx)
+	}
 	return chart.RenderOptions{
 		ReleaseName:  req.Name,
 		Namespace:    req.Namespace,
@@ -145,7 +149,7 @@ func (e *Engine) RenderOptions(ctx context.Context, req *Request, revision int, 
 		Action:       action,
 		Capabilities: e.caps,
 		UserValues:   req.Values,
-		Lookup:       e.kube.Lookup(ctx),
+		Lookup:       lookup,
 	}
 }
 

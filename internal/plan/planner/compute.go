@@ -339,6 +339,9 @@ type computer struct {
 	// outputs are the outputs of the deployed revisions that releases
 	// read (a release read by many is read once).
 	outputs memo.Map[outputKey, config.AppliedRelease]
+	// lookups are the answers to the charts' lookups, read once per plan
+	// (lookups.go).
+	lookups memo.Map[lookupKey, map[string]any]
 	// origins are the charts' values lines provenance read (valueorigins.go).
 	origins provenance.Cache
 	// orphans are the releases of the stack on a cluster that its files

@@ -117,3 +117,62 @@ func unservedObjects(kc *kube.Client, r *chart.Rendered, namespace string, polic
 	}
 	return out
 }
+
+// hasCRDsRecord says whether a record lists the CRDs of its crds/
+// (release.CRDsAnnotation): one without (written before it was, or whose
+// CRDs could not be read) cannot be proven unchanged without a rendering.
+func hasCRDsRecord(rec *release.Release) bool {
+	_, ok := release.CRDsOf(rec)
+	return ok
+}
+
+// crdsUnchanged plans the CRDs of an unchanged release's crds/ from the
+// deployed record's list of them and the cluster's CRDs' metadata, as
+// crdChanges plans them when the release renders as deployed: under
+// skip and create every one is left as it is (what the cluster holds
+// says only why); under create_replace each must be as the deploy left
+// it (uid and resourceVersion), else the release is planned in full
+// ("crds-changed"), which dry-runs the replace.
+func (c *computer) crdsUnchanged(ctx context.Context, eng *release.Engine, req *release.Request, deployed *release.Release) ([]*plan.ObjectChange, string, error) {
+	recorded, ok := release.CRDsOf(deployed)
+	if !ok || len(recorded) == 0 {
+		return nil, "", nil
+	}
+	out := make([]*plan.ObjectChange, len(recorded))
+	changed := false
+	err := c.do(ctx, func() error {
+		for i, crd := range recorded {
+			ch := objectChange(crd.Ref(), plan.ObjectNoOp)
+			ch.Template = crd.File
+			out[i] = ch
+			if req.CRDs == release.CRDsSkip {
+				ch.Reason = `crds/: not installed (crds = "skip")`
+				continue
+			}
+			live, err := c.liveApplied(ctx, eng, crd.Ref())
+			if err != nil {
+				return err
+			}
+			switch {
+			case req.CRDs == release.CRDsCreateReplace:
+				if live == nil || live.UID != crd.UID || live.ResourceVersion != crd.ResourceVersion {
+					changed = true
+					return nil
+				}
+				ch.Reason = `crds/: as in the cluster (crds = "create_replace")`
+			case live != nil:
+				ch.Reason = "crds/: not upgraded (Helm installs crds/ only on install, never upgrades them)"
+			default:
+				ch.Reason = "crds/: absent, but Helm installs crds/ only on install: not created by an upgrade"
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	if changed {
+		return nil, "crds-changed", nil
+	}
+	return out, "", nil
+}

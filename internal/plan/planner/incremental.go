@@ -18,9 +18,10 @@ import (
 //   - what it would be rendered from now has the fingerprint recorded on
 //     that revision (release.FingerprintLabel): chart files, values, name,
 //     namespace, capabilities, post-renderer, convoy's version;
-//   - that revision's rendering called no lookup, clock or random
-//     function outside test hooks (chart.Rendered.Impure: such records
-//     carry no fingerprint), its chart has no crds/, and no exec
+//   - that revision's rendering called no clock or random function
+//     outside test hooks (chart.Rendered.Volatile: such records carry no
+//     fingerprint), each object its lookups read is as it was when the
+//     revision was deployed (release.LookupsAnnotation), and no exec
 //     post-renderer changes its output;
 //   - nobody changed what that revision's apply set on its objects since
 //     (release.AppliedLabel against the live objects, read through the
@@ -34,7 +35,7 @@ func (c *computer) unchanged(ctx context.Context, eng *release.Engine, rc *plan.
 	if err != nil || why == "" {
 		return why == "", err
 	}
-	c.stats.full(why)
+	c.stats.full(rc.Addr.String(), why)
 	return false, nil
 }
 
@@ -71,7 +72,22 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 	if content {
 		full = make([]*unstructured.Unstructured, len(objs))
 	}
+	lookups, _ := release.LookupsOf(deployed)
+	lookupsMoved := false
 	if err := c.do(ctx, func() error {
+		// What the chart's lookups found when the revision was settled
+		// (release.Engine.Settle): found again, the chart renders as
+		// deployed.
+		for _, l := range lookups {
+			live, err := c.liveApplied(ctx, eng, l.Ref)
+			if err != nil {
+				return err
+			}
+			if (live == nil && l.UID != "") || (live != nil && (live.UID != l.UID || live.ResourceVersion != l.ResourceVersion)) {
+				lookupsMoved = true
+				return nil
+			}
+		}
 		for i, o := range objs {
 			refs[i] = o.Ref
 			if !content {
@@ -93,6 +109,13 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 		return nil
 	}); err != nil {
 		return "", err
+	}
+	if lookupsMoved {
+		return "lookups-changed", nil
+	}
+	crds, why, err := c.crdsUnchanged(ctx, eng, req, deployed)
+	if err != nil || why != "" {
+		return why, err
 	}
 	if kube.AppliedStateOf(refs, lives) != applied {
 		return "live-objects-changed", nil
@@ -131,6 +154,7 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 		rendered = &chart.Rendered{Manifests: release.RecordManifests(deployed.Manifest), Chart: deployed.Chart, Notes: deployed.Info.Notes}
 	}
 	rc.Saved = &plan.SavedRelease{Rendered: rendered, Settings: SettingsOf(req)}
+	rc.Objects = append(rc.Objects, crds...)
 	for i, o := range objs {
 		ch := objectChange(refs[i], plan.ObjectNoOp)
 		ch.Template = o.Template
@@ -160,7 +184,7 @@ func (c *computer) inputsUnchanged(eng *release.Engine, req *release.Request, la
 		return "adopted"
 	case req.PostRender.Exec != nil:
 		return "exec-post-renderer"
-	case len(req.Chart.CRDFiles()) > 0:
+	case len(req.Chart.CRDFiles()) > 0 && !hasCRDsRecord(deployed):
 		return "crds"
 	}
 	label, applied := deployed.Labels[release.FingerprintLabel], deployed.Labels[release.AppliedLabel]

@@ -103,6 +103,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	red := sensitive.New(rc.Sensitive)
 	defer func() { err = red.Err(err) }()
 	req := c.in.Request(r)
+	req.Lookups = c.lookup(ctx, eng)
 	if !renamed && !c.explains(inst) {
 		if same, err := c.unchanged(ctx, eng, rc, req, last, deployed, red); err != nil || same {
 			return rc, err

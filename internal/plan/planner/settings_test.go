@@ -26,6 +26,7 @@ var requestOnly = map[string]string{
 	"Health":     "the run that applies compiles it from the stack's health_check blocks",
 	"DeleteLast": "the run that applies sets it for a rename",
 	"Note":       "the run that applies sets it (who approved, what was overridden)",
+	"Lookups":    "a plan's lookups, read once per plan; apply reads the cluster",
 }
 
 func fieldNames(t reflect.Type) map[string]bool {

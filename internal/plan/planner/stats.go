@@ -40,31 +40,57 @@ type Stats struct {
 	Unchanged, Full atomic.Int64
 
 	mu sync.Mutex
-	// why counts the reasons releases were planned in full.
-	why map[string]int
+	// why names, by reason, the releases planned in full for it.
+	why map[string][]string
 }
 
-// full counts a release planned in full and why.
-func (s *Stats) full(why string) {
+// full counts the release at addr planned in full and why.
+func (s *Stats) full(addr, why string) {
 	s.Full.Add(1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.why == nil {
-		s.why = map[string]int{}
+		s.why = map[string][]string{}
 	}
-	s.why[why]++
+	s.why[why] = append(s.why[why], addr)
+}
+
+// PlannedInFull is why each release planned in full was (by address).
+func (s *Stats) PlannedInFull() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]string{}
+	for why, addrs := range s.why {
+		for _, a := range addrs {
+			out[a] = why
+		}
+	}
+	return out
 }
 
 func (s *Stats) add(c *atomic.Int64, n int64) { c.Add(n) }
 
+// maxNamed is how many releases planned in full the stats line names,
+// each with its reason: every one in a plan of a real stack, the first of
+// a fleet where many changed.
+const maxNamed = 20
+
 // String is the stats on one line.
 func (s *Stats) String() string {
 	s.mu.Lock()
-	var why []string
+	var why, which []string
 	for _, k := range slices.Sorted(maps.Keys(s.why)) {
-		why = append(why, fmt.Sprintf("%s:%d", k, s.why[k]))
+		why = append(why, fmt.Sprintf("%s:%d", k, len(s.why[k])))
+		if len(which) < maxNamed {
+			for _, a := range slices.Sorted(slices.Values(s.why[k])) {
+				which = append(which, a+":"+k)
+			}
+		}
 	}
 	s.mu.Unlock()
+	if len(which) > maxNamed {
+		which = append(which[:maxNamed], "…")
+	}
 	out := fmt.Sprintf("renders=%d dry-runs=%d dry-runs-skipped=%d lists=%d list-hits=%d record-lists=%d record-reads=%d releases-unchanged-by-fingerprint=%d releases-planned-in-full=%d",
 		s.Renders.Load(), s.DryRuns.Load(), s.DryRunsSkipped.Load(), s.Lists.Load(), s.ListHits.Load(), s.RecordLists.Load(), s.RecordReads.Load(), s.Unchanged.Load(), s.Full.Load())
 	if len(why) > 0 {
@@ -72,6 +98,9 @@ func (s *Stats) String() string {
 	}
 	if n := s.Attributions.Load(); n > 0 {
 		out += fmt.Sprintf(" attribution-renders=%d", n)
+	}
+	if len(which) > 0 {
+		out += " in-full=[" + strings.Join(which, " ") + "]"
 	}
 	return out
 }

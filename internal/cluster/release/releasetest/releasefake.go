@@ -73,5 +73,6 @@ func DefaultResources() []*metav1.APIResourceList {
 			res("roles", "Role", true), res("clusterroles", "ClusterRole", false),
 		}},
 		{GroupVersion: "storage.k8s.io/v1", APIResources: []metav1.APIResource{res("storageclasses", "StorageClass", false)}},
+		{GroupVersion: "apiextensions.k8s.io/v1", APIResources: []metav1.APIResource{res("customresourcedefinitions", "CustomResourceDefinition", false)}},
 	}
 }

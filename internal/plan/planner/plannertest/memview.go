@@ -65,6 +65,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+	fakedynamic "k8s.io/client-go/dynamic/fake"
+	clienttesting "k8s.io/client-go/testing"
 )
 
 // Options describe the cluster a View holds.
@@ -90,6 +92,7 @@ type View struct {
 	eng     *release.Engine
 	kc      *kube.Client
 	dynamic dynamic.Interface
+	fake    *fakedynamic.FakeDynamicClient
 	// Records are the cluster's release records.
 	Records *release.MemoryRecords
 
@@ -119,7 +122,22 @@ func New(opts Options) (*View, error) {
 		return nil, err
 	}
 	eng, kc, dyn := c.Engine, c.Kube, c.Dynamic
-	return &View{eng: eng, kc: kc, admission: slices.Clone(opts.Admission), dynamic: dyn, Records: release.NewMemoryRecords(), owners: map[kube.Ref][]owner{}}, nil
+	return &View{eng: eng, kc: kc, admission: slices.Clone(opts.Admission), dynamic: dyn, fake: dyn, Records: release.NewMemoryRecords(), owners: map[kube.Ref][]owner{}}, nil
+}
+
+// Gets counts the GETs of the object at ref made so far through the
+// View's clients (a chart's lookups, the reads of the planner's engine).
+func (v *View) Gets(ref kube.Ref) int {
+	n := 0
+	for _, a := range v.fake.Actions() {
+		g, ok := a.(clienttesting.GetAction)
+		if ok && a.GetVerb() == "get" && g.GetName() == ref.Name && g.GetNamespace() == ref.Namespace && a.GetResource().Group == ref.Group && a.GetResource().Version == ref.Version {
+			if m, err := v.kc.RESTMapper().RESTMapping(ref.GroupVersionKind().GroupKind(), ref.Version); err == nil && m.Resource.Resource == a.GetResource().Resource {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // DefaultResources are the API resources a View serves by default: the

@@ -136,6 +136,9 @@ func (v *View) DeployRendered(ctx context.Context, req *release.Request, rendere
 // deploy applies a prepared release and records it deployed.
 func (v *View) deploy(ctx context.Context, prep *release.Prepared) (*release.Release, error) {
 	req := prep.Request
+	if err := v.writeCRDs(ctx, prep); err != nil {
+		return nil, err
+	}
 	lives := make([]*unstructured.Unstructured, len(prep.Objects))
 	for i, o := range prep.Objects {
 		live, err := v.Live(ctx, kube.RefOf(o))
@@ -157,6 +160,7 @@ func (v *View) deploy(ctx context.Context, prep *release.Prepared) (*release.Rel
 		}
 	}
 	rec := v.eng.DeployedRecordOf(prep, lives, time.Now())
+	v.eng.Settle(ctx, prep, rec)
 	if err := store.Create(ctx, rec); err != nil {
 		return nil, err
 	}
@@ -265,4 +269,33 @@ func removeAt(obj map[string]any, p kube.Pointer) {
 			setAt(obj, p[:len(p)-1], append(c[:i:i], c[i+1:]...))
 		}
 	}
+}
+
+// writeCRDs writes the chart's crds/ as a deploy of prep does: none under
+// crds = "skip"; those absent on install (create); all under
+// create_replace. CRDs add no kinds to the View.
+func (v *View) writeCRDs(ctx context.Context, prep *release.Prepared) error {
+	policy := prep.Request.CRDs
+	if policy == release.CRDsSkip || (policy != release.CRDsCreateReplace && !prep.IsInstall) {
+		return nil
+	}
+	for _, f := range prep.Rendered.CRDs {
+		objs, err := v.kc.Parse(string(f.Data), "")
+		if err != nil {
+			return err
+		}
+		for _, o := range objs {
+			live, err := v.Live(ctx, kube.RefOf(o))
+			if err != nil {
+				return err
+			}
+			if live != nil && policy != release.CRDsCreateReplace {
+				continue
+			}
+			if _, err := v.Apply(ctx, o); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
