@@ -67,7 +67,7 @@ func (m *MemoryRecords) Meta(namespace string) []metav1.PartialObjectMetadata {
 			continue
 		}
 		out = append(out, metav1.PartialObjectMetadata{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 			ObjectMeta: metav1.ObjectMeta{Name: key, Namespace: namespace, Labels: maps.Clone(rec.labels), Annotations: maps.Clone(rec.annotations), ResourceVersion: rec.version,
 				ManagedFields: recordWriters(rec.managedFields())},
 		})
