@@ -47,7 +47,7 @@ func (e *Engine) ListRecordMeta(ctx context.Context, namespace string) ([]metav1
 			// Kept until the histories are built: drop what they never
 			// read (the records' managedFields are most of their
 			// metadata) but who wrote the payload (Rewritten).
-			l.Items[i].ManagedFields = recordWriters(l.Items[i].ManagedFields)
+			l.Items[i].ManagedFields = RecordWriters(&l.Items[i])
 		}
 		out = append(out, l.Items...)
 		if l.Continue == "" {

@@ -1,6 +1,7 @@
 package release
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 
@@ -40,17 +41,11 @@ type recordFields struct {
 func payloadRewritten(entries []metav1.ManagedFieldsEntry) bool {
 	var payload, objects []string
 	for _, mf := range entries {
-		if mf.FieldsV1 == nil || mf.Subresource != "" {
-			continue
-		}
-		var f recordFields
-		if json.Unmarshal(mf.FieldsV1.Raw, &f) != nil {
-			continue
-		}
-		if _, ok := f.Data["f:release"]; ok {
+		p, o := ownsOfRecord(mf)
+		if p {
 			payload = append(payload, mf.Manager)
 		}
-		if _, ok := f.Metadata.Annotations["f:"+ObjectsAnnotation]; ok {
+		if o {
 			objects = append(objects, mf.Manager)
 		}
 	}
@@ -65,6 +60,38 @@ func payloadRewritten(entries []metav1.ManagedFieldsEntry) bool {
 	return true
 }
 
+var (
+	payloadKey = []byte(`"f:release"`)
+	objectsKey = []byte(`"f:` + ObjectsAnnotation + `"`)
+)
+
+// ownsOfRecord says whether a managedFields entry of a record owns its
+// payload (data.release) and its ObjectsAnnotation. An entry naming
+// neither key is not decoded (most: status writes, relabels).
+func ownsOfRecord(mf metav1.ManagedFieldsEntry) (payload, objects bool) {
+	if mf.FieldsV1 == nil || mf.Subresource != "" {
+		return false, false
+	}
+	raw := mf.FieldsV1.Raw
+	if !bytes.Contains(raw, payloadKey) && !bytes.Contains(raw, objectsKey) {
+		return false, false
+	}
+	var f recordFields
+	if json.Unmarshal(raw, &f) != nil {
+		return false, false
+	}
+	_, payload = f.Data["f:release"]
+	_, objects = f.Metadata.Annotations["f:"+ObjectsAnnotation]
+	return payload, objects
+}
+
+// The fields recordWriters keeps of an entry.
+var (
+	keptPayload        = []byte(`{"f:data":{"f:release":{}}}`)
+	keptObjects        = []byte(`{"f:metadata":{"f:annotations":{"f:` + ObjectsAnnotation + `":{}}}}`)
+	keptPayloadObjects = []byte(`{"f:data":{"f:release":{}},"f:metadata":{"f:annotations":{"f:` + ObjectsAnnotation + `":{}}}}`)
+)
+
 // recordWriters are the managedFields entries of a record that
 // payloadRewritten reads, each reduced to what it owns of the payload and
 // the objects annotation; the rest (most of a record's metadata) is
@@ -72,36 +99,29 @@ func payloadRewritten(entries []metav1.ManagedFieldsEntry) bool {
 func recordWriters(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
 	var out []metav1.ManagedFieldsEntry
 	for _, mf := range entries {
-		if mf.FieldsV1 == nil || mf.Subresource != "" {
+		var raw []byte
+		switch p, o := ownsOfRecord(mf); {
+		case p && o:
+			raw = keptPayloadObjects
+		case p:
+			raw = keptPayload
+		case o:
+			raw = keptObjects
+		default:
 			continue
 		}
-		var f recordFields
-		if json.Unmarshal(mf.FieldsV1.Raw, &f) != nil {
-			continue
-		}
-		keep := map[string]any{}
-		if _, ok := f.Data["f:release"]; ok {
-			keep["f:data"] = map[string]any{"f:release": map[string]any{}}
-		}
-		if _, ok := f.Metadata.Annotations["f:"+ObjectsAnnotation]; ok {
-			keep["f:metadata"] = map[string]any{"f:annotations": map[string]any{"f:" + ObjectsAnnotation: map[string]any{}}}
-		}
-		if len(keep) == 0 {
-			continue
-		}
-		raw, _ := json.Marshal(keep)
 		out = append(out, metav1.ManagedFieldsEntry{Manager: mf.Manager, Operation: mf.Operation, FieldsType: mf.FieldsType, FieldsV1: &metav1.FieldsV1{Raw: raw}})
 	}
 	return out
 }
 
-// RecordWriters is what the metadata of a release record (label
-// owner=helm) keeps of its managedFields in a cache of metadata
-// (kube.Informers.Keep): who wrote its payload and its objects annotation.
-// Nothing for other objects.
+// RecordWriters is what the metadata of a deployed release record (labels
+// owner=helm, status=deployed) keeps of its managedFields in a list or a
+// cache of metadata (kube.Informers.Keep): who wrote its payload and its
+// objects annotation. Nothing for other objects and other records.
 func RecordWriters(m *metav1.PartialObjectMetadata) []metav1.ManagedFieldsEntry {
-	if m.Labels["owner"] != "helm" {
-		return nil
+	if m.Labels["owner"] != "helm" || m.Labels["status"] != string(StatusDeployed) {
+		return nil // only a deployed record is proven unchanged from its labels
 	}
 	return recordWriters(m.ManagedFields)
 }
