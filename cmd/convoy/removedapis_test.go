@@ -404,7 +404,7 @@ func TestDefaultPlanFindsARewrittenRecordNamingARemovedAPI(t *testing.T) {
 		})
 	}
 	// The oracle: helm cannot upgrade it.
-	if out, err := cluster.Helm(t, "upgrade", "two", chart, "-n", ns, "--dry-run=server"); err == nil || !strings.Contains(string(out), "resource mapping not found") {
+	if out, err := cluster.Helm(t, "upgrade", "two", chart, "-n", ns, "--dry-run=server"); err == nil || !strings.Contains(err.Error()+string(out), "resource mapping not found") {
 		t.Fatalf("helm upgrade of the rewritten record: %v, want resource mapping not found\n%s", err, out)
 	}
 	code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--no-color", "--stats")
