@@ -18,7 +18,8 @@ import (
 
 // rewriteHelmRecord rewrites the manifest of a release's stored revision
 // in its Helm Secret, as a record written on an older cluster reads: what
-// helm install wrote, with edit applied to the manifest.
+// helm install wrote, with edit applied to the manifest, written in place
+// as `kubectl edit` writes (its labels and annotations kept).
 func rewriteHelmRecord(t *testing.T, ns, name string, revision int, edit func(string) string) {
 	t.Helper()
 	ctx := context.Background()
@@ -56,7 +57,7 @@ func rewriteHelmRecord(t *testing.T, ns, name string, revision int, edit func(st
 		t.Fatal(err)
 	}
 	sec.Data["release"] = []byte(base64.StdEncoding.EncodeToString(gz.Bytes()))
-	if _, err := secrets.Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+	if _, err := secrets.Update(ctx, sec, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -371,4 +372,52 @@ func mustRead(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestDefaultPlanFindsARewrittenRecordNamingARemovedAPI is issue 55's
+// item 4: releases convoy installed, whose newest deployed revision's
+// manifest is then rewritten in place to name policy/v1beta1
+// PodDisruptionBudget (as records helm-mapkubeapis users meet), their
+// fingerprint and applied labels kept. helm upgrade of such a release
+// fails; the default plan (incremental, reading records' metadata) says
+// of both that the stored revision names the removed API. A moved
+// release whose stored revision names it is planned, not failed.
+func TestDefaultPlanFindsARewrittenRecordNamingARemovedAPI(t *testing.T) {
+	ns := cluster.Namespace(t)
+	chart := testChart(t, "pdb")
+	kc := cluster.Kubeconfig()
+	stack := func(releases string) string {
+		return writeStack(t, fmt.Sprintf("stack %[1]q {\n  default_namespace = %[1]q\n}\n%[2]s", ns, releases))
+	}
+	rel := func(name string) string { return fmt.Sprintf("release %q {\n  chart = %q\n}\n", name, chart) }
+	dir := stack(rel("one") + rel("two"))
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve", "--no-progress"); code != 0 {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// Planned again, both are proven unchanged from their labels.
+	if code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--no-color", "--stats"); code != 0 || !strings.Contains(out+errOut, "releases-unchanged-by-fingerprint=2") {
+		t.Fatalf("plan before the rewrite: exit %d, want both unchanged by fingerprint\n%s\n%s", code, out, errOut)
+	}
+	for _, name := range []string{"one", "two"} {
+		rewriteHelmRecord(t, ns, name, 1, func(m string) string {
+			return strings.Replace(m, "apiVersion: policy/v1\n", "apiVersion: policy/v1beta1\n", 1)
+		})
+	}
+	// The oracle: helm cannot upgrade it.
+	if out, err := cluster.Helm(t, "upgrade", "two", chart, "-n", ns, "--dry-run=server"); err == nil || !strings.Contains(err.Error()+string(out), "resource mapping not found") {
+		t.Fatalf("helm upgrade of the rewritten record: %v, want resource mapping not found\n%s", err, out)
+	}
+	code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--no-color", "--stats")
+	t.Logf("plan: exit %d\n%s\n%s", code, out, errOut)
+	note := "note: stored revision 1 names policy/v1beta1 PodDisruptionBudget, removed in 1.25: compared as policy/v1"
+	if code != 0 || strings.Count(out, note) != 2 {
+		t.Fatalf("default plan: exit %d, want the note for both releases\n%s\n%s", code, out, errOut)
+	}
+
+	dir = stack(rel("one") + rel("three") + "moved {\n  from = release.two\n  to   = release.three\n}\n")
+	code, out, errOut = runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--no-color")
+	t.Logf("plan of the move: exit %d\n%s\n%s", code, out, errOut)
+	if code != 0 || !strings.Contains(out, "release.three") || strings.Count(out, note) != 2 {
+		t.Fatalf("plan of the moved release: exit %d, want it planned with the note\n%s\n%s", code, out, errOut)
+	}
 }

@@ -31,8 +31,10 @@ const (
 	OriginVarsFrom    OriginKind = "vars_from"     // a Stack's spec.vars / varsFrom (the controller)
 
 	// Inputs of a changed object field that are not values leaves.
-	OriginChart OriginKind = "chart" // the chart changed (version or content): its templates or defaults
-	OriginDrift OriginKind = "drift" // the live object differs from what convoy last applied
+	OriginChart       OriginKind = "chart"        // the chart changed (version or content): its templates or defaults
+	OriginDrift       OriginKind = "drift"        // the live object differs from what convoy last applied
+	OriginReleaseName OriginKind = "release_name" // the Helm release name changed (a moved block renames it)
+	OriginNamespace   OriginKind = "namespace"    // the release's namespace changed
 )
 
 // Source is where an origin is written: a position in a file (relative to

@@ -74,6 +74,7 @@ func (c *Connections) sharedInformers(key string, eng *release.Engine) *kube.Inf
 	if !ok {
 		in = kube.NewInformers(eng.Meta(), eng.Kube().FieldManager())
 		in.Idle = c.InformerIdle
+		in.Keep = release.RecordWriters // Release.Rewritten reads them
 		c.informers[key] = in
 	}
 	return in

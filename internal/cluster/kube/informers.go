@@ -57,6 +57,10 @@ type Informers struct {
 	// Started counts the informers started (each lists once, then
 	// watches).
 	Started atomic.Int64
+	// Keep, when set, is what an object keeps of other managers'
+	// managedFields entries (release records: who wrote their payload),
+	// which the informers otherwise drop.
+	Keep func(*metav1.PartialObjectMetadata) []metav1.ManagedFieldsEntry
 
 	mu     sync.Mutex
 	closed bool
@@ -281,6 +285,9 @@ func (in *Informers) keepWhatPlansRead(obj any) (any, error) {
 		if mf.Manager == in.fieldManager && mf.Operation == metav1.ManagedFieldsOperationApply && mf.Subresource == "" {
 			own = append(own, mf)
 		}
+	}
+	if in.Keep != nil {
+		own = append(own, in.Keep(p)...)
 	}
 	p.ManagedFields = own
 	if _, ok := p.Annotations[lastAppliedAnnotation]; ok {

@@ -36,7 +36,7 @@ func (e *Engine) Disown(ctx context.Context, namespace, name, stack string) erro
 		if err != nil {
 			return err
 		}
-		if _, err := records.Patch(ctx, r.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		if _, err := records.Patch(ctx, r.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: RecordFieldManager}); err != nil {
 			return fmt.Errorf("unlabel the record %s of release %s: %w", r.Name, name, err)
 		}
 	}

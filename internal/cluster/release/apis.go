@@ -184,3 +184,19 @@ func (e *Engine) refuseRemovedHooks(hooks []*chart.Hook, namespace string) error
 	}
 	return nil
 }
+
+// NamesRemovedAPI reports whether one of objs (a record's
+// ObjectsAnnotation) is of an API version the API map knows removed and
+// the cluster no longer serves: the record's manifest then names it,
+// which its metadata tells without decoding it. Discovery is asked only
+// of the API versions the map knows removed.
+func (e *Engine) NamesRemovedAPI(objs []RecordObject) bool {
+	apis, served := e.APIs(), e.servedAPIs()
+	for _, o := range objs {
+		api := apimap.API{APIVersion: o.Ref.APIVersion(), Kind: o.Ref.Kind}
+		if entry, known := apis.Lookup(api.APIVersion, api.Kind); known && !entry.RemovedIn.IsZero() && !served(api) {
+			return true
+		}
+	}
+	return false
+}

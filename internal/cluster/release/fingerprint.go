@@ -126,7 +126,7 @@ func (e *Engine) Relabel(ctx context.Context, namespace, name string, revision i
 	if err != nil {
 		return err
 	}
-	_, err = records.Patch(ctx, key, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err = records.Patch(ctx, key, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: RecordFieldManager})
 	if apierrors.IsConflict(err) {
 		return nil // written since it was read: the next plan finds out
 	}

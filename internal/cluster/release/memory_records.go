@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -66,8 +67,9 @@ func (m *MemoryRecords) Meta(namespace string) []metav1.PartialObjectMetadata {
 			continue
 		}
 		out = append(out, metav1.PartialObjectMetadata{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-			ObjectMeta: metav1.ObjectMeta{Name: key, Namespace: namespace, Labels: maps.Clone(rec.labels), Annotations: maps.Clone(rec.annotations), ResourceVersion: rec.version},
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+			ObjectMeta: metav1.ObjectMeta{Name: key, Namespace: namespace, Labels: maps.Clone(rec.labels), Annotations: maps.Clone(rec.annotations), ResourceVersion: rec.version,
+				ManagedFields: recordWriters(rec.managedFields())},
 		})
 	}
 	return out
@@ -176,4 +178,41 @@ func (e *Engine) DeployedRecordOf(p *Prepared, live []*unstructured.Unstructured
 	rel.Labels[AppliedLabel] = e.kube.AppliedState(refs, live)
 	e.setRecordObjects(rel)
 	return rel
+}
+
+// EditRecord changes revision of release name in namespace as an update by
+// field manager would (kubectl edit as "kubectl-edit", helm-mapkubeapis
+// run in place, convoy as RecordFieldManager): edit changes the decoded
+// record; its labels, annotations and the rest are kept. The manager
+// becomes the writer of the payload, and of the ObjectsAnnotation when
+// edit changes it (Release.Rewritten).
+func (m *MemoryRecords) EditRecord(namespace, name string, revision int, manager string, edit func(*Release)) error {
+	d := m.driver(namespace)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	key := recordKey(name, revision)
+	rec, ok := d.records[key]
+	if !ok {
+		return fmt.Errorf("release %s revision %d in namespace %s: %w", name, revision, namespace, ErrReleaseNotFound)
+	}
+	r, err := d.decode(rec)
+	if err != nil {
+		return err
+	}
+	edit(r)
+	payload, err := encode(r)
+	if err != nil {
+		return err
+	}
+	if payload != rec.payload {
+		rec.payload, rec.payloadBy = payload, manager
+	}
+	if r.Annotations[ObjectsAnnotation] != rec.annotations[ObjectsAnnotation] {
+		rec.annotations = maps.Clone(r.Annotations)
+		rec.objectsBy = manager
+	}
+	d.version++
+	rec.version = strconv.Itoa(d.version)
+	d.records[key] = rec
+	return nil
 }

@@ -164,20 +164,35 @@ func RecordManifests(manifest string) []chart.Manifest {
 }
 
 // RecordObjects parses the objects of a record, with the ownership
-// metadata apply gives them, and the template each came from.
+// metadata apply gives them, and the template each came from. An object
+// of an API version the cluster no longer serves is read as its served
+// successor, as an upgrade reads its previous revision (parseStored).
 func (e *Engine) RecordObjects(rec *Release) ([]*unstructured.Unstructured, []string, error) {
+	objs, paths, _, err := e.RecordObjectsAPIs(rec)
+	return objs, paths, err
+}
+
+// RecordObjectsAPIs is RecordObjects, and the removed API versions the
+// record names that its objects were read as the successors of.
+func (e *Engine) RecordObjectsAPIs(rec *Release) ([]*unstructured.Unstructured, []string, []StoredAPI, error) {
 	var objs []*unstructured.Unstructured
 	var paths []string
+	var apis []StoredAPI
 	for _, m := range RecordManifests(rec.Manifest) {
-		got, err := e.kube.Parse(m.Document(), rec.Namespace)
+		got, mapped, err := e.parseStored(m.Document(), rec.Name, rec.Namespace, rec.Version)
 		if err != nil {
-			return nil, nil, fmt.Errorf("revision %d of %s, template %s: %w", rec.Version, rec.Name, m.Path, err)
+			return nil, nil, nil, fmt.Errorf("revision %d of %s, template %s: %w", rec.Version, rec.Name, m.Path, err)
 		}
 		for range got {
 			paths = append(paths, m.Path)
 		}
 		objs = append(objs, got...)
+		for _, a := range mapped {
+			if !slices.ContainsFunc(apis, func(s StoredAPI) bool { return s.From == a.From }) {
+				apis = append(apis, a)
+			}
+		}
 	}
 	setOwnership(objs, rec.Name, rec.Namespace)
-	return objs, paths, nil
+	return objs, paths, apis, nil
 }

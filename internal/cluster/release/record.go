@@ -83,6 +83,9 @@ type Release struct {
 	resourceVersion string
 	// partial: read from the record's metadata alone (HistoriesOfMeta).
 	partial bool
+	// rewritten: another field manager wrote the payload after convoy
+	// wrote it with its ObjectsAnnotation (Rewritten).
+	rewritten bool
 }
 
 // Info is the release's status block.

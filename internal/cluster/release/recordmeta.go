@@ -45,8 +45,9 @@ func (e *Engine) ListRecordMeta(ctx context.Context, namespace string) ([]metav1
 		}
 		for i := range l.Items {
 			// Kept until the histories are built: drop what they never
-			// read (the records' managedFields are most of their metadata).
-			l.Items[i].ManagedFields = nil
+			// read (the records' managedFields are most of their
+			// metadata) but who wrote the payload (Rewritten).
+			l.Items[i].ManagedFields = RecordWriters(&l.Items[i])
 		}
 		out = append(out, l.Items...)
 		if l.Continue == "" {
@@ -100,7 +101,8 @@ func releaseOfMeta(m *metav1.PartialObjectMetadata) (*Release, error) {
 		return nil, fmt.Errorf("no name and version labels")
 	}
 	ns := m.Namespace
-	r := &Release{Name: l["name"], Namespace: ns, Version: v, Info: &Info{Status: Status(l["status"])}, Annotations: m.GetAnnotations(), partial: true}
+	r := &Release{Name: l["name"], Namespace: ns, Version: v, Info: &Info{Status: Status(l["status"])}, Annotations: m.GetAnnotations(), partial: true,
+		rewritten: payloadRewritten(m.ManagedFields)}
 	r.fromObjectLabels(l)
 	return r, nil
 }

@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -9,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Storage errors.
@@ -224,6 +227,32 @@ type memRecord struct {
 	labels      map[string]string
 	annotations map[string]string
 	version     string
+	// payloadBy and objectsBy are the field managers that last wrote the
+	// payload and the ObjectsAnnotation, as the API server's
+	// managedFields say (managedFields).
+	payloadBy, objectsBy string
+}
+
+// managedFields are the entries the API server would keep of who wrote
+// the record's payload and its objects annotation.
+func (rec memRecord) managedFields() []metav1.ManagedFieldsEntry {
+	owned := map[string]map[string]any{}
+	own := func(manager, key string, fields map[string]any) {
+		if owned[manager] == nil {
+			owned[manager] = map[string]any{}
+		}
+		owned[manager][key] = fields
+	}
+	own(rec.payloadBy, "f:data", map[string]any{"f:release": map[string]any{}})
+	if _, ok := rec.annotations[ObjectsAnnotation]; ok {
+		own(rec.objectsBy, "f:metadata", map[string]any{"f:annotations": map[string]any{"f:" + ObjectsAnnotation: map[string]any{}}})
+	}
+	var out []metav1.ManagedFieldsEntry
+	for _, m := range slices.Sorted(maps.Keys(owned)) {
+		raw, _ := json.Marshal(owned[m])
+		out = append(out, metav1.ManagedFieldsEntry{Manager: m, Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: raw}})
+	}
+	return out
 }
 
 // NewMemory returns an empty in-memory driver.
@@ -240,6 +269,7 @@ func (m *Memory) decode(rec memRecord) (*Release, error) {
 	r.fromObjectLabels(rec.labels)
 	r.Annotations = maps.Clone(rec.annotations)
 	r.resourceVersion = rec.version
+	r.rewritten = payloadRewritten(rec.managedFields())
 	return r, nil
 }
 
@@ -288,7 +318,11 @@ func (m *Memory) put(key string, r *Release, w recordWrite) error {
 		return err
 	}
 	m.version++
-	rec := memRecord{payload: payload, labels: recordLabels(r, time.Now(), w), annotations: maps.Clone(r.Annotations), version: strconv.Itoa(m.version)}
+	rec := memRecord{payload: payload, labels: recordLabels(r, time.Now(), w), annotations: maps.Clone(r.Annotations), version: strconv.Itoa(m.version),
+		payloadBy: RecordFieldManager, objectsBy: RecordFieldManager}
+	if old, ok := m.records[key]; ok && old.annotations[ObjectsAnnotation] == rec.annotations[ObjectsAnnotation] {
+		rec.objectsBy = old.objectsBy // unchanged: its writer keeps it
+	}
 	m.records[key] = rec
 	r.resourceVersion = rec.version
 	return nil

@@ -77,6 +77,7 @@ func (d *kubeDriver[T, L]) read(obj T) (*Release, error) {
 	r.fromObjectLabels(obj.GetLabels())
 	r.Annotations = obj.GetAnnotations()
 	r.resourceVersion = obj.GetResourceVersion()
+	r.rewritten = payloadRewritten(obj.GetManagedFields())
 	return r, nil
 }
 
@@ -131,7 +132,7 @@ func (d *kubeDriver[T, L]) Create(ctx context.Context, key string, r *Release) e
 	if err != nil {
 		return err
 	}
-	created, err := d.client.Create(ctx, obj, metav1.CreateOptions{})
+	created, err := d.client.Create(ctx, obj, metav1.CreateOptions{FieldManager: RecordFieldManager})
 	if apierrors.IsAlreadyExists(err) {
 		return ErrReleaseExists
 	}
@@ -155,7 +156,7 @@ func (d *kubeDriver[T, L]) Update(ctx context.Context, key string, r *Release) e
 	}
 	// The precondition: the record is as it was read.
 	obj.SetResourceVersion(r.resourceVersion)
-	updated, err := d.client.Update(ctx, obj, metav1.UpdateOptions{})
+	updated, err := d.client.Update(ctx, obj, metav1.UpdateOptions{FieldManager: RecordFieldManager})
 	if apierrors.IsConflict(err) {
 		return d.wrap(d.namespace, key, fmt.Errorf("%w (read at resourceVersion %s): %w", ErrRecordChanged, r.resourceVersion, err))
 	}

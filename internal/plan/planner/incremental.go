@@ -53,18 +53,24 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 	// the record's objects annotation says what they are.
 	var parsed []*unstructured.Unstructured
 	var objs []release.RecordObject
+	var removed bool
 	var err error
 	if content || c.in.PolicyObjects {
 		// The manifest is in the record's payload: read it whole.
 		if deployed, err = c.loadRecord(ctx, eng, deployed); err != nil {
 			return "", err
 		}
-		parsed, objs, err = parseRecord(eng, deployed)
+		parsed, objs, removed, err = parseRecord(eng, deployed)
 	} else {
-		objs, err = c.recordObjects(ctx, eng, deployed)
+		objs, removed, err = c.recordObjects(ctx, eng, deployed)
 	}
 	if err != nil {
 		return "record-unreadable", nil // the full plan says what is wrong with it
+	}
+	if removed {
+		// An upgrade would compare it as its successor, and helm's fails
+		// (resource mapping not found): the full plan says so.
+		return "stored-api-removed", nil
 	}
 	refs := make([]kube.Ref, len(objs))
 	lives := make([]*kube.Applied, len(objs))
@@ -182,6 +188,10 @@ func (c *computer) inputsUnchanged(eng *release.Engine, req *release.Request, la
 		return "newest-not-deployed"
 	case adopt:
 		return "adopted"
+	case deployed.Rewritten():
+		// Its payload was written since convoy labelled it: the labels
+		// may not say what it holds (a manifest naming a removed API).
+		return "record-rewritten"
 	case req.PostRender.Exec != nil:
 		return "exec-post-renderer"
 	case len(req.Chart.CRDFiles()) > 0 && !hasCRDsRecord(deployed):
@@ -200,31 +210,34 @@ func (c *computer) inputsUnchanged(eng *release.Engine, req *release.Request, la
 
 // recordObjects are the objects of a record and the templates they came
 // from: from its ObjectsAnnotation, else parsed from its manifest (a
-// record helm or an older convoy wrote, read whole for it).
-func (c *computer) recordObjects(ctx context.Context, eng *release.Engine, rec *release.Release) ([]release.RecordObject, error) {
-	if objs, ok := release.RecordObjectsOf(rec); ok {
-		return objs, nil
+// record helm or an older convoy wrote, read whole for it). removed: the
+// record names an API version the cluster no longer serves (its
+// manifest is then parsed, its objects read as their successors').
+func (c *computer) recordObjects(ctx context.Context, eng *release.Engine, rec *release.Release) (objs []release.RecordObject, removed bool, err error) {
+	if objs, ok := release.RecordObjectsOf(rec); ok && !eng.NamesRemovedAPI(objs) {
+		return objs, false, nil
 	}
-	rec, err := c.loadRecord(ctx, eng, rec)
+	rec, err = c.loadRecord(ctx, eng, rec)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	_, objs, err := parseRecord(eng, rec)
-	return objs, err
+	_, objs, removed, err = parseRecord(eng, rec)
+	return objs, removed, err
 }
 
 // parseRecord parses a record's manifest: its objects as apply applies
-// them, and what they are.
-func parseRecord(eng *release.Engine, rec *release.Release) ([]*unstructured.Unstructured, []release.RecordObject, error) {
-	parsed, paths, err := eng.RecordObjects(rec)
+// them (those of a removed API version as its successor's), what they
+// are, and whether it names a removed API version.
+func parseRecord(eng *release.Engine, rec *release.Release) ([]*unstructured.Unstructured, []release.RecordObject, bool, error) {
+	parsed, paths, mapped, err := eng.RecordObjectsAPIs(rec)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	objs := make([]release.RecordObject, len(parsed))
 	for i, o := range parsed {
 		objs[i] = release.RecordObject{Ref: kube.RefOf(o), Template: paths[i]}
 	}
-	return parsed, objs, nil
+	return parsed, objs, len(mapped) > 0, nil
 }
 
 // AppliedHash identifies what convoy's field manager applied of a live

@@ -67,7 +67,7 @@ func (c *computer) leftovers(ctx context.Context, eng *release.Engine, hist []*r
 	var out []leftover
 	seen := map[string]bool{}
 	for _, rec := range revs {
-		objs, err := c.recordObjects(ctx, eng, rec)
+		objs, _, err := c.recordObjects(ctx, eng, rec)
 		if err != nil {
 			return nil, fmt.Errorf("revision %d of %s: %w", rec.Version, rec.Name, err)
 		}

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"reflect"
@@ -12,6 +13,9 @@ import (
 	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/sensitive"
+	"github.com/convoy-sh/convoy/internal/stack/config"
+	"github.com/convoy-sh/convoy/internal/stack/provenance"
+	"github.com/hashicorp/hcl/v2"
 )
 
 // Attribution of changed fields (plan.Change.Provenance). A release that
@@ -63,9 +67,12 @@ const maxAttributedInputs = 32
 type changedInput struct {
 	origin plan.Origin
 	// values are the user values with this input reverted; chart the
-	// chart to render (the deployed one for the chart input).
-	values map[string]any
-	chart  *chart.Chart
+	// chart to render (the deployed one for the chart input); name and
+	// namespace the release's ("": the request's; the deployed
+	// revision's for the identity inputs).
+	values          map[string]any
+	chart           *chart.Chart
+	name, namespace string
 	// docs are the rendered objects with it reverted (nil: not rendered).
 	docs map[string]any
 }
@@ -73,7 +80,7 @@ type changedInput struct {
 // attribute sets the provenance of every changed field of rc's objects,
 // and of its values diff's leaves. base is the revision the values are
 // compared with; prep the release as planned.
-func (c *computer) attribute(ctx context.Context, eng *release.Engine, rc *plan.ReleaseChange, req *release.Request, prep *release.Prepared, base *release.Release, red *sensitive.Redactor) error {
+func (c *computer) attribute(ctx context.Context, eng *release.Engine, inst *config.ReleaseInstance, rn *renaming, rc *plan.ReleaseChange, req *release.Request, prep *release.Prepared, base *release.Release, red *sensitive.Redactor) error {
 	if rc.Values != nil {
 		for _, ch := range rc.Values.Changes {
 			ch.Provenance = valuesChangeOrigins(rc.ValueOrigins, ch)
@@ -90,8 +97,10 @@ func (c *computer) attribute(ctx context.Context, eng *release.Engine, rc *plan.
 		}
 		inputs = append(inputs, &changedInput{origin: o, values: l.revert(req.Values, base.Config), chart: req.Chart})
 	}
+	inputs = append(inputs, c.identityInputs(inst, rn, req, base)...)
 	var notes []string
 	if in, note := chartInput(base, prep, req); in != nil {
+		in.origin.Source = c.where(inst, plan.OriginChart, nil)
 		inputs = append(inputs, in)
 	} else if note != "" {
 		notes = append(notes, note)
@@ -103,9 +112,10 @@ func (c *computer) attribute(ctx context.Context, eng *release.Engine, rc *plan.
 	action := chart.ActionUpgrade
 	opts := eng.RenderOptions(ctx, req, prep.Revision, action)
 	opts.Lookup = sharedLookup(opts.Lookup)
-	render := func(ch *chart.Chart, values map[string]any) (map[string]any, error) {
+	render := func(ch *chart.Chart, values map[string]any, name, namespace string) (map[string]any, error) {
 		o := opts
 		o.UserValues = values
+		o.ReleaseName, o.Namespace = cmp.Or(name, o.ReleaseName), cmp.Or(namespace, o.Namespace)
 		var r *chart.Rendered
 		err := c.do(ctx, func() error {
 			c.stats.add(&c.stats.Attributions, 1)
@@ -125,7 +135,7 @@ func (c *computer) attribute(ctx context.Context, eng *release.Engine, rc *plan.
 	// input's doing.
 	var unstable map[string][]string
 	if len(inputs) > 0 && prep.Rendered.Impure {
-		again, err := render(req.Chart, req.Values)
+		again, err := render(req.Chart, req.Values, "", "")
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -137,7 +147,7 @@ func (c *computer) attribute(ctx context.Context, eng *release.Engine, rc *plan.
 		current = again
 	}
 	for _, in := range inputs {
-		docs, err := render(in.chart, in.values)
+		docs, err := render(in.chart, in.values, in.name, in.namespace)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -162,10 +172,19 @@ func (c *computer) attribute(ctx context.Context, eng *release.Engine, rc *plan.
 			var origins []plan.Origin
 			if !overlaps(unstable[key], ch.Path) {
 				for _, in := range inputs {
-					if in.docs != nil && fieldDiffers(current[key], in.docs[key], ch.Path) {
+					// An input without which the object is not rendered
+					// (under this name) decides which object it is, not
+					// what it holds: a fullnameOverride that keeps a
+					// renamed release's object names.
+					if in.docs != nil && in.docs[key] != nil && fieldDiffers(current[key], in.docs[key], ch.Path) {
 						origins = append(origins, in.origin)
 					}
 				}
+			}
+			if in := ownershipInput(inputs, ch.Path); in != nil {
+				// Helm's ownership annotations, which apply sets, not the
+				// chart: they name the release and its namespace.
+				origins = append(origins, in.origin)
 			}
 			if d := drift[o.Ref]; d != nil {
 				if dc, ok := driftAt(d, ch.Path); ok {
@@ -195,18 +214,86 @@ func (c *computer) attribute(ctx context.Context, eng *release.Engine, rc *plan.
 
 // renderReverted renders the release with every changed input reverted
 // at once; nil when it does not render.
-func (c *computer) renderReverted(inputs []*changedInput, base *release.Release, req *release.Request, render func(*chart.Chart, map[string]any) (map[string]any, error)) map[string]any {
+func (c *computer) renderReverted(inputs []*changedInput, base *release.Release, req *release.Request, render func(*chart.Chart, map[string]any, string, string) (map[string]any, error)) map[string]any {
 	ch := req.Chart
+	var name, namespace string
 	for _, in := range inputs {
-		if in.origin.Kind == plan.OriginChart {
+		switch in.origin.Kind {
+		case plan.OriginChart:
 			ch = in.chart
+		case plan.OriginReleaseName:
+			name = in.name
+		case plan.OriginNamespace:
+			namespace = in.namespace
 		}
 	}
-	docs, err := render(ch, base.Config)
+	docs, err := render(ch, base.Config, name, namespace)
 	if err != nil {
 		return nil
 	}
 	return docs
+}
+
+// identityInputs are the release's Helm name and namespace as changed
+// inputs, when the deployed revision was rendered under others (a moved
+// block renames the release: rn): reverting one renders the release under
+// the deployed revision's.
+func (c *computer) identityInputs(inst *config.ReleaseInstance, rn *renaming, req *release.Request, base *release.Release) []*changedInput {
+	var out []*changedInput
+	oldName := base.Name
+	if rn != nil && rn.hist != nil {
+		oldName = rn.oldName // planned from the old name's records
+	} else {
+		rn = nil // the new name has a revision of its own: nothing renames
+	}
+	if oldName != "" && oldName != req.Name {
+		input := fmt.Sprintf("release name %s → %s", oldName, req.Name)
+		if rn != nil {
+			input += " (moved from " + rn.from.Addr.String() + ")"
+		}
+		o := plan.Origin{Input: input, Kind: plan.OriginReleaseName, Source: c.where(inst, plan.OriginReleaseName, rn)}
+		out = append(out, &changedInput{origin: o, values: req.Values, chart: req.Chart, name: oldName})
+	}
+	if base.Namespace != "" && base.Namespace != req.Namespace {
+		o := plan.Origin{Input: fmt.Sprintf("namespace %s → %s", base.Namespace, req.Namespace), Kind: plan.OriginNamespace, Source: c.where(inst, plan.OriginNamespace, rn)}
+		out = append(out, &changedInput{origin: o, values: req.Values, chart: req.Chart, namespace: base.Namespace})
+	}
+	return out
+}
+
+// where is where the stack writes an identity input of inst
+// (provenance.Where): a rename's moved block for its name.
+func (c *computer) where(inst *config.ReleaseInstance, what plan.OriginKind, rn *renaming) *plan.Source {
+	if c.in.Stack == nil || inst == nil {
+		return nil
+	}
+	var moved hcl.Range
+	if rn != nil {
+		moved = rn.from.Block
+	}
+	return provenance.Where(c.in.Stack, inst, what, moved)
+}
+
+// ownershipInput is the identity input that Helm's ownership annotation
+// at path names (meta.helm.sh/release-name: the release name;
+// release-namespace: its namespace), nil when path is neither or that
+// input did not change.
+func ownershipInput(inputs []*changedInput, path string) *changedInput {
+	var kind plan.OriginKind
+	switch path {
+	case `metadata.annotations["meta.helm.sh/release-name"]`:
+		kind = plan.OriginReleaseName
+	case `metadata.annotations["meta.helm.sh/release-namespace"]`:
+		kind = plan.OriginNamespace
+	default:
+		return nil
+	}
+	for _, in := range inputs {
+		if in.origin.Kind == kind {
+			return in
+		}
+	}
+	return nil
 }
 
 func hasFieldChanges(rc *plan.ReleaseChange) bool {

@@ -255,7 +255,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 		rc.Warnings = append(rc.Warnings, derivedWarning)
 	}
 	if rc.Action != plan.ActionNoOp {
-		if err := c.attribute(ctx, eng, rc, req, prep, base, red); err != nil {
+		if err := c.attribute(ctx, eng, inst, rn, rc, req, prep, base, red); err != nil {
 			return nil, err
 		}
 	}
