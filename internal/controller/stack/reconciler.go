@@ -350,7 +350,11 @@ func (r *reconciler) runOptions(st *v1alpha1.Stack, f *stacksource.Fetched, cfg 
 		// Its records name the Stack's namespace; releases another
 		// namespace's Stack wrote are never taken over.
 		StackNamespace: st.Namespace,
-		Announce:       func(msg string) { r.event(st, corev1.EventTypeNormal, "Announce", "Lock", in.redact(msg)) },
+		// A Stack acting as its namespace's service account is a stack of
+		// its namespace: another namespace's Stack of the same stack ID is
+		// another stack, with a lock of its own (tenancy.go).
+		IdentityNamespace: r.opts.identityNamespace(st),
+		Announce:          func(msg string) { r.event(st, corev1.EventTypeNormal, "Announce", "Lock", in.redact(msg)) },
 	}
 }
 

@@ -86,3 +86,25 @@ func TestReferencesAcrossNamespaces(t *testing.T) {
 		}
 	}
 }
+
+// A Stack acting as a service account of its namespace has an identity
+// scoped to it; one acting as the controller keeps the stack's own (the
+// CLI's lock).
+func TestIdentityNamespace(t *testing.T) {
+	named := tenantStack(func(s *v1alpha1.StackSpec) { s.ServiceAccountName = "deployer" })
+	unnamed := tenantStack(func(*v1alpha1.StackSpec) {})
+	for _, tc := range []struct {
+		o    Options
+		st   *v1alpha1.Stack
+		want string
+	}{
+		{Options{}, unnamed, ""},
+		{Options{}, named, "team-a"},
+		{Options{DefaultServiceAccount: "deployer"}, unnamed, "team-a"},
+		{Options{Tenancy: TenancyStrict, DefaultServiceAccount: "deployer"}, unnamed, "team-a"},
+	} {
+		if got := tc.o.identityNamespace(tc.st); got != tc.want {
+			t.Errorf("%+v, serviceAccountName %q: %q, want %q", tc.o, tc.st.Spec.ServiceAccountName, got, tc.want)
+		}
+	}
+}
