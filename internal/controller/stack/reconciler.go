@@ -756,12 +756,11 @@ func (r *reconciler) failed(sr *stackRun, p *plan.Plan, reason string, err error
 	if errors.As(err, &de) || errors.As(err, &fe) {
 		return r.stall(sr.st, ReasonInvalid, msg)
 	}
-	var forbidden *kube.ForbiddenError
-	if errors.As(err, &forbidden) {
+	if m, ok := forbiddenMessage(err, msg); ok {
 		// The Stack's identity may not do what the stack asks: nothing
 		// of the plan is applied; tried again with backoff, since a
 		// Role granted meanwhile is no change of the Stack.
-		reason = ReasonForbidden
+		reason, msg = ReasonForbidden, m
 	}
 	fault := r.cacheFault(err)
 	if fault {
@@ -777,9 +776,8 @@ func (r *reconciler) failed(sr *stackRun, p *plan.Plan, reason string, err error
 // retried with backoff.
 func (r *reconciler) retryLater(st *v1alpha1.Stack, reason string, err error) outcome {
 	msg := err.Error()
-	var forbidden *kube.ForbiddenError
-	if errors.As(err, &forbidden) {
-		reason = ReasonForbidden // the Stack's identity may not read what it names
+	if m, ok := forbiddenMessage(err, msg); ok {
+		reason, msg = ReasonForbidden, m // the Stack's identity may not read what it names
 	}
 	fault := r.cacheFault(err)
 	if fault {
@@ -788,6 +786,28 @@ func (r *reconciler) retryLater(st *v1alpha1.Stack, reason string, err error) ou
 	st.Status.LastError = msg
 	retrying(st, reason, msg)
 	return outcome{result: "error", err: errors.New(msg), cacheFault: fault}
+}
+
+// forbiddenMessage is msg, the message of err, when err is an
+// authorizer's refusal (a *kube.ForbiddenError, or the API server's text
+// of one that reached here as it was): every refusal in the form `who may
+// not do what`, each line once (one list refused to several reads of a
+// plan). ok is false for any other error.
+func forbiddenMessage(err error, msg string) (string, bool) {
+	var forbidden *kube.ForbiddenError
+	msg, rewritten := kube.Refusals(msg)
+	if !rewritten && !errors.As(err, &forbidden) {
+		return "", false
+	}
+	var lines []string
+	seen := map[string]bool{}
+	for _, l := range strings.Split(msg, "\n") {
+		if !seen[l] {
+			seen[l] = true
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n"), true
 }
 
 // cacheFaultHint ends the message of a fault of the controller's cache.
