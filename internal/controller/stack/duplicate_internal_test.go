@@ -82,3 +82,44 @@ func TestScopedIdentityWaitsOnlyInItsNamespace(t *testing.T) {
 		t.Errorf("an unscoped Stack waits for %v (%v), want team-a/squat", waitFor, err)
 	}
 }
+
+// A Stack pinned by a Pipeline's manual stage records who approved that
+// stage for the digest it applies; an annotation naming a Pipeline whose
+// stages do not name the Stack, or an approval of another digest, adds
+// nothing.
+func TestPromotionNoteNamesTheStagesApprover(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	const d = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	p := &v1alpha1.Pipeline{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "delivery", Name: "shop"},
+		Spec: v1alpha1.PipelineSpec{
+			Stages: []v1alpha1.Stage{
+				{Name: "staging", Stacks: []v1alpha1.PipelineStackRef{{Namespace: "team-a", Name: "staging"}}},
+				{Name: "production", Approval: v1alpha1.ApprovalManual, Stacks: []v1alpha1.PipelineStackRef{{Namespace: "team-a", Name: "prod"}}},
+			},
+			Approvals: []v1alpha1.StageApproval{{Stage: "production", Digest: d, ApprovedBy: "alice"}},
+		},
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(p).Build()
+	r := &reconciler{client: c, reader: c}
+	stackOf := func(name string) *v1alpha1.Stack {
+		return &v1alpha1.Stack{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name,
+			Annotations: map[string]string{v1alpha1.PipelineAnnotation: v1alpha1.PipelineAnnotationValue("delivery", "shop", "team-a")}}}
+	}
+	ctx := context.Background()
+	if got, want := r.promotionNote(ctx, stackOf("prod"), d), "approved by alice (Pipeline delivery/shop, stage production)"; got != want {
+		t.Errorf("prod: %q, want %q", got, want)
+	}
+	if got := r.promotionNote(ctx, stackOf("prod"), "sha256:other"); got != "" {
+		t.Errorf("another digest: %q", got)
+	}
+	if got := r.promotionNote(ctx, stackOf("staging"), d); got != "" {
+		t.Errorf("a Stack of an auto stage: %q", got)
+	}
+	if got := r.promotionNote(ctx, stackOf("impostor"), d); got != "" {
+		t.Errorf("a Stack the Pipeline does not name: %q", got)
+	}
+}

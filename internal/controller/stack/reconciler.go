@@ -523,6 +523,12 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, p *v1alpha1.PlanSt
 	}
 	applying(ctx, digest)
 	approval := approvalApplied(st, digest)
+	note := approvalNote(approval)
+	if promoted := r.promotionNote(ctx, st, p.SourceDigest); promoted != "" {
+		// Promoted by a Pipeline's manual stage: who approved that
+		// goes into the records too.
+		note = strings.TrimPrefix(strings.Join([]string{note, promoted}, ", "), ", ")
+	}
 	t := time.Now()
 	// The plan names its stack directory (or carries its snapshot): the
 	// session's source gives only the variable values, which must agree
@@ -533,7 +539,7 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, p *v1alpha1.PlanSt
 		Command:  fmt.Sprintf("convoy controller (Stack %s/%s)", st.Namespace, st.Name),
 		Progress: applyProgress(ctx, digest),
 		Atomic:   st.Spec.Atomic,
-		Note:     approvalNote(approval),
+		Note:     note,
 	})
 	r.runs.done()
 	r.metrics.duration.WithLabelValues("apply").Observe(time.Since(t).Seconds())
