@@ -254,7 +254,8 @@ func TestStackIdentityReleaseNamespaceRefused(t *testing.T) {
 		{teamB, "adopt = true"},
 	} {
 		dir := tenantStack(t, teamA, map[string]string{"own.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: own-" + teamA + "\ndata: {by: team-a}\n"})
-		hcl := fmt.Sprintf("stack \"tenant\" {\n  default_namespace = %q\n}\nrelease \"app\" {\n  chart     = \"./charts/tenant\"\n  namespace = %q\n  %s\n}\n", teamA, tc.namespace, tc.extra)
+		// Two stacks: one Stack each, not duplicates.
+		hcl := fmt.Sprintf("stack \"tenant-%d\" {\n  default_namespace = %q\n}\nrelease \"app\" {\n  chart     = \"./charts/tenant\"\n  namespace = %q\n  %s\n}\n", i+1, teamA, tc.namespace, tc.extra)
 		if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(hcl), 0o644); err != nil {
 			t.Fatal(err)
 		}
