@@ -20,6 +20,9 @@ type uiOptions struct {
 	stackRun
 	Listen    string
 	NoBrowser bool
+	// Namespace is where the Stacks page starts when the user may not
+	// list Stacks in all namespaces ("": the kubeconfig context's).
+	Namespace string
 	// Ready, when set, receives the URL once the server listens (tests).
 	Ready func(url string)
 }
@@ -55,6 +58,7 @@ browser unless --no-browser, and serves until interrupted.`,
 	addStackRunFlags(cmd.Flags(), &o.stackRun)
 	cmd.Flags().StringVar(&o.Listen, "listen", "127.0.0.1:0", "the address to serve on (port 0: a free one)")
 	cmd.Flags().BoolVar(&o.NoBrowser, "no-browser", false, "print the URL only; do not open a browser")
+	cmd.Flags().StringVarP(&o.Namespace, "namespace", "n", "", "when you may not list Stacks and Pipelines in all namespaces, show this one's (default: those you may list them in, and the kubeconfig context's)")
 	return cmd
 }
 
@@ -70,7 +74,10 @@ func (o uiOptions) Run(ctx context.Context, s streams, localDir bool, planFile s
 			return err
 		}
 		uo.Backend = b
-		uo.Namespace = kubeconfigNamespace(o.Cluster.Kubeconfig, o.Cluster.Context)
+		uo.Namespace = o.Namespace
+		if uo.Namespace == "" {
+			uo.Namespace = kubeconfigNamespace(o.Cluster.Kubeconfig, o.Cluster.Context)
+		}
 	}
 	switch {
 	case planFile != "":

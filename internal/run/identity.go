@@ -27,7 +27,7 @@ func identityOf(o Options, ls *Loaded) (stacklock.Identity, error) {
 		}
 		seen[kube.ClusterIDOf(cfg)] = true
 	}
-	return stacklock.Identity{Stack: st.ID(), Clusters: slices.Sorted(maps.Keys(seen))}, nil
+	return stacklock.Identity{Namespace: o.IdentityNamespace, Stack: st.ID(), Clusters: slices.Sorted(maps.Keys(seen))}, nil
 }
 
 // LockHolder returns the run that holds the stack's lock on one of its
@@ -38,19 +38,20 @@ func (s *Session) LockHolder(ctx context.Context) (*stacklock.HeldError, error) 
 		return nil, errGone
 	}
 	st := s.ls.Stack
+	key := s.o.lockKey(st)
 	clusters, err := s.o.newClusters(nil).Stack(ctx, st)
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range clusters {
-		l, err := c.Engine.LockClient().CoordinationV1().Leases(stacklock.Namespace).Get(ctx, stacklock.Name(st.ID()), metav1.GetOptions{})
+		l, err := c.Engine.LockClient().CoordinationV1().Leases(stacklock.Namespace).Get(ctx, stacklock.Name(key), metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: read the lock of stack %q: %w", c.Describe(), st.ID(), err)
+			return nil, fmt.Errorf("%s: read the lock of stack %q: %w", c.Describe(), key, err)
 		}
-		if le := stacklock.Holder(st.ID(), l); le != nil {
+		if le := stacklock.Holder(key, l); le != nil {
 			return le, nil
 		}
 	}
@@ -79,9 +80,10 @@ func (s *Session) Abandon(ctx context.Context, command string) (released []strin
 	defer func() { err = lock.finish(ctx, err) }()
 	ctx, stopFence := lock.fence(ctx)
 	defer stopFence()
+	selector := stackSelector(stacklock.Identity{Namespace: o.IdentityNamespace, Stack: st.ID()})
 	for _, h := range lock.held {
 		eng := h.cluster.Engine
-		keys, err := eng.Labelled(ctx, map[string]string{"owner": "helm", release.StackLabel: st.ID()})
+		keys, err := eng.Labelled(ctx, selector)
 		if err != nil {
 			return released, fmt.Errorf("%s: %w", h.cluster.Describe(), err)
 		}
@@ -119,16 +121,16 @@ func (s *Session) abandonOnDefaultCluster(ctx context.Context, command string) (
 	if _, e, ok := strings.Cut(id.Stack, "."); ok {
 		env = e
 	}
-	lock, err := stacklock.Acquire(ctx, eng.LockClient(), id.Stack, stacklock.Options{Command: command, Announce: o.announce, Environment: env})
+	lock, err := stacklock.Acquire(ctx, eng.LockClient(), id.Key(), stacklock.Options{Command: command, Announce: o.announce, Environment: env})
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if rerr := lock.Release(ctx, o.Grace); rerr != nil {
-			err = errors.Join(err, &UnlockError{Stack: id.Stack, Cluster: "the default cluster", LockID: lock.ID(), Err: rerr})
+			err = errors.Join(err, &UnlockError{Stack: id.Key(), Cluster: "the default cluster", LockID: lock.ID(), Err: rerr})
 		}
 	}()
-	keys, err := eng.Labelled(ctx, map[string]string{"owner": "helm", release.StackLabel: id.Stack})
+	keys, err := eng.Labelled(ctx, stackSelector(id))
 	if err != nil {
 		return nil, err
 	}
@@ -139,4 +141,16 @@ func (s *Session) abandonOnDefaultCluster(ctx context.Context, command string) (
 		released = append(released, k.Namespace+"/"+k.Name)
 	}
 	return released, nil
+}
+
+// stackSelector selects the records of the releases of the stack id
+// names: those its stack label names, and, for an identity scoped to a
+// namespace, that the Stack of that namespace wrote (another namespace's
+// Stack of the same stack ID owns its own).
+func stackSelector(id stacklock.Identity) map[string]string {
+	sel := map[string]string{"owner": "helm", release.StackLabel: id.Stack}
+	if id.Namespace != "" {
+		sel[release.StackNamespaceLabel] = id.Namespace
+	}
+	return sel
 }

@@ -573,6 +573,30 @@ func TestLockNameIsAValidLeaseName(t *testing.T) {
 	}
 }
 
+// A lock scoped to a Stack's namespace has a name of its own, distinct
+// from the unscoped stack's (the CLI's lock of the same stack keeps its
+// name) and from another namespace's, even one written alike.
+func TestScopedLockNames(t *testing.T) {
+	key := func(ns, stack string) string { return stacklock.Identity{Namespace: ns, Stack: stack}.Key() }
+	names := map[string]string{}
+	for _, k := range []string{"billing", key("team-a", "billing"), key("team-b", "billing"), key("team-a", "x-billing"), key("team-a-x", "billing")} {
+		n := stacklock.Name(k)
+		if errs := validation.IsDNS1123Label(n); len(errs) > 0 {
+			t.Fatalf("Name(%q) = %q: %v", k, n, errs)
+		}
+		if other, ok := names[n]; ok {
+			t.Errorf("%q and %q share the lock %s", other, k, n)
+		}
+		names[n] = k
+	}
+	if n := stacklock.Name("billing"); n != "convoy-stack-billing" {
+		t.Errorf("the unscoped lock is %s, was convoy-stack-billing", n)
+	}
+	if n := stacklock.Name(key("team-a", "billing")); !strings.HasPrefix(n, "convoy-stack-team-a-billing-") {
+		t.Errorf("the scoped lock %s does not say whose it is", n)
+	}
+}
+
 // takeOver does what Acquire does to an expired lock: deletes its Lease
 // (with preconditions) and creates its own, as another holder.
 func takeOver(t *testing.T, s *leaseServer, stack string) *coordinationv1.Lease {

@@ -75,7 +75,7 @@ func planOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req PlanRe
 	if err := ls.keepMovedNames(ctx, cl); err != nil {
 		return nil, err
 	}
-	p, err := computePlan(ctx, o, ls, cl, req, goneRuns(ctx, clusters, ls.Stack.ID()))
+	p, err := computePlan(ctx, o, ls, cl, req, goneRuns(ctx, clusters, o.lockKey(ls.Stack)))
 	if p == nil {
 		return nil, err
 	}
@@ -139,7 +139,7 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		Outputs: OutputsFrom,
 	})
 	if p == nil {
-		nameRunning(ctx, connected, st.ID(), err)
+		nameRunning(ctx, connected, o.lockKey(st), err)
 		return nil, releaseDiagnostics(ls, charts, err)
 	}
 	scoped.note(p)

@@ -7,6 +7,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/cluster/apimap"
 	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan/planner"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 	"github.com/convoy-sh/convoy/internal/stack/resolve"
 )
 
@@ -37,6 +38,11 @@ type Options struct {
 	// (release.StackNamespaceLabel), and the plan refuses to take over
 	// releases another namespace's Stack wrote (planner.Input).
 	StackNamespace string
+	// IdentityNamespace scopes the stack's identity, and so its lock, to
+	// the namespace of the controller's Stack that runs it ("": the
+	// stack's ID alone, as the CLI's): Stacks of two namespaces whose
+	// artifacts name one stack are then two stacks (stacklock.Identity).
+	IdentityNamespace string
 	// APIMap adds to and overrides convoy's table of removed APIs and the
 	// stack's api_map (--api-map): stored revisions naming them are read
 	// as their successors (apis.go).
@@ -45,6 +51,12 @@ type Options struct {
 	// versions against (--kube-version; zero: the stack's kube_version,
 	// else each cluster's own).
 	KubeVersion apimap.Version
+}
+
+// lockKey is the key of the stack's lock (stacklock.Identity.Key): its
+// ID, scoped to o.IdentityNamespace.
+func (o Options) lockKey(st *config.Stack) string {
+	return stacklock.Identity{Namespace: o.IdentityNamespace, Stack: st.ID()}.Key()
 }
 
 // announce tells o.Announce, if any.

@@ -33,13 +33,13 @@ func lockStack(ctx context.Context, o Options, st *config.Stack, cl *Clusters, c
 	if err != nil {
 		return nil, err
 	}
-	sl := &stackLock{stack: st.ID(), runID: stacklock.NewRunID(), opts: o}
+	sl := &stackLock{stack: o.lockKey(st), runID: stacklock.NewRunID(), opts: o}
 	for _, c := range clusters {
 		announce := o.announce
 		if len(clusters) > 1 {
 			announce = func(msg string) { o.announce(c.Describe() + ": " + msg) }
 		}
-		l, err := stacklock.Acquire(ctx, c.Engine.LockClient(), st.ID(), stacklock.Options{Command: command, RunID: sl.runID, Announce: announce, Environment: st.Environment, Timing: o.LockTiming})
+		l, err := stacklock.Acquire(ctx, c.Engine.LockClient(), sl.stack, stacklock.Options{Command: command, RunID: sl.runID, Announce: announce, Environment: st.Environment, Timing: o.LockTiming})
 		if err != nil {
 			return nil, errors.Join(err, sl.release(ctx))
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/controller/ctl"
@@ -14,6 +16,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -39,6 +42,14 @@ type Backend interface {
 	CanApprove(ctx context.Context, resource, namespace, name string) (bool, string)
 	Approve(ctx context.Context, namespace, name, digest string, allow []string) error
 	ApproveStage(ctx context.Context, namespace, pipeline, stage, digest string) error
+	// User is the user's name as the API server knows it (what an
+	// approval records), "" when it does not say.
+	User(ctx context.Context) string
+	// StackNamespaces are the namespaces the user may list Stacks in, as
+	// far as the user may find out (none when the user may not list
+	// Namespaces): where the Stacks page starts when the user may not
+	// list Stacks in all of them.
+	StackNamespaces(ctx context.Context) []string
 }
 
 // ClusterBackend is the Backend of a cluster reached with the user's
@@ -47,6 +58,11 @@ type ClusterBackend struct {
 	c     client.Client
 	kube  kubernetes.Interface
 	verbs []string
+
+	mu       sync.Mutex
+	user     string
+	listable []string
+	listedAt time.Time
 }
 
 // NewClusterBackend connects with cfg, the user's own credentials.
@@ -163,6 +179,56 @@ func (b *ClusterBackend) Approve(ctx context.Context, namespace, name, digest st
 func (b *ClusterBackend) ApproveStage(ctx context.Context, namespace, pipeline, stage, digest string) error {
 	_, err := ctl.Promote(ctx, b.c, namespace, pipeline, stage, digest)
 	return err
+}
+
+// User asks the API server who the user is (a SelfSubjectReview), once:
+// the credentials do not change while convoy ui runs.
+func (b *ClusterBackend) User(ctx context.Context) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.user == "" {
+		b.user, _ = ctl.WhoAmI(ctx, b.c)
+	}
+	return b.user
+}
+
+// maxNamespacesAsked bounds the access reviews StackNamespaces asks.
+const maxNamespacesAsked = 200
+
+// StackNamespaces lists the Namespaces (when the user may) and asks the
+// API server, with a SelfSubjectAccessReview each, in which the user may
+// list Stacks; the answer is kept a minute.
+func (b *ClusterBackend) StackNamespaces(ctx context.Context) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.listedAt.IsZero() && time.Since(b.listedAt) < time.Minute {
+		return b.listable
+	}
+	b.listedAt, b.listable = time.Now(), nil
+	nss, err := b.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{Limit: maxNamespacesAsked})
+	if err != nil {
+		return nil
+	}
+	allowed := make([]bool, len(nss.Items))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i, ns := range nss.Items {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			r := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Group: v1alpha1.GroupVersion.Group, Resource: "stacks", Namespace: ns.Name, Verb: "list"}}}
+			allowed[i] = b.c.Create(ctx, r) == nil && r.Status.Allowed
+		}()
+	}
+	wg.Wait()
+	for i, ns := range nss.Items {
+		if allowed[i] {
+			b.listable = append(b.listable, ns.Name)
+		}
+	}
+	return b.listable
 }
 
 // errNotFound reports a missing object as the page's 404.

@@ -127,9 +127,20 @@ func (s *Server) stacksPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	stacks, err := s.o.Backend.Stacks(r.Context(), d.NS)
-	if d.NS == "" && isForbidden(err) && s.o.Namespace != "" {
-		d.Note = fmt.Sprintf("You may not list Stacks in all namespaces: namespace %s (your kubeconfig context's).", s.o.Namespace)
-		stacks, err = s.o.Backend.Stacks(r.Context(), s.o.Namespace)
+	var shown []string
+	if d.NS == "" && isForbidden(err) {
+		// Where the user may: the namespaces found to allow it, and the
+		// kubeconfig context's.
+		stacks, shown, err = s.stacksWhereAllowed(r.Context())
+		switch {
+		case err != nil:
+		case len(shown) == 0 && s.o.Namespace != "":
+			d.Note = fmt.Sprintf("You may list Stacks neither in all namespaces nor in namespace %s (your kubeconfig context's): name a namespace above, or start convoy ui -n NAMESPACE.", s.o.Namespace)
+		case len(shown) == 0:
+			d.Note = "You may not list Stacks in all namespaces: name a namespace above, or start convoy ui -n NAMESPACE."
+		default:
+			d.Note = fmt.Sprintf("You may not list Stacks in all namespaces: %s %s, where you may.", plural(len(shown), "namespace", "namespaces"), strings.Join(shown, ", "))
+		}
 	}
 	if err != nil {
 		s.render(w, r, "stacks", statusOf(err), page{Title: "Stacks", Nav: "stacks", Error: err.Error(), Data: d})
@@ -137,6 +148,10 @@ func (s *Server) stacksPage(w http.ResponseWriter, r *http.Request) {
 	}
 	d.Total = len(stacks)
 	seen := map[string]bool{}
+	for _, ns := range shown {
+		seen[ns] = true
+		d.Namespaces = append(d.Namespaces, ns)
+	}
 	for i := range stacks {
 		st := &stacks[i]
 		if !seen[st.Namespace] {
@@ -159,6 +174,37 @@ func (s *Server) stacksPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, "stacks", http.StatusOK, page{Title: "Stacks", Nav: "stacks", Data: d})
 }
 
+// stacksWhereAllowed lists the Stacks of each namespace the user may list
+// them in, as far as the user may find out (Backend.StackNamespaces), and
+// of the kubeconfig context's namespace; shown are the namespaces listed.
+// A namespace that refuses the list is left out.
+func (s *Server) stacksWhereAllowed(ctx context.Context) (stacks []v1alpha1.Stack, shown []string, err error) {
+	nss := s.o.Backend.StackNamespaces(ctx)
+	if s.o.Namespace != "" && !slices.Contains(nss, s.o.Namespace) {
+		nss = append(slices.Clone(nss), s.o.Namespace)
+	}
+	slices.Sort(nss)
+	for _, ns := range nss {
+		l, err := s.o.Backend.Stacks(ctx, ns)
+		if isForbidden(err) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		stacks = append(stacks, l...)
+		shown = append(shown, ns)
+	}
+	return stacks, shown, nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 type stackData struct {
 	Row        stackRow
 	Stack      *v1alpha1.Stack
@@ -177,6 +223,9 @@ type releaseHistory struct {
 	Address, Name, Namespace string
 	Revisions                []run.Revision
 	Err                      string
+	// Note says why the records are not shown (the user may not read
+	// them) and what the Stack's status says instead.
+	Note string
 }
 
 func (s *Server) stackPage(w http.ResponseWriter, r *http.Request) {
@@ -206,7 +255,14 @@ func (s *Server) stackPage(w http.ResponseWriter, r *http.Request) {
 		h := releaseHistory{Address: rel.Address, Name: rel.Name, Namespace: rel.Namespace}
 		if rel.Cluster != "" {
 			h.Err = "on cluster " + rel.Cluster + ": not read"
-		} else if revs, err := s.o.Backend.History(ctx, rel.Namespace, rel.Name); err != nil {
+		} else if revs, err := s.o.Backend.History(ctx, rel.Namespace, rel.Name); isForbidden(err) {
+			// Helm keeps the history in Secrets, which neither
+			// convoy-approver nor view reads: say what would show it,
+			// and what the Stack records, rather than widen any access.
+			h.Note = fmt.Sprintf("Helm's history of %s is kept in Secrets, and you may not get and list on secrets in namespace %s "+
+				"(neither convoy-approver nor view grants it; edit or admin there does, or a Role with get and list on secrets). "+
+				"The Stack records revision %d %s.", rel.Name, rel.Namespace, rel.Revision, cmp.Or(rel.Status, "(no status)"))
+		} else if err != nil {
 			h.Err = err.Error()
 		} else {
 			if len(revs) > 10 {
@@ -223,8 +279,29 @@ func (s *Server) stackPage(w http.ResponseWriter, r *http.Request) {
 	}
 	if d.Approvable {
 		d.CanApprove, d.WhyNot = s.o.Backend.CanApprove(ctx, "stacks", ns, name)
+		if why := ownApproval(st, s.o.Backend.User(ctx)); d.CanApprove && why != "" {
+			d.CanApprove, d.WhyNot = false, why
+		}
 	}
 	s.render(w, r, "stack", http.StatusOK, page{Title: title, Nav: "stacks", Data: d})
+}
+
+// ownApproval says why user may not approve the Stack's current plan
+// again ("" when they may): they approved it already, and it waits for
+// approvals by other users (convoy approve refuses a second approval of
+// one plan by one user).
+func ownApproval(st *v1alpha1.Stack, user string) string {
+	p := st.Status.Plan
+	if user == "" || p == nil {
+		return ""
+	}
+	a, _ := st.Spec.ApprovalOf(p.Digest)
+	if !slices.Contains(a.ApprovedBy, user) {
+		return ""
+	}
+	more := int(a.Required) - len(a.ApprovedBy)
+	return fmt.Sprintf("You (%s) approved plan %s already (%d of %d approvals): it waits for %d more %s by %s.",
+		user, trimDigest(p.Digest), len(a.ApprovedBy), a.Required, more, plural(more, "approval", "approvals"), plural(more, "another user", "other users"))
 }
 
 func (s *Server) approveStack(w http.ResponseWriter, r *http.Request) {
@@ -308,7 +385,14 @@ func (s *Server) pipelinePage(w http.ResponseWriter, r *http.Request) {
 			v.BakePct = min(100, int(100*s.o.Now().Sub(v.Status.Since.Time)/spec.Bake.Duration))
 		}
 		v.Awaiting = v.Status.Phase == v1alpha1.PhaseAwaitingApproval
-		if v.Awaiting {
+		if a, ok := p.Spec.ApprovalFor(spec.Name, v.Status.Digest); v.Awaiting && ok {
+			// Approved: the controller pins the stage's Stacks next.
+			by := ""
+			if a.ApprovedBy != "" {
+				by = " by " + a.ApprovedBy
+			}
+			v.WhyNot = fmt.Sprintf("Stage %s is approved%s for %s: the controller promotes it next.", spec.Name, by, trimDigest(v.Status.Digest))
+		} else if v.Awaiting {
 			v.CanApprove, v.WhyNot = s.o.Backend.CanApprove(ctx, "pipelines", ns, name)
 		}
 		d.Stages = append(d.Stages, v)

@@ -40,7 +40,8 @@ type Local struct {
 type Options struct {
 	// Backend reaches the cluster (nil: only Local is shown).
 	Backend Backend
-	// Namespace is the kubeconfig context's namespace: the one listed
+	// Namespace is convoy ui -n's, else the kubeconfig context's
+	// namespace: listed, besides those Backend.StackNamespaces finds,
 	// when the user may not list across namespaces.
 	Namespace string
 	// Local is shown at /local when set.

@@ -30,9 +30,27 @@ type fakeBackend struct {
 	pipelines  []v1alpha1.Pipeline
 	canApprove bool
 	approved   []string // "ns/name digest allow..."
+	// user is who the user is; mayList, when set, the namespaces the
+	// user may list Stacks in ("": all), and listable what the user
+	// finds out of them; historyErr what reading a release's records gives.
+	user       string
+	mayList    map[string]bool
+	listable   []string
+	historyErr error
 }
 
+func (f *fakeBackend) User(context.Context) string { return f.user }
+
+func (f *fakeBackend) StackNamespaces(context.Context) []string { return f.listable }
+
 func (f *fakeBackend) Stacks(_ context.Context, ns string) ([]v1alpha1.Stack, error) {
+	if f.mayList != nil && !f.mayList[ns] {
+		where := "at the cluster scope"
+		if ns != "" {
+			where = "in the namespace \"" + ns + "\""
+		}
+		return nil, apierrors.NewForbidden(schema.GroupResource{Group: "convoy.dev", Resource: "stacks"}, "", errors.New("cannot list resource \"stacks\" "+where))
+	}
 	var out []v1alpha1.Stack
 	for _, s := range f.stacks {
 		if ns == "" || s.Namespace == ns {
@@ -64,6 +82,9 @@ func (f *fakeBackend) Events(context.Context, string, string, string) ([]corev1.
 }
 
 func (f *fakeBackend) History(context.Context, string, string) ([]run.Revision, error) {
+	if f.historyErr != nil {
+		return nil, f.historyErr
+	}
 	return []run.Revision{{Version: 1, Status: "superseded", Chart: "app-1.1.0"}, {Version: 2, Status: "deployed", Chart: "app-1.2.0", Description: "Upgrade complete"}}, nil
 }
 
@@ -505,5 +526,105 @@ func TestApprovalStateNamesWhoApproved(t *testing.T) {
 	st.Status.LastAppliedApproval = &v1alpha1.ApprovalStatus{Digest: digest, ApprovedBy: []string{"alice", "carol"}}
 	if row := (&Server{o: Options{Now: time.Now}}).rowOf(&st); row.Approval != "approved by alice, carol, applied" || row.LastAppliedBy != "alice, carol" {
 		t.Errorf("applied: %q, last applied by %q", row.Approval, row.LastAppliedBy)
+	}
+}
+
+// After a user approved a plan that needs more approvals, Approve is
+// disabled for that user, saying why; another user may still approve.
+func TestApproveDisabledAfterOwnApproval(t *testing.T) {
+	two := int32(2)
+	st := stack("shop", "web", "False", "ApprovalRequired", nil)
+	st.Status.Plan.DeniedBy = nil
+	st.Spec.Approvals = &v1alpha1.Approvals{Required: &two, Entries: []v1alpha1.ApprovalEntry{{Digest: digest, ApprovedBy: "alice"}}}
+	b := &fakeBackend{stacks: []v1alpha1.Stack{st}, plan: samplePlan(), canApprove: true, user: "alice"}
+	_, ts := newTestServer(t, b)
+	_, body := get(t, ts, "/stacks/shop/web", true)
+	text := html.UnescapeString(body)
+	if strings.Contains(body, `action="/stacks/shop/web/approve"`) || !strings.Contains(body, `id="approve" disabled`) {
+		t.Errorf("alice approved already, and Approve is enabled for her:\n%s", body)
+	}
+	if want := "You (alice) approved plan " + trimDigest(digest); !strings.Contains(text, want) || !strings.Contains(text, "1 more approval by another user") {
+		t.Errorf("the page does not say why Approve is disabled (%q):\n%s", want, text)
+	}
+	b.user = "bob"
+	_, body = get(t, ts, "/stacks/shop/web", true)
+	if !strings.Contains(body, `action="/stacks/shop/web/approve"`) {
+		t.Errorf("bob may approve, and Approve is disabled for him:\n%s", body)
+	}
+}
+
+// A Pipeline's stage approved already (by this user or another) waits for
+// the controller, not for another approval: Approve is disabled, saying so.
+func TestApproveStageDisabledOnceApproved(t *testing.T) {
+	p := v1alpha1.Pipeline{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
+		Spec: v1alpha1.PipelineSpec{Stages: []v1alpha1.Stage{{Name: "production", Approval: v1alpha1.ApprovalManual}},
+			Approvals: []v1alpha1.StageApproval{{Stage: "production", Digest: digest, ApprovedBy: "alice"}}},
+		Status: v1alpha1.PipelineStatus{Stages: []v1alpha1.StageStatus{{Name: "production", Phase: v1alpha1.PhaseAwaitingApproval, Digest: digest}}},
+	}
+	b := &fakeBackend{pipelines: []v1alpha1.Pipeline{p}, canApprove: true, user: "alice"}
+	_, ts := newTestServer(t, b)
+	_, body := get(t, ts, "/pipelines/shop/web", true)
+	if strings.Contains(body, `action="/pipelines/shop/web/approve"`) {
+		t.Errorf("the stage is approved, and Approve is enabled:\n%s", body)
+	}
+	if text := html.UnescapeString(body); !strings.Contains(text, "approved by alice") {
+		t.Errorf("the page does not say who approved the stage:\n%s", text)
+	}
+}
+
+// A user who may list Stacks neither in all namespaces nor in the
+// kubeconfig's starts in the namespaces where they may, with no error; one
+// who may list them nowhere we can find is asked for a namespace.
+func TestStacksPageStartsWhereTheUserMayList(t *testing.T) {
+	b := &fakeBackend{
+		stacks:   []v1alpha1.Stack{stack("team-a", "web", "True", "Applied", nil), stack("ops", "mon", "True", "Applied", nil)},
+		mayList:  map[string]bool{"team-a": true},
+		listable: []string{"team-a"},
+	}
+	s, err := New(Options{Backend: b, Token: "secret-token", Namespace: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := serve(t, s)
+	resp, body := get(t, ts, "/stacks", true)
+	if resp.StatusCode != http.StatusOK || strings.Contains(body, `class="error"`) || !strings.Contains(body, `data-stack="team-a/web"`) || strings.Contains(body, `data-stack="ops/mon"`) {
+		t.Fatalf("%d: not team-a's Stacks alone, or an error:\n%s", resp.StatusCode, body)
+	}
+	if !strings.Contains(html.UnescapeString(body), "namespace team-a") {
+		t.Errorf("the page does not say which namespace it shows:\n%s", body)
+	}
+
+	b.listable = nil // the user may not list Namespaces either
+	resp, body = get(t, ts, "/stacks", true)
+	text := html.UnescapeString(body)
+	if resp.StatusCode != http.StatusOK || strings.Contains(body, `class="error"`) || !strings.Contains(text, "nor in namespace default") || !strings.Contains(text, "convoy ui -n NAMESPACE") {
+		t.Fatalf("%d: the page does not ask for a namespace:\n%s", resp.StatusCode, text)
+	}
+	if !strings.Contains(body, `<input name="ns"`) {
+		t.Errorf("no field to name a namespace:\n%s", body)
+	}
+	// Named: that namespace's Stacks.
+	if resp, body := get(t, ts, "/stacks?ns=team-a", true); resp.StatusCode != http.StatusOK || !strings.Contains(body, `data-stack="team-a/web"`) {
+		t.Fatalf("?ns=team-a: %d\n%s", resp.StatusCode, body)
+	}
+}
+
+// Release records are Secrets, which neither convoy-approver nor view
+// reads: the History says which access would show them and what the
+// Stack's status records, not the API server's refusal.
+func TestHistoryWithoutSecrets(t *testing.T) {
+	b := &fakeBackend{stacks: []v1alpha1.Stack{stack("shop", "web", "True", "Applied", nil)}, plan: samplePlan(),
+		historyErr: apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "", errors.New(`User "alice" cannot list resource "secrets" in API group "" in the namespace "shop"`))}
+	_, ts := newTestServer(t, b)
+	_, body := get(t, ts, "/stacks/shop/web", true)
+	text := html.UnescapeString(body)
+	if strings.Contains(text, "secrets is forbidden") {
+		t.Errorf("the History shows the API server's refusal:\n%s", text)
+	}
+	for _, want := range []string{"list on secrets in namespace shop", "revision 2 deployed"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the History does not say %q:\n%s", want, text)
+		}
 	}
 }

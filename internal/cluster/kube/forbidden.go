@@ -72,3 +72,26 @@ func Forbidden(err error) error {
 	}
 	return &ForbiddenError{User: m[1], Verb: m[2], Resource: res, Namespace: m[5], Err: err}
 }
+
+// apiRefusal is the API server's whole text of an authorizer's refusal:
+// `secrets "x" is forbidden: User "…" cannot get resource …`.
+var apiRefusal = regexp.MustCompile(`(?:[a-z0-9.-]+(?: "[^"]*")? is forbidden: )?` + rbacRefusal.String())
+
+// Refusals rewrites, in a message made of errors' texts, each refusal of
+// the API server's authorizer that no *ForbiddenError turned into its
+// sentence (a path that passed the API server's error on as it was) as
+// that sentence, and says whether it found any: who may not do what,
+// never the API server's text.
+func Refusals(msg string) (string, bool) {
+	found := false
+	out := apiRefusal.ReplaceAllStringFunc(msg, func(s string) string {
+		m := apiRefusal.FindStringSubmatch(s)
+		found = true
+		res := m[3]
+		if m[4] != "" {
+			res += "." + m[4]
+		}
+		return (&ForbiddenError{User: m[1], Verb: m[2], Resource: res, Namespace: m[5]}).Error()
+	})
+	return out, found
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,7 +27,7 @@ func (e *Engine) Disown(ctx context.Context, namespace, name, stack string) erro
 	sel := labels.SelectorFromSet(map[string]string{"owner": "helm", "name": name, StackLabel: stack}).String()
 	list, err := records.List(ctx, metav1.ListOptions{LabelSelector: sel, FieldSelector: fields})
 	if err != nil {
-		return fmt.Errorf("list the records of release %s: %w", name, err)
+		return fmt.Errorf("list the records of release %s: %w", name, kube.Forbidden(err))
 	}
 	for _, r := range list.Items {
 		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
@@ -37,7 +38,7 @@ func (e *Engine) Disown(ctx context.Context, namespace, name, stack string) erro
 			return err
 		}
 		if _, err := records.Patch(ctx, r.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: RecordFieldManager}); err != nil {
-			return fmt.Errorf("unlabel the record %s of release %s: %w", r.Name, name, err)
+			return fmt.Errorf("unlabel the record %s of release %s: %w", r.Name, name, kube.Forbidden(err))
 		}
 	}
 	return nil

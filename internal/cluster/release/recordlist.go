@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -74,7 +75,7 @@ func (d *kubeDriver[T, L]) listPaged(ctx context.Context, opts metav1.ListOption
 	for {
 		list, err := d.client.List(ctx, opts)
 		if err != nil {
-			return nil, fmt.Errorf("list release records in namespace %q: %w", d.namespace, err)
+			return nil, fmt.Errorf("list release records in namespace %q: %w", d.namespace, kube.Forbidden(err))
 		}
 		items := d.records.items(list)
 		for _, obj := range items {

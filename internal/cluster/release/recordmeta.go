@@ -41,7 +41,7 @@ func (e *Engine) ListRecordMeta(ctx context.Context, namespace string) ([]metav1
 	for {
 		l, err := res.List(ctx, opts)
 		if err != nil {
-			return nil, fmt.Errorf("list release records in namespace %q: %w", namespace, err)
+			return nil, fmt.Errorf("list release records in namespace %q: %w", namespace, kube.Forbidden(err))
 		}
 		for i := range l.Items {
 			// Kept until the histories are built: drop what they never

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,7 +66,7 @@ func (d *kubeDriver[T, L]) Name() string { return d.records.kind() }
 
 // wrap names the record object in err.
 func (d *kubeDriver[T, L]) wrap(namespace, key string, err error) error {
-	return fmt.Errorf("v1 %s %s/%s: %w", d.records.kind(), namespace, key, err)
+	return fmt.Errorf("v1 %s %s/%s: %w", d.records.kind(), namespace, key, kube.Forbidden(err))
 }
 
 func (d *kubeDriver[T, L]) read(obj T) (*Release, error) {
@@ -99,7 +100,7 @@ func (d *kubeDriver[T, L]) List(ctx context.Context, selector map[string]string)
 		LabelSelector: labels.SelectorFromSet(selector).String(),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list release records in namespace %q: %w", d.namespace, err)
+		return nil, fmt.Errorf("list release records in namespace %q: %w", d.namespace, kube.Forbidden(err))
 	}
 	items := d.records.items(list)
 	out := make([]*Release, 0, len(items))
@@ -295,7 +296,7 @@ func (d *kubeDriver[T, L]) listLazy(ctx context.Context, selector map[string]str
 		LabelSelector: labels.SelectorFromSet(selector).String(),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list release records in namespace %q: %w", d.namespace, err)
+		return nil, fmt.Errorf("list release records in namespace %q: %w", d.namespace, kube.Forbidden(err))
 	}
 	var out []lazyRecord
 	for _, obj := range d.records.items(list) {

@@ -7,10 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 func TestKubeDriversKeepRecords(t *testing.T) {
@@ -122,5 +126,32 @@ func TestKubeDriversRefuseAnUpdateOfAStaleRead(t *testing.T) {
 				t.Fatalf("an update after this run's own update: %v", err)
 			}
 		})
+	}
+}
+
+// The authorizer's refusal of a record read (a Stack's identity reading
+// the records of a namespace it may not: kube-system, another team's) is
+// a *kube.ForbiddenError naming who may not do what, once, not the API
+// server's text.
+func TestRecordReadRefusedIsForbidden(t *testing.T) {
+	client := fake.NewClientset()
+	client.PrependReactor("list", "secrets", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "",
+			errors.New(`User "system:serviceaccount:team-a:deployer" cannot list resource "secrets" in API group "" in the namespace "kube-system"`))
+	})
+	client.PrependReactor("get", "secrets", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "sh.helm.release.v1.app.v1",
+			errors.New(`User "system:serviceaccount:team-a:deployer" cannot get resource "secrets" in API group "" in the namespace "kube-system"`))
+	})
+	s := &Storage{Driver: NewKubeDriver(client, DriverSecret, "kube-system")}
+	const want = "serviceaccount team-a/deployer may not list secrets in namespace kube-system"
+	_, err := s.History(context.Background(), "app")
+	var fe *kube.ForbiddenError
+	if !errors.As(err, &fe) || !strings.HasSuffix(err.Error(), want) || strings.Contains(err.Error(), "cannot list") {
+		t.Errorf("History: %v, want a *kube.ForbiddenError ending %q", err, want)
+	}
+	_, err = s.Get(context.Background(), "app", 1)
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "v1 Secret kube-system/sh.helm.release.v1.app.v1: serviceaccount team-a/deployer may not get secrets in namespace kube-system") {
+		t.Errorf("Get: %v, want the record named, and a *kube.ForbiddenError", err)
 	}
 }

@@ -186,7 +186,7 @@ func (r *Reconciler) reconcile(ctx context.Context, p *v1alpha1.Pipeline) pipeli
 		gstacks[name] = st.DeepCopy()
 	}
 	step := stepStages(machineInput{
-		Namespace: p.Namespace, Now: now, Latest: p.Status.Latest.Digest, Spec: &p.Spec, Stages: p.Status.Stages, Stacks: views,
+		Namespace: p.Namespace, Name: p.Name, Now: now, Latest: p.Status.Latest.Digest, Spec: &p.Spec, Stages: p.Status.Stages, Stacks: views,
 		Gate: func(i, j int, digest string, since time.Time) gateVerdict {
 			k := gateKey{pipeline: key, generation: p.Generation, stage: p.Spec.Stages[i].Name, gate: j, digest: digest}
 			asked[k] = true

@@ -47,7 +47,9 @@ type gateVerdict struct {
 type machineInput struct {
 	// Namespace is the Pipeline's: Stacks are keyed by pipelineStackKey in it.
 	Namespace string
-	Now       time.Time
+	// Name is the Pipeline's (the command a waiting stage's message gives).
+	Name string
+	Now  time.Time
 	// Latest is the newest matching digest ("": none yet).
 	Latest string
 	Spec   *v1alpha1.PipelineSpec
@@ -173,7 +175,7 @@ func (m *machine) awaitApproval(stage v1alpha1.Stage, s *v1alpha1.StageStatus) {
 		m.phase(s, v1alpha1.PhasePromoting, "approved"+by+": pinning the Stacks to "+s.Digest)
 		return
 	}
-	s.Message = fmt.Sprintf("digest %s waits for approval: convoy promote PIPELINE %s --digest %s", s.Digest, stage.Name, s.Digest)
+	s.Message = fmt.Sprintf("digest %s waits for approval: convoy promote %s %s -n %s --digest %s", s.Digest, m.in.Name, stage.Name, m.in.Namespace, s.Digest)
 	m.out.Notices = append(m.out.Notices, stageNotice{v1alpha1.EventApprovalRequired, stage.Name, s.Digest, s.Message})
 }
 

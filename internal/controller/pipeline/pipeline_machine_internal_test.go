@@ -65,7 +65,7 @@ func newWorld(t *testing.T, spec *v1alpha1.PipelineSpec) *world {
 func (w *world) step(latest string) machineOutput {
 	w.t.Helper()
 	out := stepStages(machineInput{
-		Now: w.now, Latest: latest, Spec: w.spec, Stages: w.stages, Stacks: maps.Clone(w.stacks),
+		Namespace: "delivery", Name: "shop", Now: w.now, Latest: latest, Spec: w.spec, Stages: w.stages, Stacks: maps.Clone(w.stacks),
 		Gate: func(_, _ int, d string, _ time.Time) gateVerdict {
 			w.gateCalls++
 			if w.gateFails[d] {
@@ -262,6 +262,11 @@ func TestStageMachineManualApproval(t *testing.T) {
 	w.settle(d1, 6)
 	if w.stages[1].Phase != v1alpha1.PhaseAwaitingApproval || w.stages[1].Digest != d1 || w.stacks["prod-a"].Pinned != "" {
 		t.Fatalf("production: %+v, prod-a %+v", w.stages[1], w.stacks["prod-a"])
+	}
+	// The message is a command to run as it stands: the Pipeline's name
+	// and namespace filled in.
+	if want := "convoy promote shop production -n delivery --digest " + d1; !strings.Contains(w.stages[1].Message, want) {
+		t.Errorf("production's message %q does not say %q", w.stages[1].Message, want)
 	}
 	w.spec.Approvals = []v1alpha1.StageApproval{{Stage: "production", Digest: d2}}
 	w.settle(d1, 3)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
+	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/convoy-sh/convoy/internal/stack/artifact"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -267,6 +268,21 @@ func TestPipelinePromotesThroughStages(t *testing.T) {
 	for _, name := range []string{"staging", "prod-a", "prod-b"} {
 		if got := stackDigest(t, c, ns, name); got != d3 {
 			t.Fatalf("Stack %s runs %s, not 1.2.0", name, got)
+		}
+	}
+	// The records production's Stacks wrote say who approved the stage.
+	approver, err := ctl.WhoAmI(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range []string{"prod-a", "prod-b"} {
+		revs, err := run.RecordHistory(ctx, cluster.Client(), ns+"-"+env, "app")
+		if err != nil || len(revs) == 0 {
+			t.Fatalf("the history of app in %s-%s: %v", ns, env, err)
+		}
+		want := "approved by " + approver + " (Pipeline " + ns + "/shop, stage production)"
+		if d := revs[len(revs)-1].Description; !strings.Contains(d, want) {
+			t.Errorf("%s: the newest record says %q, not %q", env, d, want)
 		}
 	}
 	if n, busy := log.maxInProgress(d3, "prod-a", "prod-b"); n != 1 {

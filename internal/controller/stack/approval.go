@@ -1,10 +1,14 @@
 package stack
 
 import (
+	"cmp"
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // needsApproval says whether a plan with changes is applied only once
@@ -85,4 +89,33 @@ func approvalApplied(st *v1alpha1.Stack, digest string) *v1alpha1.ApprovalStatus
 	}
 	a, _ := approvalOf(st, digest)
 	return &a
+}
+
+// promotionNote is who approved the Pipeline stage that pinned the Stack
+// to the source digest its plan applies: "approved by alice (Pipeline
+// delivery/shop, stage production)", "" when no manual stage did. The
+// Pipeline is the one the Stack's convoy.dev/pipeline annotation names,
+// read uncached as the controller; its approval counts only when that
+// stage names this Stack and the approval is of this digest (the
+// Pipeline's approvals are the approval policy's to guard, the annotation
+// is not).
+func (r *reconciler) promotionNote(ctx context.Context, st *v1alpha1.Stack, sourceDigest string) string {
+	owner, ok := v1alpha1.PipelineOwner(st)
+	if !ok || sourceDigest == "" {
+		return ""
+	}
+	var p v1alpha1.Pipeline
+	if err := r.reader.Get(ctx, owner, &p); err != nil {
+		return ""
+	}
+	me := types.NamespacedName{Namespace: st.Namespace, Name: st.Name}
+	for _, stage := range p.Spec.Stages {
+		if stage.Approval != v1alpha1.ApprovalManual || !slices.ContainsFunc(stage.Stacks, func(ref v1alpha1.PipelineStackRef) bool { return ref.In(p.Namespace) == me }) {
+			continue
+		}
+		if a, ok := p.Spec.ApprovalFor(stage.Name, sourceDigest); ok {
+			return fmt.Sprintf("approved by %s (Pipeline %s/%s, stage %s)", cmp.Or(a.ApprovedBy, "unrecorded"), p.Namespace, p.Name, stage.Name)
+		}
+	}
+	return ""
 }

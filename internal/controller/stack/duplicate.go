@@ -30,8 +30,9 @@ const ReasonDuplicateStack = "DuplicateStack"
 const unreconciledGrace = time.Minute
 
 // checkDuplicate records the Stack's identity (status.identity: the
-// stack's name and environment and the clusters it uses, what its lock is
-// keyed by) and stalls it when an older Stack has the same one: only the
+// stack's name and environment, its namespace when the Stack acts as a
+// service account of it (identityNamespace), and the clusters it uses,
+// what its lock is keyed by) and stalls it when an older Stack has the same one: only the
 // first Stack of a stack ever plans or applies. The identity is written
 // before the others are read, both uncached, so that of two Stacks
 // reconciled at once at least the younger sees the older.
@@ -125,6 +126,10 @@ func (r *reconciler) firstOf(ctx context.Context, st *v1alpha1.Stack, fresh bool
 	if err != nil {
 		return nil, nil, err
 	}
+	// An identity scoped to the Stack's namespace is never another
+	// namespace's: this Stack neither waits for nor names their Stacks.
+	own, _ := stacklock.ParseIdentity(st.Status.Identity)
+	scoped := own.Namespace != ""
 	for i := range items {
 		o := &items[i]
 		if o.UID == st.UID || !olderThan(o, st) {
@@ -136,6 +141,7 @@ func (r *reconciler) firstOf(ctx context.Context, st *v1alpha1.Stack, fresh bool
 				first = o
 			}
 		case o.Status.Identity == "" && o.Status.ObservedGeneration == 0 && o.DeletionTimestamp.IsZero() &&
+			(!scoped || o.Namespace == st.Namespace) &&
 			!o.Spec.Suspend && time.Since(o.CreationTimestamp.Time) < unreconciledGrace && mine.Matches(labels.Set(o.Labels)) &&
 			sourceRepository(o.Spec.Source) == sourceRepository(st.Spec.Source):
 			// Only a Stack of this controller's shard (another shard's may

@@ -238,3 +238,59 @@ func TestCrossNamespaceVarsFromStrict(t *testing.T) {
 		t.Fatalf("ConfigMap %s/api-config: created (or %v)", teamA, err)
 	}
 }
+
+// A release in a namespace the Stack's identity may not use (kube-system,
+// another team's, with adopt = true) is refused at plan in one form:
+// Ready=False Forbidden, naming the identity, the verb and the namespace,
+// each refusal once and never in the API server's words.
+func TestStackIdentityReleaseNamespaceRefused(t *testing.T) {
+	cluster.Need(t)
+	c := kube(t)
+	teamA, teamB := team(t, c), team(t, c)
+	reg := sourcetest.StartRegistry(t, "", "")
+	for i, tc := range []struct{ namespace, extra string }{
+		{"kube-system", ""},
+		{teamB, "adopt = true"},
+	} {
+		dir := tenantStack(t, teamA, map[string]string{"own.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: own-" + teamA + "\ndata: {by: team-a}\n"})
+		// Two stacks: one Stack each, not duplicates.
+		hcl := fmt.Sprintf("stack \"tenant-%d\" {\n  default_namespace = %q\n}\nrelease \"app\" {\n  chart     = \"./charts/tenant\"\n  namespace = %q\n  %s\n}\n", i+1, teamA, tc.namespace, tc.extra)
+		if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(hcl), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tag := fmt.Sprintf("v%d", i+1)
+		push(t, reg, dir, tag)
+		name := fmt.Sprintf("into-%d", i+1)
+		create(t, c, newStack(teamA, name, "oci://"+reg.Host+"/stacks/app:"+tag, func(st *v1alpha1.Stack) {
+			st.Spec.ServiceAccountName = "deployer"
+		}))
+	}
+	startController(t, teamA, nil)
+	for i, ns := range []string{"kube-system", teamB} {
+		name := fmt.Sprintf("into-%d", i+1)
+		st := waitStack(t, c, teamA, name, 90*time.Second, "refused", func(st *v1alpha1.Stack) bool {
+			r := cond(st, "Ready")
+			return r != nil && r.Status == metav1.ConditionFalse && r.Reason != "" && r.Reason != "Reconciling" && st.Status.LastError != ""
+		})
+		r := cond(st, "Ready")
+		t.Logf("%s: Ready=False %s: %s", ns, r.Reason, r.Message)
+		who := regexp.MustCompile(`serviceaccount ` + teamA + `/deployer may not \S+ \S+ in namespace ` + regexp.QuoteMeta(ns))
+		if r.Reason != v1alpha1.ReasonForbidden || !who.MatchString(r.Message) {
+			t.Errorf("release in %s: Ready=False %s %q, want Forbidden naming the identity and the namespace", ns, r.Reason, r.Message)
+		}
+		if strings.Contains(r.Message, "is forbidden") || strings.Contains(r.Message, "cannot ") {
+			t.Errorf("release in %s: the API server's text: %s", ns, r.Message)
+		}
+		for _, line := range strings.Split(r.Message, "\n") {
+			if strings.Count(r.Message, line) > 1 {
+				t.Errorf("release in %s: %q said twice:\n%s", ns, line, r.Message)
+			}
+		}
+		if s := who.FindAllString(r.Message, -1); len(s) > 1 && s[0] == s[1] {
+			t.Errorf("release in %s: the refusal said %d times:\n%s", ns, len(s), r.Message)
+		}
+	}
+	if recs := helmRecords(t, teamB); len(recs) > 0 {
+		t.Errorf("release records written in %s: %d", teamB, len(recs))
+	}
+}

@@ -350,7 +350,11 @@ func (r *reconciler) runOptions(st *v1alpha1.Stack, f *artifact.Fetched, cfg *co
 		// Its records name the Stack's namespace; releases another
 		// namespace's Stack wrote are never taken over.
 		StackNamespace: st.Namespace,
-		Announce:       func(msg string) { r.event(st, corev1.EventTypeNormal, "Announce", "Lock", in.redact(msg)) },
+		// A Stack acting as its namespace's service account is a stack of
+		// its namespace: another namespace's Stack of the same stack ID is
+		// another stack, with a lock of its own (tenancy.go).
+		IdentityNamespace: r.opts.identityNamespace(st),
+		Announce:          func(msg string) { r.event(st, corev1.EventTypeNormal, "Announce", "Lock", in.redact(msg)) },
 	}
 }
 
@@ -519,6 +523,12 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, p *v1alpha1.PlanSt
 	}
 	applying(ctx, digest)
 	approval := approvalApplied(st, digest)
+	note := approvalNote(approval)
+	if promoted := r.promotionNote(ctx, st, p.SourceDigest); promoted != "" {
+		// Promoted by a Pipeline's manual stage: who approved that
+		// goes into the records too.
+		note = strings.TrimPrefix(strings.Join([]string{note, promoted}, ", "), ", ")
+	}
 	t := time.Now()
 	// The plan names its stack directory (or carries its snapshot): the
 	// session's source gives only the variable values, which must agree
@@ -529,7 +539,7 @@ func (r *reconciler) apply(ctx context.Context, sr *stackRun, p *v1alpha1.PlanSt
 		Command:  fmt.Sprintf("convoy controller (Stack %s/%s)", st.Namespace, st.Name),
 		Progress: applyProgress(ctx, digest),
 		Atomic:   st.Spec.Atomic,
-		Note:     approvalNote(approval),
+		Note:     note,
 	})
 	r.runs.done()
 	r.metrics.duration.WithLabelValues("apply").Observe(time.Since(t).Seconds())
@@ -752,12 +762,11 @@ func (r *reconciler) failed(sr *stackRun, p *plan.Plan, reason string, err error
 	if errors.As(err, &de) || errors.As(err, &fe) {
 		return r.stall(sr.st, v1alpha1.ReasonInvalid, msg)
 	}
-	var forbidden *kube.ForbiddenError
-	if errors.As(err, &forbidden) {
+	if m, ok := forbiddenMessage(err, msg); ok {
 		// The Stack's identity may not do what the stack asks: nothing
 		// of the plan is applied; tried again with backoff, since a
 		// Role granted meanwhile is no change of the Stack.
-		reason = v1alpha1.ReasonForbidden
+		reason, msg = v1alpha1.ReasonForbidden, m
 	}
 	fault := r.cacheFault(err)
 	if fault {
@@ -773,9 +782,8 @@ func (r *reconciler) failed(sr *stackRun, p *plan.Plan, reason string, err error
 // retried with backoff.
 func (r *reconciler) retryLater(st *v1alpha1.Stack, reason string, err error) outcome {
 	msg := err.Error()
-	var forbidden *kube.ForbiddenError
-	if errors.As(err, &forbidden) {
-		reason = v1alpha1.ReasonForbidden // the Stack's identity may not read what it names
+	if m, ok := forbiddenMessage(err, msg); ok {
+		reason, msg = v1alpha1.ReasonForbidden, m // the Stack's identity may not read what it names
 	}
 	fault := r.cacheFault(err)
 	if fault {
@@ -784,6 +792,28 @@ func (r *reconciler) retryLater(st *v1alpha1.Stack, reason string, err error) ou
 	st.Status.LastError = msg
 	retrying(st, reason, msg)
 	return outcome{result: "error", err: errors.New(msg), cacheFault: fault}
+}
+
+// forbiddenMessage is msg, the message of err, when err is an
+// authorizer's refusal (a *kube.ForbiddenError, or the API server's text
+// of one that reached here as it was): every refusal in the form `who may
+// not do what`, each line once (one list refused to several reads of a
+// plan). ok is false for any other error.
+func forbiddenMessage(err error, msg string) (string, bool) {
+	var forbidden *kube.ForbiddenError
+	msg, rewritten := kube.Refusals(msg)
+	if !rewritten && !errors.As(err, &forbidden) {
+		return "", false
+	}
+	var lines []string
+	seen := map[string]bool{}
+	for _, l := range strings.Split(msg, "\n") {
+		if !seen[l] {
+			seen[l] = true
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n"), true
 }
 
 // cacheFaultHint ends the message of a fault of the controller's cache.

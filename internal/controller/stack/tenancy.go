@@ -60,6 +60,20 @@ func (o Options) serviceAccountOf(st *v1alpha1.Stack) string {
 	return o.DefaultServiceAccount
 }
 
+// identityNamespace is the namespace a Stack's identity (and its stack
+// lock) is scoped to: its own, whenever it acts as a service account of
+// its namespace (always under --tenancy strict), since Stacks of two
+// namespaces then see and change only what their own identities may and
+// are two tenants' stacks though their artifacts name one stack; "" for a
+// Stack acting as the controller, whose identity stays the stack's ID
+// and clusters, as the CLI's (one lock with `convoy apply` of the stack).
+func (o Options) identityNamespace(st *v1alpha1.Stack) string {
+	if o.Tenancy == TenancyStrict || o.serviceAccountOf(st) != "" {
+		return st.Namespace
+	}
+	return ""
+}
+
 // impersonating is the user name a Stack's requests impersonate
 // (system:serviceaccount:NS:NAME), "" for none.
 func (o Options) impersonating(st *v1alpha1.Stack) string {

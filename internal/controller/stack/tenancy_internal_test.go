@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -84,5 +85,44 @@ func TestReferencesAcrossNamespaces(t *testing.T) {
 		if got := references(st, tc.kind, tc.ns, tc.name); got != tc.want {
 			t.Errorf("%s %s/%s: %v", tc.kind, tc.ns, tc.name, got)
 		}
+	}
+}
+
+// A Stack acting as a service account of its namespace has an identity
+// scoped to it; one acting as the controller keeps the stack's own (the
+// CLI's lock).
+func TestIdentityNamespace(t *testing.T) {
+	named := tenantStack(func(s *v1alpha1.StackSpec) { s.ServiceAccountName = "deployer" })
+	unnamed := tenantStack(func(*v1alpha1.StackSpec) {})
+	for _, tc := range []struct {
+		o    Options
+		st   *v1alpha1.Stack
+		want string
+	}{
+		{Options{}, unnamed, ""},
+		{Options{}, named, "team-a"},
+		{Options{DefaultServiceAccount: "deployer"}, unnamed, "team-a"},
+		{Options{Tenancy: TenancyStrict, DefaultServiceAccount: "deployer"}, unnamed, "team-a"},
+	} {
+		if got := tc.o.identityNamespace(tc.st); got != tc.want {
+			t.Errorf("%+v, serviceAccountName %q: %q, want %q", tc.o, tc.st.Spec.ServiceAccountName, got, tc.want)
+		}
+	}
+}
+
+// Every permission refusal of a plan is one sentence per refusal, each
+// once: a *kube.ForbiddenError's, and the API server's text of one that
+// reached the Stack unconverted.
+func TestForbiddenMessage(t *testing.T) {
+	raw := `secrets is forbidden: User "system:serviceaccount:team-a:deployer" cannot list resource "secrets" in API group "" in the namespace "kube-system"`
+	err := errors.New("release.app: list release records in namespace \"kube-system\": " + raw + "\n" + "list release records in namespace \"kube-system\": " + raw + "\n" + "release.app: list release records in namespace \"kube-system\": " + raw)
+	msg, ok := forbiddenMessage(err, err.Error())
+	want := "release.app: list release records in namespace \"kube-system\": serviceaccount team-a/deployer may not list secrets in namespace kube-system\n" +
+		"list release records in namespace \"kube-system\": serviceaccount team-a/deployer may not list secrets in namespace kube-system"
+	if !ok || msg != want {
+		t.Errorf("got %q (%v)\nwant %q", msg, ok, want)
+	}
+	if _, ok := forbiddenMessage(errors.New("boom"), "boom"); ok {
+		t.Error("an error without a refusal is Forbidden")
 	}
 }

@@ -263,6 +263,11 @@ func Compute(ctx context.Context, in Input) (*plan.Plan, error) {
 		wg.Go(func() { removed, removedErr = c.removed(ctx) })
 	}
 	wg.Wait()
+	if refusedAlready(errs, removedErr) {
+		// The records of a namespace the identity may not read: the
+		// release that lives there says so, once.
+		removedErr = nil
+	}
 	if err := errors.Join(append(errs, removedErr)...); err != nil {
 		return nil, err
 	}
@@ -428,4 +433,21 @@ func clusterName(spec *config.ClusterSpec) string {
 		return ""
 	}
 	return spec.Name
+}
+
+// refusedAlready says whether err is an authorizer's refusal
+// (*kube.ForbiddenError) that one of errs reports already: the same list
+// refused to a release's plan and to the search for removed releases.
+func refusedAlready(errs []error, err error) bool {
+	var fe *kube.ForbiddenError
+	if err == nil || !errors.As(err, &fe) {
+		return false
+	}
+	for _, e := range errs {
+		var other *kube.ForbiddenError
+		if e != nil && errors.As(e, &other) && other.Error() == fe.Error() {
+			return true
+		}
+	}
+	return false
 }

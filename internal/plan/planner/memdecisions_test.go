@@ -337,6 +337,35 @@ release "api" {
 	}
 }
 
+// Two namespaces' Stacks whose artifacts name one stack are two stacks
+// (their identities are scoped to their namespaces): a release team-a's
+// Stack wrote is not team-b's to uninstall as removed, though its stack
+// label is the same.
+func TestMemRemovedReleaseOfAnotherNamespacesStackIsLeftAlone(t *testing.T) {
+	m := newMem(t, webStack(t, ``)+fmt.Sprintf(`
+release "api" {
+  chart = %q
+}
+`, webChart(t)))
+	m.deploy()
+	setStatus(t, m, "api", 1, release.StatusDeployed, map[string]string{release.StackNamespaceLabel: "team-a"})
+	setStatus(t, m, "web", 1, release.StatusDeployed, map[string]string{release.StackNamespaceLabel: "team-b"})
+	m.rewrite(webStack(t, ``))
+	m.in = func(in *planner.Input) { in.StackNamespace = "team-b" }
+	p := m.mustPlan(nil, planner.ObserveMetadata)
+	for _, rc := range p.Releases {
+		if rc.Name == "api" {
+			t.Errorf("%s %s: team-a's release planned by team-b's Stack", rc.Addr, rc.Action)
+		}
+	}
+	// Its own Stack (whose web it is too) still uninstalls it.
+	setStatus(t, m, "web", 1, release.StatusDeployed, map[string]string{release.StackNamespaceLabel: "team-a"})
+	m.in = func(in *planner.Input) { in.StackNamespace = "team-a" }
+	if rc := change(t, m.mustPlan(nil, planner.ObserveMetadata), "removed:shop/api"); rc.Action != plan.ActionUninstall {
+		t.Errorf("team-a's Stack: %s, want the removed release uninstalled", rc.Action)
+	}
+}
+
 func TestMemTargetedPlanUninstallsNothing(t *testing.T) {
 	m := newMem(t, webStack(t, ``)+fmt.Sprintf(`
 release "api" {

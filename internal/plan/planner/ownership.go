@@ -38,7 +38,7 @@ func (c *computer) observe(ctx context.Context, eng *release.Engine, namespace, 
 	}
 	last := hist[len(hist)-1]
 	run := last.Labels[release.RunLabel]
-	if !last.Info.Status.IsPending() || run == "" || last.Labels[release.StackLabel] != c.in.Stack.ID() ||
+	if !last.Info.Status.IsPending() || run == "" || !c.stackOwns(last) ||
 		c.in.Interrupted == nil || !c.in.Interrupted(run) {
 		return hist, nil, nil
 	}
@@ -47,6 +47,19 @@ func (c *computer) observe(ctx context.Context, eng *release.Engine, namespace, 
 	failed.Info = &info
 	out := append(slices.Clone(hist[:len(hist)-1]), &failed)
 	return out, &plan.Interrupted{RunID: run, Revision: last.Version, Status: string(last.Info.Status)}, nil
+}
+
+// stackOwns says whether a release record is this stack's: its stack label
+// names the stack, and no Stack of another namespace wrote it (in the
+// controller, Input.StackNamespace; a record without the namespace label
+// is a CLI's, or older: the stack's). Two namespaces' Stacks of one
+// stack ID never plan, uninstall or rename each other's releases.
+func (c *computer) stackOwns(r *release.Release) bool {
+	if r.Labels[release.StackLabel] != c.in.Stack.ID() {
+		return false
+	}
+	ns, mine := r.Labels[release.StackNamespaceLabel], c.in.StackNamespace
+	return mine == "" || ns == "" || ns == mine
 }
 
 // ownership notes who owns a release whose newest record this stack did

@@ -103,7 +103,7 @@ func (c *computer) predictWholeReads(ctx context.Context, eng *release.Engine, n
 				continue
 			}
 			last := h[len(h)-1]
-			if last.Labels[release.StackLabel] == c.in.Stack.ID() && last.Info.Status != release.StatusUninstalled && deployedOf(h) != nil {
+			if c.stackOwns(last) && last.Info.Status != release.StatusUninstalled && deployedOf(h) != nil {
 				needed++
 			}
 		}
@@ -163,7 +163,7 @@ func (c *computer) predictChange(ctx context.Context, addr config.ReleaseInstanc
 			return true, nil // an install
 		}
 		last, deployed := hist[len(hist)-1], deployedOf(hist)
-		if owner := last.Labels[release.StackLabel]; owner != "" && owner != c.in.Stack.ID() {
+		if owner := last.Labels[release.StackLabel]; owner != "" && !c.stackOwns(last) {
 			return true, nil
 		}
 		r, err := resolve.Resolve(c.in.Charts, c.in.Stack.Dir, inst)

@@ -163,7 +163,7 @@ func (c *computer) stackRelease(hist []*release.Release) *release.Release {
 		return nil
 	}
 	last := hist[len(hist)-1]
-	if last.Labels[release.StackLabel] != c.in.Stack.ID() || last.Info.Status == release.StatusUninstalled {
+	if !c.stackOwns(last) || last.Info.Status == release.StatusUninstalled {
 		return nil
 	}
 	return last

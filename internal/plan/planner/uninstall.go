@@ -70,7 +70,7 @@ func (c *computer) removed(ctx context.Context) ([]*plan.ReleaseChange, error) {
 				continue
 			}
 			last := hist[len(hist)-1]
-			if last.Labels[release.StackLabel] != st.ID() || last.Info.Status == release.StatusUninstalled {
+			if !c.stackOwns(last) || last.Info.Status == release.StatusUninstalled {
 				continue
 			}
 			if !c.in.Destroy {

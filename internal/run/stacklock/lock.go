@@ -45,11 +45,14 @@ const (
 	DefaultGrace = 30 * time.Second
 )
 
-// Name is the Lease name of a stack's lock.
-func Name(stack string) string {
-	name := "convoy-stack-" + strings.Trim(invalidName.ReplaceAllString(strings.ToLower(stack), "-"), "-")
-	if len(name) > 63 || name == "convoy-stack-" {
-		sum := sha256.Sum256([]byte(stack))
+// Name is the Lease name of a stack's lock, given its identity's Key: a
+// stack ID keeps the name it always had; a key scoped to a namespace
+// (NAMESPACE/ID) always ends in a hash of the key, so that team-a/x-y and
+// team-a-x/y, written alike, are two locks.
+func Name(key string) string {
+	name := "convoy-stack-" + strings.Trim(invalidName.ReplaceAllString(strings.ToLower(key), "-"), "-")
+	if len(name) > 63 || name == "convoy-stack-" || strings.Contains(key, "/") {
+		sum := sha256.Sum256([]byte(key))
 		name = name[:min(len(name), 50)] + "-" + hex.EncodeToString(sum[:])[:10]
 	}
 	return name
