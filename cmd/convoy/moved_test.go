@@ -64,6 +64,48 @@ func TestMovedSameName(t *testing.T) {
 	}
 }
 
+// TestMoveNotNotedAgainAfterHelmRollback is item 6 of issue 55: a move
+// applied together with an upgrade writes revision 2 at the new address;
+// `helm rollback` to revision 1 copies revision 1's labels, address
+// included. The next plan does not say the release moved again.
+func TestMoveNotNotedAgainAfterHelmRollback(t *testing.T) {
+	ns := cluster.Namespace(t)
+	kc := cluster.Kubeconfig()
+	head := fmt.Sprintf("stack \"mvrb-%s\" {\n  default_namespace = %q\n}\n", ns[len(ns)-6:], ns)
+	block := func(addr, message string) string {
+		return fmt.Sprintf("release %q {\n  name   = \"web\"\n  chart  = %q\n  values = [{ message = %q }]\n}\n", addr, appChart(t), message)
+	}
+	d := writeStack(t, head+block("old", "one"))
+	run := func(what string, args ...string) (int, string) {
+		t.Helper()
+		code, out, errOut := runConvoy(t, append(args, "-C", d, "--kubeconfig", kc)...)
+		if code != 0 && code != 2 {
+			t.Fatalf("%s: exit %d\n%s\n%s", what, code, out, errOut)
+		}
+		return code, out
+	}
+	run("apply", "apply", "--auto-approve", "--no-progress")
+	rewriteStack(t, d, head+block("new", "two")+"moved {\n  from = release.old\n  to   = release.new\n}\n")
+	if _, out := run("plan of the move", "plan"); !strings.Contains(out, "release.old has moved to release.new") {
+		t.Fatalf("the plan does not say the release moved:\n%s", out)
+	}
+	run("apply of the move", "apply", "--auto-approve", "--no-progress")
+	if out, err := cluster.Helm(t, "rollback", "web", "1", "-n", ns); err != nil {
+		t.Fatalf("helm rollback: %v\n%s", err, out)
+	}
+	h := statusOf(t, ns, "web")
+	if got := h[len(h)-1].Labels[release.AddressLabel]; got != "release.old" {
+		t.Fatalf("helm rollback wrote address %q, want release.old (the label of revision 1, which it copies)", got)
+	}
+	code, out := run("plan after helm rollback", "plan", "--detailed-exitcode")
+	if strings.Contains(out, "has moved") {
+		t.Fatalf("the move is noted again after helm rollback:\n%s", out)
+	}
+	if code != 2 || !strings.Contains(out, "1 to upgrade") {
+		t.Fatalf("plan after helm rollback: exit %d, want the upgrade back to message two\n%s", code, out)
+	}
+}
+
 // TestRemovedDestroyFalse: a removed block with destroy = false stops the
 // stack managing a release, and nothing else: no uninstall, no revision,
 // the objects stay, the records lose the stack's label, and another stack

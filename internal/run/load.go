@@ -58,7 +58,7 @@ type Loaded struct {
 	opts   config.EvalOptions
 	// moves are the instances that keep the Helm name of the address they
 	// had before count was added or removed (keepMovedNames).
-	moves []config.ImplicitMove
+	moves []movedSince
 	// ordered: Order is set (order).
 	ordered bool
 }

@@ -60,7 +60,7 @@ func (ls *Loaded) keepMovedNames(ctx context.Context, cl *Clusters) error {
 		return m, nil
 	}
 	kept := map[config.ReleaseInstanceAddr]string{}
-	var moved []config.ImplicitMove
+	var moved []movedSince
 	for _, m := range candidates {
 		inst, eng := st.Release(m.Addr), engines[m.Addr]
 		recs, err := records(eng)
@@ -84,8 +84,14 @@ func (ls *Loaded) keepMovedNames(ctx context.Context, cl *Clusters) error {
 		kept[m.Addr] = m.FromName
 		if last.Labels[release.AddressLabel] != m.Addr.LabelValue() {
 			// Not recorded at its new address yet: the plan says so,
-			// and apply records it (noteMoves).
-			moved = append(moved, m)
+			// and apply records it (noteMoves). Unless an older
+			// revision was written there: a helm rollback past the
+			// move copied the old address; apply puts it back quietly.
+			hist, err := eng.Storage(inst.Namespace).History(ctx, m.FromName)
+			if err != nil {
+				return err
+			}
+			moved = append(moved, movedSince{m, !recordedAt(hist, m.Addr.LabelValue())})
 		}
 	}
 	if len(kept) == 0 {
@@ -101,6 +107,24 @@ func (ls *Loaded) keepMovedNames(ctx context.Context, cl *Clusters) error {
 	return nil
 }
 
+// movedSince is an implicit move found in a stack's records; note says
+// whether the plan says so (false: recorded before, and rolled back past).
+type movedSince struct {
+	config.ImplicitMove
+	note bool
+}
+
+// recordedAt reports whether a revision of hist was written at the
+// address whose label value is at.
+func recordedAt(hist []*release.Release, at string) bool {
+	for _, r := range hist {
+		if r.Labels[release.AddressLabel] == at {
+			return true
+		}
+	}
+	return false
+}
+
 // noteMoves says on each release of the plan that moved since its
 // records were written that it moved and kept its name, and has apply
 // write its new address on the record: an upgrade's new revision carries
@@ -112,7 +136,9 @@ func (ls *Loaded) noteMoves(p *plan.Plan) {
 			if rc.Addr != plan.InstanceAddr(m.Addr) {
 				continue
 			}
-			rc.Warnings = append(rc.Warnings, moveNote(m))
+			if m.note {
+				rc.Warnings = append(rc.Warnings, moveNote(m.ImplicitMove))
+			}
 			if rc.Action == plan.ActionNoOp {
 				rc.Relabel = maps.Clone(rc.Relabel)
 				if rc.Relabel == nil {

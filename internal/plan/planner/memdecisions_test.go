@@ -933,3 +933,57 @@ func TestMemUpgradeLeavesIgnoredFieldsAlone(t *testing.T) {
 		}
 	}
 }
+
+// helm rollback copies the labels of the revision it rolls back to, so a
+// rollback past a move writes a newest record naming the address the
+// release moved from. The move was recorded before (a revision names the
+// new address): the plan does not say it moved again, and apply quietly
+// puts the new address back on the record.
+func TestMemMoveRecordedBeforeARollbackIsNotNotedAgain(t *testing.T) {
+	m := newMem(t, webStack(t, ``))
+	m.deploy()
+	moved := strings.Replace(webStack(t, `{ message = "moved" }`), `release "web" {`, `release "site" {
+  name = "web"`, 1) + `
+moved {
+  from = release.web
+  to   = release.site
+}
+`
+	m.rewrite(moved)
+	m.deploy() // revision 2, written at release.site
+	store := m.v.Records.Storage("shop")
+	ctx := context.Background()
+	first, err := store.Get(ctx, "web", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := first.Labels[release.AddressLabel]; got != "release.web" {
+		t.Fatalf("revision 1 at %q, want release.web", got)
+	}
+	// helm rollback web 1: revision 3 is revision 1's chart, values,
+	// manifest and labels; revision 2 is superseded.
+	setStatus(t, m, "web", 2, release.StatusSuperseded, nil)
+	first.Version = 3
+	first.Info.Status = release.StatusDeployed
+	first.Info.Description = "Rollback to 1"
+	if err := store.Create(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	m.rewrite(strings.Replace(moved, `{ message = "moved" }`, ``, 1))
+	rc := change(t, m.mustPlan(nil, planner.ObserveMetadata), "release.site")
+	if rc.MovedFrom != nil {
+		t.Errorf("moved from %s again, want no move: revision 2 recorded it", rc.MovedFrom)
+	}
+	if rc.Action == plan.ActionNoOp && rc.Relabel[release.AddressLabel] != "release.site" {
+		t.Errorf("relabel %v, want the record to get its address back", rc.Relabel)
+	}
+
+	// A record of a release that never was at its new address still says
+	// it moved.
+	m2 := newMem(t, webStack(t, ``))
+	m2.deploy()
+	m2.rewrite(strings.Replace(moved, `{ message = "moved" }`, ``, 1))
+	if rc := change(t, m2.mustPlan(nil, planner.ObserveMetadata), "release.site"); rc.MovedFrom == nil {
+		t.Errorf("no move noted for a release moved for the first time")
+	}
+}

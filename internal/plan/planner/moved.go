@@ -39,7 +39,9 @@ func (c *computer) releaseMoved(ctx context.Context, inst *config.ReleaseInstanc
 // as if it had always been there; which address it was at is the
 // AddressLabel of its newest record (records written before the label
 // existed have none: the nearest source is named). A release whose
-// record already names its address has moved before: nothing to say.
+// record already names its address has moved before: nothing to say; one
+// whose older revision names it was rolled back past its move (helm
+// rollback copies the old labels): its address is put back quietly.
 // Apply writes the new address on the deployed record, no revision.
 func (c *computer) noteMoved(ctx context.Context, inst *config.ReleaseInstance, rc *plan.ReleaseChange) error {
 	sources := c.in.Stack.Moves.Sources(inst.Addr)
@@ -62,7 +64,9 @@ func (c *computer) noteMoved(ctx context.Context, inst *config.ReleaseInstance, 
 	if !ok {
 		return nil
 	}
-	rc.MovedFrom = &from
+	if !recordedAt(hist, inst.Addr) {
+		rc.MovedFrom = &from
+	}
 	if rc.Action == plan.ActionNoOp {
 		rc.Relabel = maps.Clone(rc.Relabel)
 		if rc.Relabel == nil {
@@ -71,6 +75,19 @@ func (c *computer) noteMoved(ctx context.Context, inst *config.ReleaseInstance, 
 		rc.Relabel[release.AddressLabel] = inst.Addr.LabelValue()
 	}
 	return nil
+}
+
+// recordedAt reports whether a revision of hist was written at addr: the
+// move there was recorded before, and a newest record naming a move
+// source is a rollback's copy of an older revision's labels (helm
+// rollback copies them), not a new move.
+func recordedAt(hist []*release.Release, addr addrs.ReleaseInstance) bool {
+	for _, r := range hist {
+		if r.Labels[release.AddressLabel] == addr.LabelValue() {
+			return true
+		}
+	}
+	return false
 }
 
 // movedFrom is the source of a move the record r was written at.
