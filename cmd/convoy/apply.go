@@ -31,6 +31,7 @@ type applyOptions struct {
 	Refresh       string
 	AllowPolicies []string
 	Stats         bool
+	SkipNoOp      bool
 }
 
 func newApplyCmd(s streams) *cobra.Command {
@@ -73,6 +74,7 @@ are not needed, and any given must agree with the plan's.`,
 	addPlanViewFlags(cmd.Flags(), &o.View)
 	addSelectionFlags(cmd.Flags(), &o.Selection, "apply")
 	addRefreshFlag(cmd.Flags(), &o.Refresh)
+	addSkipNoOpFlag(cmd.Flags(), &o.SkipNoOp)
 	addAllowPolicyFlag(cmd.Flags(), &o.AllowPolicies)
 	addKubeVersionFlag(cmd.Flags(), &o.KubeVersion)
 	cmd.Flags().BoolVar(&o.Stats, "stats", false, "print what the apply cost on stderr: API requests by verb and resource, bytes, time waiting on the client's rate limiter (--kube-qps, --kube-burst), in hooks and writing release records")
@@ -107,8 +109,12 @@ func (o applyOptions) Run(ctx context.Context, s streams) error {
 	if o.PlanFile != "" && (o.Selection.any() || o.Selection.IncludeDeps) {
 		return errors.New("--target, -l and --include-deps apply to a plan computed now; a saved plan keeps the targets it was made with")
 	}
+	if o.PlanFile != "" && o.SkipNoOp {
+		return errors.New("--skip-no-op-upgrades applies to a plan computed now; a saved plan keeps what it was planned with")
+	}
 	req := o.Selection.request()
 	req.AllowPolicies = o.AllowPolicies
+	req.SkipNoOpUpgrades = o.SkipNoOp
 	var err error
 	if req.Refresh, err = run.ParseRefresh(o.Refresh); err != nil {
 		return err

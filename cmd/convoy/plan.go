@@ -28,6 +28,7 @@ type planOptions struct {
 	Stats            bool
 	AllowPolicies    []string
 	Attribute        bool
+	SkipNoOp         bool
 }
 
 func newPlanCmd(s streams) *cobra.Command {
@@ -69,6 +70,7 @@ code.`,
 	fs.IntVarP(&o.Parallelism, "parallelism", "p", run.DefaultPlanParallelism, "how many renders, record reads and dry runs run at once")
 	addPlanViewFlags(fs, &o.View)
 	addRefreshFlag(fs, &o.Refresh)
+	addSkipNoOpFlag(fs, &o.SkipNoOp)
 	fs.BoolVar(&o.Stats, "stats", false, "print what the plan cost on stderr: API requests and bytes, renders, dry runs, lists, records listed and read, releases found unchanged by fingerprint, requests by verb and resource")
 	addForceConflictsFlag(fs)
 	addAllowPolicyFlag(fs, &o.AllowPolicies)
@@ -76,6 +78,12 @@ code.`,
 	fs.BoolVar(&o.Attribute, "attribute", true, "name the inputs that changed each changed field (values leaves, chart, drift) by rendering each upgraded release again with each changed input reverted; --attribute=false skips those renders")
 	_ = cmd.RegisterFlagCompletionFunc("target", completeReleases(&o.Stack, false))
 	return cmd
+}
+
+// addSkipNoOpFlag registers --skip-no-op-upgrades for the commands that
+// compute a plan.
+func addSkipNoOpFlag(fs *pflag.FlagSet, skip *bool) {
+	fs.BoolVar(skip, "skip-no-op-upgrades", false, "leave alone a release whose only change is values that render the objects and hooks of its deployed revision (a value set to the chart's default): no revision, no hooks run; its record keeps the old values")
 }
 
 // addAllowPolicyFlag registers --allow-policy: the explicit, recorded
@@ -109,6 +117,7 @@ func (o planOptions) Run(ctx context.Context, s streams) (err error) {
 	}
 	req.Destroy = o.Destroy
 	req.AllowPolicies = o.AllowPolicies
+	req.SkipNoOpUpgrades = o.SkipNoOp
 	if !o.Attribute {
 		req.Attribution = run.AttributeNone
 	}

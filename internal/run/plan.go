@@ -47,6 +47,10 @@ type PlanRequest struct {
 	// it renders is traced to the values leaves it depends on
 	// (plan.ReleaseChange.Explained; convoy explain).
 	Explain bool
+	// SkipNoOpUpgrades leaves alone releases whose only change is values
+	// that render what their deployed revision holds
+	// (planner.Input.SkipNoOpUpgrades).
+	SkipNoOpUpgrades bool
 	// Lists, when ListShared, has this plan take its metadata lists from
 	// the shared informers of the run's Connections (the controller's
 	// plans, but right after an apply); zero: as ClusterOptions.Lists
@@ -112,25 +116,26 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		charts = charts.WithPinned(req.pinned)
 	}
 	p, err := planner.Compute(ctx, planner.Input{
-		Stack:          st,
-		StackNamespace: o.StackNamespace,
-		Order:          ls.Order,
-		Engine:         cl.Engine,
-		Charts:         charts,
-		Targets:        targets,
-		Selectors:      req.Selectors,
-		IncludeDeps:    req.IncludeDeps,
-		Parallelism:    o.parallelism(),
-		ConfigHash:     hash,
-		Destroy:        req.Destroy,
-		Interrupted:    interrupted,
-		Refresh:        req.Refresh,
-		Stats:          req.Stats,
-		Observe:        req.Observe,
-		Attribution:    req.Attribution,
-		Explain:        explained(req, targets),
-		Live:           o.liveReads(),
-		KubeVersion:    o.kubeTarget(st),
+		Stack:            st,
+		StackNamespace:   o.StackNamespace,
+		Order:            ls.Order,
+		Engine:           cl.Engine,
+		Charts:           charts,
+		Targets:          targets,
+		Selectors:        req.Selectors,
+		IncludeDeps:      req.IncludeDeps,
+		Parallelism:      o.parallelism(),
+		ConfigHash:       hash,
+		Destroy:          req.Destroy,
+		Interrupted:      interrupted,
+		Refresh:          req.Refresh,
+		Stats:            req.Stats,
+		Observe:          req.Observe,
+		Attribution:      req.Attribution,
+		Explain:          explained(req, targets),
+		Live:             o.liveReads(),
+		SkipNoOpUpgrades: req.SkipNoOpUpgrades,
+		KubeVersion:      o.kubeTarget(st),
 		// Policies over objects see the objects of unchanged releases too.
 		PolicyObjects: ls.Policies.ReadsObjects(),
 		Request: func(r *resolve.Release) *release.Request {

@@ -108,6 +108,10 @@ type Input struct {
 	// values leaves that set it (explain.go: convoy explain); it is
 	// rendered even when its records prove it unchanged. Nil: none.
 	Explain *config.ReleaseInstanceAddr
+	// SkipNoOpUpgrades leaves alone a release whose only change is values
+	// that render the objects and hooks its deployed revision holds (a
+	// value set to the chart's default): no revision, no hooks run.
+	SkipNoOpUpgrades bool
 }
 
 // LiveReads is how a plan reads the full live objects of the releases it

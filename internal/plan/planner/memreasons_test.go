@@ -3,6 +3,7 @@ package planner_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/plan"
@@ -203,5 +204,39 @@ release "b" {
 	m.mustPlan(&stats, planner.ObserveMetadata)
 	if got := m.v.Gets(at) - before; got != 1 || stats.Renders.Load() < 2 {
 		t.Fatalf("%d GETs of the ConfigMap looked up in %d renders, want 1", got, stats.Renders.Load())
+	}
+}
+
+// Item 7 of issue 55: values set to what the chart defaults them to
+// (`message: hello`) change the record's values and no object. The
+// upgrade says so (its pre-upgrade hook Job runs again), and with
+// SkipNoOpUpgrades the release is left alone, its record unrelabelled,
+// so that a plan without it still upgrades.
+func TestMemValuesEqualToDefaultsChangeNoObject(t *testing.T) {
+	m := newMem(t, oneRelease(t, "hooked", ""))
+	m.deploy()
+	m.rewrite(oneRelease(t, "hooked", `values = [{ message = "hello" }]`))
+	rc := change(t, m.mustPlan(nil, planner.ObserveMetadata), "release.app")
+	if rc.Action != plan.ActionUpgrade || reasonKinds(rc) != "values" {
+		t.Fatalf("%s (reasons %s), want an upgrade for the values", rc.Action, reasonKinds(rc))
+	}
+	if got := strings.Join(rc.Warnings, "\n"); !strings.Contains(got, "values changed, no object changes: they render the objects and hooks of revision 1") || !strings.Contains(got, "its 1 hook run again") {
+		t.Errorf("warnings %q, want the upgrade to say it changes no object and runs its hook again", got)
+	}
+
+	m.in = func(in *planner.Input) { in.SkipNoOpUpgrades = true }
+	rc = change(t, m.mustPlan(nil, planner.ObserveMetadata), "release.app")
+	if rc.Action != plan.ActionNoOp || len(rc.Hooks) != 0 || len(rc.Relabel) != 0 {
+		t.Fatalf("%s hooks %d relabel %v, want the release left alone, its record as it is", rc.Action, len(rc.Hooks), rc.Relabel)
+	}
+	if got := strings.Join(rc.Warnings, "\n"); !strings.Contains(got, "1 value changed, but they render the objects and hooks of revision 1: left alone (--skip-no-op-upgrades)") {
+		t.Errorf("warnings %q, want the plan to say the values were left alone", got)
+	}
+
+	// A value that changes an object is an upgrade, skip or not.
+	m.rewrite(oneRelease(t, "hooked", `values = [{ message = "bye" }]`))
+	rc = change(t, m.mustPlan(nil, planner.ObserveMetadata), "release.app")
+	if rc.Action != plan.ActionUpgrade || strings.Contains(strings.Join(rc.Warnings, "\n"), "no object changes") {
+		t.Fatalf("%s warnings %q, want an upgrade that changes the ConfigMap", rc.Action, rc.Warnings)
 	}
 }

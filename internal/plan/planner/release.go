@@ -160,6 +160,11 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	// the hooks it runs) and the record's state. Test hooks are not run by
 	// an upgrade, so they do not count.
 	var rendering renderingDelta
+	// rendersSame: only values changed, and they render the deployed
+	// revision's objects and hooks; skipped is their reason when
+	// SkipNoOpUpgrades leaves the release alone.
+	var rendersSame bool
+	var skipped plan.Reason
 	switch {
 	case prep.IsInstall:
 		rc.Reasons = append(rc.Reasons, installReason(last))
@@ -192,6 +197,17 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 				return nil, err
 			}
 			rc.Reasons = append(rc.Reasons, rendering.reasons()...)
+		}
+		if len(rc.Reasons) == 1 && rc.Reasons[0].Kind == plan.ReasonValues {
+			// Values that render what the deployed revision holds (a
+			// value set to the chart's default): the upgrade would
+			// change no object. A template printing the revision makes
+			// it look changed: the upgrade stays, as before.
+			d := compareRecord(prep.Rendered, deployed)
+			rendersSame = !d.manifest && !d.hooks
+			if rendersSame && c.in.SkipNoOpUpgrades {
+				skipped, rc.Reasons = rc.Reasons[0], nil
+			}
 		}
 	}
 	if len(rc.Reasons) == 0 {
@@ -231,7 +247,13 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 		for _, o := range rc.Objects {
 			o.Action, o.Diff, o.Before, o.After = plan.ObjectNoOp, nil, nil, nil
 		}
-		rc.Relabel = relabel(deployed, last, rc, req, prep.Rendered, appliedState)
+		if skipped.Kind == "" {
+			// Not when values were left alone: the record's fingerprint
+			// would then say it holds them.
+			rc.Relabel = relabel(deployed, last, rc, req, prep.Rendered, appliedState)
+		} else {
+			rc.Warnings = append(rc.Warnings, fmt.Sprintf("%s, but they render the objects and hooks of revision %d: left alone (--skip-no-op-upgrades); its record keeps revision %d's values", skipped.Detail, deployed.Version, deployed.Version))
+		}
 		if c.in.PolicyObjects {
 			keepDeployed(rc.Objects, release.WithOwnership(prep.Previous, prep.PreviousOwner(), req.Namespace), red)
 		}
@@ -245,6 +267,9 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	}
 	if rc.Action != plan.ActionNoOp && !req.DisableHooks {
 		rc.Hooks = HookRuns(eng.Kube(), prep.Rendered, inst.Namespace, rc.Action, red)
+	}
+	if rendersSame && rc.Action == plan.ActionUpgrade {
+		rc.Warnings = append(rc.Warnings, noObjectChanges(deployed.Version, len(rc.Hooks)))
 	}
 	if rc.Action != plan.ActionNoOp {
 		if err := prep.CheckRecordSize(); err != nil {
@@ -574,6 +599,16 @@ func chartRef(ch *chart.Chart) *plan.ChartRef {
 		return nil
 	}
 	return &plan.ChartRef{Name: ch.Metadata.Name, Version: ch.Metadata.Version, AppVersion: ch.Metadata.AppVersion}
+}
+
+// noObjectChanges says of an upgrade whose values changed that it changes
+// no object: the values render what revision holds.
+func noObjectChanges(revision, hooks int) string {
+	msg := fmt.Sprintf("values changed, no object changes: they render the objects and hooks of revision %d, so the upgrade only records them", revision)
+	if hooks > 0 {
+		msg += fmt.Sprintf(", and its %d %s run again", hooks, plural(hooks, "hook", "hooks"))
+	}
+	return msg + " (--skip-no-op-upgrades leaves it alone)"
 }
 
 // renderingDelta says what differs between a rendering and a record.
