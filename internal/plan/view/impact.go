@@ -52,13 +52,17 @@ func impactLine(imp *plan.Impact) string {
 		parts = append(parts, fmt.Sprintf("%s %s changes but its consumers do not restart (%s)", s.Ref.Kind, s.Ref.Name, strings.Join(who, "; ")))
 	}
 	for _, d := range imp.DataLoss {
+		if d.Action == plan.ObjectNoOp { // a claim left unused: nothing happens to it
+			parts = append(parts, fmt.Sprintf("data loss: %s %s: %s", d.Ref.Kind, d.Ref.Name, d.Reason))
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("data loss: %s %s (%s): %s", d.Ref.Kind, d.Ref.Name, d.Action, d.Reason))
 	}
 	for _, z := range imp.ScaledToZero {
 		parts = append(parts, scaledToZeroText(z))
 	}
 	if d := imp.Requests.Deltas(); d != "" {
-		parts = append(parts, d)
+		parts = append(parts, "requests "+d)
 	}
 	if len(imp.Unknown) > 0 {
 		parts = append(parts, unknownText(imp.Unknown))

@@ -40,7 +40,7 @@ func TestImpactText(t *testing.T) {
 		for _, want := range []string{
 			"      impact: Deployment web rolls (3 pods, maxUnavailable 25%, maxSurge 25%, PodDisruptionBudget web allows 1 disruption now); " +
 				"ConfigMap web-cfg changes but its consumers do not restart (Deployment worker: env, never); " +
-				"data loss: PersistentVolumeClaim uploads (delete): the claim is deleted; +600m CPU; unknown impact: ServiceMonitor web\n",
+				"data loss: PersistentVolumeClaim uploads (delete): the claim is deleted; requests +600m CPU; unknown impact: ServiceMonitor web\n",
 			"Plan: 0 to install, 1 to upgrade, 0 to uninstall, 0 unchanged.\nImpact: 1 workload rolls (3 pods), 1 config change not picked up without a restart, 1 object loses data, 1 object of unknown impact, requests +600m CPU.\n",
 		} {
 			if !strings.Contains(out, want) {
@@ -222,10 +222,10 @@ func TestImpactLineScaledToZero(t *testing.T) {
 		want string
 	}{
 		{plan.ScaleToZero{Ref: web, From: 2, Services: []plan.ObjectRef{plantest.Ref("v1 Service shop/web")}},
-			"Deployment web scales to 0: its 2 pods stop, and Service web has no pod of it to send traffic to; -200m CPU"},
-		{plan.ScaleToZero{Ref: web, From: 1}, "Deployment web scales to 0: its pod stops, and nothing of it runs; -200m CPU"},
+			"Deployment web scales to 0: its 2 pods stop, and Service web has no pod of it to send traffic to; requests -200m CPU"},
+		{plan.ScaleToZero{Ref: web, From: 1}, "Deployment web scales to 0: its pod stops, and nothing of it runs; requests -200m CPU"},
 		{plan.ScaleToZero{Ref: web, From: 3, Services: []plan.ObjectRef{plantest.Ref("v1 Service shop/web"), plantest.Ref("v1 Service shop/web-headless")}},
-			"Deployment web scales to 0: its 3 pods stop, and Services web, web-headless have no pod of it to send traffic to; -200m CPU"},
+			"Deployment web scales to 0: its 3 pods stop, and Services web, web-headless have no pod of it to send traffic to; requests -200m CPU"},
 	} {
 		imp := &plan.Impact{ScaledToZero: []plan.ScaleToZero{tc.z}, Requests: &plan.Resources{CPU: plan.Quantities{Before: "200m", After: "0"}}}
 		if got := impactLine(imp); got != tc.want {
