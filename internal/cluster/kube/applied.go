@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // AppliedState identifies what the client's field manager owns of objects
@@ -49,12 +51,39 @@ type Applied struct {
 // AppliedOf is what fieldManager applied of o, as AppliedState reads it.
 func AppliedOf(fieldManager string, o metav1.Object) *Applied {
 	a := &Applied{UID: string(o.GetUID()), ResourceVersion: o.GetResourceVersion(), Generation: o.GetGeneration()}
+	_, decoded := o.(*unstructured.Unstructured)
 	for _, mf := range o.GetManagedFields() {
 		if mf.Manager == fieldManager && mf.Operation == metav1.ManagedFieldsOperationApply && mf.Subresource == "" && mf.FieldsV1 != nil {
-			a.Fields += mf.APIVersion + "\x00" + string(mf.FieldsV1.Raw)
+			raw := mf.FieldsV1.Raw
+			if decoded {
+				raw = serverFieldsOrder(raw)
+			}
+			a.Fields += mf.APIVersion + "\x00" + string(raw)
 		}
 	}
 	return a
+}
+
+// serverFieldsOrder is a field set in the order the API server writes it.
+// An object decoded into a map (an apply's response, a list read whole)
+// gives its field sets back re-encoded with their keys sorted as strings,
+// where the server orders them by value: a Service's ports
+// `k:{"port":80,…}` before `k:{"port":443,…}`, and sorted as strings 443
+// comes first. A metadata list keeps the server's bytes. So that the state
+// an apply records equals the state a plan reads from metadata (or
+// traefik's and ingress-nginx's Services and Deployments, whose ports are
+// 80 and 443, never prove unchanged), the set is parsed and written again
+// as the server writes it (structured-merge-diff, which the server uses).
+func serverFieldsOrder(raw []byte) []byte {
+	var set fieldpath.Set
+	if err := set.FromJSON(bytes.NewReader(raw)); err != nil {
+		return raw
+	}
+	out, err := set.ToJSON()
+	if err != nil {
+		return raw
+	}
+	return out
 }
 
 // AppliedStateOf is AppliedState of objects read as Applied (nil: absent).

@@ -92,3 +92,48 @@ func TestListAppliedAgreesWithFullObjects(t *testing.T) {
 		t.Fatalf("after cm-3 was recreated: from metadata %s, from full objects %s, before %s", after, full, before)
 	}
 }
+
+// A Service whose ports are 80 and 443, as traefik's and ingress-nginx's
+// are: the applied state the apply's response gives (decoded into a map,
+// its field set re-encoded with sorted keys, `k:{"port":443…}` first) is
+// the one a plan reads from the metadata list (the server's order, 80
+// first), so that their releases prove unchanged right after apply.
+func TestAppliedStateOfAServiceWithPorts80And443(t *testing.T) {
+	ns := cluster.Namespace(t)
+	ctx := testContext(t, 30*time.Second)
+	c, err := kube.New(cluster.RESTConfig(), kube.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := c.Apply(ctx, parse(t, c, ns, `apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  selector:
+    app: web
+  ports:
+    - name: web
+      port: 80
+      targetPort: 8000
+    - name: websecure
+      port: 443
+      targetPort: 8443
+`), kube.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := kube.Ref{Version: "v1", Kind: "Service", Namespace: ns, Name: "web"}
+	listed, err := c.ListApplied(ctx, "v1", "Service", ns, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if listed["web"] == nil {
+		t.Fatalf("web not listed: %v", listed)
+	}
+	applied := c.AppliedState([]kube.Ref{ref}, []*unstructured.Unstructured{results[0].Live})
+	if read := kube.AppliedStateOf([]kube.Ref{ref}, []*kube.Applied{listed["web"]}); applied != read {
+		t.Fatalf("the state apply records (%s) is not the one the metadata list reads (%s): fields\n%s\nlisted\n%s",
+			applied, read, kube.AppliedOf(c.FieldManager(), results[0].Live).Fields, listed["web"].Fields)
+	}
+}
