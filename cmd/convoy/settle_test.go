@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 )
 
 func testChart(t *testing.T, name string) string {
@@ -170,5 +172,61 @@ release "app" {
 		if code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--var", "round="+r, "--detailed-exitcode", "-p", "20"); code != 0 {
 			t.Fatalf("round %d: the plan right after apply is not clean: exit %d\n%s\n%s", round, code, out, errOut)
 		}
+	}
+}
+
+// TestReleaseDeployedBeforeTheRunWroteCRDsProvesUnchanged: a release whose
+// chart reads .Capabilities, deployed before another release of the run
+// wrote CRDs (bitnami's charts beside kube-prometheus-stack's), was
+// fingerprinted with the kinds served before. The run settles it again
+// once its releases are applied: the next plan proves it unchanged
+// without rendering it, where it read "inputs-changed" until an apply.
+func TestReleaseDeployedBeforeTheRunWroteCRDsProvesUnchanged(t *testing.T) {
+	ns := cluster.Namespace(t)
+	group := "resettle-" + ns + ".convoy.dev"
+	maker := t.TempDir()
+	for name, body := range map[string]string{
+		"Chart.yaml":        "apiVersion: v2\nname: maker\nversion: 1.0.0\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: maker\ndata:\n  a: b\n",
+		"crds/widgets.yaml": fmt.Sprintf("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.%[1]s\nspec:\n  group: %[1]s\n  scope: Namespaced\n  names:\n    plural: widgets\n    singular: widget\n    kind: Widget\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          x-kubernetes-preserve-unknown-fields: true\n", group),
+	} {
+		p := filepath.Join(maker, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		crds := dynamic.NewForConfigOrDie(cluster.RESTConfig()).Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+		_ = crds.Delete(context.Background(), "widgets."+group, metav1.DeleteOptions{})
+	})
+	// caps asks for a group no CRD serves: its rendering does not change
+	// when maker's CRD is written, only the capabilities it was
+	// fingerprinted with.
+	dir := writeStack(t, fmt.Sprintf(`
+stack %[1]q {
+  default_namespace = %[1]q
+}
+release "caps" {
+  chart  = %[2]q
+  values = [{ group = "absent-%[1]s.convoy.dev" }]
+}
+release "maker" {
+  chart      = %[3]q
+  depends_on = [release.caps]
+}
+`, ns, testChart(t, "incr-caps"), maker))
+	kc := cluster.Kubeconfig()
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve", "--no-progress"); code != 0 {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--detailed-exitcode", "--stats")
+	if code != 0 {
+		t.Fatalf("plan after apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "releases-unchanged-by-fingerprint=2") {
+		t.Fatalf("the plan after apply did not prove both releases unchanged:\n%s", errOut)
 	}
 }

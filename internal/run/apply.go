@@ -96,6 +96,9 @@ func applyOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, fwd *forw
 	}
 	fwd.set(view)
 	results := apply.Execute(ctx, steps, apply.ExecOptions{Parallelism: o.parallelism(), Atomic: req.Atomic || st.Atomic, Progress: view})
+	// Releases deployed before the run wrote CRDs were fingerprinted with
+	// the kinds served before (release.Engine.Resettle).
+	cl.resettle(ctx)
 	view.Close()
 	fwd.set(nil)
 	return &Applied{Plan: p, Releases: outcomesOf(p, results)}, nil

@@ -107,6 +107,22 @@ type clusterEntry struct {
 	err error
 }
 
+// resettle settles again, on each connected cluster, the releases the
+// run deployed before it wrote CRDs (release.Engine.Resettle).
+func (c *Clusters) resettle(ctx context.Context) {
+	c.mu.Lock()
+	var engines []*release.Engine
+	for _, e := range c.byID {
+		if e.eng != nil {
+			engines = append(engines, e.eng)
+		}
+	}
+	c.mu.Unlock()
+	for _, eng := range engines {
+		eng.Resettle(ctx)
+	}
+}
+
 // connectClusters returns the connections of one run.
 func connectClusters(opts ClusterOptions) *Clusters {
 	c := &Clusters{opts: opts, byName: map[string]*clusterEntry{}, byID: map[kube.ClusterID]*clusterEntry{}}

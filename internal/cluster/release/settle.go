@@ -61,25 +61,11 @@ func (e *Engine) Settle(ctx context.Context, p *Prepared, rel *Release) {
 	caps := e.currentCaps()
 	newCaps := caps != e.caps && req.Chart.UsesCapabilities()
 	if !p.Rendered.Impure && !newCaps {
-		return // p.record's label holds
-	}
-	action := chart.ActionUpgrade
-	if p.IsInstall {
-		action = chart.ActionInstall
-	}
-	opts := e.RenderOptions(ctx, req, p.Revision, action)
-	opts.Capabilities = caps
-	// The cluster as the deploy left it, whatever answered the plan's.
-	rec := &lookupRecorder{next: e.kube.Lookup(ctx), kc: e.kube}
-	opts.Lookup = rec.lookup
-	again, err := chart.Render(req.Chart, opts)
-	if err != nil || again.Volatile || rec.listed {
+		e.fresh.deployed(p, rel, caps) // p.record's label holds
 		return
 	}
-	if err := postrender.Apply(ctx, again, req.Namespace, req.PostRender); err != nil {
-		return
-	}
-	if again.Manifest(false) != p.Rendered.Manifest(false) || !reflect.DeepEqual(hooksFromChart(again.Hooks), hooksFromChart(p.Rendered.Hooks)) {
+	rec, same := e.rendersAsDeployed(ctx, p, caps)
+	if !same {
 		return
 	}
 	if p.Rendered.Impure {
@@ -93,6 +79,73 @@ func (e *Engine) Settle(ctx context.Context, p *Prepared, rel *Release) {
 		rel.Annotations[LookupsAnnotation] = v
 	}
 	rel.Labels[FingerprintLabel] = RevisionFingerprint(fingerprintWith(req, caps), p.Revision)
+	e.fresh.deployed(p, rel, caps)
+}
+
+// rendersAsDeployed renders p's revision again with caps and the cluster
+// as it is now, and reports whether that is p's rendering (manifest and
+// hooks); the recorder says what its lookups found. A rendering that
+// reads the clock or random numbers, or lists objects, is not.
+func (e *Engine) rendersAsDeployed(ctx context.Context, p *Prepared, caps *chart.Capabilities) (*lookupRecorder, bool) {
+	req := p.Request
+	action := chart.ActionUpgrade
+	if p.IsInstall {
+		action = chart.ActionInstall
+	}
+	opts := e.RenderOptions(ctx, req, p.Revision, action)
+	opts.Capabilities = caps
+	// The cluster as the deploy left it, whatever answered the plan's.
+	rec := &lookupRecorder{next: e.kube.Lookup(ctx), kc: e.kube}
+	opts.Lookup = rec.lookup
+	again, err := chart.Render(req.Chart, opts)
+	if err != nil || again.Volatile || rec.listed {
+		return rec, false
+	}
+	if err := postrender.Apply(ctx, again, req.Namespace, req.PostRender); err != nil {
+		return rec, false
+	}
+	same := again.Manifest(false) == p.Rendered.Manifest(false) && reflect.DeepEqual(hooksFromChart(again.Hooks), hooksFromChart(p.Rendered.Hooks))
+	return rec, same
+}
+
+// Resettle settles again the releases this engine deployed whose
+// fingerprint holds capabilities the cluster no longer has: a release
+// deployed before (or while) another release of the run wrote CRDs —
+// bitnami's charts beside kube-prometheus-stack's, deployed in parallel
+// — was fingerprinted with the kinds served before, and the next plan,
+// computing it with today's, would find its inputs changed and plan it in
+// full until an apply relabelled it. When its revision renders the same
+// with the capabilities of now, its deployed record is relabelled with
+// that fingerprint (no revision; a record no longer deployed is left
+// alone). The run calls it once its releases are applied.
+func (e *Engine) Resettle(ctx context.Context) {
+	list := e.fresh.takeDeployed()
+	if len(list) == 0 {
+		return
+	}
+	caps := e.currentCaps()
+	for _, d := range list {
+		if sameCapabilities(d.caps, caps) {
+			continue
+		}
+		if _, same := e.rendersAsDeployed(ctx, d.p, caps); !same {
+			continue
+		}
+		label := RevisionFingerprint(fingerprintWith(d.p.Request, caps), d.revision)
+		_ = e.Relabel(ctx, d.namespace, d.name, d.revision, map[string]string{FingerprintLabel: label})
+	}
+}
+
+func sameCapabilities(a, b *chart.Capabilities) bool {
+	return a == b || slices.Equal(a.APIVersions, b.APIVersions) && a.KubeVersion == b.KubeVersion
+}
+
+// settled is a release Settle fingerprinted with caps, for Resettle.
+type settled struct {
+	p               *Prepared
+	namespace, name string
+	revision        int
+	caps            *chart.Capabilities
 }
 
 // freshCaps are an engine's capabilities once its run wrote CRDs, read
@@ -102,6 +155,29 @@ type freshCaps struct {
 	mu           sync.Mutex
 	writes, seen int
 	caps         *chart.Capabilities
+	// settled are the releases whose chart reads .Capabilities deployed
+	// since the engine was made, with the capabilities fingerprinted.
+	settled []settled
+}
+
+// deployed notes that p was deployed as rel, fingerprinted with caps,
+// when its chart reads .Capabilities and rel carries a fingerprint.
+func (f *freshCaps) deployed(p *Prepared, rel *Release, caps *chart.Capabilities) {
+	if !p.Request.Chart.UsesCapabilities() || rel.Labels[FingerprintLabel] == "" {
+		return
+	}
+	f.mu.Lock()
+	f.settled = append(f.settled, settled{p: p, namespace: rel.Namespace, name: rel.Name, revision: rel.Version, caps: caps})
+	f.mu.Unlock()
+}
+
+// takeDeployed returns the releases noted deployed and forgets them.
+func (f *freshCaps) takeDeployed() []settled {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	list := f.settled
+	f.settled = nil
+	return list
 }
 
 // wrote notes that the run wrote CRDs.
