@@ -289,7 +289,7 @@ func newGetCmd(s streams) *cobra.Command {
 	stacks.Flags().StringVarP(&o.Namespace, "namespace", "n", "", "namespace (default: the kubeconfig context's)")
 	stacks.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "every namespace")
 	stacks.Flags().StringVarP(&o.Output, "output", "o", "", "wide: also the pulled source and who approved")
-	cmd.AddCommand(stacks, newGetPipelinesCmd(s))
+	cmd.AddCommand(stacks, newGetPipelinesCmd(s), newGetStackSetsCmd(s))
 	return cmd
 }
 
