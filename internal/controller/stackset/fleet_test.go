@@ -256,9 +256,8 @@ func TestFleet(t *testing.T) {
 	}
 
 	reg := sourcetest.StartRegistry(t, "", "")
-	src := "oci://" + reg.Host + "/stacks/fleet:live"
-	d1 := controllertest.Push(t, reg, fleetStack(t, ns, "v1"), "live")
-	_ = d1
+	src := "oci://" + reg.Host + "/stacks/app:live"
+	controllertest.Push(t, reg, fleetStack(t, ns, "v1"), "live")
 	startController(t, ns)
 
 	// Manual approval: every Stack plans, nothing moves; the fleet plan
@@ -366,7 +365,7 @@ func TestFleet(t *testing.T) {
 
 	// c3 leaves the selection: its Stack goes (orphan), its release stays.
 	kc, _ := os.ReadFile(others[1].Kubeconfig())
-	if _, err := ctl.RegisterCluster(ctx, c, ctl.RegisterRequest{Namespace: ns, Name: "c3", Kubeconfig: kc, Labels: map[string]string{"ring": "three"}}); err != nil {
+	if _, err := ctl.RegisterCluster(ctx, c, ctl.RegisterRequest{Namespace: ns, Name: "c3", Kubeconfig: kc, Labels: map[string]string{"ring": "three"}, AllowedNamespaces: []string{"some-other-team"}}); err != nil {
 		t.Fatal(err)
 	}
 	devtest.Eventually(t, time.Minute, func() bool {

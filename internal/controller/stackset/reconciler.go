@@ -174,7 +174,7 @@ func (r *Reconciler) reconcile(ctx context.Context, ss *v1alpha1.StackSet) error
 		if pl != nil {
 			approvals = pl.Spec.Approvals
 		}
-		want, err := rolloutPipeline(ss, gen, steps, approvals)
+		want, err := rolloutPipeline(ss, ss.Spec.Strategy.Rolling.Steps, gen, steps, approvals)
 		if err != nil {
 			r.stall(ss, v1alpha1.ReasonTemplateInvalid, err.Error())
 			return nil

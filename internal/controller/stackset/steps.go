@@ -73,7 +73,7 @@ func assignSteps(steps []v1alpha1.RolloutStep, gen []generated) (map[string]stri
 // rolloutPipeline is the Pipeline of a rolling StackSet: the template's
 // source repository and tag, a stage per step with Stacks. Approvals
 // are the existing Pipeline's (convoy promote writes them there).
-func rolloutPipeline(ss *v1alpha1.StackSet, gen []generated, steps map[string]string, approvals []v1alpha1.StageApproval) (*v1alpha1.Pipeline, error) {
+func rolloutPipeline(ss *v1alpha1.StackSet, rollout []v1alpha1.RolloutStep, gen []generated, steps map[string]string, approvals []v1alpha1.StageApproval) (*v1alpha1.Pipeline, error) {
 	src := ss.Spec.Template.Spec.Source
 	ref, err := artifact.ParseRef(src)
 	if err != nil || ref.Tag == "" || ref.Digest != "" {
@@ -88,7 +88,7 @@ func rolloutPipeline(ss *v1alpha1.StackSet, gen []generated, steps map[string]st
 	if iv := ss.Spec.Template.Spec.Interval; iv != nil {
 		spec.Interval = iv.DeepCopy()
 	}
-	for i, s := range ss.Spec.Strategy.Rolling.Steps {
+	for i, s := range rollout {
 		name := stepName(s, i)
 		var stacks []v1alpha1.PipelineStackRef
 		for _, g := range gen {
