@@ -252,7 +252,8 @@ type StackSetStatus struct {
 	Summary string `json:"summary,omitempty"`
 	// PlanSummary is Plans in one line, for kubectl get -o wide.
 	PlanSummary string `json:"planSummary,omitempty"`
-	// Drifted are the Stacks last found edited by hand and restored.
+	// Drifted are the Stacks found edited by hand and restored since the
+	// spec last changed.
 	Drifted []string `json:"drifted,omitempty"`
 }
 

@@ -31,6 +31,9 @@ import (
 // of what the StackSet would write now was edited by hand (drifted).
 const SpecAnnotation = "convoy.dev/stackset-spec"
 
+// maxDrifted bounds status.drifted.
+const maxDrifted = 50
+
 // Options are the controller's settings a StackSet's reconcile reads.
 type Options struct {
 	// Strict is --tenancy strict: a registration of another namespace
@@ -157,7 +160,10 @@ func (r *Reconciler) reconcile(ctx context.Context, ss *v1alpha1.StackSet) error
 	if err := r.mirror(ctx, ss, gen); err != nil {
 		return err
 	}
-	ss.Status.Drifted = nil
+	// Drifted names the Stacks restored since the spec last changed.
+	if ss.Status.ObservedGeneration != ss.Generation {
+		ss.Status.Drifted = nil
+	}
 	var stacks []*v1alpha1.Stack
 	for _, g := range gen {
 		st, err := r.apply(ctx, ss, g, existing[g.stack.Name], rolling)
@@ -313,7 +319,9 @@ func (r *Reconciler) apply(ctx context.Context, ss *v1alpha1.StackSet, g generat
 		return nil, fmt.Errorf("%s: %w", id, err)
 	}
 	if drifted {
-		ss.Status.Drifted = append(ss.Status.Drifted, st.Name)
+		if !slices.Contains(ss.Status.Drifted, st.Name) && len(ss.Status.Drifted) < maxDrifted {
+			ss.Status.Drifted = append(ss.Status.Drifted, st.Name)
+		}
 		r.event(ss, corev1.EventTypeWarning, v1alpha1.ReasonDrifted, fmt.Sprintf("Stack %s was edited by hand: restored to the template", st.Name))
 	}
 	return st, nil
