@@ -212,8 +212,8 @@ func register(t *testing.T, c client.Client, ns, name, kubeconfig string, labels
 // not allow its namespace; bad input stalls naming what and why.
 func TestFleet(t *testing.T) {
 	ctx := context.Background()
-	c := controllertest.Kube(t)
 	ns := cluster.Namespace(t)
+	c := controllertest.Kube(t)
 	tools := devtest.Tools(t)
 	var others [2]*devcluster.Cluster
 	var errs [2]error
