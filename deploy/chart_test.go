@@ -29,8 +29,9 @@ func TestChartMatchesTheManifests(t *testing.T) {
 	for _, c := range r.CRDs {
 		crds[path.Base(c.Name)] = c.Data
 	}
-	if len(r.CRDs) != 2 || !bytes.Equal(crds["convoy.dev_stacks.yaml"], deploy.CRD) || !bytes.Equal(crds["convoy.dev_pipelines.yaml"], deploy.PipelineCRD) {
-		t.Fatalf("the chart installs %d CRDs, not the two convoy controller install embeds", len(r.CRDs))
+	if len(r.CRDs) != 3 || !bytes.Equal(crds["convoy.dev_stacks.yaml"], deploy.CRD) || !bytes.Equal(crds["convoy.dev_pipelines.yaml"], deploy.PipelineCRD) ||
+		!bytes.Equal(crds["convoy.dev_stacksets.yaml"], deploy.StackSetCRD) {
+		t.Fatalf("the chart installs %d CRDs, not the three convoy controller install embeds", len(r.CRDs))
 	}
 	kinds := map[string]string{}
 	for _, m := range r.Manifests {

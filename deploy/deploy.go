@@ -1,5 +1,5 @@
 // Package deploy holds the controller's manifests, embedded in the binary
-// for `convoy controller install`: the Stack and Pipeline CRDs, the RBAC, the
+// for `convoy controller install`: the Stack, Pipeline and StackSet CRDs, the RBAC, the
 // approval admission policies and a Deployment.
 package deploy
 
@@ -17,6 +17,11 @@ var CRD []byte
 //
 //go:embed chart/convoy-controller/crds/convoy.dev_pipelines.yaml
 var PipelineCRD []byte
+
+// StackSetCRD is the stacksets.convoy.dev CustomResourceDefinition.
+//
+//go:embed chart/convoy-controller/crds/convoy.dev_stacksets.yaml
+var StackSetCRD []byte
 
 // RBAC is the controller's namespace, ServiceAccount, ClusterRole and
 // binding, and the ClusterRoles convoy-editor and convoy-approver of the

@@ -19,7 +19,7 @@ func TestCRDsServeTheTypes(t *testing.T) {
 	if err := v1alpha1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	for _, doc := range [][]byte{deploy.CRD, deploy.PipelineCRD} {
+	for _, doc := range [][]byte{deploy.CRD, deploy.PipelineCRD, deploy.StackSetCRD} {
 		var crd apiextensionsv1.CustomResourceDefinition
 		if err := yaml.UnmarshalStrict(doc, &crd); err != nil {
 			t.Fatal(err)

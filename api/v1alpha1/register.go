@@ -16,7 +16,7 @@ var GroupVersion = schema.GroupVersion{Group: "convoy.dev", Version: "v1alpha1"}
 
 // AddToScheme registers Stack, Pipeline and their lists.
 func AddToScheme(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &Stack{}, &StackList{}, &Pipeline{}, &PipelineList{})
+	s.AddKnownTypes(GroupVersion, &Stack{}, &StackList{}, &Pipeline{}, &PipelineList{}, &StackSet{}, &StackSetList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

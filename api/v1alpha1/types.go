@@ -339,6 +339,9 @@ type StackStatus struct {
 	LastAppliedApproval *ApprovalStatus `json:"lastAppliedApproval,omitempty"`
 }
 
+// MaxPlanChanges bounds status.plan.changes.
+const MaxPlanChanges = 50
+
 // MaxNotified bounds status.notified.
 const MaxNotified = 32
 
@@ -368,6 +371,10 @@ type PlanStatus struct {
 	Digest string `json:"digest,omitempty"`
 	// Summary counts the plan's actions.
 	Summary string `json:"summary,omitempty"`
+	// Changes are the releases the plan changes, as "upgrade
+	// release.api" (at most MaxPlanChanges): what a StackSet groups
+	// identical plans by.
+	Changes []string `json:"changes,omitempty"`
 	// HasChanges says whether applying the plan would change anything.
 	HasChanges bool `json:"hasChanges,omitempty"`
 	// Drifted counts live objects changed outside convoy.

@@ -160,9 +160,9 @@ func newControllerInstallCmd(s streams) *cobra.Command {
 	var o controllerInstallOptions
 	cmd := &cobra.Command{
 		Use:   "install",
-		Short: "Install the Stack and Pipeline CRDs and the controller's RBAC (and with --deployment, the controller)",
-		Long: `Install applies, with server-side apply, the CRDs stacks.convoy.dev (Stack)
-and pipelines.convoy.dev (Pipeline), waiting until each is established, the
+		Short: "Install the Stack, Pipeline and StackSet CRDs and the controller's RBAC (and with --deployment, the controller)",
+		Long: `Install applies, with server-side apply, the CRDs stacks.convoy.dev (Stack),
+pipelines.convoy.dev (Pipeline) and stacksets.convoy.dev (StackSet), waiting until each is established, the
 convoy-system namespace with the controller's ServiceAccount and RBAC, the
 ClusterRoles convoy-editor and convoy-approver, the admission policies that
 make approving a permission (the verb approve on stacks.convoy.dev and
@@ -289,7 +289,7 @@ func newGetCmd(s streams) *cobra.Command {
 	stacks.Flags().StringVarP(&o.Namespace, "namespace", "n", "", "namespace (default: the kubeconfig context's)")
 	stacks.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "every namespace")
 	stacks.Flags().StringVarP(&o.Output, "output", "o", "", "wide: also the pulled source and who approved")
-	cmd.AddCommand(stacks, newGetPipelinesCmd(s))
+	cmd.AddCommand(stacks, newGetPipelinesCmd(s), newGetStackSetsCmd(s))
 	return cmd
 }
 

@@ -16,7 +16,7 @@ func TestControllerInstallHelpNamesEveryCRD(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	short := newControllerInstallCmd(streams{}).Short
-	for _, doc := range [][]byte{deploy.CRD, deploy.PipelineCRD} {
+	for _, doc := range [][]byte{deploy.CRD, deploy.PipelineCRD, deploy.StackSetCRD} {
 		var crd struct {
 			Metadata struct{ Name string }
 			Spec     struct{ Names struct{ Kind string } }

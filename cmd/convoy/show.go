@@ -21,13 +21,15 @@ type showOptions struct {
 	// Stack (in Namespace) reads the plan the controller stored for a
 	// Stack instead of a file.
 	Stack, Namespace string
+	// StackSet prints a StackSet's fleet plan.
+	StackSet string
 	kubeFlags
 }
 
 func newShowCmd(s streams) *cobra.Command {
 	var o showOptions
 	cmd := &cobra.Command{
-		Use:   "show PLAN_FILE | --stack NAME [-n NAMESPACE]",
+		Use:   "show PLAN_FILE | --stack NAME | --stackset NAME [-n NAMESPACE]",
 		Short: "Print a plan saved with convoy plan --out, or the one the controller stored for a Stack",
 		Long: `Show prints a saved plan as convoy plan printed it (text, --json or
 --markdown), sensitive values masked, after what it was made from: the stack
@@ -38,13 +40,20 @@ With --stack NAME it reads instead the plan convoy controller stored for
 that Stack (its Secret convoy-plan-NAME, and the parts of a plan over
 1 MiB), checked against the plan's digest, which it prints.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if o.Stack != "" {
+			if o.Stack != "" || o.StackSet != "" {
 				return cobra.NoArgs(cmd, args)
 			}
 			return cobra.ExactArgs(1)(cmd, args)
 		},
 		ValidArgsFunction: completePlanFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.StackSet != "" {
+				c, ns, err := o.connect(o.Namespace)
+				if err != nil {
+					return err
+				}
+				return showStackSet(cmd.Context(), s, c, ns, o.StackSet)
+			}
 			if o.Stack != "" {
 				return o.RunStack(cmd.Context(), s)
 			}
@@ -52,6 +61,7 @@ that Stack (its Secret convoy-plan-NAME, and the parts of a plan over
 		},
 	}
 	cmd.Flags().StringVar(&o.Stack, "stack", "", "read the plan the controller stored for this Stack")
+	cmd.Flags().StringVar(&o.StackSet, "stackset", "", "print this StackSet's fleet plan: its Stacks grouped by identical plan")
 	cmd.Flags().StringVarP(&o.Namespace, "namespace", "n", "", "the Stack's namespace (default: the kubeconfig context's)")
 	o.kubeFlags.add(cmd)
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the plan as JSON (docs/plan-json.md)")

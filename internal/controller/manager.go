@@ -17,6 +17,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/controller/notify"
 	"github.com/convoy-sh/convoy/internal/controller/pipeline"
 	"github.com/convoy-sh/convoy/internal/controller/stack"
+	"github.com/convoy-sh/convoy/internal/controller/stackset"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -82,6 +83,7 @@ func Run(ctx context.Context, o Options) error {
 	cacheOpts := cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&v1alpha1.Stack{}:    {Label: sel},
 		&v1alpha1.Pipeline{}: {Label: sel},
+		&v1alpha1.StackSet{}: {Label: sel},
 		// Release records are Secrets too: their changes are no input.
 		secretMeta(): {Label: notHelmRecords()},
 	}}
@@ -219,6 +221,23 @@ func Run(ctx context.Context, o Options) error {
 		WatchesRawSource(crsource.Channel(pipelinePushes, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: o.concurrency(), SkipNameValidation: &skip}).
 		Complete(pr)
+	if err != nil {
+		return err
+	}
+	// StackSets: their Stacks and rollout Pipelines are owned; a
+	// registration's change (a Secret's labels) may change any
+	// StackSet's elements.
+	ssr := stackset.New(stackset.Deps{
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: scheme, Events: recorder, Options: o.stackSetOptions(),
+	})
+	err = builder.ControllerManagedBy(mgr).
+		Named("stackset").
+		For(&v1alpha1.StackSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&v1alpha1.Stack{}).
+		Owns(&v1alpha1.Pipeline{}).
+		Watches(secretMeta(), handler.EnqueueRequestsFromMapFunc(ssr.StackSetsOfRegistration), builder.OnlyMetadata).
+		WithOptions(controller.Options{MaxConcurrentReconciles: o.concurrency(), SkipNameValidation: &skip}).
+		Complete(ssr)
 	if err != nil {
 		return err
 	}

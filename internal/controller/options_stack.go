@@ -4,6 +4,7 @@ import (
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/controller/pipeline"
 	"github.com/convoy-sh/convoy/internal/controller/stack"
+	"github.com/convoy-sh/convoy/internal/controller/stackset"
 	"github.com/convoy-sh/convoy/internal/stack/artifact"
 )
 
@@ -39,6 +40,10 @@ func (o Options) pipelineOptions() pipeline.Options {
 		MinInterval: so.IntervalFloor(), DefaultServiceAccount: o.DefaultServiceAccount,
 		NoCrossNamespaceRefs: so.RefusesCrossNamespaceRefs(), Strict: o.Tenancy == TenancyStrict, Timeout: o.PipelineTimeout,
 	}
+}
+
+func (o Options) stackSetOptions() stackset.Options {
+	return stackset.Options{Strict: o.Tenancy == TenancyStrict}
 }
 
 // Hold and Evict make the janitor the Stack reconciler's stack.Cache.

@@ -124,7 +124,7 @@ func Install(ctx context.Context, c client.Client, req InstallRequest) error {
 			return errors.New("--webhook-token-secret sets the Deployment's push receiver: install the Deployment too")
 		}
 	}
-	docs := [][]byte{deploy.CRD, deploy.PipelineCRD, deploy.RBAC, deploy.ApprovalPolicy}
+	docs := [][]byte{deploy.CRD, deploy.PipelineCRD, deploy.StackSetCRD, deploy.RBAC, deploy.ApprovalPolicy}
 	if req.Deployment {
 		docs = append(docs, deploy.Deployment)
 		if req.WebhookTokenSecret != "" {

@@ -466,6 +466,7 @@ func (r *reconciler) plan(ctx context.Context, sr *stackRun, f *facts) *outcome 
 		ConfigMapRef: &v1alpha1.LocalObjectReference{Name: planstore.ObjectName(st.Name)},
 		SourceDigest: sr.fetched.Digest, Inputs: sr.in.hash, CreatedAt: &metav1.Time{Time: time.Now()},
 	}
+	ps.Changes = planChanges(p)
 	st.Status.Plan = ps
 	st.Status.LastReconcileTime = ps.CreatedAt
 	setCond(st, v1alpha1.CondPlanned, metav1.ConditionTrue, v1alpha1.ReasonPlanned, fmt.Sprintf("plan %s: %s", digest, ps.Summary))
@@ -955,6 +956,30 @@ func releasesOfResults(res *run.Applied) []v1alpha1.ReleaseStatus {
 			status = string(o.Step)
 		}
 		out = append(out, v1alpha1.ReleaseStatus{Address: o.Addr, Name: o.Name, Namespace: o.Namespace, Cluster: o.Cluster, Revision: o.Revision, Status: status})
+	}
+	return out
+}
+
+// planChanges are the plan's changing releases as "ACTION ADDRESS", at
+// most v1alpha1.MaxPlanChanges (the last one then says how many more).
+func planChanges(p *plan.Plan) []string {
+	var out []string
+	n := 0
+	for _, r := range p.Releases {
+		if r.Action == plan.ActionNoOp && len(r.Drift) == 0 {
+			continue
+		}
+		n++
+		if len(out) < v1alpha1.MaxPlanChanges {
+			what := string(r.Action)
+			if r.Action == plan.ActionNoOp {
+				what = "restore drift of"
+			}
+			out = append(out, what+" "+r.Addr.String())
+		}
+	}
+	if n > len(out) {
+		out[len(out)-1] = fmt.Sprintf("… %d more", n-len(out)+1)
 	}
 	return out
 }

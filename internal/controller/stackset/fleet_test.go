@@ -1,0 +1,449 @@
+package stackset_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
+	"github.com/convoy-sh/convoy/internal/controller"
+	"github.com/convoy-sh/convoy/internal/controller/controllertest"
+	"github.com/convoy-sh/convoy/internal/controller/ctl"
+	"github.com/convoy-sh/convoy/internal/devcluster"
+	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
+	"github.com/convoy-sh/convoy/internal/stack/artifact"
+	"github.com/convoy-sh/convoy/internal/testfiles"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+var cluster = controllertest.Cluster
+
+// fleetStack writes a stack of one release (a ConfigMap whose message
+// is api-REGION-VERSION) on the cluster block "target".
+func fleetStack(t *testing.T, ns, version string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "stack")
+	testfiles.Write(t, filepath.Join(dir, "charts", "cm"), map[string]string{
+		"Chart.yaml":  "apiVersion: v2\nname: cm\nversion: 0.1.0\n",
+		"values.yaml": "message: none\n",
+		"templates/configmap.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-config
+data:
+  message: {{ .Values.message | quote }}
+`,
+	})
+	hcl := fmt.Sprintf(`
+stack "fleet" {
+  default_namespace = %q
+}
+cluster "target" {}
+variable "region" {
+  default = "none"
+}
+release "api" {
+  chart            = "./charts/cm"
+  cluster          = cluster.target
+  create_namespace = true
+  values           = [{ message = "api-${var.region}-%s" }]
+}
+`, ns, version)
+	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// pinLog records, from a watch, when each Stack was first seen pinned to
+// a digest and Ready on it.
+type pinLog struct {
+	mu            sync.Mutex
+	pinned, ready map[string]time.Time // "stack@digest"
+}
+
+func watchPins(t *testing.T, ns string) *pinLog {
+	t.Helper()
+	s, err := ctl.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc, err := client.NewWithWatch(cluster.RESTConfig(), client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(context.Background(), &v1alpha1.StackList{}, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	l := &pinLog{pinned: map[string]time.Time{}, ready: map[string]time.Time{}}
+	go func() {
+		for ev := range w.ResultChan() {
+			st, ok := ev.Object.(*v1alpha1.Stack)
+			if !ok || ev.Type == watch.Deleted {
+				continue
+			}
+			ref, err := artifact.ParseRef(st.Spec.Source)
+			if err != nil || ref.Digest == "" {
+				continue
+			}
+			k, now := st.Name+"@"+ref.Digest, time.Now()
+			rc := meta.FindStatusCondition(st.Status.Conditions, "Ready")
+			ready := rc != nil && rc.Status == metav1.ConditionTrue && rc.ObservedGeneration == st.Generation &&
+				st.Status.Source != nil && st.Status.Source.Digest == ref.Digest
+			l.mu.Lock()
+			if _, ok := l.pinned[k]; !ok {
+				l.pinned[k] = now
+			}
+			if _, ok := l.ready[k]; !ok && ready {
+				l.ready[k] = now
+			}
+			l.mu.Unlock()
+		}
+	}()
+	return l
+}
+
+func (l *pinLog) times(stack, digest string) (pinned, ready time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.pinned[stack+"@"+digest], l.ready[stack+"@"+digest]
+}
+
+func getStackSet(t *testing.T, c client.Client, ns, name string) *v1alpha1.StackSet {
+	t.Helper()
+	var ss v1alpha1.StackSet
+	if err := c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, &ss); err != nil {
+		t.Fatal(err)
+	}
+	return &ss
+}
+
+func fleetPlan(t *testing.T, ss *v1alpha1.StackSet) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := ctl.WriteFleetPlan(&b, ss); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func waitStackSet(t *testing.T, c client.Client, ns, name string, timeout time.Duration, what string, ok func(*v1alpha1.StackSet) bool) *v1alpha1.StackSet {
+	t.Helper()
+	var last *v1alpha1.StackSet
+	devtest.Eventually(t, timeout, func() bool {
+		last = getStackSet(t, c, ns, name)
+		return ok(last)
+	}, func() string { return fmt.Sprintf("StackSet %s/%s not %s:\n%s", ns, name, what, fleetPlan(t, last)) })
+	return last
+}
+
+func readyIs(status metav1.ConditionStatus, reason string) func(*v1alpha1.StackSet) bool {
+	return func(ss *v1alpha1.StackSet) bool {
+		c := meta.FindStatusCondition(ss.Status.Conditions, "Ready")
+		return c != nil && c.Status == status && c.Reason == reason && ss.Status.ObservedGeneration == ss.Generation
+	}
+}
+
+func updateStackSet(t *testing.T, c client.Client, ns, name string, mod func(*v1alpha1.StackSet)) {
+	t.Helper()
+	for range 10 {
+		ss := getStackSet(t, c, ns, name)
+		mod(ss)
+		err := c.Update(context.Background(), ss)
+		if err == nil {
+			return
+		}
+		if !apierrors.IsConflict(err) {
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("StackSet update: conflicts")
+}
+
+// message is the api ConfigMap's message on a cluster ("" when absent).
+func message(t *testing.T, k kubernetes.Interface, ns string) string {
+	t.Helper()
+	cm, err := k.CoreV1().ConfigMaps(ns).Get(context.Background(), "api-config", metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return ""
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cm.Data["message"]
+}
+
+func register(t *testing.T, c client.Client, ns, name, kubeconfig string, labels map[string]string, allow ...string) {
+	t.Helper()
+	kc, err := os.ReadFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ctl.RegisterCluster(context.Background(), c, ctl.RegisterRequest{
+		Namespace: ns, Name: name, Kubeconfig: kc, Labels: labels, AllowedNamespaces: allow,
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The issue's acceptance, on three real control planes (the shared
+// devcluster and two started here): three registrations; a StackSet over
+// them plans all three before anything moves (the grouped fleet plan),
+// then rolls out step by step; a new digest reaches step 2 only after
+// step 1 baked, and a gate failing on step 2 halts the rollout with the
+// third cluster unchanged; pause holds a newer digest; a hand edit is
+// restored; a cluster leaving the selection loses its Stack, not its
+// release. A tenant's StackSet may not select a registration that does
+// not allow its namespace; bad input stalls naming what and why.
+func TestFleet(t *testing.T) {
+	ctx := context.Background()
+	ns := cluster.Namespace(t)
+	c := controllertest.Kube(t)
+	tools := devtest.Tools(t)
+	var others [2]*devcluster.Cluster
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i := range others {
+		wg.Go(func() { others[i], errs[i] = devcluster.Start(ctx, devcluster.Options{Tools: tools, Nodes: 1}) })
+	}
+	wg.Wait()
+	for i, o := range others {
+		if o != nil {
+			t.Cleanup(o.Stop)
+		}
+		if errs[i] != nil {
+			t.Fatalf("cluster %d: %v", i+2, errs[i])
+		}
+	}
+	kubes := map[string]kubernetes.Interface{"c1": cluster.Client()}
+	for i, o := range others {
+		kubes[fmt.Sprintf("c%d", i+2)] = kubernetes.NewForConfigOrDie(o.RESTConfig())
+	}
+	for _, k := range []string{"c2", "c3"} {
+		t.Cleanup(func() { _ = kubes[k].CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}) })
+	}
+
+	// Registrations (convoy cluster add), listed with their versions.
+	register(t, c, ns, "c1", cluster.Kubeconfig(), map[string]string{"fleet": "yes", "ring": "one", "region": "eu"})
+	register(t, c, ns, "c2", others[0].Kubeconfig(), map[string]string{"fleet": "yes", "ring": "two", "region": "us"})
+	register(t, c, ns, "c3", others[1].Kubeconfig(), map[string]string{"fleet": "yes", "ring": "three", "region": "ap"}, "some-other-team")
+	regs, err := ctl.ListClusters(ctx, c, ns, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(regs) != 3 {
+		t.Fatalf("registrations: %+v", regs)
+	}
+	for _, r := range regs {
+		if r.Err != nil || !strings.HasPrefix(r.Version, "v1.") || r.Server == "" {
+			t.Fatalf("registration %s: reachable %v, version %q, server %q", r.Name, r.Err, r.Version, r.Server)
+		}
+	}
+
+	reg := sourcetest.StartRegistry(t, "", "")
+	src := "oci://" + reg.Host + "/stacks/app:live"
+	controllertest.Push(t, reg, fleetStack(t, ns, "v1"), "live")
+	startController(t, ns)
+
+	// Manual approval: every Stack plans, nothing moves; the fleet plan
+	// groups the three identical plans.
+	create(t, c, &v1alpha1.StackSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec: v1alpha1.StackSetSpec{
+			Generators: []v1alpha1.Generator{{Clusters: &v1alpha1.ClustersGenerator{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "yes"}}}}},
+			Template: v1alpha1.StackTemplate{Spec: v1alpha1.StackSpec{
+				Source: src, Approval: v1alpha1.ApprovalManual, Interval: &metav1.Duration{Duration: 2 * time.Second},
+				Vars: map[string]string{"region": "{{cluster.labels.region}}"},
+			}},
+		},
+	})
+	ss := waitStackSet(t, c, ns, "web", 2*time.Minute, "planned on every cluster", func(ss *v1alpha1.StackSet) bool {
+		return len(ss.Status.Plans) == 1 && len(ss.Status.Plans[0].Stacks) == 3 && strings.Contains(ss.Status.Plans[0].Plan, "install release.api")
+	})
+	out := fleetPlan(t, ss)
+	t.Logf("convoy show --stackset web, before anything moves:\n%s", out)
+	if !strings.Contains(out, "3 Stacks: 1 to install, 0 to upgrade, 0 to uninstall, 0 unchanged (install release.api)") {
+		t.Fatalf("fleet plan:\n%s", out)
+	}
+	for name, k := range kubes {
+		if m := message(t, k, ns); m != "" {
+			t.Fatalf("cluster %s changed before approval: %q", name, m)
+		}
+	}
+	for _, n := range []string{"c1", "c2", "c3"} {
+		st := controllertest.GetStack(t, c, ns, "web-"+n)
+		if st.Labels[v1alpha1.StackSetLabel] != "web" || metav1.GetControllerOf(st) == nil || metav1.GetControllerOf(st).Name != "web" {
+			t.Fatalf("Stack web-%s: labels %v, owners %v", n, st.Labels, st.OwnerReferences)
+		}
+	}
+
+	// Approved as a rolling rollout: step by step, a gate on step 2 that
+	// fails for v2.
+	bake := 2 * time.Second
+	pins := watchPins(t, ns)
+	updateStackSet(t, c, ns, "web", func(ss *v1alpha1.StackSet) {
+		ss.Spec.Template.Spec.Approval = v1alpha1.ApprovalAuto
+		ss.Spec.Strategy = &v1alpha1.StackSetStrategy{Rolling: &v1alpha1.RollingStrategy{Steps: []v1alpha1.RolloutStep{
+			{Name: "canary", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"ring": "one"}}, Bake: &metav1.Duration{Duration: bake}},
+			{Name: "second", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"ring": "two"}}, Bake: &metav1.Duration{Duration: bake},
+				Gates: []v1alpha1.Gate{{CEL: "objects.all(o, o.kind != 'ConfigMap' || !o.data.message.endsWith('-v2'))"}}},
+			{Name: "rest"},
+		}}}
+	})
+	waitStackSet(t, c, ns, "web", 3*time.Minute, "Ready on v1", readyIs(metav1.ConditionTrue, v1alpha1.ReasonUpToDate))
+	for name, region := range map[string]string{"c1": "eu", "c2": "us", "c3": "ap"} {
+		if m := message(t, kubes[name], ns); m != "api-"+region+"-v1" {
+			t.Fatalf("cluster %s: message %q", name, m)
+		}
+	}
+
+	// v2: step 1, baked, then step 2, whose gate fails: halted, c3 on v1.
+	d2 := controllertest.Push(t, reg, fleetStack(t, ns, "v2"), "live")
+	ss = waitStackSet(t, c, ns, "web", 3*time.Minute, "halted on v2", readyIs(metav1.ConditionFalse, v1alpha1.ReasonHalted))
+	t.Logf("halted:\n%s", fleetPlan(t, ss))
+	_, c1Ready := pins.times("web-c1", d2)
+	c2Pinned, _ := pins.times("web-c2", d2)
+	// The bake's start is recorded in the Pipeline's status as a
+	// metav1.Time, to the second: a bake may end up to 1s early.
+	if c1Ready.IsZero() || c2Pinned.IsZero() || c2Pinned.Sub(c1Ready) < bake-time.Second {
+		t.Fatalf("step 2 started %s after step 1 was Ready on %s (bake %s)", c2Pinned.Sub(c1Ready), d2, bake)
+	}
+	t.Logf("step 2 pinned %s after step 1 was Ready (bake %s)", c2Pinned.Sub(c1Ready).Round(10*time.Millisecond), bake)
+	if c3, _ := pins.times("web-c3", d2); !c3.IsZero() {
+		t.Fatalf("web-c3 was pinned to %s past the failed step", d2)
+	}
+	if m := message(t, kubes["c3"], ns); m != "api-ap-v1" {
+		t.Fatalf("cluster c3 changed past the halt: %q", m)
+	}
+	if m := message(t, kubes["c2"], ns); m != "api-us-v2" {
+		t.Fatalf("cluster c2: %q", m)
+	}
+	if !strings.Contains(ss.Status.Steps[1].Message+ss.Status.Steps[1].FailedGate.Output, "web-c2") {
+		t.Fatalf("the failed step does not name its Stack: %+v", ss.Status.Steps[1])
+	}
+
+	// Paused: v3 is not pinned while the Stacks go on reconciling.
+	if err := ctl.PauseStackSet(ctx, c, ns, "web", true); err != nil {
+		t.Fatal(err)
+	}
+	waitStackSet(t, c, ns, "web", time.Minute, "paused", func(ss *v1alpha1.StackSet) bool {
+		return ss.Status.ObservedGeneration == ss.Generation && ss.Spec.Paused
+	})
+	d3 := controllertest.Push(t, reg, fleetStack(t, ns, "v3"), "live")
+	controllertest.WaitReconciles(t, c, ns, 3, "web-c1")
+	if p, _ := pins.times("web-c1", d3); !p.IsZero() {
+		t.Fatal("a paused StackSet pinned web-c1 to the new digest")
+	}
+	if err := ctl.PauseStackSet(ctx, c, ns, "web", false); err != nil {
+		t.Fatal(err)
+	}
+	waitStackSet(t, c, ns, "web", 3*time.Minute, "Ready on v3", readyIs(metav1.ConditionTrue, v1alpha1.ReasonUpToDate))
+	if m := message(t, kubes["c3"], ns); m != "api-ap-v3" {
+		t.Fatalf("cluster c3 after resume: %q", m)
+	}
+
+	// A hand edit is restored and reported.
+	controllertest.Update(t, c, ns, "web-c2", func(st *v1alpha1.Stack) { st.Spec.Vars["region"] = "mars" })
+	ss = waitStackSet(t, c, ns, "web", time.Minute, "restoring web-c2", func(ss *v1alpha1.StackSet) bool {
+		return len(ss.Status.Drifted) == 1 && ss.Status.Drifted[0] == "web-c2"
+	})
+	if v := controllertest.GetStack(t, c, ns, "web-c2").Spec.Vars["region"]; v != "us" {
+		t.Fatalf("web-c2's var region %q after restore", v)
+	}
+
+	// c3 leaves the selection: its Stack goes (orphan), its release stays.
+	kc, _ := os.ReadFile(others[1].Kubeconfig())
+	if _, err := ctl.RegisterCluster(ctx, c, ctl.RegisterRequest{Namespace: ns, Name: "c3", Kubeconfig: kc, Labels: map[string]string{"ring": "three"}, AllowedNamespaces: []string{"some-other-team"}}); err != nil {
+		t.Fatal(err)
+	}
+	devtest.Eventually(t, time.Minute, func() bool {
+		var st v1alpha1.Stack
+		return apierrors.IsNotFound(c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "web-c3"}, &st))
+	}, func() string { return "web-c3 is not removed" })
+	if m := message(t, kubes["c3"], ns); m != "api-ap-v3" {
+		t.Fatalf("orphaned release on c3: %q", m)
+	}
+
+	t.Run("bad input", func(t *testing.T) {
+		// A selector matching nothing.
+		create(t, c, stackSet(ns, "none", map[string]string{"ring": "nowhere"}, ""))
+		waitStackSet(t, c, ns, "none", time.Minute, "NoClusters", readyIs(metav1.ConditionFalse, v1alpha1.ReasonNoClusters))
+		// A template rendering an invalid Stack: nothing created.
+		create(t, c, stackSet(ns, "bad", map[string]string{"fleet": "yes"}, "{{cluster.labels.nope}}"))
+		ss := waitStackSet(t, c, ns, "bad", time.Minute, "TemplateInvalid", readyIs(metav1.ConditionFalse, v1alpha1.ReasonTemplateInvalid))
+		msg := meta.FindStatusCondition(ss.Status.Conditions, "Ready").Message
+		if !strings.Contains(msg, `element "c1"`) || !strings.Contains(msg, "{{cluster.labels.nope}}") {
+			t.Fatalf("TemplateInvalid message: %s", msg)
+		}
+		// Another StackSet generating web's Stack names is refused.
+		dup := stackSet(ns, "dup", map[string]string{"fleet": "yes"}, "")
+		dup.Spec.Template.Name = "web-{{cluster.name}}"
+		create(t, c, dup)
+		ss = waitStackSet(t, c, ns, "dup", time.Minute, "StackConflict", readyIs(metav1.ConditionFalse, v1alpha1.ReasonStackConflict))
+		if msg := meta.FindStatusCondition(ss.Status.Conditions, "Ready").Message; !strings.Contains(msg, "StackSet web") {
+			t.Fatalf("StackConflict message: %s", msg)
+		}
+		var l v1alpha1.StackList
+		if err := c.List(ctx, &l, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range l.Items {
+			if owner := st.Labels[v1alpha1.StackSetLabel]; owner != "web" {
+				t.Fatalf("Stack %s generated by %s", st.Name, owner)
+			}
+		}
+	})
+
+	t.Run("tenant", func(t *testing.T) {
+		tenant := controllertest.Team(t, c)
+		controllertest.StartController(t, tenant, func(o *controller.Options) {
+			o.Tenancy, o.DefaultServiceAccount = controller.TenancyStrict, "deployer"
+		})
+		// c3 allows some-other-team only; c2 no other namespace.
+		ts := stackSet(tenant, "grab", map[string]string{"ring": "three"}, "")
+		ts.Spec.Generators[0].Clusters.Namespace = ns
+		create(t, c, ts)
+		ss := waitStackSet(t, c, tenant, "grab", time.Minute, "Forbidden", readyIs(metav1.ConditionFalse, v1alpha1.ReasonForbidden))
+		msg := meta.FindStatusCondition(ss.Status.Conditions, "Ready").Message
+		if !strings.Contains(msg, "v1 Secret "+ns+"/c3") || !strings.Contains(msg, "does not allow namespace "+tenant) {
+			t.Fatalf("Forbidden message: %s", msg)
+		}
+		var l v1alpha1.StackList
+		if err := c.List(ctx, &l, client.InNamespace(tenant)); err != nil || len(l.Items) != 0 {
+			t.Fatalf("the tenant's StackSet generated %d Stacks (%v)", len(l.Items), err)
+		}
+	})
+}
+
+func stackSet(ns, name string, sel map[string]string, region string) *v1alpha1.StackSet {
+	ss := &v1alpha1.StackSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: v1alpha1.StackSetSpec{
+			Generators: []v1alpha1.Generator{{Clusters: &v1alpha1.ClustersGenerator{Selector: &metav1.LabelSelector{MatchLabels: sel}}}},
+			Template:   v1alpha1.StackTemplate{Spec: v1alpha1.StackSpec{Approval: v1alpha1.ApprovalManual}},
+		},
+	}
+	if region != "" {
+		ss.Spec.Template.Spec.Vars = map[string]string{"region": region}
+	}
+	return ss
+}
+
+func create(t *testing.T, c client.Client, obj client.Object) { controllertest.Create(t, c, obj) }
+
+func startController(t *testing.T, ns string) { controllertest.StartController(t, ns, nil) }
