@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -335,4 +337,51 @@ func configMapValue(t *testing.T, ns, name, key string) string {
 		t.Fatal(err)
 	}
 	return cm.Data[key]
+}
+
+// TestNoChangePlanOnSQLQueriesPerNamespace: a plan of 100 unchanged
+// releases in two namespaces on SQL storage reads their records with at
+// most 3 queries per namespace (convoy plan --stats: sql-queries).
+func TestNoChangePlanOnSQLQueriesPerNamespace(t *testing.T) {
+	nsA, nsB := cluster.Namespace(t), cluster.Namespace(t)
+	pg := cluster.Postgres(t)
+	_, conn := pg.CreateDatabase(t)
+	t.Setenv("HELM_DRIVER_SQL_CONNECTION_STRING", conn)
+	chart := bigChart(t, 0, 0)
+	hcl := fmt.Sprintf(`
+stack "fleet" {
+  storage {
+    driver = "sql"
+  }
+}
+release "a" {
+  for_each  = toset([for i in range(50) : tostring(i)])
+  name      = "a${each.key}"
+  namespace = %q
+  chart     = %q
+}
+release "b" {
+  for_each  = toset([for i in range(50) : tostring(i)])
+  name      = "b${each.key}"
+  namespace = %q
+  chart     = %[2]q
+}
+`, nsA, chart, nsB)
+	dir := writeStack(t, hcl)
+	kc := cluster.Kubeconfig()
+	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve", "-p", "16"); code != 0 {
+		t.Fatalf("apply: exit %d\n%.3000s\n%s", code, out, errOut)
+	}
+	code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--detailed-exitcode", "--stats")
+	if code != 0 {
+		t.Fatalf("no-change plan: exit %d\n%.3000s\n%s", code, out, errOut)
+	}
+	m := regexp.MustCompile(`sql-queries=(\d+)`).FindStringSubmatch(errOut)
+	if m == nil {
+		t.Fatalf("--stats says no sql-queries:\n%s", errOut)
+	}
+	if n, _ := strconv.Atoi(m[1]); n > 2*3 {
+		t.Fatalf("a no-change plan of 100 releases in 2 namespaces made %d queries, want at most 3 per namespace:\n%s", n, errOut)
+	}
+	t.Logf("%s", strings.TrimSpace(errOut))
 }

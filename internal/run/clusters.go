@@ -140,6 +140,13 @@ func (c *Clusters) Close() {
 	}
 }
 
+// records is the records' database, if the run opened one.
+func (c *Clusters) records() *release.SQLRecords {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sql
+}
+
 // openSQL opens the records' database once. Called with c.mu held.
 func (c *Clusters) openSQL(ctx context.Context, conn string) (*release.SQLRecords, error) {
 	if c.sql == nil && c.sqlErr == nil {

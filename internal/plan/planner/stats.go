@@ -41,6 +41,9 @@ type Stats struct {
 	// RecordBytes is the largest encoded size of the records the planned
 	// revisions write; RecordsSized how many were sized.
 	RecordBytes, RecordsSized atomic.Int64
+	// SQLQueries are the statements sent to the records' database (SQL
+	// storage; the run fills it in).
+	SQLQueries atomic.Int64
 
 	mu sync.Mutex
 	// why names, by reason, the releases planned in full for it.
@@ -109,6 +112,9 @@ func (s *Stats) String() string {
 		s.Renders.Load(), s.DryRuns.Load(), s.DryRunsSkipped.Load(), s.Lists.Load(), s.ListHits.Load(), s.RecordLists.Load(), s.RecordReads.Load(), s.Unchanged.Load(), s.Full.Load())
 	if len(why) > 0 {
 		out += " (" + strings.Join(why, " ") + ")"
+	}
+	if n := s.SQLQueries.Load(); n > 0 {
+		out += fmt.Sprintf(" sql-queries=%d", n)
 	}
 	if n := s.RecordsSized.Load(); n > 0 {
 		out += fmt.Sprintf(" records-sized=%d largest-record-bytes=%d", n, s.RecordBytes.Load())
