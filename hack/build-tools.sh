@@ -19,7 +19,7 @@
 #   $TOOLS/controller-gen-$CONTROLLER_GEN_VERSION/bin/controller-gen   (make generate: the API
 #       types' deepcopy functions and CRDs)
 #
-# Usage: hack/build-tools.sh [--locked FILE] [k8s] [kwok] [helm] [registry] [prometheus] [helm3] [helmfile] [cosign] [chromium] [controller-gen]
+# Usage: hack/build-tools.sh [--locked FILE] [k8s] [kwok] [helm] [registry] [prometheus] [helm3] [helmfile] [cosign] [chromium] [postgresql] [controller-gen]
 # (default: all). Prints nothing but progress on stderr.
 #
 # The tools named are built side by side. Safe to run concurrently: each tool
@@ -202,6 +202,28 @@ build_chromium() {
   return 1
 }
 
+# PostgreSQL for the SQL storage's tests (Helm's HELM_DRIVER=sql): never
+# built, only Debian's package (its server binaries in
+# /usr/lib/postgresql/VERSION/bin), or initdb and postgres already on PATH.
+system_postgresql() {
+  command -v initdb >/dev/null && command -v postgres >/dev/null && return 0
+  ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1
+}
+build_postgresql() {
+  system_postgresql && return 0
+  local sudo=
+  [ "$(id -u)" = 0 ] || sudo="sudo -n"
+  if command -v apt-get >/dev/null && { [ -z "$sudo" ] || sudo -n true 2>/dev/null; }; then
+    log "installing Debian's postgresql package (the SQL storage's tests)"
+    local apt=($sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 -y -q --no-install-recommends)
+    if "${apt[@]}" install postgresql >&2 || { "${apt[@]}" update >&2 && "${apt[@]}" install postgresql >&2; }; then
+      system_postgresql && { log "postgresql ready: $(ls -d /usr/lib/postgresql/*/bin | tail -1)"; return 0; }
+    fi
+  fi
+  log "postgresql: no initdb/postgres on PATH or in /usr/lib/postgresql and Debian's package could not be installed (the SQL storage's tests need it)"
+  return 1
+}
+
 # helmfile's go.mod has replace directives, which `go install pkg@version`
 # refuses; so it is built inside a writable copy of the module source the
 # proxy serves, where its replace directives apply.
@@ -224,7 +246,7 @@ build_helmfile() {
 }
 
 # Quick ones first, so that tests waiting on them wait least.
-all=(k8s kwok helm registry prometheus helm3 helmfile cosign chromium controller-gen)
+all=(k8s kwok helm registry prometheus helm3 helmfile cosign chromium postgresql controller-gen)
 signal=
 if [ "${1:-}" = --locked ]; then signal=${2:?--locked needs a file}; shift 2; fi
 wanted=("$@")

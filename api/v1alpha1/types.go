@@ -118,6 +118,11 @@ type StackSpec struct {
 	// +listType=map
 	// +listMapKey=name
 	Clusters []ClusterRef `json:"clusters,omitempty"`
+	// Storage says where the stack's release records live when its stack
+	// block has no storage block (default: Secrets), and gives the sql
+	// driver's connection string when that block gives none
+	// (docs/storage.md).
+	Storage *StorageSpec `json:"storage,omitempty"`
 	// Suspend stops planning and applying.
 	Suspend bool `json:"suspend,omitempty"`
 	// Notifications are HTTP endpoints told of the Stack's events, each
@@ -269,6 +274,34 @@ type ClusterRef struct {
 	Name string `json:"name"`
 	// SecretRef is the Secret's key with the kubeconfig.
 	SecretRef SecretKeyRef `json:"secretRef"`
+}
+
+// StorageSpec is where a Stack's release records live.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.secretRef) || self.driver == 'sql'",message="secretRef is the sql driver's connection string"
+type StorageSpec struct {
+	// Driver is secret (the default), configmap or sql (PostgreSQL, in
+	// Helm's tables: HELM_DRIVER=sql).
+	//
+	// +kubebuilder:validation:Enum=secret;configmap;sql
+	Driver string `json:"driver"`
+	// SecretRef is the key of a Secret of the Stack's own namespace that
+	// holds the sql driver's connection string (a libpq URL or key=value
+	// string). It is read as the Stack's identity and never shown.
+	SecretRef *LocalSecretKeyRef `json:"secretRef,omitempty"`
+}
+
+// LocalSecretKeyRef is a key of a Secret in the Stack's own namespace.
+type LocalSecretKeyRef struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	Name string `json:"name"`
+	// Key is the Secret's key (default "connection").
+	//
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	Key string `json:"key,omitempty"`
 }
 
 // SecretKeyRef is a key of a Secret in the Stack's namespace.

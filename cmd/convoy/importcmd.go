@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -119,7 +120,7 @@ cluster changes. Check the result with convoy init && convoy plan.`,
 				}
 				req.Stack.Repos[name] = url
 			}
-			res, err := run.ImportReleases(cmd.Context(), run.ClusterOptions{Kubeconfig: cf.Kubeconfig, Context: cf.Context, QPS: cf.QPS, Burst: cf.Burst, StorageDriver: cf.StorageDriver, Unreachable: cf.Unreachable, Warnings: s.Err}, req)
+			res, err := run.ImportReleases(cmd.Context(), run.ClusterOptions{Kubeconfig: cf.Kubeconfig, Context: cf.Context, QPS: cf.QPS, Burst: cf.Burst, StorageDriver: cf.StorageDriver, SQLConnection: os.Getenv("HELM_DRIVER_SQL_CONNECTION_STRING"), Unreachable: cf.Unreachable, Warnings: s.Err}, req)
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -78,7 +79,7 @@ func (o renderOptions) Run(ctx context.Context, s streams) error {
 		return err
 	}
 	c := o.Cluster
-	clusters := run.ClusterOptions{Kubeconfig: c.Kubeconfig, Context: c.Context, QPS: c.QPS, Burst: c.Burst, StorageDriver: c.StorageDriver, Warnings: s.Err}
+	clusters := run.ClusterOptions{Kubeconfig: c.Kubeconfig, Context: c.Context, QPS: c.QPS, Burst: c.Burst, StorageDriver: c.StorageDriver, SQLConnection: os.Getenv("HELM_DRIVER_SQL_CONNECTION_STRING"), Warnings: s.Err}
 	session, err := run.Open(ctx, run.Options{Source: src, Clusters: clusters, ChartCache: chartCache(), Parallelism: o.Parallelism})
 	if err != nil {
 		return err

@@ -117,7 +117,7 @@ func addClusterFlags(fs *pflag.FlagSet, f *clusterFlags) {
 	fs.IntVar(&f.Burst, "kube-burst", run.DefaultBurst, "client-side burst of queries to the Kubernetes API")
 	fs.Float32Var(&f.QPS, "qps", run.DefaultQPS, "the same as --kube-qps (helm's name)")
 	fs.IntVar(&f.Burst, "burst-limit", run.DefaultBurst, "the same as --kube-burst (helm's name)")
-	fs.StringVar(&f.StorageDriver, "storage-driver", "secret", "where release records live: secret or configmap (as Helm's HELM_DRIVER)")
+	fs.StringVar(&f.StorageDriver, "storage-driver", "secret", "where release records live: secret, configmap or sql (as Helm's HELM_DRIVER; the sql driver connects to $HELM_DRIVER_SQL_CONNECTION_STRING); a stack's storage block decides instead")
 	fs.DurationVar(&f.Unreachable, "unreachable-timeout", run.DefaultUnreachable, "how long an API server may not answer before convoy stops waiting on it and gives up, whatever the releases' timeouts")
 }
 
@@ -166,7 +166,7 @@ func (f stackRun) options(s streams) (run.Options, error) {
 		APIMap:      apis,
 		KubeVersion: kv,
 		Source:      src,
-		Clusters:    run.ClusterOptions{Kubeconfig: c.Kubeconfig, Context: c.Context, QPS: c.QPS, Burst: c.Burst, StorageDriver: c.StorageDriver, Unreachable: c.Unreachable, Warnings: s.Err},
+		Clusters:    run.ClusterOptions{Kubeconfig: c.Kubeconfig, Context: c.Context, QPS: c.QPS, Burst: c.Burst, StorageDriver: c.StorageDriver, SQLConnection: os.Getenv("HELM_DRIVER_SQL_CONNECTION_STRING"), Unreachable: c.Unreachable, Warnings: s.Err},
 		ChartCache:  chartCache(),
 		Parallelism: f.Parallelism,
 		Grace:       f.Grace,

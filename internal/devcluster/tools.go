@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -229,4 +231,38 @@ func LocatePrometheus(getenv func(string) string) (string, error) {
 // Debian's chromium package on PATH (hack/build-tools.sh chromium).
 func LocateChromium(getenv func(string) string) (string, error) {
 	return locate(getenv, chromiumOracle)
+}
+
+// LocatePostgreSQL finds the directory of PostgreSQL's server binaries
+// (initdb, postgres, pg_ctl) the SQL storage's tests run: the directory
+// CONVOY_POSTGRESQL_BIN_DIR names, else initdb and postgres on PATH, else
+// Debian's package's newest /usr/lib/postgresql/VERSION/bin
+// (hack/build-tools.sh postgresql installs it). Never built.
+func LocatePostgreSQL(getenv func(string) string) (string, error) {
+	if dir := getenv("CONVOY_POSTGRESQL_BIN_DIR"); dir != "" {
+		if exists(filepath.Join(dir, "postgres")) && exists(filepath.Join(dir, "initdb")) {
+			return dir, nil
+		}
+		return "", fmt.Errorf("CONVOY_POSTGRESQL_BIN_DIR=%s holds no postgres and initdb", dir)
+	}
+	if cache, err := toolsCacheDir(getenv); err == nil {
+		waitForBuild(filepath.Join(cache, ".build-postgresql.lock"))
+	}
+	if p, err := exec.LookPath("postgres"); err == nil {
+		if dir := filepath.Dir(p); exists(filepath.Join(dir, "initdb")) {
+			return dir, nil
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	slices.SortFunc(dirs, func(a, b string) int {
+		va, _ := strconv.Atoi(filepath.Base(filepath.Dir(a)))
+		vb, _ := strconv.Atoi(filepath.Base(filepath.Dir(b)))
+		return vb - va
+	})
+	for _, dir := range dirs {
+		if exists(filepath.Join(dir, "postgres")) && exists(filepath.Join(dir, "initdb")) {
+			return dir, nil
+		}
+	}
+	return "", errors.New("PostgreSQL not installed (looked for initdb and postgres on PATH and in /usr/lib/postgresql/*/bin): run `make tools` (hack/build-tools.sh postgresql installs Debian's postgresql package)")
 }

@@ -199,6 +199,11 @@ type ReleaseChange struct {
 	// StoredAPIs are the removed API versions the stored revision names
 	// that the plan compared as their successors, once per kind (apis.go).
 	StoredAPIs []StoredAPI `json:",omitempty"`
+	// RecordSize is the encoded size (bytes) of the record the release's
+	// next revision writes, and RecordLimit what its storage driver holds
+	// (0: no revision is written, or it was not rendered).
+	RecordSize  int `json:",omitempty"`
+	RecordLimit int `json:",omitempty"`
 	// KubeTarget is the Kubernetes release the objects' APIs were checked
 	// against ("1.36": the cluster's, or --kube-version, kube_version);
 	// Deprecations are the objects it deprecates or removed.

@@ -17,6 +17,7 @@ func (o Options) forStack(st *config.Stack) Options {
 	var stack *apimap.Map
 	if st != nil {
 		stack = st.APIMap
+		o.Clusters.storage = st.Storage
 	}
 	if stack == nil && o.APIMap == nil {
 		return o

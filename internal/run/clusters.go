@@ -38,8 +38,14 @@ type ClusterOptions struct {
 	Confined bool
 	QPS      float32
 	Burst    int
-	// StorageDriver is where release records live: secret or configmap.
+	// StorageDriver is where release records live: secret, configmap or
+	// sql, unless the stack's storage block says (forStack).
 	StorageDriver string
+	// SQLConnection is the sql driver's connection string when the
+	// stack's storage block gives none: $HELM_DRIVER_SQL_CONNECTION_STRING
+	// (the CLI), a Secret's (the controller's Stack spec.storage). Never
+	// shown: errors name the host only.
+	SQLConnection string
 	// Observer receives the release engines' steps (nil: none).
 	Observer func(release.Event)
 	// Warnings receives the API servers' warnings (deprecated fields and
@@ -85,6 +91,20 @@ type ClusterOptions struct {
 	// apis is the API map the engines read stored revisions with
 	// (Options.forStack; nil: convoy's table).
 	apis *apimap.Map
+	// storage is the stack's storage block (Options.forStack; nil:
+	// StorageDriver).
+	storage *config.Storage
+}
+
+// driver is where the run's records live, and the sql driver's
+// connection string.
+func (o ClusterOptions) driver() (release.StorageDriver, string, error) {
+	if o.storage != nil {
+		d, err := release.ParseStorageDriver(o.storage.Driver)
+		return d, cmp.Or(string(o.storage.Connection), o.SQLConnection), err
+	}
+	d, err := release.ParseStorageDriver(o.StorageDriver)
+	return d, o.SQLConnection, err
 }
 
 // Clusters connects to the clusters of a run: each cluster block (and the
@@ -99,6 +119,44 @@ type Clusters struct {
 	mu     sync.Mutex
 	byName map[string]*clusterEntry // block name; "" is the default cluster
 	byID   map[kube.ClusterID]*clusterEntry
+	// sql is the records' database when the driver is sql: opened with
+	// the first engine, closed by Close.
+	sql    *release.SQLRecords
+	sqlErr error
+}
+
+// Close closes the records' database, if the run opened one: every
+// connection of its pool. The engines must not be used after.
+func (c *Clusters) Close() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sql != nil {
+		c.sql.Close()
+		c.sql = nil
+		c.sqlErr = errors.New("sql storage: the run's connections are closed")
+	}
+}
+
+// records is the records' database, if the run opened one.
+func (c *Clusters) records() *release.SQLRecords {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sql
+}
+
+// openSQL opens the records' database once. Called with c.mu held.
+func (c *Clusters) openSQL(ctx context.Context, conn string) (*release.SQLRecords, error) {
+	if c.sql == nil && c.sqlErr == nil {
+		if conn == "" {
+			c.sqlErr = errors.New(`sql storage: no connection string: give the storage block a connection (from a sensitive variable), or set HELM_DRIVER_SQL_CONNECTION_STRING`)
+		} else {
+			c.sql, c.sqlErr = release.OpenSQL(ctx, conn)
+		}
+	}
+	return c.sql, c.sqlErr
 }
 
 type clusterEntry struct {
@@ -162,14 +220,22 @@ func (c *Clusters) connect(ctx context.Context, spec *config.ClusterSpec) *clust
 	}
 	e := &clusterEntry{id: id}
 	c.byID[id] = e
-	driver, err := release.ParseStorageDriver(c.opts.StorageDriver)
+	driver, conn, err := c.opts.driver()
 	if err != nil {
 		e.err = err
 		return e
 	}
+	var records *release.SQLRecords
+	if driver == release.DriverSQL {
+		if records, err = c.openSQL(ctx, conn); err != nil {
+			e.err = &connectError{err: err}
+			return e
+		}
+	}
 	opts := release.EngineOptions{
 		Kube:       kube.Options{QPS: cfg.QPS, Burst: cfg.Burst, RateLimits: c.rateLimits(), Reach: kube.NewReach(cfg, c.opts.Unreachable)},
 		Driver:     driver,
+		SQL:        records,
 		Observer:   c.opts.Observer,
 		Grace:      c.opts.grace,
 		Timings:    c.opts.Timings,

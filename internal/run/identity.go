@@ -70,9 +70,10 @@ func (s *Session) Abandon(ctx context.Context, command string) (released []strin
 	if s.ls == nil {
 		return s.abandonOnDefaultCluster(ctx, command)
 	}
-	o := s.o
 	st := s.ls.Stack
+	o := s.o.forStack(st)
 	cl := o.newClusters(nil)
+	defer cl.Close()
 	lock, err := lockStack(ctx, o, st, cl, command)
 	if err != nil {
 		return nil, err

@@ -19,7 +19,9 @@ type ImportRequest struct {
 // namespace (or in all) on the default cluster of o.Clusters, and writes a
 // stack from them (releases.Generate). Nothing on the cluster changes.
 func ImportReleases(ctx context.Context, o ClusterOptions, req ImportRequest) (*releases.Result, error) {
-	eng, err := connectClusters(o).Engine(ctx, nil)
+	cl := connectClusters(o)
+	defer cl.Close()
+	eng, err := cl.Engine(ctx, nil)
 	if err != nil {
 		return nil, err
 	}

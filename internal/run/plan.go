@@ -76,6 +76,11 @@ func planOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req PlanRe
 	if err != nil {
 		return nil, err
 	}
+	if db := cl.records(); db != nil && req.Stats != nil {
+		// The queries of this plan, not of opening the database.
+		start := db.Queries()
+		defer func() { req.Stats.SQLQueries.Add(db.Queries() - start) }()
+	}
 	if err := ls.keepMovedNames(ctx, cl); err != nil {
 		return nil, err
 	}

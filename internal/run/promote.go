@@ -119,7 +119,8 @@ func (s *Session) Promote(ctx context.Context, req PromoteRequest) (*Promoted, e
 	}
 	// Each environment's cluster blocks are its own: they may reach other
 	// clusters.
-	fromCl := o.newClusters(nil)
+	fromCl := o.forStack(from.Stack).newClusters(nil)
+	defer fromCl.Close()
 	// The source's releases have the names its records have (count added
 	// or removed keeps them), as its own plans give them.
 	if err := from.keepMovedNames(ctx, fromCl); err != nil {
@@ -351,7 +352,10 @@ func verifyPromotions(ctx context.Context, o Options, p *plan.Plan) error {
 		if err != nil {
 			return fmt.Errorf("environment %q, which the plan promotes from: %w", env, err)
 		}
-		cl := o.newClusters(nil)
+		cl := o.forStack(from.Stack).newClusters(nil)
+		// Closed when the promotions are verified (the records'
+		// database, if any).
+		defer cl.Close()
 		if err := from.keepMovedNames(ctx, cl); err != nil {
 			return fmt.Errorf("environment %q, which the plan promotes from: %w", env, err)
 		}

@@ -113,7 +113,9 @@ func keepRenderedNames(ctx context.Context, o Options, ls *Loaded) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, renderNamesTimeout)
 	defer cancel()
-	if err := ls.keepMovedNames(ctx, o.newClusters(nil)); err != nil {
+	cl := o.forStack(ls.Stack).newClusters(nil)
+	defer cl.Close()
+	if err := ls.keepMovedNames(ctx, cl); err != nil {
 		ls.Warnings = append(ls.Warnings, &hcl.Diagnostic{
 			Severity: hcl.DiagWarning,
 			Summary:  "Release names of moved instances not read",

@@ -106,6 +106,12 @@ func (s *Session) Close() {
 		c()
 	}
 	s.cleanup = nil
+	s.mu.Lock()
+	for _, cl := range s.clusters {
+		cl.Close()
+	}
+	s.clusters = nil
+	s.mu.Unlock()
 }
 
 // loaded is a copy of the stack as loaded, for one operation, ordered
@@ -141,6 +147,9 @@ func (s *Session) clustersOf(o Options) *Clusters {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if gen := o.Clusters.Connections.generation(); gen != s.gen || s.clusters == nil {
+		for _, cl := range s.clusters {
+			cl.Close()
+		}
 		s.clusters, s.gen = map[ListMode]*Clusters{}, gen
 	}
 	mode := o.Clusters.Lists

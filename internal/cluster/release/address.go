@@ -22,6 +22,9 @@ const AddressLabel = "convoy.dev/address"
 // another stack, or helm, may take it over. It writes no revision; the
 // records are otherwise unchanged.
 func (e *Engine) Disown(ctx context.Context, namespace, name, stack string) error {
+	if e.sql != nil {
+		return e.sqlDisown(ctx, namespace, name, stack)
+	}
 	gvr, fields := e.recordResource()
 	records := e.meta.Resource(gvr).Namespace(namespace)
 	sel := labels.SelectorFromSet(map[string]string{"owner": "helm", "name": name, StackLabel: stack}).String()

@@ -212,7 +212,7 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 	req := p.Request
 	store := e.Storage(req.Namespace)
 	e.logf(req.Namespace, req.Name, PhaseRendering, "preparing revision %d", p.Revision)
-	if err := p.CheckRecordSize(); err != nil {
+	if err := e.CheckRecordSize(p); err != nil {
 		return nil, err
 	}
 	if err := checkFence(ctx); err != nil {

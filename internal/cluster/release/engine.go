@@ -30,6 +30,9 @@ type StorageDriver int
 const (
 	DriverSecret StorageDriver = iota
 	DriverConfigMap
+	// DriverSQL keeps records in a PostgreSQL database, in helm's
+	// schema (EngineOptions.SQL).
+	DriverSQL
 )
 
 // ParseStorageDriver accepts Helm's names: "secret"/"secrets" (default) and
@@ -40,8 +43,21 @@ func ParseStorageDriver(s string) (StorageDriver, error) {
 		return DriverSecret, nil
 	case "configmap", "configmaps":
 		return DriverConfigMap, nil
+	case "sql":
+		return DriverSQL, nil
 	}
-	return 0, fmt.Errorf("unknown storage driver %q (want secret or configmap)", s)
+	return 0, fmt.Errorf("unknown storage driver %q (want secret, configmap or sql)", s)
+}
+
+// String is the driver's name, as HELM_DRIVER spells it.
+func (d StorageDriver) String() string {
+	switch d {
+	case DriverConfigMap:
+		return "configmap"
+	case DriverSQL:
+		return "sql"
+	}
+	return "secret"
 }
 
 // Phase is the step a release operation is in, for progress reports.
@@ -77,6 +93,9 @@ type Event struct {
 type EngineOptions struct {
 	Kube   kube.Options
 	Driver StorageDriver
+	// SQL is the database of the records when Driver is DriverSQL; the
+	// caller opened it and closes it.
+	SQL *SQLRecords
 	// Observer receives every step of every operation, from concurrent
 	// operations concurrently. Nil: steps are written as lines to Log.
 	Observer func(Event)
@@ -117,6 +136,7 @@ type Engine struct {
 	client  kubernetes.Interface
 	meta    metadata.Interface
 	driver  StorageDriver
+	sql     *SQLRecords
 	caps    *chart.Capabilities
 	notify  func(Event)
 	grace   time.Duration
@@ -161,7 +181,7 @@ func NewEngine(ctx context.Context, cfg *rest.Config, opts EngineOptions) (*Engi
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, caps: caps, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings, listPageSize: int64(opts.Kube.ListPageSize), metadata: opts.Metadata, lock: opts.Lock, namespaces: opts.Namespaces, apis: opts.APIs, fresh: &freshCaps{}}, nil
+	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, sql: opts.SQL, caps: caps, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings, listPageSize: int64(opts.Kube.ListPageSize), metadata: opts.Metadata, lock: opts.Lock, namespaces: opts.Namespaces, apis: opts.APIs, fresh: &freshCaps{}}, nil
 }
 
 func (opts EngineOptions) notify() func(Event) {
@@ -177,13 +197,15 @@ func (opts EngineOptions) notify() func(Event) {
 
 // Rebind is an engine on e's connection (its clients, discovery and
 // capabilities) that reports to opts' Observer or Log and uses opts'
-// Grace, Timings, Metadata, Lock, Namespaces and APIs; opts' Kube and Driver
-// are ignored. Runs that keep connections across operations (the
+// Grace, Timings, Metadata, Lock, Namespaces, APIs, Driver and SQL; opts'
+// Kube is ignored. Runs that keep connections across operations (the
 // controller's Stacks) share one connection with an engine each.
 func (e *Engine) Rebind(opts EngineOptions) *Engine {
 	c := *e
 	c.notify, c.grace, c.timings, c.metadata = opts.notify(), opts.Grace, opts.Timings, opts.Metadata
 	c.lock, c.namespaces, c.apis = opts.Lock, opts.Namespaces, opts.APIs
+	// The records' database is the run's, not the connection's.
+	c.driver, c.sql = opts.Driver, opts.SQL
 	c.fresh = &freshCaps{}
 	return &c
 }
@@ -215,7 +237,7 @@ func (e *Engine) Capabilities() *chart.Capabilities { return e.caps }
 
 // Storage returns the release records of namespace ("" lists all).
 func (e *Engine) Storage(namespace string) *Storage {
-	return &Storage{Driver: NewKubeDriver(e.client, e.driver, namespace)}
+	return &Storage{Driver: e.records(namespace)}
 }
 
 // LastRevision is the newest revision of a release, whatever its status
@@ -294,6 +316,9 @@ type RecordKey struct{ Namespace, Name string }
 // from shared informers they are filtered here, so that every stack's
 // list shares the one informer of the records.
 func (e *Engine) Labelled(ctx context.Context, selector map[string]string, except ...string) ([]RecordKey, error) {
+	if e.sql != nil {
+		return e.sqlLabelled(ctx, selector, except)
+	}
 	gvr, records := e.recordResource()
 	opts := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(selector).String(), FieldSelector: records}
 	var items []*metav1.PartialObjectMetadata

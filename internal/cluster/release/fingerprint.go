@@ -113,6 +113,12 @@ func (e *Engine) Relabel(ctx context.Context, namespace, name string, revision i
 		return err
 	}
 	key := recordKey(name, revision)
+	if e.sql != nil {
+		if err := e.sqlRelabel(ctx, namespace, key, labels); err != nil {
+			return fmt.Errorf("label release %s revision %d: %w", name, revision, err)
+		}
+		return nil
+	}
 	gvr, _ := e.recordResource()
 	records := e.meta.Resource(gvr).Namespace(namespace)
 	meta, err := records.Get(ctx, key, metav1.GetOptions{})

@@ -48,6 +48,9 @@ func (d *DeployedRecords) Load(r *Release) (*Release, bool, error) {
 // type only), page by page. Nothing is decoded until Load asks. It always
 // asks the API server: the engine's Metadata holds no payloads.
 func (e *Engine) ListDeployedRecords(ctx context.Context, namespace string) (*DeployedRecords, error) {
+	if e.sql != nil {
+		return e.sqlDeployedRecords(ctx, namespace)
+	}
 	_, fieldSelector := e.recordResource()
 	limit := min(e.pageSize(), maxWholePage)
 	d := NewKubeDriver(e.client, e.driver, namespace).(pagedLister)

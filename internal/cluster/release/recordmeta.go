@@ -25,6 +25,9 @@ import (
 // is served from its cache when it can be; the items then share their
 // labels and annotations with the cache, and are only read.
 func (e *Engine) ListRecordMeta(ctx context.Context, namespace string) ([]metav1.PartialObjectMetadata, error) {
+	if e.sql != nil {
+		return e.sqlRecordMeta(ctx, namespace)
+	}
 	gvr, fieldSelector := e.recordResource()
 	if e.metadata != nil {
 		if items, ok := e.metadata.ListMetadata(ctx, gvr, namespace, metav1.ListOptions{LabelSelector: "owner=helm", FieldSelector: fieldSelector}); ok {
@@ -80,7 +83,7 @@ func (e *Engine) HistoriesOfMeta(ctx context.Context, namespace string, items []
 		r, err := releaseOfMeta(m)
 		if err != nil {
 			// Not labelled as Helm labels records: read it to know.
-			if r, err = NewKubeDriver(e.client, e.driver, namespace).Get(ctx, m.Name); err != nil {
+			if r, err = e.records(namespace).Get(ctx, m.Name); err != nil {
 				return nil, fmt.Errorf("release record %s/%s: %w", namespace, m.Name, err)
 			}
 		}
@@ -117,7 +120,7 @@ func (e *Engine) LoadRecord(ctx context.Context, r *Release) (*Release, error) {
 	if !r.partial {
 		return r, nil
 	}
-	full, err := NewKubeDriver(e.client, e.driver, r.Namespace).Get(ctx, recordKey(r.Name, r.Version))
+	full, err := e.records(r.Namespace).Get(ctx, recordKey(r.Name, r.Version))
 	if err != nil {
 		return nil, fmt.Errorf("release %s revision %d in namespace %s: %w", r.Name, r.Version, r.Namespace, err)
 	}

@@ -247,6 +247,9 @@ type lazyLister interface {
 // one: records' labels from the cache, each payload read by a GET when
 // decoded.
 func (e *Engine) lazyRecords(namespace string) lazyLister {
+	if e.sql != nil {
+		return e.sql.Driver(namespace).(lazyLister)
+	}
 	d := NewKubeDriver(e.client, e.driver, namespace)
 	if e.metadata != nil {
 		return cachedRecords{e: e, namespace: namespace, driver: d}

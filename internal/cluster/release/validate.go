@@ -2,8 +2,6 @@ package release
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
 
@@ -15,48 +13,10 @@ import (
 
 // MaxRecordBytes is the largest record payload the cluster stores: the API
 // server refuses a Secret, and a ConfigMap, whose data exceed 1 MiB
-// (core/v1 MaxSecretSize; bigger requests hit its 3 MiB body limit first,
-// "Request entity too large"). Helm sets no limit of its own.
+// (core/v1 MaxSecretSize: the sum of the lengths of its data's values, here
+// the one payload, base64 text; bigger requests hit its 3 MiB body limit
+// first, "Request entity too large"). Helm sets no limit of its own.
 const MaxRecordBytes = corev1.MaxSecretSize
-
-// RecordTooLargeError is a revision whose record the cluster would refuse.
-type RecordTooLargeError struct {
-	Name     string
-	Revision int
-	// Size is the encoded record's size (base64 of gzip of JSON), Limit
-	// MaxRecordBytes.
-	Size, Limit int
-}
-
-func (e *RecordTooLargeError) Error() string {
-	return fmt.Sprintf("release %s revision %d: the release record would be %d bytes, more than the %d bytes a Secret or ConfigMap holds (it stores the whole chart, its files included, and the values: make the chart or its values smaller, e.g. without large files)",
-		e.Name, e.Revision, e.Size, e.Limit)
-}
-
-// CheckRecordSize fails with a *RecordTooLargeError when the cluster could
-// not store the record this revision would write. A record whose JSON is
-// small enough that no compression could make it too large
-// (maxPayloadSize) is not compressed: the check is then a JSON encoding,
-// and the only compressions left are the record writes'.
-func (p *Prepared) CheckRecordSize() error {
-	rel := p.record(time.Now())
-	rel.Info.Status, rel.Info.Description = StatusDeployed, "Upgrade complete"
-	b, err := json.Marshal(rel)
-	if err != nil {
-		return fmt.Errorf("encode release %s: %w", rel.Name, err)
-	}
-	if maxPayloadSize(len(b)) <= MaxRecordBytes {
-		return nil
-	}
-	payload, err := encodePayload(b)
-	if err != nil {
-		return fmt.Errorf("encode release %s: %w", rel.Name, err)
-	}
-	if len(payload) > MaxRecordBytes {
-		return &RecordTooLargeError{Name: rel.Name, Revision: rel.Version, Size: len(payload), Limit: MaxRecordBytes}
-	}
-	return nil
-}
 
 // record is the pending record of the revision p prepares.
 func (p *Prepared) record(now time.Time) *Release {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/cluster/kube"
@@ -33,6 +34,9 @@ type inputs struct {
 	kubeconfigs map[string]string
 	// secrets are the values read from Secrets, masked in every message.
 	secrets []string
+	// sqlConnection is spec.storage.secretRef's connection string ("":
+	// none).
+	sqlConnection string
 	// hash identifies the inputs with the source digest: a plan made from
 	// other inputs is not the Stack's plan any more.
 	hash    string
@@ -151,6 +155,29 @@ func readInputs(ctx context.Context, c client.Reader, st *v1alpha1.Stack, source
 			in.kubeconfigs[cr.Name] = p
 			sum := sha256.Sum256(kc)
 			fmt.Fprintf(h, "cluster\x00%s\x00%x\x00", cr.Name, sum)
+		}
+	}
+	if sp := st.Spec.Storage; sp != nil {
+		fmt.Fprintf(h, "storage\x00%s\x00", sp.Driver)
+		if ref := sp.SecretRef; ref != nil {
+			// Only from the Stack's own namespace: a connection string
+			// names a database and its credentials.
+			key := types.NamespacedName{Namespace: st.Namespace, Name: ref.Name}
+			var s corev1.Secret
+			if err := c.Get(ctx, key, &s); err != nil {
+				in.cleanup()
+				return nil, refError("spec.storage.secretRef: v1 Secret", key, err)
+			}
+			k := cmp.Or(ref.Key, "connection")
+			conn, ok := s.Data[k]
+			if !ok || len(conn) == 0 {
+				in.cleanup()
+				return nil, &configError{fmt.Sprintf("spec.storage.secretRef: v1 Secret %s has no key %q", key, k)}
+			}
+			in.sqlConnection = strings.TrimSpace(string(conn))
+			in.secrets = append(in.secrets, in.sqlConnection)
+			sum := sha256.Sum256(conn)
+			fmt.Fprintf(h, "connection\x00%x\x00", sum)
 		}
 	}
 	in.hash = "sha256:" + hex.EncodeToString(h.Sum(nil))

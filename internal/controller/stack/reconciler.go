@@ -341,7 +341,7 @@ func (r *reconciler) runOptions(st *v1alpha1.Stack, f *artifact.Fetched, cfg *co
 		Source: run.Source{Dir: f.Dir, Root: f.Root, Variables: in.vars, Environment: st.Spec.Environment, Config: cfg},
 		Clusters: run.ClusterOptions{
 			Kubeconfig: r.opts.Kubeconfig, Context: r.opts.Context, Kubeconfigs: in.kubeconfigs, Confined: true,
-			QPS: r.opts.QPS, Burst: r.opts.Burst, StorageDriver: "secret", Warnings: r.opts.Warnings, Budget: r.budget,
+			QPS: r.opts.QPS, Burst: r.opts.Burst, StorageDriver: storageDriver(st), SQLConnection: in.sqlConnection, Warnings: r.opts.Warnings, Budget: r.budget,
 			Traffic: r.traffic, Connections: r.conns,
 			Impersonate: r.opts.impersonating(st), Namespaces: []string{st.Namespace},
 		},
@@ -982,4 +982,13 @@ func planChanges(p *plan.Plan) []string {
 		out[len(out)-1] = fmt.Sprintf("… %d more", n-len(out)+1)
 	}
 	return out
+}
+
+// storageDriver is the driver of spec.storage (default: secret); a stack
+// block's storage block decides instead.
+func storageDriver(st *v1alpha1.Stack) string {
+	if st.Spec.Storage != nil && st.Spec.Storage.Driver != "" {
+		return st.Spec.Storage.Driver
+	}
+	return "secret"
 }

@@ -32,6 +32,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,6 +55,11 @@ type Env struct {
 	config     *rest.Config
 	client     kubernetes.Interface
 	cluster    *devcluster.Cluster // nil when shared
+
+	// pg is the test binary's PostgreSQL (Postgres), once started.
+	pgMu  sync.Mutex
+	pg    *Postgres
+	pgErr error
 }
 
 // New returns an Env to be started by Run in TestMain.
@@ -107,6 +113,7 @@ func (e *Env) Run(m *testing.M) int {
 		return 1
 	}
 	code := m.Run()
+	e.stopPostgres()
 	if e.cluster != nil {
 		e.cluster.Stop()
 	}

@@ -219,7 +219,11 @@ func TestPlanReportsARecordTooLargeToStore(t *testing.T) {
 		t.Fatal("plan of an oversized release succeeded")
 	}
 	msg := err.Error()
-	if !strings.Contains(msg, "release.big: release big revision 1: the release record would be ") || !strings.Contains(msg, fmt.Sprintf("more than the %d bytes", release.MaxRecordBytes)) {
+	if !strings.Contains(msg, "release.big: release big revision 1 in namespace shop: the release record would be ") || !strings.Contains(msg, fmt.Sprintf("more than the %d bytes (1.0 MiB) a Secret holds", release.MaxRecordBytes)) {
 		t.Fatalf("error does not name the size and the limit: %v", err)
+	}
+	// The ways out: SQL storage, or the chart's heaviest part.
+	if !strings.Contains(msg, `storage { driver = "sql" }`) || !strings.Contains(msg, "heaviest parts are the chart's files/blob (1.6 MiB)") {
+		t.Fatalf("error does not say the way out: %v", err)
 	}
 }

@@ -272,7 +272,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 		rc.Warnings = append(rc.Warnings, noObjectChanges(deployed.Version, len(rc.Hooks)))
 	}
 	if rc.Action != plan.ActionNoOp {
-		if err := prep.CheckRecordSize(); err != nil {
+		if err := c.sizeRecord(eng, rc, prep); err != nil {
 			return nil, err
 		}
 	}
@@ -546,7 +546,7 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *pl
 	}
 	red := *redp
 	p := &release.Prepared{Request: req, History: hist, Revision: revision, IsInstall: install, Rendered: rendered}
-	if err := p.CheckRecordSize(); err != nil {
+	if err := c.sizeRecord(eng, rc, p); err != nil {
 		return nil, err
 	}
 	rc.Action = plan.ActionUpgrade
@@ -754,4 +754,17 @@ func withoutTestHooks(hs []*release.Hook) []*release.Hook {
 	return slices.DeleteFunc(slices.Clone(hs), func(h *release.Hook) bool {
 		return len(h.Events) > 0 && !slices.ContainsFunc(h.Events, func(ev chart.HookEvent) bool { return ev != chart.HookTest })
 	})
+}
+
+// sizeRecord sizes the record the release's next revision writes, and
+// refuses the release when its storage driver cannot hold it: the plan
+// fails, before anything is applied (release.TooLargeError).
+func (c *computer) sizeRecord(eng *release.Engine, rc *plan.ReleaseChange, prep *release.Prepared) error {
+	size, err := eng.RecordSize(prep)
+	if err != nil {
+		return err
+	}
+	c.stats.sized(size.Bytes)
+	rc.RecordSize, rc.RecordLimit = size.Bytes, size.Limit
+	return eng.CheckSize(prep, size)
 }

@@ -38,6 +38,12 @@ type Stats struct {
 	// and their live objects, without a rendering or dry run; Full the
 	// releases planned by rendering and dry runs.
 	Unchanged, Full atomic.Int64
+	// RecordBytes is the largest encoded size of the records the planned
+	// revisions write; RecordsSized how many were sized.
+	RecordBytes, RecordsSized atomic.Int64
+	// SQLQueries are the statements sent to the records' database (SQL
+	// storage; the run fills it in).
+	SQLQueries atomic.Int64
 
 	mu sync.Mutex
 	// why names, by reason, the releases planned in full for it.
@@ -70,6 +76,17 @@ func (s *Stats) PlannedInFull() map[string]string {
 
 func (s *Stats) add(c *atomic.Int64, n int64) { c.Add(n) }
 
+// sized counts a record of n bytes sized.
+func (s *Stats) sized(n int) {
+	s.RecordsSized.Add(1)
+	for {
+		cur := s.RecordBytes.Load()
+		if int64(n) <= cur || s.RecordBytes.CompareAndSwap(cur, int64(n)) {
+			return
+		}
+	}
+}
+
 // maxNamed is how many releases planned in full the stats line names,
 // each with its reason: every one in a plan of a real stack, the first of
 // a fleet where many changed.
@@ -95,6 +112,12 @@ func (s *Stats) String() string {
 		s.Renders.Load(), s.DryRuns.Load(), s.DryRunsSkipped.Load(), s.Lists.Load(), s.ListHits.Load(), s.RecordLists.Load(), s.RecordReads.Load(), s.Unchanged.Load(), s.Full.Load())
 	if len(why) > 0 {
 		out += " (" + strings.Join(why, " ") + ")"
+	}
+	if n := s.SQLQueries.Load(); n > 0 {
+		out += fmt.Sprintf(" sql-queries=%d", n)
+	}
+	if n := s.RecordsSized.Load(); n > 0 {
+		out += fmt.Sprintf(" records-sized=%d largest-record-bytes=%d", n, s.RecordBytes.Load())
 	}
 	if n := s.Attributions.Load(); n > 0 {
 		out += fmt.Sprintf(" attribution-renders=%d", n)

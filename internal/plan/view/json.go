@@ -92,6 +92,15 @@ type jsonRelease struct {
 	KubeTarget       string            `json:"kube_target,omitempty"`
 	KubeKnownThrough string            `json:"kube_known_through,omitempty"`
 	Deprecations     []jsonDeprecation `json:"deprecations,omitempty"`
+	// Record is the size of the record the next revision writes and what
+	// its storage driver holds.
+	Record *jsonRecord `json:"record,omitempty"`
+}
+
+// jsonRecord is the size of a release's next record.
+type jsonRecord struct {
+	Bytes      int `json:"bytes"`
+	LimitBytes int `json:"limit_bytes"`
 }
 
 // jsonRename is a release a moved block gives a new Helm name.
@@ -242,6 +251,9 @@ func JSON(w io.Writer, p *plan.Plan) error {
 			Observed: jsonObserved{LastRevision: r.Observed.LastRevision, LastStatus: r.Observed.LastStatus},
 			Owner:    r.Owner, Adopt: r.Adopt, Refused: r.Refused(),
 			StoredAPIs: jsonStoredAPIs(r), KubeTarget: r.KubeTarget, KubeKnownThrough: r.KubeKnown, Deprecations: jsonDeprecations(r),
+		}
+		if r.RecordSize > 0 {
+			jr.Record = &jsonRecord{Bytes: r.RecordSize, LimitBytes: r.RecordLimit}
 		}
 		if t := r.Takeover; t != nil {
 			jr.Takeover = &jsonTakeover{By: t.By(), Stack: t.Stack, StackNamespace: t.Namespace, LetGo: t.LetGo, Allowed: t.Allowed, Refusal: t.Refusal}

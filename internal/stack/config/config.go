@@ -58,8 +58,10 @@ type StackBlock struct {
 	// the objects' APIs against. Nil when unset.
 	APIMap      hcl.Expression
 	KubeVersion hcl.Expression
-	DeclRange   hcl.Range
-	LabelRange  hcl.Range // the name's
+	// Storage is the storage block (nil when absent).
+	Storage    *StorageBlock
+	DeclRange  hcl.Range
+	LabelRange hcl.Range // the name's
 }
 
 // Variable is a `variable "name" { ... }` block.

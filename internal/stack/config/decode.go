@@ -137,6 +137,7 @@ var stackBlockSchema = &hcl.BodySchema{
 		{Name: "api_map"},
 		{Name: "kube_version"},
 	},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "storage"}},
 }
 
 func decodeStackBlock(block *hcl.Block) (*StackBlock, hcl.Diagnostics) {
@@ -146,6 +147,15 @@ func decodeStackBlock(block *hcl.Block) (*StackBlock, hcl.Diagnostics) {
 	s.Atomic = attrExpr(content, "atomic")
 	s.APIMap = attrExpr(content, "api_map")
 	s.KubeVersion = attrExpr(content, "kube_version")
+	for _, b := range content.Blocks {
+		st, d := decodeStorageBlock(b)
+		diags = append(diags, d...)
+		if s.Storage != nil {
+			diags = append(diags, duplicate("storage block", "", s.Storage.DeclRange, b.DefRange))
+			continue
+		}
+		s.Storage = st
+	}
 	return s, diags
 }
 

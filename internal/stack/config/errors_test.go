@@ -36,6 +36,8 @@ func TestDiagnosticLocations(t *testing.T) {
 		{"health_check", "main.hcl:11:22", "Invalid health_check attribute", "HCL interpolation, which health checks do not have"},
 		{"health_check", "main.hcl:13:16", "Missing required argument", `"current"`},
 		{"health_check_duplicate", "main.hcl:8:3", "Duplicate health_check", "main.hcl line 3"},
+		{"storage", "main.hcl:3:18", "Invalid storage driver", `"etcd" is not a storage driver: want "secret"`},
+		{"storage_connection", "main.hcl:4:18", "Connection without the sql driver", `driver is "configmap"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.stack+"@"+tt.at, func(t *testing.T) {

@@ -75,6 +75,7 @@ type evaluator struct {
 	atomic           bool
 	apiMap           *apimap.Map
 	kubeVersion      apimap.Version
+	storage          *Storage
 
 	clusters     map[string]*ClusterSpec
 	clusterVals  map[string]cty.Value
@@ -162,6 +163,7 @@ func Evaluate(ctx context.Context, cfg *Config, opts EvalOptions) (*Stack, hcl.D
 		Atomic:           e.atomic,
 		APIMap:           e.apiMap,
 		KubeVersion:      e.kubeVersion,
+		Storage:          e.storage,
 		Clusters:         e.clusters,
 		Repositories:     e.repositories,
 		ev:               e,
@@ -402,6 +404,7 @@ func (e *evaluator) evalStackBlock() hcl.Diagnostics {
 		}
 	}
 	diags = append(diags, e.evalAPISettings(sb)...)
+	diags = append(diags, e.evalStorage(sb.Storage)...)
 	return diags
 }
 

@@ -28,6 +28,9 @@ type Stack struct {
 	// is its kube_version (zero when unset).
 	APIMap      *apimap.Map
 	KubeVersion apimap.Version
+	// Storage is the stack block's storage block (nil when absent: the
+	// run's driver, --storage-driver).
+	Storage *Storage
 
 	Clusters     map[string]*ClusterSpec
 	Repositories map[string]*RepositorySpec
