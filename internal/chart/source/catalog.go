@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"go.yaml.in/yaml/v3"
@@ -32,6 +33,15 @@ type Catalog struct {
 	ociRef    string             // OCI: host/path/chart
 	oci       *remote.Repository // OCI
 	tags      []string           // OCI
+
+	mu     sync.Mutex
+	listed map[string]listed // HTTP: by chart, read once
+}
+
+type listed struct {
+	versions []ChartVersion
+	skipped  []string
+	err      error
 }
 
 // Catalog fetches what req's repository publishes (one request for an
@@ -78,12 +88,27 @@ func (res *Resolver) Catalog(ctx context.Context, req Request) (*Catalog, error)
 // and named in skipped (an index with one broken entry still lists the
 // others); a file that is not an index at all is an error.
 func (c *Catalog) Versions(chart string) (versions []ChartVersion, skipped []string, err error) {
-	if c.indexPath == "" {
-		for _, t := range c.tags {
-			versions = append(versions, ChartVersion{Version: strings.ReplaceAll(t, "_", "+")})
+	if c.indexPath != "" {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		l, ok := c.listed[chart]
+		if !ok {
+			l.versions, l.skipped, l.err = c.readIndex(chart)
+			if c.listed == nil {
+				c.listed = map[string]listed{}
+			}
+			c.listed[chart] = l
 		}
-		return versions, nil, nil
+		return l.versions, l.skipped, l.err
 	}
+	for _, t := range c.tags {
+		versions = append(versions, ChartVersion{Version: strings.ReplaceAll(t, "_", "+")})
+	}
+	return versions, nil, nil
+}
+
+// readIndex lists chart's versions from the index on disk.
+func (c *Catalog) readIndex(chart string) (versions []ChartVersion, skipped []string, err error) {
 	node, err := indexChartNode(c.indexPath, chart)
 	if err != nil {
 		return nil, nil, fmt.Errorf("index of %s: %w", redactURL(c.repo.URL), err)
