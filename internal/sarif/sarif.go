@@ -41,7 +41,7 @@ type Rule struct {
 // Location is a place in a file: its path (as the caller knows it) and
 // a 1-based line and column; EndLine and EndColumn may be 0.
 type Location struct {
-	File                            string
+	File                             string
 	Line, Column, EndLine, EndColumn int
 	// Message says what is there ("release block", "values image.tag").
 	Message string
