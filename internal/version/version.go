@@ -34,8 +34,12 @@ func Get() Info { return info() }
 // info is read once: the build information does not change, and reading
 // it parses the whole module list (a fingerprint of each release asks).
 var info = sync.OnceValue(func() Info {
-	c, d := commit, date
+	v, c, d := version, commit, date
 	if bi, ok := debug.ReadBuildInfo(); ok {
+		// go install …@VERSION links no version: the module's is it.
+		if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
 		for _, s := range bi.Settings {
 			switch {
 			case s.Key == "vcs.revision" && commit == "":
@@ -46,7 +50,7 @@ var info = sync.OnceValue(func() Info {
 		}
 	}
 	return Info{
-		Version:   version,
+		Version:   v,
 		Commit:    cmp.Or(c, "unknown"),
 		Date:      d,
 		GoVersion: runtime.Version(),
