@@ -25,12 +25,15 @@ export CGO_ENABLED := 0
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+DATE ?= $(shell date -u -d @$(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
 LDFLAGS := -X github.com/convoy-sh/convoy/internal/version.version=$(VERSION) \
-           -X github.com/convoy-sh/convoy/internal/version.commit=$(COMMIT)
+           -X github.com/convoy-sh/convoy/internal/version.commit=$(COMMIT) \
+           -X github.com/convoy-sh/convoy/internal/version.date=$(DATE)
 
 DEVCLUSTER_STATE := .devcluster
 
-.PHONY: build image tools cluster-tools test-tools test test-short lint generate verify-generated demo devcluster-up devcluster-down bin/devcluster
+.PHONY: build dist image tools cluster-tools test-tools test test-short lint generate verify-generated demo devcluster-up devcluster-down bin/devcluster
 
 # Static (no cgo): a cgo build links the plugin package kustomize imports,
 # which exports every symbol (185 MB against 138 MB, 40 MiB more resident at
@@ -46,11 +49,19 @@ build:
 # commit's image has one digest.
 IMAGE ?= ghcr.io/convoy-sh/convoy:$(VERSION)
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
-SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 image:
 	go run ./hack/image --image '$(IMAGE)' --platforms '$(IMAGE_PLATFORMS)' \
 		--version '$(VERSION)' --commit '$(COMMIT)' --created '$(SOURCE_DATE_EPOCH)' \
 		--ldflags '$(LDFLAGS) -s -w'
+
+# Release files in dist/: convoy for linux, darwin and windows on amd64 and
+# arm64 (archives), an SPDX SBOM, SHA256SUMS and, with DIST_KEY (a cosign
+# or openssl ECDSA P-256 key; COSIGN_PASSWORD for a cosign one), its
+# signature by convoy's signing code and the public key (hack/dist).
+DIST_KEY ?=
+dist:
+	go run ./hack/dist --out dist --version '$(VERSION)' --commit '$(COMMIT)' --created '$(SOURCE_DATE_EPOCH)' \
+		--ldflags '$(LDFLAGS) -s -w' --key '$(DIST_KEY)'
 
 bin/devcluster:
 	go build -o bin/devcluster ./hack/devcluster

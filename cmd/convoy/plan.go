@@ -29,6 +29,8 @@ type planOptions struct {
 	AllowPolicies    []string
 	Attribute        bool
 	SkipNoOp         bool
+	// SARIF is a file to write the plan's findings to (SARIF 2.1.0).
+	SARIF string
 }
 
 func newPlanCmd(s streams) *cobra.Command {
@@ -75,6 +77,7 @@ code.`,
 	addForceConflictsFlag(fs)
 	addAllowPolicyFlag(fs, &o.AllowPolicies)
 	addKubeVersionFlag(fs, &o.KubeVersion)
+	fs.StringVar(&o.SARIF, "sarif", "", "also write the plan's findings (policy denials and warnings, data loss, stale config, removed and deprecated APIs, refused releases) to this file as SARIF 2.1.0, each at its stack file and line")
 	fs.BoolVar(&o.Attribute, "attribute", true, "name the inputs that changed each changed field (values leaves, chart, drift) by rendering each upgraded release again with each changed input reverted; --attribute=false skips those renders")
 	_ = cmd.RegisterFlagCompletionFunc("target", completeReleases(&o.Stack, false))
 	return cmd
@@ -152,6 +155,11 @@ func (o planOptions) Run(ctx context.Context, s streams) (err error) {
 	}
 	if err != nil {
 		return err
+	}
+	if o.SARIF != "" {
+		if err := writePlanSARIF(o.SARIF, res); err != nil {
+			return err
+		}
 	}
 	if o.Out != "" {
 		b, err := run.EncodePlan(res)

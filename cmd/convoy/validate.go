@@ -14,6 +14,8 @@ import (
 type validateOptions struct {
 	Stack stackFlags
 	JSON  bool
+	// SARIF is a file to write the diagnostics to (SARIF 2.1.0).
+	SARIF string
 }
 
 func newValidateCmd(s streams) *cobra.Command {
@@ -35,6 +37,7 @@ when the stack is valid and 1 otherwise.`,
 	}
 	addStackFlags(cmd.Flags(), &o.Stack)
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the result and diagnostics as JSON on stdout")
+	cmd.Flags().StringVar(&o.SARIF, "sarif", "", "also write the diagnostics to this file as SARIF 2.1.0, each at its file, line and column")
 	return cmd
 }
 
@@ -66,6 +69,11 @@ func (o validateOptions) Run(ctx context.Context, s streams) error {
 		return err
 	}
 	valid := !diags.HasErrors()
+	if o.SARIF != "" {
+		if err := validateSARIF(o.SARIF, diags); err != nil {
+			return err
+		}
+	}
 	if o.JSON {
 		res := validateResult{Valid: valid, Diagnostics: diagtext.JSON(diags)}
 		for _, d := range diags {

@@ -16,7 +16,7 @@ func newVersionCmd(s streams) *cobra.Command {
 	var o versionOptions
 	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print convoy's version, commit and Go version",
+		Short: "Print convoy's version, commit, commit date and Go version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.Run(s)
@@ -33,6 +33,10 @@ func (o versionOptions) Run(s streams) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(info)
 	}
-	_, err := fmt.Fprintf(s.Out, "convoy %s (commit %s, %s, %s)\n", info.Version, info.Commit, info.GoVersion, info.Platform)
+	date := ""
+	if info.Date != "" {
+		date = ", " + info.Date
+	}
+	_, err := fmt.Fprintf(s.Out, "convoy %s (commit %s%s, %s, %s)\n", info.Version, info.Commit, date, info.GoVersion, info.Platform)
 	return err
 }

@@ -23,6 +23,10 @@ type InitRequest struct {
 	// Upgrade re-resolves every chart to the highest version its
 	// constraint admits, ignoring the lock file.
 	Upgrade bool
+	// UpgradeOnly, if not nil, limits Upgrade to these release blocks (by
+	// name); the others keep their locked versions (convoy outdated
+	// --update).
+	UpgradeOnly map[string]bool
 	// Frozen fills the chart cache from the lock file and never writes
 	// it: a chart the lock file lacks or no longer matches is an error
 	// (the controller runs stacks pulled as they were pushed).
@@ -107,7 +111,8 @@ func initLoaded(ctx context.Context, ls *Loaded, req InitRequest) (*Initialized,
 			continue
 		}
 		e, locked := old.Releases[name]
-		if locked && !req.Upgrade && resolve.LockMatches(e, r, sreq) == "" {
+		upgrade := req.Upgrade && (req.UpgradeOnly == nil || req.UpgradeOnly[name])
+		if locked && !upgrade && resolve.LockMatches(e, r, sreq) == "" {
 			if err := fillCache(ctx, res, sreq, e); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", r.Addr.Release, err))
 				continue

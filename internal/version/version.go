@@ -13,12 +13,16 @@ import (
 var (
 	version = "dev"
 	commit  = ""
+	// date is the commit's time (RFC 3339, UTC): a release build's is
+	// the same on every rebuild, never the time of the build.
+	date = ""
 )
 
 // Info describes the running build.
 type Info struct {
 	Version   string `json:"version"`
 	Commit    string `json:"commit"`
+	Date      string `json:"date,omitempty"`
 	GoVersion string `json:"goVersion"`
 	Platform  string `json:"platform"`
 }
@@ -30,19 +34,25 @@ func Get() Info { return info() }
 // info is read once: the build information does not change, and reading
 // it parses the whole module list (a fingerprint of each release asks).
 var info = sync.OnceValue(func() Info {
-	c := commit
-	if c == "" {
-		if bi, ok := debug.ReadBuildInfo(); ok {
-			for _, s := range bi.Settings {
-				if s.Key == "vcs.revision" {
-					c = s.Value
-				}
+	v, c, d := version, commit, date
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		// go install …@VERSION links no version: the module's is it.
+		if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch {
+			case s.Key == "vcs.revision" && commit == "":
+				c = s.Value
+			case s.Key == "vcs.time" && date == "":
+				d = s.Value
 			}
 		}
 	}
 	return Info{
-		Version:   version,
+		Version:   v,
 		Commit:    cmp.Or(c, "unknown"),
+		Date:      d,
 		GoVersion: runtime.Version(),
 		Platform:  runtime.GOOS + "/" + runtime.GOARCH,
 	}

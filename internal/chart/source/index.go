@@ -18,19 +18,55 @@ import (
 // under `entries:` at one indentation, as every index writer lays them out.
 // A file laid out otherwise is decoded whole.
 func indexEntries(path, chart string) ([]*indexEntry, error) {
+	node, err := indexChartNode(path, chart)
+	if err != nil || node == nil {
+		return nil, err
+	}
+	if node.Kind != yaml.SequenceNode {
+		return nil, fmt.Errorf("not a chart repository index: entries of %q are not a list (line %d)", chart, node.Line)
+	}
+	// An entry that does not decode is skipped, not fatal: one broken
+	// version must not hide the others (`convoy outdated` names it).
+	var entries []*indexEntry
+	for _, item := range node.Content {
+		var e indexEntry
+		if item.Decode(&e) == nil {
+			entries = append(entries, &e)
+		}
+	}
+	return entries, nil
+}
+
+// indexChartNode returns the YAML node of one chart's list of versions in
+// an index on disk (nil if the index has no such chart), undecoded, so
+// that a caller may decode the entries one by one.
+func indexChartNode(path, chart string) (*yaml.Node, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	entries, err := scanIndex(f, chart)
+	block, err := scanIndex(f, chart)
+	if err == nil {
+		var doc yaml.Node
+		if err := yaml.Unmarshal(block, &doc); err != nil {
+			return nil, fmt.Errorf("not a chart repository index: entries of %q: %w", chart, err)
+		}
+		if len(doc.Content) == 0 {
+			return nil, nil
+		}
+		return doc.Content[0], nil
+	}
 	if !errors.Is(err, errIndexLayout) {
-		return entries, err
+		return nil, err
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	var idx indexFile
+	var idx struct {
+		APIVersion string               `yaml:"apiVersion"`
+		Entries    map[string]yaml.Node `yaml:"entries"`
+	}
 	if err := yaml.NewDecoder(f).Decode(&idx); err != nil {
 		return nil, fmt.Errorf("not a chart repository index: %w", err)
 	}
@@ -40,12 +76,19 @@ func indexEntries(path, chart string) ([]*indexEntry, error) {
 	case idx.Entries == nil:
 		return nil, errors.New("not a chart repository index: no entries")
 	}
-	return idx.Entries[chart], nil
+	node, ok := idx.Entries[chart]
+	if !ok {
+		return nil, nil
+	}
+	return &node, nil
 }
 
 var errIndexLayout = errors.New("unrecognised index layout")
 
-func scanIndex(r io.Reader, chart string) ([]*indexEntry, error) {
+// scanIndex returns the YAML text of one chart's list of versions
+// (dedented; empty when the index has no such chart), or errIndexLayout
+// when the file is not laid out as index writers lay it out.
+func scanIndex(r io.Reader, chart string) ([]byte, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	var (
@@ -126,9 +169,5 @@ func scanIndex(r io.Reader, chart string) ([]*indexEntry, error) {
 	if !sawAPIVersion || !sawEntries {
 		return nil, errIndexLayout // the full decode says what is wrong
 	}
-	var entries []*indexEntry
-	if err := yaml.Unmarshal(block.Bytes(), &entries); err != nil {
-		return nil, fmt.Errorf("not a chart repository index: entries of %q: %w", chart, err)
-	}
-	return entries, nil
+	return block.Bytes(), nil
 }

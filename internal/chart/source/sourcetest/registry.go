@@ -1,8 +1,10 @@
 package sourcetest
 
 import (
+	"bytes"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -296,4 +298,39 @@ func freePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Tag gives the manifest of repo:from a second tag, to (such as latest),
+// as `oras tag` does: the manifest fetched and put back under the new tag.
+func (r *Registry) Tag(t testing.TB, repo, from, to string) {
+	t.Helper()
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // a test's own registry
+	base := r.scheme + "://" + r.Direct + "/v2/" + repo + "/manifests/"
+	get, _ := http.NewRequest(http.MethodGet, base+from, nil)
+	get.Header.Set("Accept", "application/vnd.oci.image.manifest.v1+json")
+	put, _ := http.NewRequest(http.MethodPut, base+to, nil)
+	if r.Username != "" {
+		get.SetBasicAuth(r.Username, r.Password)
+		put.SetBasicAuth(r.Username, r.Password)
+	}
+	resp, err := client.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("manifest %s:%s: %s %v", repo, from, resp.Status, err)
+	}
+	put.Body = io.NopCloser(bytes.NewReader(body))
+	put.ContentLength = int64(len(body))
+	put.Header.Set("Content-Type", resp.Header.Get("Content-Type"))
+	resp, err = client.Do(put)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("tag %s:%s as %s: %s", repo, from, to, resp.Status)
+	}
 }
