@@ -98,7 +98,13 @@ func applyOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, fwd *forw
 	results := apply.Execute(ctx, steps, apply.ExecOptions{Parallelism: o.parallelism(), Atomic: req.Atomic || st.Atomic, Progress: view})
 	view.Close()
 	fwd.set(nil)
-	return &Applied{Plan: p, Releases: outcomesOf(p, results)}, nil
+	out := outcomesOf(p, results)
+	if lock.lost() != nil {
+		// Another run took the stack over: what this run's steps left
+		// is not what the records say now.
+		recordsNow(context.WithoutCancel(ctx), out, cl.ByName(ctx, st))
+	}
+	return &Applied{Plan: p, Releases: out}, nil
 }
 
 // destroyRequest is req as Destroy runs it.
