@@ -135,7 +135,7 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 	}
 	fresh := req.Plan
 	fresh.Observe = planner.ObserveMetadata // applied at once, never verified
-	p, err := computePlan(ctx, o, ls, cl, fresh, heldBy(runID))
+	p, err := computePlan(ctx, o, ls, cl, fresh, heldBy(runID), nil)
 	if err != nil {
 		return p, err
 	}
