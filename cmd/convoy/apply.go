@@ -260,6 +260,10 @@ func writeResults(w io.Writer, rs []run.ReleaseOutcome, p *plan.Plan) {
 		} else if r.RestoreErr != nil {
 			result += ", restore failed"
 		}
+		if r.Now != "" {
+			// The stack's lock was lost: another run wrote since.
+			result += "; now " + r.Now
+		}
 		dur := "-"
 		if r.Duration > 0 {
 			dur = r.Duration.Round(10 * time.Millisecond).String()

@@ -539,7 +539,13 @@ func TestForceUnlockReleasesAStaleLock(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "is locked by") {
 		t.Fatalf("apply against a held lock: exit %d, %s", code, errOut)
 	}
-	code, out, _ := runConvoy(t, "force-unlock", "-C", dir, "--kubeconfig", cluster.Kubeconfig())
+	// Its holder (this test's process) is running on this host: left
+	// alone, unless forced.
+	code, out, errOut := runConvoy(t, "force-unlock", "-C", dir, "--kubeconfig", cluster.Kubeconfig())
+	if code != 1 || !strings.Contains(errOut, fmt.Sprintf("whose process (pid %d) is running on this host", os.Getpid())) || !strings.Contains(errOut, "--force") {
+		t.Fatalf("force-unlock of a live holder's lock: exit %d, %s%s", code, out, errOut)
+	}
+	code, out, _ = runConvoy(t, "force-unlock", "--force", "-C", dir, "--kubeconfig", cluster.Kubeconfig())
 	if code != 0 || !strings.Contains(out, "Released the lock") || !strings.Contains(out, "pid") {
 		t.Fatalf("force-unlock: exit %d, %s", code, out)
 	}

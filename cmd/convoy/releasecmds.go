@@ -316,7 +316,8 @@ lock); recover is for the rest.`,
 
 func newForceUnlockCmd(s streams) *cobra.Command {
 	var o stackRun
-	return newStackCmd("force-unlock [LOCK_ID]", "Release the stack's lock left by a run that died",
+	var force bool
+	cmd := newStackCmd("force-unlock [LOCK_ID]", "Release the stack's lock left by a run that died",
 		`Only one run that changes a stack (apply, destroy, rollback, recover) runs
 at a time: it holds a coordination.k8s.io Lease on every cluster the stack
 uses, renewed every few seconds. A holder that is gone is taken over by the
@@ -325,7 +326,9 @@ exists, and from anywhere once it has not renewed the lock for 30s.
 Otherwise the next run refuses, naming the holder and the lock's id. Make
 sure that holder is really gone, then run force-unlock with that id; a lock
 with another id (a run that started since) is left alone. Without an id,
-the lock is released whoever holds it.`,
+the lock is released whoever holds it. A lock whose holder's process is
+running on this host (an apply under way, or stopped) is left alone
+unless --force is given.`,
 		cobra.MaximumNArgs(1), &o,
 		func(ctx context.Context, args []string) error {
 			id := ""
@@ -341,7 +344,7 @@ the lock is released whoever holds it.`,
 				return err
 			}
 			defer session.Close()
-			out, err := session.ForceUnlock(ctx, id)
+			out, err := session.ForceUnlock(ctx, id, force)
 			for _, u := range out {
 				if u.Holder == "" {
 					fmt.Fprintf(s.Out, "Stack %q was not locked on %s.\n", u.Stack, u.Cluster.Describe())
@@ -351,6 +354,8 @@ the lock is released whoever holds it.`,
 			}
 			return err
 		})
+	cmd.Flags().BoolVar(&force, "force", false, "release the lock even when its holder's process is running on this host")
+	return cmd
 }
 
 type destroyOptions struct {

@@ -127,7 +127,9 @@ func TestStalledAPIServerLeavesAnHonestSummary(t *testing.T) {
 	// release upgraded.
 	kc := own.Kubeconfig()
 	dir := writeStack(t, fmt.Sprintf("stack \"stall-after\" {\n  default_namespace = %[2]q\n}\nrelease \"after\" {\n  chart   = %[1]q\n  timeout = \"30s\"\n}\n", chart, ns))
-	if code, out, errOut := runConvoy(t, "force-unlock", id[1], "-C", dir, "--kubeconfig", kc); code != 0 {
+	// The run ran in this test's process, which is still running:
+	// force-unlock must be forced (a CLI run's process has ended).
+	if code, out, errOut := runConvoy(t, "force-unlock", id[1], "--force", "-C", dir, "--kubeconfig", kc); code != 0 {
 		t.Fatalf("force-unlock %s: %d\n%s\n%s", id[1], code, out, errOut)
 	}
 	if code, out, errOut := runConvoy(t, "apply", "-C", dir, "--kubeconfig", kc, "--auto-approve", "--no-progress"); code != 0 || revisions(storedHistory(t, eng, ns, "after")) != "1:failed 2:deployed" {

@@ -98,10 +98,15 @@ func Run(ctx context.Context, o Options) error {
 	}
 	skip := true
 	var lock resourcelock.Interface
+	// fence is nil while this replica may write (always, without leader
+	// election): fence.go.
+	fence := func() error { return nil }
 	if o.LeaderElect {
 		if lock, err = leaseLock(cfg, o); err != nil {
 			return err
 		}
+		lf := &leaderFence{Interface: lock, lease: *dur(o.LeaseDuration, 15*time.Second)}
+		lock, fence = lf, lf.Check
 	}
 	mgr, err := manager.New(cfg, manager.Options{
 		LeaderElectionResourceLockInterface: lock,
@@ -165,6 +170,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	notifier := notify.New(mgr.GetAPIReader())
+	notifier.Fence = fence
 	notifier.NoCrossNamespaceRefs = o.stackOptions().RefusesCrossNamespaceRefs()
 	if err := mgr.Add(notifier); err != nil {
 		return err
@@ -176,9 +182,11 @@ func Run(ctx context.Context, o Options) error {
 		sp, pp = rcv.pushes, pipelinePushMarks{rcv.pushes}
 	}
 	// One recorder for the Stacks and the Pipelines.
-	recorder := mgr.GetEventRecorder("convoy-controller")
+	recorder := fencedEvents{EventRecorder: mgr.GetEventRecorder("convoy-controller"), check: fence}
+	// The reconcilers' writes, fenced like their events and notifications.
+	writer := fencedClient{Client: mgr.GetClient(), check: fence}
 	r = stack.New(stack.Deps{
-		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Config: cfg, Mapper: mgr.GetRESTMapper(),
+		Client: writer, Reader: mgr.GetAPIReader(), Config: cfg, Mapper: mgr.GetRESTMapper(),
 		Scheme: scheme, Events: recorder, Notifier: notifier,
 		Resolver: res, Cache: janitor, Pushes: sp, Options: o.stackOptions(),
 		ClusterQPS: o.ClusterQPS, ClusterBurst: o.ClusterBurst,
@@ -208,7 +216,7 @@ func Run(ctx context.Context, o Options) error {
 	// changes (its readiness, its pin) are the Pipelines' inputs.
 	// Their gates run in the background, until the controller stops.
 	pr := pipeline.New(pipeline.Deps{
-		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Events: recorder, Notifier: notifier,
+		Client: writer, Reader: mgr.GetAPIReader(), Events: recorder, Notifier: notifier,
 		Stacks: r.PipelineStacks(), Pushes: pp, Options: o.pipelineOptions(),
 	})
 	err = builder.ControllerManagedBy(mgr).

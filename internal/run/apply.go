@@ -101,7 +101,13 @@ func applyOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, fwd *forw
 	cl.resettle(ctx)
 	view.Close()
 	fwd.set(nil)
-	return &Applied{Plan: p, Releases: outcomesOf(p, results)}, nil
+	out := outcomesOf(p, results)
+	if lock.lost() != nil {
+		// Another run took the stack over: what this run's steps left
+		// is not what the records say now.
+		recordsNow(context.WithoutCancel(ctx), out, cl.ByName(ctx, st))
+	}
+	return &Applied{Plan: p, Releases: out}, nil
 }
 
 // destroyRequest is req as Destroy runs it.
@@ -132,7 +138,7 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 	}
 	fresh := req.Plan
 	fresh.Observe = planner.ObserveMetadata // applied at once, never verified
-	p, err := computePlan(ctx, o, ls, cl, fresh, heldBy(runID))
+	p, err := computePlan(ctx, o, ls, cl, fresh, heldBy(runID), nil)
 	if err != nil {
 		return p, err
 	}

@@ -21,11 +21,13 @@ func heldBy(runID string) func(string) bool {
 	return func(id string) bool { return id != runID }
 }
 
-// goneRuns says, for a plan that holds no lock, which runs that left
-// records pending are gone: all but the holders of the stack's locks that
-// may still be alive. Nil when the locks cannot be read.
-func goneRuns(ctx context.Context, clusters []Connected, stack string) func(string) bool {
-	live := map[string]bool{}
+// lockHolders are the live holders of a stack's locks on its clusters, by
+// run id, as read once (nil when a lock could not be read).
+type lockHolders map[string]*stacklock.HeldError
+
+// readHolders reads the live holders of the stack's locks.
+func readHolders(ctx context.Context, clusters []Connected, stack string) lockHolders {
+	live := lockHolders{}
 	for _, c := range clusters {
 		l, err := c.Engine.LockClient().CoordinationV1().Leases(stacklock.Namespace).Get(ctx, stacklock.Name(stack), metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -35,17 +37,30 @@ func goneRuns(ctx context.Context, clusters []Connected, stack string) func(stri
 			return nil
 		}
 		if le := stacklock.Holder(stack, l); le != nil {
-			live[le.LockID] = true
+			live[le.LockID] = le
 		}
 	}
-	return func(id string) bool { return !live[id] }
+	return live
 }
 
-// nameRunning names, in each *release.PendingError of err whose record the
-// live holder of the stack's lock wrote, that run: a plan made during an
-// apply says which apply holds the releases, rather than suggesting to
-// recover them.
-func nameRunning(ctx context.Context, clusters []Connected, stack string, err error) {
+// gone says, for a plan that holds no lock, which runs that left records
+// pending are gone: all but the live holders of the stack's locks. Nil
+// when the locks could not be read.
+func (h lockHolders) gone() func(string) bool {
+	if h == nil {
+		return nil
+	}
+	return func(id string) bool { return h[id] == nil }
+}
+
+// nameRunning names, in each *release.PendingError of err whose record a
+// live holder of the stack's lock wrote, that run (Running, Held): a plan
+// made during an apply says which apply holds the releases, rather than
+// suggesting to recover them. The holders are those the plan judged the
+// records by (known, read as it began), so that a lock that expires or is
+// released while the plan runs does not turn the records it found held
+// into a fault; runs it did not know of are looked up now.
+func nameRunning(ctx context.Context, clusters []Connected, stack string, known lockHolders, err error) {
 	var pending []*release.PendingError
 	for _, e := range joinedErrors(err) {
 		var pe *release.PendingError
@@ -56,19 +71,18 @@ func nameRunning(ctx context.Context, clusters []Connected, stack string, err er
 	if len(pending) == 0 {
 		return
 	}
-	holders := map[string]*stacklock.HeldError{}
-	for _, c := range clusters {
-		l, err := c.Engine.LockClient().CoordinationV1().Leases(stacklock.Namespace).Get(ctx, stacklock.Name(stack), metav1.GetOptions{})
-		if err != nil {
-			continue
-		}
-		if le := stacklock.Holder(stack, l); le != nil {
-			holders[le.LockID] = le
-		}
-	}
+	var now lockHolders
 	for _, pe := range pending {
-		if le := holders[pe.RunID]; le != nil {
+		le := known[pe.RunID]
+		if le == nil {
+			if now == nil {
+				now = readHolders(ctx, clusters, stack)
+			}
+			le = now[pe.RunID]
+		}
+		if le != nil {
 			pe.Running = fmt.Sprintf("%s (run %s, %s) has held stack %q since %s", cmp.Or(le.Command, "a convoy run"), le.LockID, le.Holder, stack, le.Since.Format(time.RFC3339))
+			pe.Held = le
 		}
 	}
 }

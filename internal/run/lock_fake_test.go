@@ -251,7 +251,7 @@ func TestFakeReleaseKeepsTheNextHoldersLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := stacklock.ForceUnlock(ctx, s, "shop", old.ID()); err != nil {
+	if _, err := stacklock.ForceUnlock(ctx, s, "shop", old.ID(), true); err != nil {
 		t.Fatal(err)
 	}
 	next := acquire(t, s, "shop", stacklock.Options{Command: "convoy apply"})
@@ -496,7 +496,7 @@ func TestFakeForceUnlock(t *testing.T) {
 			if id == "held" {
 				id = held
 			}
-			holder, err := stacklock.ForceUnlock(context.Background(), s, "shop", id)
+			holder, err := stacklock.ForceUnlock(context.Background(), s, "shop", id, true)
 			if tc.unlocked {
 				if err != nil || holder != *lease.Spec.HolderIdentity || s.get(t, "shop") != nil {
 					t.Fatalf("force-unlock: %q %v", holder, err)
@@ -516,7 +516,7 @@ func TestFakeForceUnlock(t *testing.T) {
 		})
 	}
 	t.Run("no lock", func(t *testing.T) {
-		holder, err := stacklock.ForceUnlock(context.Background(), newLeaseServer(), "shop", "0123456789ab")
+		holder, err := stacklock.ForceUnlock(context.Background(), newLeaseServer(), "shop", "0123456789ab", true)
 		if holder != "" || err != nil {
 			t.Fatalf("force-unlock of no lock: %q %v", holder, err)
 		}
@@ -649,7 +649,7 @@ func TestFakeLockLostToATakeoverIsKnownAndLeftAlone(t *testing.T) {
 func TestFakeLockRemovedIsLost(t *testing.T) {
 	s := newLeaseServer()
 	l := acquire(t, s, "shop", stacklock.Options{Command: "convoy apply", Timing: stacklock.Timing{RenewEvery: 10 * time.Millisecond}})
-	if _, err := stacklock.ForceUnlock(context.Background(), s, "shop", ""); err != nil {
+	if _, err := stacklock.ForceUnlock(context.Background(), s, "shop", "", true); err != nil {
 		t.Fatal(err)
 	}
 	waitLost(t, l)

@@ -41,7 +41,7 @@ func TestStackLockIsExclusiveAndNamesItsHolder(t *testing.T) {
 		t.Fatalf("acquire after release: %v", err)
 	}
 	// force-unlock takes it away from a (presumed dead) holder.
-	holder, err := stacklock.ForceUnlock(ctx, cluster.Client(), stack, "")
+	holder, err := stacklock.ForceUnlock(ctx, cluster.Client(), stack, "", true)
 	if err != nil || holder == "" {
 		t.Fatalf("force-unlock: %q %v", holder, err)
 	}
@@ -52,7 +52,7 @@ func TestStackLockIsExclusiveAndNamesItsHolder(t *testing.T) {
 	if _, err := stacklock.Acquire(ctx, cluster.Client(), stack, stacklock.Options{Command: "convoy apply"}); err == nil {
 		t.Fatal("the old holder's Release deleted the new holder's lock")
 	}
-	_, _ = stacklock.ForceUnlock(ctx, cluster.Client(), stack, "")
+	_, _ = stacklock.ForceUnlock(ctx, cluster.Client(), stack, "", true)
 }
 
 func TestLockNameIsAValidName(t *testing.T) {
@@ -73,7 +73,7 @@ func holdLock(t *testing.T, stack string, edit func(*coordinationv1.Lease)) stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = stacklock.ForceUnlock(ctx, cluster.Client(), stack, "") })
+	t.Cleanup(func() { _, _ = stacklock.ForceUnlock(ctx, cluster.Client(), stack, "", true) })
 	leases := cluster.Client().CoordinationV1().Leases(stacklock.Namespace)
 	cur, err := leases.Get(ctx, stacklock.Name(stack), metav1.GetOptions{})
 	if err != nil {
@@ -140,12 +140,12 @@ func TestExpiredLockElsewhereIsTakenOverAndALiveOneIsNot(t *testing.T) {
 		}
 	}
 	// force-unlock with another id leaves it alone.
-	if _, err := stacklock.ForceUnlock(context.Background(), cluster.Client(), stack, "0123456789ab"); err == nil || !strings.Contains(err.Error(), "left alone") {
+	if _, err := stacklock.ForceUnlock(context.Background(), cluster.Client(), stack, "0123456789ab", true); err == nil || !strings.Contains(err.Error(), "left alone") {
 		t.Fatalf("force-unlock of another id: %v", err)
 	}
 
 	// Not renewed for longer than the lock's duration: expired.
-	_, _ = stacklock.ForceUnlock(context.Background(), cluster.Client(), stack, id)
+	_, _ = stacklock.ForceUnlock(context.Background(), cluster.Client(), stack, id, true)
 	holdLock(t, stack, elsewhere(stacklock.Duration+15*time.Second))
 	var said []string
 	l, err := stacklock.Acquire(context.Background(), cluster.Client(), stack, stacklock.Options{Command: "convoy apply", Announce: func(s string) { said = append(said, s) }})

@@ -251,3 +251,113 @@ func recordRun(t *testing.T, ns, name string, revision int) string {
 	}
 	return s.Labels[release.RunLabel]
 }
+
+// rewriteStack replaces text in a stack's stack.hcl.
+func rewriteStack(t *testing.T, dir, old, new string) {
+	t.Helper()
+	p := filepath.Join(dir, "stack.hcl")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), old) {
+		t.Fatalf("%s has no %q", p, old)
+	}
+	if err := os.WriteFile(p, []byte(strings.ReplaceAll(string(b), old, new)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A run whose lock was taken over by a run that has finished by the time
+// it goes on names that run as the lock recorded it (run id, user, host,
+// pid), not "a run that has finished"; and its results say what the
+// records hold now, the other run's revisions.
+func TestRunThatLostItsLockNamesTheFinishedHolder(t *testing.T) {
+	ns := cluster.Namespace(t)
+	ctx := context.Background()
+	opts := func(dir string) run.Options {
+		return run.Options{Source: run.Source{Dir: dir}, Clusters: run.ClusterOptions{Kubeconfig: cluster.Kubeconfig()}, Grace: 5 * time.Second}
+	}
+	if res, err := runApply(ctx, opts(fenceStack(t, ns, "0", false, false)), run.ApplyRequest{}); err != nil || res.Failed() {
+		t.Fatalf("first apply: %v", err)
+	}
+
+	// Run A upgrades both releases to pods that are never ready and
+	// waits 20s for them; its Lease lasts 2s and is not renewed.
+	dirA := fenceStack(t, ns, "a", true, false)
+	rewriteStack(t, dirA, `timeout = "3m"`, `timeout = "20s"`)
+	oa := opts(dirA)
+	oa.LockTiming = stacklock.Timing{Duration: 2 * time.Second, RenewEvery: time.Hour}
+	view := &waitingView{want: map[string]bool{"web-0": true, "web-1": true}, waiting: make(chan struct{})}
+	type outcome struct {
+		res *run.Applied
+		err error
+	}
+	aDone := make(chan outcome, 1)
+	go func() {
+		res, err := runApply(ctx, oa, run.ApplyRequest{Progress: func([]apply.Row) apply.Progress { return view }})
+		aDone <- outcome{res, err}
+	}()
+	select {
+	case <-view.waiting:
+	case a := <-aDone:
+		t.Fatalf("run A ended before waiting: %v", a.err)
+	}
+	aRun := recordRun(t, ns, "web-0", 2)
+	leases := cluster.Client().CoordinationV1().Leases(stacklock.Namespace)
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		l, err := leases.Get(ctx, stacklock.Name(ns), metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return time.Since(l.Spec.RenewTime.Time) > time.Duration(*l.Spec.LeaseDurationSeconds)*time.Second+time.Second, nil
+	})
+	if err != nil {
+		t.Fatalf("run A's lock did not expire: %v", err)
+	}
+
+	// Run B takes the lock over, deploys revision 3 of both without
+	// waiting (their pods stay unready: A's wait goes on) and ends.
+	dirB := fenceStack(t, ns, "b", true, false)
+	rewriteStack(t, dirB, "wait    = true", "wait    = false")
+	if res, err := runApply(ctx, opts(dirB), run.ApplyRequest{}); err != nil || res.Failed() {
+		t.Fatalf("run B: %v", err)
+	}
+	bRun := recordRun(t, ns, "web-0", 3)
+	select {
+	case a := <-aDone:
+		t.Fatalf("run A ended before run B did (the test needs it waiting): %v", a.err)
+	default:
+	}
+
+	a := <-aDone
+	var lost *stacklock.LostError
+	if !errors.As(a.err, &lost) || lost.By == nil {
+		t.Fatalf("run A: got %v, want the lock lost to a named run", a.err)
+	}
+	host, _ := os.Hostname()
+	for _, want := range []string{
+		fmt.Sprintf("the lock of stack %q was taken over from run %s by ", ns, aRun),
+		fmt.Sprintf("@%s pid %d (convoy apply, run %s)", host, os.Getpid(), bRun),
+		"and finished at ",
+	} {
+		if !strings.Contains(a.err.Error(), want) {
+			t.Errorf("run A's error %q lacks %q", a.err, want)
+		}
+	}
+	if a.res == nil || len(a.res.Releases) != 2 {
+		t.Fatalf("run A's results: %+v", a.res)
+	}
+	for _, o := range a.res.Releases {
+		if want := "revision 3 deployed, by run " + bRun; o.Now != want {
+			t.Errorf("run A's result for %s says now %q (revision %d %s), want %q", o.Name, o.Now, o.Revision, o.Status, want)
+		}
+	}
+	// The lock is free: the next run takes it without a word.
+	var said []string
+	oc := opts(dirB)
+	oc.Announce = func(s string) { said = append(said, s) }
+	if res, err := runApply(ctx, oc, run.ApplyRequest{}); err != nil || res.Failed() || len(said) != 0 {
+		t.Fatalf("the next run: %v; announced %q", err, said)
+	}
+}

@@ -1,8 +1,11 @@
 package run
 
 import (
+	"context"
+	"fmt"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/run/apply"
 	"github.com/convoy-sh/convoy/internal/stack/dag"
@@ -67,6 +70,45 @@ type ReleaseOutcome struct {
 	Restored   bool
 	RestoreErr error
 	Duration   time.Duration
+	// Now is, for a run that lost the stack's lock, what the release's
+	// newest record says after it ("revision 3 deployed, by run …"; "":
+	// the same as Revision and Status, or unknown): another run took the
+	// stack over, and the records are its.
+	Now string
+}
+
+// recordsNow fills in Now of each outcome from the releases' newest
+// records, for a run that lost the stack's lock. A record that cannot be
+// read says so.
+func recordsNow(ctx context.Context, out []ReleaseOutcome, engineFor func(string) (*release.Engine, error)) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for i := range out {
+		o := &out[i]
+		eng, err := engineFor(o.Cluster)
+		if err != nil {
+			o.Now = "unknown: " + err.Error()
+			continue
+		}
+		h, err := eng.Storage(o.Namespace).History(ctx, o.Name)
+		switch {
+		case err != nil:
+			o.Now = "unknown: " + err.Error()
+		case len(h) == 0:
+			if o.Revision != 0 {
+				o.Now = "no record"
+			}
+		default:
+			last := h[len(h)-1]
+			if last.Version == o.Revision && string(last.Info.Status) == o.Status {
+				continue
+			}
+			o.Now = fmt.Sprintf("revision %d %s", last.Version, last.Info.Status)
+			if run := last.Labels[release.RunLabel]; run != "" {
+				o.Now += ", by run " + run
+			}
+		}
+	}
 }
 
 // outcomesOf turns the steps' results (in the plan's order) into the

@@ -84,7 +84,8 @@ func planOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req PlanRe
 	if err := ls.keepMovedNames(ctx, cl); err != nil {
 		return nil, err
 	}
-	p, err := computePlan(ctx, o, ls, cl, req, goneRuns(ctx, clusters, o.lockKey(ls.Stack)))
+	holders := readHolders(ctx, clusters, o.lockKey(ls.Stack))
+	p, err := computePlan(ctx, o, ls, cl, req, holders.gone(), holders)
 	if p == nil {
 		return nil, err
 	}
@@ -93,9 +94,10 @@ func planOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req PlanRe
 
 // computePlan plans a loaded stack on connected clusters. interrupted
 // says which runs that left records of the stack pending are gone
-// (planner.Input.Interrupted). A plan that would change releases other
-// stacks own is returned with a *plan.ForeignError.
-func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req PlanRequest, interrupted func(string) bool) (*plan.Plan, error) {
+// (planner.Input.Interrupted), by the live holders of the stack's locks
+// (nil: unknown, or this run holds the lock). A plan that would change
+// releases other stacks own is returned with a *plan.ForeignError.
+func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req PlanRequest, interrupted func(string) bool, holders lockHolders) (*plan.Plan, error) {
 	st := ls.Stack
 	targets, diags := st.Selection(req.Targets, req.Selectors)
 	if err := diagError(diags, ls.Config); err != nil {
@@ -149,7 +151,7 @@ func computePlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req P
 		Outputs: OutputsFrom,
 	})
 	if p == nil {
-		nameRunning(ctx, connected, o.lockKey(st), err)
+		nameRunning(ctx, connected, o.lockKey(st), holders, err)
 		return nil, releaseDiagnostics(ls, charts, err)
 	}
 	scoped.note(p)

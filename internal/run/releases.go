@@ -308,8 +308,10 @@ type Unlocked struct {
 
 // ForceUnlock removes the stack's lock on every cluster it uses, whoever
 // holds it; with a lockID (the id a locked run's error names), only a lock
-// with that id: another run's is left alone, and is an error.
-func (s *Session) ForceUnlock(ctx context.Context, lockID string) ([]Unlocked, error) {
+// with that id: another run's is left alone, and is an error. Unless
+// forced, a lock whose holder's process is running on this host is left
+// alone too (a *stacklock.LiveHolderError).
+func (s *Session) ForceUnlock(ctx context.Context, lockID string, force bool) ([]Unlocked, error) {
 	ls := s.ls
 	clusters, err := s.o.newClusters(nil).Stack(ctx, ls.Stack)
 	if err != nil {
@@ -317,7 +319,7 @@ func (s *Session) ForceUnlock(ctx context.Context, lockID string) ([]Unlocked, e
 	}
 	var out []Unlocked
 	for _, c := range clusters {
-		holder, err := stacklock.ForceUnlock(ctx, c.Engine.LockClient(), ls.Stack.ID(), lockID)
+		holder, err := stacklock.ForceUnlock(ctx, c.Engine.LockClient(), ls.Stack.ID(), lockID, force)
 		if err != nil {
 			return out, err
 		}

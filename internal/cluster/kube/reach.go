@@ -32,6 +32,46 @@ type Reach struct {
 	since time.Time // zero: reachable
 	cause error     // the latest failure's
 	last  time.Time // the latest failure
+	// answer is when the server last answered (zero: not yet); probing
+	// says a probe is under way (one at a time).
+	answer  time.Time
+	probing bool
+}
+
+// quietProbe is how long a wait lets its API server go without answering
+// anything before it probes it: a server that stopped (SIGSTOP, a frozen
+// VM) refuses nothing, and the watches of a wait only stay silent.
+const quietProbe = 3 * time.Second
+
+// probeDue claims the probe of a server that has not answered for
+// quietProbe, or that is down, unless another probe is under way; done
+// gives it back.
+func (r *Reach) probeDue(now time.Time) (due bool, done func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.probing || (r.since.IsZero() && now.Sub(r.answer) < quietProbe) {
+		return false, nil
+	}
+	r.probing = true
+	return true, func() {
+		r.mu.Lock()
+		r.probing = false
+		r.mu.Unlock()
+	}
+}
+
+// timedOut tells the Reach that a request sent at sent got no answer
+// within its own bound: the server has not answered since then.
+func (r *Reach) timedOut(sent time.Time, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.answer.After(sent) {
+		return // it answered another request since
+	}
+	if r.since.IsZero() || sent.Sub(r.last) > r.quietGap() {
+		r.since = sent
+	}
+	r.last, r.cause = time.Now(), err
 }
 
 // quietGap is how long requests may stop failing (none sent) before a
@@ -98,7 +138,34 @@ func (r *Reach) failed(err error) {
 func (r *Reach) answered() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.since, r.cause = time.Time{}, nil
+	r.since, r.cause, r.answer = time.Time{}, nil, time.Now()
+}
+
+// requestBound is how long one request may go unanswered while the server
+// is down (0: no bound, it answers): a server that stopped answering
+// would otherwise hold it until the connection's health check gives up
+// (client-go's HTTP/2 pings: 45 s).
+func (r *Reach) requestBound() time.Duration {
+	if r.Down() == nil {
+		return 0
+	}
+	return probeTimeout
+}
+
+// failFast is the outage a request is not even sent to: given up on, and
+// a request failed within the last probeTimeout (the next one after that
+// is sent, so that a server that is back is seen).
+func (r *Reach) failFast(now time.Time) *Outage {
+	o := r.givenUp(now)
+	if o == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if now.Sub(r.last) >= probeTimeout {
+		return nil
+	}
+	return o
 }
 
 // UnreachableError is an operation given up because its cluster's API
@@ -127,8 +194,9 @@ func (e *UnreachableError) Error() string {
 const healthEvery = time.Second
 
 // probeTimeout bounds a wait's probe of an API server that stopped
-// answering.
-const probeTimeout = 5 * time.Second
+// answering, and each request while it is down: with quietProbe and
+// healthEvery, a server that stops answering is known to within 8 s.
+const probeTimeout = 4 * time.Second
 
 // watchHealth is a wait's view of its API server: the informers of a
 // watch retry in silence, so the wait asks the Reach every healthEvery,
@@ -136,7 +204,7 @@ const probeTimeout = 5 * time.Second
 // lasts, and gives up once it has lasted longer than the bound.
 type watchHealth struct {
 	reach  *Reach
-	probe  func(context.Context)
+	probe  func(context.Context) error
 	report func(*Outage) // nil: nobody is told
 	shown  *Outage
 }
@@ -146,11 +214,20 @@ func (h *watchHealth) check(ctx context.Context) error {
 		return nil
 	}
 	h.show(h.reach.Down())
-	if h.reach.Down() != nil {
-		// The informers may not have asked again since they failed.
+	if o := h.reach.givenUp(time.Now()); o != nil && ctx.Err() == nil {
+		return &UnreachableError{Outage: *o}
+	}
+	if due, done := h.reach.probeDue(time.Now()); due {
+		// The informers may not have asked again since they failed, and
+		// a server that stopped answering fails nothing: a watch only
+		// stays silent.
 		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-		h.probe(pctx)
+		sent := time.Now()
+		if err := h.probe(pctx); err != nil && ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded) {
+			h.reach.timedOut(sent, fmt.Errorf("no answer within %s", probeTimeout))
+		}
 		cancel()
+		done()
 		h.show(h.reach.Down())
 	}
 	if o := h.reach.givenUp(time.Now()); o != nil && ctx.Err() == nil {
@@ -179,8 +256,8 @@ func (h *watchHealth) tell(o *Outage) {
 
 // probe asks the API server for its version, telling the Reach whether it
 // answers.
-func (c *Client) probe(ctx context.Context) {
-	_ = c.typed.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error()
+func (c *Client) probe(ctx context.Context) error {
+	return c.typed.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error()
 }
 
 // whileReachable is ctx, ended once the API server has been unreachable

@@ -1,7 +1,9 @@
 package kube
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -78,7 +80,10 @@ func (t *reachTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	delay := transientDelay
 	for attempt := 0; ; attempt++ {
-		resp, err := t.next.RoundTrip(req)
+		if o := t.reach.failFast(time.Now()); o != nil {
+			return nil, &UnreachableError{Outage: *o}
+		}
+		resp, err := t.roundTrip(req, kind)
 		if err == nil {
 			t.reach.answered()
 			if resp.StatusCode != http.StatusGatewayTimeout || kind != kindIdempotent || attempt == transientRetries || !rewindable(req) {
@@ -109,6 +114,44 @@ func (t *reachTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+}
+
+// roundTrip sends req once; while the server is down, a request that is
+// not a watch is bounded (Reach.requestBound), and one it cut short counts
+// as a failure of the server.
+func (t *reachTransport) roundTrip(req *http.Request, kind requestKind) (*http.Response, error) {
+	bound := t.reach.requestBound()
+	if bound == 0 || kind == kindWatch {
+		return t.next.RoundTrip(req)
+	}
+	ctx, cancel := context.WithTimeoutCause(req.Context(), bound, errNoAnswer)
+	sent := time.Now()
+	resp, err := t.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		if req.Context().Err() == nil && errors.Is(context.Cause(ctx), errNoAnswer) {
+			t.reach.timedOut(sent, fmt.Errorf("no answer within %s", bound))
+			return nil, fmt.Errorf("%w (%s)", errNoAnswer, bound)
+		}
+		return nil, err
+	}
+	// The body is read after RoundTrip returns: cancel once it is closed.
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// errNoAnswer is a request cut short while its server is down.
+var errNoAnswer = errors.New("the API server did not answer")
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
 }
 
 // rewindable: the request has no body, or one it can send again.

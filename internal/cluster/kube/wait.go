@@ -317,19 +317,35 @@ func watchStatus(ctx context.Context, sw *watcher.DefaultStatusWatcher, refs []R
 		defer t.Stop()
 		ticks = t.C
 	}
-	checks := time.NewTicker(healthEvery)
-	defer checks.Stop()
+	// The health checks run on their own: onTick's explanations (requests
+	// of their own, a few seconds each against a server that does not
+	// answer) must not hold them.
+	unhealthy := make(chan error, 1)
+	checking, stopChecks := context.WithCancel(ctx)
+	defer stopChecks()
+	go func() {
+		checks := time.NewTicker(healthEvery)
+		defer checks.Stop()
+		for {
+			select {
+			case <-checking.Done():
+				return
+			case <-checks.C:
+				if err := health.check(checking); err != nil {
+					unhealthy <- err
+					return
+				}
+			}
+		}
+	}()
 	for {
 		var e event.Event
 		select {
 		case <-ticks:
 			onTick(seen)
 			continue
-		case <-checks.C:
-			if err := health.check(ctx); err != nil {
-				return seen, err
-			}
-			continue
+		case err := <-unhealthy:
+			return seen, err
 		case ev, ok := <-events:
 			if !ok {
 				return seen, nil

@@ -510,6 +510,9 @@ type PendingError struct {
 	// Running, when known, names the run under way that holds the
 	// release (its stack's lock holder): "convoy apply (run …) …".
 	Running string
+	// Held is that holder as the stack's lock records it (a
+	// *stacklock.HeldError; nil: not known to hold it).
+	Held error
 }
 
 func (e *PendingError) Error() string {

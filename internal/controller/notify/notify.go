@@ -58,10 +58,13 @@ type Notifier struct {
 	// NoCrossNamespaceRefs refuses urlFrom Secrets of other namespaces
 	// (--no-cross-namespace-refs).
 	NoCrossNamespaceRefs bool
-	http                 *http.Client
-	attempts             int
-	backoff              time.Duration
-	queue                chan Delivery
+	// Fence, when not nil, is asked before each POST: an error (this
+	// replica may no longer lead) drops the delivery unsent.
+	Fence    func() error
+	http     *http.Client
+	attempts int
+	backoff  time.Duration
+	queue    chan Delivery
 }
 
 // New is a notifier reading urlFrom Secrets with reader (unless a
@@ -136,6 +139,9 @@ func (n *Notifier) deliver(ctx context.Context, d Delivery) {
 				return
 			case <-time.After(n.backoff << (attempt - 1)):
 			}
+		}
+		if n.Fence != nil && n.Fence() != nil {
+			return // another replica leads, and notifies
 		}
 		retry, err := n.post(ctx, target, body)
 		if err == nil {

@@ -18,6 +18,12 @@ import (
 func (r *reconciler) planFailed(ctx context.Context, sr *stackRun, err error) outcome {
 	var pe *release.PendingError
 	if errors.As(err, &pe) {
+		// The holder the plan found holding the records, even if its lock
+		// expired or was released since: the next reconcile plans again.
+		var le *stacklock.HeldError
+		if errors.As(pe.Held, &le) {
+			return r.locked(sr.st, "Plan", le)
+		}
 		if le, herr := sr.session.LockHolder(ctx); herr == nil && le != nil {
 			return r.locked(sr.st, "Plan", le)
 		}

@@ -267,6 +267,7 @@ func Execute(ctx context.Context, steps []*Step, opts ExecOptions) []*Result {
 		OnCancel: func(id string, err error) {
 			progress.Finished(id, Outcome{ID: id, Status: dag.Cancelled, Err: err})
 		},
+		Halt: notStarted,
 	})
 	results := make([]*Result, len(steps))
 	for i, o := range outs {
@@ -290,3 +291,27 @@ func (p *progressExec) Run(ctx context.Context, id string) error {
 	p.progress.Finished(id, Outcome{ID: id, Status: st, Err: err, Duration: time.Since(start)})
 	return err
 }
+
+// notStarted halts a run whose API server was given up on: a release
+// started after that would only wait for the same server (the releases
+// left end cancelled, each with a *NotStartedError).
+func notStarted(err error) error {
+	var ue *kube.UnreachableError
+	if !errors.As(err, &ue) {
+		return nil
+	}
+	return &NotStartedError{Outage: ue.Outage}
+}
+
+// NotStartedError is a release the run did not start because it had
+// given up on an API server.
+type NotStartedError struct {
+	Outage kube.Outage
+}
+
+func (e *NotStartedError) Error() string {
+	return fmt.Sprintf("not started: the run gave up on %s", e.Outage)
+}
+
+// Unwrap makes it an unreachable API server too.
+func (e *NotStartedError) Unwrap() error { return &kube.UnreachableError{Outage: e.Outage} }

@@ -35,6 +35,13 @@ const (
 	annoLockPidNS   = "convoy.dev/pid-namespace"
 	annoLockRun     = "convoy.dev/run"
 	annoLockEnv     = "convoy.dev/environment"
+	// annoTookOver names the run whose lock this one took over; a lock
+	// that took over another is left, when released, as a record of who
+	// held it (annoReleased, annoHolder), so that the run it was taken
+	// from can name its successor once it goes on.
+	annoTookOver = "convoy.dev/took-over"
+	annoReleased = "convoy.dev/released"
+	annoHolder   = "convoy.dev/holder"
 	// Duration is how long a holder that stopped renewing its Lease
 	// keeps it: after that, the lock is expired and the next run takes it
 	// over.
@@ -119,6 +126,10 @@ type HeldError struct {
 	// convoy versions that did not record one).
 	LockID           string
 	Since, LastRenew time.Time
+	// Released is when the holder released the lock (zero: it holds
+	// it): a lock taken over from another run is left as a record of
+	// who took it.
+	Released time.Time
 	// Duration is how long the Lease lasts unrenewed.
 	Duration time.Duration
 }
@@ -147,6 +158,9 @@ type Lock struct {
 	runID  string
 	holder string
 	timing Timing
+	// tookOver: this lock was taken over from another run, which may go
+	// on and ask who took it (Release leaves a record).
+	tookOver bool
 	// stop ends the renewals, cancelling one under way.
 	stop context.CancelFunc
 	done sync.WaitGroup
@@ -205,7 +219,7 @@ func Acquire(ctx context.Context, client kubernetes.Interface, stack string, opt
 			Labels:    map[string]string{"convoy.dev/stack-lock": "true"},
 			Annotations: map[string]string{
 				annoLockHost: me.host, annoLockCommand: opts.Command, "convoy.dev/stack": stack,
-				annoLockPid: strconv.Itoa(me.pid), annoLockPidNS: me.pidNS, annoLockRun: runID,
+				annoLockPid: strconv.Itoa(me.pid), annoLockPidNS: me.pidNS, annoLockRun: runID, annoHolder: holder,
 			},
 		},
 		Spec: coordinationv1.LeaseSpec{
@@ -226,7 +240,7 @@ func Acquire(ctx context.Context, client kubernetes.Interface, stack string, opt
 		if err == nil {
 			rctx, stop := context.WithCancel(context.Background())
 			l := &Lock{client: client, stack: stack, name: lease.Name, uid: created.UID, runID: runID, holder: holder, timing: opts.Timing,
-				stop: stop, confirmed: start, lost: make(chan struct{})}
+				stop: stop, confirmed: start, lost: make(chan struct{}), tookOver: lease.Annotations[annoTookOver] != ""}
 			l.done.Add(1)
 			go l.renew(rctx)
 			return l, nil
@@ -250,6 +264,12 @@ func Acquire(ctx context.Context, client kubernetes.Interface, stack string, opt
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return nil, fmt.Errorf("take over the lock of stack %q from %s: %w", stack, le.Holder, err)
 		}
+		if released(cur) {
+			continue // the record a finished run left: no holder to take over from
+		}
+		if err == nil {
+			lease.Annotations[annoTookOver] = le.LockID
+		}
 		if err == nil && opts.Announce != nil {
 			opts.Announce(fmt.Sprintf("took over the lock of stack %q from %s (%s, run %s, since %s): %s",
 				stack, le.Holder, le.Command, le.LockID, le.Since.Format(time.RFC3339), why))
@@ -263,7 +283,7 @@ func Acquire(ctx context.Context, client kubernetes.Interface, stack string, opt
 // *HeldError, or nil when that run is gone (the Lease expired, or its
 // process on this host has exited): a lock the next run takes over.
 func Holder(stack string, l *coordinationv1.Lease) *HeldError {
-	if gone(l, thisProcess(), time.Now(), processExists) != "" {
+	if released(l) || gone(l, thisProcess(), time.Now(), processExists) != "" {
 		return nil
 	}
 	return lockedError(stack, l)
@@ -271,8 +291,12 @@ func Holder(stack string, l *coordinationv1.Lease) *HeldError {
 
 func lockedError(stack string, cur *coordinationv1.Lease) *HeldError {
 	le := &HeldError{Stack: stack, Environment: cur.Annotations[annoLockEnv], Host: cur.Annotations[annoLockHost], Command: cur.Annotations[annoLockCommand], LockID: lockID(cur)}
+	le.Holder = cur.Annotations[annoHolder]
 	if cur.Spec.HolderIdentity != nil {
 		le.Holder = *cur.Spec.HolderIdentity
+	}
+	if at, err := time.Parse(time.RFC3339, cur.Annotations[annoReleased]); err == nil {
+		le.Released = at
 	}
 	if cur.Spec.AcquireTime != nil {
 		le.Since = cur.Spec.AcquireTime.Time
@@ -298,6 +322,9 @@ func lockID(l *coordinationv1.Lease) string {
 // process no longer exists on this host, or it has not renewed the Lease
 // within the Lease's duration.
 func gone(l *coordinationv1.Lease, me holderIdentity, now time.Time, exists func(pid int) bool) string {
+	if released(l) {
+		return "its run has finished"
+	}
 	a := l.Annotations
 	if pid, err := strconv.Atoi(a[annoLockPid]); err == nil && pid > 0 && a[annoLockHost] == me.host && a[annoLockPidNS] == me.pidNS && !exists(pid) {
 		return fmt.Sprintf("its process (pid %d) no longer exists on this host", pid)
@@ -314,6 +341,21 @@ func gone(l *coordinationv1.Lease, me holderIdentity, now time.Time, exists func
 		return fmt.Sprintf("it has not renewed the lock for %s (it expires after %s)", age.Round(time.Second), d)
 	}
 	return ""
+}
+
+// released reports whether a Lease is the record a finished run left of
+// a lock it had taken over (Release): nobody holds it.
+func released(l *coordinationv1.Lease) bool { return l.Annotations[annoReleased] != "" }
+
+// liveHere is the pid of a Lease's holder when that process is running on
+// this host, in this pid namespace (0: it is not, or cannot be told).
+func liveHere(l *coordinationv1.Lease, me holderIdentity, exists func(pid int) bool) int {
+	a := l.Annotations
+	pid, err := strconv.Atoi(a[annoLockPid])
+	if err != nil || pid <= 0 || a[annoLockHost] != me.host || a[annoLockPidNS] != me.pidNS || !exists(pid) {
+		return 0
+	}
+	return pid
 }
 
 // processExists reports whether a process with this pid exists on this
@@ -456,10 +498,14 @@ type LostError struct {
 
 func (e *LostError) Error() string {
 	if e.By == nil {
-		return fmt.Sprintf("the lock of stack %q was removed while run %s held it (force-unlocked, or taken over by a run that has finished): this run stopped before its next write", e.Stack, e.RunID)
+		return fmt.Sprintf("the lock of stack %q was removed while run %s held it (force-unlocked, or taken over by a run whose own record of it is gone): this run stopped before its next write", e.Stack, e.RunID)
 	}
-	return fmt.Sprintf("the lock of stack %q was taken over from run %s by %s (%s, run %s) at %s: this run stopped before its next write",
-		e.Stack, e.RunID, e.By.Holder, e.By.Command, e.By.LockID, e.By.Since.Format(time.RFC3339))
+	finished := ""
+	if !e.By.Released.IsZero() {
+		finished = fmt.Sprintf(", and finished at %s", e.By.Released.Format(time.RFC3339))
+	}
+	return fmt.Sprintf("the lock of stack %q was taken over from run %s by %s (%s, run %s) at %s%s: this run stopped before its next write",
+		e.Stack, e.RunID, e.By.Holder, e.By.Command, e.By.LockID, e.By.Since.Format(time.RFC3339), finished)
 }
 
 // Unwrap makes the error final for the release engine: it is never
@@ -473,6 +519,9 @@ func (l *Lock) Release(ctx context.Context, grace time.Duration) error {
 	l.stop()
 	l.done.Wait()
 	leases := l.client.CoordinationV1().Leases(Namespace)
+	if l.tookOver {
+		return release.Retry(ctx, grace, l.leaveRecord)
+	}
 	// The UID precondition keeps a lock that was force-unlocked and taken
 	// by someone else meanwhile.
 	return release.Retry(ctx, grace, func(ctx context.Context) error {
@@ -484,9 +533,36 @@ func (l *Lock) Release(ctx context.Context, grace time.Duration) error {
 	})
 }
 
+// leaveRecord releases a lock taken over from another run by leaving
+// its Lease without a holder, naming who held it and when it was
+// released: the run it was taken from, should it go on, names its
+// successor (LostError), and the next run takes the Lease as free.
+func (l *Lock) leaveRecord(ctx context.Context) error {
+	leases := l.client.CoordinationV1().Leases(Namespace)
+	cur, err := leases.Get(ctx, l.name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !l.ours(cur) {
+		return nil // force-unlocked, and maybe taken since
+	}
+	cur.Spec.HolderIdentity, cur.Spec.RenewTime = nil, nil
+	cur.Annotations[annoReleased] = time.Now().UTC().Format(time.RFC3339)
+	_, err = leases.Update(ctx, cur, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}
+
 // ForceUnlock removes a stack's lock on one cluster whoever holds
 // it, and says who did. With a lockID, it refuses a lock with another id.
-func ForceUnlock(ctx context.Context, client kubernetes.Interface, stack, id string) (holder string, err error) {
+// Unless forced, it refuses a lock whose holder's process is running on
+// this host (a *LiveHolderError).
+func ForceUnlock(ctx context.Context, client kubernetes.Interface, stack, id string, force bool) (holder string, err error) {
 	leases := client.CoordinationV1().Leases(Namespace)
 	cur, err := leases.Get(ctx, Name(stack), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -496,14 +572,31 @@ func ForceUnlock(ctx context.Context, client kubernetes.Interface, stack, id str
 		return "", err
 	}
 	le := lockedError(stack, cur)
-	if id != "" && id != le.LockID {
+	if released(cur) {
+		le.Holder = "" // nobody holds it: the record of a finished run
+	} else if id != "" && id != le.LockID {
 		return "", &IDMismatchError{Stack: stack, Want: id, Held: le}
+	} else if pid := liveHere(cur, thisProcess(), processExists); pid != 0 && !force {
+		return "", &LiveHolderError{Held: le, Pid: pid}
 	}
 	err = leases.Delete(ctx, cur.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cur.UID}})
 	if apierrors.IsNotFound(err) {
 		err = nil
 	}
 	return le.Holder, err
+}
+
+// LiveHolderError is a force-unlock of a lock whose holder's process is
+// running on this host: it may be an apply under way (or stopped), which
+// would go on writing with no lock.
+type LiveHolderError struct {
+	Held *HeldError
+	Pid  int
+}
+
+func (e *LiveHolderError) Error() string {
+	return fmt.Sprintf("the lock of stack %q is held by %s (%s, run %s), whose process (pid %d) is running on this host: end it (or let it end), or pass --force to release the lock anyway",
+		e.Held.Stack, e.Held.Holder, e.Held.Command, e.Held.LockID, e.Pid)
 }
 
 // IDMismatchError is a force-unlock naming a lock that is not the one

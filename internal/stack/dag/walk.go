@@ -1,6 +1,7 @@
 package dag
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -69,6 +70,10 @@ type WalkOptions[K comparable] struct {
 	// OnCancel is told about each node that was ready but not started
 	// because ctx ended (for progress); may be nil.
 	OnCancel func(id K, err error)
+	// Halt is told each failed node's error; when it returns an error,
+	// no node starts any more: those that were to start end Cancelled
+	// with it (the nodes running go on). Nil: none halts the walk.
+	Halt func(err error) error
 }
 
 // Walk runs nodes (given in topological order) and returns an outcome for
@@ -95,6 +100,7 @@ func Walk[K comparable](ctx context.Context, nodes []Node[K], exec Executor[K], 
 		running  = 0
 		order    []int // completion order of nodes that ran
 		wake     = make(chan struct{}, len(nodes))
+		halted   error // no node starts any more (opts.Halt)
 	)
 	// ready reports whether node i can start, or a reason it never will.
 	ready := func(i int) (bool, string) {
@@ -131,9 +137,9 @@ func Walk[K comparable](ctx context.Context, nodes []Node[K], exec Executor[K], 
 						opts.OnSkip(nodes[i].ID, reason)
 					}
 					progressed = true
-				case ok && ctx.Err() != nil:
+				case ok && (ctx.Err() != nil || halted != nil):
 					started[i], finished[i] = true, true
-					out[i].Status, out[i].Err = Cancelled, ctx.Err()
+					out[i].Status, out[i].Err = Cancelled, cmp.Or(halted, ctx.Err())
 					if opts.OnCancel != nil {
 						opts.OnCancel(nodes[i].ID, out[i].Err)
 					}
@@ -151,6 +157,9 @@ func Walk[K comparable](ctx context.Context, nodes []Node[K], exec Executor[K], 
 						out[i].Status, out[i].Err = Succeeded, err
 						if err != nil {
 							out[i].Status = Failed
+							if opts.Halt != nil && halted == nil {
+								halted = opts.Halt(err)
+							}
 						}
 						finished[i] = true
 						running--
