@@ -173,8 +173,11 @@ release "r" {
 		_ = cmd.Wait()
 
 		st := killState{after: after}
-		_, err := leases.Get(context.Background(), stacklock.Name(ns), metav1.GetOptions{})
-		st.lease = err == nil
+		// A lease the dead run held; a run that took the lock over and
+		// finished leaves it released (no holder), as a record of whom it
+		// took it from.
+		lease, err := leases.Get(context.Background(), stacklock.Name(ns), metav1.GetOptions{})
+		st.lease = err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != ""
 		hs, err := eng.Histories(context.Background(), ns)
 		if err != nil {
 			t.Fatal(err)

@@ -80,12 +80,21 @@ func (e *RecordTooLargeError) Error() string {
 	return msg
 }
 
-// finalRecord is the record of the revision p prepares as it ends.
+// finalRecord is the record of the revision p prepares as it ends, as
+// sized: its times are sizedAt.
 func (p *Prepared) finalRecord() *Release {
-	rel := p.record(time.Now())
+	rel := p.record(sizedAt)
+	rel.Info.FirstDeployed, rel.Info.LastDeployed = sizedAt, sizedAt
 	rel.Info.Status, rel.Info.Description = StatusDeployed, "Upgrade complete"
 	return rel
 }
+
+// sizedAt is the time a sized record carries: a time prints with as many
+// digits as its nanoseconds need, and the first revision's time comes from
+// the history as read (whole, or its metadata), so with the real times two
+// plans of one revision (an incremental and a full one) would give sizes
+// a few bytes apart. With every digit printed, it is the longest.
+var sizedAt = time.Date(2099, 12, 31, 23, 59, 59, 999999999, time.UTC)
 
 // RecordSize is the encoded size of the record p's revision writes (as it
 // ends, deployed) and what the engine's driver holds.
