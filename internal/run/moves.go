@@ -91,7 +91,7 @@ func (ls *Loaded) keepMovedNames(ctx context.Context, cl *Clusters) error {
 			if err != nil {
 				return err
 			}
-			moved = append(moved, movedSince{m, !recordedAt(hist, m.Addr.LabelValue())})
+			moved = append(moved, movedSince{m, !release.RecordedAt(hist, m.Addr.LabelValue())})
 		}
 	}
 	if len(kept) == 0 {
@@ -112,17 +112,6 @@ func (ls *Loaded) keepMovedNames(ctx context.Context, cl *Clusters) error {
 type movedSince struct {
 	config.ImplicitMove
 	note bool
-}
-
-// recordedAt reports whether a revision of hist was written at the
-// address whose label value is at.
-func recordedAt(hist []*release.Release, at string) bool {
-	for _, r := range hist {
-		if r.Labels[release.AddressLabel] == at {
-			return true
-		}
-	}
-	return false
 }
 
 // noteMoves says on each release of the plan that moved since its

@@ -46,3 +46,16 @@ func (e *Engine) Disown(ctx context.Context, namespace, name, stack string) erro
 	}
 	return nil
 }
+
+// RecordedAt reports whether a revision of hist was written at the address
+// whose AddressLabel value is at. helm rollback copies the labels of the
+// revision it rolls back to, so a newest record naming an older address
+// may follow one written at the new address: that move was recorded.
+func RecordedAt(hist []*Release, at string) bool {
+	for _, r := range hist {
+		if r.Labels[AddressLabel] == at {
+			return true
+		}
+	}
+	return false
+}

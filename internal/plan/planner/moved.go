@@ -64,7 +64,7 @@ func (c *computer) noteMoved(ctx context.Context, inst *config.ReleaseInstance, 
 	if !ok {
 		return nil
 	}
-	if !recordedAt(hist, inst.Addr) {
+	if !release.RecordedAt(hist, inst.Addr.LabelValue()) {
 		rc.MovedFrom = &from
 	}
 	if rc.Action == plan.ActionNoOp {
@@ -75,19 +75,6 @@ func (c *computer) noteMoved(ctx context.Context, inst *config.ReleaseInstance, 
 		rc.Relabel[release.AddressLabel] = inst.Addr.LabelValue()
 	}
 	return nil
-}
-
-// recordedAt reports whether a revision of hist was written at addr: the
-// move there was recorded before, and a newest record naming a move
-// source is a rollback's copy of an older revision's labels (helm
-// rollback copies them), not a new move.
-func recordedAt(hist []*release.Release, addr addrs.ReleaseInstance) bool {
-	for _, r := range hist {
-		if r.Labels[release.AddressLabel] == addr.LabelValue() {
-			return true
-		}
-	}
-	return false
 }
 
 // movedFrom is the source of a move the record r was written at.
