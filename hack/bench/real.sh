@@ -49,6 +49,8 @@
 #   BENCH_KUBECONFIG   a running devcluster to use instead of starting one
 #                      (the stack is destroyed at the end; its CRDs stay)
 #   CONVOY=bin         the convoy to measure instead of this tree's build
+#   KEEP=1             leave the cluster, the stack and the binary (for
+#                      profiling: plan --cpuprofile); the script says where
 #
 # Usage: hack/bench/real.sh CHARTS. Needs the devcluster tools (make tools).
 set -euo pipefail
@@ -62,6 +64,10 @@ runs=${RUNS:-5}
 before=${CONVOY_BEFORE:-}
 work=$(mktemp -d)
 cleanup() {
+  if [ -n "${KEEP:-}" ]; then
+    echo "kept: $work (stack: $work/stack, KUBECONFIG=${KUBECONFIG:-})"
+    return
+  fi
   [ -n "${BENCH_KUBECONFIG:-}" ] && [ -f "$work/stack/stack.hcl" ] &&
     "$bin" destroy -C "$work/stack" --auto-approve --no-progress >/dev/null 2>&1
   [ -f "$work/dc/kubeconfig" ] && "$work/devcluster" down --state "$work/dc" >/dev/null 2>&1 || true

@@ -70,7 +70,7 @@ func (b *budget) read(name string, r io.Reader, size int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: decompressed chart is larger than the maximum size %d", ErrLimit, b.limits.MaxBytes)
 	}
 	limit := min(b.bytesLeft, b.limits.MaxFileBytes) + 1
-	data, err := io.ReadAll(io.LimitReader(r, limit))
+	data, err := readSized(r, size, limit)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
@@ -82,6 +82,29 @@ func (b *budget) read(name string, r io.Reader, size int64) ([]byte, error) {
 	}
 	b.bytesLeft -= int64(len(data))
 	return data, nil
+}
+
+// readSized reads r to its end, at most limit bytes, into a buffer of the
+// size it declares (+1, to see its end): a chart's files are read without
+// the copies io.ReadAll makes as it grows, which cost a real chart's plan
+// more than reading them (kube-prometheus-stack: 8 MB in 1,193 files).
+// The size is a hint: a reader longer or shorter than it is read as it is.
+func readSized(r io.Reader, size, limit int64) ([]byte, error) {
+	buf := make([]byte, 0, max(0, min(size, limit-1))+1)
+	lr := io.LimitReader(r, limit)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := lr.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 var (

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"text/template"
 	"time"
@@ -56,6 +57,12 @@ type renderBudget struct {
 	timeout  time.Duration
 	expired  atomic.Bool
 	current  atomic.Pointer[string] // the top-level template executing
+	// started is closed when the first template starts executing: the
+	// time limit bounds execution, not the parsing before it (which the
+	// chart's size bounds), so a loaded machine's slow parse is no
+	// runaway template.
+	started   chan struct{}
+	startOnce sync.Once
 }
 
 func newRenderBudget(opts RenderOptions) *renderBudget {
@@ -67,12 +74,16 @@ func newRenderBudget(opts RenderOptions) *renderBudget {
 		b.timeout = DefaultRenderTimeout
 	}
 	b.left = b.maxBytes
+	b.started = make(chan struct{})
 	empty := ""
 	b.current.Store(&empty)
 	return b
 }
 
-func (b *renderBudget) setCurrent(name string) { b.current.Store(&name) }
+func (b *renderBudget) setCurrent(name string) {
+	b.current.Store(&name)
+	b.startOnce.Do(func() { close(b.started) })
+}
 
 func (b *renderBudget) timeoutError() error {
 	return &BudgetError{Template: *b.current.Load(), Message: fmt.Sprintf("templates ran longer than %s, the render time limit", b.timeout)}
@@ -138,6 +149,11 @@ func executeWithBudget(cache *templateCache, tpls map[string]renderable, opts Re
 		files, impure, err := executeTemplates(cache, tpls, opts.Lookup, b)
 		done <- result{files, impure, err}
 	}()
+	select {
+	case r := <-done:
+		return r.files, r.impure, r.err
+	case <-b.started:
+	}
 	timer := time.NewTimer(b.timeout)
 	defer timer.Stop()
 	select {

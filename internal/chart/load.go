@@ -109,7 +109,8 @@ func readDir(dir string, b *budget) ([]*File, error) {
 			if err != nil {
 				return err
 			}
-			if fi.Mode()&os.ModeSymlink != 0 {
+			link := fi.Mode()&os.ModeSymlink != 0
+			if link {
 				target, err := filepath.EvalSymlinks(p)
 				if err != nil {
 					return fmt.Errorf("error reading %s: %w", n, err)
@@ -139,7 +140,14 @@ func readDir(dir string, b *budget) ([]*File, error) {
 			if err := b.takeFile(n); err != nil {
 				return err
 			}
-			f, err := safefile.Open(p)
+			// fi is the file itself (its Lstat), or the target of a
+			// symlink checked above, opened through the symlink.
+			var f *os.File
+			if link {
+				f, err = safefile.Open(p)
+			} else {
+				f, err = safefile.OpenWalked(p, fi)
+			}
 			if err != nil {
 				return err
 			}

@@ -189,6 +189,36 @@ func (d Dir) open(name string) (*os.File, resolved, error) {
 // Dir.Open.
 func Open(path string) (*os.File, error) { return Dir{}.Open(abs(path)) }
 
+// OpenWalked opens the regular file at path that a directory walk has
+// just seen as walked (its Lstat: a regular file, no symlink), with two
+// system calls where Open needs one per path element: the opened file
+// must be the one walked (os.SameFile), so a file replaced meanwhile (by
+// a symlink, a FIFO, another file) is refused, never read. Like Open, it
+// never blocks.
+func OpenWalked(path string, walked fs.FileInfo) (*os.File, error) {
+	r := resolved{name: path, path: path}
+	if !walked.Mode().IsRegular() {
+		return nil, r.notRegular(walked.Mode())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, r.fail(err)
+	}
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		f.Close()
+		return nil, r.fail(err)
+	case !fi.Mode().IsRegular():
+		f.Close()
+		return nil, r.notRegular(fi.Mode())
+	case !os.SameFile(walked, fi):
+		f.Close()
+		return nil, r.fail(errors.New("replaced while it was read"))
+	}
+	return f, nil
+}
+
 // Read reads a regular file at an explicit path, wherever it leads. See
 // Dir.Read.
 func Read(path string, limit int64) ([]byte, error) { return Dir{}.Read(abs(path), limit) }

@@ -164,3 +164,82 @@ func TestRead(t *testing.T) {
 		}
 	})
 }
+
+// A file a walk saw is opened only if it is still that file: one swapped
+// for a symlink (to a secret outside), a FIFO or another file after the
+// walk's Lstat is refused, and nothing blocks.
+func TestOpenWalked(t *testing.T) {
+	dir, outside := stackDir(t)
+	p := filepath.Join(dir, "plain.yaml")
+	walked, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenWalked(p, walked)
+	if err != nil {
+		t.Fatalf("the walked file: %v", err)
+	}
+	f.Close()
+
+	swap := func(t *testing.T, replace func(string) error) error {
+		t.Helper()
+		q := filepath.Join(t.TempDir(), "f")
+		if err := os.WriteFile(q, []byte("a: 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		seen, err := os.Lstat(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Moved away, not removed: its inode stays taken.
+		if err := os.Rename(q, q+".old"); err != nil {
+			t.Fatal(err)
+		}
+		if err := replace(q); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			f, err := OpenWalked(q, seen)
+			if f != nil {
+				f.Close()
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(5 * time.Second):
+			t.Fatal("OpenWalked blocked")
+			return nil
+		}
+	}
+	for name, mk := range map[string]func(string) error{
+		"symlink outside": func(q string) error { return os.Symlink(filepath.Join(outside, "secret"), q) },
+		"fifo":            func(q string) error { return syscall.Mkfifo(q, 0o644) },
+		"another file":    func(q string) error { return os.WriteFile(q, []byte("b: 2\n"), 0o644) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := swap(t, mk)
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("want a refusal (*Error), got %v", err)
+			}
+			if !strings.Contains(err.Error(), "/f") {
+				t.Errorf("the refusal does not name the file: %v", err)
+			}
+		})
+	}
+	if _, err := OpenWalked(filepath.Join(dir, "sub"), mustLstat(t, filepath.Join(dir, "sub"))); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("a directory: want ErrNotRegular, got %v", err)
+	}
+}
+
+func mustLstat(t *testing.T, p string) fs.FileInfo {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi
+}
