@@ -47,6 +47,8 @@
 #   SETTLE=30         seconds to let the controllers settle after the apply
 #   APPLY_P=20        the setup apply's -p
 #   QUICK=1           plan only with no change and with one release changed
+#   KEEP=1            leave the cluster, the stacks and the binary (for
+#                     profiling: plan --cpuprofile); the script says where
 #
 # Usage: hack/bench/plan.sh [N...]. Needs the devcluster tools (make tools).
 set -euo pipefail
@@ -59,7 +61,11 @@ scaffold=$root/internal/chart/testdata/charts/scaffold
 work=$(mktemp -d)
 (cd "$root" && CGO_ENABLED=0 go build -o "$work/convoy" ./cmd/convoy && go build -o "$work/devcluster" ./hack/devcluster)
 "$work/devcluster" up --state "$work/dc" >/dev/null
-trap '"$work/devcluster" down --state "$work/dc" >/dev/null; rm -rf "$work"' EXIT
+if [ -n "${KEEP:-}" ]; then
+  trap 'echo "kept: $work (KUBECONFIG=$work/dc/kubeconfig; stacks in $work/fleet*)"' EXIT
+else
+  trap '"$work/devcluster" down --state "$work/dc" >/dev/null; rm -rf "$work"' EXIT
+fi
 export KUBECONFIG=$work/dc/kubeconfig
 ns_count=${NS:-20}
 full=${FULL:-1}
