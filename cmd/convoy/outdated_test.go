@@ -218,8 +218,9 @@ func TestOutdatedNamesNewestVersionsAndUpdates(t *testing.T) {
 	}
 }
 
-// A repository that answers 500 is reported on its release; the others
-// still print, and the command exits 1.
+// A repository that answers 500, and ones that do not answer (HTTP and
+// OCI), are reported on their releases; the others still print, and the
+// command exits 1.
 func TestOutdatedReportsAFailingRepository(t *testing.T) {
 	t.Setenv("CONVOY_CACHE_DIR", filepath.Join(t.TempDir(), "charts"))
 	good := sourcetest.NewHTTPRepo(t, false)
@@ -247,6 +248,13 @@ release "gone" {
   chart   = "oci://127.0.0.1:1/charts/gone"
   version = "^1.0.0"
 }
+repository "away" {
+  url = "http://127.0.0.1:1/charts"
+}
+release "far" {
+  chart   = "away/far"
+  version = "^1.0.0"
+}
 `, good.URL(), bad.URL()))
 	code, doc, errOut := runOutdated(t, "-C", dir, "--detailed-exitcode")
 	if code != 1 {
@@ -261,6 +269,13 @@ release "gone" {
 	}
 	if g := got["gone"]; g.Error == "" {
 		t.Errorf("gone: %+v", g)
+	}
+	// A repository that does not answer at all (connection refused).
+	if f := got["far"]; !strings.Contains(f.Error, "127.0.0.1:1") || f.Line != 23 {
+		t.Errorf("far: %+v", f)
+	}
+	if !strings.Contains(errOut, "Error: release.far (") {
+		t.Errorf("stderr does not name the unreachable repository's release:\n%s", errOut)
 	}
 	if !strings.Contains(errOut, "Error: release.db (") || !strings.Contains(errOut, "stack.hcl:12): ") {
 		t.Errorf("stderr does not name the failing release at its line:\n%s", errOut)
