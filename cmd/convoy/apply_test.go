@@ -19,7 +19,12 @@ import (
 
 var cluster = devtest.New()
 
-func TestMain(m *testing.M) { os.Exit(cluster.Run(m)) }
+func TestMain(m *testing.M) {
+	if os.Getenv(asConvoyEnv) == "1" {
+		main() // the test binary run as convoy (asConvoy)
+	}
+	os.Exit(cluster.Run(m))
+}
 
 // appChart is the release engine's test chart; values toggle failures.
 func appChart(t *testing.T) string {

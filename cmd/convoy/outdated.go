@@ -19,6 +19,8 @@ type outdatedOptions struct {
 	// to admit the newest version of the kind To names.
 	Update bool
 	To     updateTarget
+	// Images also reports the images the releases render.
+	Images bool
 }
 
 func newOutdatedCmd(s streams) *cobra.Command {
@@ -45,7 +47,17 @@ error, 2 when a newer version is published.
 --update rewrites each outdated release's version constraint in the stack's
 .hcl files (only the constraint's string: comments and layout are kept) so
 that it admits the newest version of the kind --to names, then locks the new
-versions in convoy.lock.hcl, as convoy init does.`,
+versions in convoy.lock.hcl, as convoy init does.
+
+--images also renders every release offline (as convoy render) and lists
+the images its pods run (containers, init containers): for each, the tag
+and the newest tag of the same major that its registry lists, if newer.
+Only MAJOR.MINOR.PATCH tags count (latest, main or a date never do); a
+pre-release only when the image runs one. Each image repository's tag list
+is read once (every page), with the registry credentials of Docker's
+config. A registry that does not answer is reported on its images, the
+others still print, and the command exits 1; a newer tag counts as
+outdated for --detailed-exitcode.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.Run(cmd.Context(), s)
@@ -56,8 +68,21 @@ versions in convoy.lock.hcl, as convoy init does.`,
 	fs.BoolVar(&o.JSON, "json", false, "print the result as JSON")
 	fs.BoolVar(&o.DetailedExitCode, "detailed-exitcode", false, "exit 0 when everything is current, 1 on error, 2 when something is outdated")
 	fs.BoolVar(&o.Update, "update", false, "rewrite the version constraints of outdated releases and the lock file")
+	fs.BoolVar(&o.Images, "images", false, "also list the images each release renders and whether their registry has a newer tag of the same major")
 	fs.Var(&o.To, "to", "with --update, the newest version to move to: patch, minor or major")
 	return cmd
+}
+
+// outdatedImageJSON is one image of --json --images.
+type outdatedImageJSON struct {
+	Release    string `json:"release"`
+	Object     string `json:"object,omitempty"`
+	Image      string `json:"image,omitempty"`
+	Repository string `json:"repository,omitempty"`
+	Tag        string `json:"tag,omitempty"`
+	Newer      string `json:"newer,omitempty"`
+	NotVersion bool   `json:"not_version,omitempty"`
+	Error      string `json:"error,omitempty"`
 }
 
 // outdatedJSON is one release of --json.
@@ -98,6 +123,12 @@ func (o outdatedOptions) Run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
+	var images []run.OutdatedImage
+	if o.Images {
+		if images, err = session.OutdatedImages(ctx, run.OutdatedRequest{Resolver: res}); err != nil {
+			return err
+		}
+	}
 	var updated map[string]string
 	if o.Update {
 		updated, err = o.update(ctx, s, src, rels, res)
@@ -114,10 +145,32 @@ func (o outdatedOptions) Run(ctx context.Context, s streams) error {
 			outdated++
 		}
 	}
+	for _, im := range images {
+		if im.Err != nil {
+			failed++
+		}
+		if im.Newer != "" {
+			outdated++
+		}
+	}
 	if o.JSON {
 		doc := struct {
-			Releases []outdatedJSON `json:"releases"`
+			Releases []outdatedJSON      `json:"releases"`
+			Images   []outdatedImageJSON `json:"images,omitempty"`
 		}{Releases: []outdatedJSON{}}
+		if o.Images {
+			doc.Images = []outdatedImageJSON{}
+		}
+		for _, im := range images {
+			j := outdatedImageJSON{Release: im.Release.String(), Object: im.Object, Image: im.Image, Repository: im.Ref.Name(), Tag: im.Ref.Tag, Newer: im.Newer, NotVersion: im.NotVersion}
+			if im.Image == "" {
+				j.Repository = ""
+			}
+			if im.Err != nil {
+				j.Error = im.Err.Error()
+			}
+			doc.Images = append(doc.Images, j)
+		}
 		for _, r := range rels {
 			j := outdatedJSON{
 				Release: r.Release.Name, Chart: r.Chart, Source: r.Source, Constraint: r.Constraint,
@@ -135,6 +188,14 @@ func (o outdatedOptions) Run(ctx context.Context, s streams) error {
 		}
 	} else {
 		printOutdated(s, rels, updated)
+		if o.Images {
+			printOutdatedImages(s, images)
+		}
+	}
+	for _, im := range images {
+		if im.Err != nil {
+			fmt.Fprintf(s.Err, "Error: %s: %s: %v\n", im.Release, cmp.Or(im.Image, "render"), im.Err)
+		}
 	}
 	for _, r := range rels {
 		for _, sk := range r.Skipped {
@@ -188,4 +249,31 @@ func joinNote(a, b string) string {
 		return b
 	}
 	return a + ", " + b
+}
+
+func printOutdatedImages(s streams, images []run.OutdatedImage) {
+	fmt.Fprintln(s.Out)
+	if len(images) == 0 {
+		fmt.Fprintln(s.Out, "No release renders a container image.")
+		return
+	}
+	tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RELEASE\tIMAGE\tTAG\tNEWER\tNOTE")
+	for _, im := range images {
+		note := ""
+		switch {
+		case im.Err != nil:
+			note = "error (below)"
+		case im.NotVersion:
+			note = "tag is no version"
+		case im.Newer != "":
+			note = "outdated"
+		}
+		name := "-"
+		if im.Image != "" {
+			name = im.Ref.Name()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", im.Release, name, cmp.Or(im.Ref.Tag, "-"), cmp.Or(im.Newer, "-"), note)
+	}
+	tw.Flush()
 }

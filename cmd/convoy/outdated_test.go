@@ -218,8 +218,9 @@ func TestOutdatedNamesNewestVersionsAndUpdates(t *testing.T) {
 	}
 }
 
-// A repository that answers 500 is reported on its release; the others
-// still print, and the command exits 1.
+// A repository that answers 500, and ones that do not answer (HTTP and
+// OCI), are reported on their releases; the others still print, and the
+// command exits 1.
 func TestOutdatedReportsAFailingRepository(t *testing.T) {
 	t.Setenv("CONVOY_CACHE_DIR", filepath.Join(t.TempDir(), "charts"))
 	good := sourcetest.NewHTTPRepo(t, false)
@@ -247,6 +248,13 @@ release "gone" {
   chart   = "oci://127.0.0.1:1/charts/gone"
   version = "^1.0.0"
 }
+repository "away" {
+  url = "http://127.0.0.1:1/charts"
+}
+release "far" {
+  chart   = "away/far"
+  version = "^1.0.0"
+}
 `, good.URL(), bad.URL()))
 	code, doc, errOut := runOutdated(t, "-C", dir, "--detailed-exitcode")
 	if code != 1 {
@@ -262,7 +270,158 @@ release "gone" {
 	if g := got["gone"]; g.Error == "" {
 		t.Errorf("gone: %+v", g)
 	}
+	// A repository that does not answer at all (connection refused).
+	if f := got["far"]; !strings.Contains(f.Error, "127.0.0.1:1") || f.Line != 23 {
+		t.Errorf("far: %+v", f)
+	}
+	if !strings.Contains(errOut, "Error: release.far (") {
+		t.Errorf("stderr does not name the unreachable repository's release:\n%s", errOut)
+	}
 	if !strings.Contains(errOut, "Error: release.db (") || !strings.Contains(errOut, "stack.hcl:12): ") {
 		t.Errorf("stderr does not name the failing release at its line:\n%s", errOut)
+	}
+}
+
+// imagesChart renders a Deployment whose init container and container
+// run the images values name, and a CronJob running a third.
+func imagesChart(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "images")
+	files := map[string]string{
+		"Chart.yaml": "apiVersion: v2\nname: images\nversion: 0.1.0\n",
+		"templates/deploy.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  selector: {matchLabels: {app: x}}
+  template:
+    metadata: {labels: {app: x}}
+    spec:
+      initContainers:
+      - name: init
+        image: {{ .Values.init }}
+      containers:
+      - name: app
+        image: {{ .Values.app }}
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: {{ .Release.Name }}-job
+spec:
+  schedule: "@daily"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: job
+            image: {{ .Values.job }}
+`,
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// outdated --images against the real registry: each image the releases
+// render, with its tag and the newest tag of the same major its registry
+// lists (pre-releases, latest and main ignored), one tag list per
+// repository; a tag that is no version is said so; a registry that does
+// not answer is reported on its image while the others print, and the
+// command exits 1.
+func TestOutdatedImages(t *testing.T) {
+	t.Setenv("CONVOY_CACHE_DIR", filepath.Join(t.TempDir(), "charts"))
+	reg := sourcetest.StartRegistry(t, "", "")
+	charts := t.TempDir()
+	for _, v := range []string{"1.2.0", "1.2.5", "1.3.0", "1.4.0-rc.1", "2.0.0"} {
+		reg.Push(t, sourcetest.Package(t, charts, "web", v), "team")
+	}
+	reg.Tag(t, "team/web", "2.0.0", "latest")
+	reg.Tag(t, "team/web", "1.3.0", "main")
+	reg.Push(t, sourcetest.Package(t, charts, "cron", "3.1.0"), "team")
+	chartDir := imagesChart(t)
+	stack := fmt.Sprintf(`
+release "shop" {
+  chart  = %[1]q
+  values = [{ init = "%[2]s/team/web:latest", app = "%[2]s/team/web:1.2.0", job = "%[2]s/team/cron:3.1.0" }]
+}
+release "edge" {
+  chart  = %[1]q
+  values = [{ init = "%[2]s/team/web:1.2.0", app = "127.0.0.1:1/gone/app:1.0.0", job = "%[2]s/team/cron:3.1.0" }]
+}
+`, chartDir, reg.Host)
+	dir := writeStack(t, stack)
+	before := reg.Count(http.MethodGet, "/tags/list")
+	code, out, errOut := runConvoy(t, "outdated", "-C", dir, "--images", "--json", "--detailed-exitcode")
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (a registry did not answer)\n%s", code, errOut)
+	}
+	var doc struct {
+		Images []outdatedImageJSON `json:"images"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	type key struct{ release, object, image string }
+	got := map[key]outdatedImageJSON{}
+	for _, im := range doc.Images {
+		got[key{im.Release, im.Object, im.Image}] = im
+	}
+	web, cron := reg.Host+"/team/web", reg.Host+"/team/cron"
+	want := map[key]outdatedImageJSON{
+		{"release.shop", "apps/v1 Deployment default/shop", web + ":latest"}:              {Repository: web, Tag: "latest", NotVersion: true},
+		{"release.shop", "apps/v1 Deployment default/shop", web + ":1.2.0"}:               {Repository: web, Tag: "1.2.0", Newer: "1.3.0"},
+		{"release.shop", "batch/v1 CronJob default/shop-job", cron + ":3.1.0"}:            {Repository: cron, Tag: "3.1.0"},
+		{"release.edge", "apps/v1 Deployment default/edge", web + ":1.2.0"}:               {Repository: web, Tag: "1.2.0", Newer: "1.3.0"},
+		{"release.edge", "apps/v1 Deployment default/edge", "127.0.0.1:1/gone/app:1.0.0"}: {Repository: "127.0.0.1:1/gone/app", Tag: "1.0.0", Error: "127.0.0.1:1/gone/app: list tags"},
+		{"release.edge", "batch/v1 CronJob default/edge-job", cron + ":3.1.0"}:            {Repository: cron, Tag: "3.1.0"},
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d images, want %d: %+v", len(got), len(want), doc.Images)
+	}
+	for k, w := range want {
+		g, ok := got[k]
+		if !ok {
+			t.Errorf("no image %+v", k)
+			continue
+		}
+		if w.Error != "" {
+			if !strings.HasPrefix(g.Error, w.Error) {
+				t.Errorf("%+v: error %q, want it to start with %q", k, g.Error, w.Error)
+			}
+			g.Error, w.Error = "", ""
+		}
+		g.Release, g.Object, g.Image = "", "", ""
+		if g != w {
+			t.Errorf("%+v:\n got  %+v\n want %+v", k, g, w)
+		}
+	}
+	if n := reg.Count(http.MethodGet, "/tags/list") - before; n != 2 {
+		t.Errorf("%d tag lists read, want 2 (team/web and team/cron, once each)", n)
+	}
+	if !strings.Contains(errOut, "Error: release.edge: 127.0.0.1:1/gone/app:1.0.0: ") {
+		t.Errorf("stderr does not name the failing image:\n%s", errOut)
+	}
+
+	// Without the failing registry: exit 2, and the text view.
+	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(strings.ReplaceAll(stack, "127.0.0.1:1/gone/app:1.0.0", cron+":3.1.0")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runConvoy(t, "outdated", "-C", dir, "--images", "--detailed-exitcode")
+	if code != 2 {
+		t.Errorf("exit %d, want 2 (a newer tag)\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "release.shop") || !strings.Contains(out, "tag is no version") || !strings.Contains(out, "1.3.0") {
+		t.Errorf("text view:\n%s", out)
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convoy-sh/convoy/deploy"
+	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/devcluster"
 )
 
@@ -100,6 +102,10 @@ func TestDistSignedSumsCosignOracle(t *testing.T) {
 		t.Errorf("convoy version: %s (%v)", got, err)
 	}
 
+	// The controller's chart carries the same version, and its default
+	// image is the one `make image` pushes for it.
+	checkChartVersion(t, out, sums, v.Version)
+
 	var sbom struct {
 		SPDXVersion string `json:"spdxVersion"`
 		Packages    []struct{ Name, VersionInfo string }
@@ -144,6 +150,63 @@ func extract(t *testing.T, archive, name, to string) {
 			io.Copy(w, tr)
 			w.Close()
 			return
+		}
+	}
+}
+
+// checkChartVersion checks that the release's chart is listed in
+// SHA256SUMS, carries version (appVersion; the chart version without the
+// v) and runs deploy.DefaultImage(version) by default, and that the
+// Makefile's image target pushes that image with the binary of that
+// version.
+func checkChartVersion(t *testing.T, out string, sums []byte, version string) {
+	t.Helper()
+	file := "convoy-controller-" + ChartVersion(version) + ".tgz"
+	data, err := os.ReadFile(filepath.Join(out, file))
+	if err != nil {
+		t.Fatalf("no chart in the release files: %v", err)
+	}
+	h := sha256.Sum256(data)
+	if !strings.Contains(string(sums), hex.EncodeToString(h[:])+"  "+file+"\n") {
+		t.Errorf("SHA256SUMS lacks %s:\n%s", file, sums)
+	}
+	ch, err := chart.LoadArchive(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Metadata.AppVersion != version || ch.Metadata.Version != strings.TrimPrefix(version, "v") {
+		t.Errorf("the chart is version %s, appVersion %s; convoy is %s", ch.Metadata.Version, ch.Metadata.AppVersion, version)
+	}
+	r, err := chart.Render(ch, chart.RenderOptions{ReleaseName: "convoy", Namespace: "convoy-system"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := ""
+	for _, m := range r.Manifests {
+		if m.Kind == "Deployment" {
+			if i := strings.Index(m.Content, "image: "); i >= 0 {
+				image = strings.Trim(strings.Fields(m.Content[i+len("image: "):])[0], `"'`)
+			}
+		}
+	}
+	if want := deploy.DefaultImage(version); image != want {
+		t.Errorf("the chart runs image %q, want %q", image, want)
+	}
+	mk, err := os.ReadFile("Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"IMAGE ?= " + deploy.DefaultImage("$(VERSION)") + "\n", "go run ./hack/image --image '$(IMAGE)'", "--version '$(VERSION)'"} {
+		if !strings.Contains(string(mk), w) {
+			t.Errorf("the Makefile's image target lacks %q: the image would not carry the binaries' version", w)
+		}
+	}
+}
+
+func TestChartVersion(t *testing.T) {
+	for in, want := range map[string]string{"v1.2.3": "1.2.3", "1.2.3-rc.1": "1.2.3-rc.1", "8e0fa20": "0.0.0-8e0fa20", "v0.3.0-4-g8e0fa20-dirty": "0.3.0-4-g8e0fa20-dirty", "dev": "0.0.0-dev"} {
+		if got := ChartVersion(in); got != want {
+			t.Errorf("ChartVersion(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

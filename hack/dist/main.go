@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -149,6 +150,14 @@ func run(ctx context.Context, args []string, log io.Writer) error {
 		}
 		files = append(files, archive)
 	}
+	// The controller's chart, carrying the binaries' version: its
+	// appVersion is the version, so its default image is the tag `make
+	// image` pushes for it (deploy.DefaultImage).
+	chartFile, err := packageChart(o.out, chartDir, o.version, mtime)
+	if err != nil {
+		return err
+	}
+	files = append(files, chartFile)
 	sbom := fmt.Sprintf("convoy_%s.spdx.json", o.version)
 	data, err := spdx(sbomBinary, o, mtime)
 	if err != nil {
@@ -307,4 +316,91 @@ func spdx(binary string, o options, created time.Time) ([]byte, error) {
 	}
 	out, err := json.MarshalIndent(doc, "", "  ")
 	return append(out, '\n'), err
+}
+
+// chartDir is the controller's chart in the repository.
+const chartDir = "deploy/chart/convoy-controller"
+
+// ChartVersion is the chart version of a convoy version: the version
+// without its v when it is MAJOR.MINOR.PATCH[-pre][+build], else a
+// pre-release of 0.0.0 (a git describe such as 8e0fa20-dirty).
+func ChartVersion(version string) string {
+	v := strings.TrimPrefix(version, "v")
+	if semverRE.MatchString(v) {
+		return v
+	}
+	return "0.0.0-" + strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-' || r == '.' {
+			return r
+		}
+		return '-'
+	}, version)
+}
+
+var semverRE = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+
+// packageChart writes dir as a Helm chart archive (the files under the
+// chart's name, as helm package lays them out) whose Chart.yaml has the
+// chart version of version and appVersion version.
+func packageChart(out, dir, version string, mtime time.Time) (string, error) {
+	meta, err := os.ReadFile(filepath.Join(dir, "Chart.yaml"))
+	if err != nil {
+		return "", err
+	}
+	nameRE := regexp.MustCompile(`(?m)^name:\s*(\S+)\s*$`)
+	m := nameRE.FindSubmatch(meta)
+	if m == nil {
+		return "", fmt.Errorf("%s/Chart.yaml names no chart", dir)
+	}
+	name := string(m[1])
+	cv := ChartVersion(version)
+	for _, f := range []struct{ key, value string }{{"version", cv}, {"appVersion", strconv.Quote(version)}} {
+		re := regexp.MustCompile(`(?m)^` + f.key + `:.*$`)
+		if !re.Match(meta) {
+			return "", fmt.Errorf("%s/Chart.yaml has no %s", dir, f.key)
+		}
+		meta = re.ReplaceAll(meta, []byte(f.key+": "+f.value))
+	}
+	var paths []string
+	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err == nil {
+			paths = append(paths, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	slices.Sort(paths)
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw.ModTime = mtime
+	tw := tar.NewWriter(zw)
+	for _, rel := range paths {
+		data := meta
+		if rel != "Chart.yaml" {
+			if data, err = os.ReadFile(filepath.Join(dir, rel)); err != nil {
+				return "", err
+			}
+		}
+		hdr := &tar.Header{Name: name + "/" + rel, Mode: 0o644, Size: int64(len(data)), ModTime: mtime, Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return "", err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return "", err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return "", err
+	}
+	if err := zw.Close(); err != nil {
+		return "", err
+	}
+	file := fmt.Sprintf("%s-%s.tgz", name, cv)
+	return file, os.WriteFile(filepath.Join(out, file), buf.Bytes(), 0o644)
 }
