@@ -75,7 +75,7 @@ bin/devcluster:
 # against 921 s in two waves, and delayed the control plane). From empty
 # caches on two cores: 350 s, then 325 s (docs/devcluster.md).
 tools: test-tools
-	hack/build-tools.sh prometheus helm3 helmfile cosign chromium postgresql
+	hack/build-tools.sh prometheus helm3 helmfile cosign chromium postgresql jq
 
 # What a local cluster needs (the demo does not wait for the test oracles).
 cluster-tools:

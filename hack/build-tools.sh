@@ -19,7 +19,7 @@
 #   $TOOLS/controller-gen-$CONTROLLER_GEN_VERSION/bin/controller-gen   (make generate: the API
 #       types' deepcopy functions and CRDs)
 #
-# Usage: hack/build-tools.sh [--locked FILE] [k8s] [kwok] [helm] [registry] [prometheus] [helm3] [helmfile] [cosign] [chromium] [postgresql] [controller-gen]
+# Usage: hack/build-tools.sh [--locked FILE] [k8s] [kwok] [helm] [registry] [prometheus] [helm3] [helmfile] [cosign] [chromium] [postgresql] [jq] [controller-gen]
 # (default: all). Prints nothing but progress on stderr.
 #
 # The tools named are built side by side. Safe to run concurrently: each tool
@@ -185,42 +185,50 @@ build_prometheus() {
   go_install prometheus "$PROMETHEUS_VERSION" github.com/prometheus/prometheus/cmd/prometheus "the metric gate's tests; a quarter of an hour"
 }
 
-# Chromium for convoy ui's browser tests: never built, only Debian's package
-# (or a chromium already on PATH).
-build_chromium() {
-  command -v chromium >/dev/null && return 0
+# apt_install PKG WHY: installs Debian's package PKG (never built), as
+# root or with passwordless sudo; fails where neither is possible.
+apt_install() {
   local sudo=
   [ "$(id -u)" = 0 ] || sudo="sudo -n"
-  if command -v apt-get >/dev/null && { [ -z "$sudo" ] || sudo -n true 2>/dev/null; }; then
-    log "installing Debian's chromium package (convoy ui's browser tests)"
-    local apt=($sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 -y -q --no-install-recommends)
-    if "${apt[@]}" install chromium >&2 || { "${apt[@]}" update >&2 && "${apt[@]}" install chromium >&2; }; then
-      command -v chromium >/dev/null && { log "chromium ready: $(command -v chromium)"; return 0; }
-    fi
-  fi
+  command -v apt-get >/dev/null || return 1
+  [ -z "$sudo" ] || sudo -n true 2>/dev/null || return 1
+  log "installing Debian's $1 package ($2)"
+  local apt=($sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 -y -q --no-install-recommends)
+  "${apt[@]}" install "$1" >&2 || { "${apt[@]}" update >&2 && "${apt[@]}" install "$1" >&2; }
+}
+
+# Chromium for convoy ui's browser tests: Debian's package (or a chromium
+# already on PATH).
+build_chromium() {
+  command -v chromium >/dev/null && return 0
+  apt_install chromium "convoy ui's browser tests" && command -v chromium >/dev/null &&
+    { log "chromium ready: $(command -v chromium)"; return 0; }
   log "chromium: no chromium on PATH and Debian's package could not be installed (convoy ui's browser tests need it)"
   return 1
 }
 
-# PostgreSQL for the SQL storage's tests (Helm's HELM_DRIVER=sql): never
-# built, only Debian's package (its server binaries in
-# /usr/lib/postgresql/VERSION/bin), or initdb and postgres already on PATH.
+# PostgreSQL for the SQL storage's tests (Helm's HELM_DRIVER=sql): Debian's
+# package (its server binaries in /usr/lib/postgresql/VERSION/bin), or
+# initdb and postgres already on PATH.
 system_postgresql() {
   command -v initdb >/dev/null && command -v postgres >/dev/null && return 0
   ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1
 }
 build_postgresql() {
   system_postgresql && return 0
-  local sudo=
-  [ "$(id -u)" = 0 ] || sudo="sudo -n"
-  if command -v apt-get >/dev/null && { [ -z "$sudo" ] || sudo -n true 2>/dev/null; }; then
-    log "installing Debian's postgresql package (the SQL storage's tests)"
-    local apt=($sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 -y -q --no-install-recommends)
-    if "${apt[@]}" install postgresql >&2 || { "${apt[@]}" update >&2 && "${apt[@]}" install postgresql >&2; }; then
-      system_postgresql && { log "postgresql ready: $(ls -d /usr/lib/postgresql/*/bin | tail -1)"; return 0; }
-    fi
-  fi
+  apt_install postgresql "the SQL storage's tests" && system_postgresql &&
+    { log "postgresql ready: $(ls -d /usr/lib/postgresql/*/bin | tail -1)"; return 0; }
   log "postgresql: no initdb/postgres on PATH or in /usr/lib/postgresql and Debian's package could not be installed (the SQL storage's tests need it)"
+  return 1
+}
+
+# jq for the GitLab CI example's test (docs/ci/gitlab-ci.yml turns SARIF
+# into a Code Quality report with jq): Debian's package, or jq on PATH.
+build_jq() {
+  command -v jq >/dev/null && return 0
+  apt_install jq "the GitLab CI example's test" && command -v jq >/dev/null &&
+    { log "jq ready: $(command -v jq)"; return 0; }
+  log "jq: no jq on PATH and Debian's package could not be installed (the GitLab CI example's test needs it)"
   return 1
 }
 
@@ -246,7 +254,7 @@ build_helmfile() {
 }
 
 # Quick ones first, so that tests waiting on them wait least.
-all=(k8s kwok helm registry prometheus helm3 helmfile cosign chromium postgresql controller-gen)
+all=(k8s kwok helm registry prometheus helm3 helmfile cosign chromium postgresql jq controller-gen)
 signal=
 if [ "${1:-}" = --locked ]; then signal=${2:?--locked needs a file}; shift 2; fi
 wanted=("$@")

@@ -25,7 +25,7 @@ trap cleanup EXIT
 
 # A process group of its own, so that cleanup stops the builds it started.
 set -m
-hack/build-tools.sh --locked "$state/oracles.locked" prometheus helm3 helmfile cosign chromium postgresql 2>"$state/oracles.log" &
+hack/build-tools.sh --locked "$state/oracles.locked" prometheus helm3 helmfile cosign chromium postgresql jq 2>"$state/oracles.log" &
 oracles=$!
 set +m
 # The tests start only once the builder holds its locks (or has ended).
