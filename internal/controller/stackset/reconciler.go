@@ -467,10 +467,27 @@ func (r *Reconciler) record(ss *v1alpha1.StackSet, gen []generated, stacks []*v1
 		ss.Status.Steps = pl.Status.Stages
 	}
 	meta.RemoveStatusCondition(&ss.Status.Conditions, v1alpha1.CondStalled)
+	clusters := map[string]string{}
+	for _, s := range ss.Status.Stacks {
+		clusters[s.Name] = s.Cluster
+	}
 	for _, s := range ss.Status.Steps {
 		if s.Phase == v1alpha1.PhaseFailed {
 			setCond(ss, v1alpha1.CondReady, metav1.ConditionFalse, v1alpha1.ReasonHalted,
-				fmt.Sprintf("step %s failed on %s: %s: later steps are held until a newer digest", s.Name, s.Digest, s.Message))
+				fmt.Sprintf("step %s failed on %s%s: %s: later steps are held until a newer digest", s.Name, s.Digest, onClusters(s.Name, steps, clusters), s.Message))
+			return
+		}
+	}
+	// A Stack that fails on its step's digest (its cluster unreachable,
+	// its plan refused) holds the rollout as a failed step does; the
+	// Pipeline retries it, and the step goes on once it recovers.
+	for _, s := range ss.Status.Steps {
+		if s.Digest == "" || (s.Phase != v1alpha1.PhasePromoting && s.Phase != v1alpha1.PhaseBaking) {
+			continue
+		}
+		if failed := failingOn(stacks, steps, s.Name, s.Digest, clusters); len(failed) > 0 {
+			setCond(ss, v1alpha1.CondReady, metav1.ConditionFalse, v1alpha1.ReasonHalted,
+				fmt.Sprintf("step %s holds on %s: %s: later steps wait until it recovers", s.Name, s.Digest, strings.Join(failed, "; ")))
 			return
 		}
 	}
@@ -481,7 +498,11 @@ func (r *Reconciler) record(ss *v1alpha1.StackSet, gen []generated, stacks []*v1
 	var notReady []string
 	for _, st := range stacks {
 		if stateOf(st) != "Ready" {
-			notReady = append(notReady, st.Name+" "+stateOf(st))
+			n := st.Name
+			if c := clusters[st.Name]; c != "" {
+				n += " (cluster " + c + ")"
+			}
+			notReady = append(notReady, n+" "+stateOf(st))
 		}
 	}
 	for _, s := range ss.Status.Steps {
