@@ -497,6 +497,13 @@ func TestFleet(t *testing.T) {
 	})
 
 	t.Run("bad input", func(t *testing.T) {
+		// Parameters in the template's environment pass the CRD's schema
+		// (a Stack's environment is an identifier).
+		env := stackSet(ns, "env", map[string]string{"fleet": "yes"}, "")
+		env.Spec.Template.Spec.Environment = "{{cluster.labels.region}}"
+		if err := c.Create(ctx, env, client.DryRunAll); err != nil {
+			t.Fatalf("a template environment with a parameter: %v", err)
+		}
 		// A selector matching nothing.
 		create(t, c, stackSet(ns, "none", map[string]string{"ring": "nowhere"}, ""))
 		waitStackSet(t, c, ns, "none", time.Minute, "NoClusters", readyIs(metav1.ConditionFalse, v1alpha1.ReasonNoClusters))
