@@ -9,6 +9,7 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/controller/stackset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -106,7 +107,7 @@ func ApproveGroup(ctx context.Context, c client.Client, req GroupApproveRequest)
 	group := waiting[plan]
 	slices.SortFunc(group, func(a, b *v1alpha1.Stack) int { return strings.Compare(a.Name, b.Name) })
 	for _, st := range group {
-		a, err := ApprovePlan(ctx, c, ApproveRequest{Namespace: st.Namespace, Name: st.Name, Plan: st.Status.Plan.Digest})
+		a, err := approveInGroup(ctx, c, st, plan)
 		if err != nil {
 			if len(out.Stacks) > 0 {
 				return out, fmt.Errorf("%w (approved before: %s)", err, strings.Join(out.Stacks, ", "))
@@ -139,4 +140,25 @@ func inStep(step string) string {
 		return ""
 	}
 	return " in step " + step
+}
+
+// approveInGroup approves the Stack's current plan if it is still the
+// group's: a write that conflicts (the Stack changed since it was read,
+// by its controller) is tried again on the Stack read again, as long as
+// its plan is still the group's.
+func approveInGroup(ctx context.Context, c client.Client, st *v1alpha1.Stack, plan string) (*Approved, error) {
+	for try := 0; ; try++ {
+		a, err := ApprovePlan(ctx, c, ApproveRequest{Namespace: st.Namespace, Name: st.Name, Plan: st.Status.Plan.Digest})
+		if !apierrors.IsConflict(err) || try == 4 {
+			return a, err
+		}
+		var again v1alpha1.Stack
+		if err := c.Get(ctx, client.ObjectKeyFromObject(st), &again); err != nil {
+			return nil, fmt.Errorf("convoy.dev/v1alpha1 Stack %s/%s: %w", st.Namespace, st.Name, err)
+		}
+		if !awaitsApproval(&again) || stackset.PlanOf(&again) != plan {
+			return nil, &ApproveError{fmt.Sprintf("convoy.dev/v1alpha1 Stack %s/%s: its plan changed while it was approved: %s", st.Namespace, st.Name, stackset.PlanOf(&again))}
+		}
+		st = &again
+	}
 }
