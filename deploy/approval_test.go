@@ -128,4 +128,8 @@ func TestUserRoles(t *testing.T) {
 			}
 		}
 	}
+	// convoy stackset approve reads the groups of plans in its status.
+	if !may("convoy-approver", "stacksets", "get") || may("convoy-approver", "stacksets", "update") {
+		t.Errorf("convoy-approver should read StackSets, not edit them: %+v", roles["convoy-approver"].Rules)
+	}
 }

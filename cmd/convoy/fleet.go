@@ -220,9 +220,10 @@ type stackSetPauseOptions struct {
 func newStackSetCmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stackset",
-		Short: "Pause and resume a StackSet's rollout",
+		Short: "Pause and resume a StackSet's rollout, approve a group of its identical plans",
 		Args:  cobra.NoArgs,
 	}
+	cmd.AddCommand(newStackSetApproveCmd(s))
 	for _, verb := range []string{"pause", "resume"} {
 		var o stackSetPauseOptions
 		sub := &cobra.Command{
@@ -245,5 +246,57 @@ func newStackSetCmd(s streams) *cobra.Command {
 		sub.Flags().StringVarP(&o.Namespace, "namespace", "n", "", "namespace (default: the kubeconfig context's)")
 		cmd.AddCommand(sub)
 	}
+	return cmd
+}
+
+type stackSetApproveOptions struct {
+	kubeFlags
+	Namespace  string
+	Like, Step string
+}
+
+func newStackSetApproveCmd(s streams) *cobra.Command {
+	var o stackSetApproveOptions
+	cmd := &cobra.Command{
+		Use:   "approve NAME [--like STACK] [--step STEP]",
+		Short: "Approve, as you, every Stack of the StackSet that waits with the same plan (one group of the fleet plan)",
+		Long: `Approve, as you, the current plan of every Stack of the StackSet that waits
+for approval with the same plan: one group of the fleet plan (convoy show
+--stackset NAME). Each Stack gets its own approval naming you, so you need
+the verb approve on each, as for convoy approve. Without --like, the one
+group waiting is approved; with several, --like STACK names the group by one
+of its Stacks. --step approves only the Stacks of that rollout step.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ns, err := o.connect(o.Namespace)
+			if err != nil {
+				return err
+			}
+			res, err := ctl.ApproveGroup(cmd.Context(), c, ctl.GroupApproveRequest{Namespace: ns, Name: args[0], Like: o.Like, Step: o.Step})
+			if err != nil {
+				return err
+			}
+			by := ""
+			if len(res.Approved) > 0 {
+				by = " as " + res.Approved[0].By
+			}
+			fmt.Fprintf(s.Out, "Approved%s on %s: %s\n", by, ctl.Count(len(res.Stacks), "Stack", "Stacks"), res.Plan)
+			for i, a := range res.Approved {
+				state := fmt.Sprintf("%d of %d approvals", len(a.Approval.ApprovedBy), a.Approval.Required)
+				if a.Complete {
+					state = "approved: the controller applies it"
+				}
+				fmt.Fprintf(s.Out, "  %s: plan %s, %s\n", res.Stacks[i], a.Digest, state)
+			}
+			if len(res.Others) > 0 {
+				fmt.Fprintf(s.Out, "Still waiting with other plans: %s\n", strings.Join(res.Others, "; "))
+			}
+			return nil
+		},
+	}
+	o.add(cmd)
+	cmd.Flags().StringVarP(&o.Namespace, "namespace", "n", "", "namespace (default: the kubeconfig context's)")
+	cmd.Flags().StringVar(&o.Like, "like", "", "approve the group of this Stack's plan")
+	cmd.Flags().StringVar(&o.Step, "step", "", "approve only the Stacks of this rollout step")
 	return cmd
 }

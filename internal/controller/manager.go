@@ -234,9 +234,10 @@ func Run(ctx context.Context, o Options) error {
 	}
 	// StackSets: their Stacks and rollout Pipelines are owned; a
 	// registration's change (a Secret's labels) may change any
-	// StackSet's elements.
+	// StackSet's elements. They read the informers above (the Stacks,
+	// the Pipelines, the Secrets' metadata), not the API server.
 	ssr := stackset.New(stackset.Deps{
-		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: scheme, Events: recorder, Options: o.stackSetOptions(),
+		Client: mgr.GetClient(), Cache: mgr.GetCache(), Reader: mgr.GetAPIReader(), Scheme: scheme, Events: recorder, Options: o.stackSetOptions(),
 	})
 	err = builder.ControllerManagedBy(mgr).
 		Named("stackset").

@@ -43,7 +43,7 @@ func (o Options) pipelineOptions() pipeline.Options {
 }
 
 func (o Options) stackSetOptions() stackset.Options {
-	return stackset.Options{Strict: o.Tenancy == TenancyStrict}
+	return stackset.Options{Strict: o.Tenancy == TenancyStrict, Namespace: o.Namespace}
 }
 
 // Hold and Evict make the janitor the Stack reconciler's stack.Cache.

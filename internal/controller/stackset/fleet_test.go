@@ -20,12 +20,14 @@ import (
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 	"github.com/convoy-sh/convoy/internal/stack/artifact"
 	"github.com/convoy-sh/convoy/internal/testfiles"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -34,6 +36,13 @@ var cluster = controllertest.Cluster
 // fleetStack writes a stack of one release (a ConfigMap whose message
 // is api-REGION-VERSION) on the cluster block "target".
 func fleetStack(t *testing.T, ns, version string) string {
+	t.Helper()
+	return namedFleetStack(t, "fleet", ns, version)
+}
+
+// namedFleetStack is fleetStack with another stack name: a second stack
+// on the same clusters.
+func namedFleetStack(t *testing.T, name, ns, version string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "stack")
 	testfiles.Write(t, filepath.Join(dir, "charts", "cm"), map[string]string{
@@ -48,7 +57,7 @@ data:
 `,
 	})
 	hcl := fmt.Sprintf(`
-stack "fleet" {
+stack %q {
   default_namespace = %q
 }
 cluster "target" {}
@@ -61,7 +70,7 @@ release "api" {
   create_namespace = true
   values           = [{ message = "api-${var.region}-%s" }]
 }
-`, ns, version)
+`, name, ns, version)
 	if err := os.WriteFile(filepath.Join(dir, "stack.hcl"), []byte(hcl), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +266,7 @@ func TestFleet(t *testing.T) {
 
 	reg := sourcetest.StartRegistry(t, "", "")
 	src := "oci://" + reg.Host + "/stacks/app:live"
-	controllertest.Push(t, reg, fleetStack(t, ns, "v1"), "live")
+	d1 := controllertest.Push(t, reg, fleetStack(t, ns, "v1"), "live")
 	startController(t, ns)
 
 	// Manual approval: every Stack plans, nothing moves; the fleet plan
@@ -292,6 +301,41 @@ func TestFleet(t *testing.T) {
 		}
 	}
 
+	// The group of three identical plans is approved at once: refused to
+	// an editor (each Stack's approval is the verb approve on it, as for
+	// convoy approve), recorded on each Stack as the approver.
+	editor, _ := serviceAccount(t, ns, "editor", "convoy-editor")
+	approver, approverName := serviceAccount(t, ns, "approver", "convoy-approver")
+	waitApprovalPolicy(t, editor, ns)
+	if _, err := ctl.ApproveGroup(ctx, editor, ctl.GroupApproveRequest{Namespace: ns, Name: "web"}); err == nil || !strings.Contains(err.Error(), "may not approve convoy.dev/v1alpha1 Stack "+ns+"/web-c1") {
+		t.Fatalf("a group approval by an editor: %v", err)
+	}
+	for _, n := range []string{"c1", "c2", "c3"} {
+		if st := controllertest.GetStack(t, c, ns, "web-"+n); st.Spec.ApprovedPlan != "" || st.Spec.Approvals != nil {
+			t.Fatalf("the editor's refused group approval approved web-%s: %+v", n, st.Spec.Approvals)
+		}
+	}
+	res, err := ctl.ApproveGroup(ctx, approver, ctl.GroupApproveRequest{Namespace: ns, Name: "web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(res.Stacks, ",") != "web-c1,web-c2,web-c3" || !strings.Contains(res.Plan, "install release.api") || len(res.Others) != 0 {
+		t.Fatalf("group approval: %+v", res)
+	}
+	waitStackSet(t, c, ns, "web", 2*time.Minute, "applied once approved", readyIs(metav1.ConditionTrue, v1alpha1.ReasonUpToDate))
+	for name, region := range map[string]string{"c1": "eu", "c2": "us", "c3": "ap"} {
+		if m := message(t, kubes[name], ns); m != "api-"+region+"-v1" {
+			t.Fatalf("cluster %s after the group approval: %q", name, m)
+		}
+		st := controllertest.GetStack(t, c, ns, "web-"+name)
+		if a := st.Status.LastAppliedApproval; a == nil || strings.Join(a.ApprovedBy, ",") != approverName {
+			t.Fatalf("web-%s applied with approval %+v, want by %s", name, a, approverName)
+		}
+	}
+	if _, err := ctl.ApproveGroup(ctx, approver, ctl.GroupApproveRequest{Namespace: ns, Name: "web"}); err == nil || !strings.Contains(err.Error(), "no Stack waits for approval") {
+		t.Fatalf("a group approval with nothing waiting: %v", err)
+	}
+
 	// Approved as a rolling rollout: step by step, a gate on step 2 that
 	// fails for v2.
 	bake := 2 * time.Second
@@ -300,7 +344,7 @@ func TestFleet(t *testing.T) {
 		ss.Spec.Template.Spec.Approval = v1alpha1.ApprovalAuto
 		ss.Spec.Strategy = &v1alpha1.StackSetStrategy{Rolling: &v1alpha1.RollingStrategy{Steps: []v1alpha1.RolloutStep{
 			{Name: "canary", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"ring": "one"}}, Bake: &metav1.Duration{Duration: bake}},
-			{Name: "second", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"ring": "two"}}, Bake: &metav1.Duration{Duration: bake},
+			{Name: "second", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"ring": "two"}}, Bake: &metav1.Duration{Duration: bake}, Rollback: true,
 				Gates: []v1alpha1.Gate{{CEL: "objects.all(o, o.kind != 'ConfigMap' || !o.data.message.endsWith('-v2'))"}}},
 			{Name: "rest"},
 		}}}
@@ -312,7 +356,8 @@ func TestFleet(t *testing.T) {
 		}
 	}
 
-	// v2: step 1, baked, then step 2, whose gate fails: halted, c3 on v1.
+	// v2: step 1, baked, then step 2, whose gate fails: halted, c3 on v1,
+	// c2 rolled back to v1 (rollback: true).
 	d2 := controllertest.Push(t, reg, fleetStack(t, ns, "v2"), "live")
 	ss = waitStackSet(t, c, ns, "web", 3*time.Minute, "halted on v2", readyIs(metav1.ConditionFalse, v1alpha1.ReasonHalted))
 	t.Logf("halted:\n%s", fleetPlan(t, ss))
@@ -330,11 +375,17 @@ func TestFleet(t *testing.T) {
 	if m := message(t, kubes["c3"], ns); m != "api-ap-v1" {
 		t.Fatalf("cluster c3 changed past the halt: %q", m)
 	}
-	if m := message(t, kubes["c2"], ns); m != "api-us-v2" {
-		t.Fatalf("cluster c2: %q", m)
-	}
 	if !strings.Contains(ss.Status.Steps[1].Message+ss.Status.Steps[1].FailedGate.Output, "web-c2") {
 		t.Fatalf("the failed step does not name its Stack: %+v", ss.Status.Steps[1])
+	}
+	if msg := meta.FindStatusCondition(ss.Status.Conditions, "Ready").Message; !strings.Contains(msg, "step second failed") || !strings.Contains(msg, "(cluster "+ns+"/c2)") {
+		t.Fatalf("Halted does not name the step and its cluster: %s", msg)
+	}
+	controllertest.WaitStack(t, c, ns, "web-c2", 2*time.Minute, "rolled back to v1 and Ready", func(st *v1alpha1.Stack) bool {
+		return strings.HasSuffix(st.Spec.Source, "@"+d1) && st.Status.Source != nil && st.Status.Source.Digest == d1 && controllertest.IsCond("Ready", metav1.ConditionTrue, "")(st)
+	})
+	if m := message(t, kubes["c2"], ns); m != "api-us-v1" {
+		t.Fatalf("cluster c2 after the rollback: %q", m)
 	}
 
 	// Paused: v3 is not pinned while the Stacks go on reconciling.
@@ -379,7 +430,80 @@ func TestFleet(t *testing.T) {
 		t.Fatalf("orphaned release on c3: %q", m)
 	}
 
+	// removal: destroy: c2 leaves the selection, its release is uninstalled.
+	updateStackSet(t, c, ns, "web", func(ss *v1alpha1.StackSet) { ss.Spec.Removal = v1alpha1.RemovalDestroy })
+	register(t, c, ns, "c2", others[0].Kubeconfig(), map[string]string{"ring": "two", "region": "us"})
+	devtest.Eventually(t, 2*time.Minute, func() bool {
+		var st v1alpha1.Stack
+		return apierrors.IsNotFound(c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "web-c2"}, &st)) && message(t, kubes["c2"], ns) == ""
+	}, func() string { return "web-c2 is not removed with its release (removal: destroy)" })
+	if m := message(t, kubes["c3"], ns); m != "api-ap-v3" {
+		t.Fatalf("the orphaned release on c3 after another removal: %q", m)
+	}
+
+	t.Run("unreachable cluster", func(t *testing.T) {
+		// A registration whose API server does not answer, in the second
+		// of three steps: its Stack fails, the rollout holds naming the
+		// cluster, the first step's cluster applies, the third's is not
+		// touched.
+		ns2 := ns + "-reach"
+		for _, k := range []string{"c1", "c3"} {
+			t.Cleanup(func() { _ = kubes[k].CoreV1().Namespaces().Delete(ctx, ns2, metav1.DeleteOptions{}) })
+		}
+		register(t, c, ns, "dead", deadKubeconfig(t), map[string]string{"ring": "dead"})
+		controllertest.Push(t, reg, namedFleetStack(t, "reach", ns2, "v1"), "reach")
+		ss := &v1alpha1.StackSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "reach", Namespace: ns},
+			Spec: v1alpha1.StackSetSpec{
+				Generators: []v1alpha1.Generator{{Clusters: &v1alpha1.ClustersGenerator{Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+					{Key: "ring", Operator: metav1.LabelSelectorOpIn, Values: []string{"one", "dead", "three"}},
+				}}}}},
+				Template: v1alpha1.StackTemplate{Spec: v1alpha1.StackSpec{Source: "oci://" + reg.Host + "/stacks/app:reach", Interval: &metav1.Duration{Duration: 2 * time.Second}}},
+				Strategy: &v1alpha1.StackSetStrategy{Rolling: &v1alpha1.RollingStrategy{Steps: []v1alpha1.RolloutStep{
+					{Name: "first", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"ring": "one"}}},
+					{Name: "unreachable", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"ring": "dead"}}},
+					{Name: "last"},
+				}}},
+			},
+		}
+		create(t, c, ss)
+		ss = waitStackSet(t, c, ns, "reach", 3*time.Minute, "halted on the unreachable cluster", readyIs(metav1.ConditionFalse, v1alpha1.ReasonHalted))
+		msg := meta.FindStatusCondition(ss.Status.Conditions, "Ready").Message
+		t.Logf("Ready=False Halted: %s", msg)
+		if !strings.Contains(msg, "step unreachable") || !strings.Contains(msg, "Stack reach-dead on cluster "+ns+"/dead failed") {
+			t.Fatalf("Halted does not name the step, the Stack and its cluster: %s", msg)
+		}
+		if m := message(t, kubes["c1"], ns2); m != "api-none-v1" {
+			t.Fatalf("the first step's cluster c1: %q", m)
+		}
+		if st := controllertest.GetStack(t, c, ns, "reach-c3"); st.Spec.Source != "" {
+			t.Fatalf("reach-c3, past the held step, was pinned to %s", st.Spec.Source)
+		}
+		if m := message(t, kubes["c3"], ns2); m != "" {
+			t.Fatalf("cluster c3 changed past the held step: %q", m)
+		}
+		if m := message(t, kubes["c1"], ns); m != "api-eu-v3" {
+			t.Fatalf("web's release on c1 changed: %q", m)
+		}
+		// Removing the dead registration lets the rollout go on (the
+		// Stack goes, orphaned: nothing to uninstall where nothing was).
+		if err := c.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dead"}}); err != nil {
+			t.Fatal(err)
+		}
+		waitStackSet(t, c, ns, "reach", 3*time.Minute, "Ready without the dead cluster", readyIs(metav1.ConditionTrue, v1alpha1.ReasonUpToDate))
+		if m := message(t, kubes["c3"], ns2); m != "api-none-v1" {
+			t.Fatalf("cluster c3 once the dead cluster left: %q", m)
+		}
+	})
+
 	t.Run("bad input", func(t *testing.T) {
+		// Parameters in the template's environment pass the CRD's schema
+		// (a Stack's environment is an identifier).
+		env := stackSet(ns, "env", map[string]string{"fleet": "yes"}, "")
+		env.Spec.Template.Spec.Environment = "{{cluster.labels.region}}"
+		if err := c.Create(ctx, env, client.DryRunAll); err != nil {
+			t.Fatalf("a template environment with a parameter: %v", err)
+		}
 		// A selector matching nothing.
 		create(t, c, stackSet(ns, "none", map[string]string{"ring": "nowhere"}, ""))
 		waitStackSet(t, c, ns, "none", time.Minute, "NoClusters", readyIs(metav1.ConditionFalse, v1alpha1.ReasonNoClusters))
@@ -403,7 +527,7 @@ func TestFleet(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, st := range l.Items {
-			if owner := st.Labels[v1alpha1.StackSetLabel]; owner != "web" {
+			if owner := st.Labels[v1alpha1.StackSetLabel]; owner == "none" || owner == "bad" || owner == "dup" {
 				t.Fatalf("Stack %s generated by %s", st.Name, owner)
 			}
 		}
@@ -447,3 +571,21 @@ func stackSet(ns, name string, sel map[string]string, region string) *v1alpha1.S
 func create(t *testing.T, c client.Client, obj client.Object) { controllertest.Create(t, c, obj) }
 
 func startController(t *testing.T, ns string) { controllertest.StartController(t, ns, nil) }
+
+// deadKubeconfig is the shared devcluster's kubeconfig with its server
+// moved to a local address no one listens on.
+func deadKubeconfig(t *testing.T) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(cluster.Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cl := range cfg.Clusters {
+		cl.Server = "https://" + controllertest.FreeAddr(t)
+	}
+	path := filepath.Join(t.TempDir(), "dead.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

@@ -22,6 +22,9 @@ type Registration struct {
 	// HasAllowed whether it is set at all.
 	Allowed    []string
 	HasAllowed bool
+	// Version is the Secret's resourceVersion: a copy made of this
+	// version needs no new read of the kubeconfig.
+	Version string
 }
 
 // Key is namespace/name.

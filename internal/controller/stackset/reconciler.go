@@ -41,13 +41,25 @@ type Options struct {
 	Strict bool
 	// Timeout bounds one reconcile (0: a minute).
 	Timeout time.Duration
+	// Namespace is the only namespace the informers watch ("": all);
+	// the registrations of another are read uncached.
+	Namespace string
 }
+
+// RegistrationVersionAnnotation on a copy of a registration's kubeconfig
+// is the resourceVersion of the registration it was copied from.
+const RegistrationVersionAnnotation = "convoy.dev/registration-version"
 
 // Deps are what a Reconciler is made of.
 type Deps struct {
-	// Client writes; Reader reads uncached (the StackSet, its Stacks,
-	// the registrations).
+	// Client writes. Cache reads from the manager's shared informers:
+	// the StackSets, Stacks and Pipelines, and the metadata of the
+	// Secrets (the registrations' labels). Reader reads uncached what
+	// the informers do not hold: a registration's kubeconfig, when a
+	// copy of it is made, and a Stack of another shard whose name is
+	// taken.
 	Client  client.Client
+	Cache   client.Reader
 	Reader  client.Reader
 	Scheme  *runtime.Scheme
 	Events  events.EventRecorder // nil: none
@@ -58,6 +70,7 @@ type Deps struct {
 // rolling StackSet's Pipeline) and records what they do.
 type Reconciler struct {
 	client client.Client
+	cache  client.Reader
 	reader client.Reader
 	scheme *runtime.Scheme
 	events events.EventRecorder
@@ -66,7 +79,7 @@ type Reconciler struct {
 
 // New is the StackSet reconciler.
 func New(d Deps) *Reconciler {
-	return &Reconciler{client: d.Client, reader: d.Reader, scheme: d.Scheme, events: d.Events, opts: d.Options}
+	return &Reconciler{client: d.Client, cache: cmp.Or[client.Reader](d.Cache, d.Reader), reader: d.Reader, scheme: d.Scheme, events: d.Events, opts: d.Options}
 }
 
 // Reconcile generates the StackSet's Stacks, removes those of elements
@@ -75,7 +88,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	ctx, cancel := context.WithTimeout(ctx, cmp.Or(r.opts.Timeout, time.Minute))
 	defer cancel()
 	var ss v1alpha1.StackSet
-	if err := r.reader.Get(ctx, req.NamespacedName, &ss); err != nil {
+	if err := r.cache.Get(ctx, req.NamespacedName, &ss); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if !ss.DeletionTimestamp.IsZero() {
@@ -83,6 +96,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	orig := ss.DeepCopy()
 	err := r.reconcile(ctx, &ss)
+	if errors.Is(err, errStale) {
+		// The cache is behind a write of this controller (a Stack just
+		// created, updated): looked at again once it caught up.
+		return reconcile.Result{RequeueAfter: time.Second}, nil
+	}
 	if err != nil {
 		setCond(&ss, v1alpha1.CondReady, metav1.ConditionFalse, v1alpha1.ReasonProgressing, err.Error())
 	}
@@ -120,7 +138,7 @@ func (r *Reconciler) reconcile(ctx context.Context, ss *v1alpha1.StackSet) error
 		return err
 	}
 	var l v1alpha1.StackList
-	if err := r.reader.List(ctx, &l, client.InNamespace(ss.Namespace)); err != nil {
+	if err := r.cache.List(ctx, &l, client.InNamespace(ss.Namespace)); err != nil {
 		return fmt.Errorf("list the Stacks of namespace %s: %w", ss.Namespace, err)
 	}
 	existing := map[string]*v1alpha1.Stack{}
@@ -142,7 +160,7 @@ func (r *Reconciler) reconcile(ctx context.Context, ss *v1alpha1.StackSet) error
 			return nil
 		}
 		var old v1alpha1.Pipeline
-		err := r.reader.Get(ctx, types.NamespacedName{Namespace: ss.Namespace, Name: ss.Name}, &old)
+		err := r.cache.Get(ctx, types.NamespacedName{Namespace: ss.Namespace, Name: ss.Name}, &old)
 		switch {
 		case apierrors.IsNotFound(err):
 		case err != nil:
@@ -167,6 +185,11 @@ func (r *Reconciler) reconcile(ctx context.Context, ss *v1alpha1.StackSet) error
 	var stacks []*v1alpha1.Stack
 	for _, g := range gen {
 		st, err := r.apply(ctx, ss, g, existing[g.stack.Name], rolling)
+		var taken *takenError
+		if errors.As(err, &taken) {
+			r.stall(ss, v1alpha1.ReasonStackConflict, taken.msg+": nothing more is generated")
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -198,13 +221,14 @@ func (r *Reconciler) reconcile(ctx context.Context, ss *v1alpha1.StackSet) error
 // registrations lists the cluster registrations of a namespace.
 func (r *Reconciler) registrations(ctx context.Context) Registrations {
 	return func(ns string) ([]Registration, error) {
-		var l corev1.SecretList
-		if err := r.reader.List(ctx, &l, client.InNamespace(ns), client.MatchingLabels{v1alpha1.RegistrationLabel: v1alpha1.RegistrationValue}); err != nil {
+		// Their metadata, from the informer of the Secrets' metadata.
+		l := secretMetaList()
+		if err := r.readerFor(ns).List(ctx, l, client.InNamespace(ns), client.MatchingLabels{v1alpha1.RegistrationLabel: v1alpha1.RegistrationValue}); err != nil {
 			return nil, fmt.Errorf("list the cluster registrations of namespace %s: %w", ns, err)
 		}
 		out := make([]Registration, 0, len(l.Items))
 		for _, s := range l.Items {
-			reg := Registration{Namespace: s.Namespace, Name: s.Name, Labels: map[string]string{}}
+			reg := Registration{Namespace: s.Namespace, Name: s.Name, Labels: map[string]string{}, Version: s.ResourceVersion}
 			for k, v := range s.Labels {
 				if k != v1alpha1.RegistrationLabel {
 					reg.Labels[k] = v
@@ -235,7 +259,20 @@ func (r *Reconciler) mirror(ctx context.Context, ss *v1alpha1.StackSet, gen []ge
 			want[mirrorName(ss.Name, c)] = c
 		}
 	}
+	// The copies there are, by their metadata: a copy of the
+	// registration's current version is not read or written again.
+	l := secretMetaList()
+	if err := r.cache.List(ctx, l, client.InNamespace(ss.Namespace), client.MatchingLabels{v1alpha1.StackSetLabel: ss.Name}); err != nil {
+		return fmt.Errorf("list the kubeconfig copies of namespace %s: %w", ss.Namespace, err)
+	}
+	have := map[string]*metav1.PartialObjectMetadata{}
+	for i := range l.Items {
+		have[l.Items[i].Name] = &l.Items[i]
+	}
 	for name, reg := range want {
+		if h := have[name]; h != nil && ownedBy(h, ss) && reg.Version != "" && h.Annotations[RegistrationVersionAnnotation] == reg.Version {
+			continue
+		}
 		var src corev1.Secret
 		if err := r.reader.Get(ctx, types.NamespacedName{Namespace: reg.Namespace, Name: reg.Name}, &src); err != nil {
 			return fmt.Errorf("cluster registration v1 Secret %s: %w", reg.Key(), err)
@@ -243,7 +280,7 @@ func (r *Reconciler) mirror(ctx context.Context, ss *v1alpha1.StackSet, gen []ge
 		dst := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ss.Namespace}}
 		_, err := controllerutil.CreateOrUpdate(ctx, r.client, dst, func() error {
 			dst.Labels = map[string]string{v1alpha1.StackSetLabel: ss.Name}
-			dst.Annotations = map[string]string{"convoy.dev/registration": reg.Key()}
+			dst.Annotations = map[string]string{"convoy.dev/registration": reg.Key(), RegistrationVersionAnnotation: src.ResourceVersion}
 			dst.Data = map[string][]byte{v1alpha1.KubeconfigKey: src.Data[v1alpha1.KubeconfigKey]}
 			return controllerutil.SetControllerReference(ss, dst, r.scheme)
 		})
@@ -251,20 +288,42 @@ func (r *Reconciler) mirror(ctx context.Context, ss *v1alpha1.StackSet, gen []ge
 			return fmt.Errorf("v1 Secret %s/%s (the kubeconfig of cluster %s): %w", ss.Namespace, name, reg.Key(), err)
 		}
 	}
-	var l corev1.SecretList
-	if err := r.reader.List(ctx, &l, client.InNamespace(ss.Namespace), client.MatchingLabels{v1alpha1.StackSetLabel: ss.Name}); err != nil {
-		return fmt.Errorf("list the kubeconfig copies of namespace %s: %w", ss.Namespace, err)
-	}
-	for i := range l.Items {
-		s := &l.Items[i]
-		if _, ok := want[s.Name]; !ok && ownedBy(s, ss) {
-			if err := r.client.Delete(ctx, s); client.IgnoreNotFound(err) != nil {
+	for name, s := range have {
+		if _, ok := want[name]; !ok && ownedBy(s, ss) {
+			sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name, UID: s.UID}}
+			if err := r.client.Delete(ctx, sec, client.Preconditions{UID: &s.UID}); client.IgnoreNotFound(err) != nil {
 				return fmt.Errorf("v1 Secret %s/%s: %w", s.Namespace, s.Name, err)
 			}
 		}
 	}
 	return nil
 }
+
+// readerFor reads the registrations of a namespace: from the informers,
+// unless the controller watches only another namespace.
+func (r *Reconciler) readerFor(ns string) client.Reader {
+	if r.opts.Namespace != "" && ns != r.opts.Namespace {
+		return r.reader
+	}
+	return r.cache
+}
+
+// secretMetaList is a list of Secrets' metadata (what the informers hold
+// of Secrets).
+func secretMetaList() *metav1.PartialObjectMetadataList {
+	l := &metav1.PartialObjectMetadataList{}
+	l.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+	return l
+}
+
+// errStale: a write found the cache behind this controller's own writes.
+var errStale = errors.New("the cache is behind")
+
+// takenError: a generated name is a Stack the cache did not show (of
+// another shard, or just created by another StackSet).
+type takenError struct{ msg string }
+
+func (e *takenError) Error() string { return e.msg }
 
 // apply creates the element's Stack, or updates it to what the template
 // says now; a Stack edited by hand is restored and named in
@@ -281,7 +340,14 @@ func (r *Reconciler) apply(ctx context.Context, ss *v1alpha1.StackSet, g generat
 		if err := controllerutil.SetControllerReference(ss, want, r.scheme); err != nil {
 			return nil, err
 		}
-		if err := r.client.Create(ctx, want); err != nil {
+		if err := r.client.Create(ctx, want); apierrors.IsAlreadyExists(err) {
+			// Not in the cache: of another shard, or just created.
+			var st v1alpha1.Stack
+			if gerr := r.reader.Get(ctx, client.ObjectKeyFromObject(want), &st); gerr == nil && !ownedBy(&st, ss) {
+				return nil, &takenError{fmt.Sprintf("element %q: convoy.dev/v1alpha1 Stack %s/%s %s", g.element.name, st.Namespace, st.Name, ownerText(&st))}
+			}
+			return nil, errStale
+		} else if err != nil {
 			return nil, fmt.Errorf("%s: %w", id, err)
 		}
 		r.event(ss, corev1.EventTypeNormal, "Generated", fmt.Sprintf("Stack %s generated for element %q", want.Name, g.element.name))
@@ -315,7 +381,9 @@ func (r *Reconciler) apply(ctx context.Context, ss *v1alpha1.StackSet, g generat
 	}
 	st.Annotations[SpecAnnotation] = hash
 	st.Annotations[v1alpha1.ElementAnnotation] = g.element.name
-	if err := r.client.Update(ctx, st); err != nil {
+	if err := r.client.Update(ctx, st); apierrors.IsConflict(err) {
+		return nil, errStale
+	} else if err != nil {
 		return nil, fmt.Errorf("%s: %w", id, err)
 	}
 	if drifted {
@@ -405,7 +473,9 @@ func (r *Reconciler) applyPipeline(ctx context.Context, ss *v1alpha1.StackSet, w
 		if err := controllerutil.SetControllerReference(ss, want, r.scheme); err != nil {
 			return nil, err
 		}
-		if err := r.client.Create(ctx, want); err != nil {
+		if err := r.client.Create(ctx, want); apierrors.IsAlreadyExists(err) {
+			return nil, errStale
+		} else if err != nil {
 			return nil, fmt.Errorf("%s: %w", id, err)
 		}
 		return want, nil
@@ -421,7 +491,9 @@ func (r *Reconciler) applyPipeline(ctx context.Context, ss *v1alpha1.StackSet, w
 		}
 		p.Labels[k] = v
 	}
-	if err := r.client.Update(ctx, p); err != nil {
+	if err := r.client.Update(ctx, p); apierrors.IsConflict(err) {
+		return nil, errStale
+	} else if err != nil {
 		return nil, fmt.Errorf("%s: %w", id, err)
 	}
 	return p, nil
@@ -431,7 +503,7 @@ func (r *Reconciler) applyPipeline(ctx context.Context, ss *v1alpha1.StackSet, w
 // longer rolls out.
 func (r *Reconciler) dropPipeline(ctx context.Context, ss *v1alpha1.StackSet) error {
 	var p v1alpha1.Pipeline
-	err := r.reader.Get(ctx, types.NamespacedName{Namespace: ss.Namespace, Name: ss.Name}, &p)
+	err := r.cache.Get(ctx, types.NamespacedName{Namespace: ss.Namespace, Name: ss.Name}, &p)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -467,10 +539,27 @@ func (r *Reconciler) record(ss *v1alpha1.StackSet, gen []generated, stacks []*v1
 		ss.Status.Steps = pl.Status.Stages
 	}
 	meta.RemoveStatusCondition(&ss.Status.Conditions, v1alpha1.CondStalled)
+	clusters := map[string]string{}
+	for _, s := range ss.Status.Stacks {
+		clusters[s.Name] = s.Cluster
+	}
 	for _, s := range ss.Status.Steps {
 		if s.Phase == v1alpha1.PhaseFailed {
 			setCond(ss, v1alpha1.CondReady, metav1.ConditionFalse, v1alpha1.ReasonHalted,
-				fmt.Sprintf("step %s failed on %s: %s: later steps are held until a newer digest", s.Name, s.Digest, s.Message))
+				fmt.Sprintf("step %s failed on %s%s: %s: later steps are held until a newer digest", s.Name, s.Digest, onClusters(s.Name, steps, clusters), s.Message))
+			return
+		}
+	}
+	// A Stack that fails on its step's digest (its cluster unreachable,
+	// its plan refused) holds the rollout as a failed step does; the
+	// Pipeline retries it, and the step goes on once it recovers.
+	for _, s := range ss.Status.Steps {
+		if s.Digest == "" || (s.Phase != v1alpha1.PhasePromoting && s.Phase != v1alpha1.PhaseBaking) {
+			continue
+		}
+		if failed := failingOn(stacks, steps, s.Name, s.Digest, clusters); len(failed) > 0 {
+			setCond(ss, v1alpha1.CondReady, metav1.ConditionFalse, v1alpha1.ReasonHalted,
+				fmt.Sprintf("step %s holds on %s: %s: later steps wait until it recovers", s.Name, s.Digest, strings.Join(failed, "; ")))
 			return
 		}
 	}
@@ -481,7 +570,11 @@ func (r *Reconciler) record(ss *v1alpha1.StackSet, gen []generated, stacks []*v1
 	var notReady []string
 	for _, st := range stacks {
 		if stateOf(st) != "Ready" {
-			notReady = append(notReady, st.Name+" "+stateOf(st))
+			n := st.Name
+			if c := clusters[st.Name]; c != "" {
+				n += " (cluster " + c + ")"
+			}
+			notReady = append(notReady, n+" "+stateOf(st))
 		}
 	}
 	for _, s := range ss.Status.Steps {

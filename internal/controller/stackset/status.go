@@ -30,10 +30,11 @@ func stateOf(st *v1alpha1.Stack) string {
 	return c.Reason
 }
 
-// planOf is what a Stack's current plan would do, in words that are
+// PlanOf is what a Stack's current plan would do, in words that are
 // equal for identical plans: what it changes, or that it has nothing to
-// apply, or why it has no plan.
-func planOf(st *v1alpha1.Stack) string {
+// apply, or why it has no plan. Stacks of equal words are one group of
+// the fleet plan, and are approved together (convoy stackset approve).
+func PlanOf(st *v1alpha1.Stack) string {
 	c := meta.FindStatusCondition(st.Status.Conditions, v1alpha1.CondReady)
 	if c == nil || st.Status.ObservedGeneration != st.Generation {
 		return "not planned yet"
@@ -71,7 +72,7 @@ func planOf(st *v1alpha1.Stack) string {
 func groupPlans(stacks []*v1alpha1.Stack) []v1alpha1.PlanGroup {
 	by := map[string][]string{}
 	for _, st := range stacks {
-		k := planOf(st)
+		k := PlanOf(st)
 		by[k] = append(by[k], st.Name)
 	}
 	var out []v1alpha1.PlanGroup
@@ -115,4 +116,58 @@ func count(n int, one, many string) string {
 		return fmt.Sprintf("%d %s", n, one)
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// failing says a Stack's Ready condition is a failure, not a wait.
+func failing(st *v1alpha1.Stack) bool {
+	switch stateOf(st) {
+	case v1alpha1.ReasonPlanFailed, v1alpha1.ReasonSourceFailed, v1alpha1.ReasonApplyFailed, v1alpha1.ReasonForbidden,
+		v1alpha1.ReasonInvalid, v1alpha1.ReasonVerificationFailed, v1alpha1.ReasonPlanTooLarge:
+		return true
+	}
+	return false
+}
+
+// failingOn names the Stacks of a step that fail on its digest, each
+// with its cluster and why: "web-c2 on cluster fleet/c2: PlanFailed: …".
+func failingOn(stacks []*v1alpha1.Stack, steps map[string]string, step, digest string, clusters map[string]string) []string {
+	var out []string
+	for _, st := range stacks {
+		if steps[st.Name] != step || !strings.HasSuffix(st.Spec.Source, "@"+digest) || !failing(st) {
+			continue
+		}
+		msg := stateOf(st)
+		if c := meta.FindStatusCondition(st.Status.Conditions, v1alpha1.CondReady); c != nil && c.Message != "" {
+			msg += ": " + c.Message
+		}
+		if len(msg) > maxPlanText {
+			msg = msg[:maxPlanText] + "…"
+		}
+		out = append(out, fmt.Sprintf("Stack %s%s failed: %s", st.Name, onCluster(clusters[st.Name]), msg))
+	}
+	return out
+}
+
+// onClusters names the clusters of a step's Stacks: " (clusters fleet/c2, fleet/c3)".
+func onClusters(step string, steps, clusters map[string]string) string {
+	var cs []string
+	for _, n := range slices.Sorted(maps.Keys(steps)) {
+		if steps[n] == step && clusters[n] != "" {
+			cs = append(cs, clusters[n])
+		}
+	}
+	switch len(cs) {
+	case 0:
+		return ""
+	case 1:
+		return " (cluster " + cs[0] + ")"
+	}
+	return " (clusters " + strings.Join(cs, ", ") + ")"
+}
+
+func onCluster(c string) string {
+	if c == "" {
+		return ""
+	}
+	return " on cluster " + c
 }
