@@ -6,6 +6,14 @@
 //	devcluster run  --state DIR   run in the foreground until SIGINT/SIGTERM
 //	devcluster pids --state DIR   print "component pid" lines (etcd, kube-apiserver, …),
 //	                              for fault injection (hack/faults.sh)
+//	devcluster restart --state DIR [--down 10s] COMPONENT
+//	                              kill one component (etcd, kube-apiserver,
+//	                              controller-manager, scheduler, kwok), keep it
+//	                              down for --down, start it again with its data,
+//	                              and return once it serves
+//
+// A component that exits on its own (a crash, a SIGKILL) is started again
+// with its flags, ports and data; the others run on throughout.
 package main
 
 import (
@@ -17,9 +25,9 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -28,12 +36,13 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: devcluster up|down|run|pids --state DIR [--nodes N]")
+		fmt.Fprintln(os.Stderr, "usage: devcluster up|down|run|pids|restart --state DIR [--nodes N] [--down D] [COMPONENT]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	state := fs.String("state", ".devcluster", "directory for the kubeconfig, pid file and log")
 	nodes := fs.Int("nodes", 3, "number of fake nodes")
+	downFor := fs.Duration("down", 0, "restart: how long the component stays down")
 	_ = fs.Parse(os.Args[2:])
 	dir, err := filepath.Abs(*state)
 	if err == nil {
@@ -50,8 +59,14 @@ func main() {
 			err = runForeground(ctx, dir, *nodes)
 		case "pids":
 			err = printPids(dir)
+		case "restart":
+			if fs.NArg() != 1 {
+				err = fmt.Errorf("restart takes one component (%s)", strings.Join(devcluster.Components, ", "))
+				break
+			}
+			err = restart(ctx, dir, fs.Arg(0), *downFor)
 		default:
-			err = fmt.Errorf("unknown command %q (want up, down, run or pids)", os.Args[1])
+			err = fmt.Errorf("unknown command %q (want up, down, run, pids or restart)", os.Args[1])
 		}
 		stop()
 	}
@@ -96,39 +111,82 @@ func runForeground(ctx context.Context, dir string, nodes int) error {
 	}
 	defer os.Remove(pidfile)
 	start := time.Now()
-	c, err := devcluster.Start(ctx, devcluster.Options{Tools: tools, Nodes: nodes, KubeconfigPath: kubeconfig, VolumeDir: filepath.Join(dir, "volumes")})
+	c, err := devcluster.Start(ctx, devcluster.Options{
+		Tools: tools, Nodes: nodes, KubeconfigPath: kubeconfig, VolumeDir: filepath.Join(dir, "volumes"),
+		Restart: devcluster.RestartOnExit,
+		Logf:    logf,
+	})
 	if err != nil {
 		return err
 	}
 	defer c.Stop()
-	var comps strings.Builder
-	pids := c.Pids()
-	names := make([]string, 0, len(pids))
-	for name := range pids {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		fmt.Fprintf(&comps, "%s %d\n", name, pids[name])
-	}
-	if err := os.WriteFile(componentsFile(dir), []byte(comps.String()), 0o600); err != nil {
+	comps := &components{dir: dir, c: c}
+	if err := comps.write(); err != nil {
 		return err
 	}
 	defer os.Remove(componentsFile(dir))
+	ctl, err := serveControl(ctx, dir, c, comps)
+	if err != nil {
+		return err
+	}
+	defer ctl.Close()
 	fmt.Printf("devcluster ready in %s: %d nodes, kubeconfig %s\n", time.Since(start).Round(time.Millisecond), nodes, kubeconfig)
+	// A component that exits is started again by the cluster; this loop
+	// keeps the components file current and tells of one that keeps
+	// exiting, which stays down (the others run on) until `restart`.
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	var reported string
 	for {
 		select {
 		case <-ctx.Done():
 			fmt.Println("devcluster stopping")
 			return nil
 		case <-tick.C:
-			if err := c.Err(); err != nil {
-				return err
+			if err := comps.write(); err != nil {
+				logf("components file: %v", err)
 			}
+			msg := ""
+			if err := c.Err(); err != nil {
+				msg = err.Error()
+			}
+			if msg != reported && msg != "" {
+				logf("%s", msg)
+			}
+			reported = msg
 		}
 	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Printf(time.Now().Format(time.TimeOnly)+" "+format+"\n", args...)
+}
+
+// components writes the components file whenever its pids change.
+type components struct {
+	dir  string
+	c    *devcluster.Cluster
+	mu   sync.Mutex
+	last string
+}
+
+func (w *components) write() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	lines := w.c.ComponentLines()
+	if lines == w.last {
+		return nil
+	}
+	// Readers (pids, hack/faults.sh) never see half a file.
+	tmp := componentsFile(w.dir) + ".new"
+	if err := os.WriteFile(tmp, []byte(lines), 0o600); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, componentsFile(w.dir)); err != nil {
+		return err
+	}
+	w.last = lines
+	return nil
 }
 
 // up runs `devcluster run` detached (its own session, output to the log) and

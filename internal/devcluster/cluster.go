@@ -68,16 +68,32 @@ type Options struct {
 	// provisioner creates (StorageClass "standard"); empty means
 	// "volumes" in the cluster's directory, removed by Stop.
 	VolumeDir string
+	// Restart says what happens when a component exits on its own (a
+	// crash, a SIGKILL from a test): by default it stays down and Err
+	// reports it; RestartOnExit starts it again (restart.go).
+	Restart RestartPolicy
+	// Logf, if set, is told of each component that exited on its own and
+	// how its restart went.
+	Logf func(format string, args ...any)
 }
 
 // Cluster is a running local control plane.
 type Cluster struct {
-	dir            string
-	kubeconfig     string
-	extraConfig    string
-	restConfig     *rest.Config
-	launcher       *launcher
-	procs          []*process
+	dir         string
+	kubeconfig  string
+	extraConfig string
+	restConfig  *rest.Config
+	launcher    *launcher
+	policy      RestartPolicy
+	// logf tells of components restarted on their own (Options.Logf).
+	logf func(format string, args ...any)
+	// mu guards comps' processes and stopping; each component's op
+	// serialises its restarts.
+	mu       sync.Mutex
+	comps    []*component
+	stopping bool
+	// done is closed by Stop: restarts under way end.
+	done           chan struct{}
 	stopOnce       sync.Once
 	componentPorts map[string]int
 	// stopProvisioner ends the local-path provisioner; provisionerDone
@@ -98,9 +114,11 @@ func (c *Cluster) Dir() string { return c.dir }
 // Pids lists the process ids of the cluster's components, which are also
 // their process group ids.
 func (c *Cluster) Pids() map[string]int {
-	m := make(map[string]int, len(c.procs))
-	for _, p := range c.procs {
-		m[p.name] = p.Pid()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := make(map[string]int, len(c.comps))
+	for _, comp := range c.comps {
+		m[comp.name] = comp.proc.Pid()
 	}
 	return m
 }
@@ -121,7 +139,10 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{dir: dir, launcher: newLauncher(), extraConfig: opts.KubeconfigPath}
+	c := &Cluster{dir: dir, launcher: newLauncher(), extraConfig: opts.KubeconfigPath, policy: opts.Restart, logf: opts.Logf, done: make(chan struct{})}
+	if c.logf == nil {
+		c.logf = func(string, ...any) {}
+	}
 	if err := c.start(ctx, opts); err != nil {
 		c.Stop()
 		return nil, fmt.Errorf("devcluster: %w", err)
@@ -147,7 +168,11 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdClient)
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(etcdPeer)
-	etcd, err := c.run("etcd", bin("etcd"),
+	plain := &http.Client{Timeout: 2 * time.Second}
+	etcdReady := func(ctx context.Context, p *process) error {
+		return c.waitHTTP(ctx, p, plain, etcdURL+"/health", "")
+	}
+	if err := c.run(ctx, "etcd", bin("etcd"), etcdReady,
 		"--name=devcluster",
 		"--data-dir="+filepath.Join(c.dir, "etcd"),
 		"--listen-client-urls="+etcdURL,
@@ -157,17 +182,18 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 		"--initial-cluster=devcluster="+peerURL,
 		"--unsafe-no-fsync",
 		"--log-level=warn",
-	)
-	if err != nil {
-		return err
-	}
-	plain := &http.Client{Timeout: 2 * time.Second}
-	if err := c.waitHTTP(ctx, etcd, plain, etcdURL+"/health", ""); err != nil {
+	); err != nil {
 		return err
 	}
 
 	apiURL := "https://127.0.0.1:" + strconv.Itoa(apiPort)
-	api, err := c.run("kube-apiserver", bin("kube-apiserver"),
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(p.caPEM)
+	secure := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	apiReady := func(ctx context.Context, proc *process) error {
+		return c.waitHTTP(ctx, proc, secure, apiURL+"/readyz", p.adminToken)
+	}
+	if err := c.run(ctx, "kube-apiserver", bin("kube-apiserver"), apiReady,
 		"--etcd-servers="+etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
@@ -188,14 +214,7 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 		// InternalIP, 127.0.0.1; its self-signed certificate is accepted
 		// because no --kubelet-certificate-authority is given.
 		"--kubelet-preferred-address-types=InternalIP",
-	)
-	if err != nil {
-		return err
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(p.caPEM)
-	secure := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	if err := c.waitHTTP(ctx, api, secure, apiURL+"/readyz", p.adminToken); err != nil {
+	); err != nil {
 		return err
 	}
 
@@ -216,7 +235,7 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 		Burst:           200,
 	}
 
-	if _, err := c.run("kube-controller-manager", bin("kube-controller-manager"),
+	if err := c.run(ctx, "kube-controller-manager", bin("kube-controller-manager"), nil,
 		"--kubeconfig="+c.kubeconfig,
 		"--leader-elect=false",
 		"--secure-port=0",
@@ -230,7 +249,7 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 	); err != nil {
 		return err
 	}
-	if _, err := c.run("kube-scheduler", bin("kube-scheduler"),
+	if err := c.run(ctx, "kube-scheduler", bin("kube-scheduler"), nil,
 		"--kubeconfig="+c.kubeconfig,
 		"--leader-elect=false",
 		"--secure-port=0",
@@ -262,7 +281,7 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 		return err
 	}
 	kubeletAddr := "127.0.0.1:" + strconv.Itoa(kubeletPort)
-	if _, err := c.run("kwok", opts.Tools.Kwok,
+	if err := c.run(ctx, "kwok", opts.Tools.Kwok, nil,
 		"--kubeconfig="+c.kubeconfig,
 		"--config="+stages,
 		"--manage-all-nodes=false",
@@ -317,26 +336,49 @@ func (c *Cluster) startProvisioner(ctx context.Context, client kubernetes.Interf
 	return nil
 }
 
-// run starts one component and records it for Stop.
-func (c *Cluster) run(name, bin string, args ...string) (*process, error) {
-	p, err := c.launcher.start(name, bin, args, filepath.Join(c.dir, "logs", name+".log"))
+// run starts one component, records it for Stop and Restart, and waits
+// until ready (nil: at once) says it serves.
+func (c *Cluster) run(ctx context.Context, name, bin string, ready func(context.Context, *process) error, args ...string) error {
+	comp := &component{name: name, bin: bin, args: args, ready: ready}
+	p, err := c.launcher.start(name, bin, args, c.logPath(name))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	c.procs = append(c.procs, p)
-	return p, nil
+	c.mu.Lock()
+	comp.proc = p
+	c.comps = append(c.comps, comp)
+	c.mu.Unlock()
+	go c.watch(comp, p)
+	if ready != nil {
+		return ready(ctx, p)
+	}
+	return nil
 }
+
+func (c *Cluster) logPath(name string) string { return filepath.Join(c.dir, "logs", name+".log") }
 
 // Stop ends every process the cluster started, newest first, and removes
 // its directory and kubeconfig copy. It is safe to call more than once.
 func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
+		c.mu.Lock()
+		c.stopping = true
+		c.mu.Unlock()
+		close(c.done)
 		if c.stopProvisioner != nil {
 			c.stopProvisioner()
 			<-c.provisionerDone
 		}
-		for i := len(c.procs) - 1; i >= 0; i-- {
-			c.procs[i].stop(stopGrace)
+		// A restart under way ends (c.done) before its component is
+		// stopped, so that no process starts after Stop.
+		for i := len(c.comps) - 1; i >= 0; i-- {
+			comp := c.comps[i]
+			comp.op.Lock()
+			c.mu.Lock()
+			p := comp.proc
+			c.mu.Unlock()
+			p.stop(stopGrace)
+			comp.op.Unlock()
 		}
 		c.launcher.close()
 		if c.extraConfig != "" {
@@ -346,11 +388,17 @@ func (c *Cluster) Stop() {
 	})
 }
 
-// Err reports a component that is no longer running, if any.
+// Err reports a component that is no longer running, if any: under
+// RestartOnExit, one that is not being started again (it kept exiting).
 func (c *Cluster) Err() error {
-	for _, p := range c.procs {
-		if !p.running() {
-			return p.exitError()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, comp := range c.comps {
+		if comp.failed != nil {
+			return comp.failed
+		}
+		if !comp.proc.running() && c.policy != RestartOnExit && !comp.restarting {
+			return comp.proc.exitError()
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -17,8 +18,12 @@ type process struct {
 	name    string
 	cmd     *exec.Cmd
 	logPath string
+	started time.Time
 	exited  chan struct{} // closed when the process has been reaped
 	waitErr error
+	// expected is set before the cluster ends the process itself (Stop,
+	// Restart): its exit is no crash.
+	expected atomic.Bool
 }
 
 // Pid is the process id; it is also the id of the process's group.
@@ -37,6 +42,7 @@ func (p *process) running() bool {
 // the group (not a name, not a guess) reaches exactly what this process and
 // its children are.
 func (p *process) stop(grace time.Duration) {
+	p.expected.Store(true)
 	pgid := p.Pid()
 	if p.running() {
 		_ = syscall.Kill(-pgid, syscall.SIGTERM)
@@ -110,13 +116,25 @@ func (l *launcher) start(name, bin string, args []string, logPath string) (*proc
 		logf.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, logPath: logPath, exited: make(chan struct{})}
+	p := &process{name: name, cmd: cmd, logPath: logPath, started: time.Now(), exited: make(chan struct{})}
 	go func() {
 		p.waitErr = cmd.Wait()
 		logf.Close()
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// exitState is how the process ended ("signal: killed", "exit status 1").
+func (p *process) exitState() string {
+	var ee *exec.ExitError
+	if errors.As(p.waitErr, &ee) {
+		return ee.ProcessState.String()
+	}
+	if p.waitErr != nil {
+		return p.waitErr.Error()
+	}
+	return "exit status 0"
 }
 
 // exitError describes how a component that should be running ended.

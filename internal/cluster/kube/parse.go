@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -109,6 +110,9 @@ func decodeDocument(doc []byte) ([]*unstructured.Unstructured, error) {
 	if s, ok := head.Kind.(string); !ok || s == "" {
 		return nil, errors.New("kind is missing or not a string")
 	}
+	if err := metadataStrings(data, head.APIVersion.(string)+" "+head.Kind.(string)); err != nil {
+		return nil, err
+	}
 	decoded, err := runtime.Decode(unstructured.UnstructuredJSONScheme, data)
 	if err != nil {
 		return nil, err
@@ -130,6 +134,68 @@ func decodeDocument(doc []byte) ([]*unstructured.Unstructured, error) {
 		}
 	}
 	return objs, nil
+}
+
+// metadataStrings refuses metadata fields that must be strings and are
+// not, as helm does ("json: cannot unmarshal bool into Go struct field
+// ObjectMeta.metadata.name of type string"), but saying why: YAML 1.1
+// reads an unquoted n, no, off, y, yes, on, true, false, null or number
+// as such, so a release named "n" in an unquoted {{ .Release.Name }}
+// renders metadata.name: false. (Decoded as it is, the name was lost and
+// the error said that none was given.)
+func metadataStrings(data []byte, what string) error {
+	var obj struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return nil // not an object with a metadata mapping: the decoder says
+	}
+	notString := func(field string, v any) error {
+		var kind string
+		switch v.(type) {
+		case string:
+			return nil
+		case nil:
+			kind = "null"
+		case bool:
+			kind = "a boolean"
+		case float64, json.Number:
+			kind = "a number"
+		default:
+			return fmt.Errorf("%s: %s is not a string", what, field)
+		}
+		shown, _ := json.Marshal(v)
+		return fmt.Errorf("%s: %s is %s (%s), not a string: YAML reads an unquoted y, n, yes, no, on, off, true, false or number so "+
+			"(a release named \"n\" in {{ .Release.Name }}), and helm refuses it too; quote it in the template ({{ .Release.Name | quote }}) or choose another name",
+			what, field, shown, kind)
+	}
+	for _, field := range []string{"name", "generateName", "namespace"} {
+		if v, ok := obj.Metadata[field]; ok && v != nil {
+			if err := notString("metadata."+field, v); err != nil {
+				return err
+			}
+		}
+	}
+	for _, field := range []string{"labels", "annotations"} {
+		m, ok := obj.Metadata[field].(map[string]any)
+		if !ok {
+			continue
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if m[k] == nil {
+				continue // helm reads null as ""
+			}
+			if err := notString(fmt.Sprintf("metadata.%s[%q]", field, k), m[k]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // scope sets or clears u's namespace according to its kind's scope.

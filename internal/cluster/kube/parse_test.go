@@ -3,6 +3,8 @@ package kube_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 )
 
 func TestParseScope(t *testing.T) {
@@ -109,5 +111,32 @@ func TestParseErrors(t *testing.T) {
 			}
 			t.Log(err)
 		})
+	}
+}
+
+// A release named "n" in an unquoted {{ .Release.Name }} renders
+// `name: n`, which YAML 1.1 reads as false. helm v4.3.1 and v3 refuse it
+// with `json: cannot unmarshal bool into Go struct field
+// ObjectMeta.metadata.name of type string`; convoy refused it saying no
+// name was given (issue 54, item 6). It now says what the field holds and
+// why, naming the template.
+func TestNonStringMetadataSaysWhy(t *testing.T) {
+	tests := []struct{ doc, want string }{
+		{"# Source: cm/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: n\n",
+			`manifest document 1 (cm/templates/cm.yaml): v1 ConfigMap: metadata.name is false (a boolean), not a string: YAML reads an unquoted y, n, yes, no, on, off, true, false or number so (a release named "n" in {{ .Release.Name }}), and helm refuses it too; quote it in the template ({{ .Release.Name | quote }}) or choose another name`},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  labels:\n    app.kubernetes.io/instance: yes\n",
+			`manifest document 1: v1 ConfigMap: metadata.labels["app.kubernetes.io/instance"] is true (a boolean), not a string`},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: 123\n",
+			`manifest document 1: v1 ConfigMap: metadata.namespace is 123 (a number), not a string`},
+	}
+	for _, tt := range tests {
+		_, err := kube.ParseUnmapped(tt.doc)
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("kube.ParseUnmapped(%q) = %v\nwant %s…", tt.doc, err, tt.want)
+		}
+	}
+	// Quoted, or null, they are fine.
+	if _, err := kube.ParseUnmapped("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"n\"\n  labels:\n    a: \"yes\"\n    b: ~\n"); err != nil {
+		t.Error(err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
@@ -33,6 +34,9 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 	types := map[string]cty.Type{}
 	defaults := map[string]*typeexpr.Defaults{}
 	given := map[string]varValue{}
+	// The defaults of variables declared without a type: a value given as
+	// text takes the default's type when it is a number or a bool.
+	untypedDefaults := map[string]cty.Value{}
 	failed := map[string]bool{} // a value was given but could not be read
 
 	for _, name := range sortedKeys(cfg.Variables) {
@@ -51,6 +55,9 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 			diags = append(diags, d...)
 			if !d.HasErrors() {
 				given[name] = varValue{val: val, rng: v.Default.Range().Ptr(), where: "default", given: GivenDefault}
+				if v.Type == nil {
+					untypedDefaults[name] = val
+				}
 			}
 		}
 	}
@@ -89,6 +96,13 @@ func (e *evaluator) evalVariables(opts EvalOptions) hcl.Diagnostics {
 			return
 		}
 		vv, d := textValue(rv, types[rv.Name])
+		if def, ok := untypedDefaults[rv.Name]; ok && !d.HasErrors() {
+			var w *hcl.Diagnostic
+			vv.val, w = asTypeOfDefault(rv, def, cfg.Variables[rv.Name])
+			if w != nil {
+				d = append(d, w)
+			}
+		}
 		diags = append(diags, d...)
 		if d.HasErrors() {
 			failed[rv.Name] = true
@@ -216,6 +230,35 @@ func textValue(rv RawValue, ty cty.Type) (varValue, hcl.Diagnostics) {
 	val, d := expr.Value(nil)
 	vv.val = val
 	return vv, d
+}
+
+// asTypeOfDefault reads the text value of a variable declared without a
+// type as a number or a bool when its default is one: `--var count=6` of a
+// variable whose default is 4 is 6, not "6", which a chart's values would
+// keep as a string. Terraform takes such a value as a string and leaves
+// the conversion to where it is used; convoy hands values on to charts,
+// which do not convert. Text that is not of the default's type stays a
+// string, with a warning.
+func asTypeOfDefault(rv RawValue, def cty.Value, v *Variable) (cty.Value, *hcl.Diagnostic) {
+	text := cty.StringVal(rv.Text)
+	if !def.IsKnown() || def.IsNull() || (def.Type() != cty.Number && def.Type() != cty.Bool) {
+		return text, nil
+	}
+	conv, err := convert.Convert(text, def.Type())
+	if err == nil {
+		return conv, nil
+	}
+	kind := "a number"
+	if def.Type() == cty.Bool {
+		kind = "a bool"
+	}
+	return text, &hcl.Diagnostic{
+		Severity: hcl.DiagWarning,
+		Summary:  "Value taken as a string",
+		Detail: fmt.Sprintf("var.%s has no type and its default is %s, but the value from %s is not %s: it is taken as the string %q. Declare the variable's type (type = string, or type = %s) to say which it is.",
+			v.Name, kind, rv.Where, kind, rv.Text, strings.TrimPrefix(strings.TrimPrefix(kind, "a "), "an ")),
+		Subject: v.DeclRange.Ptr(),
+	}
 }
 
 // invalidSource reports a value of no known source: a bug of the caller.

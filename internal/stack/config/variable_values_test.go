@@ -281,3 +281,53 @@ func TestRawValuesJSON(t *testing.T) {
 		t.Error("an unknown source was decoded")
 	}
 }
+
+// A variable declared without a type takes a value given as text (--var,
+// CONVOY_VAR_*, the controller's spec.vars) as a number or a bool when its
+// default is one: `--var count=6` with `default = 4` is 6, where it was
+// "6", which a chart's values then held as a string (issue 54, item 6).
+// Without a default, or with a default of another type, it stays a string,
+// as Terraform takes it; text that is not of the default's type too, with
+// a warning at the declaration.
+func TestUntypedVariableGivenAsTextTakesItsDefaultsType(t *testing.T) {
+	const stack = `variable "count" {
+  default = 4
+}
+variable "debug" {
+  default = false
+}
+variable "name" {
+  default = "x"
+}
+variable "free" {
+  default = null
+}
+`
+	tests := []struct {
+		values RawValues
+		name   string
+		want   cty.Value
+		warn   string
+	}{
+		{cliVars(t, "count=6"), "count", cty.NumberIntVal(6), ""},
+		{cliVars(t, "count=2.5"), "count", cty.NumberFloatVal(2.5), ""},
+		{EnvVarValues([]string{"CONVOY_VAR_debug=true"}), "debug", cty.True, ""},
+		{RawValues{VariableValue(ValueFromCaller, "spec.vars", "count", "6")}, "count", cty.NumberIntVal(6), ""},
+		{cliVars(t, "name=7"), "name", cty.StringVal("7"), ""},
+		{cliVars(t, "free=7"), "free", cty.StringVal("7"), ""},
+		{cliVars(t, "count=many"), "count", cty.StringVal("many"),
+			`main.hcl:1:1: warning: Value taken as a string: var.count has no type and its default is a number, but the value from --var is not a number: it is taken as the string "many". Declare the variable's type (type = string, or type = number) to say which it is.`},
+		{cliVars(t, "debug=yes"), "debug", cty.StringVal("yes"), `the value from --var is not a bool: it is taken as the string "yes"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.values[0].Where+" "+tt.name+"="+tt.values[0].Text, func(t *testing.T) {
+			s, diags := evaluateSources(t, map[string]string{"main.hcl": stack}, EvalOptions{Variables: tt.values})
+			if (tt.warn == "" && diags != "") || !strings.Contains(diags, tt.warn) {
+				t.Fatalf("diagnostics:\n%s\nwant %q", diags, tt.warn)
+			}
+			if got := s.ev.vars[tt.name]; !got.RawEquals(tt.want) {
+				t.Errorf("var.%s = %#v, want %#v", tt.name, got, tt.want)
+			}
+		})
+	}
+}
