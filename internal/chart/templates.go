@@ -369,7 +369,7 @@ func parseError(name string, err error) error {
 func execError(name string, err error) error {
 	var ee template.ExecError
 	if !errors.As(err, &ee) {
-		return &TemplateError{Template: name, Message: err.Error(), Err: err}
+		return &TemplateError{Template: name, Message: shortenNested(err.Error()), Err: err}
 	}
 	tokens := strings.SplitN(err.Error(), ": ", 3)
 	if len(tokens) != 3 {
@@ -382,7 +382,7 @@ func execError(name string, err error) error {
 	for cur := err; cur != nil; cur = errors.Unwrap(cur) {
 		tr, ok := parseTraceable(cur.Error())
 		if !ok {
-			return &TemplateError{Template: name, Message: err.Error(), Err: err}
+			return &TemplateError{Template: name, Message: shortenNested(err.Error()), Err: err}
 		}
 		if len(trace) == 0 || trace[len(trace)-1] != tr {
 			trace = append(trace, tr)
@@ -393,6 +393,31 @@ func execError(name string, err error) error {
 		b.WriteString(tr.String())
 	}
 	return &TemplateError{Template: name, Message: strings.TrimSpace(b.String()), Err: err}
+}
+
+// nestedMessageMax bounds a template error's message: text/template
+// repeats every level of a runaway include or tpl recursion (2,000 levels
+// made a 302 KB line), and helm prints them all.
+const nestedMessageMax = 2048
+
+// shortenNested keeps of a long chain of nested calls the two outermost
+// levels (where the render entered the loop: template file and line), the
+// innermost level and its cause, and says how many were left out; what is
+// still too long is cut in the middle.
+func shortenNested(msg string) string {
+	if len(msg) <= nestedMessageMax {
+		return msg
+	}
+	const sep = ": error calling "
+	if parts := strings.Split(msg, sep); len(parts) > 4 {
+		n := len(parts)
+		msg = parts[0] + sep + parts[1] + sep + fmt.Sprintf("… %d nested calls left out …", n-4) + sep + parts[n-2] + sep + parts[n-1]
+	}
+	if len(msg) > nestedMessageMax {
+		const keep = nestedMessageMax / 2
+		msg = msg[:keep] + fmt.Sprintf(" … %d bytes left out … ", len(msg)-2*keep) + msg[len(msg)-keep:]
+	}
+	return strings.ToValidUTF8(msg, "")
 }
 
 // traceable is one level of a nested template execution error.
