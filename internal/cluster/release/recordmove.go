@@ -58,6 +58,9 @@ type MoveRequest struct {
 	From, To        StorageDriver
 	// SQL is the database when From or To is DriverSQL.
 	SQL *SQLRecords
+	// Stack, when not "", is the stack moving them: a release whose
+	// newest record another stack wrote is refused.
+	Stack string
 	// AfterWrite, when not nil, is told of each write of the move as it
 	// is done; an error stops the move right there, as a kill would (no
 	// step after it runs): the tests' seam for an interrupted move.
@@ -198,6 +201,9 @@ func (m *mover) run(ctx context.Context) error {
 		}
 		m.move.Outcome = MoveNothing
 		return nil
+	}
+	if owner := hs[len(hs)-1].labels[StackLabel]; m.req.Stack != "" && owner != "" && owner != m.req.Stack {
+		return fmt.Errorf("release %s (namespace %s) is owned by stack %q (revision %d): stack %q leaves its records alone", name, m.req.Namespace, owner, hs[len(hs)-1].revision(), m.req.Stack)
 	}
 	if last := hs[len(hs)-1]; Status(last.labels["status"]).IsPending() {
 		return fmt.Errorf("release %s (namespace %s) revision %d is %s: an operation holds it; its records move once it ends", name, m.req.Namespace, last.revision(), last.labels["status"])
