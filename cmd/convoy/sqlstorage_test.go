@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/convoy-sh/convoy/internal/devcluster"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
@@ -384,4 +385,92 @@ release "b" {
 		t.Fatalf("a no-change plan of 100 releases in 2 namespaces made %d queries, want at most 3 per namespace:\n%s", n, errOut)
 	}
 	t.Logf("%s", strings.TrimSpace(errOut))
+}
+
+// TestSQLPoolClosedOnEveryExitPath: runs of the CLI on SQL storage that
+// end every way a run ends — a no-change plan, an apply, a plan that
+// fails rendering after the database was opened, an apply refused at
+// plan — leave no connection open on the PostgreSQL server
+// (pg_stat_activity), however many there were.
+func TestSQLPoolClosedOnEveryExitPath(t *testing.T) {
+	ns := cluster.Namespace(t)
+	pg := cluster.Postgres(t)
+	dbName, conn := pg.CreateDatabase(t)
+	t.Setenv("HELM_DRIVER_SQL_CONNECTION_STRING", conn)
+	chart := filepath.Join(t.TempDir(), "req")
+	for name, data := range map[string]string{
+		"Chart.yaml":        "apiVersion: v2\nname: req\nversion: 0.1.0\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  x: {{ required \"x is required\" .Values.x | quote }}\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(chart, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(chart, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stack := func(set string) string {
+		return writeStack(t, fmt.Sprintf(`
+stack %[1]q {
+  default_namespace = %[1]q
+  storage {
+    driver = "sql"
+  }
+}
+release "a" {
+  chart = %[2]q
+  %[3]s
+}
+`, ns, chart, set))
+	}
+	kc := cluster.Kubeconfig()
+	good, bad := stack(`set = { x = "1" }`), stack("")
+	if code, out, errOut := runConvoy(t, "apply", "-C", good, "--kubeconfig", kc, "--auto-approve"); code != 0 {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	const rounds = 10
+	runs := 0
+	for i := range rounds {
+		next := stack(fmt.Sprintf(`set = { x = "%d" }`, i+2))
+		for _, c := range []struct {
+			args []string
+			code int
+		}{
+			{[]string{"plan", "-C", good, "--detailed-exitcode"}, 0},
+			{[]string{"plan", "-C", bad}, 1},
+			{[]string{"apply", "-C", bad, "--auto-approve"}, 1},
+			{[]string{"apply", "-C", next, "--auto-approve"}, 0},
+		} {
+			code, out, errOut := runConvoy(t, append(c.args, "--kubeconfig", kc)...)
+			if code != c.code {
+				t.Fatalf("%s: exit %d, want %d\n%s\n%s", strings.Join(c.args, " "), code, c.code, out, errOut)
+			}
+			if c.code == 1 && !strings.Contains(errOut, "x is required") {
+				t.Fatalf("%s did not fail rendering:\n%s", strings.Join(c.args, " "), errOut)
+			}
+			runs++
+		}
+		good = next
+	}
+	if n := serverConnections(t, pg, dbName); n != 0 {
+		t.Fatalf("after %d runs the server holds %d connections to the records' database", runs, n)
+	}
+	t.Logf("%d runs, 0 connections left", runs)
+}
+
+// serverConnections counts the server's connections to database db,
+// waiting a moment for backends whose client just closed the socket.
+func serverConnections(t *testing.T, pg *devtest.Postgres, db string) int {
+	t.Helper()
+	var n int
+	for range 50 {
+		if err := pg.Open(t, "postgres").QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE datname = $1`, db).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return 0
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return n
 }

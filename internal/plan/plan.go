@@ -15,6 +15,8 @@ package plan
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart"
@@ -204,6 +206,10 @@ type ReleaseChange struct {
 	// (0: no revision is written, or it was not rendered).
 	RecordSize  int `json:",omitempty"`
 	RecordLimit int `json:",omitempty"`
+	// Prunes are the revisions the release's history_max has apply delete
+	// once its next revision is written (as helm upgrade --history-max);
+	// nil when none.
+	Prunes *Pruning `json:",omitempty"`
 	// KubeTarget is the Kubernetes release the objects' APIs were checked
 	// against ("1.36": the cluster's, or --kube-version, kube_version);
 	// Deprecations are the objects it deprecates or removed.
@@ -477,4 +483,32 @@ type Promotion struct {
 // Note is what the records a promotion deploys say of it.
 func (p *Promotion) Note() string {
 	return fmt.Sprintf("Promoted from %s revision %d", p.Environment, p.Revision)
+}
+
+// Pruning is what apply prunes of a release's history after writing its
+// next revision.
+type Pruning struct {
+	// Revisions are the ones deleted, oldest first.
+	Revisions []int
+	// Keep is the release's history_max: how many revisions remain.
+	Keep int
+}
+
+// String says it for people: "prunes revisions 1–2 (history_max = 10
+// keeps the newest 10)".
+func (p *Pruning) String() string {
+	var which string
+	switch n := len(p.Revisions); {
+	case n == 1:
+		which = fmt.Sprintf("revision %d", p.Revisions[0])
+	case p.Revisions[n-1]-p.Revisions[0] == n-1:
+		which = fmt.Sprintf("revisions %d–%d", p.Revisions[0], p.Revisions[n-1])
+	default:
+		s := make([]string, n)
+		for i, r := range p.Revisions {
+			s[i] = strconv.Itoa(r)
+		}
+		which = "revisions " + strings.Join(s, ", ")
+	}
+	return fmt.Sprintf("prunes %s (history_max = %d keeps the newest %d)", which, p.Keep, p.Keep)
 }

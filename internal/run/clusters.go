@@ -147,6 +147,15 @@ func (c *Clusters) records() *release.SQLRecords {
 	return c.sql
 }
 
+// database is the records' database of conn, opened once for the run
+// (whatever driver its engines use: a move between drivers reads and
+// writes it too).
+func (c *Clusters) database(ctx context.Context, conn string) (*release.SQLRecords, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.openSQL(ctx, conn)
+}
+
 // openSQL opens the records' database once. Called with c.mu held.
 func (c *Clusters) openSQL(ctx context.Context, conn string) (*release.SQLRecords, error) {
 	if c.sql == nil && c.sqlErr == nil {

@@ -441,7 +441,7 @@ func (e *Engine) finishDeployed(ctx context.Context, store *Storage, p *Prepared
 		return err
 	}
 	e.logf(rel.Namespace, rel.Name, PhaseDone, "revision %d deployed", rel.Version)
-	if max := p.Request.HistoryMax; max <= 0 || len(p.History)+1 <= max {
+	if len(p.Prunes()) == 0 {
 		// What was read, and this revision, are within the limit: the
 		// records are not listed again to find nothing to prune.
 		// Revisions others wrote since are pruned by the next deploy.
@@ -560,4 +560,21 @@ func blockedMessage(objs []kube.ObjectStatus) string {
 		msg += fmt.Sprintf(" (and %d more)", len(objs)-1)
 	}
 	return msg
+}
+
+// Prunes are the revisions p's deploy deletes once its revision is
+// recorded deployed, oldest first (Storage.Prune keeps the newest
+// deployed one: this revision, then): what a plan shows. Revisions others
+// write since are pruned by the next deploy.
+func (p *Prepared) Prunes() []int {
+	max := p.Request.HistoryMax
+	if max <= 0 || len(p.History)+1 <= max {
+		return nil
+	}
+	versions := make([]int, len(p.History))
+	for i, r := range p.History {
+		versions[i] = r.Version
+	}
+	slices.Sort(versions)
+	return versions[:len(versions)+1-max]
 }

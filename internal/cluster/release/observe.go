@@ -165,6 +165,11 @@ func (e *Engine) observeHistory(req *Request, history []*Release) (*Prepared, er
 	if p.Last != nil && p.Last.Info.Status.IsPending() {
 		return nil, pendingError(p.Last)
 	}
+	if p.Last != nil {
+		if err := movingError(p.Last); err != nil {
+			return nil, err
+		}
+	}
 	p.IsInstall = p.Last == nil || (p.Last.Info.Status == StatusUninstalled && p.Deployed == nil)
 	if p.Last != nil {
 		p.Revision = p.Last.Version + 1

@@ -240,8 +240,9 @@ func maxPayloadSize(n int) int {
 // most ~1.5 MiB compressed; a record that inflates past this is hostile).
 const maxRecordSize = 256 << 20
 
-// decode reads a payload written by Helm or convoy (gzip optional, as Helm).
-func decode(data string) (*Release, error) {
+// payloadJSON is the release JSON of a payload written by Helm or convoy
+// (gzip optional, as Helm).
+func payloadJSON(data string) ([]byte, error) {
 	b, err := base64.StdEncoding.DecodeString(data)
 	if err != nil {
 		return nil, fmt.Errorf("decode release payload: %w", err)
@@ -259,6 +260,15 @@ func decode(data string) (*Release, error) {
 		if len(b) > maxRecordSize {
 			return nil, fmt.Errorf("decode release payload: larger than %d bytes uncompressed", maxRecordSize)
 		}
+	}
+	return b, nil
+}
+
+// decode reads a payload written by Helm or convoy (gzip optional, as Helm).
+func decode(data string) (*Release, error) {
+	b, err := payloadJSON(data)
+	if err != nil {
+		return nil, err
 	}
 	var r Release
 	if err := json.Unmarshal(b, &r); err != nil {

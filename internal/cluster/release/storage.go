@@ -127,6 +127,9 @@ func settledHistory(ctx context.Context, s *Storage, name, namespace string) ([]
 	if last := h[len(h)-1]; last.Info.Status.IsPending() {
 		return nil, pendingError(last)
 	}
+	if err := movingError(h[len(h)-1]); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 

@@ -542,20 +542,25 @@ func checkLabels(labels map[string]string) error {
 // writeExtras replaces, in tx, the record's custom labels and convoy's
 // annotations (written with the row's new xmin).
 func writeExtras(ctx context.Context, tx *sql.Tx, key, namespace, xmin string, r *Release) error {
+	return writeExtrasOf(ctx, tx, key, namespace, xmin, sqlLabels(r), r.Annotations)
+}
+
+// writeExtrasOf replaces, in tx, a record's custom labels and convoy's
+// annotations (written with the row's new xmin).
+func writeExtrasOf(ctx context.Context, tx *sql.Tx, key, namespace, xmin string, labels, annotations map[string]string) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM custom_labels_v1 WHERE releaseKey = $1 AND releaseNamespace = $2`, key, namespace); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM convoy_annotations_v1 WHERE releaseKey = $1 AND releaseNamespace = $2`, key, namespace); err != nil {
 		return err
 	}
-	labels := sqlLabels(r)
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO custom_labels_v1 (releaseKey, releaseNamespace, key, value) VALUES ($1, $2, $3, $4)`, key, namespace, k, labels[k]); err != nil {
 			return err
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(r.Annotations)) {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO convoy_annotations_v1 (releaseKey, releaseNamespace, key, value, writtenXmin) VALUES ($1, $2, $3, $4, $5)`, key, namespace, k, r.Annotations[k], xmin); err != nil {
+	for _, k := range slices.Sorted(maps.Keys(annotations)) {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO convoy_annotations_v1 (releaseKey, releaseNamespace, key, value, writtenXmin) VALUES ($1, $2, $3, $4, $5)`, key, namespace, k, annotations[k], xmin); err != nil {
 			return err
 		}
 	}

@@ -766,5 +766,8 @@ func (c *computer) sizeRecord(eng *release.Engine, rc *plan.ReleaseChange, prep 
 	}
 	c.stats.sized(size.Bytes)
 	rc.RecordSize, rc.RecordLimit = size.Bytes, size.Limit
+	if prunes := prep.Prunes(); len(prunes) > 0 {
+		rc.Prunes = &plan.Pruning{Revisions: prunes, Keep: prep.Request.HistoryMax}
+	}
 	return eng.CheckSize(prep, size)
 }

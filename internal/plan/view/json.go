@@ -95,6 +95,15 @@ type jsonRelease struct {
 	// Record is the size of the record the next revision writes and what
 	// its storage driver holds.
 	Record *jsonRecord `json:"record,omitempty"`
+	// Prunes are the revisions apply deletes after writing the next
+	// (history_max).
+	Prunes *jsonPrunes `json:"prunes,omitempty"`
+}
+
+// jsonPrunes is what apply prunes of a release's history.
+type jsonPrunes struct {
+	Revisions  []int `json:"revisions"`
+	HistoryMax int   `json:"history_max"`
 }
 
 // jsonRecord is the size of a release's next record.
@@ -254,6 +263,9 @@ func JSON(w io.Writer, p *plan.Plan) error {
 		}
 		if r.RecordSize > 0 {
 			jr.Record = &jsonRecord{Bytes: r.RecordSize, LimitBytes: r.RecordLimit}
+		}
+		if p := r.Prunes; p != nil {
+			jr.Prunes = &jsonPrunes{Revisions: p.Revisions, HistoryMax: p.Keep}
 		}
 		if t := r.Takeover; t != nil {
 			jr.Takeover = &jsonTakeover{By: t.By(), Stack: t.Stack, StackNamespace: t.Namespace, LetGo: t.LetGo, Allowed: t.Allowed, Refusal: t.Refusal}

@@ -194,6 +194,9 @@ func writeRelease(b *bytes.Buffer, r *plan.ReleaseChange, detail Detail) {
 	if r.Attribution != "" {
 		fmt.Fprintf(b, "      attribution: %s\n", r.Attribution)
 	}
+	if r.Prunes != nil {
+		fmt.Fprintf(b, "      history: %s\n", r.Prunes)
+	}
 	writeStoredAPIs(b, r)
 	// A promoted chart says where it comes from (convoy promote --from-env).
 	promoted := ""
