@@ -63,8 +63,8 @@ func TestChartInstallsTheApprovalPolicies(t *testing.T) {
 			want[k] = v
 		}
 	}
-	if len(want) != 6 {
-		t.Fatalf("deploy/ has %d approval policies, bindings and user roles, want 6: %v", len(want), want)
+	if len(want) != 8 {
+		t.Fatalf("deploy/ has %d approval policies, bindings and user roles, want 8: %v", len(want), want)
 	}
 	got := render("convoy", nil)
 	for k, w := range want {
@@ -129,7 +129,7 @@ func TestUserRoles(t *testing.T) {
 		}
 	}
 	// convoy stackset approve reads the groups of plans in its status.
-	if !may("convoy-approver", "stacksets", "get") || may("convoy-approver", "stacksets", "update") {
+	if !may("convoy-approver", "stacksets", "get") || !may("convoy-approver", "stacksets", "approve") || may("convoy-approver", "stacksets", "update") {
 		t.Errorf("convoy-approver should read StackSets, not edit them: %+v", roles["convoy-approver"].Rules)
 	}
 }

@@ -336,6 +336,25 @@ func TestFleet(t *testing.T) {
 		t.Fatalf("a group approval with nothing waiting: %v", err)
 	}
 
+	// The template's approval is an approval too (the controller writes it
+	// on every Stack): an editor may not turn it to auto, nor approve a
+	// plan through the template.
+	for what, edit := range map[string]func(*v1alpha1.StackSet){
+		"approval auto":   func(ss *v1alpha1.StackSet) { ss.Spec.Template.Spec.Approval = v1alpha1.ApprovalAuto },
+		"an approvedPlan": func(ss *v1alpha1.StackSet) { ss.Spec.Template.Spec.ApprovedPlan = "sha256:" + strings.Repeat("0", 64) },
+	} {
+		var err error
+		devtest.Eventually(t, 30*time.Second, func() bool {
+			ss := &v1alpha1.StackSet{}
+			if err = editor.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, ss); err != nil {
+				return false
+			}
+			edit(ss)
+			err = editor.Update(ctx, ss, client.DryRunAll)
+			return err != nil && strings.Contains(err.Error(), "may not approve convoy.dev/v1alpha1 StackSet "+ns+"/web")
+		}, func() string { return fmt.Sprintf("an editor's StackSet edit (%s): %v, want refused", what, err) })
+	}
+
 	// Approved as a rolling rollout: step by step, a gate on step 2 that
 	// fails for v2.
 	bake := 2 * time.Second
