@@ -62,6 +62,8 @@ func TestNext(t *testing.T) {
 			want: step{Kind: stepSuspended, Reason: v1alpha1.ReasonSuspended, Message: "spec.suspend is true: nothing is promoted"}},
 		{name: "problems stall", f: facts{observed: obs(pipeline(nil), "spec.stages: no stage", "spec.follow: give exactly one of semver and tag")},
 			want: step{Kind: stepInvalid, Reason: ReasonPipelineInvalid, Message: "spec.stages: no stage; spec.follow: give exactly one of semver and tag", Requeue: interval}},
+		{name: "one problem stalls", f: facts{observed: obs(pipeline(nil), "spec.stages: no stage")},
+			want: step{Kind: stepInvalid, Reason: ReasonPipelineInvalid, Message: "spec.stages: no stage", Requeue: interval}},
 		{name: "valid: read the Stacks", f: facts{observed: obs(pipeline(nil))}, want: step{Kind: stepReadStacks}},
 
 		// After reading the Stacks.
