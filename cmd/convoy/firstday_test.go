@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/cluster/release"
+	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
 // Issue 21: what a new user hit on a first day with a real stack.
@@ -221,7 +222,13 @@ func TestCountAddedOrRemovedKeepsTheReleaseName(t *testing.T) {
 
 	// count added to keda, removed from web.
 	write(stack("  count = 2\n", ""))
+	before := config.ReadCounts()
 	code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc)
+	// Once as loaded, once again with the names the moved instances
+	// keep (run's keepMovedNames): reader's values read keda[0]'s name.
+	if n := config.ReadCounts().Sub(before).Evaluations; n != 2 {
+		t.Errorf("the plan of the moves evaluated the stack %d times, want 2", n)
+	}
 	for _, want := range []string{
 		`Warning: release.keda[0]: moved from release.keda (count was added to its release block, as Terraform moves an instance implicitly): it keeps its Helm release name "keda"`,
 		`Warning: release.web: moved from release.web[0] (count was removed from its release block, as Terraform moves an instance implicitly): it keeps its Helm release name "web-0"`,
@@ -246,7 +253,23 @@ func TestCountAddedOrRemovedKeepsTheReleaseName(t *testing.T) {
 	if code != 0 || !regexp.MustCompile(`(?m)^keda\s+`+ns+`\s+1\s+deployed`).MatchString(out) || !regexp.MustCompile(`(?m)^web-0\s+`+ns+`\s+1\s+deployed`).MatchString(out) {
 		t.Errorf("status: exit %d\n%s", code, out)
 	}
+	before = config.ReadCounts()
 	if code, out, _ := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc, "--detailed-exitcode"); code != 0 {
 		t.Errorf("plan after apply: exit %d, want no changes\n%s", code, out)
+	}
+	// keda[0] still keeps the name keda, so its name is found in the
+	// records again, and the stack evaluated again with it.
+	if n := config.ReadCounts().Sub(before).Evaluations; n != 2 {
+		t.Errorf("the plan after the moves evaluated the stack %d times, want 2", n)
+	}
+
+	// A stack whose instances moved nowhere is evaluated once.
+	write(strings.Replace(stack("", "  count = 1\n"), "release.keda[0].name", "release.keda.name", 1))
+	before = config.ReadCounts()
+	if code, out, errOut := runConvoy(t, "plan", "-C", dir, "--kubeconfig", kc); code != 0 {
+		t.Fatalf("plan with keda's count removed again: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if n := config.ReadCounts().Sub(before).Evaluations; n != 1 {
+		t.Errorf("a plan that finds no move evaluated the stack %d times, want once", n)
 	}
 }

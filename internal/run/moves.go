@@ -2,13 +2,13 @@ package run
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 
 	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/plan/planner"
 	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
@@ -22,6 +22,16 @@ import (
 // none under its new one, and no other instance of the stack has the old
 // name. ls.moves says which moved since their records were written (for
 // the plan's notes; apply writes the new address on the records).
+//
+// The records are read through each cluster's view (planner.EngineView):
+// the stack's labelled records (StackRecords, one list per cluster), and
+// only when an instance's old name is among them, the histories of the
+// stack's releases (StackReleases). The stack is evaluated again only
+// when an instance moved: which instances a stack has, on which cluster
+// and namespace, are what its evaluation says, so the records to look in
+// are known only after one; and a kept name is the instance's name for
+// everything the stack evaluates from it (release.x[0].name in another
+// release's values), so it must be known to the evaluation itself.
 func (ls *Loaded) keepMovedNames(ctx context.Context, cl *Clusters) error {
 	st := ls.Stack
 	candidates := st.ImplicitMoves()
@@ -33,27 +43,31 @@ func (ls *Loaded) keepMovedNames(ctx context.Context, cl *Clusters) error {
 		namespace, name string
 	}
 	taken := map[nameKey]bool{}
-	engines := map[config.ReleaseInstanceAddr]*release.Engine{}
+	clusterOf := map[config.ReleaseInstanceAddr]kube.ClusterID{}
+	views := map[kube.ClusterID]planner.ClusterView{}
 	for _, inst := range st.Releases {
 		eng, err := cl.Engine(ctx, inst.Cluster)
 		if err != nil {
 			return fmt.Errorf("%s: %w", inst.Addr, err)
 		}
-		engines[inst.Addr] = eng
-		taken[nameKey{eng.Kube().ClusterID(), inst.Namespace, inst.Name}] = true
+		id := eng.Kube().ClusterID()
+		if views[id] == nil {
+			views[id] = planner.EngineView(eng, planner.Reads{})
+		}
+		clusterOf[inst.Addr] = id
+		taken[nameKey{id, inst.Namespace, inst.Name}] = true
 	}
 	recorded := map[kube.ClusterID]map[release.RecordKey]bool{}
-	records := func(eng *release.Engine) (map[release.RecordKey]bool, error) {
-		id := eng.Kube().ClusterID()
+	keys := func(id kube.ClusterID) (map[release.RecordKey]bool, error) {
 		if m, ok := recorded[id]; ok {
 			return m, nil
 		}
-		keys, err := eng.Labelled(ctx, map[string]string{"owner": "helm", release.StackLabel: st.ID()})
+		ks, err := views[id].StackRecords(ctx, st.ID())
 		if err != nil {
 			return nil, err
 		}
 		m := map[release.RecordKey]bool{}
-		for _, k := range keys {
+		for _, k := range ks {
 			m[k] = true
 		}
 		recorded[id] = m
@@ -62,23 +76,27 @@ func (ls *Loaded) keepMovedNames(ctx context.Context, cl *Clusters) error {
 	kept := map[config.ReleaseInstanceAddr]string{}
 	var moved []movedSince
 	for _, m := range candidates {
-		inst, eng := st.Release(m.Addr), engines[m.Addr]
-		recs, err := records(eng)
+		inst, id := st.Release(m.Addr), clusterOf[m.Addr]
+		recs, err := keys(id)
 		if err != nil {
 			return err
 		}
-		if recs[release.RecordKey{Namespace: inst.Namespace, Name: inst.Name}] ||
-			!recs[release.RecordKey{Namespace: inst.Namespace, Name: m.FromName}] ||
-			taken[nameKey{eng.Kube().ClusterID(), inst.Namespace, m.FromName}] {
+		from := release.RecordKey{Namespace: inst.Namespace, Name: m.FromName}
+		if recs[release.RecordKey{Namespace: inst.Namespace, Name: inst.Name}] || !recs[from] ||
+			taken[nameKey{id, inst.Namespace, m.FromName}] {
 			continue
 		}
-		last, err := eng.Storage(inst.Namespace).Last(ctx, m.FromName)
-		switch {
-		case errors.Is(err, release.ErrReleaseNotFound):
-			continue
-		case err != nil:
+		// Read once per cluster: the view keeps what it read.
+		hists, err := views[id].StackReleases(ctx, st.ID())
+		if err != nil {
 			return err
-		case last.Labels[release.StackLabel] != st.ID() || last.Info.Status == release.StatusUninstalled:
+		}
+		hist := hists[from]
+		if len(hist) == 0 {
+			continue
+		}
+		last := hist[len(hist)-1]
+		if last.Labels[release.StackLabel] != st.ID() || last.Info == nil || last.Info.Status == release.StatusUninstalled {
 			continue
 		}
 		kept[m.Addr] = m.FromName
@@ -87,10 +105,6 @@ func (ls *Loaded) keepMovedNames(ctx context.Context, cl *Clusters) error {
 			// and apply records it (noteMoves). Unless an older
 			// revision was written there: a helm rollback past the
 			// move copied the old address; apply puts it back quietly.
-			hist, err := eng.Storage(inst.Namespace).History(ctx, m.FromName)
-			if err != nil {
-				return err
-			}
 			moved = append(moved, movedSince{m, !release.RecordedAt(hist, m.Addr.LabelValue())})
 		}
 	}

@@ -125,143 +125,6 @@ type pipelineOutcome struct {
 	notices []stageNotice
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, p *v1alpha1.Pipeline) pipelineOutcome {
-	interval := r.opts.Interval(p)
-	prevRefusal := refusalOf(p)
-	if p.Spec.Suspend {
-		pipelineReady(p, metav1.ConditionFalse, v1alpha1.ReasonSuspended, "spec.suspend is true: nothing is promoted")
-		return pipelineOutcome{}
-	}
-	problems := validatePipeline(p.Namespace, &p.Spec)
-	problems = append(problems, r.reachProblems(p)...)
-	if len(problems) > 0 {
-		return r.stall(p, ReasonPipelineInvalid, strings.Join(problems, "; "))
-	}
-	stacks, refused, msg, reason, err := r.stacksOf(ctx, p)
-	if err != nil {
-		pipelineRetrying(p, ReasonPromoting, err.Error())
-		return pipelineOutcome{err: err}
-	}
-	if msg != "" {
-		return r.stall(p, reason, msg)
-	}
-	if err := r.poll(ctx, p); err != nil {
-		var ve *artifact.VerificationError
-		var ce ConfigError
-		switch {
-		case errors.As(err, &ve):
-			// The newest digest is not promoted; what the stages hold
-			// already stays as it is.
-			msg := fmt.Sprintf("spec.verify (keys of v1 Secret %s/%s): %v: not promoted", p.Namespace, p.Spec.Verify.SecretRef.Name, err)
-			pipelineReady(p, metav1.ConditionFalse, v1alpha1.ReasonVerificationFailed, msg)
-			r.event(p, corev1.EventTypeWarning, v1alpha1.ReasonVerificationFailed, "Verify", msg)
-			return pipelineOutcome{requeue: interval}
-		case errors.As(err, &ce):
-			return r.stall(p, ReasonPipelineInvalid, err.Error())
-		}
-		msg := "spec.source: " + err.Error()
-		pipelineRetrying(p, v1alpha1.ReasonSourceFailed, msg)
-		r.event(p, corev1.EventTypeWarning, v1alpha1.ReasonSourceFailed, "ListTags", msg)
-		return pipelineOutcome{err: errors.New(msg)}
-	}
-	if p.Status.Latest == nil || p.Status.Latest.Digest == "" {
-		what := fmt.Sprintf("tag %q", p.Spec.Follow.Tag)
-		if p.Spec.Follow.Semver != "" {
-			what = fmt.Sprintf("tag matching %q", p.Spec.Follow.Semver)
-		}
-		pipelineReady(p, metav1.ConditionFalse, ReasonNoMatchingTag, fmt.Sprintf("%s has no %s yet", p.Spec.Source, what))
-		return pipelineOutcome{requeue: interval}
-	}
-	views := map[string]stackView{}
-	for name, st := range stacks {
-		views[name] = viewStack(st)
-	}
-	now := time.Now()
-	key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
-	asked := map[gateKey]bool{}
-	// The runs' own copies of the Pipeline and its Stacks: this
-	// reconcile changes them.
-	gp, gstacks := p.DeepCopy(), map[string]*v1alpha1.Stack{}
-	for name, st := range stacks {
-		gstacks[name] = st.DeepCopy()
-	}
-	step := stepStages(machineInput{
-		Namespace: p.Namespace, Name: p.Name, Now: now, Latest: p.Status.Latest.Digest, Spec: &p.Spec, Stages: p.Status.Stages, Stacks: views,
-		Gate: func(i, j int, digest string, since time.Time) gateVerdict {
-			k := gateKey{pipeline: key, generation: p.Generation, stage: p.Spec.Stages[i].Name, gate: j, digest: digest}
-			asked[k] = true
-			if r.gates == nil {
-				return r.stageGate(ctx, p, i, j, stacks)
-			}
-			return r.gates.verdict(k, since, p, func(ctx context.Context) gateVerdict {
-				return r.stageGate(ctx, gp, i, j, gstacks)
-			})
-		},
-	})
-	if r.gates != nil {
-		r.gates.prune(key, asked)
-	}
-	p.Status.Stages = step.Stages
-	var pinErr error
-	var refusals []string
-	for i, stage := range p.Spec.Stages {
-		for k, ref := range stage.Stacks {
-			name := pipelineStackKey(p.Namespace, ref)
-			d, ok := step.Pins[name]
-			if !ok {
-				continue
-			}
-			// A Stack the Pipeline's identity may not read or patch is
-			// left as it is, and the stage says why.
-			refusal := refused[name]
-			var err error
-			if refusal == "" {
-				refusal, err = r.pin(ctx, p, stacks[name], d)
-			}
-			if refusal != "" {
-				why := fmt.Sprintf("Stack %s (spec.stages[%d].stacks[%d]): %s: not pinned to %s", ref.In(p.Namespace), i, k, refusal, d)
-				refusals = append(refusals, why)
-				// Once: a failed stage's message (a rollback's pins) is
-				// carried from one reconcile to the next.
-				if s := &p.Status.Stages[i]; !strings.Contains(s.Message, why) {
-					s.Message += "; " + why
-				}
-				continue
-			}
-			if err != nil {
-				pinErr = errors.Join(pinErr, err)
-				continue
-			}
-			views[name] = stackView{Pinned: d}
-		}
-	}
-	p.Status.Stacks = stacksStatus(p, views, step.Pins, now)
-	for _, n := range step.Notices {
-		typ := corev1.EventTypeNormal
-		if n.Event == v1alpha1.EventStageFailed {
-			typ = corev1.EventTypeWarning
-		}
-		if !pipelineNotified(p, n) {
-			r.event(p, typ, string(n.Event), "Promote", fmt.Sprintf("stage %s: %s", n.Stage, n.Message))
-		}
-	}
-	setPipelineConditions(p)
-	requeue := interval
-	if step.Requeue > 0 {
-		requeue = min(requeue, step.Requeue)
-	}
-	if due := interval - now.Sub(p.Status.Latest.CheckedAt.Time); due > 0 {
-		requeue = min(requeue, due)
-	}
-	if pinErr != nil {
-		pipelineRetrying(p, ReasonPromoting, pinErr.Error())
-	}
-	if len(refusals) > 0 {
-		r.refuse(p, prevRefusal, strings.Join(refusals, "; "))
-	}
-	return pipelineOutcome{requeue: requeue, err: pinErr, notices: step.Notices}
-}
-
 // validatePipeline finds what the CRD's schema cannot: a stage named
 // twice, a Stack in two stages, a stage's Stack that is neither a name nor
 // {namespace, name}, a semver constraint or CEL expression that does not
@@ -337,12 +200,12 @@ func validatePipeline(ns string, spec *v1alpha1.PipelineSpec) []string {
 // source of its own is a message (and reason) that stalls the Pipeline:
 // nothing is promoted. A Stack its identity may not read is refused
 // (by pipelineStackKey, why): the stage that would pin it says so.
-func (r *Reconciler) stacksOf(ctx context.Context, p *v1alpha1.Pipeline) (map[string]*v1alpha1.Stack, map[string]string, string, string, error) {
+func (r *Reconciler) stacksOf(ctx context.Context, p *v1alpha1.Pipeline) stacksRead {
 	byName := map[string]*v1alpha1.Stack{}
 	listed := false
 	var pl v1alpha1.PipelineList
 	if err := r.reader.List(ctx, &pl, client.InNamespace(p.Namespace)); err != nil {
-		return nil, nil, "", "", fmt.Errorf("list the Pipelines of namespace %s: %w", p.Namespace, err)
+		return stacksRead{Err: fmt.Errorf("list the Pipelines of namespace %s: %w", p.Namespace, err)}
 	}
 	out, refused := map[string]*v1alpha1.Stack{}, map[string]string{}
 	pkey := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
@@ -354,7 +217,7 @@ func (r *Reconciler) stacksOf(ctx context.Context, p *v1alpha1.Pipeline) (map[st
 			if r.reachesAs(p, nn.Namespace) {
 				got, refusal, err := r.readStackAs(ctx, p, nn)
 				if err != nil {
-					return nil, nil, "", "", err
+					return stacksRead{Err: err}
 				}
 				if refusal != "" {
 					refused[name] = refusal
@@ -365,7 +228,7 @@ func (r *Reconciler) stacksOf(ctx context.Context, p *v1alpha1.Pipeline) (map[st
 				if !listed {
 					var l v1alpha1.StackList
 					if err := r.reader.List(ctx, &l, client.InNamespace(p.Namespace)); err != nil {
-						return nil, nil, "", "", fmt.Errorf("list the Stacks of namespace %s: %w", p.Namespace, err)
+						return stacksRead{Err: fmt.Errorf("list the Stacks of namespace %s: %w", p.Namespace, err)}
 					}
 					for i := range l.Items {
 						byName[l.Items[i].Name] = &l.Items[i]
@@ -381,7 +244,7 @@ func (r *Reconciler) stacksOf(ctx context.Context, p *v1alpha1.Pipeline) (map[st
 			out[name] = st
 			other, err := r.olderPipelineOf(ctx, p, pl.Items, nn)
 			if err != nil {
-				return nil, nil, "", "", err
+				return stacksRead{Err: err}
 			}
 			if other != "" {
 				conflicts = append(conflicts, fmt.Sprintf("Stack %s is in Pipeline %s, created earlier", name, other))
@@ -400,15 +263,16 @@ func (r *Reconciler) stacksOf(ctx context.Context, p *v1alpha1.Pipeline) (map[st
 			}
 		}
 	}
+	read := stacksRead{Stacks: out, Refused: refused}
 	switch {
 	case len(missing) > 0:
-		return out, refused, "not found: " + strings.Join(missing, ", ") + ": nothing is promoted", ReasonStackNotFound, nil
+		read.Stall, read.Reason = "not found: "+strings.Join(missing, ", ")+": nothing is promoted", ReasonStackNotFound
 	case len(conflicts) > 0:
-		return out, refused, strings.Join(conflicts, "; ") + ": a Stack is promoted by one Pipeline; nothing is promoted", ReasonStackConflict, nil
+		read.Stall, read.Reason = strings.Join(conflicts, "; ")+": a Stack is promoted by one Pipeline; nothing is promoted", ReasonStackConflict
 	case len(foreign) > 0:
-		return out, refused, strings.Join(foreign, "; ") + ": remove it (the Pipeline pins the digest) or take the Stack out of spec.stages; nothing is promoted", ReasonForeignSource, nil
+		read.Stall, read.Reason = strings.Join(foreign, "; ")+": remove it (the Pipeline pins the digest) or take the Stack out of spec.stages; nothing is promoted", ReasonForeignSource
 	}
-	return out, refused, "", "", nil
+	return read
 }
 
 // olderPipelineOf names another Pipeline, created before p (or at once,
@@ -691,14 +555,13 @@ func setPipelineConditions(p *v1alpha1.Pipeline) {
 // stall records a Pipeline that promotes nothing until its spec or its
 // Stacks change (both are watched); the event is sent when the message
 // changes, not at every look.
-func (r *Reconciler) stall(p *v1alpha1.Pipeline, reason, msg string) pipelineOutcome {
+func (r *Reconciler) stall(p *v1alpha1.Pipeline, reason, msg string) {
 	if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.CondStalled); c == nil || c.Message != msg {
 		r.event(p, corev1.EventTypeWarning, reason, "Reconcile", msg)
 	}
 	setPipelineCond(p, v1alpha1.CondReady, metav1.ConditionFalse, reason, msg)
 	setPipelineCond(p, v1alpha1.CondStalled, metav1.ConditionTrue, reason, msg)
 	meta.RemoveStatusCondition(&p.Status.Conditions, v1alpha1.CondReconciling)
-	return pipelineOutcome{requeue: r.opts.Interval(p)}
 }
 
 func pipelineReady(p *v1alpha1.Pipeline, cs metav1.ConditionStatus, reason, msg string) {
