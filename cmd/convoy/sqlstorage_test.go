@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/convoy-sh/convoy/internal/devcluster"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
@@ -452,25 +451,8 @@ release "a" {
 		}
 		good = next
 	}
-	if n := serverConnections(t, pg, dbName); n != 0 {
+	if n := pg.Connections(t, dbName); n != 0 {
 		t.Fatalf("after %d runs the server holds %d connections to the records' database", runs, n)
 	}
 	t.Logf("%d runs, 0 connections left", runs)
-}
-
-// serverConnections counts the server's connections to database db,
-// waiting a moment for backends whose client just closed the socket.
-func serverConnections(t *testing.T, pg *devtest.Postgres, db string) int {
-	t.Helper()
-	var n int
-	for range 50 {
-		if err := pg.Open(t, "postgres").QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE datname = $1`, db).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			return 0
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return n
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/cluster/release"
-	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
 )
 
 func sqlRec(name string, version int, status release.Status) *release.Release {
@@ -90,26 +89,9 @@ func TestSQLDriverKeepsRecords(t *testing.T) {
 	if n := db.OpenConnections(); n != 0 {
 		t.Fatalf("%d connections open after Close", n)
 	}
-	if n := serverConnections(t, pg, dbName); n != 0 {
+	if n := pg.Connections(t, dbName); n != 0 {
 		t.Fatalf("the server holds %d connections to the database after Close", n)
 	}
-}
-
-// serverConnections counts the server's connections to database db.
-func serverConnections(t *testing.T, pg *devtest.Postgres, db string) int {
-	t.Helper()
-	var n int
-	// Backends leave a moment after their client closed the socket.
-	for range 50 {
-		if err := pg.Open(t, "postgres").QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE datname = $1`, db).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			return 0
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return n
 }
 
 // TestSQLMigratesAnOlderSchema: a database at helm's first migration

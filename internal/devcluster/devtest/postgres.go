@@ -60,6 +60,25 @@ func (p *Postgres) Open(t testing.TB, db string) *sql.DB {
 	return c
 }
 
+// Connections counts the server's connections to database db
+// (pg_stat_activity), waiting up to 5 s for it to reach 0: a backend
+// leaves a moment after its client closed the socket.
+func (p *Postgres) Connections(t testing.TB, db string) int {
+	t.Helper()
+	admin := p.Open(t, "postgres")
+	var n int
+	for range 50 {
+		if err := admin.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE datname = $1`, db).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return 0
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return n
+}
+
 // StartPostgres starts a PostgreSQL server of t's own, stopped when t
 // ends (launchPostgres). Under -short it skips t.
 func StartPostgres(t testing.TB) *Postgres {
