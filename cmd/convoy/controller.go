@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
@@ -297,29 +296,12 @@ func (o getStacksOptions) Run(ctx context.Context, s streams) error {
 	if o.Output != "" && o.Output != "wide" {
 		return fmt.Errorf("--output %q: want wide (or none)", o.Output)
 	}
-	c, ns, err := o.connect(o.Namespace)
-	if err != nil {
-		return err
-	}
-	if o.AllNamespaces {
-		ns = ""
-	}
-	items, err := ctl.ListStacks(ctx, c, ns)
-	if err != nil {
-		return err
-	}
-	if len(items) == 0 {
-		fmt.Fprintln(s.Err, "No Stacks.")
-		return nil
-	}
-	tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
 	wide := o.Output == "wide"
 	header := "NAMESPACE\tNAME\tREADY\tSTATUS\tPLAN\tAPPROVAL\tRELEASES\tAGE"
 	if wide {
 		header += "\tSOURCE\tAPPROVED-BY"
 	}
-	fmt.Fprintln(tw, header)
-	for _, st := range items {
+	return getList(ctx, s, &o.kubeFlags, o.Namespace, o.AllNamespaces, "Stacks", ctl.ListStacks, header, func(st *v1alpha1.Stack) string {
 		readyStatus, reason := "Unknown", ""
 		if c := meta.FindStatusCondition(st.Status.Conditions, v1alpha1.CondReady); c != nil {
 			readyStatus, reason = string(c.Status), c.Reason
@@ -339,18 +321,17 @@ func (o getStacksOptions) Run(ctx context.Context, s streams) error {
 		if approval == "" {
 			approval = string(v1alpha1.ApprovalAuto)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", st.Namespace, st.Name, readyStatus, reason, planText, approval,
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", st.Namespace, st.Name, readyStatus, reason, planText, approval,
 			orDash(strings.Join(rels, ",")), duration.HumanDuration(time.Since(st.CreationTimestamp.Time)))
 		if wide {
 			src := "-"
 			if st.Status.Source != nil {
 				src = orDash(st.Status.Source.Ref)
 			}
-			fmt.Fprintf(tw, "\t%s\t%s", src, approvedByColumn(&st))
+			row += fmt.Sprintf("\t%s\t%s", src, approvedByColumn(st))
 		}
-		fmt.Fprintln(tw)
-	}
-	return tw.Flush()
+		return row
+	})
 }
 
 func shortDigest(d string) string {

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -161,46 +162,24 @@ func (o getStackSetsOptions) Run(ctx context.Context, s streams) error {
 	if o.Output != "" && o.Output != "wide" {
 		return fmt.Errorf("--output %q: want wide (or none)", o.Output)
 	}
-	c, ns, err := o.connect(o.Namespace)
-	if err != nil {
-		return err
+	wide := o.Output == "wide"
+	header := "NAME\tREADY\tSTATUS\tSTACKS"
+	if wide {
+		header += "\tSTEPS\tPLANS"
 	}
-	if o.AllNamespaces {
-		ns = ""
-	}
-	items, err := ctl.ListStackSets(ctx, c, ns)
-	if err != nil {
-		return err
-	}
-	if len(items) == 0 {
-		fmt.Fprintln(s.Err, "No StackSets.")
-		return nil
-	}
-	tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
-	head := "NAME\tREADY\tSTATUS\tSTACKS"
-	if o.Output == "wide" {
-		head += "\tSTEPS\tPLANS"
-	}
-	if o.AllNamespaces {
-		head = "NAMESPACE\t" + head
-	}
-	fmt.Fprintln(tw, head)
-	for _, ss := range items {
+	header = namespaceColumn(o.AllNamespaces, "NAMESPACE", header)
+	return getList(ctx, s, &o.kubeFlags, o.Namespace, o.AllNamespaces, "StackSets", ctl.ListStackSets, header, func(ss *v1alpha1.StackSet) string {
 		ready, reason := ctl.ReadyOf(ss.Status.Conditions)
 		row := fmt.Sprintf("%s\t%s\t%s\t%s", ss.Name, ready, reason, orDash(ss.Status.Summary))
-		if o.Output == "wide" {
+		if wide {
 			var steps []string
 			for _, st := range ss.Status.Steps {
 				steps = append(steps, fmt.Sprintf("%s: %s %s", st.Name, orDash(shortPipelineDigest(st.Digest)), st.Phase))
 			}
 			row += fmt.Sprintf("\t%s\t%s", orDash(strings.Join(steps, ", ")), orDash(ss.Status.PlanSummary))
 		}
-		if o.AllNamespaces {
-			row = ss.Namespace + "\t" + row
-		}
-		fmt.Fprintln(tw, row)
-	}
-	return tw.Flush()
+		return namespaceColumn(o.AllNamespaces, ss.Namespace, row)
+	})
 }
 
 // showStackSet prints a StackSet's fleet plan (ctl.WriteFleetPlan).

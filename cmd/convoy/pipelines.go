@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
+	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"github.com/spf13/cobra"
 )
@@ -32,28 +32,8 @@ func newGetPipelinesCmd(s streams) *cobra.Command {
 }
 
 func (o getPipelinesOptions) Run(ctx context.Context, s streams) error {
-	c, ns, err := o.connect(o.Namespace)
-	if err != nil {
-		return err
-	}
-	if o.AllNamespaces {
-		ns = ""
-	}
-	items, err := ctl.ListPipelines(ctx, c, ns)
-	if err != nil {
-		return err
-	}
-	if len(items) == 0 {
-		fmt.Fprintln(s.Err, "No Pipelines.")
-		return nil
-	}
-	tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
-	head := "NAME\tLATEST\tSTAGES"
-	if o.AllNamespaces {
-		head = "NAMESPACE\t" + head
-	}
-	fmt.Fprintln(tw, head)
-	for _, p := range items {
+	header := namespaceColumn(o.AllNamespaces, "NAMESPACE", "NAME\tLATEST\tSTAGES")
+	return getList(ctx, s, &o.kubeFlags, o.Namespace, o.AllNamespaces, "Pipelines", ctl.ListPipelines, header, func(p *v1alpha1.Pipeline) string {
 		latest := "-"
 		if l := p.Status.Latest; l != nil && l.Digest != "" {
 			latest = l.Tag + " (" + shortDigest(l.Digest) + ")"
@@ -65,13 +45,8 @@ func (o getPipelinesOptions) Run(ctx context.Context, s streams) error {
 		if len(stages) == 0 {
 			stages = []string{"-"}
 		}
-		row := fmt.Sprintf("%s\t%s\t%s", p.Name, latest, strings.Join(stages, "\t"))
-		if o.AllNamespaces {
-			row = p.Namespace + "\t" + row
-		}
-		fmt.Fprintln(tw, row)
-	}
-	return tw.Flush()
+		return namespaceColumn(o.AllNamespaces, p.Namespace, fmt.Sprintf("%s\t%s\t%s", p.Name, latest, strings.Join(stages, "\t")))
+	})
 }
 
 // shortPipelineDigest is a digest's first 12 hex digits.

@@ -231,19 +231,7 @@ type dropProxy struct {
 
 func startDropProxy(t *testing.T, cfg *rest.Config) *dropProxy {
 	t.Helper()
-	rt, err := rest.TransportFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target, err := url.Parse(cfg.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := &httputil.ReverseProxy{
-		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(target) },
-		Transport:     rt,
-		FlushInterval: -1, // watches stream
-	}
+	rp := adminProxy(t, cfg)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -262,6 +250,25 @@ func startDropProxy(t *testing.T, cfg *rest.Config) *dropProxy {
 	go func() { _ = p.srv.Serve(ln) }()
 	t.Cleanup(func() { _ = p.srv.Close() })
 	return p
+}
+
+// adminProxy forwards HTTP requests to cfg's API server with cfg's
+// credentials.
+func adminProxy(t *testing.T, cfg *rest.Config) *httputil.ReverseProxy {
+	t.Helper()
+	rt, err := rest.TransportFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := url.Parse(cfg.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &httputil.ReverseProxy{
+		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(target) },
+		Transport:     rt,
+		FlushInterval: -1, // watches stream
+	}
 }
 
 // A connection dropped under a server-side apply is a blip: the request is

@@ -253,7 +253,7 @@ func newSteps(ctx context.Context, o Options, ls *Loaded, p *plan.Plan, cl *Clus
 			return nil, err
 		}
 		step := &apply.Step{
-			ID: rc.Addr.String(), Name: rc.Name, Namespace: rc.Namespace, DependsOn: addrStrings(rc.DependsOn), Engine: eng,
+			ID: rc.Addr.String(), Name: rc.Name, Namespace: rc.Namespace, DependsOn: addrStrings(rc.DependsOn), Engine: eng, Cluster: eng.Kube().ClusterID(),
 			CheckRevision: true, ExpectRevision: rc.Observed.LastRevision, RunID: runID,
 		}
 		switch rc.Action {

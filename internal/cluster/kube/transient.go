@@ -30,25 +30,43 @@ import (
 //   - any request the server cannot have received: the connection was
 //     never made (refused, a TLS handshake that timed out).
 //
+// Such a request is sent again, with backoff, for as long as the Reach
+// allows: until the server answers, or until it has been unreachable for
+// longer than the Reach's bound (--unreachable-timeout), when it fails as
+// an *UnreachableError that names the server. An outage shorter than the
+// bound (an API server restarting) is ridden through, whichever request
+// falls inside it; a server given up on is given up on by every request.
+// The server's own 504 is an answer, not an outage: it is sent again a few
+// times only.
+//
 // A create, an update or a delete that may have reached the server is not
 // sent again here: whether it applied is for its caller to find out (the
 // release records' writes are retried by release.Retry, which reads before
 // it writes again). Watches are left to their informers, which re-list.
 const (
-	transientRetries = 4
-	transientDelay   = 250 * time.Millisecond
+	// gatewayRetries is how often a request the server answered with 504
+	// is sent again.
+	gatewayRetries = 4
+	transientDelay = 250 * time.Millisecond
+	// maxTransientDelay caps the backoff, so that a server that is back
+	// is seen within a couple of seconds.
+	maxTransientDelay = 2 * time.Second
 )
 
 // Wrap makes every client built from cfg tell r whether the API server
 // answers, retry transient failures as above, and give up at once on a
 // server unreachable for longer than r's bound (*UnreachableError).
 func (r *Reach) Wrap(cfg *rest.Config) {
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &reachTransport{next: rt, reach: r} })
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return &reachTransport{next: rt, reach: r, delay: transientDelay, maxDelay: maxTransientDelay}
+	})
 }
 
 type reachTransport struct {
 	next  http.RoundTripper
 	reach *Reach
+	// delay is the first backoff between attempts, doubled up to maxDelay.
+	delay, maxDelay time.Duration
 }
 
 // requestKind is what a request allows of a retry.
@@ -78,18 +96,19 @@ func kindOfRequest(req *http.Request) requestKind {
 func (t *reachTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	kind := kindOfRequest(req)
 	ctx := req.Context()
-	delay := transientDelay
-	for attempt := 0; ; attempt++ {
+	delay := t.delay
+	for timeouts := 0; ; {
 		if o := t.reach.failFast(time.Now()); o != nil {
 			return nil, &UnreachableError{Outage: *o}
 		}
 		resp, err := t.roundTrip(req, kind)
 		if err == nil {
 			t.reach.answered()
-			if resp.StatusCode != http.StatusGatewayTimeout || kind != kindIdempotent || attempt == transientRetries || !rewindable(req) {
+			if resp.StatusCode != http.StatusGatewayTimeout || kind != kindIdempotent || timeouts == gatewayRetries || !rewindable(req) {
 				return resp, nil
 			}
 			// The server's "request did not complete": send it again.
+			timeouts++
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			_ = resp.Body.Close()
 		} else {
@@ -100,16 +119,18 @@ func (t *reachTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if o := t.reach.givenUp(time.Now()); o != nil {
 				return nil, &UnreachableError{Outage: *o}
 			}
-			if attempt == transientRetries || !rewindable(req) || !(kind == kindIdempotent || (kind == kindWrite && neverSent(err))) {
+			if !rewindable(req) || !(kind == kindIdempotent || (kind == kindWrite && neverSent(err))) {
 				return nil, err
 			}
 		}
+		// Not past the bound: the next attempt may be the first the
+		// server answers, or the one that finds the bound passed.
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-time.After(delay):
 		}
-		delay *= 2
+		delay = min(2*delay, t.maxDelay)
 		if req, err = rewound(req); err != nil {
 			return nil, err
 		}

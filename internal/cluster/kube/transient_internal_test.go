@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -39,8 +40,15 @@ func dropFirst(t *testing.T, status int) (*httptest.Server, *atomic.Int64) {
 }
 
 func reachClient(srv string, bound time.Duration) (*http.Client, *Reach) {
+	return reachClientVia(http.DefaultTransport.(*http.Transport).Clone(), srv, bound)
+}
+
+// reachClientVia is reachClient over next, with a backoff of a few
+// milliseconds: what is tested is how often a request is sent, not the
+// backoff's durations.
+func reachClientVia(next *http.Transport, srv string, bound time.Duration) (*http.Client, *Reach) {
 	r := NewReach(&rest.Config{Host: srv}, bound)
-	return &http.Client{Transport: &reachTransport{next: http.DefaultTransport.(*http.Transport).Clone(), reach: r}}, r
+	return &http.Client{Transport: &reachTransport{next: next, reach: r, delay: time.Millisecond, maxDelay: 10 * time.Millisecond}}, r
 }
 
 func TestTransportRetriesWhatIsSafeToSendAgain(t *testing.T) {
@@ -111,5 +119,93 @@ func TestTransportGivesUpOnAServerUnreachableLongerThanTheBound(t *testing.T) {
 	}
 	if reach.Down() == nil {
 		t.Fatal("not down")
+	}
+}
+
+// refusedFirst is a transport whose first n connections are refused (each
+// dials a closed port): an API server restarting, its port closed.
+func refusedFirst(t *testing.T, n int64) (*http.Transport, *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	_ = ln.Close()
+	var dials atomic.Int64
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	var d net.Dialer
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if dials.Add(1) <= n {
+			addr = closed
+		}
+		return d.DialContext(ctx, network, addr)
+	}
+	return tr, &dials
+}
+
+// A request that is safe to send again is sent again for as long as the
+// server stays unreachable within the bound, however many attempts that
+// takes (issue 54: not 4 over 3.75 s): one that was never sent (its
+// connections refused) of any verb, a read or a server-side apply whose
+// connection was lost. Each ends with the server's answer.
+func TestTransportRetriesThroughAnOutageWithinTheBound(t *testing.T) {
+	const outage = 12 // attempts that fail; the bound allows them all
+	for _, tc := range []struct {
+		name        string
+		method      string
+		contentType string
+		refused     bool // connections refused; else dropped under the request
+	}{
+		{name: "a read, refused", method: http.MethodGet, refused: true},
+		{name: "a server-side apply, refused", method: http.MethodPatch, contentType: "application/apply-patch+yaml", refused: true},
+		{name: "a create, refused", method: http.MethodPost, contentType: "application/json", refused: true},
+		{name: "a read, dropped", method: http.MethodGet},
+		{name: "a server-side apply, dropped", method: http.MethodPatch, contentType: "application/apply-patch+yaml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var seen atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				if n := seen.Add(1); !tc.refused && n <= outage {
+					if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+						_ = conn.Close()
+					}
+					return
+				}
+				_, _ = io.WriteString(w, "{}")
+			}))
+			t.Cleanup(srv.Close)
+			next, dials := http.DefaultTransport.(*http.Transport).Clone(), &atomic.Int64{}
+			if tc.refused {
+				next, dials = refusedFirst(t, outage)
+			}
+			c, reach := reachClientVia(next, srv.URL, time.Minute)
+			var body io.Reader
+			if tc.method != http.MethodGet {
+				body = strings.NewReader(`{"kind":"ConfigMap"}`)
+			}
+			req, err := http.NewRequest(tc.method, srv.URL+"/api/v1/namespaces/ns/configmaps/cm", body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", tc.contentType)
+			req.Close = true // a connection each, as after a restart
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatalf("%d connections refused, %d requests read: %v", dials.Load(), seen.Load(), err)
+			}
+			_ = resp.Body.Close()
+			want := int64(outage + 1)
+			if tc.refused {
+				want = 1
+			}
+			if resp.StatusCode != http.StatusOK || seen.Load() != want {
+				t.Fatalf("status %d, %d requests read; want 200, %d", resp.StatusCode, seen.Load(), want)
+			}
+			if reach.Down() != nil {
+				t.Fatalf("answered, yet down: %v", reach.Down())
+			}
+		})
 	}
 }

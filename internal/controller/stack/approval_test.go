@@ -11,47 +11,12 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
+	"github.com/convoy-sh/convoy/internal/controller/controllertest"
 	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
-
-// serviceAccount creates a ServiceAccount of ns bound in ns to a
-// ClusterRole (convoy-editor, convoy-approver), and returns a client that
-// authenticates with a token of it (TokenRequest) and its username.
-func serviceAccount(t *testing.T, ns, name, clusterRole string) (client.Client, string) {
-	t.Helper()
-	ctx := context.Background()
-	cs := cluster.Client()
-	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	rb := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name + "-" + clusterRole},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: clusterRole},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}},
-	}
-	if _, err := cs.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	hour := int64(3600)
-	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &hour}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := rest.AnonymousClientConfig(cluster.RESTConfig())
-	cfg.BearerToken = tr.Status.Token
-	c, err := ctl.NewClient(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, "system:serviceaccount:" + ns + ":" + name
-}
 
 // waitApprovalPolicy waits until the API server enforces the approval
 // policy (it starts to a moment after it is created): until a dry-run
@@ -109,8 +74,8 @@ func TestApprovalIsAPermission(t *testing.T) {
 	ns := cluster.Namespace(t)
 	c := kube(t)
 	ctx := context.Background()
-	editor, _ := serviceAccount(t, ns, "editor", "convoy-editor")
-	approver, approverName := serviceAccount(t, ns, "approver", "convoy-approver")
+	editor, _ := controllertest.ServiceAccount(t, ns, "editor", "convoy-editor")
+	approver, approverName := controllertest.ServiceAccount(t, ns, "approver", "convoy-approver")
 	waitApprovalPolicy(t, editor, ns)
 
 	reg := sourcetest.StartRegistry(t, "", "")
@@ -208,9 +173,9 @@ func TestTwoApprovalsRequired(t *testing.T) {
 	ns := cluster.Namespace(t)
 	c := kube(t)
 	ctx := context.Background()
-	editor, _ := serviceAccount(t, ns, "editor", "convoy-editor")
-	alice, aliceName := serviceAccount(t, ns, "alice", "convoy-approver")
-	bob, bobName := serviceAccount(t, ns, "bob", "convoy-approver")
+	editor, _ := controllertest.ServiceAccount(t, ns, "editor", "convoy-editor")
+	alice, aliceName := controllertest.ServiceAccount(t, ns, "alice", "convoy-approver")
+	bob, bobName := controllertest.ServiceAccount(t, ns, "bob", "convoy-approver")
 	waitApprovalPolicy(t, editor, ns)
 
 	reg := sourcetest.StartRegistry(t, "", "")
@@ -271,8 +236,8 @@ func TestPipelineApprovalIsAPermission(t *testing.T) {
 	ns := cluster.Namespace(t)
 	c := kube(t)
 	ctx := context.Background()
-	editor, _ := serviceAccount(t, ns, "editor", "convoy-editor")
-	approver, approverName := serviceAccount(t, ns, "approver", "convoy-approver")
+	editor, _ := controllertest.ServiceAccount(t, ns, "editor", "convoy-editor")
+	approver, approverName := controllertest.ServiceAccount(t, ns, "approver", "convoy-approver")
 	waitApprovalPolicy(t, editor, ns)
 	create(t, c, &v1alpha1.Pipeline{
 		ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: ns},

@@ -304,8 +304,8 @@ func TestFleet(t *testing.T) {
 	// The group of three identical plans is approved at once: refused to
 	// an editor (each Stack's approval is the verb approve on it, as for
 	// convoy approve), recorded on each Stack as the approver.
-	editor, _ := serviceAccount(t, ns, "editor", "convoy-editor")
-	approver, approverName := serviceAccount(t, ns, "approver", "convoy-approver")
+	editor, _ := controllertest.ServiceAccount(t, ns, "editor", "convoy-editor")
+	approver, approverName := controllertest.ServiceAccount(t, ns, "approver", "convoy-approver")
 	waitApprovalPolicy(t, editor, ns)
 	if _, err := ctl.ApproveGroup(ctx, editor, ctl.GroupApproveRequest{Namespace: ns, Name: "web"}); err == nil || !strings.Contains(err.Error(), "may not approve convoy.dev/v1alpha1 Stack "+ns+"/web-c1") {
 		t.Fatalf("a group approval by an editor: %v", err)

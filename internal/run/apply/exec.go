@@ -49,6 +49,9 @@ type Step struct {
 	DependsOn       []string
 	Kind            StepKind
 	Engine          Engine
+	// Cluster is the API server the step's release is on: once the run
+	// gives up on it, the steps on it that have not started do not start.
+	Cluster kube.ClusterID
 	// Prepare returns the release to execute when the step starts, after
 	// its dependencies are applied: a fresh render, or a saved plan's output
 	// rebuilt. applied holds the records of the steps that succeeded so far
@@ -267,7 +270,18 @@ func Execute(ctx context.Context, steps []*Step, opts ExecOptions) []*Result {
 		OnCancel: func(id string, err error) {
 			progress.Finished(id, Outcome{ID: id, Status: dag.Cancelled, Err: err})
 		},
-		Halt: notStarted,
+		Halt: func(err error) func(string) error {
+			ns := notStarted(err)
+			if ns == nil {
+				return nil
+			}
+			return func(id string) error {
+				if string(x.steps[id].Cluster) != ns.Outage.Server {
+					return nil // another cluster's: it goes on
+				}
+				return ns
+			}
+		},
 	})
 	results := make([]*Result, len(steps))
 	for i, o := range outs {
@@ -292,10 +306,12 @@ func (p *progressExec) Run(ctx context.Context, id string) error {
 	return err
 }
 
-// notStarted halts a run whose API server was given up on: a release
-// started after that would only wait for the same server (the releases
-// left end cancelled, each with a *NotStartedError).
-func notStarted(err error) error {
+// notStarted halts the releases of a cluster whose API server the run gave
+// up on: a release started after that would only wait for the same server
+// (those left end cancelled, each with a *NotStartedError). The releases
+// of the stack's other clusters go on, as after any other failure: only
+// those that depend on a failed one are skipped.
+func notStarted(err error) *NotStartedError {
 	var ue *kube.UnreachableError
 	if !errors.As(err, &ue) {
 		return nil

@@ -70,10 +70,11 @@ type WalkOptions[K comparable] struct {
 	// OnCancel is told about each node that was ready but not started
 	// because ctx ended (for progress); may be nil.
 	OnCancel func(id K, err error)
-	// Halt is told each failed node's error; when it returns an error,
-	// no node starts any more: those that were to start end Cancelled
-	// with it (the nodes running go on). Nil: none halts the walk.
-	Halt func(err error) error
+	// Halt is told each failed node's error, and returns what it stops
+	// (nil: nothing): from then on a node for which stop returns an error
+	// does not start, it ends Cancelled with that error; the nodes running
+	// go on, and so do those stop lets start. Nil: no failure halts a node.
+	Halt func(err error) (stop func(id K) error)
 }
 
 // Walk runs nodes (given in topological order) and returns an outcome for
@@ -100,8 +101,17 @@ func Walk[K comparable](ctx context.Context, nodes []Node[K], exec Executor[K], 
 		running  = 0
 		order    []int // completion order of nodes that ran
 		wake     = make(chan struct{}, len(nodes))
-		halted   error // no node starts any more (opts.Halt)
+		halts    []func(K) error // what failures stopped (opts.Halt)
 	)
+	// halted is why node i may not start (nil: it may).
+	halted := func(i int) error {
+		for _, stop := range halts {
+			if err := stop(nodes[i].ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	// ready reports whether node i can start, or a reason it never will.
 	ready := func(i int) (bool, string) {
 		for _, dep := range nodes[i].DependsOn {
@@ -129,6 +139,10 @@ func Walk[K comparable](ctx context.Context, nodes []Node[K], exec Executor[K], 
 					continue
 				}
 				ok, reason := ready(i)
+				var stop error
+				if ok {
+					stop = cmp.Or(halted(i), ctx.Err())
+				}
 				switch {
 				case reason != "":
 					started[i], finished[i] = true, true
@@ -137,9 +151,9 @@ func Walk[K comparable](ctx context.Context, nodes []Node[K], exec Executor[K], 
 						opts.OnSkip(nodes[i].ID, reason)
 					}
 					progressed = true
-				case ok && (ctx.Err() != nil || halted != nil):
+				case stop != nil:
 					started[i], finished[i] = true, true
-					out[i].Status, out[i].Err = Cancelled, cmp.Or(halted, ctx.Err())
+					out[i].Status, out[i].Err = Cancelled, stop
 					if opts.OnCancel != nil {
 						opts.OnCancel(nodes[i].ID, out[i].Err)
 					}
@@ -157,8 +171,10 @@ func Walk[K comparable](ctx context.Context, nodes []Node[K], exec Executor[K], 
 						out[i].Status, out[i].Err = Succeeded, err
 						if err != nil {
 							out[i].Status = Failed
-							if opts.Halt != nil && halted == nil {
-								halted = opts.Halt(err)
+							if opts.Halt != nil {
+								if stop := opts.Halt(err); stop != nil {
+									halts = append(halts, stop)
+								}
 							}
 						}
 						finished[i] = true
