@@ -89,9 +89,28 @@ func NewReach(cfg *rest.Config, bound time.Duration) *Reach {
 	return &Reach{server: string(ClusterIDOf(cfg)), bound: bound}
 }
 
+// neverAnsweredBound bounds the outage of an API server that has not
+// answered once since its clients were built: a wrong address, or a
+// cluster dead before the run began, fails within seconds rather than
+// after the whole --unreachable-timeout, which is for riding through an
+// outage of a server that was there (an API server restarting mid-run).
+const neverAnsweredBound = 4 * time.Second
+
 // Bound is how long the API server may be unreachable before the clients
-// give up.
-func (r *Reach) Bound() time.Duration { return r.bound }
+// give up: the bound NewReach was given, or less (neverAnsweredBound)
+// while the server has never answered.
+func (r *Reach) Bound() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.boundLocked()
+}
+
+func (r *Reach) boundLocked() time.Duration {
+	if r.answer.IsZero() {
+		return min(r.bound, neverAnsweredBound)
+	}
+	return r.bound
+}
 
 // Outage is an API server that stopped answering: since when, and how
 // the latest request failed (what it says now: a connection that broke at
@@ -118,11 +137,12 @@ func (r *Reach) Down() *Outage {
 
 // givenUp is the outage when it has lasted longer than the bound.
 func (r *Reach) givenUp(now time.Time) *Outage {
-	o := r.Down()
-	if o == nil || now.Sub(o.Since) <= r.bound {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.since.IsZero() || now.Sub(r.since) <= r.boundLocked() {
 		return nil
 	}
-	return o
+	return &Outage{Server: r.server, Since: r.since, Cause: r.cause}
 }
 
 func (r *Reach) failed(err error) {

@@ -209,3 +209,71 @@ func TestTransportRetriesThroughAnOutageWithinTheBound(t *testing.T) {
 		})
 	}
 }
+
+// A server that has never answered (a wrong address, a cluster dead before
+// the run) is given up on within seconds whatever the bound; one that has
+// answered is waited for up to the bound, past those seconds.
+func TestTransportGivesUpSoonOnAServerThatNeverAnswered(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	c, reach := reachClient("http://"+addr, time.Hour)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/version", nil)
+	_, err = c.Do(req)
+	var ue *UnreachableError
+	if !errors.As(err, &ue) {
+		t.Fatalf("a server that never answered, bound 1h: want it given up on as unreachable within %s, got %v", neverAnsweredBound, err)
+	}
+	if got := reach.Bound(); got != neverAnsweredBound {
+		t.Fatalf("Bound() = %s while the server never answered, want %s (what the give-up time announced uses)", got, neverAnsweredBound)
+	}
+}
+
+func TestTransportWaitsLongerForAServerThatAnswered(t *testing.T) {
+	if testing.Short() {
+		t.Skip("rides through an outage longer than neverAnsweredBound")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "{}") }))
+	t.Cleanup(srv.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	_ = ln.Close()
+	// Refused from the first request on until the outage ends.
+	var outageEnds atomic.Int64
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	var d net.Dialer
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if end := outageEnds.Load(); end != 0 && time.Now().UnixNano() < end {
+			addr = closed
+		}
+		return d.DialContext(ctx, network, addr)
+	}
+	c, reach := reachClientVia(tr, srv.URL, time.Minute)
+	get := func() error {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/version", nil)
+		req.Close = true
+		resp, err := c.Do(req)
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		return err
+	}
+	if err := get(); err != nil {
+		t.Fatal(err)
+	}
+	outageEnds.Store(time.Now().Add(neverAnsweredBound + 2*time.Second).UnixNano())
+	if err := get(); err != nil {
+		t.Fatalf("an outage of %s, bound 1m, of a server that had answered: %v", neverAnsweredBound+2*time.Second, err)
+	}
+	if reach.Bound() != time.Minute {
+		t.Fatalf("Bound() = %s after an answer, want 1m", reach.Bound())
+	}
+}
