@@ -125,6 +125,12 @@ func TestTransportGivesUpOnAServerUnreachableLongerThanTheBound(t *testing.T) {
 // refusedFirst is a transport whose first n connections are refused (each
 // dials a closed port): an API server restarting, its port closed.
 func refusedFirst(t *testing.T, n int64) (*http.Transport, *atomic.Int64) {
+	var dials atomic.Int64
+	return refusing(t, func() bool { return dials.Add(1) <= n }), &dials
+}
+
+// refusing is a transport that dials a closed port while refuse says so.
+func refusing(t *testing.T, refuse func() bool) *http.Transport {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -132,16 +138,15 @@ func refusedFirst(t *testing.T, n int64) (*http.Transport, *atomic.Int64) {
 	}
 	closed := ln.Addr().String()
 	_ = ln.Close()
-	var dials atomic.Int64
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	var d net.Dialer
 	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if dials.Add(1) <= n {
+		if refuse() {
 			addr = closed
 		}
 		return d.DialContext(ctx, network, addr)
 	}
-	return tr, &dials
+	return tr
 }
 
 // A request that is safe to send again is sent again for as long as the
@@ -240,22 +245,12 @@ func TestTransportWaitsLongerForAServerThatAnswered(t *testing.T) {
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "{}") }))
 	t.Cleanup(srv.Close)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().String()
-	_ = ln.Close()
 	// Refused from the first request on until the outage ends.
 	var outageEnds atomic.Int64
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	var d net.Dialer
-	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if end := outageEnds.Load(); end != 0 && time.Now().UnixNano() < end {
-			addr = closed
-		}
-		return d.DialContext(ctx, network, addr)
-	}
+	tr := refusing(t, func() bool {
+		end := outageEnds.Load()
+		return end != 0 && time.Now().UnixNano() < end
+	})
 	c, reach := reachClientVia(tr, srv.URL, time.Minute)
 	get := func() error {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/version", nil)
