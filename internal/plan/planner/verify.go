@@ -63,12 +63,12 @@ type ObservedView interface {
 	Prefetch(ctx context.Context, refs []kube.Ref)
 }
 
-// VerifyCluster is a cluster as Verify reads it: its view, and its release
-// engine, which parses saved renderings as the cluster serves their kinds
-// and names convoy's field manager there.
+// VerifyCluster is a cluster as Verify reads it: its view, and the
+// renderer of its release engine, which parses saved renderings as the
+// cluster serves their kinds.
 type VerifyCluster struct {
-	View   ObservedView
-	Engine *release.Engine
+	View     ObservedView
+	Renderer *release.Renderer
 }
 
 // Verify compares what a saved plan observed with what the clusters show
@@ -110,7 +110,7 @@ func Verify(ctx context.Context, p *plan.Plan, clusterOf func(cluster string) (V
 		} else {
 			note(revisionChange(r, hs[r.Name]))
 		}
-		shapes := savedShapes(c.Engine.Renderer, r)
+		shapes := savedShapes(c.Renderer, r)
 		for _, ob := range r.Observed.Objects {
 			msg, err := objectMoved(ctx, c, ob, shapes[ob.Ref])
 			if err != nil {
