@@ -18,7 +18,8 @@ import (
 // planner decides; the view reads, and owns how (lists or GETs, the
 // controller's shared informers, what is read ahead, what is read once
 // per plan), told by the plan what it will read (Reads). Rendering,
-// parsing and fingerprints stay the release engine's.
+// parsing and fingerprints are the cluster's release.Renderer's: the
+// planner takes the two, one handle per cluster (renderer, view).
 //
 // The real view (Input.View nil) reads through the cluster's
 // *release.Engine, one per cluster and plan; planner/plannertest holds a
