@@ -74,7 +74,7 @@ func releaseObjects(ctx context.Context, cl *Clusters, inst *config.ReleaseInsta
 	if err != nil {
 		return nil, absent, err
 	}
-	refs, err := recordRefs(eng.Kube(), rel)
+	refs, err := recordRefs(eng.Renderer, rel)
 	if err != nil {
 		return nil, absent, fmt.Errorf("%s (release %s, revision %d): %w", inst.Addr, rel.Name, rel.Version, err)
 	}

@@ -23,16 +23,16 @@ func resourceKey(ref kube.Ref) string {
 // (as the cluster has them now, status included). Secrets are marked
 // sensitive, so whatever is derived from them is masked in every output.
 func outputsOf(ctx context.Context, eng *release.Engine, rel *release.Release) (config.AppliedRelease, error) {
-	return OutputsFrom(ctx, eng.Kube(), rel, config.ResourceNeeds{All: true}, eng.Kube().Get)
+	return OutputsFrom(ctx, eng.Renderer, rel, config.ResourceNeeds{All: true}, eng.Kube().Get)
 }
 
 // OutputsFrom is outputsOf reading the live objects needs says are read
 // through get (a plan's shared lists, say), which returns nil for an
 // object that is gone. The others are unknown in the value: their
 // existence is the caller's to prove.
-func OutputsFrom(ctx context.Context, kc *kube.Client, rel *release.Release, needs config.ResourceNeeds, get func(context.Context, kube.Ref) (*unstructured.Unstructured, error)) (config.AppliedRelease, error) {
+func OutputsFrom(ctx context.Context, rd *release.Renderer, rel *release.Release, needs config.ResourceNeeds, get func(context.Context, kube.Ref) (*unstructured.Unstructured, error)) (config.AppliedRelease, error) {
 	out := config.AppliedRelease{Revision: rel.Version, Status: string(rel.Info.Status)}
-	refs, err := recordRefs(kc, rel)
+	refs, err := recordRefs(rd, rel)
 	if err != nil {
 		return out, fmt.Errorf("release %s: %w", rel.Name, err)
 	}
@@ -65,7 +65,7 @@ func OutputsFrom(ctx context.Context, kc *kube.Client, rel *release.Release, nee
 
 // recordRefs are the objects of a release's record: from the objects
 // annotation convoy writes on its records, else parsed from the manifest.
-func recordRefs(kc *kube.Client, rel *release.Release) ([]kube.Ref, error) {
+func recordRefs(rd *release.Renderer, rel *release.Release) ([]kube.Ref, error) {
 	if objs, ok := release.RecordObjectsOf(rel); ok {
 		refs := make([]kube.Ref, len(objs))
 		for i, o := range objs {
@@ -73,7 +73,7 @@ func recordRefs(kc *kube.Client, rel *release.Release) ([]kube.Ref, error) {
 		}
 		return refs, nil
 	}
-	objs, err := kc.Parse(rel.Manifest, rel.Namespace)
+	objs, err := rd.Parse(rel.Manifest, rel.Namespace)
 	if err != nil {
 		return nil, err
 	}

@@ -76,7 +76,7 @@ func checkAtApply(ctx context.Context, o Options, set *policy.Set, p *plan.Plan,
 	if !set.ReadsReleases() {
 		return nil
 	}
-	res, err := set.EvaluateRelease(ctx, p, planner.AtApply(eng.Kube(), rc, prep, red), red)
+	res, err := set.EvaluateRelease(ctx, p, planner.AtApply(eng.Renderer, rc, prep, red), red)
 	if err != nil {
 		return err
 	}

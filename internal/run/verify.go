@@ -34,7 +34,7 @@ func VerifyObserved(ctx context.Context, p *plan.Plan, engineFor func(cluster st
 		if err != nil {
 			return planner.VerifyCluster{}, err
 		}
-		c := planner.VerifyCluster{View: planner.VerifyView(eng), Engine: eng}
+		c := planner.VerifyCluster{View: planner.VerifyView(eng), Renderer: eng.Renderer}
 		views[cluster] = c
 		return c, nil
 	})

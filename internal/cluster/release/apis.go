@@ -63,7 +63,7 @@ func (e *RemovedAPIError) Error() string {
 }
 
 // APIs is the API map the engine reads stored revisions with.
-func (e *Engine) APIs() *apimap.Map {
+func (e *Renderer) APIs() *apimap.Map {
 	if e.apis == nil {
 		return apimap.Kubernetes()
 	}
@@ -72,7 +72,7 @@ func (e *Engine) APIs() *apimap.Map {
 
 // servedAPIs answers whether the cluster serves an API, asking once per
 // API: an unserved kind makes the mapper read discovery again.
-func (e *Engine) servedAPIs() func(apimap.API) bool {
+func (e *Renderer) servedAPIs() func(apimap.API) bool {
 	seen := map[apimap.API]bool{}
 	return func(a apimap.API) bool {
 		ok, asked := seen[a]
@@ -90,20 +90,20 @@ func (e *Engine) servedAPIs() func(apimap.API) bool {
 // knows removed is read as the successor the cluster serves (the
 // StoredAPIs returned, once per API); one without such a successor is a
 // *RemovedAPIError.
-func (e *Engine) parseStored(manifest, name, namespace string, revision int) ([]*unstructured.Unstructured, []StoredAPI, error) {
+func (e *Renderer) parseStored(manifest, name, namespace string, revision int) ([]*unstructured.Unstructured, []StoredAPI, error) {
 	return e.parseStoredAs(manifest, name, namespace, revision, false)
 }
 
 // StoredObjects are the objects of a stored revision as parseStored reads
 // them, for the plan of its uninstall: an object whose API version has no
 // served successor is left out, since the cluster can hold no such object.
-func (e *Engine) StoredObjects(rec *Release) ([]*unstructured.Unstructured, []StoredAPI, error) {
+func (e *Renderer) StoredObjects(rec *Release) ([]*unstructured.Unstructured, []StoredAPI, error) {
 	return e.parseStoredAs(rec.Manifest, rec.Name, rec.Namespace, rec.Version, true)
 }
 
 // parseStoredAs is parseStored; gone: an object without a served
 // successor is left out instead of refused.
-func (e *Engine) parseStoredAs(manifest, name, namespace string, revision int, gone bool) ([]*unstructured.Unstructured, []StoredAPI, error) {
+func (e *Renderer) parseStoredAs(manifest, name, namespace string, revision int, gone bool) ([]*unstructured.Unstructured, []StoredAPI, error) {
 	if manifest == "" {
 		return nil, nil, nil
 	}
@@ -134,7 +134,7 @@ func (e *Engine) parseStoredAs(manifest, name, namespace string, revision int, g
 // refuseRemoved is the check of rendered objects: one whose API version
 // the cluster does not serve and the API map knows removed is a
 // *RemovedAPIError naming its successor, not a kind "not served yet".
-func (e *Engine) refuseRemoved(namespace string, served func(apimap.API) bool) func(*unstructured.Unstructured) error {
+func (e *Renderer) refuseRemoved(namespace string, served func(apimap.API) bool) func(*unstructured.Unstructured) error {
 	apis := e.APIs()
 	return func(u *unstructured.Unstructured) error {
 		api := apimap.API{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()}
@@ -166,7 +166,7 @@ func IsRemovedAPI(err error) bool {
 // runs. Hooks are parsed without the RESTMapper (a kind its CRD serves
 // only later would make it read discovery again); other parse errors are
 // left to the hook's run.
-func (e *Engine) refuseRemovedHooks(hooks []*chart.Hook, namespace string) error {
+func (e *Renderer) refuseRemovedHooks(hooks []*chart.Hook, namespace string) error {
 	if len(hooks) == 0 {
 		return nil
 	}
@@ -190,7 +190,7 @@ func (e *Engine) refuseRemovedHooks(hooks []*chart.Hook, namespace string) error
 // the cluster no longer serves: the record's manifest then names it,
 // which its metadata tells without decoding it. Discovery is asked only
 // of the API versions the map knows removed.
-func (e *Engine) NamesRemovedAPI(objs []RecordObject) bool {
+func (e *Renderer) NamesRemovedAPI(objs []RecordObject) bool {
 	apis, served := e.APIs(), e.servedAPIs()
 	for _, o := range objs {
 		api := apimap.API{APIVersion: o.Ref.APIVersion(), Kind: o.Ref.Kind}

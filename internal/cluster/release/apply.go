@@ -80,7 +80,7 @@ func (e *Engine) applyRollout(ctx context.Context, rel *Release, r rollout) ([]k
 // buildManifests parses rendered manifests, template by template, so that an
 // invalid document is reported with its template file, and records which
 // template each object came from.
-func (e *Engine) buildManifests(ms []chart.Manifest, namespace string) ([]*unstructured.Unstructured, sources, error) {
+func (e *Renderer) buildManifests(ms []chart.Manifest, namespace string) ([]*unstructured.Unstructured, sources, error) {
 	var objs []*unstructured.Unstructured
 	src := sources{}
 	refuse := e.refuseRemoved(namespace, e.servedAPIs())

@@ -172,7 +172,7 @@ func (e *Engine) PrepareRendered(ctx context.Context, req *Request, rendered *ch
 
 // build parses the rendered objects. Objects of kinds the chart's own crds/
 // define cannot be built before those are installed: Execute builds them.
-func (e *Engine) build(p *Prepared, rendered *chart.Rendered) error {
+func (e *Renderer) build(p *Prepared, rendered *chart.Rendered) error {
 	p.Rendered = rendered
 	if err := e.refuseRemovedHooks(rendered.Hooks, p.Request.Namespace); err != nil {
 		return err

@@ -132,12 +132,12 @@ type EngineOptions struct {
 // per-operation state, so one Engine serves concurrent operations on
 // different releases.
 type Engine struct {
-	kube    *kube.Client
+	// Renderer renders and parses for the engine's cluster; the engine
+	// adds what reads and writes the cluster.
+	*Renderer
 	client  kubernetes.Interface
 	meta    metadata.Interface
-	driver  StorageDriver
 	sql     *SQLRecords
-	caps    *chart.Capabilities
 	notify  func(Event)
 	grace   time.Duration
 	timings *Timings
@@ -148,8 +148,6 @@ type Engine struct {
 	// lock and namespaces are EngineOptions.Lock and Namespaces.
 	lock       kubernetes.Interface
 	namespaces []string
-	// apis is EngineOptions.APIs.
-	apis *apimap.Map
 	// fresh are the capabilities once this run wrote CRDs (Settle).
 	fresh *freshCaps
 }
@@ -181,7 +179,7 @@ func NewEngine(ctx context.Context, cfg *rest.Config, opts EngineOptions) (*Engi
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, sql: opts.SQL, caps: caps, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings, listPageSize: int64(opts.Kube.ListPageSize), metadata: opts.Metadata, lock: opts.Lock, namespaces: opts.Namespaces, apis: opts.APIs, fresh: &freshCaps{}}, nil
+	return &Engine{Renderer: &Renderer{kube: kc, caps: caps, driver: opts.Driver, apis: opts.APIs}, client: client, meta: meta, sql: opts.SQL, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings, listPageSize: int64(opts.Kube.ListPageSize), metadata: opts.Metadata, lock: opts.Lock, namespaces: opts.Namespaces, fresh: &freshCaps{}}, nil
 }
 
 func (opts EngineOptions) notify() func(Event) {
@@ -203,9 +201,11 @@ func (opts EngineOptions) notify() func(Event) {
 func (e *Engine) Rebind(opts EngineOptions) *Engine {
 	c := *e
 	c.notify, c.grace, c.timings, c.metadata = opts.notify(), opts.Grace, opts.Timings, opts.Metadata
-	c.lock, c.namespaces, c.apis = opts.Lock, opts.Namespaces, opts.APIs
+	c.lock, c.namespaces = opts.Lock, opts.Namespaces
 	// The records' database is the run's, not the connection's.
-	c.driver, c.sql = opts.Driver, opts.SQL
+	r := *e.Renderer
+	r.apis, r.driver = opts.APIs, opts.Driver
+	c.Renderer, c.sql = &r, opts.SQL
 	c.fresh = &freshCaps{}
 	return &c
 }
@@ -233,7 +233,7 @@ func (e *Engine) Client() kubernetes.Interface { return e.client }
 func (e *Engine) Kube() *kube.Client { return e.kube }
 
 // Capabilities are what templates see as .Capabilities on this cluster.
-func (e *Engine) Capabilities() *chart.Capabilities { return e.caps }
+func (e *Renderer) Capabilities() *chart.Capabilities { return e.caps }
 
 // Storage returns the release records of namespace ("" lists all).
 func (e *Engine) Storage(namespace string) *Storage {

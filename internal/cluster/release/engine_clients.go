@@ -16,5 +16,5 @@ func NewEngineFromClients(kc *kube.Client, client kubernetes.Interface, meta met
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{kube: kc, client: client, meta: meta, driver: opts.Driver, caps: caps, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings, listPageSize: int64(opts.Kube.ListPageSize), metadata: opts.Metadata, lock: opts.Lock, namespaces: opts.Namespaces, apis: opts.APIs, fresh: &freshCaps{}}, nil
+	return &Engine{Renderer: &Renderer{kube: kc, caps: caps, driver: opts.Driver, apis: opts.APIs}, client: client, meta: meta, notify: opts.notify(), grace: opts.Grace, timings: opts.Timings, listPageSize: int64(opts.Kube.ListPageSize), metadata: opts.Metadata, lock: opts.Lock, namespaces: opts.Namespaces, fresh: &freshCaps{}}, nil
 }

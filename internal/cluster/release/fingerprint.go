@@ -45,7 +45,7 @@ const labelHashLen = 40
 // not rely on their fingerprint; those that call lookup are proven by
 // their lookups' answers too (Settle). "" when the chart's files are not
 // at hand (a chart decoded from a record).
-func (e *Engine) Fingerprint(req *Request) string { return fingerprintWith(req, e.caps) }
+func (e *Renderer) Fingerprint(req *Request) string { return fingerprintWith(req, e.caps) }
 
 // fingerprintWith is Fingerprint with the cluster's capabilities caps.
 func fingerprintWith(req *Request, caps *chart.Capabilities) string {

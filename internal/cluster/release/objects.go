@@ -29,7 +29,7 @@ func idOf(r kube.Ref) identity { return identity{r.Group, r.Kind, r.Namespace, r
 // parseRecordManifest parses a stored manifest of release name (all
 // documents), objects of removed API versions read as their successors'
 // (parseStored).
-func (e *Engine) parseRecordManifest(manifest, name, namespace string) ([]*unstructured.Unstructured, error) {
+func (e *Renderer) parseRecordManifest(manifest, name, namespace string) ([]*unstructured.Unstructured, error) {
 	objs, _, err := e.parseStored(manifest, name, namespace, 0)
 	return objs, err
 }
@@ -167,14 +167,14 @@ func RecordManifests(manifest string) []chart.Manifest {
 // metadata apply gives them, and the template each came from. An object
 // of an API version the cluster no longer serves is read as its served
 // successor, as an upgrade reads its previous revision (parseStored).
-func (e *Engine) RecordObjects(rec *Release) ([]*unstructured.Unstructured, []string, error) {
+func (e *Renderer) RecordObjects(rec *Release) ([]*unstructured.Unstructured, []string, error) {
 	objs, paths, _, err := e.RecordObjectsAPIs(rec)
 	return objs, paths, err
 }
 
 // RecordObjectsAPIs is RecordObjects, and the removed API versions the
 // record names that its objects were read as the successors of.
-func (e *Engine) RecordObjectsAPIs(rec *Release) ([]*unstructured.Unstructured, []string, []StoredAPI, error) {
+func (e *Renderer) RecordObjectsAPIs(rec *Release) ([]*unstructured.Unstructured, []string, []StoredAPI, error) {
 	var objs []*unstructured.Unstructured
 	var paths []string
 	var apis []StoredAPI

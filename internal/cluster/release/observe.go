@@ -71,7 +71,7 @@ func (e *Engine) Histories(ctx context.Context, namespace string) (map[string][]
 
 // PrepareWithHistory is Prepare with the release's history already read
 // (oldest first, as Histories returns it).
-func (e *Engine) PrepareWithHistory(ctx context.Context, req *Request, history []*Release) (*Prepared, error) {
+func (e *Renderer) PrepareWithHistory(ctx context.Context, req *Request, history []*Release) (*Prepared, error) {
 	if req.Fingerprint == "" {
 		req.Fingerprint = e.Fingerprint(req)
 	}
@@ -92,7 +92,7 @@ func (e *Engine) PrepareWithHistory(ctx context.Context, req *Request, history [
 
 // PrepareRenderedWithHistory is PrepareRendered with the history already
 // read.
-func (e *Engine) PrepareRenderedWithHistory(req *Request, history []*Release, rendered *chart.Rendered) (*Prepared, error) {
+func (e *Renderer) PrepareRenderedWithHistory(req *Request, history []*Release, rendered *chart.Rendered) (*Prepared, error) {
 	p, err := e.observeHistory(req, history)
 	if err != nil {
 		return nil, err
@@ -109,7 +109,7 @@ func (e *Engine) PrepareRenderedWithHistory(req *Request, history []*Release, re
 // see them as the revision creates them when the chart reuses what it looks
 // up (ownlookup.go): a generated password and the checksum of its Secret
 // agree from the install on.
-func (e *Engine) RenderRevision(ctx context.Context, req *Request, revision int, action chart.ReleaseAction) (*chart.Rendered, error) {
+func (e *Renderer) RenderRevision(ctx context.Context, req *Request, revision int, action chart.ReleaseAction) (*chart.Rendered, error) {
 	opts := e.RenderOptions(ctx, req, revision, action)
 	live := opts.Lookup
 	misses := &missRecorder{next: live}
@@ -137,7 +137,7 @@ func (e *Engine) RenderRevision(ctx context.Context, req *Request, revision int,
 // PostRender to what it renders). Plan renders variants of them (other
 // values, lookups shared between renders), and applies the request's
 // PostRender to what it renders.
-func (e *Engine) RenderOptions(ctx context.Context, req *Request, revision int, action chart.ReleaseAction) chart.RenderOptions {
+func (e *Renderer) RenderOptions(ctx context.Context, req *Request, revision int, action chart.ReleaseAction) chart.RenderOptions {
 	lookup := req.Lookups
 	if lookup == nil {
 		lookup = e.kube.Lookup(ctx)
@@ -154,7 +154,7 @@ func (e *Engine) RenderOptions(ctx context.Context, req *Request, revision int, 
 }
 
 // observeHistory is observe with the history given.
-func (e *Engine) observeHistory(req *Request, history []*Release) (*Prepared, error) {
+func (e *Renderer) observeHistory(req *Request, history []*Release) (*Prepared, error) {
 	p := &Prepared{Request: req, History: history, Revision: 1}
 	for _, r := range history {
 		p.Last = r

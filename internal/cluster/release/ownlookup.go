@@ -47,7 +47,7 @@ func (m *missRecorder) lookup(apiVersion, kind, namespace, name string) (map[str
 // hooks, which may be deleted after they run) that the lookups in missed
 // asked for, as the API server would return them. Manifests whose kinds the
 // cluster does not serve yet are skipped.
-func (e *Engine) ownObjects(r *chart.Rendered, namespace string, missed []lookupKey) map[lookupKey]*unstructured.Unstructured {
+func (e *Renderer) ownObjects(r *chart.Rendered, namespace string, missed []lookupKey) map[lookupKey]*unstructured.Unstructured {
 	objs := e.parseManifests(r, namespace)
 	out := map[lookupKey]*unstructured.Unstructured{}
 	for _, k := range missed {
@@ -58,7 +58,7 @@ func (e *Engine) ownObjects(r *chart.Rendered, namespace string, missed []lookup
 	return out
 }
 
-func (e *Engine) parseManifests(r *chart.Rendered, namespace string) []*unstructured.Unstructured {
+func (e *Renderer) parseManifests(r *chart.Rendered, namespace string) []*unstructured.Unstructured {
 	var objs []*unstructured.Unstructured
 	for _, m := range r.Manifests {
 		got, err := e.kube.Parse(m.Document(), namespace)
@@ -94,7 +94,7 @@ func withOwnObjects(next chart.LookupFunc, own map[lookupKey]*unstructured.Unstr
 }
 
 // reproduces reports whether r renders each object of own as it is.
-func (e *Engine) reproduces(r *chart.Rendered, namespace string, own map[lookupKey]*unstructured.Unstructured) bool {
+func (e *Renderer) reproduces(r *chart.Rendered, namespace string, own map[lookupKey]*unstructured.Unstructured) bool {
 	objs := e.parseManifests(r, namespace)
 	for k, o := range own {
 		again := findObject(objs, k)

@@ -98,7 +98,7 @@ var sizedAt = time.Date(2099, 12, 31, 23, 59, 59, 999999999, time.UTC)
 
 // RecordSize is the encoded size of the record p's revision writes (as it
 // ends, deployed) and what the engine's driver holds.
-func (e *Engine) RecordSize(p *Prepared) (RecordSize, error) {
+func (e *Renderer) RecordSize(p *Prepared) (RecordSize, error) {
 	rel := p.finalRecord()
 	payload, err := encode(rel)
 	if err != nil {
@@ -112,7 +112,7 @@ func (e *Engine) RecordSize(p *Prepared) (RecordSize, error) {
 // whose JSON is small enough that no compression could make it too large
 // (maxPayloadSize) is not compressed: the check is then a JSON encoding,
 // and the only compressions left are the record writes'.
-func (e *Engine) CheckRecordSize(p *Prepared) error {
+func (e *Renderer) CheckRecordSize(p *Prepared) error {
 	rel := p.finalRecord()
 	limit := RecordLimit(e.driver)
 	b, err := json.Marshal(rel)
@@ -130,11 +130,11 @@ func (e *Engine) CheckRecordSize(p *Prepared) error {
 }
 
 // CheckSize is CheckRecordSize of a size computed already (RecordSize).
-func (e *Engine) CheckSize(p *Prepared, size RecordSize) error {
+func (e *Renderer) CheckSize(p *Prepared, size RecordSize) error {
 	return e.tooLarge(p, p.finalRecord(), size)
 }
 
-func (e *Engine) tooLarge(p *Prepared, rel *Release, size RecordSize) error {
+func (e *Renderer) tooLarge(p *Prepared, rel *Release, size RecordSize) error {
 	if size.Bytes <= size.Limit {
 		return nil
 	}

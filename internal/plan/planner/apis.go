@@ -27,13 +27,13 @@ func (c *computer) deprecations(ctx context.Context, inst *config.ReleaseInstanc
 	if rc.Action == plan.ActionUninstall || rc.Action == plan.ActionForget {
 		return nil
 	}
-	eng, err := c.engine(ctx, inst.Cluster)
+	rd, err := c.renderer(ctx, inst.Cluster)
 	if err != nil {
 		return err
 	}
 	target := c.in.KubeVersion
 	if target.IsZero() {
-		caps := eng.Capabilities()
+		caps := rd.Capabilities()
 		if caps == nil {
 			return nil
 		}
@@ -42,7 +42,7 @@ func (c *computer) deprecations(ctx context.Context, inst *config.ReleaseInstanc
 		}
 	}
 	rc.KubeTarget = target.String()
-	apis := eng.APIs()
+	apis := rd.APIs()
 	if known := apis.KnownThrough(); !known.IsZero() && known.Less(target) {
 		rc.KubeKnown = known.String()
 	}

@@ -17,7 +17,7 @@ import (
 // object, and after is the rendered object, not a dry run); what that
 // revision had and this one lacks is a delete; the hooks are those the
 // deploy runs. Everything is masked with red.
-func AtApply(kc *kube.Client, rc *plan.ReleaseChange, prep *release.Prepared, red *sensitive.Redactor) *plan.ReleaseChange {
+func AtApply(rd *release.Renderer, rc *plan.ReleaseChange, prep *release.Prepared, red *sensitive.Redactor) *plan.ReleaseChange {
 	out := *rc
 	req := prep.Request
 	out.Action = plan.ActionUpgrade
@@ -80,7 +80,7 @@ func AtApply(kc *kube.Client, rc *plan.ReleaseChange, prep *release.Prepared, re
 	}
 	out.Hooks = nil
 	if !req.DisableHooks {
-		out.Hooks = HookRuns(kc, prep.Rendered, req.Namespace, out.Action, red)
+		out.Hooks = HookRuns(rd, prep.Rendered, req.Namespace, out.Action, red)
 	}
 	return &out
 }

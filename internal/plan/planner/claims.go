@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,7 +17,7 @@ import (
 // their volumeClaimTemplates entry asks (expand_claims): each must have a
 // StorageClass that allows volume expansion, or the plan fails naming the
 // claim and its class.
-func (c *computer) claimExpansions(ctx context.Context, kc *kube.Client, rc *plan.ReleaseChange) ([]plan.ClaimExpansion, error) {
+func (c *computer) claimExpansions(ctx context.Context, rd *release.Renderer, rc *plan.ReleaseChange) ([]plan.ClaimExpansion, error) {
 	var out []plan.ClaimExpansion
 	lists := map[string][]*unstructured.Unstructured{}
 	classes := map[string]*unstructured.Unstructured{}
@@ -36,7 +37,7 @@ func (c *computer) claimExpansions(ctx context.Context, kc *kube.Client, rc *pla
 			if !listed {
 				c.stats.add(&c.stats.Lists, 1)
 				var err error
-				if pvcs, err = c.view(kc).Claims(ctx, o.Ref.Namespace); err != nil {
+				if pvcs, err = c.view(rd).Claims(ctx, o.Ref.Namespace); err != nil {
 					return nil, fmt.Errorf("list the claims of %s: %w", o.Ref, err)
 				}
 				lists[o.Ref.Namespace] = pvcs
@@ -58,7 +59,7 @@ func (c *computer) claimExpansions(ctx context.Context, kc *kube.Client, rc *pla
 				sc, seen := classes[class]
 				if !seen {
 					var err error
-					sc, err = c.view(kc).Get(ctx, kube.Ref{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass", Name: class})
+					sc, err = c.view(rd).Get(ctx, kube.Ref{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass", Name: class})
 					if err != nil {
 						return nil, fmt.Errorf("%s: read its storage class: %w", ref, err)
 					}

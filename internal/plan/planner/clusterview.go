@@ -18,7 +18,8 @@ import (
 // planner decides; the view reads, and owns how (lists or GETs, the
 // controller's shared informers, what is read ahead, what is read once
 // per plan), told by the plan what it will read (Reads). Rendering,
-// parsing and fingerprints stay the release engine's.
+// parsing and fingerprints are the cluster's release.Renderer's: the
+// planner takes the two, one handle per cluster (renderer, view).
 //
 // The real view (Input.View nil) reads through the cluster's
 // *release.Engine, one per cluster and plan; planner/plannertest holds a
@@ -88,15 +89,17 @@ type ClusterView interface {
 	Admission(ctx context.Context) (AdmissionScope, error)
 }
 
-// engine returns the release engine of a cluster block (Input.Engine)
-// and makes its view the plan's view of that cluster.
-func (c *computer) engine(ctx context.Context, cluster *config.ClusterSpec) (*release.Engine, error) {
+// renderer is the plan's handle on the cluster of a cluster block: the
+// renderer of its release engine (Input.Engine), whose view becomes the
+// plan's view of that cluster (view). The planner renders and parses
+// through the one and reads the cluster through the other.
+func (c *computer) renderer(ctx context.Context, cluster *config.ClusterSpec) (*release.Renderer, error) {
 	eng, err := c.in.Engine(ctx, cluster)
 	if err != nil {
 		return nil, err
 	}
 	c.viewOf(eng)
-	return eng, nil
+	return eng.Renderer, nil
 }
 
 // viewOf is the plan's view of eng's cluster: Input.View's, or the
@@ -117,12 +120,12 @@ func (c *computer) viewOf(eng *release.Engine) ClusterView {
 	return got.(ClusterView)
 }
 
-// view is the plan's view of kc's cluster, whose engine the plan has met
-// (engine).
-func (c *computer) view(kc *kube.Client) ClusterView {
-	v, ok := c.views.Load(kc.ClusterID())
+// view is the plan's view of rd's cluster, whose engine the plan has met
+// (renderer).
+func (c *computer) view(rd *release.Renderer) ClusterView {
+	v, ok := c.views.Load(rd.ClusterID())
 	if !ok {
-		panic(fmt.Sprintf("planner: no view of cluster %s", kc.ClusterID()))
+		panic(fmt.Sprintf("planner: no view of cluster %s", rd.ClusterID()))
 	}
 	return v.(ClusterView)
 }
@@ -133,7 +136,7 @@ func (c *computer) reads(eng *release.Engine) Reads {
 	return Reads{
 		WholeRecords: (c.in.Refresh == RefreshFull || c.in.Observe == ObserveContent) && c.in.Records == nil,
 		WholeReads: func(ctx context.Context, namespace string) (int, error) {
-			return c.predictWholeReads(ctx, eng, namespace)
+			return c.predictWholeReads(ctx, eng.Renderer, namespace)
 		},
 		AppliedLists: c.in.Refresh == RefreshIncremental && c.in.Observe == ObserveMetadata && !c.in.Destroy,
 		Declared:     func(namespace, name string) bool { return ours[namespace+"/"+name] },

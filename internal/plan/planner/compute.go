@@ -68,7 +68,7 @@ type Input struct {
 	// be modified; the others are unknown. A release whose values read
 	// outputs of dependencies that this plan leaves unchanged is planned
 	// with them; nil: such releases are always known only after apply.
-	Outputs func(ctx context.Context, kc *kube.Client, rel *release.Release, needs config.ResourceNeeds, get func(context.Context, kube.Ref) (*unstructured.Unstructured, error)) (config.AppliedRelease, error)
+	Outputs func(ctx context.Context, rd *release.Renderer, rel *release.Release, needs config.ResourceNeeds, get func(context.Context, kube.Ref) (*unstructured.Unstructured, error)) (config.AppliedRelease, error)
 	// Destroy plans the uninstall of every release of the stack.
 	Destroy bool
 	// Interrupted reports whether the run with this id (release.RunLabel),
@@ -399,10 +399,10 @@ type plannedEntry struct {
 	change *plan.ReleaseChange // nil when planning it failed
 }
 
-// live is the live object (nil: absent) as the plan's view of kc's
+// live is the live object (nil: absent) as the plan's view of rd's
 // cluster reads it, a copy the caller may modify.
-func (c *computer) live(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.Unstructured, error) {
-	o, err := c.liveShared(ctx, kc, ref)
+func (c *computer) live(ctx context.Context, rd *release.Renderer, ref kube.Ref) (*unstructured.Unstructured, error) {
+	o, err := c.liveShared(ctx, rd, ref)
 	if o == nil || err != nil {
 		return nil, err
 	}
@@ -411,14 +411,14 @@ func (c *computer) live(ctx context.Context, kc *kube.Client, ref kube.Ref) (*un
 
 // liveShared is live without the copy: the object is the plan's, shared,
 // and must not be modified.
-func (c *computer) liveShared(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.Unstructured, error) {
-	return c.view(kc).Live(ctx, ref)
+func (c *computer) liveShared(ctx context.Context, rd *release.Renderer, ref kube.Ref) (*unstructured.Unstructured, error) {
+	return c.view(rd).Live(ctx, ref)
 }
 
 // liveApplied is what convoy's field manager applied of the live object
 // (nil: absent), as the view reads it (ClusterView.Applied).
-func (c *computer) liveApplied(ctx context.Context, eng *release.Engine, ref kube.Ref) (*kube.Applied, error) {
-	return c.viewOf(eng).Applied(ctx, ref)
+func (c *computer) liveApplied(ctx context.Context, rd *release.Renderer, ref kube.Ref) (*kube.Applied, error) {
+	return c.view(rd).Applied(ctx, ref)
 }
 
 // do runs f holding one slot of the pool.

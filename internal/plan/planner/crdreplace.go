@@ -6,6 +6,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,7 +20,7 @@ import (
 // status.storedVersions lists) stays in the plan, with the refusal as its
 // reason: the plan says what apply will fail on, and impact what it
 // could lose.
-func (c *computer) crdReplacement(ctx context.Context, kc *kube.Client, crd, live *unstructured.Unstructured, ch *plan.ObjectChange) error {
+func (c *computer) crdReplacement(ctx context.Context, rd *release.Renderer, crd, live *unstructured.Unstructured, ch *plan.ObjectChange) error {
 	if live == nil {
 		ch.Reason = `crds/: created before the release's other objects (crds = "create_replace")`
 		return nil
@@ -28,7 +29,7 @@ func (c *computer) crdReplacement(ctx context.Context, kc *kube.Client, crd, liv
 	var refused error
 	if err := c.do(ctx, func() error {
 		var err error
-		after, err = c.view(kc).DryRunReplace(ctx, crd)
+		after, err = c.view(rd).DryRunReplace(ctx, crd)
 		if err != nil && apierrors.IsInvalid(err) {
 			refused, err = err, nil
 		}

@@ -19,11 +19,11 @@ import (
 // installed, never upgraded or deleted); none with skip; with
 // create_replace created or replaced, on install and upgrade
 // (crdReplacement).
-func (c *computer) crdChanges(ctx context.Context, kc *kube.Client, r *chart.Rendered, action plan.Action, policy release.CRDPolicy) ([]*plan.ObjectChange, error) {
+func (c *computer) crdChanges(ctx context.Context, rd *release.Renderer, r *chart.Rendered, action plan.Action, policy release.CRDPolicy) ([]*plan.ObjectChange, error) {
 	install := action == plan.ActionInstall
 	var out []*plan.ObjectChange
 	for _, f := range r.CRDs {
-		objs, err := kc.Parse(string(f.Data), "")
+		objs, err := rd.Parse(string(f.Data), "")
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Name, err)
 		}
@@ -32,7 +32,7 @@ func (c *computer) crdChanges(ctx context.Context, kc *kube.Client, r *chart.Ren
 			var live *unstructured.Unstructured
 			if err := c.do(ctx, func() error {
 				var err error
-				live, err = c.live(ctx, kc, ref)
+				live, err = c.live(ctx, rd, ref)
 				return err
 			}); err != nil {
 				return nil, err
@@ -43,7 +43,7 @@ func (c *computer) crdChanges(ctx context.Context, kc *kube.Client, r *chart.Ren
 			case policy == release.CRDsSkip:
 				ch.Action, ch.Reason = plan.ObjectNoOp, `crds/: not installed (crds = "skip")`
 			case policy == release.CRDsCreateReplace:
-				if err := c.crdReplacement(ctx, kc, o, live, ch); err != nil {
+				if err := c.crdReplacement(ctx, rd, o, live, ch); err != nil {
 					return nil, err
 				}
 			case live != nil && install:
@@ -65,7 +65,7 @@ func (c *computer) crdChanges(ctx context.Context, kc *kube.Client, r *chart.Ren
 // does not serve yet, without a comparison (there is nothing to compare
 // with): kinds the chart's crds/ define are served once those are
 // installed; others only if something installs their CRD first.
-func unservedObjects(kc *kube.Client, r *chart.Rendered, namespace string, policy release.CRDPolicy) []*plan.ObjectChange {
+func unservedObjects(rd *release.Renderer, r *chart.Rendered, namespace string, policy release.CRDPolicy) []*plan.ObjectChange {
 	defined := map[string]bool{} // group/kind defined by the chart's crds/ (none when skipped)
 	for _, f := range r.CRDs {
 		if policy == release.CRDsSkip {
@@ -84,7 +84,7 @@ func unservedObjects(kc *kube.Client, r *chart.Rendered, namespace string, polic
 	served := func(gvk schema.GroupVersionKind) bool {
 		ok, asked := servedKinds[gvk]
 		if !asked {
-			ok = kc.Served(gvk)
+			ok = rd.Served(gvk)
 			servedKinds[gvk] = ok
 		}
 		return ok
@@ -133,7 +133,7 @@ func hasCRDsRecord(rec *release.Release) bool {
 // says only why); under create_replace each must be as the deploy left
 // it (uid and resourceVersion), else the release is planned in full
 // ("crds-changed"), which dry-runs the replace.
-func (c *computer) crdsUnchanged(ctx context.Context, eng *release.Engine, req *release.Request, deployed *release.Release) ([]*plan.ObjectChange, string, error) {
+func (c *computer) crdsUnchanged(ctx context.Context, rd *release.Renderer, req *release.Request, deployed *release.Release) ([]*plan.ObjectChange, string, error) {
 	recorded, ok := release.CRDsOf(deployed)
 	if !ok || len(recorded) == 0 {
 		return nil, "", nil
@@ -149,7 +149,7 @@ func (c *computer) crdsUnchanged(ctx context.Context, eng *release.Engine, req *
 				ch.Reason = `crds/: not installed (crds = "skip")`
 				continue
 			}
-			live, err := c.liveApplied(ctx, eng, crd.Ref())
+			live, err := c.liveApplied(ctx, rd, crd.Ref())
 			if err != nil {
 				return err
 			}

@@ -50,7 +50,7 @@ type derived struct {
 // secretDerived finds what rendered depends on the sensitive values red
 // knows, by rendering req again with placeholders (and, if needed, with the
 // real values once more) as revision would be rendered.
-func (c *computer) secretDerived(ctx context.Context, eng *release.Engine, req *release.Request, revision int, install bool, rendered *chart.Rendered, red *sensitive.Redactor) (*derived, error) {
+func (c *computer) secretDerived(ctx context.Context, rd *release.Renderer, req *release.Request, revision int, install bool, rendered *chart.Rendered, red *sensitive.Redactor) (*derived, error) {
 	out := &derived{fields: sensitive.Fields{}}
 	masked, changed := placeholders(req.Values, red)
 	if !changed {
@@ -60,7 +60,7 @@ func (c *computer) secretDerived(ctx context.Context, eng *release.Engine, req *
 	if install {
 		action = chart.ActionInstall
 	}
-	opts := eng.RenderOptions(ctx, req, revision, action)
+	opts := rd.RenderOptions(ctx, req, revision, action)
 	opts.Lookup = sharedLookup(opts.Lookup)
 	render := func(values map[string]any) (*chart.Rendered, error) {
 		o := opts

@@ -113,7 +113,7 @@ func (e *env) deploy(vars map[string]string) {
 func (e *env) verify(p *plan.Plan) []string {
 	e.t.Helper()
 	moved, err := planner.Verify(context.Background(), p, func(string) (planner.VerifyCluster, error) {
-		return planner.VerifyCluster{View: planner.VerifyView(e.eng), Engine: e.eng}, nil
+		return planner.VerifyCluster{View: planner.VerifyView(e.eng), Renderer: e.eng.Renderer}, nil
 	})
 	if err != nil {
 		e.t.Fatal(err)

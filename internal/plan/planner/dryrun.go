@@ -10,6 +10,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/plan"
 
 	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -107,9 +108,9 @@ type dryRunResult struct {
 // will: taking over the fields obj sets from other field managers, and
 // leaving those ignore names to them.
 // live is the object as the plan read it (nil: absent).
-func (c *computer) dryRun(ctx context.Context, kc *kube.Client, obj, live *unstructured.Unstructured, ignore kube.IgnoreRules) (dryRunResult, error) {
+func (c *computer) dryRun(ctx context.Context, rd *release.Renderer, obj, live *unstructured.Unstructured, ignore kube.IgnoreRules) (dryRunResult, error) {
 	c.stats.add(&c.stats.DryRuns, 1)
-	after, err := c.view(kc).DryRun(ctx, obj, live, ignore)
+	after, err := c.view(rd).DryRun(ctx, obj, live, ignore)
 	switch {
 	case err == nil:
 		return dryRunResult{after: after}, nil

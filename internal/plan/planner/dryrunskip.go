@@ -43,7 +43,7 @@ import (
 // appliedIntact reports whether the release's live objects are as its
 // deployed revision's apply left them, as far as skipDryRun needs (see
 // above). lives are the live objects of previous (nil: absent).
-func (c *computer) appliedIntact(ctx context.Context, eng *release.Engine, prep *release.Prepared, adopt, interrupted bool, previous, lives []*unstructured.Unstructured) (bool, error) {
+func (c *computer) appliedIntact(ctx context.Context, rd *release.Renderer, prep *release.Prepared, adopt, interrupted bool, previous, lives []*unstructured.Unstructured) (bool, error) {
 	deployed := prep.Deployed
 	if deployed == nil || deployed != prep.Last || adopt || interrupted || len(previous) == 0 {
 		return false, nil
@@ -52,19 +52,18 @@ func (c *computer) appliedIntact(ctx context.Context, eng *release.Engine, prep 
 	if label == "" || applied == "" {
 		return false, nil
 	}
-	fp := eng.Fingerprint(prep.Request)
+	fp := rd.Fingerprint(prep.Request)
 	if fp == "" || release.RevisionFingerprint(fp, deployed.Version) != label {
 		return false, nil
 	}
-	kc := eng.Kube()
 	refs := make([]kube.Ref, len(previous))
 	for i, o := range previous {
 		refs[i] = kube.RefOf(o)
 	}
-	if kc.AppliedState(refs, lives) != applied {
+	if rd.AppliedState(refs, lives) != applied {
 		return false, nil
 	}
-	return c.noAdmission(ctx, kc, previous)
+	return c.noAdmission(ctx, rd, previous)
 }
 
 // skipDryRun reports whether obj's dry run is proven a no-op: intact is
@@ -110,8 +109,8 @@ type AdmissionScope struct {
 // noAdmission reports whether no admission webhook or policy of the
 // cluster matches the API group of any of objs, as the plan's view reads
 // them (ClusterView.Admission: once per plan).
-func (c *computer) noAdmission(ctx context.Context, kc *kube.Client, objs []*unstructured.Unstructured) (bool, error) {
-	scope, err := c.view(kc).Admission(ctx)
+func (c *computer) noAdmission(ctx context.Context, rd *release.Renderer, objs []*unstructured.Unstructured) (bool, error) {
+	scope, err := c.view(rd).Admission(ctx)
 	if err != nil || scope.All {
 		return false, err
 	}
@@ -127,15 +126,14 @@ func (c *computer) noAdmission(ctx context.Context, kc *kube.Client, objs []*uns
 // live objects of previous (the deployed revision's) through the plan's
 // lists. Only a full plan asks: an incremental one proved the release
 // unchanged already, or found that it changed.
-func (c *computer) previousIntact(ctx context.Context, eng *release.Engine, rc *plan.ReleaseChange, prep *release.Prepared, previous []*unstructured.Unstructured) (bool, error) {
+func (c *computer) previousIntact(ctx context.Context, rd *release.Renderer, rc *plan.ReleaseChange, prep *release.Prepared, previous []*unstructured.Unstructured) (bool, error) {
 	if c.in.Refresh != RefreshFull || len(previous) == 0 || prep.Deployed == nil || prep.Deployed != prep.Last {
 		return false, nil
 	}
-	kc := eng.Kube()
 	lives := make([]*unstructured.Unstructured, len(previous))
 	if err := c.do(ctx, func() error {
 		for i, o := range previous {
-			live, err := c.liveShared(ctx, kc, kube.RefOf(o))
+			live, err := c.liveShared(ctx, rd, kube.RefOf(o))
 			if err != nil {
 				return err
 			}
@@ -145,5 +143,5 @@ func (c *computer) previousIntact(ctx context.Context, eng *release.Engine, rc *
 	}); err != nil {
 		return false, err
 	}
-	return c.appliedIntact(ctx, eng, prep, rc.Adopt, rc.Interrupted != nil, previous, lives)
+	return c.appliedIntact(ctx, rd, prep, rc.Adopt, rc.Interrupted != nil, previous, lives)
 }

@@ -36,7 +36,7 @@ func (c *computer) explains(inst *config.ReleaseInstance) bool {
 // maxExplainedLeaves of them, none is (Attribution says so). A field
 // computed from a value without printing it (a replica count doubled)
 // is missed by that filter.
-func (c *computer) explainFields(ctx context.Context, eng *release.Engine, rc *plan.ReleaseChange, req *release.Request, prep *release.Prepared, red *sensitive.Redactor) error {
+func (c *computer) explainFields(ctx context.Context, rd *release.Renderer, rc *plan.ReleaseChange, req *release.Request, prep *release.Prepared, red *sensitive.Redactor) error {
 	current := objectDocs(prep.Rendered)
 	texts := map[string]bool{}
 	for _, d := range current {
@@ -68,7 +68,7 @@ func (c *computer) explainFields(ctx context.Context, eng *release.Engine, rc *p
 		rc.Attribution = strings.Join(slices.DeleteFunc([]string{rc.Attribution, note}, func(s string) bool { return s == "" }), "; ")
 		return nil
 	}
-	opts := eng.RenderOptions(ctx, req, prep.Revision, chart.ActionUpgrade)
+	opts := rd.RenderOptions(ctx, req, prep.Revision, chart.ActionUpgrade)
 	if prep.IsInstall {
 		opts.Action = chart.ActionInstall
 	}

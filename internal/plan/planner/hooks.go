@@ -3,6 +3,7 @@ package planner
 import (
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/sensitive"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,7 +14,7 @@ import (
 // engine applies it, masked with red) for policies and the plan's
 // object list. A hook whose manifest does not parse (a kind the cluster
 // does not serve yet) keeps the namespace it was given.
-func HookRuns(kc *kube.Client, r *chart.Rendered, namespace string, action plan.Action, red *sensitive.Redactor) []plan.HookRun {
+func HookRuns(rd *release.Renderer, r *chart.Rendered, namespace string, action plan.Action, red *sensitive.Redactor) []plan.HookRun {
 	events := []chart.HookEvent{chart.HookPreUpgrade, chart.HookPostUpgrade}
 	if action == plan.ActionInstall {
 		events = []chart.HookEvent{chart.HookPreInstall, chart.HookPostInstall}
@@ -25,7 +26,7 @@ func HookRuns(kc *kube.Client, r *chart.Rendered, namespace string, action plan.
 			run := plan.HookRun{Name: h.Name, Kind: h.Kind, Path: h.Path, Events: []string{string(ev)}, Weight: h.Weight}
 			obj, seen := parsed[h]
 			if !seen {
-				obj = hookObject(kc, h.Manifest, namespace)
+				obj = hookObject(rd, h.Manifest, namespace)
 				parsed[h] = obj
 			}
 			if obj != nil {
@@ -40,13 +41,13 @@ func HookRuns(kc *kube.Client, r *chart.Rendered, namespace string, action plan.
 
 // hookObject is a hook's object as the engine parses it to run it (nil
 // when its manifest holds no single object).
-func hookObject(kc *kube.Client, manifest, namespace string) *unstructured.Unstructured {
+func hookObject(rd *release.Renderer, manifest, namespace string) *unstructured.Unstructured {
 	var objs []*unstructured.Unstructured
 	var err error
-	if kc != nil {
-		objs, err = kc.Parse(manifest, namespace)
+	if rd != nil {
+		objs, err = rd.Parse(manifest, namespace)
 	}
-	if kc == nil || err != nil {
+	if rd == nil || err != nil {
 		objs, err = kube.ParseUnmapped(manifest)
 	}
 	if err != nil || len(objs) != 1 {

@@ -7,13 +7,14 @@ import (
 	"slices"
 
 	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
 )
 
 // impact sets rc.Impact (plan.ComputeImpact) once its objects are planned,
 // with what it needs from the cluster besides: the live claims of the
 // StatefulSets rc replaces or deletes.
-func (c *computer) impact(ctx context.Context, kc *kube.Client, rc *plan.ReleaseChange) error {
+func (c *computer) impact(ctx context.Context, rd *release.Renderer, rc *plan.ReleaseChange) error {
 	if rc.Action == plan.ActionNoOp || rc.KnownAfterApply {
 		return nil
 	}
@@ -22,7 +23,7 @@ func (c *computer) impact(ctx context.Context, kc *kube.Client, rc *plan.Release
 		if o.Ref.Group != "apps" || o.Ref.Kind != "StatefulSet" || (o.Action != plan.ObjectReplace && o.Action != plan.ObjectDelete) || o.Before == nil {
 			continue
 		}
-		claims, err := c.claimsOf(ctx, kc, o)
+		claims, err := c.claimsOf(ctx, rd, o)
 		if err != nil {
 			return err
 		}
@@ -34,14 +35,14 @@ func (c *computer) impact(ctx context.Context, kc *kube.Client, rc *plan.Release
 
 // claimsOf are the live PersistentVolumeClaims a StatefulSet's
 // volumeClaimTemplates made: <template>-<statefulset>-<ordinal>.
-func (c *computer) claimsOf(ctx context.Context, kc *kube.Client, o *plan.ObjectChange) ([]string, error) {
+func (c *computer) claimsOf(ctx context.Context, rd *release.Renderer, o *plan.ObjectChange) ([]string, error) {
 	spec, _ := o.Before["spec"].(map[string]any)
 	templates, _ := spec["volumeClaimTemplates"].([]any)
 	if len(templates) == 0 {
 		return nil, nil
 	}
 	c.stats.add(&c.stats.Lists, 1)
-	list, err := c.view(kc).Claims(ctx, o.Ref.Namespace)
+	list, err := c.view(rd).Claims(ctx, o.Ref.Namespace)
 	if err != nil {
 		return nil, fmt.Errorf("list the claims of %s: %w", o.Ref, err)
 	}

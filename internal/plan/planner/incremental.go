@@ -30,8 +30,8 @@ import (
 // It reports false when any of these does not hold: the release is then
 // planned in full, which finds what changed. The result is what the full
 // plan of an unchanged release says.
-func (c *computer) unchanged(ctx context.Context, eng *release.Engine, rc *plan.ReleaseChange, req *release.Request, last, deployed *release.Release, red *sensitive.Redactor) (bool, error) {
-	why, err := c.provenUnchanged(ctx, eng, rc, req, last, deployed, red)
+func (c *computer) unchanged(ctx context.Context, rd *release.Renderer, rc *plan.ReleaseChange, req *release.Request, last, deployed *release.Release, red *sensitive.Redactor) (bool, error) {
+	why, err := c.provenUnchanged(ctx, rd, rc, req, last, deployed, red)
 	if err != nil || why == "" {
 		return why == "", err
 	}
@@ -41,12 +41,11 @@ func (c *computer) unchanged(ctx context.Context, eng *release.Engine, rc *plan.
 
 // provenUnchanged plans rc as unchanged when that can be proven (see
 // unchanged), or says why not.
-func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc *plan.ReleaseChange, req *release.Request, last, deployed *release.Release, red *sensitive.Redactor) (string, error) {
-	if why := c.inputsUnchanged(eng, req, last, deployed, rc.Interrupted != nil, rc.Adopt); why != "" {
+func (c *computer) provenUnchanged(ctx context.Context, rd *release.Renderer, rc *plan.ReleaseChange, req *release.Request, last, deployed *release.Release, red *sensitive.Redactor) (string, error) {
+	if why := c.inputsUnchanged(rd, req, last, deployed, rc.Interrupted != nil, rc.Adopt); why != "" {
 		return why, nil
 	}
 	applied := deployed.Labels[release.AppliedLabel]
-	kc := eng.Kube()
 	content := c.in.Observe == ObserveContent
 	// With ObserveContent the manifest is parsed, for the objects' shapes,
 	// and for policies over objects, which see what it holds; otherwise
@@ -57,12 +56,12 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 	var err error
 	if content || c.in.PolicyObjects {
 		// The manifest is in the record's payload: read it whole.
-		if deployed, err = c.loadRecord(ctx, eng, deployed); err != nil {
+		if deployed, err = c.loadRecord(ctx, rd, deployed); err != nil {
 			return "", err
 		}
-		parsed, objs, removed, err = parseRecord(eng, deployed)
+		parsed, objs, removed, err = parseRecord(rd, deployed)
 	} else {
-		objs, removed, err = c.recordObjects(ctx, eng, deployed)
+		objs, removed, err = c.recordObjects(ctx, rd, deployed)
 	}
 	if err != nil {
 		return "record-unreadable", nil // the full plan says what is wrong with it
@@ -85,7 +84,7 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 		// (release.Engine.Settle): found again, the chart renders as
 		// deployed.
 		for _, l := range lookups {
-			live, err := c.liveApplied(ctx, eng, l.Ref)
+			live, err := c.liveApplied(ctx, rd, l.Ref)
 			if err != nil {
 				return err
 			}
@@ -97,19 +96,19 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 		for i, o := range objs {
 			refs[i] = o.Ref
 			if !content {
-				live, err := c.liveApplied(ctx, eng, o.Ref)
+				live, err := c.liveApplied(ctx, rd, o.Ref)
 				if err != nil {
 					return err
 				}
 				lives[i] = live
 				continue
 			}
-			live, err := c.liveShared(ctx, kc, o.Ref)
+			live, err := c.liveShared(ctx, rd, o.Ref)
 			if err != nil {
 				return err
 			}
 			if full[i] = live; live != nil {
-				lives[i] = kube.AppliedOf(kc.FieldManager(), live)
+				lives[i] = kube.AppliedOf(rd.FieldManager(), live)
 			}
 		}
 		return nil
@@ -119,7 +118,7 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 	if lookupsMoved {
 		return "lookups-changed", nil
 	}
-	crds, why, err := c.crdsUnchanged(ctx, eng, req, deployed)
+	crds, why, err := c.crdsUnchanged(ctx, rd, req, deployed)
 	if err != nil || why != "" {
 		return why, err
 	}
@@ -178,7 +177,7 @@ func (c *computer) provenUnchanged(ctx context.Context, eng *release.Engine, rc 
 // are as applied): the first checks of provenUnchanged, which
 // predictChange repeats to predict a plan's record reads (records.go). It sets
 // req.Fingerprint when it computes it.
-func (c *computer) inputsUnchanged(eng *release.Engine, req *release.Request, last, deployed *release.Release, interrupted, adopt bool) string {
+func (c *computer) inputsUnchanged(rd *release.Renderer, req *release.Request, last, deployed *release.Release, interrupted, adopt bool) string {
 	switch {
 	case c.in.Refresh != RefreshIncremental:
 		return "refresh-full"
@@ -201,7 +200,7 @@ func (c *computer) inputsUnchanged(eng *release.Engine, req *release.Request, la
 	if label == "" || applied == "" {
 		return "no-fingerprint"
 	}
-	req.Fingerprint = eng.Fingerprint(req)
+	req.Fingerprint = rd.Fingerprint(req)
 	if release.RevisionFingerprint(req.Fingerprint, deployed.Version) != label {
 		return "inputs-changed"
 	}
@@ -213,23 +212,23 @@ func (c *computer) inputsUnchanged(eng *release.Engine, req *release.Request, la
 // record helm or an older convoy wrote, read whole for it). removed: the
 // record names an API version the cluster no longer serves (its
 // manifest is then parsed, its objects read as their successors').
-func (c *computer) recordObjects(ctx context.Context, eng *release.Engine, rec *release.Release) (objs []release.RecordObject, removed bool, err error) {
-	if objs, ok := release.RecordObjectsOf(rec); ok && !eng.NamesRemovedAPI(objs) {
+func (c *computer) recordObjects(ctx context.Context, rd *release.Renderer, rec *release.Release) (objs []release.RecordObject, removed bool, err error) {
+	if objs, ok := release.RecordObjectsOf(rec); ok && !rd.NamesRemovedAPI(objs) {
 		return objs, false, nil
 	}
-	rec, err = c.loadRecord(ctx, eng, rec)
+	rec, err = c.loadRecord(ctx, rd, rec)
 	if err != nil {
 		return nil, false, err
 	}
-	_, objs, removed, err = parseRecord(eng, rec)
+	_, objs, removed, err = parseRecord(rd, rec)
 	return objs, removed, err
 }
 
 // parseRecord parses a record's manifest: its objects as apply applies
 // them (those of a removed API version as its successor's), what they
 // are, and whether it names a removed API version.
-func parseRecord(eng *release.Engine, rec *release.Release) ([]*unstructured.Unstructured, []release.RecordObject, bool, error) {
-	parsed, paths, mapped, err := eng.RecordObjectsAPIs(rec)
+func parseRecord(rd *release.Renderer, rec *release.Release) ([]*unstructured.Unstructured, []release.RecordObject, bool, error) {
+	parsed, paths, mapped, err := rd.RecordObjectsAPIs(rec)
 	if err != nil {
 		return nil, nil, false, err
 	}

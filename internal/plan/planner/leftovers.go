@@ -61,13 +61,13 @@ func unfinished(r *release.Release) bool {
 // deployed and next revisions (whose identities has says) lack, oldest
 // revision first. Whether each exists and still carries the release's
 // ownership is the caller's to read.
-func (c *computer) leftovers(ctx context.Context, eng *release.Engine, hist []*release.Release, deployed *release.Release, has func(kube.Ref) bool) ([]leftover, error) {
+func (c *computer) leftovers(ctx context.Context, rd *release.Renderer, hist []*release.Release, deployed *release.Release, has func(kube.Ref) bool) ([]leftover, error) {
 	revs := leftoverRevisions(hist, deployed)
 	slices.SortFunc(revs, func(a, b *release.Release) int { return a.Version - b.Version })
 	var out []leftover
 	seen := map[string]bool{}
 	for _, rec := range revs {
-		objs, _, err := c.recordObjects(ctx, eng, rec)
+		objs, _, err := c.recordObjects(ctx, rd, rec)
 		if err != nil {
 			return nil, fmt.Errorf("revision %d of %s: %w", rec.Version, rec.Name, err)
 		}

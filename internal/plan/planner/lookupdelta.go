@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -30,12 +31,12 @@ func (f fieldDelta) String() string {
 // order, and lists the fields that differ. ok is false when the two do not
 // hold the same objects (one added, removed or reordered), where fields
 // say nothing: the caller keeps the generic reason.
-func manifestDeltas(kc *kube.Client, rendered, recorded, ns string) (deltas []fieldDelta, ok bool) {
-	ra, err := kc.Parse(rendered, ns)
+func manifestDeltas(rd *release.Renderer, rendered, recorded, ns string) (deltas []fieldDelta, ok bool) {
+	ra, err := rd.Parse(rendered, ns)
 	if err != nil {
 		return nil, false
 	}
-	rb, err := kc.Parse(recorded, ns)
+	rb, err := rd.Parse(recorded, ns)
 	if err != nil || len(ra) != len(rb) {
 		return nil, false
 	}
@@ -86,8 +87,8 @@ func diffPaths(a, b any, at []string, out *[][]string) {
 // lookupVolumeName fills spec.volumeName from the bound claim, absent when
 // helm installed it). Applying those changes nothing, and they alone need
 // no revision. What remains is a difference of the rendering.
-func (c *computer) unsettled(ctx context.Context, kc *kube.Client, rendered string, deltas []fieldDelta, ns string) ([]fieldDelta, error) {
-	objs, err := kc.Parse(rendered, ns)
+func (c *computer) unsettled(ctx context.Context, rd *release.Renderer, rendered string, deltas []fieldDelta, ns string) ([]fieldDelta, error) {
+	objs, err := rd.Parse(rendered, ns)
 	if err != nil {
 		return deltas, nil
 	}
@@ -100,7 +101,7 @@ func (c *computer) unsettled(ctx context.Context, kc *kube.Client, rendered stri
 		var live *unstructured.Unstructured
 		err := c.do(ctx, func() error {
 			var err error
-			live, err = c.view(kc).Get(ctx, d.ref)
+			live, err = c.view(rd).Get(ctx, d.ref)
 			return err
 		})
 		if err != nil {

@@ -16,17 +16,16 @@ type lookupKey struct {
 	apiVersion, kind, namespace, name string
 }
 
-// lookup answers the lookups of the charts a plan renders on eng's
+// lookup answers the lookups of the charts a plan renders on rd's
 // cluster: each object (or list) is read once per plan, however many
 // renderings of however many releases ask (a release rendered as the
 // next revision and again as the deployed one, its attributions, charts
 // looking up the same Secret). Each caller gets a copy: templates may
 // change what they are given.
-func (c *computer) lookup(ctx context.Context, eng *release.Engine) chart.LookupFunc {
-	kc := eng.Kube()
-	live := kc.Lookup(ctx)
+func (c *computer) lookup(ctx context.Context, rd *release.Renderer) chart.LookupFunc {
+	live := rd.Lookup(ctx)
 	return func(apiVersion, kind, namespace, name string) (map[string]any, error) {
-		got, err := c.lookups.Get(lookupKey{kc.ClusterID(), apiVersion, kind, namespace, name}, func() (map[string]any, error) {
+		got, err := c.lookups.Get(lookupKey{rd.ClusterID(), apiVersion, kind, namespace, name}, func() (map[string]any, error) {
 			return live(apiVersion, kind, namespace, name)
 		})
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/plan"
 
 	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -38,7 +39,7 @@ func projectFields(v, shape, absent any) any {
 
 // setManagers names, on each change, the field manager other than convoy's
 // that owns the field in live (Change.Manager).
-func setManagers(d *plan.Diff, kc *kube.Client, live *unstructured.Unstructured) {
+func setManagers(d *plan.Diff, rd *release.Renderer, live *unstructured.Unstructured) {
 	if d == nil {
 		return
 	}
@@ -48,7 +49,7 @@ func setManagers(d *plan.Diff, kc *kube.Client, live *unstructured.Unstructured)
 			continue
 		}
 		for _, o := range kube.OwnersOf(live, p) {
-			if !kc.IsOwn(o) {
+			if !rd.IsOwn(o) {
 				c.Manager = o.Manager
 				break
 			}

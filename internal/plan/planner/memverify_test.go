@@ -25,7 +25,7 @@ import (
 func (m *mem) verify(p *plan.Plan) []string {
 	m.t.Helper()
 	moved, err := planner.Verify(context.Background(), p, func(string) (planner.VerifyCluster, error) {
-		return planner.VerifyCluster{View: m.v, Engine: m.v.Engine()}, nil
+		return planner.VerifyCluster{View: m.v, Renderer: m.v.Engine().Renderer}, nil
 	})
 	if err != nil {
 		m.t.Fatal(err)

@@ -48,11 +48,11 @@ func (c *computer) noteMoved(ctx context.Context, inst *config.ReleaseInstance, 
 	if len(sources) == 0 || rc.Refused() {
 		return nil
 	}
-	eng, err := c.engine(ctx, inst.Cluster)
+	rd, err := c.renderer(ctx, inst.Cluster)
 	if err != nil {
 		return err
 	}
-	hist, err := c.history(ctx, eng, inst.Namespace, inst.Name)
+	hist, err := c.history(ctx, rd, inst.Namespace, inst.Name)
 	if err != nil || len(hist) == 0 {
 		return err // nothing installed: nothing moved
 	}
@@ -97,7 +97,7 @@ func movedFrom(r *release.Release, at addrs.ReleaseInstance, sources []config.Mo
 // orphan plans a release of the stack its files no longer declare: the
 // removed block naming it says whether it is uninstalled (destroy, the
 // default) or forgotten (destroy = false); without one it is uninstalled.
-func (c *computer) orphan(ctx context.Context, eng *release.Engine, cluster string, last *release.Release) (*plan.ReleaseChange, error) {
+func (c *computer) orphan(ctx context.Context, rd *release.Renderer, cluster string, last *release.Release) (*plan.ReleaseChange, error) {
 	rb, at := removedBlockOf(c.in.Stack, last)
 	if rb != nil && !rb.Destroy {
 		rc := &plan.ReleaseChange{
@@ -110,7 +110,7 @@ func (c *computer) orphan(ctx context.Context, eng *release.Engine, cluster stri
 		rc.Chart.Before = chartRef(last.Chart)
 		return rc, nil
 	}
-	rc, err := c.uninstall(ctx, eng, cluster, last)
+	rc, err := c.uninstall(ctx, rd, cluster, last)
 	if err != nil || rb == nil {
 		return rc, err
 	}

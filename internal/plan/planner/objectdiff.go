@@ -24,8 +24,7 @@ import (
 // Objects of the kinds in uncompared (group/kind: their CRDs are replaced
 // first, crds = "create_replace") are listed without a comparison: the API
 // server would judge them by the CRD it has now.
-func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.ReleaseChange, prep *release.Prepared, red *sensitive.Redactor, unchanged bool, uncompared map[string]bool) (appliedState string, err error) {
-	kc := eng.Kube()
+func (c *computer) objects(ctx context.Context, rd *release.Renderer, rc *plan.ReleaseChange, prep *release.Prepared, red *sensitive.Redactor, unchanged bool, uncompared map[string]bool) (appliedState string, err error) {
 	req := prep.Request
 	previous := release.WithOwnership(prep.Previous, prep.PreviousOwner(), req.Namespace)
 	prevBy := map[string]*unstructured.Unstructured{}
@@ -67,14 +66,14 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 			gone = append(gone, o)
 		}
 	}
-	left, err := c.leftovers(ctx, eng, prep.History, prep.Deployed, func(ref kube.Ref) bool {
+	left, err := c.leftovers(ctx, rd, prep.History, prep.Deployed, func(ref kube.Ref) bool {
 		k := identityKey(ref)
 		return inCurrent[k] || prevBy[k] != nil
 	})
 	if err != nil {
 		return "", err
 	}
-	intact, err := c.previousIntact(ctx, eng, rc, prep, previous)
+	intact, err := c.previousIntact(ctx, rd, rc, prep, previous)
 	if err != nil {
 		return "", err
 	}
@@ -87,7 +86,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 				ref := kube.RefOf(obj)
 				res := &results[i]
 				res.ref = ref
-				live, err := c.live(ctx, kc, ref)
+				live, err := c.live(ctx, rd, ref)
 				if err != nil {
 					return err
 				}
@@ -102,7 +101,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 				}
 				prev := prevBy[identityKey(ref)]
 				if live == nil {
-					if res.elsewhere, res.warning, err = c.validateNew(ctx, kc, obj, req); err != nil {
+					if res.elsewhere, res.warning, err = c.validateNew(ctx, rd, obj, req); err != nil {
 						return inTemplate(prep.TemplateOf(ref), err)
 					}
 				}
@@ -111,7 +110,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 						res.conflict = &plan.ObjectConflict{Ref: plan.ObjectRef(ref), OwnerRelease: owner, OwnerNamespace: ns}
 					}
 				}
-				ch, drift, warn, err := c.diffObject(ctx, kc, obj, prev, live, req, red, intact)
+				ch, drift, warn, err := c.diffObject(ctx, rd, obj, prev, live, req, red, intact)
 				if err != nil {
 					return inTemplate(prep.TemplateOf(ref), err)
 				}
@@ -129,7 +128,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 		wg.Go(func() {
 			errs[i] = c.do(ctx, func() error {
 				ref := kube.RefOf(obj)
-				live, err := c.live(ctx, kc, ref)
+				live, err := c.live(ctx, rd, ref)
 				if err != nil || live == nil {
 					return err
 				}
@@ -144,7 +143,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 		i := len(items) + len(gone) + j
 		wg.Go(func() {
 			errs[i] = c.do(ctx, func() error {
-				live, err := c.live(ctx, kc, l.ref)
+				live, err := c.live(ctx, rd, l.ref)
 				// Only what still carries the release's ownership is the
 				// release's to delete, and never a kept object.
 				if err != nil || live == nil || !ownedByRelease(live, req.Name, req.Namespace) || release.IsKept(live) {
@@ -168,7 +167,7 @@ func (c *computer) objects(ctx context.Context, eng *release.Engine, rc *plan.Re
 		for i := range items {
 			refs[i], lives[i] = results[i].ref, results[i].live
 		}
-		appliedState = kc.AppliedState(refs, lives)
+		appliedState = rd.AppliedState(refs, lives)
 	}
 	var elsewhere []string
 	for _, r := range results {
@@ -213,7 +212,7 @@ func getLive(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.
 // drift. Changed fields name the field manager that wrote the live value.
 // intact is appliedIntact of the release: dry runs proven no-ops are
 // skipped (dryrunskip.go).
-func (c *computer) diffObject(ctx context.Context, kc *kube.Client, obj, prev, live *unstructured.Unstructured, req *release.Request, red *sensitive.Redactor, intact bool) (*plan.ObjectChange, *plan.ObjectDrift, string, error) {
+func (c *computer) diffObject(ctx context.Context, rd *release.Renderer, obj, prev, live *unstructured.Unstructured, req *release.Request, red *sensitive.Redactor, intact bool) (*plan.ObjectChange, *plan.ObjectDrift, string, error) {
 	ref := kube.RefOf(obj)
 	secret := append(secretPaths(ref.Kind), red.FieldsOf(ref.Group, ref.Kind, ref.Namespace, ref.Name)...)
 	if live == nil {
@@ -236,7 +235,7 @@ func (c *computer) diffObject(ctx context.Context, kc *kube.Client, obj, prev, l
 	if skipDryRun(intact, obj, prev, req) {
 		c.stats.add(&c.stats.DryRunsSkipped, 1)
 		dr.after = live
-	} else if dr, err = c.dryRun(ctx, kc, obj, live, req.IgnoreChanges); err != nil {
+	} else if dr, err = c.dryRun(ctx, rd, obj, live, req.IgnoreChanges); err != nil {
 		return nil, nil, "", err
 	}
 	liveN := normalize(live)
@@ -256,7 +255,7 @@ func (c *computer) diffObject(ctx context.Context, kc *kube.Client, obj, prev, l
 		if ch.Diff.Empty() {
 			ch.Action = plan.ObjectNoOp
 		}
-		setManagers(ch.Diff, kc, live)
+		setManagers(ch.Diff, rd, live)
 		ch.After = maskObject(after, red, secret)
 	}
 	ch.Before = maskObject(liveView(live), red, secret)
@@ -266,7 +265,7 @@ func (c *computer) diffObject(ctx context.Context, kc *kube.Client, obj, prev, l
 	}
 	applied := dr
 	if !sameObject(prev, obj) {
-		if applied, err = c.dryRun(ctx, kc, prev, live, req.IgnoreChanges); err != nil {
+		if applied, err = c.dryRun(ctx, rd, prev, live, req.IgnoreChanges); err != nil {
 			return nil, nil, "", err
 		}
 	}
@@ -278,7 +277,7 @@ func (c *computer) diffObject(ctx context.Context, kc *kube.Client, obj, prev, l
 	if d.Empty() {
 		return ch, nil, warning, nil
 	}
-	setManagers(d, kc, live)
+	setManagers(d, rd, live)
 	plan.MaskDiff(d, red, secret...)
 	drift := &plan.ObjectDrift{Ref: plan.ObjectRef(ref), Diff: d, Corrected: true}
 	changed := map[string]bool{}

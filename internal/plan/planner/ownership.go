@@ -27,12 +27,12 @@ func noteInterrupted(r *plan.ReleaseChange, i *plan.Interrupted) {
 // interrupted. The cached history is not modified. With full, its newest
 // and deployed records are read whole (fullHistory); otherwise they are
 // partial, as their metadata tells them (history).
-func (c *computer) observe(ctx context.Context, eng *release.Engine, namespace, name string, full bool) ([]*release.Release, *plan.Interrupted, error) {
+func (c *computer) observe(ctx context.Context, rd *release.Renderer, namespace, name string, full bool) ([]*release.Release, *plan.Interrupted, error) {
 	read := c.history
 	if full {
 		read = c.fullHistory
 	}
-	hist, err := read(ctx, eng, namespace, name)
+	hist, err := read(ctx, rd, namespace, name)
 	if err != nil || len(hist) == 0 {
 		return hist, nil, err
 	}
@@ -118,10 +118,10 @@ func (c *computer) ownership(rc *plan.ReleaseChange, inst *config.ReleaseInstanc
 // conflictOwners names the stack that owns each release owning one of the
 // release's objects (its newest record's stack label), so that the
 // refusal suggests take_ownership only for releases no stack owns.
-func (c *computer) conflictOwners(ctx context.Context, eng *release.Engine, rc *plan.ReleaseChange) error {
+func (c *computer) conflictOwners(ctx context.Context, rd *release.Renderer, rc *plan.ReleaseChange) error {
 	for i := range rc.Conflicts {
 		cf := &rc.Conflicts[i]
-		hist, err := c.history(ctx, eng, cf.OwnerNamespace, cf.OwnerRelease)
+		hist, err := c.history(ctx, rd, cf.OwnerNamespace, cf.OwnerRelease)
 		if err != nil {
 			return err
 		}

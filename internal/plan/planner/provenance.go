@@ -80,7 +80,7 @@ type changedInput struct {
 // attribute sets the provenance of every changed field of rc's objects,
 // and of its values diff's leaves. base is the revision the values are
 // compared with; prep the release as planned.
-func (c *computer) attribute(ctx context.Context, eng *release.Engine, inst *config.ReleaseInstance, rn *renaming, rc *plan.ReleaseChange, req *release.Request, prep *release.Prepared, base *release.Release, red *sensitive.Redactor) error {
+func (c *computer) attribute(ctx context.Context, rd *release.Renderer, inst *config.ReleaseInstance, rn *renaming, rc *plan.ReleaseChange, req *release.Request, prep *release.Prepared, base *release.Release, red *sensitive.Redactor) error {
 	if rc.Values != nil {
 		for _, ch := range rc.Values.Changes {
 			ch.Provenance = valuesChangeOrigins(rc.ValueOrigins, ch)
@@ -110,7 +110,7 @@ func (c *computer) attribute(ctx context.Context, eng *release.Engine, inst *con
 		return nil
 	}
 	action := chart.ActionUpgrade
-	opts := eng.RenderOptions(ctx, req, prep.Revision, action)
+	opts := rd.RenderOptions(ctx, req, prep.Revision, action)
 	opts.Lookup = sharedLookup(opts.Lookup)
 	render := func(ch *chart.Chart, values map[string]any, name, namespace string) (map[string]any, error) {
 		o := opts

@@ -26,22 +26,22 @@ type RecordSource func(ctx context.Context, eng *release.Engine, namespace strin
 // (incremental.go); fullHistory reads the payloads the rest needs. A full
 // refresh, and a plan that observes content (saved plans, the
 // controller), which need them all, read them whole (Reads.WholeRecords).
-func (c *computer) history(ctx context.Context, eng *release.Engine, namespace, name string) ([]*release.Release, error) {
-	recs, err := c.histories(ctx, eng, namespace)
+func (c *computer) history(ctx context.Context, rd *release.Renderer, namespace, name string) ([]*release.Release, error) {
+	recs, err := c.histories(ctx, rd, namespace)
 	return recs[name], err
 }
 
 // histories are the records of a namespace by release name (history).
-func (c *computer) histories(ctx context.Context, eng *release.Engine, namespace string) (map[string][]*release.Release, error) {
-	return c.viewOf(eng).Records(ctx, namespace)
+func (c *computer) histories(ctx context.Context, rd *release.Renderer, namespace string) (map[string][]*release.Release, error) {
+	return c.view(rd).Records(ctx, namespace)
 }
 
 // fullHistory is history with the newest and the deployed record read
 // whole (once per plan: ClusterView.Whole), as release.Engine.Histories
 // returns it: what planning a release in full, an uninstall or a rename
 // needs. The older records stay partial.
-func (c *computer) fullHistory(ctx context.Context, eng *release.Engine, namespace, name string) ([]*release.Release, error) {
-	hist, err := c.history(ctx, eng, namespace, name)
+func (c *computer) fullHistory(ctx context.Context, rd *release.Renderer, namespace, name string) ([]*release.Release, error) {
+	hist, err := c.history(ctx, rd, namespace, name)
 	if err != nil || len(hist) == 0 {
 		return hist, err
 	}
@@ -56,7 +56,7 @@ func (c *computer) fullHistory(ctx context.Context, eng *release.Engine, namespa
 		if i != len(hist)-1 && i != deployed {
 			continue
 		}
-		full, err := c.loadRecord(ctx, eng, r)
+		full, err := c.loadRecord(ctx, rd, r)
 		if err != nil {
 			return nil, err
 		}
@@ -67,17 +67,17 @@ func (c *computer) fullHistory(ctx context.Context, eng *release.Engine, namespa
 
 // loadRecord reads the whole record of a partial release, as the plan's
 // view reads it (ClusterView.Whole: once per plan, by list or GET).
-func (c *computer) loadRecord(ctx context.Context, eng *release.Engine, r *release.Release) (*release.Release, error) {
-	return c.viewOf(eng).Whole(ctx, r)
+func (c *computer) loadRecord(ctx context.Context, rd *release.Renderer, r *release.Release) (*release.Release, error) {
+	return c.view(rd).Whole(ctx, r)
 }
 
 // predictWholeReads counts the deployed records of a namespace the plan
 // will read whole (readsDeployedWhole): what the view is told
 // (Reads.WholeReads) to choose between one list of the namespace's
 // deployed records and a GET each.
-func (c *computer) predictWholeReads(ctx context.Context, eng *release.Engine, namespace string) (needed int, err error) {
-	id := eng.Kube().ClusterID()
-	hists, err := c.histories(ctx, eng, namespace)
+func (c *computer) predictWholeReads(ctx context.Context, rd *release.Renderer, namespace string) (needed int, err error) {
+	id := rd.ClusterID()
+	hists, err := c.histories(ctx, rd, namespace)
 	if err != nil {
 		return 0, err
 	}
@@ -86,8 +86,8 @@ func (c *computer) predictWholeReads(ctx context.Context, eng *release.Engine, n
 		if inst.Namespace != namespace {
 			continue
 		}
-		e, err := c.engine(ctx, inst.Cluster)
-		if err != nil || e.Kube().ClusterID() != id {
+		e, err := c.renderer(ctx, inst.Cluster)
+		if err != nil || e.ClusterID() != id {
 			continue // its own release says what is wrong
 		}
 		declared[inst.Name] = true
@@ -151,11 +151,11 @@ func (c *computer) predictChange(ctx context.Context, addr config.ReleaseInstanc
 			return false, nil
 		}
 		// Errors here are the release's own plan's to report.
-		eng, err := c.engine(ctx, inst.Cluster)
+		rd, err := c.renderer(ctx, inst.Cluster)
 		if err != nil {
 			return false, nil
 		}
-		hist, err := c.history(ctx, eng, inst.Namespace, inst.Name)
+		hist, err := c.history(ctx, rd, inst.Namespace, inst.Name)
 		if err != nil {
 			return false, nil
 		}
@@ -170,7 +170,7 @@ func (c *computer) predictChange(ctx context.Context, addr config.ReleaseInstanc
 		if err != nil {
 			return false, nil
 		}
-		return c.inputsUnchanged(eng, c.in.Request(r), last, deployed, false, false) != "", nil
+		return c.inputsUnchanged(rd, c.in.Request(r), last, deployed, false, false) != "", nil
 	})
 	return changes
 }

@@ -28,7 +28,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	// The records as their metadata tells them (partial: no chart, values
 	// or manifest), which is all the fast path needs; readFull reads the
 	// newest and deployed ones whole for everything else.
-	rc, eng, hist, interrupted, err := c.begin(ctx, inst, false)
+	rc, rd, hist, interrupted, err := c.begin(ctx, inst, false)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	lastAndDeployed()
 	readFull := func() error {
 		if !renamed {
-			if hist, _, err = c.observe(ctx, eng, inst.Namespace, inst.Name, true); err != nil {
+			if hist, _, err = c.observe(ctx, rd, inst.Namespace, inst.Name, true); err != nil {
 				return err
 			}
 			lastAndDeployed()
@@ -103,9 +103,9 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	red := sensitive.New(rc.Sensitive)
 	defer func() { err = red.Err(err) }()
 	req := c.in.Request(r)
-	req.Lookups = c.lookup(ctx, eng)
+	req.Lookups = c.lookup(ctx, rd)
 	if !renamed && !c.explains(inst) {
-		if same, err := c.unchanged(ctx, eng, rc, req, last, deployed, red); err != nil || same {
+		if same, err := c.unchanged(ctx, rd, rc, req, last, deployed, red); err != nil || same {
 			return rc, err
 		}
 	}
@@ -117,20 +117,20 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	if err := c.do(ctx, func() error {
 		var err error
 		c.stats.add(&c.stats.Renders, 1)
-		prep, err = eng.PrepareWithHistory(ctx, req, hist)
+		prep, err = rd.PrepareWithHistory(ctx, req, hist)
 		return err
 	}); err != nil {
 		if !meta.IsNoMatchError(err) {
 			return nil, err
 		}
-		return c.unknownKinds(ctx, eng, rc, req, hist, last, deployed, &red, err)
+		return c.unknownKinds(ctx, rd, rc, req, hist, last, deployed, &red, err)
 	}
-	derivedWarning, err := c.maskDerived(ctx, eng, rc, req, prep.Revision, prep.IsInstall, prep.Rendered, &red)
+	derivedWarning, err := c.maskDerived(ctx, rd, rc, req, prep.Revision, prep.IsInstall, prep.Rendered, &red)
 	if err != nil {
 		return nil, err
 	}
 	if req.CreateNamespace {
-		if _, err := c.namespaceAbsent(ctx, eng.Kube(), req.Namespace); err != nil {
+		if _, err := c.namespaceAbsent(ctx, rd, req.Namespace); err != nil {
 			return nil, err
 		}
 	}
@@ -143,7 +143,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	rc.StoredAPIs = storedAPIsOf(prep.StoredAPIs)
 	observed := rc.Warnings // who owns it, what was interrupted
 	rc.Warnings = append(slices.Clip(observed), warningsOf(prep.Rendered, red)...)
-	crds, err := c.crdChanges(ctx, eng.Kube(), prep.Rendered, rc.Action, req.CRDs)
+	crds, err := c.crdChanges(ctx, rd, prep.Rendered, rc.Action, req.CRDs)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +192,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 			rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonValues, Detail: fmt.Sprintf("%d %s changed", len(rc.Values.Changes), plural(len(rc.Values.Changes), "value", "values"))})
 		}
 		if len(rc.Reasons) == 0 {
-			rendering, err = c.sameRendering(ctx, eng, req, prep, deployed)
+			rendering, err = c.sameRendering(ctx, rd, req, prep, deployed)
 			if err != nil {
 				return nil, err
 			}
@@ -217,7 +217,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	}
 	unchanged := len(rc.Reasons) == 0
 	uncompared := replacedKinds(prep.Rendered, crds)
-	appliedState, err := c.objects(ctx, eng, rc, prep, red, unchanged, uncompared)
+	appliedState, err := c.objects(ctx, rd, rc, prep, red, unchanged, uncompared)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +231,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 			rc.Reasons = append(rc.Reasons, plan.Reason{Kind: plan.ReasonDrift, Detail: fmt.Sprintf("%d %s changed outside convoy", len(rc.Drift), plural(len(rc.Drift), "object", "objects"))})
 		}
 		rc.Objects, rc.Drift, rc.Conflicts, rc.Warnings = nil, nil, nil, append(slices.Clip(observed), warningsOf(prep.Rendered, red)...)
-		if _, err := c.objects(ctx, eng, rc, prep, red, false, uncompared); err != nil {
+		if _, err := c.objects(ctx, rd, rc, prep, red, false, uncompared); err != nil {
 			return nil, err
 		}
 	}
@@ -239,7 +239,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	if r, ok := leftoverReason(rc); ok {
 		rc.Reasons = append(rc.Reasons, r)
 	}
-	if err := c.conflictOwners(ctx, eng, rc); err != nil {
+	if err := c.conflictOwners(ctx, rd, rc); err != nil {
 		return nil, err
 	}
 	if unchanged {
@@ -263,16 +263,16 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	}
 	rc.Objects = append(crds, rc.Objects...)
 	if prep.NeedsCRDs {
-		rc.Objects = append(rc.Objects, unservedObjects(eng.Kube(), prep.Rendered, inst.Namespace, req.CRDs)...)
+		rc.Objects = append(rc.Objects, unservedObjects(rd, prep.Rendered, inst.Namespace, req.CRDs)...)
 	}
 	if rc.Action != plan.ActionNoOp && !req.DisableHooks {
-		rc.Hooks = HookRuns(eng.Kube(), prep.Rendered, inst.Namespace, rc.Action, red)
+		rc.Hooks = HookRuns(rd, prep.Rendered, inst.Namespace, rc.Action, red)
 	}
 	if rendersSame && rc.Action == plan.ActionUpgrade {
 		rc.Warnings = append(rc.Warnings, noObjectChanges(deployed.Version, len(rc.Hooks)))
 	}
 	if rc.Action != plan.ActionNoOp {
-		if err := c.sizeRecord(eng, rc, prep); err != nil {
+		if err := c.sizeRecord(rd, rc, prep); err != nil {
 			return nil, err
 		}
 	}
@@ -280,20 +280,20 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 		rc.Warnings = append(rc.Warnings, derivedWarning)
 	}
 	if rc.Action != plan.ActionNoOp {
-		if err := c.attribute(ctx, eng, inst, rn, rc, req, prep, base, red); err != nil {
+		if err := c.attribute(ctx, rd, inst, rn, rc, req, prep, base, red); err != nil {
 			return nil, err
 		}
 	}
 	if c.explains(inst) {
-		if err := c.explainFields(ctx, eng, rc, req, prep, red); err != nil {
+		if err := c.explainFields(ctx, rd, rc, req, prep, red); err != nil {
 			return nil, err
 		}
 	}
-	if err := c.impact(ctx, eng.Kube(), rc); err != nil {
+	if err := c.impact(ctx, rd, rc); err != nil {
 		return nil, err
 	}
 	if req.ExpandClaims && rc.Action != plan.ActionNoOp {
-		if rc.ClaimExpansions, err = c.claimExpansions(ctx, eng.Kube(), rc); err != nil {
+		if rc.ClaimExpansions, err = c.claimExpansions(ctx, rd, rc); err != nil {
 			return nil, err
 		}
 	}
@@ -303,11 +303,11 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 // maskDerived adds what the release's sensitive values render to
 // (derived.go) to rc.Sensitive and to *red. It returns a warning when that
 // could not be found out.
-func (c *computer) maskDerived(ctx context.Context, eng *release.Engine, rc *plan.ReleaseChange, req *release.Request, revision int, install bool, rendered *chart.Rendered, red **sensitive.Redactor) (string, error) {
+func (c *computer) maskDerived(ctx context.Context, rd *release.Renderer, rc *plan.ReleaseChange, req *release.Request, revision int, install bool, rendered *chart.Rendered, red **sensitive.Redactor) (string, error) {
 	if len(rc.Sensitive) == 0 {
 		return "", nil
 	}
-	d, err := c.secretDerived(ctx, eng, req, revision, install, rendered, *red)
+	d, err := c.secretDerived(ctx, rd, req, revision, install, rendered, *red)
 	if err != nil {
 		return "", err
 	}
@@ -322,20 +322,20 @@ func (c *computer) maskDerived(ctx context.Context, eng *release.Engine, rc *pla
 
 // begin starts the plan of an instance: its identity and dependencies, its
 // cluster's engine and its records (partial unless full: observe).
-func (c *computer) begin(ctx context.Context, inst *config.ReleaseInstance, full bool) (*plan.ReleaseChange, *release.Engine, []*release.Release, *plan.Interrupted, error) {
+func (c *computer) begin(ctx context.Context, inst *config.ReleaseInstance, full bool) (*plan.ReleaseChange, *release.Renderer, []*release.Release, *plan.Interrupted, error) {
 	rc := &plan.ReleaseChange{Addr: plan.InstanceAddr(inst.Addr), Name: inst.Name, Namespace: inst.Namespace, Cluster: clusterName(inst.Cluster), Labels: inst.Labels}
 	for _, d := range inst.DependsOn {
 		rc.DependsOn = append(rc.DependsOn, d.Addr)
 	}
-	eng, err := c.engine(ctx, inst.Cluster)
+	rd, err := c.renderer(ctx, inst.Cluster)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	hist, interrupted, err := c.observe(ctx, eng, inst.Namespace, inst.Name, full)
+	hist, interrupted, err := c.observe(ctx, rd, inst.Namespace, inst.Name, full)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	return rc, eng, hist, interrupted, nil
+	return rc, rd, hist, interrupted, nil
 }
 
 // withOutputs evaluates a release whose values read attributes of other
@@ -382,11 +382,11 @@ func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance
 		if c.planned[d.Addr] != nil {
 			needs = c.in.Stack.ResourceNeeds(inst.Addr.Release.Name, d.Addr.Release.Name)
 		}
-		eng, err := c.engine(ctx, dep.Cluster)
+		rd, err := c.renderer(ctx, dep.Cluster)
 		if err != nil {
 			return nil, nil, err
 		}
-		hist, err := c.history(ctx, eng, dep.Namespace, dep.Name)
+		hist, err := c.history(ctx, rd, dep.Namespace, dep.Name)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -394,20 +394,19 @@ func (c *computer) withOutputs(ctx context.Context, inst *config.ReleaseInstance
 		if deployed == nil {
 			continue // not deployed: stays unknown
 		}
-		kc := eng.Kube()
-		key := outputKey{revisionKey{nsKey{kc.ClusterID(), dep.Namespace}, dep.Name, deployed.Version}, needs.String()}
+		key := outputKey{revisionKey{nsKey{rd.ClusterID(), dep.Namespace}, dep.Name, deployed.Version}, needs.String()}
 		a, err := c.outputs.Get(key, func() (config.AppliedRelease, error) {
 			rec := deployed
 			if _, ok := release.RecordObjectsOf(rec); !ok {
 				// Its objects are read from its manifest: read it whole.
 				var err error
-				if rec, err = c.loadRecord(ctx, eng, rec); err != nil {
+				if rec, err = c.loadRecord(ctx, rd, rec); err != nil {
 					return config.AppliedRelease{}, err
 				}
 			}
 			// Outputs only reads the objects (it converts them to values):
 			// the plan's shared ones, not copies.
-			return c.in.Outputs(ctx, kc, rec, needs, c.viewOf(eng).OutputObjects(rec, needs))
+			return c.in.Outputs(ctx, rd, rec, needs, c.view(rd).OutputObjects(rec, needs))
 		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("outputs of %s: %w", d.Addr, err)
@@ -521,7 +520,7 @@ func chartText(r *plan.ChartRef) string {
 // not serve yet: their CRDs come from a release it depends on, installed
 // earlier in the same apply. It is rendered and saved; its objects can
 // only be diffed at apply time.
-func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *plan.ReleaseChange, req *release.Request, hist []*release.Release, last, deployed *release.Release, redp **sensitive.Redactor, cause error) (*plan.ReleaseChange, error) {
+func (c *computer) unknownKinds(ctx context.Context, rd *release.Renderer, rc *plan.ReleaseChange, req *release.Request, hist []*release.Release, last, deployed *release.Release, redp **sensitive.Redactor, cause error) (*plan.ReleaseChange, error) {
 	install := last == nil || (last.Info.Status == release.StatusUninstalled && deployed == nil)
 	revision := 1
 	if last != nil {
@@ -535,18 +534,18 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *pl
 			action = chart.ActionInstall
 		}
 		c.stats.add(&c.stats.Renders, 1)
-		rendered, err = eng.RenderRevision(ctx, req, revision, action)
+		rendered, err = rd.RenderRevision(ctx, req, revision, action)
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	derivedWarning, err := c.maskDerived(ctx, eng, rc, req, revision, install, rendered, redp)
+	derivedWarning, err := c.maskDerived(ctx, rd, rc, req, revision, install, rendered, redp)
 	if err != nil {
 		return nil, err
 	}
 	red := *redp
 	p := &release.Prepared{Request: req, History: hist, Revision: revision, IsInstall: install, Rendered: rendered}
-	if err := c.sizeRecord(eng, rc, p); err != nil {
+	if err := c.sizeRecord(rd, rc, p); err != nil {
 		return nil, err
 	}
 	rc.Action = plan.ActionUpgrade
@@ -565,16 +564,16 @@ func (c *computer) unknownKinds(ctx context.Context, eng *release.Engine, rc *pl
 	plan.MaskValues(rc.Values, red)
 	rc.ValuesBefore = valuesBefore(deployed, red)
 	rc.Warnings = append(append(rc.Warnings, warningsOf(rendered, red)...), fmt.Sprintf("its objects cannot be compared before the cluster serves their kinds: %s", red.Text(cause.Error())))
-	crds, err := c.crdChanges(ctx, eng.Kube(), rendered, rc.Action, req.CRDs)
+	crds, err := c.crdChanges(ctx, rd, rendered, rc.Action, req.CRDs)
 	if err != nil {
 		return nil, err
 	}
-	rc.Objects = append(crds, unservedObjects(eng.Kube(), rendered, req.Namespace, req.CRDs)...)
+	rc.Objects = append(crds, unservedObjects(rd, rendered, req.Namespace, req.CRDs)...)
 	if derivedWarning != "" {
 		rc.Warnings = append(rc.Warnings, derivedWarning)
 	}
 	if !req.DisableHooks {
-		rc.Hooks = HookRuns(eng.Kube(), rendered, req.Namespace, rc.Action, red)
+		rc.Hooks = HookRuns(rd, rendered, req.Namespace, rc.Action, red)
 	}
 	return rc, nil
 }
@@ -642,7 +641,7 @@ func (d renderingDelta) reasons() []plan.Reason {
 // hooks are not run by them). Templates may print the revision number, so
 // the deployed revision is rendered again as itself when the next
 // revision's rendering differs.
-func (c *computer) sameRendering(ctx context.Context, eng *release.Engine, req *release.Request, prep *release.Prepared, deployed *release.Release) (renderingDelta, error) {
+func (c *computer) sameRendering(ctx context.Context, rd *release.Renderer, req *release.Request, prep *release.Prepared, deployed *release.Release) (renderingDelta, error) {
 	d := compareRecord(prep.Rendered, deployed)
 	if !d.manifest && !d.hooks {
 		return d, nil
@@ -655,7 +654,7 @@ func (c *computer) sameRendering(ctx context.Context, eng *release.Engine, req *
 			action = chart.ActionInstall
 		}
 		c.stats.add(&c.stats.Renders, 1)
-		again, err = eng.RenderRevision(ctx, req, deployed.Version, action)
+		again, err = rd.RenderRevision(ctx, req, deployed.Version, action)
 		return err
 	})
 	if err != nil {
@@ -667,12 +666,11 @@ func (c *computer) sameRendering(ctx context.Context, eng *release.Engine, req *
 	}
 	// Name what differs; when every difference is a field the live object
 	// already holds as rendered (a lookup of live state), there is none.
-	kc := eng.Kube()
-	fields, ok := manifestDeltas(kc, again.Manifest(false), deployed.Manifest, req.Namespace)
+	fields, ok := manifestDeltas(rd, again.Manifest(false), deployed.Manifest, req.Namespace)
 	if !ok {
 		return d, nil
 	}
-	fields, err = c.unsettled(ctx, kc, again.Manifest(false), fields, req.Namespace)
+	fields, err = c.unsettled(ctx, rd, again.Manifest(false), fields, req.Namespace)
 	if err != nil {
 		return d, err
 	}
@@ -759,8 +757,8 @@ func withoutTestHooks(hs []*release.Hook) []*release.Hook {
 // sizeRecord sizes the record the release's next revision writes, and
 // refuses the release when its storage driver cannot hold it: the plan
 // fails, before anything is applied (release.TooLargeError).
-func (c *computer) sizeRecord(eng *release.Engine, rc *plan.ReleaseChange, prep *release.Prepared) error {
-	size, err := eng.RecordSize(prep)
+func (c *computer) sizeRecord(rd *release.Renderer, rc *plan.ReleaseChange, prep *release.Prepared) error {
+	size, err := rd.RecordSize(prep)
 	if err != nil {
 		return err
 	}
@@ -769,5 +767,5 @@ func (c *computer) sizeRecord(eng *release.Engine, rc *plan.ReleaseChange, prep 
 	if prunes := prep.Prunes(); len(prunes) > 0 {
 		rc.Prunes = &plan.Pruning{Revisions: prunes, Keep: prep.Request.HistoryMax}
 	}
-	return eng.CheckSize(prep, size)
+	return rd.CheckSize(prep, size)
 }

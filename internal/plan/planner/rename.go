@@ -43,17 +43,17 @@ func (c *computer) renaming(ctx context.Context, inst *config.ReleaseInstance) (
 	if len(sources) == 0 {
 		return nil, nil
 	}
-	eng, err := c.engine(ctx, inst.Cluster)
+	rd, err := c.renderer(ctx, inst.Cluster)
 	if err != nil {
 		return nil, err
 	}
-	keys, err := c.undeclared(ctx, eng)
+	keys, err := c.undeclared(ctx, rd)
 	if err != nil {
 		return nil, err
 	}
 	best, rank := (*renaming)(nil), len(sources)
 	for _, k := range keys {
-		hist, err := c.history(ctx, eng, k.Namespace, k.Name)
+		hist, err := c.history(ctx, rd, k.Namespace, k.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -66,12 +66,12 @@ func (c *computer) renaming(ctx context.Context, inst *config.ReleaseInstance) (
 		}
 	}
 	if best == nil {
-		if best, err = c.helmRenaming(ctx, eng, inst, sources); best == nil || err != nil {
+		if best, err = c.helmRenaming(ctx, rd, inst, sources); best == nil || err != nil {
 			return nil, err
 		}
 	}
 	// The rename copies the old records: read them whole.
-	if best.old, err = c.fullHistory(ctx, eng, best.old[0].Namespace, best.oldName); err != nil {
+	if best.old, err = c.fullHistory(ctx, rd, best.old[0].Namespace, best.oldName); err != nil {
 		return nil, err
 	}
 	last := best.old[len(best.old)-1]
@@ -83,7 +83,7 @@ func (c *computer) renaming(ctx context.Context, inst *config.ReleaseInstance) (
 	if last.Info.Status.IsPending() {
 		return nil, &release.PendingError{Name: last.Name, Namespace: last.Namespace, Status: last.Info.Status, Revision: last.Version, Since: last.Info.LastDeployed, RunID: last.Labels[release.RunLabel]}
 	}
-	own, err := c.history(ctx, eng, inst.Namespace, inst.Name)
+	own, err := c.history(ctx, rd, inst.Namespace, inst.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func (c *computer) renaming(ctx context.Context, inst *config.ReleaseInstance) (
 		// this release's (one helm installed under the old name after a
 		// rename finished is another, and its records are not ours to
 		// delete).
-		ok, err := c.viewOf(eng).CopiesOf(ctx, inst.Namespace, best.oldName, inst.Name)
+		ok, err := c.view(rd).CopiesOf(ctx, inst.Namespace, best.oldName, inst.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -130,8 +130,8 @@ func (c *computer) renaming(ctx context.Context, inst *config.ReleaseInstance) (
 // helm, then declared and imported): records without a stack's label,
 // named as a move source's default Helm name (release.web: web), which no
 // release of the stack declares.
-func (c *computer) helmRenaming(ctx context.Context, eng *release.Engine, inst *config.ReleaseInstance, sources []config.MoveSource) (*renaming, error) {
-	declared, err := c.declared(ctx, eng.Kube().ClusterID())
+func (c *computer) helmRenaming(ctx context.Context, rd *release.Renderer, inst *config.ReleaseInstance, sources []config.MoveSource) (*renaming, error) {
+	declared, err := c.declared(ctx, rd.ClusterID())
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (c *computer) helmRenaming(ctx context.Context, eng *release.Engine, inst *
 		if name == inst.Name || declared[release.RecordKey{Namespace: inst.Namespace, Name: name}] {
 			continue
 		}
-		hist, err := c.history(ctx, eng, inst.Namespace, name)
+		hist, err := c.history(ctx, rd, inst.Namespace, name)
 		if err != nil {
 			return nil, err
 		}
@@ -181,11 +181,11 @@ func sourceRank(r *release.Release, sources []config.MoveSource) int {
 	return -1
 }
 
-// labelled lists the releases with a record of the stack on eng's
+// labelled lists the releases with a record of the stack on rd's
 // cluster, as the plan's view reads them (ClusterView.StackRecords: once
 // per plan, the namespaces the plan reads anyway from their records).
-func (c *computer) labelled(ctx context.Context, eng *release.Engine) ([]release.RecordKey, error) {
-	return c.viewOf(eng).StackRecords(ctx, c.in.Stack.ID())
+func (c *computer) labelled(ctx context.Context, rd *release.Renderer) ([]release.RecordKey, error) {
+	return c.view(rd).StackRecords(ctx, c.in.Stack.ID())
 }
 
 // readNamespaces are the namespaces of cluster id whose records the plan
@@ -206,17 +206,17 @@ func (c *computer) readNamespaces(ctx context.Context, id kube.ClusterID) ([]str
 	return out, nil
 }
 
-// undeclared lists the releases with records of the stack on eng's
+// undeclared lists the releases with records of the stack on rd's
 // cluster that the stack's files do not declare there (renamed or
 // removed releases), listed once per cluster.
-func (c *computer) undeclared(ctx context.Context, eng *release.Engine) ([]release.RecordKey, error) {
-	id := eng.Kube().ClusterID()
+func (c *computer) undeclared(ctx context.Context, rd *release.Renderer) ([]release.RecordKey, error) {
+	id := rd.ClusterID()
 	return c.orphans.Get(id, func() ([]release.RecordKey, error) {
 		declared, err := c.declared(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		recs, err := c.labelled(ctx, eng)
+		recs, err := c.labelled(ctx, rd)
 		if err != nil {
 			return nil, err
 		}
@@ -235,11 +235,11 @@ func (c *computer) declared(ctx context.Context, id kube.ClusterID) (map[release
 	return c.declaredOn.Get(id, func() (map[release.RecordKey]bool, error) {
 		out := map[release.RecordKey]bool{}
 		for _, r := range c.in.Stack.Releases {
-			e, err := c.engine(ctx, r.Cluster)
+			e, err := c.renderer(ctx, r.Cluster)
 			if err != nil {
 				return nil, err
 			}
-			if e.Kube().ClusterID() == id {
+			if e.ClusterID() == id {
 				out[release.RecordKey{Namespace: r.Namespace, Name: r.Name}] = true
 			}
 		}
@@ -263,11 +263,11 @@ func (c *computer) renamedBy(ctx context.Context, id kube.ClusterID, cluster str
 		if i < 0 {
 			continue
 		}
-		eng, err := c.engine(ctx, inst.Cluster)
+		rd, err := c.renderer(ctx, inst.Cluster)
 		if err != nil {
 			return nil, err
 		}
-		if eng.Kube().ClusterID() != id {
+		if rd.ClusterID() != id {
 			return nil, moveDiag(sources[i], "Rename across clusters",
 				fmt.Sprintf("This moved block moves %s, release %s on %s, to %s on %s. Convoy moves and renames releases within a cluster and namespace only: remove the moved block to uninstall it there and install it here.",
 					sources[i].Addr, last.Name, clusterText(cluster), inst.Addr, clusterText(clusterName(inst.Cluster))))
@@ -316,11 +316,11 @@ func (c *computer) noteRename(ctx context.Context, inst *config.ReleaseInstance,
 	if base.Info.Status == release.StatusUninstalled || rc.Refused() {
 		return nil
 	}
-	eng, err := c.engine(ctx, inst.Cluster)
+	rd, err := c.renderer(ctx, inst.Cluster)
 	if err != nil {
 		return err
 	}
-	objs, _, err := eng.RecordObjects(base)
+	objs, _, err := rd.RecordObjects(base)
 	if err != nil {
 		return err
 	}

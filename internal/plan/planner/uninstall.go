@@ -31,25 +31,25 @@ func (c *computer) removed(ctx context.Context) ([]*plan.ReleaseChange, error) {
 	}
 	inStack := map[key]bool{}
 	for _, r := range st.Releases {
-		eng, err := c.engine(ctx, r.Cluster)
+		rd, err := c.renderer(ctx, r.Cluster)
 		if err != nil {
 			return nil, err
 		}
-		inStack[key{eng.Kube().ClusterID(), r.Namespace, r.Name}] = true
+		inStack[key{rd.ClusterID(), r.Namespace, r.Name}] = true
 	}
 	var out []*plan.ReleaseChange
 	seen := map[kube.ClusterID]bool{}
 	for _, name := range slices.Sorted(maps.Keys(specs)) {
-		eng, err := c.engine(ctx, specs[name])
+		rd, err := c.renderer(ctx, specs[name])
 		if err != nil {
 			return nil, err
 		}
-		id := eng.Kube().ClusterID()
+		id := rd.ClusterID()
 		if seen[id] {
 			continue
 		}
 		seen[id] = true
-		recs, err := c.labelled(ctx, eng)
+		recs, err := c.labelled(ctx, rd)
 		if err != nil {
 			return nil, err
 		}
@@ -62,7 +62,7 @@ func (c *computer) removed(ctx context.Context) ([]*plan.ReleaseChange, error) {
 		for _, k := range slices.SortedFunc(maps.Keys(candidates), func(a, b key) int {
 			return cmp.Or(cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
 		}) {
-			hist, interrupted, err := c.observe(ctx, eng, k.namespace, k.name, true)
+			hist, interrupted, err := c.observe(ctx, rd, k.namespace, k.name, true)
 			if err != nil {
 				return nil, err
 			}
@@ -83,7 +83,7 @@ func (c *computer) removed(ctx context.Context) ([]*plan.ReleaseChange, error) {
 					continue // renamed: the plan of by carries it
 				}
 			}
-			rc, err := c.orphan(ctx, eng, name, last)
+			rc, err := c.orphan(ctx, rd, name, last)
 			if err != nil {
 				return nil, fmt.Errorf("removed release %s/%s: %w", last.Namespace, last.Name, err)
 			}
@@ -98,7 +98,7 @@ func (c *computer) removed(ctx context.Context) ([]*plan.ReleaseChange, error) {
 // a no-op when it is not installed, or when its newest record belongs to
 // another stack.
 func (c *computer) destroy(ctx context.Context, inst *config.ReleaseInstance) (*plan.ReleaseChange, error) {
-	noop, eng, hist, interrupted, err := c.begin(ctx, inst, true)
+	noop, rd, hist, interrupted, err := c.begin(ctx, inst, true)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func (c *computer) destroy(ctx context.Context, inst *config.ReleaseInstance) (*
 		noop.Warnings = append(noop.Warnings, fmt.Sprintf("revision %d: %s: destroy leaves it alone", last.Version, probe.Takeover.By()))
 		return noop, nil
 	}
-	rc, err := c.uninstall(ctx, eng, noop.Cluster, last)
+	rc, err := c.uninstall(ctx, rd, noop.Cluster, last)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func (c *computer) destroy(ctx context.Context, inst *config.ReleaseInstance) (*
 	return rc, nil
 }
 
-func (c *computer) uninstall(ctx context.Context, eng *release.Engine, cluster string, r *release.Release) (*plan.ReleaseChange, error) {
+func (c *computer) uninstall(ctx context.Context, rd *release.Renderer, cluster string, r *release.Release) (*plan.ReleaseChange, error) {
 	rc := &plan.ReleaseChange{
 		Addr: plan.RemovedAddr(cluster, r.Namespace, r.Name), Name: r.Name, Namespace: r.Namespace, Cluster: cluster,
 		Action:    plan.ActionUninstall,
@@ -148,19 +148,18 @@ func (c *computer) uninstall(ctx context.Context, eng *release.Engine, cluster s
 		for _, ev := range h.Events {
 			if ev == chart.HookPreDelete || ev == chart.HookPostDelete {
 				run := plan.HookRun{Name: h.Name, Kind: h.Kind, Path: h.Path, Events: []string{string(ev)}, Weight: h.Weight}
-				if obj := hookObject(eng.Kube(), h.Manifest, r.Namespace); obj != nil {
+				if obj := hookObject(rd, h.Manifest, r.Namespace); obj != nil {
 					run.Ref, run.Object = plan.ObjectRef(kube.RefOf(obj)), deployedView(obj, nil)
 				}
 				rc.Hooks = append(rc.Hooks, run)
 			}
 		}
 	}
-	objs, _, err := eng.StoredObjects(r)
+	objs, _, err := rd.StoredObjects(r)
 	if err != nil {
 		rc.Warnings = append(rc.Warnings, fmt.Sprintf("the recorded manifest of revision %d cannot be read: %v", r.Version, err))
 		return rc, nil
 	}
-	kc := eng.Kube()
 	for _, o := range slices.Backward(objs) {
 		ref := kube.RefOf(o)
 		if release.IsKept(o) {
@@ -172,7 +171,7 @@ func (c *computer) uninstall(ctx context.Context, eng *release.Engine, cluster s
 		var live *unstructured.Unstructured
 		if err := c.do(ctx, func() error {
 			var err error
-			live, err = c.live(ctx, kc, ref)
+			live, err = c.live(ctx, rd, ref)
 			return err
 		}); err != nil {
 			return nil, err
@@ -185,7 +184,7 @@ func (c *computer) uninstall(ctx context.Context, eng *release.Engine, cluster s
 		ch.Before = maskObject(liveView(live), nil, secretPaths(ref.Kind))
 		rc.Objects = append(rc.Objects, ch)
 	}
-	if err := c.impact(ctx, kc, rc); err != nil {
+	if err := c.impact(ctx, rd, rc); err != nil {
 		return nil, err
 	}
 	return rc, nil

@@ -20,23 +20,23 @@ import (
 // refused object is an error naming it. In the namespace create_namespace
 // creates, found absent (namespaceAbsent), the dry-run create is the only
 // dry run: the dry-run apply there would only be refused.
-func (c *computer) validateNew(ctx context.Context, kc *kube.Client, obj *unstructured.Unstructured, req *release.Request) (elsewhere, warning string, err error) {
+func (c *computer) validateNew(ctx context.Context, rd *release.Renderer, obj *unstructured.Unstructured, req *release.Request) (elsewhere, warning string, err error) {
 	ns := obj.GetNamespace()
 	absent := false
 	if req.CreateNamespace && ns == req.Namespace {
-		if absent, err = c.namespaceAbsent(ctx, kc, ns); err != nil {
+		if absent, err = c.namespaceAbsent(ctx, rd, ns); err != nil {
 			return "", "", err
 		}
 	}
 	if !absent {
-		_, err = c.dryRun(ctx, kc, obj, nil, req.IgnoreChanges)
+		_, err = c.dryRun(ctx, rd, obj, nil, req.IgnoreChanges)
 		missing, ok := kube.IsNamespaceNotFound(err)
 		if err == nil || !ok || missing != ns {
 			return "", "", err
 		}
 	}
 	c.stats.add(&c.stats.DryRuns, 1)
-	switch err := c.view(kc).DryRunCreate(ctx, obj, kube.ValidationNamespace); {
+	switch err := c.view(rd).DryRunCreate(ctx, obj, kube.ValidationNamespace); {
 	case apierrors.IsForbidden(err):
 		return ns, fmt.Sprintf("%s is not validated before apply: %v", kube.RefOf(obj), err), nil
 	case err != nil:
@@ -48,8 +48,8 @@ func (c *computer) validateNew(ctx context.Context, kc *kube.Client, obj *unstru
 // namespaceAbsent validates namespace, which create_namespace creates,
 // and reports whether it does not exist, as the plan's view reads it
 // (ClusterView.Namespace: once per plan).
-func (c *computer) namespaceAbsent(ctx context.Context, kc *kube.Client, namespace string) (bool, error) {
-	exists, err := c.view(kc).Namespace(ctx, namespace)
+func (c *computer) namespaceAbsent(ctx context.Context, rd *release.Renderer, namespace string) (bool, error) {
+	exists, err := c.view(rd).Namespace(ctx, namespace)
 	return !exists, err
 }
 

@@ -63,12 +63,12 @@ type ObservedView interface {
 	Prefetch(ctx context.Context, refs []kube.Ref)
 }
 
-// VerifyCluster is a cluster as Verify reads it: its view, and its release
-// engine, which parses saved renderings as the cluster serves their kinds
-// and names convoy's field manager there.
+// VerifyCluster is a cluster as Verify reads it: its view, and the
+// renderer of its release engine, which parses saved renderings as the
+// cluster serves their kinds.
 type VerifyCluster struct {
-	View   ObservedView
-	Engine *release.Engine
+	View     ObservedView
+	Renderer *release.Renderer
 }
 
 // Verify compares what a saved plan observed with what the clusters show
@@ -110,7 +110,7 @@ func Verify(ctx context.Context, p *plan.Plan, clusterOf func(cluster string) (V
 		} else {
 			note(revisionChange(r, hs[r.Name]))
 		}
-		shapes := savedShapes(c.Engine, r)
+		shapes := savedShapes(c.Renderer, r)
 		for _, ob := range r.Observed.Objects {
 			msg, err := objectMoved(ctx, c, ob, shapes[ob.Ref])
 			if err != nil {
@@ -191,14 +191,14 @@ func renameChange(r *plan.ReleaseChange, histories map[string][]*release.Release
 // savedShapes are the objects the saved rendering applies, by reference,
 // with the ownership metadata apply adds and without the fields
 // ignore_changes leaves to others (what a shape was observed against).
-func savedShapes(eng *release.Engine, r *plan.ReleaseChange) map[plan.ObjectRef]map[string]any {
+func savedShapes(rd *release.Renderer, r *plan.ReleaseChange) map[plan.ObjectRef]map[string]any {
 	out := map[plan.ObjectRef]map[string]any{}
-	if eng == nil || r.Saved == nil || r.Saved.Rendered == nil {
+	if rd == nil || r.Saved == nil || r.Saved.Rendered == nil {
 		return out
 	}
 	ignore := RequestOf(r.Name, r.Namespace, r.Saved.Settings).IgnoreChanges
 	for _, m := range r.Saved.Rendered.Manifests {
-		objs, err := eng.Kube().Parse(m.Document(), r.Namespace)
+		objs, err := rd.Parse(m.Document(), r.Namespace)
 		if err != nil {
 			continue // kinds not served yet: compared by content
 		}

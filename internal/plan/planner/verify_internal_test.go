@@ -122,7 +122,7 @@ func (f *fakeCluster) verify(t *testing.T, p *plan.Plan) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := VerifyCluster{View: newVerifyView(f.Histories, f), Engine: v.Engine}
+	c := VerifyCluster{View: newVerifyView(f.Histories, f), Renderer: v.Engine.Renderer}
 	moved, err := Verify(context.Background(), p, func(string) (VerifyCluster, error) { return c, nil })
 	if err != nil {
 		return err
