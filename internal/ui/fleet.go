@@ -52,6 +52,9 @@ type fleetStep struct {
 	Status  v1alpha1.StageStatus
 	Cells   []fleetCell
 	Current bool
+	// Last is the strategy's last step: it takes every Stack left,
+	// whatever its selector or percent.
+	Last    bool
 	BakePct int
 }
 
@@ -172,7 +175,8 @@ func rolloutSteps(ss *v1alpha1.StackSet, cells map[string]fleetCell, now time.Ti
 			name = fmt.Sprintf("step-%d", i+1) // as the controller names it
 		}
 		known[name] = true
-		step := fleetStep{Name: name, Spec: spec, Status: v1alpha1.StageStatus{Name: name, Phase: v1alpha1.PhaseWaiting}}
+		step := fleetStep{Name: name, Spec: spec, Status: v1alpha1.StageStatus{Name: name, Phase: v1alpha1.PhaseWaiting},
+			Last: i == len(ss.Spec.Strategy.Rolling.Steps)-1}
 		for _, st := range ss.Status.Steps {
 			if st.Name == name {
 				step.Status = st

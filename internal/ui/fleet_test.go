@@ -205,6 +205,7 @@ func TestStackSetPage(t *testing.T) {
 		`<code>db_password</code>`,
 		"Secret web-secrets",
 		"clusters ring=canary",
+		"every Stack left", // the last step
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the page lacks %s", want)
