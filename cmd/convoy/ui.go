@@ -31,11 +31,12 @@ func newUICmd(s streams) *cobra.Command {
 	var o uiOptions
 	cmd := &cobra.Command{
 		Use:   "ui [PLAN_FILE]",
-		Short: "Serve a web view of the Stacks, plans and Pipelines you may see",
+		Short: "Serve a web view of the Stacks, plans, Pipelines and StackSets you may see",
 		Long: `UI serves a web application on 127.0.0.1 (a free port, or --listen ADDR): the
-Stacks and Pipelines of the cluster, each Stack's current plan (impact,
-policies, value and object diffs masked as in the CLI, a dependency graph),
-its conditions, history and events, with Approve buttons. It reaches the
+Stacks, Pipelines and StackSets of the cluster, each Stack's current plan
+(impact, policies, value and object diffs masked as in the CLI, a
+dependency graph), its conditions, history and events, with Approve
+buttons, and each StackSet's steps, its Stacks' phases and its fleet plan. It reaches the
 cluster with the credentials of --kubeconfig/--kube-context, so Kubernetes
 RBAC decides what you see and may approve (docs/ui.md).
 

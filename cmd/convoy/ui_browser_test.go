@@ -167,35 +167,43 @@ func attr(t *testing.T, ctx context.Context, sel, name string) string {
 // Stack nor read a Secret.
 func viewerKubeconfig(t *testing.T, ns string) string {
 	t.Helper()
-	ctx := context.Background()
-	kube := cluster.Client()
-	if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "viewer"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "stack-viewer"}, Rules: []rbacv1.PolicyRule{
+	return roleKubeconfig(t, ns, "viewer", []rbacv1.PolicyRule{
 		{APIGroups: []string{"convoy.dev"}, Resources: []string{"stacks", "pipelines"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{""}, Resources: []string{"configmaps", "events"}, Verbs: []string{"get", "list"}},
-	}}
+	})
+}
+
+// roleKubeconfig is a kubeconfig of a new service account sa of ns,
+// bound to a Role of ns with rules: what it may do anywhere else is
+// nothing.
+func roleKubeconfig(t *testing.T, ns, sa string, rules []rbacv1.PolicyRule) string {
+	t.Helper()
+	ctx := context.Background()
+	kube := cluster.Client()
+	if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: sa}, Rules: rules}
 	if _, err := kube.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "stack-viewer"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "stack-viewer"},
-		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "viewer", Namespace: ns}}}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: sa},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: sa},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: ns}}}
 	if _, err := kube.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "viewer", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	tok, err := kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	admin := cluster.RESTConfig()
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["dev"] = &clientcmdapi.Cluster{Server: admin.Host, CertificateAuthorityData: admin.CAData}
-	cfg.AuthInfos["viewer"] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
-	cfg.Contexts["viewer"] = &clientcmdapi.Context{Cluster: "dev", AuthInfo: "viewer", Namespace: ns}
-	cfg.CurrentContext = "viewer"
-	path := filepath.Join(t.TempDir(), "viewer.kubeconfig")
+	cfg.AuthInfos[sa] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
+	cfg.Contexts[sa] = &clientcmdapi.Context{Cluster: "dev", AuthInfo: sa, Namespace: ns}
+	cfg.CurrentContext = sa
+	path := filepath.Join(t.TempDir(), sa+".kubeconfig")
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,12 @@ type Backend interface {
 	History(ctx context.Context, namespace, release string) ([]run.Revision, error)
 	Pipelines(ctx context.Context, namespace string) ([]v1alpha1.Pipeline, error)
 	Pipeline(ctx context.Context, namespace, name string) (*v1alpha1.Pipeline, error)
+	// StackSets lists the StackSets of namespace ("": all).
+	StackSets(ctx context.Context, namespace string) ([]v1alpha1.StackSet, error)
+	StackSet(ctx context.Context, namespace, name string) (*v1alpha1.StackSet, error)
+	// StackSetStacks lists the Stacks of namespace labelled as the
+	// StackSet's (convoy.dev/stackset).
+	StackSetStacks(ctx context.Context, namespace, stackset string) ([]v1alpha1.Stack, error)
 	// CanApprove says whether the user may approve the object, and if not
 	// why.
 	CanApprove(ctx context.Context, resource, namespace, name string) (bool, string)
@@ -143,6 +149,29 @@ func (b *ClusterBackend) Pipeline(ctx context.Context, namespace, name string) (
 		return nil, err
 	}
 	return &p, nil
+}
+
+// StackSets lists the StackSets of namespace.
+func (b *ClusterBackend) StackSets(ctx context.Context, namespace string) ([]v1alpha1.StackSet, error) {
+	return ctl.ListStackSets(ctx, b.c, namespace)
+}
+
+// StackSet reads one StackSet.
+func (b *ClusterBackend) StackSet(ctx context.Context, namespace, name string) (*v1alpha1.StackSet, error) {
+	var ss v1alpha1.StackSet
+	if err := b.c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &ss); err != nil {
+		return nil, err
+	}
+	return &ss, nil
+}
+
+// StackSetStacks lists a StackSet's Stacks: one list request, by label.
+func (b *ClusterBackend) StackSetStacks(ctx context.Context, namespace, stackset string) ([]v1alpha1.Stack, error) {
+	var l v1alpha1.StackList
+	if err := b.c.List(ctx, &l, client.InNamespace(namespace), client.MatchingLabels{v1alpha1.StackSetLabel: stackset}); err != nil {
+		return nil, err
+	}
+	return l.Items, nil
 }
 
 // CanApprove asks the API server (a SelfSubjectAccessReview per verb)

@@ -60,3 +60,24 @@ func benchPage(b *testing.B, f *fakeBackend, path string) {
 		_, _ = io.Discard.Write(w.Body.Bytes())
 	}
 }
+
+// BenchmarkStackSetPage200 is the StackSet page of the scale: 200
+// generated Stacks in four steps, each read live (the one list request is
+// the backend's, measured apart).
+func BenchmarkStackSetPage200(b *testing.B) {
+	ss := haltedSet()
+	ss.Status.Stacks = nil
+	ss.Status.Plans = []v1alpha1.PlanGroup{{Plan: "1 to install, 0 to upgrade, 0 to uninstall, 0 unchanged (install release.api)"}, {Plan: "no changes"}}
+	ss.Spec.Strategy.Rolling.Steps = append(ss.Spec.Strategy.Rolling.Steps, v1alpha1.RolloutStep{Name: "last"})
+	f := &fakeBackend{}
+	steps := []string{"canary", "eu", "step-3", "last"}
+	for i := range 200 {
+		name := fmt.Sprintf("web-c%03d", i)
+		ss.Status.Stacks = append(ss.Status.Stacks, v1alpha1.StackSetStack{Name: name, Element: fmt.Sprintf("c%03d", i), Cluster: fmt.Sprintf("fleet/c%03d", i), Step: steps[min(i/10, 3)], State: "Ready"})
+		ss.Status.Plans[i%2].Stacks = append(ss.Status.Plans[i%2].Stacks, name)
+		st := stack("fleet", name, "True", "Applied", map[string]string{v1alpha1.StackSetLabel: "web"})
+		f.stacks = append(f.stacks, st)
+	}
+	f.stacksets = []v1alpha1.StackSet{ss}
+	benchPage(b, f, "/stacksets/fleet/web")
+}

@@ -32,10 +32,12 @@ type stackRow struct {
 	LastAppliedBy   string
 	Source          string
 	Labels          map[string]string
+	// StackSet is the StackSet that generated the Stack ("": none).
+	StackSet string
 }
 
 func (s *Server) rowOf(st *v1alpha1.Stack) stackRow {
-	row := stackRow{Namespace: st.Namespace, Name: st.Name, Source: st.Spec.Source, Labels: st.Labels}
+	row := stackRow{Namespace: st.Namespace, Name: st.Name, Source: st.Spec.Source, Labels: st.Labels, StackSet: st.Labels[v1alpha1.StackSetLabel]}
 	ready := meta.FindStatusCondition(st.Status.Conditions, "Ready")
 	switch {
 	case st.Spec.Suspend:
@@ -381,9 +383,7 @@ func (s *Server) pipelinePage(w http.ResponseWriter, r *http.Request) {
 				v.Stacks = append(v.Stacks, ps)
 			}
 		}
-		if v.Status.Phase == v1alpha1.PhaseBaking && spec.Bake != nil && spec.Bake.Duration > 0 && v.Status.Since != nil {
-			v.BakePct = min(100, int(100*s.o.Now().Sub(v.Status.Since.Time)/spec.Bake.Duration))
-		}
+		v.BakePct = bakePercent(v.Status, spec.Bake, s.o.Now())
 		v.Awaiting = v.Status.Phase == v1alpha1.PhaseAwaitingApproval
 		if a, ok := p.Spec.ApprovalFor(spec.Name, v.Status.Digest); v.Awaiting && ok {
 			// Approved: the controller pins the stage's Stacks next.
@@ -509,6 +509,7 @@ func (s *Server) funcs() template.FuncMap {
 		"labels": func(m map[string]string) string {
 			return labels.Set(m).String()
 		},
+		"selector": metav1.FormatLabelSelector,
 		"sym": func(action string) string {
 			switch action {
 			case "install", "create":

@@ -1,9 +1,9 @@
-// Package ui is convoy ui: a web view of the Stacks, plans and Pipelines a
-// user may see, served by the convoy binary with its pages embedded. It
-// talks to the cluster with the user's own credentials (a Backend), so the
-// cluster's RBAC decides what each page shows and what Approve may do; it
-// shows plans through their JSON and text views, so sensitive values are
-// masked exactly as in the CLI.
+// Package ui is convoy ui: a web view of the Stacks, plans, Pipelines
+// and StackSets a user may see, served by the convoy binary with its
+// pages embedded. It talks to the cluster with the user's own credentials
+// (a Backend), so the cluster's RBAC decides what each page shows and
+// what Approve may do; it shows plans through their JSON and text views,
+// so sensitive values are masked exactly as in the CLI.
 package ui
 
 import (
@@ -141,6 +141,8 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc("GET /pipelines", s.pipelinesPage)
 		mux.HandleFunc("GET /pipelines/{ns}/{name}", s.pipelinePage)
 		mux.HandleFunc("POST /pipelines/{ns}/{name}/approve", s.approveStage)
+		mux.HandleFunc("GET /stacksets", s.stackSetsPage)
+		mux.HandleFunc("GET /stacksets/{ns}/{name}", s.stackSetPage)
 	}
 	if s.o.Local != nil {
 		mux.HandleFunc("GET /local", s.localPage)

@@ -37,6 +37,58 @@ type fakeBackend struct {
 	mayList    map[string]bool
 	listable   []string
 	historyErr error
+	// stacksets are the StackSets; their Stacks are those of stacks
+	// labelled with them. mayList refuses them as it refuses Stacks.
+	stacksets []v1alpha1.StackSet
+}
+
+// forbidden is the API server's refusal of resource in ns ("": at the
+// cluster scope) when mayList does not allow ns.
+func (f *fakeBackend) forbidden(resource, ns string) error {
+	if f.mayList == nil || f.mayList[ns] {
+		return nil
+	}
+	where := "at the cluster scope"
+	if ns != "" {
+		where = "in the namespace \"" + ns + "\""
+	}
+	return apierrors.NewForbidden(schema.GroupResource{Group: "convoy.dev", Resource: resource}, "", errors.New("cannot list resource \""+resource+"\" "+where))
+}
+
+func (f *fakeBackend) StackSets(_ context.Context, ns string) ([]v1alpha1.StackSet, error) {
+	if err := f.forbidden("stacksets", ns); err != nil {
+		return nil, err
+	}
+	var out []v1alpha1.StackSet
+	for _, s := range f.stacksets {
+		if ns == "" || s.Namespace == ns {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeBackend) StackSet(_ context.Context, ns, name string) (*v1alpha1.StackSet, error) {
+	if err := f.forbidden("stacksets", ns); err != nil {
+		return nil, err
+	}
+	for i := range f.stacksets {
+		if f.stacksets[i].Namespace == ns && f.stacksets[i].Name == name {
+			return &f.stacksets[i], nil
+		}
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Group: "convoy.dev", Resource: "stacksets"}, name)
+}
+
+func (f *fakeBackend) StackSetStacks(ctx context.Context, ns, name string) ([]v1alpha1.Stack, error) {
+	all, err := f.Stacks(ctx, ns)
+	var out []v1alpha1.Stack
+	for _, st := range all {
+		if st.Labels[v1alpha1.StackSetLabel] == name {
+			out = append(out, st)
+		}
+	}
+	return out, err
 }
 
 func (f *fakeBackend) User(context.Context) string { return f.user }
