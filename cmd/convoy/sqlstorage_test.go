@@ -456,3 +456,51 @@ release "a" {
 	}
 	t.Logf("%d runs, 0 connections left", runs)
 }
+
+// TestStorageSwitchedWithoutMovingFailsThePlan: a stack applied on
+// Secrets whose storage block then says sql, its records not moved, fails
+// its plan naming the release and the command that moves them, instead of
+// proposing to install it anew; once moved, the plan is clean.
+func TestStorageSwitchedWithoutMovingFailsThePlan(t *testing.T) {
+	ns := cluster.Namespace(t)
+	pg := cluster.Postgres(t)
+	dbName, conn := pg.CreateDatabase(t)
+	t.Setenv("HELM_DRIVER_SQL_CONNECTION_STRING", conn)
+	chart := bigChart(t, 0, 0)
+	stack := func(storage string) string {
+		return writeStack(t, fmt.Sprintf(`
+stack %[1]q {
+  default_namespace = %[1]q
+  %[2]s
+}
+release "small" {
+  chart = %[3]q
+}
+`, ns, storage, chart))
+	}
+	kc := cluster.Kubeconfig()
+	if code, out, errOut := runConvoy(t, "apply", "-C", stack(""), "--kubeconfig", kc, "--auto-approve"); code != 0 {
+		t.Fatalf("apply on Secrets: exit %d\n%s\n%s", code, out, errOut)
+	}
+	onSQL := stack(`storage {
+    driver = "sql"
+  }`)
+	code, out, errOut := runConvoy(t, "plan", "-C", onSQL, "--kubeconfig", kc, "--detailed-exitcode")
+	if code != 1 {
+		t.Fatalf("plan on SQL of records left in Secrets: exit %d, want 1 (failed)\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"release small in namespace " + ns, "Secrets) holds 1", "convoy records migrate --to sql --from secret small"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("the failure does not say %q:\n%s", want, errOut)
+		}
+	}
+	if code, out, errOut := runConvoy(t, "records", "migrate", "--to", "sql", "--from", "secret", "small", "-C", onSQL, "--kubeconfig", kc); code != 0 {
+		t.Fatalf("records migrate: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := runConvoy(t, "plan", "-C", onSQL, "--kubeconfig", kc, "--detailed-exitcode"); code != 0 {
+		t.Fatalf("plan on SQL after the move: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if n := pg.Connections(t, dbName); n != 0 {
+		t.Fatalf("%d connections left", n)
+	}
+}

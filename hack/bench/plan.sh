@@ -49,6 +49,13 @@
 #   QUICK=1           plan only with no change and with one release changed
 #   KEEP=1            leave the cluster, the stacks and the binary (for
 #                     profiling: plan --cpuprofile); the script says where
+#   STORAGE=secret    where the releases' records live: secret (Helm's
+#                     default), configmap, or sql: a PostgreSQL server of the
+#                     script's own (Debian's package, initdb into the work
+#                     directory, as the tests start it), the stacks'
+#                     storage { driver = "sql" } reading
+#                     HELM_DRIVER_SQL_CONNECTION_STRING; the --stats lines
+#                     then count sql-queries
 #
 # Usage: hack/bench/plan.sh [N...]. Needs the devcluster tools (make tools).
 set -euo pipefail
@@ -78,6 +85,45 @@ case $chart in
   scaffold | tiny) ;;
   *) echo "CHART must be scaffold or tiny" >&2; exit 2 ;;
 esac
+storage=${STORAGE:-secret}
+case $storage in
+  secret | configmap | sql) ;;
+  *) echo "STORAGE must be secret, configmap or sql" >&2; exit 2 ;;
+esac
+
+# start_postgres: PostgreSQL from Debian's package on a free port of
+# 127.0.0.1, its data in the work directory (as devtest.Postgres starts
+# it: as root, it runs as the postgres user), stopped when the script
+# ends; exports HELM_DRIVER_SQL_CONNECTION_STRING.
+start_postgres() {
+  local bin=${CONVOY_POSTGRESQL_BIN_DIR:-} dir port pw
+  if [ -z "$bin" ]; then
+    bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k4 -n | tail -n 1)
+  fi
+  [ -x "$bin/initdb" ] || { echo "PostgreSQL not installed: run make tools (hack/build-tools.sh postgresql)" >&2; exit 1; }
+  local as=()
+  # Not in $work: the postgres user may not enter it.
+  dir=$(mktemp -d /tmp/convoy-bench-pg.XXXXXX)
+  pw=pw-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
+  printf '%s\n' "$pw" > "$dir/pw"
+  if [ "$(id -u)" = 0 ]; then chown -R postgres: "$dir"; as=(runuser -u postgres --); fi
+  "${as[@]}" "$bin/initdb" -D "$dir/data" -U convoy --pwfile "$dir/pw" -A scram-sha-256 -E UTF8 --no-sync >/dev/null
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "${as[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -s \
+    -o "-h 127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" start
+  pg_dir=$dir
+  pg_stop=("${as[@]}" "$bin/pg_ctl" -D "$dir/data" -m fast -s stop)
+  export HELM_DRIVER_SQL_CONNECTION_STRING="postgres://convoy:$pw@127.0.0.1:$port/postgres?sslmode=disable"
+}
+pg_stop=()
+if [ "$storage" = sql ]; then
+  start_postgres
+  if [ -z "${KEEP:-}" ]; then
+    trap '"${pg_stop[@]}"; rm -rf "$pg_dir"; "$work/devcluster" down --state "$work/dc" >/dev/null; rm -rf "$work"' EXIT
+  else
+    trap 'echo "kept: $work (KUBECONFIG=$work/dc/kubeconfig; stacks in $work/fleet*; PostgreSQL: $HELM_DRIVER_SQL_CONNECTION_STRING, stop: ${pg_stop[*]}; rm -rf $pg_dir)"' EXIT
+  fi
+fi
 
 # header FILE NAME: the stack block and the two variables every fleet's
 # releases read (var.changed, var.one).
@@ -85,6 +131,9 @@ header() {
   cat > "$1" <<HCL
 stack "$2" {
   default_namespace = "$2-0"
+  storage {
+    driver = "$storage"
+  }
 }
 variable "changed" {
   type    = number

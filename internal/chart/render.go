@@ -109,14 +109,35 @@ func impureOutput(impure map[string]impurity, mask impurity, r *Rendered) bool {
 // record: every resource as "---\n# Source: PATH\nCONTENT\n", optionally
 // preceded by the CRDs.
 func (r *Rendered) Manifest(includeCRDs bool) string {
-	var b strings.Builder
+	// Sized first and written without fmt: a release's manifest may be
+	// many MiB, and a growing builder would copy it over and over.
+	const head = "---\n# Source: "
+	n := 0
 	if includeCRDs {
 		for _, c := range r.CRDs {
-			fmt.Fprintf(&b, "---\n# Source: %s\n%s\n", c.Name, c.Data)
+			n += len(head) + len(c.Name) + 1 + len(c.Data) + 1
 		}
 	}
 	for _, m := range r.Manifests {
-		fmt.Fprintf(&b, "---\n# Source: %s\n%s", m.Path, m.Document())
+		n += len(head) + len(m.Path) + 1 + len(m.Content) + 1
+	}
+	var b strings.Builder
+	b.Grow(n)
+	if includeCRDs {
+		for _, c := range r.CRDs {
+			b.WriteString(head)
+			b.WriteString(c.Name)
+			b.WriteByte('\n')
+			b.Write(c.Data)
+			b.WriteByte('\n')
+		}
+	}
+	for _, m := range r.Manifests {
+		b.WriteString(head)
+		b.WriteString(m.Path)
+		b.WriteByte('\n')
+		b.WriteString(m.Content) // m.Document(), without its copy
+		b.WriteByte('\n')
 	}
 	return b.String()
 }

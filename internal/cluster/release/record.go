@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -220,7 +221,19 @@ func encodePayload(b []byte) (string, error) {
 	if err := w.Close(); err != nil {
 		return "", err
 	}
-	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+	// Encoded straight into the string's own memory: EncodeToString
+	// would encode into a slice and copy it into the string (a record
+	// may be tens of MiB).
+	var out strings.Builder
+	out.Grow(base64.StdEncoding.EncodedLen(buf.Len()))
+	enc := base64.NewEncoder(base64.StdEncoding, &out)
+	if _, err := enc.Write(buf.Bytes()); err != nil {
+		return "", err
+	}
+	if err := enc.Close(); err != nil {
+		return "", err
+	}
+	return out.String(), nil
 }
 
 // maxPayloadSize bounds the size of encodePayload's result for n bytes of

@@ -47,6 +47,13 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 		}
 	}
 	lastAndDeployed()
+	if last == nil && !renamed {
+		// No record in the stack's driver: none left in Helm's default
+		// one either (a storage block changed without moving them).
+		if err := eng.RecordsLeftBehind(ctx, inst.Namespace, inst.Name); err != nil {
+			return nil, err
+		}
+	}
 	readFull := func() error {
 		if !renamed {
 			if hist, _, err = c.observe(ctx, rd, inst.Namespace, inst.Name, true); err != nil {
