@@ -93,9 +93,9 @@ type PipelineSpec struct {
 }
 
 // Follow says which tag of the repository a Pipeline promotes: exactly
-// one of Semver and Tag.
+// one of Semver, Tag and Digest.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.semver) != has(self.tag)",message="give exactly one of semver and tag"
+// +kubebuilder:validation:XValidation:rule="[has(self.semver), has(self.tag), has(self.digest)].filter(x, x).size() == 1",message="give exactly one of semver, tag and digest"
 type Follow struct {
 	// Semver is a constraint (">=1.0.0", "~1.2"): the highest matching
 	// tag; tags that are not semantic versions are ignored.
@@ -107,9 +107,16 @@ type Follow struct {
 	//
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`
 	Tag string `json:"tag,omitempty"`
+	// Digest is one digest: no tag is listed. A StackSet's rollout
+	// follows the digest a Pipeline stage pinned its template to.
+	//
+	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
+	Digest string `json:"digest,omitempty"`
 }
 
-// Stage is a group of Stacks promoted together.
+// Stage is a group of Stacks promoted together, and (or) a StackSet. A
+// stage with neither is Invalid (the controller says so: no CEL rule
+// can see the untyped stackSet).
 type Stage struct {
 	// Name is unique in the Pipeline.
 	//
@@ -123,7 +130,13 @@ type Stage struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=200
 	// +listType=atomic
-	Stacks []PipelineStackRef `json:"stacks"`
+	Stacks []PipelineStackRef `json:"stacks,omitempty"`
+	// StackSet is a StackSet of the Pipeline's namespace the stage
+	// promotes: its template's source is pinned to the digest, it rolls
+	// the digest out by its own strategy, and the stage has it Ready when
+	// the rollout is done on every step (status.rollout). A StackSet of
+	// another namespace is refused (Forbidden).
+	StackSet *PipelineStackRef `json:"stackSet,omitempty"`
 	// Bake is how long the Stacks must stay Ready with the gates holding
 	// before the stage is verified (default 0: the gates once).
 	//

@@ -156,7 +156,8 @@ type StackTemplate struct {
 	// Labels are added to the Stack's.
 	Labels map[string]string `json:"labels,omitempty"`
 	// Spec is the Stack's spec. With a rolling strategy its source is a
-	// tag the rollout follows (the Stacks are pinned to its digests).
+	// tag the rollout follows (the Stacks are pinned to its digests), or
+	// a digest (a Pipeline stage pins the StackSet), or none yet.
 	Spec StackSpec `json:"spec"`
 }
 
@@ -255,6 +256,33 @@ type StackSetStatus struct {
 	// Drifted are the Stacks found edited by hand and restored since the
 	// spec last changed.
 	Drifted []string `json:"drifted,omitempty"`
+	// Rollout is how far the template source's digest got: what a
+	// Pipeline stage promoting the StackSet waits for.
+	Rollout *StackSetRollout `json:"rollout,omitempty"`
+}
+
+// RolloutPhase is how far a digest got over a StackSet's Stacks.
+type RolloutPhase string
+
+// Rollout phases.
+const (
+	// RolloutProgressing: some Stack is not Ready on the digest yet, or
+	// some step has not verified it.
+	RolloutProgressing RolloutPhase = "Progressing"
+	// RolloutDone: every generated Stack is Ready on the digest (its plan
+	// applied) and every step verified it.
+	RolloutDone RolloutPhase = "Done"
+	// RolloutHalted: a step failed on the digest, or (without a strategy)
+	// a Stack failed on it.
+	RolloutHalted RolloutPhase = "Halted"
+)
+
+// StackSetRollout is the template source's digest (a rolling
+// StackSet's: the newest its tag named) and its phase.
+type StackSetRollout struct {
+	Digest  string       `json:"digest"`
+	Phase   RolloutPhase `json:"phase"`
+	Message string       `json:"message,omitempty"`
 }
 
 // StackSetStack is one generated Stack.

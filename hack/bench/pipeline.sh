@@ -18,47 +18,29 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 stacks=${1:-50}
 stages=${2:-5}
-: "${CONVOY_REGISTRY:?set CONVOY_REGISTRY to the registry binary (make tools)}"
-work=$(mktemp -d)
-pids=()
+ns=bench-pipeline-$RANDOM
+# shellcheck source=hack/bench/lib.sh
+. "$root/hack/bench/lib.sh"
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  bench_kill
   [ -f "$work/dc/kubeconfig" ] && "$work/devcluster" down --state "$work/dc" >/dev/null 2>&1 || true
   [ -n "${BENCH_KUBECONFIG:-}" ] && kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
-(cd "$root" && CGO_ENABLED=0 go build -o "$work/convoy" ./cmd/convoy && go build -o "$work/devcluster" ./hack/devcluster)
+bench_build
 if [ -n "${BENCH_KUBECONFIG:-}" ]; then
   export KUBECONFIG=$BENCH_KUBECONFIG
 else
   "$work/devcluster" up --state "$work/dc" >/dev/null
   export KUBECONFIG=$work/dc/kubeconfig
 fi
-ns=bench-pipeline-$RANDOM
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat > "$work/registry.yml" <<YML
-version: 0.1
-log: { level: error, accesslog: { disabled: true } }
-storage: { filesystem: { rootdirectory: $work/registry } }
-http: { addr: 127.0.0.1:$port, secret: bench }
-YML
-"$CONVOY_REGISTRY" serve "$work/registry.yml" >"$work/registry.log" 2>&1 &
-pids+=($!)
-until curl -sf "http://127.0.0.1:$port/v2/" >/dev/null; do sleep 0.1; done
+bench_registry
 
 # One stack, one environment per Stack.
 src=$work/src
-mkdir -p "$src/charts/app/templates"
-printf 'apiVersion: v2\nname: app\nversion: 0.1.0\n' > "$src/charts/app/Chart.yaml"
-cat > "$src/charts/app/templates/app.yaml" <<'Y'
-apiVersion: v1
-kind: ConfigMap
-metadata: { name: {{ .Release.Name }}-config }
-data: { version: {{ .Values.version | quote }} }
-Y
+bench_chart
 write_stack() {
   {
     echo 'stack "bench" {}'
@@ -92,9 +74,6 @@ per=$(( (stacks + stages - 1) / stages ))
   done
 } > "$work/objects.yaml"
 kubectl apply -f "$work/objects.yaml" >/dev/null
-
-cpu() { awk -v t="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / t }' "/proc/$1/stat"; }
-rss() { awk '/VmHWM/ { printf "%d", $2 / 1024 }' "/proc/$1/status"; }
 
 "$work/convoy" controller --min-interval 1s --namespace "$ns" --concurrency 8 --metrics-address 0 --health-address 0 \
   --cache-dir "$work/cache" >"$work/controller.log" 2>&1 &

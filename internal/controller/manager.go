@@ -213,7 +213,8 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	// Pipelines: same shard and leader, their own workers. A Stack's
-	// changes (its readiness, its pin) are the Pipelines' inputs.
+	// changes (its readiness, its pin) and a StackSet's (its rollout)
+	// are the Pipelines' inputs.
 	// Their gates run in the background, until the controller stops.
 	pr := pipeline.New(pipeline.Deps{
 		Client: writer, Reader: mgr.GetAPIReader(), Events: recorder, Notifier: notifier,
@@ -223,6 +224,8 @@ func Run(ctx context.Context, o Options) error {
 		Named("pipeline").
 		For(&v1alpha1.Pipeline{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.Stack{}, handler.EnqueueRequestsFromMapFunc(pr.PipelinesOfStack)).
+		// A stage's StackSet: its rollout's progress (status.rollout).
+		Watches(&v1alpha1.StackSet{}, handler.EnqueueRequestsFromMapFunc(pr.PipelinesOfStackSet)).
 		// A gate's run that ended.
 		WatchesRawSource(crsource.Channel(pr.GateRuns(), &handler.EnqueueRequestForObject{})).
 		// A push of the repository it follows (the receiver).

@@ -43,6 +43,9 @@ type observed struct {
 	// Problems are what the spec gets wrong that the CRD's schema cannot
 	// say (validatePipeline, reachProblems).
 	Problems []string
+	// Forbidden are the StackSets of other namespaces the stages name
+	// (stackSetRefusals).
+	Forbidden []string
 	// Interval is how often the tags are listed (Options.Interval).
 	Interval time.Duration
 	// PrevRefusal is the refusal the status recorded last (refusalOf).
@@ -53,6 +56,8 @@ type observed struct {
 type stacksRead struct {
 	// Stacks are the Stacks read, by pipelineStackKey.
 	Stacks map[string]*v1alpha1.Stack
+	// StackSets are the stages' StackSets read, by stackSetKey.
+	StackSets map[string]*v1alpha1.StackSet
 	// Refused are the Stacks the Pipeline's identity may not read (why),
 	// by pipelineStackKey.
 	Refused map[string]string
@@ -132,6 +137,8 @@ func next(f facts) step {
 			return step{Kind: stepSuspended, Reason: v1alpha1.ReasonSuspended, Message: "spec.suspend is true: nothing is promoted"}
 		case len(f.Problems) > 0:
 			return step{Kind: stepInvalid, Reason: ReasonPipelineInvalid, Message: strings.Join(f.Problems, "; "), Requeue: f.Interval}
+		case len(f.Forbidden) > 0:
+			return step{Kind: stepInvalid, Reason: v1alpha1.ReasonForbidden, Message: strings.Join(f.Forbidden, "; "), Requeue: f.Interval}
 		}
 		return step{Kind: stepReadStacks}
 	case foundStacks:

@@ -134,9 +134,15 @@ func validatePipeline(ns string, spec *v1alpha1.PipelineSpec) []string {
 	if _, err := artifact.ParseRepository(spec.Source); err != nil {
 		out = append(out, "spec.source: "+err.Error())
 	}
+	follows := 0
+	for _, f := range []string{spec.Follow.Semver, spec.Follow.Tag, spec.Follow.Digest} {
+		if f != "" {
+			follows++
+		}
+	}
 	switch {
-	case (spec.Follow.Semver == "") == (spec.Follow.Tag == ""):
-		out = append(out, "spec.follow: give exactly one of semver and tag")
+	case follows != 1:
+		out = append(out, "spec.follow: give exactly one of semver, tag and digest")
 	case spec.Follow.Semver != "":
 		if _, err := semver.NewConstraint(spec.Follow.Semver); err != nil {
 			out = append(out, fmt.Sprintf("spec.follow.semver %q: %v", spec.Follow.Semver, err))
@@ -153,8 +159,17 @@ func validatePipeline(ns string, spec *v1alpha1.PipelineSpec) []string {
 		} else {
 			stageAt[stage.Name] = i
 		}
-		if len(stage.Stacks) == 0 {
-			out = append(out, fmt.Sprintf("spec.stages[%d].stacks: no Stack", i))
+		if len(stage.Stacks) == 0 && stage.StackSet == nil {
+			out = append(out, fmt.Sprintf("spec.stages[%d].stacks: no Stack (and no stackSet)", i))
+		}
+		if ref := stage.StackSet; ref != nil {
+			if bad := ref.Invalid(); bad != "" {
+				out = append(out, fmt.Sprintf("spec.stages[%d].stackSet: %s", i, strings.Replace(bad, "Stack name", "StackSet name", 1)))
+			} else if key := stackSetKey(ref.In(ns).String()); stackAt[key] != "" {
+				out = append(out, fmt.Sprintf("spec.stages[%d].stackSet: StackSet %s is %s already (a StackSet is in one stage)", i, ref.In(ns), stackAt[key]))
+			} else {
+				stackAt[key] = fmt.Sprintf("spec.stages[%d].stackSet", i)
+			}
 		}
 		for k, ref := range stage.Stacks {
 			where := fmt.Sprintf("spec.stages[%d].stacks[%d]", i, k)
@@ -181,6 +196,12 @@ func validatePipeline(ns string, spec *v1alpha1.PipelineSpec) []string {
 			}
 			if n != 1 {
 				out = append(out, fmt.Sprintf("spec.stages[%d].gates[%d]: a gate is exactly one of test, cel and prometheus", i, j))
+				continue
+			}
+			if len(stage.Stacks) == 0 && (g.Test != nil || g.CEL != "") {
+				// They run on the stage's Stacks: on none they would pass
+				// without looking at anything.
+				out = append(out, fmt.Sprintf("spec.stages[%d].gates[%d]: a test or cel gate runs on the stage's Stacks, and this stage has none: gate the StackSet's Stacks in its own steps (spec.strategy.rolling.steps[].gates), or use a prometheus gate", i, j))
 				continue
 			}
 			if g.CEL != "" {
@@ -263,14 +284,17 @@ func (r *Reconciler) stacksOf(ctx context.Context, p *v1alpha1.Pipeline) stacksR
 			}
 		}
 	}
-	read := stacksRead{Stacks: out, Refused: refused}
+	read := stacksRead{Stacks: out, Refused: refused, StackSets: map[string]*v1alpha1.StackSet{}}
+	if err := r.stackSetsOf(ctx, p, pl.Items, &read, &missing, &conflicts, &foreign); err != nil {
+		return stacksRead{Err: err}
+	}
 	switch {
 	case len(missing) > 0:
 		read.Stall, read.Reason = "not found: "+strings.Join(missing, ", ")+": nothing is promoted", ReasonStackNotFound
 	case len(conflicts) > 0:
 		read.Stall, read.Reason = strings.Join(conflicts, "; ")+": a Stack is promoted by one Pipeline; nothing is promoted", ReasonStackConflict
 	case len(foreign) > 0:
-		read.Stall, read.Reason = strings.Join(foreign, "; ")+": remove it (the Pipeline pins the digest) or take the Stack out of spec.stages; nothing is promoted", ReasonForeignSource
+		read.Stall, read.Reason = strings.Join(foreign, "; ")+": remove it (the Pipeline pins the digest) or take it out of spec.stages; nothing is promoted", ReasonForeignSource
 	}
 	return read
 }
@@ -280,10 +304,18 @@ func (r *Reconciler) stacksOf(ctx context.Context, p *v1alpha1.Pipeline) stacksR
 // same (p's namespace's, read uncached) or, from the cache's index, of
 // another namespace.
 func (r *Reconciler) olderPipelineOf(ctx context.Context, p *v1alpha1.Pipeline, same []v1alpha1.Pipeline, stack types.NamespacedName) (string, error) {
-	others, err := r.pipelinesNaming(ctx, stack)
-	if err != nil {
-		return "", err
+	return r.olderPipelineNaming(ctx, p, same, stack.String(), func(q *v1alpha1.Pipeline) bool { return namesStack(q, stack) })
+}
+
+// olderPipelineNaming is olderPipelineOf for what the index key names
+// (a Stack's namespace/name, a StackSet's stackSetKey), names saying
+// whether a Pipeline names it.
+func (r *Reconciler) olderPipelineNaming(ctx context.Context, p *v1alpha1.Pipeline, same []v1alpha1.Pipeline, key string, names func(*v1alpha1.Pipeline) bool) (string, error) {
+	var l v1alpha1.PipelineList
+	if err := r.client.List(ctx, &l, client.MatchingFields{pipelineStacksIndex: key}); err != nil {
+		return "", fmt.Errorf("list the Pipelines naming %s: %w", key, err)
 	}
+	others := l.Items
 	candidates := slices.Clone(same)
 	for _, q := range others {
 		if q.Namespace != p.Namespace {
@@ -298,7 +330,7 @@ func (r *Reconciler) olderPipelineOf(ctx context.Context, p *v1alpha1.Pipeline, 
 		}
 		older := q.CreationTimestamp.Before(&p.CreationTimestamp) ||
 			q.CreationTimestamp.Equal(&p.CreationTimestamp) && qkey.String() < self.String()
-		if older && namesStack(&q, stack) {
+		if older && names(&q) {
 			return qkey.String(), nil
 		}
 	}
@@ -331,6 +363,13 @@ func (r *Reconciler) poll(ctx context.Context, p *v1alpha1.Pipeline) error {
 	if err != nil {
 		return err
 	}
+	if d := p.Spec.Follow.Digest; d != "" && p.Spec.Verify == nil {
+		// One digest: nothing to list or resolve.
+		now := metav1.Now()
+		p.Status.Latest = &v1alpha1.Artifact{Digest: d, CheckedAt: &now}
+		sawPush(saw, "", nil, d)
+		return nil
+	}
 	reg, drop, err := r.stacks.Registry(ctx, &v1alpha1.Stack{
 		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace}, Spec: v1alpha1.StackSpec{SourceSecretRef: p.Spec.SourceSecretRef},
 	})
@@ -350,12 +389,17 @@ func (r *Reconciler) poll(ctx context.Context, p *v1alpha1.Pipeline) error {
 		}
 	}
 	now := metav1.Now()
-	if tag == "" {
+	if tag == "" && p.Spec.Follow.Digest == "" {
 		p.Status.Latest = &v1alpha1.Artifact{CheckedAt: &now}
 		sawPush(saw, p.Spec.Follow.Tag, tags, "")
 		return nil
 	}
-	digest, err := artifact.Resolve(ctx, reg, repo, tag)
+	digest, err := "", error(nil)
+	if d := p.Spec.Follow.Digest; d != "" {
+		digest = d
+	} else {
+		digest, err = artifact.Resolve(ctx, reg, repo, tag)
+	}
 	if err != nil {
 		if errors.Is(err, errdef.ErrNotFound) && p.Spec.Follow.Tag != "" {
 			p.Status.Latest = &v1alpha1.Artifact{CheckedAt: &now}
@@ -549,7 +593,11 @@ func setPipelineConditions(p *v1alpha1.Pipeline) {
 			return
 		}
 	}
-	pipelineReady(p, metav1.ConditionTrue, ReasonVerified, "every stage is verified on "+p.Status.Latest.Digest+" ("+p.Status.Latest.Tag+")")
+	msg := "every stage is verified on " + p.Status.Latest.Digest
+	if t := p.Status.Latest.Tag; t != "" {
+		msg += " (" + t + ")"
+	}
+	pipelineReady(p, metav1.ConditionTrue, ReasonVerified, msg)
 }
 
 // stall records a Pipeline that promotes nothing until its spec or its
@@ -605,3 +653,11 @@ func (r *Reconciler) PipelinesOfStack(ctx context.Context, obj client.Object) []
 	}
 	return out
 }
+
+// StackView is what a Pipeline sees of a Stack: the digest it is pinned
+// to, and whether it is Ready on it (its plan applied) or failed on it.
+type StackView = stackView
+
+// ViewStack is the Stack as a Pipeline's stage sees it; a StackSet's
+// rollout judges its Stacks the same way.
+func ViewStack(st *v1alpha1.Stack) StackView { return viewStack(st) }

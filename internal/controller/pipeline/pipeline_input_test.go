@@ -47,8 +47,8 @@ func TestCRDRejectsInvalidPipelines(t *testing.T) {
 		want string
 	}{
 		{"source-with-tag", spec(func(s map[string]any) { s["source"] = src + ":v1" }), "spec.source"},
-		{"follow-both", spec(func(s map[string]any) { s["follow"] = map[string]any{"semver": ">=1", "tag": "main"} }), "give exactly one of semver and tag"},
-		{"follow-none", spec(func(s map[string]any) { s["follow"] = map[string]any{} }), "give exactly one of semver and tag"},
+		{"follow-both", spec(func(s map[string]any) { s["follow"] = map[string]any{"semver": ">=1", "tag": "main"} }), "give exactly one of semver, tag and digest"},
+		{"follow-none", spec(func(s map[string]any) { s["follow"] = map[string]any{} }), "give exactly one of semver, tag and digest"},
 		{"no-stage", spec(func(s map[string]any) { s["stages"] = []any{} }), "spec.stages"},
 		{"stage-twice", spec(func(s map[string]any) { s["stages"] = []any{stage("staging", nil), stage("staging", nil)} }), "spec.stages[1]"},
 		{"stage-name", spec(func(s map[string]any) { s["stages"] = []any{stage("Staging!", nil)} }), "spec.stages[0].name"},

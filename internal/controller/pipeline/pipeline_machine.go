@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -122,8 +123,7 @@ func stepStages(in machineInput) machineOutput {
 			m.bake(i, stage, &s)
 		}
 		if s.Phase == v1alpha1.PhaseFailed && stage.Rollback && s.Verified != "" && s.Verified != s.Digest {
-			for _, ref := range stage.Stacks {
-				name := pipelineStackKey(in.Namespace, ref)
+			for _, name := range stageTargets(in.Namespace, stage) {
 				if v := in.Stacks[name]; v.Pinned != s.Verified {
 					out.Pins[name] = s.Verified
 				}
@@ -183,39 +183,46 @@ func (m *machine) awaitApproval(stage v1alpha1.Stage, s *v1alpha1.StageStatus) {
 // progress from its pin until it is Ready on the digest.
 func (m *machine) promote(stage v1alpha1.Stage, s *v1alpha1.StageStatus) {
 	d := s.Digest
-	limit := len(stage.Stacks)
+	targets := stageTargets(m.in.Namespace, stage)
+	limit := len(targets)
 	if stage.MaxParallel != nil && *stage.MaxParallel >= 1 {
 		limit = int(*stage.MaxParallel)
 	}
 	ready, busy := 0, 0
-	for _, ref := range stage.Stacks {
-		name := pipelineStackKey(m.in.Namespace, ref)
+	var waiting []string
+	for _, name := range targets {
 		v := m.in.Stacks[name]
 		switch {
 		case v.Pinned != d:
 		case v.Failed != "":
-			m.fail(stage, s, fmt.Sprintf("Stack %s failed on %s: %s", name, d, v.Failed), nil)
+			m.fail(stage, s, fmt.Sprintf("%s failed on %s: %s", targetText(name), d, v.Failed), nil)
 			return
 		case v.Ready:
 			ready++
 		default:
 			busy++
+			if isStackSetKey(name) {
+				waiting = append(waiting, fmt.Sprintf("%s: %s", targetText(name), v.NotReady))
+			}
 		}
 	}
-	for _, ref := range stage.Stacks {
+	for _, name := range targets {
 		if busy >= limit {
 			break
 		}
-		if name := pipelineStackKey(m.in.Namespace, ref); m.in.Stacks[name].Pinned != d {
+		if m.in.Stacks[name].Pinned != d {
 			m.out.Pins[name] = d
 			busy++
 		}
 	}
-	if ready < len(stage.Stacks) {
-		s.Message = fmt.Sprintf("%d of %d Stacks Ready on %s", ready, len(stage.Stacks), d)
+	if ready < len(targets) {
+		s.Message = fmt.Sprintf("%d of %d %s Ready on %s", ready, len(targets), targetsNoun(stage), d)
+		if len(waiting) > 0 {
+			s.Message += "; " + strings.Join(waiting, "; ")
+		}
 		return
 	}
-	msg := "every Stack is Ready on " + d
+	msg := "every " + targetNoun(stage) + " is Ready on " + d
 	if stage.Bake != nil && stage.Bake.Duration > 0 {
 		msg += ": baking for " + stage.Bake.Duration.String()
 	}
@@ -226,10 +233,9 @@ func (m *machine) promote(stage v1alpha1.Stage, s *v1alpha1.StageStatus) {
 // bake time has passed.
 func (m *machine) bake(i int, stage v1alpha1.Stage, s *v1alpha1.StageStatus) {
 	d := s.Digest
-	for _, ref := range stage.Stacks {
-		name := pipelineStackKey(m.in.Namespace, ref)
+	for _, name := range stageTargets(m.in.Namespace, stage) {
 		if v := m.in.Stacks[name]; v.Pinned != d || !v.Ready {
-			m.fail(stage, s, fmt.Sprintf("Stack %s stopped being Ready on %s during the bake: %s", name, d, v.NotReady), nil)
+			m.fail(stage, s, fmt.Sprintf("%s stopped being Ready on %s during the bake: %s", targetText(name), d, v.NotReady), nil)
 			return
 		}
 	}
@@ -268,15 +274,15 @@ func (m *machine) bake(i int, stage v1alpha1.Stage, s *v1alpha1.StageStatus) {
 			if !v.Pending {
 				continue
 			}
-			s.Message = fmt.Sprintf("every Stack is Ready on %s: gate %s waits to run", d, gateName(i, j, stage.Gates[j]))
+			s.Message = fmt.Sprintf("every %s is Ready on %s: gate %s waits to run", targetNoun(stage), d, gateName(i, j, stage.Gates[j]))
 			if !v.Running.IsZero() {
-				s.Message = fmt.Sprintf("every Stack is Ready on %s: gate %s running since %s", d, gateName(i, j, stage.Gates[j]), v.Running.UTC().Format(time.RFC3339))
+				s.Message = fmt.Sprintf("every %s is Ready on %s: gate %s running since %s", targetNoun(stage), d, gateName(i, j, stage.Gates[j]), v.Running.UTC().Format(time.RFC3339))
 			}
 			m.requeue(5 * time.Second)
 			return
 		}
 		s.GatesChecked = &m.now
-		s.Message = fmt.Sprintf("every Stack is Ready on %s: baking for %s, the gates passed at %s", d, bake, m.now.UTC().Format(time.RFC3339))
+		s.Message = fmt.Sprintf("every %s is Ready on %s: baking for %s, the gates passed at %s", targetNoun(stage), d, bake, m.now.UTC().Format(time.RFC3339))
 	}
 	if !over {
 		next := bake - elapsed
@@ -345,6 +351,59 @@ func pipelineStackKey(ns string, ref v1alpha1.PipelineStackRef) string {
 		return k.Name
 	}
 	return k.String()
+}
+
+// stackSetKeyPrefix starts the key of a stage's StackSet: "StackSet
+// NAME" (no Stack name has a space). It names the StackSet in messages.
+const stackSetKeyPrefix = "StackSet "
+
+// stageTargets are the keys of what a stage pins, in order: its Stacks
+// (pipelineStackKey), then its StackSet (of the Pipeline's namespace:
+// another is refused before the stage machine runs).
+func stageTargets(ns string, stage v1alpha1.Stage) []string {
+	out := make([]string, 0, len(stage.Stacks)+1)
+	for _, ref := range stage.Stacks {
+		out = append(out, pipelineStackKey(ns, ref))
+	}
+	if ref := stage.StackSet; ref != nil {
+		out = append(out, stackSetKey(ref.Name))
+	}
+	return out
+}
+
+// stackSetKey is the key of the StackSet name of the Pipeline's namespace.
+func stackSetKey(name string) string { return stackSetKeyPrefix + name }
+
+func isStackSetKey(key string) bool { return strings.HasPrefix(key, stackSetKeyPrefix) }
+
+// targetText names a target in a message: "Stack NAME", "StackSet NAME".
+func targetText(key string) string {
+	if isStackSetKey(key) {
+		return key
+	}
+	return "Stack " + key
+}
+
+// targetNoun and targetsNoun say what a stage pins: Stack(s), or
+// StackSet (the only target), or target(s) (both).
+func targetNoun(stage v1alpha1.Stage) string {
+	switch {
+	case stage.StackSet == nil:
+		return "Stack"
+	case len(stage.Stacks) == 0:
+		return "StackSet"
+	}
+	return "Stack and StackSet"
+}
+
+func targetsNoun(stage v1alpha1.Stage) string {
+	switch {
+	case stage.StackSet == nil:
+		return "Stacks"
+	case len(stage.Stacks) == 0:
+		return "StackSet"
+	}
+	return "Stacks and StackSets"
 }
 
 // gateName is where a gate is in the spec, with its kind.

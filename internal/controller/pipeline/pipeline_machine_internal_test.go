@@ -54,8 +54,8 @@ type world struct {
 func newWorld(t *testing.T, spec *v1alpha1.PipelineSpec) *world {
 	w := &world{t: t, spec: spec, now: time.Unix(1_700_000_000, 0), stacks: map[string]stackView{}, fail: map[string]string{}, gateFails: map[string]bool{}, pinStep: map[string]int{}}
 	for _, s := range spec.Stages {
-		for _, ref := range s.Stacks {
-			w.stacks[pipelineStackKey("", ref)] = stackView{NotReady: "NoSource"}
+		for _, name := range stageTargets("delivery", s) {
+			w.stacks[name] = stackView{NotReady: "NoSource"}
 		}
 	}
 	return w

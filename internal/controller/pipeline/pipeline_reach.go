@@ -44,6 +44,9 @@ func IndexStacks(ctx context.Context, mgr manager.Manager) error {
 					keys = append(keys, ref.In(p.Namespace).String())
 				}
 			}
+			if ref := stage.StackSet; ref != nil && ref.Invalid() == "" {
+				keys = append(keys, stackSetKey(ref.In(p.Namespace).String()))
+			}
 		}
 		return keys
 	})
@@ -162,6 +165,12 @@ func (r *Reconciler) readStackAs(ctx context.Context, p *v1alpha1.Pipeline, nn t
 // the controller) whether the Pipeline's service account may patch the
 // Stack: refusal says who may not do what when it may not.
 func (r *Reconciler) mayPatch(ctx context.Context, p *v1alpha1.Pipeline, nn types.NamespacedName) (refusal string, err error) {
+	return r.mayPatchResource(ctx, p, "stacks", "Stack", nn)
+}
+
+// mayPatchResource asks whether the Pipeline's service account may patch
+// the object of resource (of convoy.dev; kind names it in errors).
+func (r *Reconciler) mayPatchResource(ctx context.Context, p *v1alpha1.Pipeline, resource, kind string, nn types.NamespacedName) (refusal string, err error) {
 	user := r.opts.pipelineUser(p)
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User: user,
@@ -169,23 +178,29 @@ func (r *Reconciler) mayPatch(ctx context.Context, p *v1alpha1.Pipeline, nn type
 		// account: bindings to them count.
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + p.Namespace, "system:authenticated"},
 		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Namespace: nn.Namespace, Verb: "patch", Group: v1alpha1.GroupVersion.Group, Resource: "stacks", Name: nn.Name,
+			Namespace: nn.Namespace, Verb: "patch", Group: v1alpha1.GroupVersion.Group, Resource: resource, Name: nn.Name,
 		},
 	}}
 	if err := r.client.Create(ctx, sar); err != nil {
-		return "", fmt.Errorf("authorization.k8s.io/v1 SubjectAccessReview of patch on Stack %s for %s: %w", nn, kube.DescribeUser(user), err)
+		return "", fmt.Errorf("authorization.k8s.io/v1 SubjectAccessReview of patch on %s %s for %s: %w", kind, nn, kube.DescribeUser(user), err)
 	}
 	if sar.Status.Allowed {
 		return "", nil
 	}
-	return stacksForbidden(user, "patch", nn.Namespace), nil
+	return resourceForbidden(user, "patch", resource, nn.Namespace), nil
 }
 
 // stacksForbidden is the refusal of verb on stacks.convoy.dev in ns to
 // user: "serviceaccount delivery/promoter may not patch
 // stacks.convoy.dev in namespace team-a-prod".
 func stacksForbidden(user, verb, ns string) string {
-	return (&kube.ForbiddenError{User: user, Verb: verb, Resource: "stacks." + v1alpha1.GroupVersion.Group, Namespace: ns}).Error()
+	return resourceForbidden(user, verb, "stacks", ns)
+}
+
+// resourceForbidden is the refusal of verb on resource (of convoy.dev)
+// in ns to user.
+func resourceForbidden(user, verb, resource, ns string) string {
+	return (&kube.ForbiddenError{User: user, Verb: verb, Resource: resource + "." + v1alpha1.GroupVersion.Group, Namespace: ns}).Error()
 }
 
 // refusalOf is the refusal the Pipeline's status recorded last ("":

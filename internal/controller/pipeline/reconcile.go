@@ -45,6 +45,7 @@ func (r *Reconciler) observe(p *v1alpha1.Pipeline) facts {
 	o := observed{Pipeline: p, Interval: r.opts.Interval(p), PrevRefusal: refusalOf(p)}
 	if !p.Spec.Suspend {
 		o.Problems = append(validatePipeline(p.Namespace, &p.Spec), r.reachProblems(p)...)
+		o.Forbidden = stackSetRefusals(p)
 	}
 	return facts{observed: o}
 }
@@ -71,6 +72,9 @@ func (r *Reconciler) advance(ctx context.Context, f *facts) {
 	f.views = map[string]stackView{}
 	for name, st := range stacks {
 		f.views[name] = viewStack(st)
+	}
+	for key, ss := range f.read.StackSets {
+		f.views[key] = viewStackSet(ss)
 	}
 	f.at = time.Now()
 	key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
@@ -134,8 +138,39 @@ func (r *Reconciler) pinStacks(ctx context.Context, f *facts) {
 			}
 			f.views[name] = stackView{Pinned: d}
 		}
+		if ref := stage.StackSet; ref != nil {
+			r.pinStageStackSet(ctx, f, i, ref.Name)
+		}
 	}
 	f.last = foundPinned
+}
+
+// pinStageStackSet pins stage i's StackSet when the stage machine moves
+// it; a refusal is said as a Stack's is.
+func (r *Reconciler) pinStageStackSet(ctx context.Context, f *facts, i int, name string) {
+	p, key := f.Pipeline, stackSetKey(name)
+	d, ok := f.advanced.Pins[key]
+	if !ok {
+		return
+	}
+	refusal := f.read.Refused[key]
+	var err error
+	if refusal == "" {
+		refusal, err = r.pinStackSet(ctx, p, f.read.StackSets[key], d)
+	}
+	if refusal != "" {
+		why := fmt.Sprintf("StackSet %s (spec.stages[%d].stackSet): %s: not pinned to %s", name, i, refusal, d)
+		f.refusals = append(f.refusals, why)
+		if s := &p.Status.Stages[i]; !strings.Contains(s.Message, why) {
+			s.Message += "; " + why
+		}
+		return
+	}
+	if err != nil {
+		f.pinErr = errors.Join(f.pinErr, err)
+		return
+	}
+	f.views[key] = stackView{Pinned: d}
 }
 
 // finish records the step that ends the reconcile.

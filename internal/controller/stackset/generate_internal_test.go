@@ -236,9 +236,20 @@ func TestAssignSteps(t *testing.T) {
 	if !slices.Equal(stages, []string{"dev", "step-2"}) || p.Spec.Source != "oci://r.example/shop" || p.Spec.Follow.Tag != "live" {
 		t.Fatalf("pipeline %+v", p.Spec)
 	}
-	ss.Spec.Template.Spec.Source = "oci://r.example/shop@sha256:" + strings.Repeat("a", 64)
+	// A digest (a Pipeline stage pinned the StackSet): followed as is.
+	d := "sha256:" + strings.Repeat("a", 64)
+	ss.Spec.Template.Spec.Source = "oci://r.example/shop@" + d
+	if p, err := rolloutPipeline(ss, steps, gen, got, nil); err != nil || p.Spec.Follow != (v1alpha1.Follow{Digest: d}) || p.Spec.Source != "oci://r.example/shop" {
+		t.Fatalf("a digest source: %v %+v", err, p)
+	}
+	// No source yet: no Pipeline, the Stacks wait for a pin.
+	ss.Spec.Template.Spec.Source = ""
+	if p, err := rolloutPipeline(ss, steps, gen, got, nil); err != nil || p != nil {
+		t.Fatalf("no source: %v %+v", err, p)
+	}
+	ss.Spec.Template.Spec.Source = "oci://r.example/shop:live@" + d
 	if _, err := rolloutPipeline(ss, steps, gen, got, nil); err == nil || !strings.Contains(err.Error(), "follows a tag") {
-		t.Fatalf("a digest source: %v", err)
+		t.Fatalf("a tag and a digest: %v", err)
 	}
 }
 

@@ -208,7 +208,14 @@ func (r *Reconciler) reconcile(ctx context.Context, ss *v1alpha1.StackSet) error
 			r.stall(ss, v1alpha1.ReasonTemplateInvalid, err.Error())
 			return nil
 		}
-		if pl, err = r.applyPipeline(ctx, ss, want, pl); err != nil {
+		if want == nil {
+			// No source yet: nothing to roll out until a Pipeline stage
+			// pins the template.
+			if err := r.dropPipeline(ctx, ss); err != nil {
+				return err
+			}
+			pl = nil
+		} else if pl, err = r.applyPipeline(ctx, ss, want, pl); err != nil {
 			return err
 		}
 	} else if err := r.dropPipeline(ctx, ss); err != nil {
@@ -538,6 +545,7 @@ func (r *Reconciler) record(ss *v1alpha1.StackSet, gen []generated, stacks []*v1
 	if pl != nil {
 		ss.Status.Steps = pl.Status.Stages
 	}
+	ss.Status.Rollout = rolloutOf(ss, stacks, pl, onClusterOf(ss.Status.Stacks))
 	meta.RemoveStatusCondition(&ss.Status.Conditions, v1alpha1.CondStalled)
 	clusters := map[string]string{}
 	for _, s := range ss.Status.Stacks {

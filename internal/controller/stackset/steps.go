@@ -71,17 +71,26 @@ func assignSteps(steps []v1alpha1.RolloutStep, gen []generated) (map[string]stri
 }
 
 // rolloutPipeline is the Pipeline of a rolling StackSet: the template's
-// source repository and tag, a stage per step with Stacks. Approvals
-// are the existing Pipeline's (convoy promote writes them there).
+// source repository and tag (or the digest a Pipeline stage pinned it
+// to), a stage per step with Stacks. Approvals are the existing
+// Pipeline's (convoy promote writes them there). nil without a source
+// yet: the Stacks wait for a Pipeline stage to pin the StackSet.
 func rolloutPipeline(ss *v1alpha1.StackSet, rollout []v1alpha1.RolloutStep, gen []generated, steps map[string]string, approvals []v1alpha1.StageApproval) (*v1alpha1.Pipeline, error) {
 	src := ss.Spec.Template.Spec.Source
+	if src == "" {
+		return nil, nil
+	}
 	ref, err := artifact.ParseRef(src)
-	if err != nil || ref.Tag == "" || ref.Digest != "" {
-		return nil, fmt.Errorf("spec.template.spec.source %q: a rolling strategy follows a tag (oci://registry/repository:tag), and rolls each of its digests out", src)
+	if err != nil || ref.Tag == "" && ref.Digest == "" || ref.Tag != "" && ref.Digest != "" {
+		return nil, fmt.Errorf("spec.template.spec.source %q: a rolling strategy follows a tag (oci://registry/repository:tag), and rolls each of its digests out, or one digest (oci://registry/repository@sha256:…, as a Pipeline stage pins it)", src)
+	}
+	follow := v1alpha1.Follow{Tag: ref.Tag}
+	if ref.Digest != "" {
+		follow = v1alpha1.Follow{Digest: ref.Digest}
 	}
 	repo := "oci://" + ref.Repository
 	spec := v1alpha1.PipelineSpec{
-		Source: repo, Follow: v1alpha1.Follow{Tag: ref.Tag}, Suspend: ss.Spec.Paused,
+		Source: repo, Follow: follow, Suspend: ss.Spec.Paused,
 		SourceSecretRef: ss.Spec.Template.Spec.SourceSecretRef, Verify: ss.Spec.Template.Spec.Verify,
 		ServiceAccountName: ss.Spec.Template.Spec.ServiceAccountName, Approvals: approvals,
 	}
