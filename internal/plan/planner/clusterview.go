@@ -49,6 +49,10 @@ type ClusterView interface {
 	// CopiesOf says whether the records of release to in namespace are
 	// copies of every record of from (release.Storage.CopiesOf).
 	CopiesOf(ctx context.Context, namespace, from, to string) (bool, error)
+	// RecordsLeftBehind fails with a *release.RecordsLeftBehindError when
+	// Helm's Secrets in namespace hold records of release name that the
+	// stack's driver (sql, configmap) does not: called when it holds none.
+	RecordsLeftBehind(ctx context.Context, namespace, name string) error
 
 	// Live is the live object (nil: absent), read once per plan.
 	Live(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error)
@@ -212,6 +216,10 @@ func (v *engineView) StackReleases(ctx context.Context, stack string) (map[relea
 
 func (v *engineView) CopiesOf(ctx context.Context, namespace, from, to string) (bool, error) {
 	return v.eng.Storage(namespace).CopiesOf(ctx, from, to)
+}
+
+func (v *engineView) RecordsLeftBehind(ctx context.Context, namespace, name string) error {
+	return v.eng.RecordsLeftBehind(ctx, namespace, name)
 }
 
 // Live reads the live object: one list per kind and namespace (or per

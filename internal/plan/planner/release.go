@@ -50,7 +50,7 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	if last == nil && !renamed {
 		// No record in the stack's driver: none left in Helm's default
 		// one either (a storage block changed without moving them).
-		if err := eng.RecordsLeftBehind(ctx, inst.Namespace, inst.Name); err != nil {
+		if err := c.view(rd).RecordsLeftBehind(ctx, inst.Namespace, inst.Name); err != nil {
 			return nil, err
 		}
 	}

@@ -222,6 +222,12 @@ func (v *View) CopiesOf(ctx context.Context, namespace, from, to string) (bool, 
 	return v.Records.Storage(namespace).CopiesOf(ctx, from, to)
 }
 
+// RecordsLeftBehind implements planner.ClusterView: a View's records are
+// in one driver, so none is ever left behind in another.
+func (v *View) RecordsLeftBehind(ctx context.Context, namespace, name string) error {
+	return nil
+}
+
 // Live implements planner.ClusterView.
 func (v *View) Live(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
 	res, err := v.resource(ref)
