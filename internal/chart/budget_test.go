@@ -100,10 +100,10 @@ func TestRenderBudget(t *testing.T) {
 		},
 		{
 			// Nothing in this loop passes through convoy's code: the
-			// render returns at the deadline while the loop runs on (about
+			// render returns at the deadline while the loop runs on (over
 			// a second) in the background.
 			name:      "time, no output, no calls",
-			templates: map[string]string{"x.yaml": "{{ $l := until 3000 }}{{ range $l }}{{ range $l }}{{ end }}{{ end }}"},
+			templates: map[string]string{"x.yaml": "{{ $l := until 8000 }}{{ range $l }}{{ range $l }}{{ end }}{{ end }}"},
 			// 200ms: the budget runs from the start of the render, and
 			// on a loaded machine parsing alone has taken 20ms.
 			opts: RenderOptions{Timeout: 200 * time.Millisecond},

@@ -82,6 +82,7 @@ release "api" {
 type pinLog struct {
 	mu            sync.Mutex
 	pinned, ready map[string]time.Time // "stack@digest"
+	notes         []string             // what ended a watch
 }
 
 func watchPins(t *testing.T, ns string) *pinLog {
@@ -94,34 +95,62 @@ func watchPins(t *testing.T, ns string) *pinLog {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := wc.Watch(context.Background(), &v1alpha1.StackList{}, client.InNamespace(ns))
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	l := &pinLog{pinned: map[string]time.Time{}, ready: map[string]time.Time{}}
+	record := func(st *v1alpha1.Stack) {
+		ref, err := artifact.ParseRef(st.Spec.Source)
+		if err != nil || ref.Digest == "" {
+			return
+		}
+		k, now := st.Name+"@"+ref.Digest, time.Now()
+		rc := meta.FindStatusCondition(st.Status.Conditions, "Ready")
+		ready := rc != nil && rc.Status == metav1.ConditionTrue && rc.ObservedGeneration == st.Generation &&
+			st.Status.Source != nil && st.Status.Source.Digest == ref.Digest
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if _, ok := l.pinned[k]; !ok {
+			l.pinned[k] = now
+		}
+		if _, ok := l.ready[k]; !ok && ready {
+			l.ready[k] = now
+		}
+	}
+	// The API server may end a watch at any time: it is resumed from the
+	// last resource version seen, so no change of a Stack goes unseen.
+	rv := ""
+	w, err := wc.Watch(ctx, &v1alpha1.StackList{}, client.InNamespace(ns))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(w.Stop)
-	l := &pinLog{pinned: map[string]time.Time{}, ready: map[string]time.Time{}}
 	go func() {
-		for ev := range w.ResultChan() {
-			st, ok := ev.Object.(*v1alpha1.Stack)
-			if !ok || ev.Type == watch.Deleted {
-				continue
+		for {
+			for ev := range w.ResultChan() {
+				st, ok := ev.Object.(*v1alpha1.Stack)
+				if !ok {
+					l.mu.Lock()
+					l.notes = append(l.notes, fmt.Sprintf("%s %v", ev.Type, ev.Object))
+					l.mu.Unlock()
+					rv = "" // an expired version: resume from now
+					continue
+				}
+				rv = st.ResourceVersion
+				if ev.Type != watch.Deleted {
+					record(st)
+				}
 			}
-			ref, err := artifact.ParseRef(st.Spec.Source)
-			if err != nil || ref.Digest == "" {
-				continue
+			if ctx.Err() != nil {
+				return
 			}
-			k, now := st.Name+"@"+ref.Digest, time.Now()
-			rc := meta.FindStatusCondition(st.Status.Conditions, "Ready")
-			ready := rc != nil && rc.Status == metav1.ConditionTrue && rc.ObservedGeneration == st.Generation &&
-				st.Status.Source != nil && st.Status.Source.Digest == ref.Digest
-			l.mu.Lock()
-			if _, ok := l.pinned[k]; !ok {
-				l.pinned[k] = now
+			for {
+				if w, err = wc.Watch(ctx, &v1alpha1.StackList{}, client.InNamespace(ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}}); err == nil || ctx.Err() != nil {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
 			}
-			if _, ok := l.ready[k]; !ok && ready {
-				l.ready[k] = now
+			if ctx.Err() != nil {
+				return
 			}
-			l.mu.Unlock()
 		}
 	}()
 	return l
@@ -384,7 +413,10 @@ func TestFleet(t *testing.T) {
 	c2Pinned, _ := pins.times("web-c2", d2)
 	// The bake's start is recorded in the Pipeline's status as a
 	// metav1.Time, to the second: a bake may end up to 1s early.
-	if c1Ready.IsZero() || c2Pinned.IsZero() || c2Pinned.Sub(c1Ready) < bake-time.Second {
+	if c1Ready.IsZero() || c2Pinned.IsZero() {
+		t.Fatalf("the watch saw web-c1 Ready on %s at %v, web-c2 pinned to it at %v (watch errors: %q)", d2, c1Ready, c2Pinned, pins.notes)
+	}
+	if c2Pinned.Sub(c1Ready) < bake-time.Second {
 		t.Fatalf("step 2 started %s after step 1 was Ready on %s (bake %s)", c2Pinned.Sub(c1Ready), d2, bake)
 	}
 	t.Logf("step 2 pinned %s after step 1 was Ready (bake %s)", c2Pinned.Sub(c1Ready).Round(10*time.Millisecond), bake)
