@@ -40,6 +40,20 @@ cluster "target" {}
 variable "slot" {
   default = "none"
 }
+# One environment per slot: each is a stack of its own (app.SLOT) on the
+# one cluster the registrations share, so no two Stacks reconcile one.
+environment "staging" {
+  vars = { slot = environment.name }
+}
+environment "f1" {
+  vars = { slot = environment.name }
+}
+environment "f2" {
+  vars = { slot = environment.name }
+}
+environment "f3" {
+  vars = { slot = environment.name }
+}
 release "api" {
   chart            = "./charts/cm"
   cluster          = cluster.target
@@ -61,8 +75,8 @@ release "api" {
 // fails the stage; the stage's rollback pins the StackSet back to the
 // digest it verified, and the whole fleet returns to it. A StackSet of
 // another namespace is refused as Forbidden. The three registrations
-// point at the one devcluster (namespaces of their own), as the bench
-// does with 50.
+// point at the one devcluster (namespaces and environments of their own),
+// as the bench does with 50.
 func TestPipelineStageStackSet(t *testing.T) {
 	ctx := context.Background()
 	ns := cluster.Namespace(t)
@@ -86,7 +100,7 @@ func TestPipelineStageStackSet(t *testing.T) {
 	create(t, c, &v1alpha1.Stack{
 		ObjectMeta: metav1.ObjectMeta{Name: "staging", Namespace: ns},
 		Spec: v1alpha1.StackSpec{
-			Interval: every, Vars: map[string]string{"slot": "staging"},
+			Interval: every, Environment: "staging",
 			Clusters: []v1alpha1.ClusterRef{{Name: "target", SecretRef: v1alpha1.SecretKeyRef{Name: "staging", Key: v1alpha1.KubeconfigKey}}},
 		},
 	})
@@ -95,7 +109,7 @@ func TestPipelineStageStackSet(t *testing.T) {
 		Spec: v1alpha1.StackSetSpec{
 			Generators: []v1alpha1.Generator{{Clusters: &v1alpha1.ClustersGenerator{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "yes"}}}}},
 			// No source: the Pipeline's stage pins it.
-			Template: v1alpha1.StackTemplate{Spec: v1alpha1.StackSpec{Interval: every, Vars: map[string]string{"slot": "{{cluster.name}}"}}},
+			Template: v1alpha1.StackTemplate{Spec: v1alpha1.StackSpec{Interval: every, Environment: "{{cluster.name}}"}},
 			Strategy: &v1alpha1.StackSetStrategy{Rolling: &v1alpha1.RollingStrategy{Steps: []v1alpha1.RolloutStep{
 				{Name: "one", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"ring": "one"}}},
 				{Name: "rest", Gates: []v1alpha1.Gate{{CEL: "objects.all(o, o.kind != 'ConfigMap' || !o.data.message.endsWith('-v2'))"}}},
