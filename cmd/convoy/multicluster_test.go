@@ -15,19 +15,12 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// TestReleasesOnTwoClustersInOneRun applies a stack whose releases target
-// two clusters (two contexts of one kubeconfig): each lands on its own.
-func TestReleasesOnTwoClustersInOneRun(t *testing.T) {
-	cluster.Need(t)
-	tools := devtest.Tools(t)
-	second, err := devcluster.Start(context.Background(), devcluster.Options{Tools: tools, Nodes: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer second.Stop()
-
+// contexts writes a kubeconfig with one context per cluster, named as in
+// kubeconfigs (context name → a kubeconfig of that cluster).
+func contexts(t *testing.T, kubeconfigs map[string]string) string {
+	t.Helper()
 	merged := clientcmdapi.NewConfig()
-	for name, path := range map[string]string{"one": cluster.Kubeconfig(), "two": second.Kubeconfig()} {
+	for name, path := range kubeconfigs {
 		cfg, err := clientcmd.LoadFromFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -41,6 +34,21 @@ func TestReleasesOnTwoClustersInOneRun(t *testing.T) {
 	if err := clientcmd.WriteToFile(*merged, kc); err != nil {
 		t.Fatal(err)
 	}
+	return kc
+}
+
+// TestReleasesOnTwoClustersInOneRun applies a stack whose releases target
+// two clusters (two contexts of one kubeconfig): each lands on its own.
+func TestReleasesOnTwoClustersInOneRun(t *testing.T) {
+	cluster.Need(t)
+	tools := devtest.Tools(t)
+	second, err := devcluster.Start(context.Background(), devcluster.Options{Tools: tools, Nodes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Stop()
+
+	kc := contexts(t, map[string]string{"one": cluster.Kubeconfig(), "two": second.Kubeconfig()})
 	ns := "multi-" + strings.TrimPrefix(cluster.Namespace(t), "t-")[len("testreleasesontwoclustersinonerun-"):]
 	dir := writeStack(t, fmt.Sprintf(`
 stack %[3]q {
@@ -160,5 +168,65 @@ release "ok" {
 	}
 	if !strings.Contains(all.String(), "refusing to render") {
 		t.Fatalf("the template error was not reported at all:\n%s", all.String())
+	}
+}
+
+// TestGivingUpOnOneClusterAppliesTheOther applies a saved plan over two
+// clusters after the second has gone: the first cluster's release that
+// does not need the second is applied, the one that depends on a release
+// of the second is not, and the run fails naming the server it gave up
+// on (Terraform's way: what does not depend on the failure goes on).
+func TestGivingUpOnOneClusterAppliesTheOther(t *testing.T) {
+	cluster.Need(t)
+	second, err := devcluster.Start(context.Background(), devcluster.Options{Tools: devtest.Tools(t), Nodes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Stop()
+	kc := contexts(t, map[string]string{"one": cluster.Kubeconfig(), "two": second.Kubeconfig()})
+	ns := cluster.Namespace(t)
+	dir := writeStack(t, fmt.Sprintf(`
+stack %[3]q {
+  default_namespace = %[3]q
+}
+cluster "one" {
+  kubeconfig = %[2]q
+  context    = "one"
+}
+cluster "two" {
+  kubeconfig = %[2]q
+  context    = "two"
+}
+release "here" {
+  chart   = %[1]q
+  cluster = cluster.one
+}
+release "there" {
+  chart            = %[1]q
+  cluster          = cluster.two
+  create_namespace = true
+}
+release "after" {
+  chart      = %[1]q
+  cluster    = cluster.one
+  depends_on = [release.there]
+}
+`, appChart(t), kc, ns))
+	planFile := filepath.Join(t.TempDir(), "plan.cvp")
+	if code, out, errOut := runConvoy(t, "plan", "-C", dir, "--out", planFile); code != 0 {
+		t.Fatalf("plan: %d\n%s\n%s", code, out, errOut)
+	}
+	server := second.RESTConfig().Host
+	second.Stop()
+
+	code, out, errOut := runConvoy(t, "apply", planFile, "-C", dir, "--unreachable-timeout", "3s", "--no-progress")
+	if code != 1 || !strings.Contains(errOut, strings.TrimPrefix(server, "https://")) {
+		t.Fatalf("apply with cluster two gone: exit %d, want 1 naming %s\n%s\n%s", code, server, out, errOut)
+	}
+	if got := revisions(statusOf(t, ns, "here")); got != "1:deployed" {
+		t.Errorf("release here, on the cluster still there: %s, want 1:deployed\n%s\n%s", got, out, errOut)
+	}
+	if got := revisions(statusOf(t, ns, "after")); got != "" {
+		t.Errorf("release after, which depends on the cluster given up on: %s, want no record\n%s\n%s", got, out, errOut)
 	}
 }
