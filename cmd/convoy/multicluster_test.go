@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/devcluster"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
+	"github.com/convoy-sh/convoy/internal/testfiles"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -171,11 +173,16 @@ release "ok" {
 	}
 }
 
-// TestGivingUpOnOneClusterAppliesTheOther applies a saved plan over two
-// clusters after the second has gone: the first cluster's release that
-// does not need the second is applied, the one that depends on a release
-// of the second is not, and the run fails naming the server it gave up
-// on (Terraform's way: what does not depend on the failure goes on).
+// TestGivingUpOnOneClusterAppliesTheOther cuts the second of two
+// clusters in the middle of an apply, after the plan read it and while a
+// release of the first is being waited for: the first cluster's releases
+// that do not need the second are applied, the one that depends on a
+// release of the second is not, and the run fails naming the server it
+// gave up on (Terraform's way: what does not depend on a failure goes
+// on). Release here starts only after cluster two was given up on (it
+// waits for slow, ready 8 s after first, while there gives up 3 s after
+// first): a run that stopped everything at the give-up would not apply
+// it.
 func TestGivingUpOnOneClusterAppliesTheOther(t *testing.T) {
 	cluster.Need(t)
 	second, err := devcluster.Start(context.Background(), devcluster.Options{Tools: devtest.Tools(t), Nodes: 1})
@@ -183,7 +190,42 @@ func TestGivingUpOnOneClusterAppliesTheOther(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer second.Stop()
-	kc := contexts(t, map[string]string{"one": cluster.Kubeconfig(), "two": second.Kubeconfig()})
+	// Cluster two is reached through a proxy the test cuts.
+	proxy := startTCPProxy(t, strings.TrimPrefix(second.RESTConfig().Host, "https://"))
+	cfg, err := clientcmd.LoadFromFile(second.Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cfg.Clusters {
+		c.Server = "https://" + proxy.Addr()
+	}
+	viaProxy := filepath.Join(t.TempDir(), "two")
+	if err := clientcmd.WriteToFile(*cfg, viaProxy); err != nil {
+		t.Fatal(err)
+	}
+	kc := contexts(t, map[string]string{"one": cluster.Kubeconfig(), "two": viaProxy})
+
+	// A Deployment ready 8 s after it is created: the apply waits on it
+	// before it reaches cluster two.
+	slow := filepath.Join(t.TempDir(), "slow")
+	testfiles.Write(t, slow, map[string]string{
+		"Chart.yaml": "apiVersion: v2\nname: slow\nversion: 0.1.0\n",
+		"templates/deployment.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: {{ .Release.Name }}}
+  template:
+    metadata:
+      labels: {app: {{ .Release.Name }}}
+      annotations: {` + devcluster.AnnotationReadyAfter + `: 8s}
+    spec:
+      containers: [{name: c, image: example.com/slow:1}]
+`,
+	})
 	ns := cluster.Namespace(t)
 	dir := writeStack(t, fmt.Sprintf(`
 stack %[3]q {
@@ -197,36 +239,59 @@ cluster "two" {
   kubeconfig = %[2]q
   context    = "two"
 }
-release "here" {
-  chart   = %[1]q
+release "first" {
+  chart   = %[4]q
   cluster = cluster.one
+  wait    = true
+  timeout = "2m"
+}
+release "slow" {
+  chart      = %[4]q
+  cluster    = cluster.one
+  wait       = true
+  timeout    = "2m"
+  depends_on = [release.first]
+}
+release "here" {
+  chart      = %[1]q
+  cluster    = cluster.one
+  depends_on = [release.slow]
 }
 release "there" {
   chart            = %[1]q
   cluster          = cluster.two
   create_namespace = true
+  depends_on       = [release.first]
 }
 release "after" {
   chart      = %[1]q
   cluster    = cluster.one
   depends_on = [release.there]
 }
-`, appChart(t), kc, ns))
-	planFile := filepath.Join(t.TempDir(), "plan.cvp")
-	if code, out, errOut := runConvoy(t, "plan", "-C", dir, "--out", planFile); code != 0 {
-		t.Fatalf("plan: %d\n%s\n%s", code, out, errOut)
-	}
-	server := second.RESTConfig().Host
-	second.Stop()
+`, appChart(t), kc, ns, slow))
+	done := make(chan struct{})
+	var code int
+	var out, errOut strings.Builder
+	go func() {
+		defer close(done)
+		code = execute(context.Background(), []string{"apply", "-C", dir, "--auto-approve", "--no-progress", "--unreachable-timeout", "3s"},
+			streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+	}()
+	devtest.Eventually(t, time.Minute, func() bool {
+		h := statusOf(t, ns, "first")
+		return len(h) == 1 && h[0].Info.Status == release.StatusPendingInstall
+	}, func() string { return "the apply never reached release first's wait" })
+	proxy.Cut()
+	cut := time.Now()
+	<-done
+	t.Logf("the apply ended %s after cluster two was cut", time.Since(cut).Round(100*time.Millisecond))
 
-	code, out, errOut := runConvoy(t, "apply", planFile, "-C", dir, "--unreachable-timeout", "3s", "--no-progress")
-	if code != 1 || !strings.Contains(errOut, strings.TrimPrefix(server, "https://")) {
-		t.Fatalf("apply with cluster two gone: exit %d, want 1 naming %s\n%s\n%s", code, server, out, errOut)
+	if code != 1 || !strings.Contains(errOut.String(), proxy.Addr()) {
+		t.Fatalf("apply with cluster two cut: exit %d, want 1 naming %s\n%s\n%s", code, proxy.Addr(), out.String(), errOut.String())
 	}
-	if got := revisions(statusOf(t, ns, "here")); got != "1:deployed" {
-		t.Errorf("release here, on the cluster still there: %s, want 1:deployed\n%s\n%s", got, out, errOut)
-	}
-	if got := revisions(statusOf(t, ns, "after")); got != "" {
-		t.Errorf("release after, which depends on the cluster given up on: %s, want no record\n%s\n%s", got, out, errOut)
+	for rel, want := range map[string]string{"first": "1:deployed", "slow": "1:deployed", "here": "1:deployed", "after": ""} {
+		if got := revisions(statusOf(t, ns, rel)); got != want {
+			t.Errorf("release %s on cluster one: %q, want %q\n%s\n%s", rel, got, want, out.String(), errOut.String())
+		}
 	}
 }

@@ -95,7 +95,7 @@ func applyOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, fwd *forw
 		view = maskingProgress{Progress: req.Progress(rowsOf(steps)), red: p.Redactor()}
 	}
 	fwd.set(view)
-	results := apply.Execute(ctx, steps, apply.ExecOptions{Parallelism: o.parallelism(), Atomic: req.Atomic || st.Atomic, Progress: view})
+	results := apply.Execute(ctx, steps, apply.ExecOptions{Parallelism: o.parallelism(), Atomic: req.Atomic || st.Atomic, Progress: view, Fence: lock.holdsOn})
 	// Releases deployed before the run wrote CRDs were fingerprinted with
 	// the kinds served before (release.Engine.Resettle).
 	cl.resettle(ctx)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/convoy-sh/convoy/internal/run/stacklock"
 
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/stack/config"
 )
@@ -76,6 +77,20 @@ func (s *stackLock) holds(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// holdsOn is the fence of the writes to one cluster: nil while the run
+// holds the lock there. The lock of another cluster is not consulted: a
+// run that takes the stack over takes the lock of each cluster before it
+// writes there. A lock lost on any cluster still stops every write
+// (fence: the run's context is cancelled).
+func (s *stackLock) holdsOn(id kube.ClusterID) release.Fence {
+	for _, h := range s.held {
+		if h.cluster.Engine.Kube().ClusterID() == id {
+			return h.lock.Held
+		}
+	}
+	return s.holds // not a cluster of the stack's: all of them
 }
 
 // lost is the *LockLostError of a cluster whose lock the run lost (nil:

@@ -102,6 +102,16 @@ type executor struct {
 	results  map[string]*Result
 	applied  map[string]*release.Release
 	renders  chan struct{}
+	fence    func(kube.ClusterID) release.Fence
+}
+
+// fenced is ctx for the work of step id: with the fence of its cluster
+// (ExecOptions.Fence), when there is one.
+func (x *executor) fenced(ctx context.Context, id string) context.Context {
+	if x.fence == nil {
+		return ctx
+	}
+	return release.WithFence(ctx, x.fence(x.steps[id].Cluster))
 }
 
 // DefaultRenders is how many releases an apply prepares at once: twice the
@@ -120,6 +130,7 @@ func (x *executor) result(id string) *Result {
 }
 
 func (x *executor) Run(ctx context.Context, id string) error {
+	ctx = x.fenced(ctx, id)
 	s := x.steps[id]
 	x.progress.Started(id)
 	res := x.result(id)
@@ -210,6 +221,7 @@ func (s *Step) checkRevision(got int) error {
 // Restore undoes what a deploy step changed: an install is uninstalled, an
 // upgrade rolled back to the revision deployed before the run.
 func (x *executor) Restore(ctx context.Context, id string) (bool, error) {
+	ctx = x.fenced(ctx, id)
 	s := x.steps[id]
 	res := x.result(id)
 	if s.Kind != StepDeploy || res.Release == nil || res.Unchanged != "" {
@@ -242,6 +254,11 @@ type ExecOptions struct {
 	Atomic bool
 	// Progress is told how each step goes (nil: NoProgress).
 	Progress Progress
+	// Fence, when set, is the fence of each cluster's steps
+	// (release.WithFence): the run's stack lock on that cluster only, so
+	// that a cluster given up on, whose lock cannot be confirmed, does
+	// not stop the writes to the others.
+	Fence func(kube.ClusterID) release.Fence
 }
 
 // Execute runs the steps (in topological order) and returns a result per
@@ -255,7 +272,7 @@ func Execute(ctx context.Context, steps []*Step, opts ExecOptions) []*Result {
 	if opts.Progress != nil {
 		progress = opts.Progress
 	}
-	x := &executor{steps: map[string]*Step{}, progress: progress, results: map[string]*Result{}, applied: map[string]*release.Release{}, renders: make(chan struct{}, renders)}
+	x := &executor{steps: map[string]*Step{}, progress: progress, results: map[string]*Result{}, applied: map[string]*release.Release{}, renders: make(chan struct{}, renders), fence: opts.Fence}
 	nodes := make([]dag.Node[string], len(steps))
 	for i, s := range steps {
 		x.steps[s.ID] = s
