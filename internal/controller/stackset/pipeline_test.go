@@ -11,8 +11,11 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
+	"github.com/convoy-sh/convoy/internal/controller"
 	"github.com/convoy-sh/convoy/internal/controller/controllertest"
 	"github.com/convoy-sh/convoy/internal/testfiles"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -197,5 +200,80 @@ func TestPipelineStageStackSet(t *testing.T) {
 		s := meta.FindStatusCondition(p.Status.Conditions, "Stalled")
 		return s != nil && s.Status == metav1.ConditionTrue && s.Reason == v1alpha1.ReasonForbidden &&
 			strings.Contains(s.Message, "convoy.dev/v1alpha1 StackSet team-elsewhere/fleet (spec.stages[0].stackSet)")
+	})
+}
+
+// Under --tenancy strict a Pipeline pins a StackSet of its own namespace
+// as its service account, after a SubjectAccessReview: without get on
+// stacksets it reads nothing, without patch it pins nothing, each refusal
+// naming the verb, the resource and the identity; with both it pins.
+func TestPipelineStageStackSetStrict(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := controllertest.Kube(t)
+	k := cluster.Client()
+	ctx := context.Background()
+	if _, err := k.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	reg := sourcetest.StartRegistry(t, "", "")
+	d1 := controllertest.Push(t, reg, slotStack(t, ns, "v1"), "1.0.0")
+	create(t, c, &v1alpha1.StackSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "fleet", Namespace: ns},
+		Spec: v1alpha1.StackSetSpec{
+			Generators: []v1alpha1.Generator{{Clusters: &v1alpha1.ClustersGenerator{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "yes"}}}}},
+			Template:   v1alpha1.StackTemplate{Spec: v1alpha1.StackSpec{Environment: "{{cluster.name}}"}},
+		},
+	})
+	create(t, c, &v1alpha1.Pipeline{
+		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
+		Spec: v1alpha1.PipelineSpec{
+			Source: "oci://" + reg.Host + "/stacks/app", Follow: v1alpha1.Follow{Semver: ">=1.0.0"}, Interval: &metav1.Duration{Duration: 2 * time.Second},
+			Stages: []v1alpha1.Stage{{Name: "production", StackSet: &v1alpha1.PipelineStackRef{Name: "fleet"}}},
+		},
+	})
+	controllertest.StartController(t, ns, func(o *controller.Options) {
+		o.Tenancy, o.DefaultServiceAccount = controller.TenancyStrict, "deployer"
+	})
+	refused := func(verb string) func(*v1alpha1.Pipeline) bool {
+		want := fmt.Sprintf("serviceaccount %s/deployer may not %s stacksets.convoy.dev in namespace %s", ns, verb, ns)
+		return func(p *v1alpha1.Pipeline) bool {
+			s := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.CondStalled)
+			return s != nil && s.Status == metav1.ConditionTrue && s.Reason == v1alpha1.ReasonForbidden && strings.Contains(s.Message, want)
+		}
+	}
+	grant := func(verbs ...string) {
+		rules := []rbacv1.PolicyRule{{APIGroups: []string{"convoy.dev"}, Resources: []string{"stacksets"}, Verbs: verbs}}
+		role, err := k.RbacV1().Roles(ns).Get(ctx, "promoter", metav1.GetOptions{})
+		if err == nil {
+			role.Rules = rules
+			_, err = k.RbacV1().Roles(ns).Update(ctx, role, metav1.UpdateOptions{})
+		} else {
+			_, err = k.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "promoter"}, Rules: rules}, metav1.CreateOptions{})
+			if err == nil {
+				_, err = k.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+					ObjectMeta: metav1.ObjectMeta{Name: "promoter"},
+					RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "promoter"},
+					Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "deployer", Namespace: ns}},
+				}, metav1.CreateOptions{})
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	unpinned := func(when string) {
+		if ss := getStackSet(t, c, ns, "fleet"); ss.Spec.Template.Spec.Source != "" {
+			t.Fatalf("%s: the StackSet was pinned to %s", when, ss.Spec.Template.Spec.Source)
+		}
+	}
+
+	controllertest.WaitPipeline(t, c, ns, "app", 2*time.Minute, "refused get", refused("get"))
+	unpinned("without get")
+	grant("get")
+	controllertest.WaitPipeline(t, c, ns, "app", 2*time.Minute, "refused patch", refused("patch"))
+	unpinned("without patch")
+	grant("get", "patch")
+	waitStackSet(t, c, ns, "fleet", 2*time.Minute, "pinned once allowed", func(ss *v1alpha1.StackSet) bool {
+		return strings.HasSuffix(ss.Spec.Template.Spec.Source, "@"+d1) && ss.Annotations[v1alpha1.PipelineAnnotation] == "app"
 	})
 }
