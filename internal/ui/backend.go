@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/controller/ctl"
 	"github.com/convoy-sh/convoy/internal/controller/planstore"
 	"github.com/convoy-sh/convoy/internal/run"
@@ -34,7 +35,9 @@ type Backend interface {
 	// read it: then text is the plan's masked text, if readable).
 	Plan(ctx context.Context, st *v1alpha1.Stack) (p *planPage, text string, err error)
 	Events(ctx context.Context, kind, namespace, name string) ([]corev1.Event, error)
-	History(ctx context.Context, namespace, release string) ([]run.Revision, error)
+	// History reads a release's Helm records kept by driver (secret,
+	// configmap: a Stack's spec.storage).
+	History(ctx context.Context, driver release.StorageDriver, namespace, release string) ([]run.Revision, error)
 	Pipelines(ctx context.Context, namespace string) ([]v1alpha1.Pipeline, error)
 	Pipeline(ctx context.Context, namespace, name string) (*v1alpha1.Pipeline, error)
 	// StackSets lists the StackSets of namespace ("": all).
@@ -133,8 +136,8 @@ func (b *ClusterBackend) Events(ctx context.Context, kind, namespace, name strin
 }
 
 // History reads a release's Helm records.
-func (b *ClusterBackend) History(ctx context.Context, namespace, name string) ([]run.Revision, error) {
-	return run.RecordHistory(ctx, b.kube, namespace, name)
+func (b *ClusterBackend) History(ctx context.Context, driver release.StorageDriver, namespace, name string) ([]run.Revision, error) {
+	return run.RecordHistory(ctx, b.kube, driver, namespace, name)
 }
 
 // Pipelines lists the Pipelines of namespace.

@@ -3,6 +3,7 @@ package ui
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/run"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -253,19 +255,32 @@ func (s *Server) stackPage(w http.ResponseWriter, r *http.Request) {
 		slices.Reverse(ev)
 		d.Events = ev
 	}
+	// The records are where spec.storage keeps them; a storage block in
+	// the stack's own files is not known here (the Note below says so).
+	driver := release.DriverSecret
+	if sp := st.Spec.Storage; sp != nil {
+		driver, _ = release.ParseStorageDriver(sp.Driver)
+	}
 	for _, rel := range st.Status.Releases {
 		h := releaseHistory{Address: rel.Address, Name: rel.Name, Namespace: rel.Namespace}
+		recorded := fmt.Sprintf("The Stack records revision %d %s.", rel.Revision, cmp.Or(rel.Status, "(no status)"))
 		if rel.Cluster != "" {
 			h.Err = "on cluster " + rel.Cluster + ": not read"
-		} else if revs, err := s.o.Backend.History(ctx, rel.Namespace, rel.Name); isForbidden(err) {
+		} else if revs, err := s.o.Backend.History(ctx, driver, rel.Namespace, rel.Name); errors.Is(err, run.ErrRecordsNotInCluster) {
+			h.Note = fmt.Sprintf("Helm's history of %s is kept in the Stack's SQL storage, which the web view does not read "+
+				"(HELM_DRIVER=sql helm history %s -n %s shows it). %s", rel.Name, rel.Name, rel.Namespace, recorded)
+		} else if isForbidden(err) {
 			// Helm keeps the history in Secrets, which neither
 			// convoy-approver nor view reads: say what would show it,
 			// and what the Stack records, rather than widen any access.
 			h.Note = fmt.Sprintf("Helm's history of %s is kept in Secrets, and you may not get and list on secrets in namespace %s "+
 				"(neither convoy-approver nor view grants it; edit or admin there does, or a Role with get and list on secrets). "+
-				"The Stack records revision %d %s.", rel.Name, rel.Namespace, rel.Revision, cmp.Or(rel.Status, "(no status)"))
+				"%s", rel.Name, rel.Namespace, recorded)
 		} else if err != nil {
 			h.Err = err.Error()
+		} else if len(revs) == 0 && rel.Revision > 0 {
+			h.Note = fmt.Sprintf("No record of %s in the %s storage of namespace %s: the stack's storage block keeps them elsewhere "+
+				"(convoy history, or helm history with its HELM_DRIVER, shows them). %s", rel.Name, driver, rel.Namespace, recorded)
 		} else {
 			if len(revs) > 10 {
 				revs = revs[len(revs)-10:]

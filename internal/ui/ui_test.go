@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/plan/plantest"
 	"github.com/convoy-sh/convoy/internal/run"
@@ -37,6 +38,10 @@ type fakeBackend struct {
 	mayList    map[string]bool
 	listable   []string
 	historyErr error
+	// noRecords: the driver holds no record of the release.
+	noRecords bool
+	// historyDriver is the driver History was last asked to read.
+	historyDriver release.StorageDriver
 	// stacksets are the StackSets; their Stacks are those of stacks
 	// labelled with them. mayList refuses them as it refuses Stacks.
 	stacksets []v1alpha1.StackSet
@@ -133,9 +138,16 @@ func (f *fakeBackend) Events(context.Context, string, string, string) ([]corev1.
 	return []corev1.Event{{Type: "Normal", Reason: "Planned", Message: "plan sha256:abc: 1 to upgrade", LastTimestamp: metav1.Now()}}, nil
 }
 
-func (f *fakeBackend) History(context.Context, string, string) ([]run.Revision, error) {
+func (f *fakeBackend) History(_ context.Context, driver release.StorageDriver, _, _ string) ([]run.Revision, error) {
+	f.historyDriver = driver
 	if f.historyErr != nil {
 		return nil, f.historyErr
+	}
+	if driver == release.DriverSQL {
+		return nil, run.ErrRecordsNotInCluster // as run.RecordHistory
+	}
+	if f.noRecords {
+		return nil, nil
 	}
 	return []run.Revision{{Version: 1, Status: "superseded", Chart: "app-1.1.0"}, {Version: 2, Status: "deployed", Chart: "app-1.2.0", Description: "Upgrade complete"}}, nil
 }
@@ -678,5 +690,42 @@ func TestHistoryWithoutSecrets(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("the History does not say %q:\n%s", want, text)
 		}
+	}
+}
+
+// The History reads the records where the Stack's spec.storage keeps
+// them (ConfigMaps), says where to look when they are in SQL, and says
+// that a stack whose own storage block keeps them elsewhere has none in
+// the driver read, rather than showing an empty history.
+func TestHistoryOfStorageOutsideSecrets(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		storage   string
+		noRecords bool
+		driver    release.StorageDriver
+		want      []string
+	}{
+		{name: "configmap", storage: "configmap", driver: release.DriverConfigMap, want: []string{"Upgrade complete"}},
+		{name: "sql", storage: "sql", driver: release.DriverSQL, want: []string{"kept in the Stack's SQL storage", "HELM_DRIVER=sql helm history", "revision 2 deployed"}},
+		{name: "a storage block elsewhere", noRecords: true, driver: release.DriverSecret, want: []string{"No record of", "in the secret storage", "revision 2 deployed"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := stack("shop", "web", "True", "Applied", nil)
+			if tt.storage != "" {
+				st.Spec.Storage = &v1alpha1.StorageSpec{Driver: tt.storage}
+			}
+			b := &fakeBackend{stacks: []v1alpha1.Stack{st}, plan: samplePlan(), noRecords: tt.noRecords}
+			_, ts := newTestServer(t, b)
+			_, body := get(t, ts, "/stacks/shop/web", true)
+			text := html.UnescapeString(body)
+			if b.historyDriver != tt.driver {
+				t.Errorf("History read driver %s, want %s", b.historyDriver, tt.driver)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(text, want) {
+					t.Errorf("the History does not say %q:\n%s", want, text)
+				}
+			}
+		})
 	}
 }
