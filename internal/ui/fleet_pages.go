@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -30,7 +29,7 @@ func (s *Server) stackSetsPage(w http.ResponseWriter, r *http.Request) {
 	var d stackSetsData
 	if ns == "" && isForbidden(err) {
 		var shown []string
-		sets, shown, err = s.stackSetsWhereAllowed(r.Context())
+		sets, shown, err = whereAllowed(r.Context(), s, s.o.Backend.StackSets)
 		if err == nil {
 			d.Note = "You may not list StackSets in all namespaces: "
 			if len(shown) == 0 {
@@ -56,29 +55,6 @@ func (s *Server) stackSetsPage(w http.ResponseWriter, r *http.Request) {
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
 	})
 	s.render(w, r, "stacksets", http.StatusOK, page{Title: "StackSets", Nav: "stacksets", Data: d})
-}
-
-// stackSetsWhereAllowed lists the StackSets of the namespaces where the
-// user may list Stacks (Backend.StackNamespaces) and of the kubeconfig
-// context's; a namespace that refuses the list is left out.
-func (s *Server) stackSetsWhereAllowed(ctx context.Context) (sets []v1alpha1.StackSet, shown []string, err error) {
-	nss := s.o.Backend.StackNamespaces(ctx)
-	if s.o.Namespace != "" && !slices.Contains(nss, s.o.Namespace) {
-		nss = append(slices.Clone(nss), s.o.Namespace)
-	}
-	slices.Sort(nss)
-	for _, ns := range nss {
-		l, err := s.o.Backend.StackSets(ctx, ns)
-		if isForbidden(err) {
-			continue
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		sets = append(sets, l...)
-		shown = append(shown, ns)
-	}
-	return sets, shown, nil
 }
 
 func (s *Server) stackSetPage(w http.ResponseWriter, r *http.Request) {

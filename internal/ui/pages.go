@@ -135,7 +135,7 @@ func (s *Server) stacksPage(w http.ResponseWriter, r *http.Request) {
 	if d.NS == "" && isForbidden(err) {
 		// Where the user may: the namespaces found to allow it, and the
 		// kubeconfig context's.
-		stacks, shown, err = s.stacksWhereAllowed(r.Context())
+		stacks, shown, err = whereAllowed(r.Context(), s, s.o.Backend.Stacks)
 		switch {
 		case err != nil:
 		case len(shown) == 0 && s.o.Namespace != "":
@@ -178,28 +178,29 @@ func (s *Server) stacksPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, "stacks", http.StatusOK, page{Title: "Stacks", Nav: "stacks", Data: d})
 }
 
-// stacksWhereAllowed lists the Stacks of each namespace the user may list
-// them in, as far as the user may find out (Backend.StackNamespaces), and
-// of the kubeconfig context's namespace; shown are the namespaces listed.
-// A namespace that refuses the list is left out.
-func (s *Server) stacksWhereAllowed(ctx context.Context) (stacks []v1alpha1.Stack, shown []string, err error) {
+// whereAllowed lists, with list, the objects of each namespace the user
+// may list Stacks in, as far as the user may find out
+// (Backend.StackNamespaces), and of the kubeconfig context's namespace;
+// shown are the namespaces listed. A namespace that refuses the list is
+// left out.
+func whereAllowed[T any](ctx context.Context, s *Server, list func(context.Context, string) ([]T, error)) (items []T, shown []string, err error) {
 	nss := s.o.Backend.StackNamespaces(ctx)
 	if s.o.Namespace != "" && !slices.Contains(nss, s.o.Namespace) {
 		nss = append(slices.Clone(nss), s.o.Namespace)
 	}
 	slices.Sort(nss)
 	for _, ns := range nss {
-		l, err := s.o.Backend.Stacks(ctx, ns)
+		l, err := list(ctx, ns)
 		if isForbidden(err) {
 			continue
 		}
 		if err != nil {
 			return nil, nil, err
 		}
-		stacks = append(stacks, l...)
+		items = append(items, l...)
 		shown = append(shown, ns)
 	}
-	return stacks, shown, nil
+	return items, shown, nil
 }
 
 func plural(n int, one, many string) string {
