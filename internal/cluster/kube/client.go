@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -129,6 +130,11 @@ type Client struct {
 	// the mapper finds one by walking every group and version, which a
 	// plan of thousands of objects would do for each.
 	mappings sync.Map // schema.GroupVersionKind → *meta.RESTMapping
+	// lastRediscovery is when the mapper was last reset (UnixNano; 0:
+	// never, or a CRD or APIService was written since): a kind discovery
+	// does not list has discovery read again at most every
+	// rediscoverAfter (rediscoveryDue).
+	lastRediscovery atomic.Int64
 	// namespaceTurns makes EnsureNamespace calls for one namespace take
 	// turns (namespaceTurn).
 	namespaceTurns sync.Map // string → chan struct{}
@@ -226,8 +232,9 @@ func (c *Client) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error)
 		return m.(*meta.RESTMapping), nil
 	}
 	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) {
-		c.resetMapper()
+	if meta.IsNoMatchError(err) && c.rediscoveryDue() {
+		c.mappings.Clear()
+		c.mapper.Reset()
 		m, err = c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	}
 	if err != nil {
@@ -240,8 +247,26 @@ func (c *Client) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error)
 // resetMapper forgets what discovery said, so that the next mapping reads
 // it again (a kind just installed, or gone).
 func (c *Client) resetMapper() {
+	c.lastRediscovery.Store(time.Now().UnixNano())
 	c.mappings.Clear()
 	c.mapper.Reset()
+}
+
+// rediscoverAfter bounds how often a kind discovery does not list has
+// discovery read again. A chart of custom resources planned before its
+// CRDs exist asks for each of its objects: kube-prometheus-stack's first
+// plan read discovery 71 times (213 requests), where one read says the
+// same. A CRD or APIService written by this client makes a read due at
+// once (wrote); one created by someone else is seen within this bound.
+const rediscoverAfter = time.Second
+
+// rediscoveryDue says whether a kind discovery did not list may have
+// discovery read again now, and if so claims it: of the callers that ask
+// at once, one reads.
+func (c *Client) rediscoveryDue() bool {
+	last := c.lastRediscovery.Load()
+	now := time.Now().UnixNano()
+	return now-last >= int64(rediscoverAfter) && c.lastRediscovery.CompareAndSwap(last, now)
 }
 
 // ClusterID identifies a cluster by what a client connects to: the API

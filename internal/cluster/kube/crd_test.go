@@ -5,12 +5,15 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // widgetCRD is a CRD in a group of its own per test, since CRDs are
@@ -208,4 +211,67 @@ func TestCRDWritesString(t *testing.T) {
 			t.Errorf("%+v: %q, want %q", w, got, want)
 		}
 	}
+}
+
+// A kind discovery does not list, asked for again and again (a chart of
+// custom resources planned before its CRDs exist), has discovery read at
+// most once a second, not once per object; a CRD the client writes is
+// served at once, one created by someone else within a few seconds.
+func TestUnknownKindsDoNotReadDiscoveryEachTime(t *testing.T) {
+	ctx := testContext(t, 60*time.Second)
+	c, traffic := countedClient(t)
+	_, group := widgetCRD(t)
+	gvk := schema.GroupVersionKind{Group: group, Version: "v1", Kind: "Widget"}
+	start := time.Now()
+	for range 50 {
+		if c.Served(gvk) {
+			t.Fatal("Widget served before its CRD exists")
+		}
+	}
+	reads := discoveryReads(traffic)
+	// One read of discovery is a few requests (/api, /apis); one more
+	// read is allowed per second the loop took.
+	if limit := 4 * (1 + int(time.Since(start)/time.Second)); reads > limit {
+		t.Errorf("50 lookups of a kind not served made %d discovery requests, want at most %d", reads, limit)
+	}
+	t.Logf("50 lookups of a kind not served: %d discovery requests", reads)
+
+	for _, by := range []string{"the client", "someone else"} {
+		manifest, group := widgetCRD(t)
+		crd := parse(t, c, "", manifest)[0]
+		ref := kube.RefOf(crd)
+		t.Cleanup(func() { _, _ = c.Delete(context.Background(), []kube.Ref{ref}, kube.DeleteOptions{}) })
+		gvk := schema.GroupVersionKind{Group: group, Version: "v1", Kind: "Widget"}
+		if c.Served(gvk) {
+			t.Fatal("Widget served before its CRD exists")
+		}
+		if by == "the client" {
+			if _, err := c.Apply(ctx, []*unstructured.Unstructured{crd}, kube.ApplyOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			other := newClient(t)
+			if _, err := other.Apply(ctx, []*unstructured.Unstructured{crd}, kube.ApplyOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		applied := time.Now()
+		for !c.Served(gvk) {
+			if time.Since(applied) > 20*time.Second {
+				t.Fatalf("a CRD written by %s: its kind not served after 20 s", by)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Logf("a CRD written by %s: served after %s", by, time.Since(applied).Round(10*time.Millisecond))
+	}
+}
+
+// discoveryReads counts the discovery requests traffic saw.
+func discoveryReads(traffic *kube.Traffic) int {
+	m := regexp.MustCompile(`get discovery=(\d+)`).FindStringSubmatch(traffic.ByKind())
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }

@@ -84,9 +84,20 @@ const validationSweep = 1024
 // wrote forgets every remembered validation when ref, which the client
 // just created, changed or deleted, is not of an inert kind.
 func (c *Client) wrote(ref Ref) {
-	if !inertKinds[schema.GroupKind{Group: ref.Group, Kind: ref.Kind}] {
+	gk := schema.GroupKind{Group: ref.Group, Kind: ref.Kind}
+	if !inertKinds[gk] {
 		c.validated.Clear()
 	}
+	if servingKinds[gk] {
+		c.lastRediscovery.Store(0) // what discovery lists may have changed
+	}
+}
+
+// servingKinds are the kinds whose objects change which kinds the API
+// server serves.
+var servingKinds = map[schema.GroupKind]bool{
+	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}: true,
+	{Group: "apiregistration.k8s.io", Kind: "APIService"}:             true,
 }
 
 // inertKinds are the kinds whose objects change nothing in how the API
