@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -14,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/cluster/release"
@@ -356,13 +354,6 @@ func liveHere(l *coordinationv1.Lease, me holderIdentity, exists func(pid int) b
 		return 0
 	}
 	return pid
-}
-
-// processExists reports whether a process with this pid exists on this
-// host (one owned by another user exists too).
-func processExists(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // renew renews the Lease until Release (ctx ends) or until it is no
