@@ -19,6 +19,7 @@ import (
 
 	"github.com/convoy-sh/convoy/api/v1alpha1"
 	"github.com/convoy-sh/convoy/internal/chart/source/sourcetest"
+	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/run"
 	"github.com/convoy-sh/convoy/internal/stack/artifact"
 	corev1 "k8s.io/api/core/v1"
@@ -276,7 +277,7 @@ func TestPipelinePromotesThroughStages(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, env := range []string{"prod-a", "prod-b"} {
-		revs, err := run.RecordHistory(ctx, cluster.Client(), ns+"-"+env, "app")
+		revs, err := run.RecordHistory(ctx, cluster.Client(), release.DriverSecret, ns+"-"+env, "app")
 		if err != nil || len(revs) == 0 {
 			t.Fatalf("the history of app in %s-%s: %v", ns, env, err)
 		}
