@@ -100,19 +100,7 @@ func TestPushControllerApproveGetStacks(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	var ctlErr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- execute(ctx, []string{"controller", "--kubeconfig", kc, "-n", ns, "--metrics-address", "0", "--health-address", "0", "--cache-dir", t.TempDir()},
-			streams{In: strings.NewReader(""), Out: &ctlErr, Err: &ctlErr})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("convoy controller exit %d\n%s", code, ctlErr.String())
-		}
-	})
+	ctlErr := runControllerCLI(t, kc, ns, true)
 	wait := func(what string, ok func(*v1alpha1.Stack) bool) {
 		t.Helper()
 		var got v1alpha1.Stack
@@ -178,4 +166,25 @@ func TestPushRefusesAnAbsoluteChartWithItsPosition(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "Chart path cannot be pushed") || !strings.Contains(errOut, "stack.hcl line 2") {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
+}
+
+// runControllerCLI runs `convoy controller` for namespace ns until the
+// test ends, and returns what it prints. checkExit: the test fails when
+// it exits other than 0.
+func runControllerCLI(t *testing.T, kc, ns string, checkExit bool) *syncBuffer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	log := &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- execute(ctx, []string{"controller", "--kubeconfig", kc, "-n", ns, "--metrics-address", "0", "--health-address", "0", "--cache-dir", t.TempDir()},
+			streams{In: strings.NewReader(""), Out: log, Err: log})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != 0 && checkExit {
+			t.Errorf("convoy controller exit %d\n%s", code, log.String())
+		}
+	})
+	return log
 }

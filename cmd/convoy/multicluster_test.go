@@ -12,7 +12,6 @@ import (
 	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/devcluster"
 	"github.com/convoy-sh/convoy/internal/devcluster/devtest"
-	"github.com/convoy-sh/convoy/internal/testfiles"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -192,40 +191,12 @@ func TestGivingUpOnOneClusterAppliesTheOther(t *testing.T) {
 	defer second.Stop()
 	// Cluster two is reached through a proxy the test cuts.
 	proxy := startTCPProxy(t, strings.TrimPrefix(second.RESTConfig().Host, "https://"))
-	cfg, err := clientcmd.LoadFromFile(second.Kubeconfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cfg.Clusters {
-		c.Server = "https://" + proxy.Addr()
-	}
-	viaProxy := filepath.Join(t.TempDir(), "two")
-	if err := clientcmd.WriteToFile(*cfg, viaProxy); err != nil {
-		t.Fatal(err)
-	}
+	viaProxy := kubeconfigOfVia(t, second.Kubeconfig(), "https://"+proxy.Addr())
 	kc := contexts(t, map[string]string{"one": cluster.Kubeconfig(), "two": viaProxy})
 
-	// A Deployment ready 8 s after it is created: the apply waits on it
-	// before it reaches cluster two.
-	slow := filepath.Join(t.TempDir(), "slow")
-	testfiles.Write(t, slow, map[string]string{
-		"Chart.yaml": "apiVersion: v2\nname: slow\nversion: 0.1.0\n",
-		"templates/deployment.yaml": `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: {{ .Release.Name }}}
-  template:
-    metadata:
-      labels: {app: {{ .Release.Name }}}
-      annotations: {` + devcluster.AnnotationReadyAfter + `: 8s}
-    spec:
-      containers: [{name: c, image: example.com/slow:1}]
-`,
-	})
+	// first and slow: a Deployment ready 8 s after it is created
+	// (renameable's readyAfter), so the apply waits on each.
+	slow := renameableChart(t)
 	ns := cluster.Namespace(t)
 	dir := writeStack(t, fmt.Sprintf(`
 stack %[3]q {
@@ -242,12 +213,14 @@ cluster "two" {
 release "first" {
   chart   = %[4]q
   cluster = cluster.one
+  values  = [{ readyAfter = "8s" }]
   wait    = true
   timeout = "2m"
 }
 release "slow" {
   chart      = %[4]q
   cluster    = cluster.one
+  values     = [{ readyAfter = "8s" }]
   wait       = true
   timeout    = "2m"
   depends_on = [release.first]

@@ -282,14 +282,7 @@ func TestUIInABrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctlCtx, cancelCtl := context.WithCancel(ctx)
-	var ctlLog syncBuffer
-	ctlDone := make(chan int, 1)
-	go func() {
-		ctlDone <- execute(ctlCtx, []string{"controller", "--kubeconfig", kc, "-n", ns, "--metrics-address", "0", "--health-address", "0", "--cache-dir", t.TempDir()},
-			streams{In: strings.NewReader(""), Out: &ctlLog, Err: &ctlLog})
-	}()
-	t.Cleanup(func() { cancelCtl(); <-ctlDone })
+	ctlLog := runControllerCLI(t, kc, ns, false)
 	stackNow := func(name string) *v1alpha1.Stack {
 		var st v1alpha1.Stack
 		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &st); err != nil {

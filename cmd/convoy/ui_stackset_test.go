@@ -93,14 +93,7 @@ func TestStackSetPageInABrowser(t *testing.T) {
 	if err := c.Create(ctx, ss); err != nil {
 		t.Fatal(err)
 	}
-	ctlCtx, cancelCtl := context.WithCancel(ctx)
-	var ctlLog syncBuffer
-	ctlDone := make(chan int, 1)
-	go func() {
-		ctlDone <- execute(ctlCtx, []string{"controller", "--kubeconfig", kc, "-n", ns, "--metrics-address", "0", "--health-address", "0", "--cache-dir", t.TempDir()},
-			streams{In: strings.NewReader(""), Out: &ctlLog, Err: &ctlLog})
-	}()
-	t.Cleanup(func() { cancelCtl(); <-ctlDone })
+	ctlLog := runControllerCLI(t, kc, ns, false)
 	stackSetNow := func() *v1alpha1.StackSet {
 		var s v1alpha1.StackSet
 		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "fleetui"}, &s); err != nil {

@@ -101,18 +101,25 @@ func (p *tcpProxy) Cut() {
 // server is server.
 func kubeconfigVia(t *testing.T, server string) string {
 	t.Helper()
-	cfg, err := clientcmd.LoadFromFile(cluster.Kubeconfig())
+	return kubeconfigOfVia(t, cluster.Kubeconfig(), server)
+}
+
+// kubeconfigOfVia writes a copy of the kubeconfig at path whose server is
+// server.
+func kubeconfigOfVia(t *testing.T, path, server string) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cfg.Clusters {
 		c.Server = server
 	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+	out := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, out); err != nil {
 		t.Fatal(err)
 	}
-	return path
+	return out
 }
 
 // neverReadyChart is a ConfigMap and a Deployment whose pods never become
