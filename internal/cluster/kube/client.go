@@ -162,7 +162,7 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kube: dynamic client: %w", err)
 	}
-	md, err := metadata.NewForConfig(opts.Limited(cfg))
+	md, err := NewMetadataForConfig(opts.Limited(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("kube: metadata client: %w", err)
 	}

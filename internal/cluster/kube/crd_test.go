@@ -218,6 +218,7 @@ func TestCRDWritesString(t *testing.T) {
 // most once a second, not once per object; a CRD the client writes is
 // served at once, one created by someone else within a few seconds.
 func TestUnknownKindsDoNotReadDiscoveryEachTime(t *testing.T) {
+	cluster.Need(t)
 	ctx := testContext(t, 60*time.Second)
 	c, traffic := countedClient(t)
 	_, group := widgetCRD(t)

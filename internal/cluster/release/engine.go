@@ -169,7 +169,7 @@ func NewEngine(ctx context.Context, cfg *rest.Config, opts EngineOptions) (*Engi
 	if err != nil {
 		return nil, err
 	}
-	meta, err := metadata.NewForConfig(opts.Kube.Limited(cfg))
+	meta, err := kube.NewMetadataForConfig(opts.Kube.Limited(cfg))
 	if err != nil {
 		return nil, err
 	}

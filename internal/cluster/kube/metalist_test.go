@@ -1,0 +1,117 @@
+package kube_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+)
+
+// The metadata lists convoy reads through its own buffers give what
+// client-go's metadata client gives: built-in kinds in a namespace, with a
+// label selector, custom resources, cluster-scoped kinds page by page, and
+// a resource the server does not serve (NotFound).
+func TestMetadataListsAsClientGo(t *testing.T) {
+	ns := cluster.Namespace(t)
+	ctx := testContext(t, 90*time.Second)
+	c := newClient(t)
+	cfg := cluster.RESTConfig()
+	ours, err := kube.NewMetadataForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd, group := widgetCRD(t)
+	t.Cleanup(func() {
+		_, _ = c.Delete(context.Background(), []kube.Ref{{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: "widgets." + group}}, kube.DeleteOptions{})
+	})
+	manifest := ""
+	for i := range 3 {
+		manifest += fmt.Sprintf("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%d\n  labels: {pick: %q}\n  annotations: {note: %q}\ndata: {k: v}\n", i, fmt.Sprint(i%2), fmt.Sprint(i))
+	}
+	if _, err := c.InstallCRDs(ctx, parse(t, c, ns, crd)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Apply(ctx, parse(t, c, ns, manifest), kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	widgets := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}
+	for i := range 2 {
+		w := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": group + "/v1", "kind": "Widget",
+			"metadata": map[string]any{"name": fmt.Sprintf("w-%d", i), "labels": map[string]any{"n": fmt.Sprint(i)}},
+			"spec":     map[string]any{"size": int64(i)},
+		}}
+		if _, err := dyn.Resource(widgets).Namespace(ns).Create(ctx, w, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	configMaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	namespaces := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	for _, tc := range []struct {
+		name      string
+		gvr       schema.GroupVersionResource
+		namespace string
+		opts      metav1.ListOptions
+		items     int
+	}{
+		{"configmaps", configMaps, ns, metav1.ListOptions{}, 4}, // and kube-root-ca.crt
+		{"configmaps with a selector", configMaps, ns, metav1.ListOptions{LabelSelector: "pick=1"}, 1},
+		{"custom resources", widgets, ns, metav1.ListOptions{}, 2},
+		{"a page of namespaces", namespaces, "", metav1.ListOptions{Limit: 2}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			list := func(m metadata.Interface) *metav1.PartialObjectMetadataList {
+				var l *metav1.PartialObjectMetadataList
+				var err error
+				if tc.namespace == "" {
+					l, err = m.Resource(tc.gvr).List(ctx, tc.opts)
+				} else {
+					l, err = m.Resource(tc.gvr).Namespace(tc.namespace).List(ctx, tc.opts)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l
+			}
+			want, got := list(theirs), list(ours)
+			if len(got.Items) != tc.items {
+				t.Fatalf("%d items, want %d", len(got.Items), tc.items)
+			}
+			// The same objects read at the same version; a page's continue
+			// token is the server's, made at the time of its list.
+			if want.ResourceVersion != got.ResourceVersion {
+				t.Skipf("the list changed between the two reads (%s, %s)", want.ResourceVersion, got.ResourceVersion)
+			}
+			if (want.Continue == "") != (got.Continue == "") {
+				t.Fatalf("continue %q, client-go's %q", got.Continue, want.Continue)
+			}
+			want.Continue, got.Continue = "", ""
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("lists differ:\n%+v\nclient-go's:\n%+v", got, want)
+			}
+		})
+	}
+
+	_, err = ours.Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gadgets"}).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Fatalf("a resource the server does not serve: %v, want NotFound", err)
+	}
+}
