@@ -101,8 +101,22 @@ func AppliedStateOf(refs []Ref, objs []*Applied) string {
 	}
 	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.id, b.id) })
 	h := sha256.New()
+	// One buffer for every entry, sized once: the field sets are large,
+	// and a string concatenated per entry was most of what this
+	// allocated.
+	size := 0
 	for _, e := range entries {
-		h.Write([]byte(e.id + "\x00" + e.uid + "\x00" + e.fields + "\x01"))
+		size = max(size, len(e.id)+len(e.uid)+len(e.fields)+3)
+	}
+	b := make([]byte, 0, size)
+	for _, e := range entries {
+		b = append(b[:0], e.id...)
+		b = append(b, 0)
+		b = append(b, e.uid...)
+		b = append(b, 0)
+		b = append(b, e.fields...)
+		b = append(b, 1)
+		h.Write(b)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:40]
 }
