@@ -87,6 +87,9 @@ type Release struct {
 	// rewritten: another field manager wrote the payload after convoy
 	// wrote it with its ObjectsAnnotation (Rewritten).
 	rewritten bool
+	// objects, when not nil, keeps ObjectsAnnotation decoded
+	// (RecordObjectsOf).
+	objects *recordObjectsMemo
 }
 
 // Info is the release's status block.

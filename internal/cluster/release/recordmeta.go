@@ -105,7 +105,7 @@ func releaseOfMeta(m *metav1.PartialObjectMetadata) (*Release, error) {
 	}
 	ns := m.Namespace
 	r := &Release{Name: l["name"], Namespace: ns, Version: v, Info: &Info{Status: Status(l["status"])}, Annotations: m.GetAnnotations(), partial: true,
-		rewritten: payloadRewritten(m.ManagedFields)}
+		rewritten: payloadRewritten(m.ManagedFields), objects: &recordObjectsMemo{}}
 	r.fromObjectLabels(l)
 	return r, nil
 }

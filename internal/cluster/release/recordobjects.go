@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -89,11 +91,34 @@ func RecordObjectsOf(rec *Release) ([]RecordObject, bool) {
 	if !ok {
 		return nil, false
 	}
+	if m := rec.objects; m != nil {
+		m.once.Do(func() {
+			m.src = v
+			m.objs, m.err = decodeRecordObjects(v)
+		})
+		if m.src == v {
+			if m.err != nil {
+				return nil, false
+			}
+			return slices.Clone(m.objs), true
+		}
+	}
 	objs, err := decodeRecordObjects(v)
 	if err != nil {
 		return nil, false
 	}
 	return objs, true
+}
+
+// recordObjectsMemo keeps a record's ObjectsAnnotation decoded: a plan
+// reads it several times per release (the lists it prefetches, the
+// release's proof, its outputs). Records read from metadata have one;
+// it answers only for the annotation it decoded.
+type recordObjectsMemo struct {
+	once sync.Once
+	src  string
+	objs []RecordObject
+	err  error
 }
 
 func decodeRecordObjects(v string) ([]RecordObject, error) {

@@ -1,7 +1,9 @@
 package release
 
 import (
+	"encoding/json"
 	"fmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"slices"
 	"strings"
 	"testing"
@@ -42,5 +44,58 @@ func TestRecordObjectsAnnotation(t *testing.T) {
 	}
 	if _, ok := RecordObjectsOf(&Release{}); ok {
 		t.Error("a record without the annotation read as having one")
+	}
+}
+
+// A record read from metadata decodes its objects annotation once, and
+// answers for that annotation only: a copy it hands out may be changed,
+// a record whose annotation changed is decoded again, a damaged one stays
+// absent.
+func TestRecordObjectsOfAPartialRecordAreKept(t *testing.T) {
+	one := []RecordObject{{Ref: kube.Ref{Version: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "a"}, Template: "web/templates/cm.yaml"}}
+	two := append(slices.Clone(one), RecordObject{Ref: kube.Ref{Version: "v1", Kind: "Secret", Namespace: "shop", Name: "b"}, Template: "web/templates/secret.yaml"})
+	v1, err := encodeRecordObjects(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := encodeRecordObjects(two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &Release{Annotations: map[string]string{ObjectsAnnotation: v1}, partial: true, objects: &recordObjectsMemo{}}
+	got, ok := RecordObjectsOf(rec)
+	if !ok || !slices.Equal(got, one) {
+		t.Fatalf("read %v (%v), want %v", got, ok, one)
+	}
+	got[0].Ref.Name = "changed by a caller"
+	if got, _ := RecordObjectsOf(rec); !slices.Equal(got, one) {
+		t.Fatalf("read again %v, want %v", got, one)
+	}
+	rec.Annotations[ObjectsAnnotation] = v2
+	if got, _ := RecordObjectsOf(rec); !slices.Equal(got, two) {
+		t.Fatalf("after the annotation changed: %v, want %v", got, two)
+	}
+	bad := &Release{Annotations: map[string]string{ObjectsAnnotation: "[["}, objects: &recordObjectsMemo{}}
+	for range 2 {
+		if got, ok := RecordObjectsOf(bad); ok {
+			t.Fatalf("a damaged annotation read as %v", got)
+		}
+	}
+}
+
+// The entries recordWriters keeps are read without decoding; what that
+// says is what decoding them says.
+func TestKeptRecordWritersReadAsDecoded(t *testing.T) {
+	for _, raw := range [][]byte{keptPayload, keptObjects, keptPayloadObjects} {
+		var f recordFields
+		if err := json.Unmarshal(raw, &f); err != nil {
+			t.Fatal(err)
+		}
+		_, payload := f.Data["f:release"]
+		_, objects := f.Metadata.Annotations["f:"+ObjectsAnnotation]
+		p, o := ownsOfRecord(metav1.ManagedFieldsEntry{Manager: "convoy", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: raw}})
+		if p != payload || o != objects {
+			t.Errorf("%s: payload %v objects %v, decoded %v %v", raw, p, o, payload, objects)
+		}
 	}
 }

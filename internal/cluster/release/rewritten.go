@@ -73,6 +73,15 @@ func ownsOfRecord(mf metav1.ManagedFieldsEntry) (payload, objects bool) {
 		return false, false
 	}
 	raw := mf.FieldsV1.Raw
+	// What recordWriters kept of an entry: known without decoding.
+	switch {
+	case bytes.Equal(raw, keptPayloadObjects):
+		return true, true
+	case bytes.Equal(raw, keptPayload):
+		return true, false
+	case bytes.Equal(raw, keptObjects):
+		return false, true
+	}
 	if !bytes.Contains(raw, payloadKey) && !bytes.Contains(raw, objectsKey) {
 		return false, false
 	}

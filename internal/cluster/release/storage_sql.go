@@ -404,7 +404,7 @@ func (row *sqlRow) fill(r *Release) {
 // partial is the partial release of a row read without its body (as
 // releaseOfMeta of a Secret's metadata).
 func (row *sqlRow) partial() *Release {
-	r := &Release{Name: row.name, Namespace: row.namespace, Version: int(row.version), Info: &Info{Status: Status(row.status)}, partial: true}
+	r := &Release{Name: row.name, Namespace: row.namespace, Version: int(row.version), Info: &Info{Status: Status(row.status)}, partial: true, objects: &recordObjectsMemo{}}
 	row.fill(r)
 	return r
 }
