@@ -7,7 +7,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"slices"
+	"unsafe"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -101,22 +103,15 @@ func AppliedStateOf(refs []Ref, objs []*Applied) string {
 	}
 	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.id, b.id) })
 	h := sha256.New()
-	// One buffer for every entry, sized once: the field sets are large,
-	// and a string concatenated per entry was most of what this
-	// allocated.
-	size := 0
 	for _, e := range entries {
-		size = max(size, len(e.id)+len(e.uid)+len(e.fields)+3)
-	}
-	b := make([]byte, 0, size)
-	for _, e := range entries {
-		b = append(b[:0], e.id...)
-		b = append(b, 0)
-		b = append(b, e.uid...)
-		b = append(b, 0)
-		b = append(b, e.fields...)
-		b = append(b, 1)
-		h.Write(b)
+		// The field sets are large: written as they are, not copied into
+		// a concatenated string (most of what this allocated).
+		writeString(h, e.id)
+		h.Write([]byte{0})
+		writeString(h, e.uid)
+		h.Write([]byte{0})
+		writeString(h, e.fields)
+		h.Write([]byte{1})
 	}
 	return hex.EncodeToString(h.Sum(nil))[:40]
 }
@@ -258,4 +253,10 @@ func admissionGroupsOf(items []unstructured.Unstructured) (groups []string, all 
 	}
 	slices.Sort(groups)
 	return groups, false
+}
+
+// writeString writes s to h without copying it: a hash reads what it is
+// given and keeps none of it.
+func writeString(h hash.Hash, s string) {
+	h.Write(unsafe.Slice(unsafe.StringData(s), len(s)))
 }

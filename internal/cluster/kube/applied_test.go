@@ -1,6 +1,8 @@
 package kube_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"testing"
 	"time"
@@ -135,5 +137,22 @@ spec:
 	if read := kube.AppliedStateOf([]kube.Ref{ref}, []*kube.Applied{listed["web"]}); applied != read {
 		t.Fatalf("the state apply records (%s) is not the one the metadata list reads (%s): fields\n%s\nlisted\n%s",
 			applied, read, kube.AppliedOf(c.FieldManager(), results[0].Live).Fields, listed["web"].Fields)
+	}
+}
+
+// The applied state is kept in release records' labels: its encoding must
+// not change between versions, or every release reads as changed once.
+// It is the SHA-256 of the objects sorted by identity, each as
+// "group/Kind/namespace/name", its UID ("absent" when it is), and its
+// field set, separated by 0 and ended by 1; 40 hex digits of it.
+func TestAppliedStateEncoding(t *testing.T) {
+	refs := []kube.Ref{
+		{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "ns", Name: "web"},
+		{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "gone"},
+	}
+	objs := []*kube.Applied{{UID: "u-1", Fields: `{"f:spec":{"f:replicas":{}}}`}, nil}
+	sum := sha256.Sum256([]byte("/ConfigMap/ns/gone\x00absent\x00\x01" + "apps/Deployment/ns/web\x00u-1\x00" + `{"f:spec":{"f:replicas":{}}}` + "\x01"))
+	if got, want := kube.AppliedStateOf(refs, objs), hex.EncodeToString(sum[:])[:40]; got != want {
+		t.Fatalf("applied state %s, want %s", got, want)
 	}
 }
