@@ -271,6 +271,31 @@ measure() {
   echo "$1" > "$work/last"
 }
 
+# apiserver_requests: the API server's count of requests served so far
+# (apiserver_request_total, every client: convoy, the controller manager,
+# the scheduler, kwok).
+apiserver_requests() {
+  local server token
+  server=$(awk '$1 == "server:" { print $2; exit }' "$KUBECONFIG")
+  token=$(awk '$1 == "token:" { print $2; exit }' "$KUBECONFIG")
+  curl -sk -H "Authorization: Bearer $token" "$server/metrics" |
+    awk '$1 ~ /^apiserver_request_total[{]/ { s += $2 } END { printf "%d\n", s }'
+}
+
+# apply_share N BEFORE: what the API server served during the last
+# measured apply (of N releases) against convoy's own requests (its
+# --stats line): the rest is the cluster's controllers reacting to it,
+# which bounds a first apply on a small machine whatever convoy does.
+apply_share() {
+  local all ours secs
+  all=$(( $(apiserver_requests) - $2 ))
+  ours=$(grep -ho 'requests=[0-9]*' "$work/out" "$work/err" | head -n 1 | cut -d= -f2)
+  secs=$(cat "$work/last")
+  awk -v n="$1" -v a="$all" -v o="${ours:-0}" -v s="$secs" 'BEGIN {
+    printf "N=%d: apply: %.1f releases/s; the API server served %d requests (%.0f/s), convoy %d (%.1f per release), the cluster %d (%.1f per release)\n",
+      n, n / s, a, a / s, o, o / n, a - o, (a - o) / n }'
+}
+
 # plans LABEL ARGS...: the plan with this tree's convoy and, with
 # CONVOY_BEFORE, with the older one, back to back, the order alternating.
 turn=0
@@ -349,7 +374,9 @@ for n in "${sizes[@]}"; do
   dir=$work/fleet$n
   # var.changed of a tenth: each of mkfleet's shapes holds about a third.
   if [ "$chart" = tiny ]; then mktiny "$dir" "b$n" "$n"; tenth=$(( n / 10 )); else mkfleet "$dir" "b$n" "$n"; tenth=$(( n / 30 )); fi
-  measure "N=$n: apply (setup, -p $apply_p)" "$work/convoy" apply -C "$dir" --auto-approve --no-progress -p "$apply_p"
+  served=$(apiserver_requests)
+  measure "N=$n: apply (setup, -p $apply_p)" "$work/convoy" apply -C "$dir" --auto-approve --no-progress -p "$apply_p" --stats
+  apply_share "$n" "$served"
   # Let the controllers and the fake kubelet finish what the apply started
   # (ReplicaSets, pods, their status), as they have by the time people plan.
   sleep "$settle"
