@@ -95,11 +95,16 @@ func DecodePlan(b []byte, name string) (*SavedPlan, error) {
 
 // ReadPlanFile reads a plan file saved with WritePlanFile.
 func ReadPlanFile(path string) (*SavedPlan, error) {
-	b, err := safefile.Read(path, planfile.MaxSize)
+	fh, err := safefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read plan: %w", err)
 	}
-	return DecodePlan(b, path)
+	defer fh.Close()
+	f, err := planfile.DecodeFrom(fh, path)
+	if err != nil {
+		return nil, err
+	}
+	return &SavedPlan{File: f, Name: path}, nil
 }
 
 // WritePlanFile writes a plan file readable only by its owner (mode 0600:
