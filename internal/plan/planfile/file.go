@@ -113,29 +113,38 @@ type Origin struct {
 // Encode returns the file's bytes. Equal files encode to equal bytes,
 // whose SHA-256 identifies the plan (the controller's plan digest).
 func Encode(f *File) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := EncodeTo(&buf, f); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// EncodeTo writes Encode's bytes to w as they are made: a plan of tens of
+// MiB (a release's chart and rendering) is not held in memory again.
+func EncodeTo(w io.Writer, f *File) error {
 	if f == nil || f.Plan == nil {
-		return nil, errors.New("encode plan: no plan")
+		return errors.New("encode plan: no plan")
 	}
 	o := f.Origin
 	sensitive := f.Plan.HasSensitive() || (o != nil && len(o.Variables) > 0)
 	doc := document{Kind: fileKind, FormatVersion: FormatVersion, SensitiveValues: sensitive, Origin: o, Stack: f.Stack, Plan: f.Plan}
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	zw, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// Streamed into the compressor (a json.Encoder holds the whole
 	// text first), with the newline json.Encoder ends it with.
 	if err := jsonstream.Encode(zw, doc); err != nil {
-		return nil, fmt.Errorf("encode plan: %w", err)
+		return fmt.Errorf("encode plan: %w", err)
 	}
 	if _, err := zw.Write([]byte("\n")); err != nil {
-		return nil, fmt.Errorf("encode plan: %w", err)
+		return fmt.Errorf("encode plan: %w", err)
 	}
 	if err := zw.Close(); err != nil {
-		return nil, fmt.Errorf("encode plan: %w", err)
+		return fmt.Errorf("encode plan: %w", err)
 	}
-	return buf.Bytes(), nil
+	return nil
 }
 
 // Decode reads a file's bytes; name says what they are in errors (a path).
