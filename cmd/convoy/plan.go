@@ -162,11 +162,7 @@ func (o planOptions) Run(ctx context.Context, s streams) (err error) {
 		}
 	}
 	if o.Out != "" {
-		b, err := run.EncodePlan(res)
-		if err != nil {
-			return err
-		}
-		if err := run.WritePlanFile(o.Out, b); err != nil {
+		if err := run.SavePlan(o.Out, res); err != nil {
 			return err
 		}
 		note := ""

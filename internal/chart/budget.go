@@ -132,6 +132,17 @@ func (w *budgetWriter) WriteString(s string) (int, error) {
 	return w.Builder.WriteString(s)
 }
 
+// fitted is the output, in memory of its size when the builder's, grown
+// by doubling, is much larger: a template's output lives as long as the
+// release's documents, which are parts of it, and a file of many MiB
+// would otherwise keep up to as much again unused.
+func (w *budgetWriter) fitted() string {
+	if w.Len() < 64<<10 || w.Cap()-w.Len() < w.Len()/8 {
+		return w.String()
+	}
+	return strings.Clone(w.String())
+}
+
 // executeWithBudget executes the templates in a goroutine and gives up
 // when the time is up. Execution stops at its next write, include or tpl;
 // a loop that does none of those (nested ranges over a bound list, with no

@@ -341,7 +341,7 @@ func executeTemplates(cache *templateCache, tpls map[string]renderable, lookup L
 		if err := t.ExecuteTemplate(&b, name, r.vals); err != nil {
 			return nil, nil, execError(name, err)
 		}
-		out[name] = strings.ReplaceAll(b.String(), "<no value>", "")
+		out[name] = strings.ReplaceAll(b.fitted(), "<no value>", "")
 	}
 	return out, s.impure, nil
 }

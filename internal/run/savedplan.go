@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -55,6 +56,29 @@ func EncodePlanOfArtifact(pl *Planned, a StackArtifact) ([]byte, error) {
 }
 
 func encodePlan(pl *Planned, byRef *planfile.Snapshot) ([]byte, error) {
+	f, err := planFile(pl, byRef)
+	if err != nil {
+		return nil, err
+	}
+	return planfile.Encode(f)
+}
+
+// SavePlan writes pl to a plan file at path, as WritePlanFile writes
+// EncodePlan's bytes, encoding it as it writes.
+func SavePlan(path string, pl *Planned) error {
+	f, err := planFile(pl, nil)
+	if err != nil {
+		return err
+	}
+	if err := safefile.WriteAtomicWith(path, 0o600, func(w io.Writer) error { return planfile.EncodeTo(w, f) }); err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	return nil
+}
+
+// planFile is what a plan file of pl holds: the snapshot byRef names, or
+// the stack directory's.
+func planFile(pl *Planned, byRef *planfile.Snapshot) (*planfile.File, error) {
 	origin, err := pl.Loaded.Origin()
 	if err != nil {
 		return nil, err
@@ -70,7 +94,7 @@ func encodePlan(pl *Planned, byRef *planfile.Snapshot) ([]byte, error) {
 	f := &planfile.File{Plan: pl.Plan, Origin: origin}
 	if byRef != nil {
 		f.Stack = byRef
-		return planfile.Encode(f)
+		return f, nil
 	}
 	snap, err := artifact.Snap(origin.Dir)
 	var de *artifact.DiagnosticsError
@@ -80,7 +104,7 @@ func encodePlan(pl *Planned, byRef *planfile.Snapshot) ([]byte, error) {
 	case !errors.As(err, &de):
 		return nil, fmt.Errorf("pack the stack into the plan: %w", err)
 	}
-	return planfile.Encode(f)
+	return f, nil
 }
 
 // DecodePlan reads a plan file's bytes; name is what they are called in
@@ -95,11 +119,16 @@ func DecodePlan(b []byte, name string) (*SavedPlan, error) {
 
 // ReadPlanFile reads a plan file saved with WritePlanFile.
 func ReadPlanFile(path string) (*SavedPlan, error) {
-	b, err := safefile.Read(path, planfile.MaxSize)
+	fh, err := safefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read plan: %w", err)
 	}
-	return DecodePlan(b, path)
+	defer fh.Close()
+	f, err := planfile.DecodeFrom(fh, path)
+	if err != nil {
+		return nil, err
+	}
+	return &SavedPlan{File: f, Name: path}, nil
 }
 
 // WritePlanFile writes a plan file readable only by its owner (mode 0600:

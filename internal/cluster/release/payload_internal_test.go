@@ -5,11 +5,14 @@ import (
 	"compress/gzip"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/convoy-sh/convoy/internal/chart"
 )
 
 // payloadInputs are JSON-like, repetitive and incompressible inputs around
@@ -107,5 +110,45 @@ func TestEncodePayloadWithReusedWriters(t *testing.T) {
 		if err != nil || !bytes.Equal(got, b) {
 			t.Fatalf("%s: does not decode back (%v)", name, err)
 		}
+	}
+}
+
+// TestEncodeIsHelmsPayload: a record is base64(gzip(json.Marshal)) at
+// Helm's level, whatever it holds (a chart's files, a long manifest with
+// what JSON escapes), encodedSize is its length and jsonSize its JSON's.
+func TestEncodeIsHelmsPayload(t *testing.T) {
+	blob := make([]byte, 300<<10)
+	if _, err := rand.Read(blob); err != nil {
+		t.Fatal(err)
+	}
+	manifest := strings.Repeat("---\n# Source: big/templates/a.yaml\ndata:\n  x: \"<&>\u2028é\"\n  blob: "+base64.StdEncoding.EncodeToString(blob[:100<<10])+"\n", 8)
+	r := &Release{
+		Name: "big", Namespace: "shop", Version: 3, Manifest: manifest,
+		Info:   &Info{Status: StatusDeployed, Description: "Install complete"},
+		Chart:  &chart.Chart{Metadata: &chart.Metadata{Name: "big", Version: "0.1.0"}, Files: []*chart.File{{Name: "blobs/a", Data: blob}, {Name: "empty"}}, Values: map[string]any{"rev": 1}},
+		Config: map[string]any{"rev": 2, "s": "<x>"},
+		Hooks:  []*Hook{{Name: "h", Kind: "Job", Manifest: "kind: Job", Events: []chart.HookEvent{chart.HookPreInstall}}},
+		Labels: map[string]string{"a": "b"},
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := encodePayload(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := encode(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Fatalf("encode differs from base64(gzip(json.Marshal)): %d and %d bytes", len(got), len(want))
+	}
+	if n, err := encodedSize(r); err != nil || n != len(want) {
+		t.Fatalf("encodedSize %d (%v), want %d", n, err, len(want))
+	}
+	if n, err := jsonSize(r); err != nil || n != len(b) {
+		t.Fatalf("jsonSize %d (%v), want %d", n, err, len(b))
 	}
 }

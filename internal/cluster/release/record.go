@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/convoy-sh/convoy/internal/chart"
+	"github.com/convoy-sh/convoy/internal/jsonstream"
 )
 
 // Status is a release record's state, with Helm's names.
@@ -193,13 +194,35 @@ func recordKey(name string, revision int) string {
 
 var gzipMagic = []byte{0x1f, 0x8b, 0x08}
 
-// encode is Helm's payload: base64(gzip(JSON)).
+// encode is Helm's payload: base64(gzip(JSON)). The JSON (encoding/json's
+// bytes) is streamed into the compressor, and the compressed bytes are
+// kept in pieces until their base64 is written into the string's own
+// memory: a record may be tens of MiB, and neither its JSON text nor a
+// doubling buffer is held whole.
 func encode(r *Release) (string, error) {
-	b, err := json.Marshal(r)
-	if err != nil {
+	var gz pieces
+	if err := compressJSON(&gz, r); err != nil {
 		return "", err
 	}
-	return encodePayload(b)
+	return gz.base64(), nil
+}
+
+// encodedSize is len(encode(r)), without keeping the payload.
+func encodedSize(r *Release) (int, error) {
+	var n counter
+	if err := compressJSON(&n, r); err != nil {
+		return 0, err
+	}
+	return base64.StdEncoding.EncodedLen(int(n)), nil
+}
+
+// jsonSize is len(json.Marshal(r)), without keeping the text.
+func jsonSize(r *Release) (int, error) {
+	var n counter
+	if err := jsonstream.Encode(&n, r); err != nil {
+		return 0, err
+	}
+	return int(n), nil
 }
 
 // gzipWriters reuses the compressors of encodePayload: a new one allocates
@@ -212,31 +235,79 @@ var gzipWriters = sync.Pool{New: func() any {
 	return w
 }}
 
+// compressJSON writes gzip(JSON of v), at Helm's compression level, to w.
+func compressJSON(w io.Writer, v any) error {
+	zw := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(zw)
+	zw.Reset(w)
+	if err := jsonstream.Encode(zw, v); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
 // encodePayload is base64(gzip(b)), at Helm's compression level.
 func encodePayload(b []byte) (string, error) {
-	var buf bytes.Buffer
-	w := gzipWriters.Get().(*gzip.Writer)
-	defer gzipWriters.Put(w)
-	w.Reset(&buf)
-	if _, err := w.Write(b); err != nil {
+	var gz pieces
+	zw := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(zw)
+	zw.Reset(&gz)
+	if _, err := zw.Write(b); err != nil {
 		return "", err
 	}
-	if err := w.Close(); err != nil {
+	if err := zw.Close(); err != nil {
 		return "", err
 	}
-	// Encoded straight into the string's own memory: EncodeToString
-	// would encode into a slice and copy it into the string (a record
-	// may be tens of MiB).
+	return gz.base64(), nil
+}
+
+// pieces is a buffer that grows by pieces of at most 1 MiB instead of
+// copying itself into one twice its size.
+type pieces [][]byte
+
+func (p *pieces) Write(b []byte) (int, error) {
+	n := len(b)
+	for len(b) > 0 {
+		if len(*p) == 0 || len((*p)[len(*p)-1]) == cap((*p)[len(*p)-1]) {
+			size := 1 << 20
+			if len(*p) == 0 {
+				size = 4 << 10 // most records are small
+			} else if last := cap((*p)[len(*p)-1]); last < size {
+				size = min(2*last, size)
+			}
+			*p = append(*p, make([]byte, 0, size))
+		}
+		last := &(*p)[len(*p)-1]
+		k := min(len(b), cap(*last)-len(*last))
+		*last = append(*last, b[:k]...)
+		b = b[k:]
+	}
+	return n, nil
+}
+
+// base64 is the pieces' base64, written straight into the string's own
+// memory (a multiple of 3 bytes at a time until the last).
+func (p pieces) base64() string {
+	n := 0
+	for _, b := range p {
+		n += len(b)
+	}
 	var out strings.Builder
-	out.Grow(base64.StdEncoding.EncodedLen(buf.Len()))
+	out.Grow(base64.StdEncoding.EncodedLen(n))
 	enc := base64.NewEncoder(base64.StdEncoding, &out)
-	if _, err := enc.Write(buf.Bytes()); err != nil {
-		return "", err
+	for _, b := range p {
+		_, _ = enc.Write(b) // a strings.Builder does not fail
 	}
-	if err := enc.Close(); err != nil {
-		return "", err
-	}
-	return out.String(), nil
+	_ = enc.Close()
+	return out.String()
+}
+
+// counter counts the bytes written to it.
+type counter int64
+
+func (c *counter) Write(b []byte) (int, error) {
+	*c += counter(len(b))
+	return len(b), nil
 }
 
 // maxPayloadSize bounds the size of encodePayload's result for n bytes of

@@ -100,11 +100,11 @@ var sizedAt = time.Date(2099, 12, 31, 23, 59, 59, 999999999, time.UTC)
 // ends, deployed) and what the engine's driver holds.
 func (e *Renderer) RecordSize(p *Prepared) (RecordSize, error) {
 	rel := p.finalRecord()
-	payload, err := encode(rel)
+	n, err := encodedSize(rel)
 	if err != nil {
 		return RecordSize{}, fmt.Errorf("encode release %s: %w", rel.Name, err)
 	}
-	return RecordSize{Bytes: len(payload), Limit: RecordLimit(e.driver)}, nil
+	return RecordSize{Bytes: n, Limit: RecordLimit(e.driver)}, nil
 }
 
 // CheckRecordSize fails with a *RecordTooLargeError when the engine's
@@ -115,18 +115,18 @@ func (e *Renderer) RecordSize(p *Prepared) (RecordSize, error) {
 func (e *Renderer) CheckRecordSize(p *Prepared) error {
 	rel := p.finalRecord()
 	limit := RecordLimit(e.driver)
-	b, err := json.Marshal(rel)
+	size, err := jsonSize(rel)
 	if err != nil {
 		return fmt.Errorf("encode release %s: %w", rel.Name, err)
 	}
-	if maxPayloadSize(len(b)) <= limit {
+	if maxPayloadSize(size) <= limit {
 		return nil
 	}
-	payload, err := encodePayload(b)
+	n, err := encodedSize(rel)
 	if err != nil {
 		return fmt.Errorf("encode release %s: %w", rel.Name, err)
 	}
-	return e.tooLarge(p, rel, RecordSize{Bytes: len(payload), Limit: limit})
+	return e.tooLarge(p, rel, RecordSize{Bytes: n, Limit: limit})
 }
 
 // CheckSize is CheckRecordSize of a size computed already (RecordSize).

@@ -6,6 +6,7 @@
 package planfile
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/convoy-sh/convoy/internal/jsonstream"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/stack/config"
 )
@@ -111,48 +113,76 @@ type Origin struct {
 // Encode returns the file's bytes. Equal files encode to equal bytes,
 // whose SHA-256 identifies the plan (the controller's plan digest).
 func Encode(f *File) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := EncodeTo(&buf, f); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// EncodeTo writes Encode's bytes to w as they are made: a plan of tens of
+// MiB (a release's chart and rendering) is not held in memory again.
+func EncodeTo(w io.Writer, f *File) error {
 	if f == nil || f.Plan == nil {
-		return nil, errors.New("encode plan: no plan")
+		return errors.New("encode plan: no plan")
 	}
 	o := f.Origin
 	sensitive := f.Plan.HasSensitive() || (o != nil && len(o.Variables) > 0)
 	doc := document{Kind: fileKind, FormatVersion: FormatVersion, SensitiveValues: sensitive, Origin: o, Stack: f.Stack, Plan: f.Plan}
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	zw, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := json.NewEncoder(zw).Encode(doc); err != nil {
-		return nil, fmt.Errorf("encode plan: %w", err)
+	// Streamed into the compressor (a json.Encoder holds the whole
+	// text first), with the newline json.Encoder ends it with.
+	if err := jsonstream.Encode(zw, doc); err != nil {
+		return fmt.Errorf("encode plan: %w", err)
+	}
+	if _, err := zw.Write([]byte("\n")); err != nil {
+		return fmt.Errorf("encode plan: %w", err)
 	}
 	if err := zw.Close(); err != nil {
-		return nil, fmt.Errorf("encode plan: %w", err)
+		return fmt.Errorf("encode plan: %w", err)
 	}
-	return buf.Bytes(), nil
+	return nil
 }
 
 // Decode reads a file's bytes; name says what they are in errors (a path).
 // A file of another format version is refused with a message that says to
 // plan again. Numbers in values keep their exact form.
 func Decode(b []byte, name string) (*File, error) {
-	if !bytes.HasPrefix(b, gzipMagic) {
+	return DecodeFrom(bytes.NewReader(b), name)
+}
+
+// DecodeFrom is Decode of what r reads, decoded as it is read: a plan
+// file of tens of MiB is not held in memory besides what it decodes to.
+func DecodeFrom(r io.Reader, name string) (*File, error) {
+	br := bufio.NewReader(r)
+	if head, _ := br.Peek(len(gzipMagic)); !bytes.Equal(head, gzipMagic) {
+		b, err := io.ReadAll(io.LimitReader(br, MaxSize+1))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 		return nil, oldOrNot(b, name)
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(b))
+	zr, err := gzip.NewReader(br)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a convoy plan file: %w", name, err)
 	}
-	data, err := io.ReadAll(io.LimitReader(zr, MaxSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s is not a convoy plan file: %w", name, err)
-	}
-	if len(data) > MaxSize {
-		return nil, fmt.Errorf("%s is larger than %d bytes uncompressed: not a plan convoy wrote", name, MaxSize)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
+	// Decoded as it is decompressed, a field or an element at a time:
+	// neither the text nor a decoder's copy of it is held whole.
+	lr := &limitedReader{r: zr, n: MaxSize}
+	dec := json.NewDecoder(lr)
 	dec.UseNumber()
 	var doc document
-	if err := dec.Decode(&doc); err != nil {
+	if err := jsonstream.Decode(dec, &doc); err != nil {
+		if lr.n < 0 {
+			return nil, fmt.Errorf("%s is larger than %d bytes uncompressed: not a plan convoy wrote", name, MaxSize)
+		}
+		return nil, fmt.Errorf("%s is not a convoy plan file: %w", name, err)
+	}
+	// The rest read (the newline), so that gzip checks the whole.
+	if _, err := io.Copy(io.Discard, lr); err != nil {
 		return nil, fmt.Errorf("%s is not a convoy plan file: %w", name, err)
 	}
 	if doc.Kind != fileKind {
@@ -171,6 +201,30 @@ func Decode(b []byte, name string) (*File, error) {
 		upgradeObservations(doc.Plan)
 	}
 	return &File{Plan: doc.Plan, Origin: doc.Origin, Stack: doc.Stack}, nil
+}
+
+// limitedReader reads at most n bytes of r and fails past them (n ends
+// negative).
+type limitedReader struct {
+	r io.Reader
+	n int64
+}
+
+var errTooLarge = errors.New("too large")
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n < 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > l.n+1 {
+		p = p[:l.n+1]
+	}
+	k, err := l.r.Read(p)
+	l.n -= int64(k)
+	if l.n < 0 {
+		return k, errTooLarge
+	}
+	return k, err
 }
 
 // upgradeObservations types the observations of a plan file written

@@ -3,6 +3,7 @@ package planfile
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"io"
 	"reflect"
 	"slices"
@@ -148,4 +149,44 @@ func TestSnapshotByReference(t *testing.T) {
 func planVersion(t *testing.T) string {
 	t.Helper()
 	return strconv.Itoa(plan.FormatVersion)
+}
+
+// TestEncodeIsEncodingJSON: the file, streamed, holds the bytes
+// json.Encoder writes of it, and decodes as encoding/json decodes them.
+func TestEncodeIsEncodingJSON(t *testing.T) {
+	p := plantest.Sample()
+	in := &File{Plan: p, Origin: &Origin{Dir: "/stacks/shop"}, Stack: &Snapshot{Archive: []byte("tgz"), StackPath: "."}}
+	b, err := Encode(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	doc := document{Kind: fileKind, FormatVersion: FormatVersion, SensitiveValues: true, Origin: in.Origin, Stack: in.Stack, Plan: p}
+	if err := json.NewEncoder(&want).Encode(doc); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("the file is not encoding/json's:\n%.2000s\n%.2000s", got, want.Bytes())
+	}
+	dec := json.NewDecoder(bytes.NewReader(got))
+	dec.UseNumber()
+	var old document
+	if err := dec.Decode(&old); err != nil {
+		t.Fatal(err)
+	}
+	decoded, err := Decode(b, "p.cvp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(decoded.Plan, old.Plan) {
+		t.Fatal("the plan decoded differs from encoding/json's decoding")
+	}
 }
