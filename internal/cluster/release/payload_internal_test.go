@@ -130,6 +130,9 @@ func TestEncodeIsHelmsPayload(t *testing.T) {
 		Hooks:  []*Hook{{Name: "h", Kind: "Job", Manifest: "kind: Job", Events: []chart.HookEvent{chart.HookPreInstall}}},
 		Labels: map[string]string{"a": "b"},
 	}
+	if small(r) {
+		t.Fatal("the record is encoded in one buffer, not streamed: make it larger")
+	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
