@@ -91,6 +91,9 @@ type Release struct {
 	// objects, when not nil, keeps ObjectsAnnotation decoded
 	// (RecordObjectsOf).
 	objects *recordObjectsMemo
+	// payload, while one write of the record is retried, is its
+	// encoding, made once for every attempt (encodeOnce).
+	payload string
 }
 
 // Info is the release's status block.
@@ -216,6 +219,29 @@ func encode(r *Release) (string, error) {
 		return "", err
 	}
 	return gz.base64(), nil
+}
+
+// encoded is r's payload: the one encodeOnce made for the write in
+// progress, else encoded now.
+func (r *Release) encoded() (string, error) {
+	if r.payload != "" {
+		return r.payload, nil
+	}
+	return encode(r)
+}
+
+// encodeOnce encodes r for one write and its retries, and returns what
+// forgets it: each attempt of a write has a few seconds
+// (attemptTimeout), and a record of tens of MiB took about as long to
+// encode on a busy machine, so that attempts ran out encoding it again.
+// When encoding fails, the write's attempts report it.
+func encodeOnce(r *Release) (forget func()) {
+	p, err := encode(r)
+	if err != nil {
+		return func() {}
+	}
+	r.payload = p
+	return func() { r.payload = "" }
 }
 
 // streamedOver is the size of a record's largest parts from which it is

@@ -70,6 +70,7 @@ func (e *RecordError) Unwrap() error { return e.Err }
 // created is not mistaken for another operation's.
 func (e *Engine) createRecord(ctx context.Context, store *Storage, r *Release) error {
 	defer e.timings.since(recordsTime, time.Now())
+	defer encodeOnce(r)()
 	attempts := 0
 	err := Retry(ctx, e.grace, func(ctx context.Context) error {
 		attempts++
@@ -120,6 +121,7 @@ func (e *Engine) writeFinal(ctx context.Context, store *Storage, r *Release, sta
 // another operation wrote stands.
 func (e *Engine) updateRecord(ctx context.Context, store *Storage, r *Release) error {
 	lost := false // an earlier attempt got no answer
+	defer encodeOnce(r)()
 	return Retry(ctx, e.grace, func(ctx context.Context) error {
 		err := store.Update(ctx, r)
 		if errors.Is(err, ErrRecordChanged) && lost {

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // flaky is a Driver whose next writes fail with a transport error, after
@@ -227,5 +228,60 @@ func TestFenceStopsEveryRecordWrite(t *testing.T) {
 	}
 	if got, _ := store.Get(context.Background(), "api", 2); got.Info.Status != StatusPendingUpgrade {
 		t.Fatalf("record %s", got.Info.Status)
+	}
+}
+
+// payloads is a flaky Driver that notes the payload each attempt writes.
+type payloads struct {
+	*flaky
+	seen []string
+}
+
+func (p *payloads) Create(ctx context.Context, key string, r *Release) error {
+	b, _ := r.encoded()
+	p.seen = append(p.seen, b)
+	return p.flaky.Create(ctx, key, r)
+}
+
+func (p *payloads) Update(ctx context.Context, key string, r *Release) error {
+	b, _ := r.encoded()
+	p.seen = append(p.seen, b)
+	return p.flaky.Update(ctx, key, r)
+}
+
+// A write's attempts send the record encoded once (a large record took an
+// attempt's few seconds to encode again on a busy machine), the payload
+// the release encodes to; the release does not keep it after the write.
+func TestRecordWriteAttemptsEncodeOnce(t *testing.T) {
+	d := &payloads{flaky: &flaky{Memory: NewMemory(), unreachable: 2}}
+	store := &Storage{Driver: d}
+	e := &Engine{grace: 5 * time.Second}
+	r := pending("api", 2, "run-a")
+	if err := e.createRecord(context.Background(), store, r); err != nil {
+		t.Fatal(err)
+	}
+	d.unreachable = 2
+	if err := e.writeFinal(context.Background(), store, r, StatusDeployed, "Upgrade complete"); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.seen) != 6 {
+		t.Fatalf("%d attempts, want 6", len(d.seen))
+	}
+	for i, write := range [][]string{d.seen[:3], d.seen[3:]} {
+		for _, p := range write {
+			if unsafe.StringData(p) != unsafe.StringData(write[0]) {
+				t.Fatalf("write %d: its attempts encoded the record again", i+1)
+			}
+		}
+	}
+	want, err := encode(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.seen[5] != want {
+		t.Fatal("the final write's payload is not the release's encoding")
+	}
+	if r.payload != "" {
+		t.Fatal("the release kept its payload after the write")
 	}
 }

@@ -316,7 +316,7 @@ func matches(labels, selector map[string]string) bool {
 }
 
 func (m *Memory) put(key string, r *Release, w recordWrite) error {
-	payload, err := encode(r)
+	payload, err := r.encoded()
 	if err != nil {
 		return err
 	}

@@ -118,7 +118,7 @@ func (d *kubeDriver[T, L]) List(ctx context.Context, selector map[string]string)
 }
 
 func (d *kubeDriver[T, L]) object(key string, r *Release, w recordWrite) (T, error) {
-	payload, err := encode(r)
+	payload, err := r.encoded()
 	if err != nil {
 		var zero T
 		return zero, fmt.Errorf("encode release %s: %w", r.Name, err)

@@ -584,7 +584,7 @@ func (d *sqlDriver) Create(ctx context.Context, key string, r *Release) error {
 	if err := checkLabels(sqlLabels(r)); err != nil {
 		return d.wrap(key, err)
 	}
-	body, err := encode(r)
+	body, err := r.encoded()
 	if err != nil {
 		return fmt.Errorf("encode release %s: %w", r.Name, err)
 	}
@@ -625,7 +625,7 @@ func (d *sqlDriver) Update(ctx context.Context, key string, r *Release) error {
 	if err := checkLabels(sqlLabels(r)); err != nil {
 		return d.wrap(key, err)
 	}
-	body, err := encode(r)
+	body, err := r.encoded()
 	if err != nil {
 		return fmt.Errorf("encode release %s: %w", r.Name, err)
 	}
