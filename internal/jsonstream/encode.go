@@ -16,6 +16,7 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -211,6 +212,26 @@ type field struct {
 // option, names encoding/json would not take), and encoding/json then
 // encodes the whole struct.
 func structFields(t reflect.Type) ([]field, bool) {
+	if c, ok := fieldsOf.Load(t); ok {
+		c := c.(cachedFields)
+		return c.fields, c.ok
+	}
+	fields, ok := parseFields(t)
+	fieldsOf.Store(t, cachedFields{fields, ok})
+	return fields, ok
+}
+
+// fieldsOf caches structFields by type (reflect.Type → cachedFields): a
+// record walks one struct type per chart file, template and hook.
+var fieldsOf sync.Map
+
+type cachedFields struct {
+	fields []field
+	ok     bool
+}
+
+// parseFields is structFields computed.
+func parseFields(t reflect.Type) ([]field, bool) {
 	var out []field
 	seen := map[string]bool{}
 	for i := range t.NumField() {

@@ -70,10 +70,7 @@ func SavePlan(path string, pl *Planned) error {
 	if err != nil {
 		return err
 	}
-	if err := safefile.WriteAtomicWith(path, 0o600, func(w io.Writer) error { return planfile.EncodeTo(w, f) }); err != nil {
-		return fmt.Errorf("write plan: %w", err)
-	}
-	return nil
+	return writePlan(path, func(w io.Writer) error { return planfile.EncodeTo(w, f) })
 }
 
 // planFile is what a plan file of pl holds: the snapshot byRef names, or
@@ -134,7 +131,16 @@ func ReadPlanFile(path string) (*SavedPlan, error) {
 // WritePlanFile writes a plan file readable only by its owner (mode 0600:
 // it holds values unmasked, sensitive ones included), whole or not at all.
 func WritePlanFile(path string, b []byte) error {
-	if err := safefile.WriteAtomic(path, b, 0o600); err != nil {
+	return writePlan(path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+// writePlan writes a plan file as write makes it, mode 0600, whole or not
+// at all.
+func writePlan(path string, write func(io.Writer) error) error {
+	if err := safefile.WriteAtomicWith(path, 0o600, write); err != nil {
 		return fmt.Errorf("write plan: %w", err)
 	}
 	return nil

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"google.golang.org/protobuf/encoding/protowire"
 	"sync"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -122,8 +122,7 @@ func (m *metadataLists) list(ctx context.Context, gvr schema.GroupVersionResourc
 			listBuffers.Put(buf)
 		}
 	}()
-	buf.Reset()
-	buf.Grow(listBufferSize)
+	buf.Grow(listBufferSize) // pooled buffers come back reset
 	_, err = buf.ReadFrom(body)
 	body.Close()
 	if err != nil {
