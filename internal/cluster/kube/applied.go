@@ -131,9 +131,25 @@ func (c *Client) ListApplied(ctx context.Context, apiVersion, kind, namespace st
 	if err != nil {
 		return nil, err
 	}
+	opts.Limit = c.listPageSize
+	if m, ok := c.metadata.(*metadataLists); ok {
+		var out map[string]*Applied
+		for {
+			cont, items, err := m.listApplied(ctx, gvr, namespace, opts, c.fieldManager, &out)
+			if err != nil {
+				return nil, Forbidden(err)
+			}
+			if cont == "" {
+				return out, nil
+			}
+			if items == 0 {
+				return nil, fmt.Errorf("list %s %s: an empty page with a continue token", apiVersion, kind)
+			}
+			opts.Continue = cont
+		}
+	}
 	res := c.metadata.Resource(gvr).Namespace(namespace)
 	out := map[string]*Applied{}
-	opts.Limit = c.listPageSize
 	for {
 		l, err := res.List(ctx, opts)
 		if err != nil {
@@ -160,6 +176,14 @@ func (c *Client) ListAppliedPage(ctx context.Context, apiVersion, kind, namespac
 	gvr, namespace, err := c.listTarget(apiVersion, kind, namespace)
 	if err != nil {
 		return nil, false, err
+	}
+	if m, ok := c.metadata.(*metadataLists); ok {
+		var out map[string]*Applied
+		cont, _, err := m.listApplied(ctx, gvr, namespace, metav1.ListOptions{Limit: c.listPageSize}, c.fieldManager, &out)
+		if err != nil {
+			return nil, false, err
+		}
+		return out, cont == "", nil
 	}
 	l, err := c.metadata.Resource(gvr).Namespace(namespace).List(ctx, metav1.ListOptions{Limit: c.listPageSize})
 	if err != nil {

@@ -108,12 +108,77 @@ const metadataListAccept = "application/vnd.kubernetes.protobuf;as=PartialObject
 // ignored the Accept header's as=) is listed again by client-go, whose
 // fallbacks handle it.
 func (m *metadataLists) list(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions, fallback metadata.ResourceInterface) (*metav1.PartialObjectMetadataList, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	var decoded bool
+	err := m.read(ctx, gvr, namespace, opts, func(data []byte) (err error) {
+		decoded, err = decodeList(gvr, data, list)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !decoded {
+		return fallback.List(ctx, opts)
+	}
+	return list, nil
+}
+
+// listApplied is one page of what fieldManager applied of each object of
+// a list (ListApplied), added to *into (made for the page when nil), the page's continue token and how
+// many objects it held. A
+// protobuf response is read for the fields Applied keeps alone: an
+// object's labels, annotations and other managers' field sets (most of a
+// list's bytes) are skipped, not decoded. Anything else is decoded as
+// list does.
+func (m *metadataLists) listApplied(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions, fieldManager string, into *map[string]*Applied) (cont string, items int, err error) {
+	var list *metav1.PartialObjectMetadataList
+	undecoded := false
+	err = m.read(ctx, gvr, namespace, opts, func(data []byte) error {
+		if raw, ok := protobufListOf(data); ok {
+			if *into == nil {
+				*into = make(map[string]*Applied, max(countItems(raw), 0))
+			}
+			var err error
+			if cont, items, err = appliedOfList(raw, fieldManager, *into); err != nil {
+				return fmt.Errorf("decode the list of %s: %w", gvr.String(), err)
+			}
+			return nil
+		}
+		list = &metav1.PartialObjectMetadataList{}
+		decoded, err := decodeList(gvr, data, list)
+		undecoded = !decoded
+		return err
+	})
+	if err != nil {
+		return "", 0, err
+	}
+	if undecoded {
+		// Not a list of metadata: client-go's fallbacks handle it.
+		if list, err = m.Resource(gvr).Namespace(namespace).List(ctx, opts); err != nil {
+			return "", 0, err
+		}
+	}
+	if list != nil {
+		if *into == nil {
+			*into = make(map[string]*Applied, len(list.Items))
+		}
+		for i := range list.Items {
+			(*into)[list.Items[i].Name] = AppliedOf(fieldManager, &list.Items[i])
+		}
+		cont, items = list.Continue, len(list.Items)
+	}
+	return cont, items, nil
+}
+
+// read gets a list's response into a pooled buffer and gives it to decode,
+// which must copy what it keeps: the buffer is reused once decode returns.
+func (m *metadataLists) read(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions, decode func([]byte) error) error {
 	body, err := m.rest.Get().AbsPath(metadataPath(gvr, namespace)...).
 		SetHeader("Accept", metadataListAccept).
 		SpecificallyVersionedParams(&opts, listParams, schema.GroupVersion{Version: "v1"}).
 		Stream(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	buf := listBuffers.Get().(*bytes.Buffer)
 	defer func() {
@@ -126,21 +191,27 @@ func (m *metadataLists) list(ctx context.Context, gvr schema.GroupVersionResourc
 	_, err = buf.ReadFrom(body)
 	body.Close()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	list := &metav1.PartialObjectMetadataList{}
-	if raw, ok := protobufListOf(buf.Bytes()); ok {
+	return decode(buf.Bytes())
+}
+
+// decodeList decodes a list response, protobuf or JSON, into list;
+// decoded is false for a response that is neither a
+// PartialObjectMetadataList.
+func decodeList(gvr schema.GroupVersionResource, data []byte, list *metav1.PartialObjectMetadataList) (decoded bool, err error) {
+	if raw, ok := protobufListOf(data); ok {
 		if err := list.Unmarshal(raw); err != nil {
-			return nil, fmt.Errorf("decode the list of %s: %w", gvr.String(), err)
+			return false, fmt.Errorf("decode the list of %s: %w", gvr.String(), err)
 		}
-		return list, nil
+		return true, nil
 	}
-	obj, _, err := metainternalversionscheme.Codecs.UniversalDeserializer().Decode(buf.Bytes(), nil, list)
+	obj, _, err := metainternalversionscheme.Codecs.UniversalDeserializer().Decode(data, nil, list)
 	if err != nil || obj != runtime.Object(list) {
-		return fallback.List(ctx, opts)
+		return false, nil
 	}
 	list.TypeMeta = metav1.TypeMeta{}
-	return list, nil
+	return true, nil
 }
 
 // protobufListOf finds, in a protobuf response (the "k8s\x00" magic, then

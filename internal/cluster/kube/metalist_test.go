@@ -110,6 +110,34 @@ func TestMetadataListsAsClientGo(t *testing.T) {
 		})
 	}
 
+	// What a plan reads of a list (ListApplied, which skips all but the
+	// client's apply entries) is AppliedOf each object client-go lists.
+	for _, tc := range []struct{ apiVersion, kind string }{{"v1", "ConfigMap"}, {group + "/v1", "Widget"}} {
+		gv, _ := schema.ParseGroupVersion(tc.apiVersion)
+		gvr := configMaps
+		if tc.kind == "Widget" {
+			gvr = widgets
+		}
+		l, err := theirs.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.ListApplied(ctx, gv.String(), tc.kind, ns, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]*kube.Applied{}
+		for i := range l.Items {
+			want[l.Items[i].Name] = kube.AppliedOf(c.FieldManager(), &l.Items[i])
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: listed applied %v, client-go's list gives %v", tc.kind, got, want)
+		}
+		if tc.kind == "ConfigMap" && (got["cm-0"] == nil || got["cm-0"].Fields == "") {
+			t.Errorf("cm-0's apply entry not read: %+v", got["cm-0"])
+		}
+	}
+
 	_, err = ours.Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gadgets"}).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if !apierrors.IsNotFound(err) {
 		t.Fatalf("a resource the server does not serve: %v, want NotFound", err)
