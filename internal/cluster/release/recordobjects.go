@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -122,7 +123,6 @@ type recordObjectsMemo struct {
 }
 
 func decodeRecordObjects(v string) ([]RecordObject, error) {
-	b := []byte(v)
 	if rest, ok := strings.CutPrefix(v, objectsGzipPrefix); ok {
 		z, err := base64.StdEncoding.DecodeString(rest)
 		if err != nil {
@@ -132,13 +132,17 @@ func decodeRecordObjects(v string) ([]RecordObject, error) {
 		if err != nil {
 			return nil, err
 		}
-		if b, err = io.ReadAll(io.LimitReader(zr, 4<<20)); err != nil {
+		b, err := io.ReadAll(io.LimitReader(zr, 4<<20))
+		if err != nil {
 			return nil, err
 		}
+		v = string(b)
 	}
-	var rows [][5]string
-	if err := json.Unmarshal(b, &rows); err != nil {
-		return nil, err
+	rows, ok := plainRows(v)
+	if !ok {
+		if err := json.Unmarshal([]byte(v), &rows); err != nil {
+			return nil, err
+		}
 	}
 	out := make([]RecordObject, len(rows))
 	for i, r := range rows {
@@ -149,6 +153,87 @@ func decodeRecordObjects(v string) ([]RecordObject, error) {
 		out[i] = RecordObject{Ref: ref, Template: r[0]}
 	}
 	return out, nil
+}
+
+// plainRows reads the JSON of an ObjectsAnnotation, an array of arrays of
+// five strings, as encoding/json does, when its strings are plain (no
+// escapes, valid UTF-8, as identities and template paths are): the rows'
+// strings are v's own, without a copy each. ok is false for anything
+// else, which encoding/json then reads (or refuses).
+func plainRows(v string) (rows [][5]string, ok bool) {
+	i := 0
+	space := func() {
+		for i < len(v) && (v[i] == ' ' || v[i] == '\t' || v[i] == '\n' || v[i] == '\r') {
+			i++
+		}
+	}
+	next := func(c byte) bool {
+		space()
+		if i < len(v) && v[i] == c {
+			i++
+			return true
+		}
+		return false
+	}
+	str := func() (string, bool) {
+		if !next('"') {
+			return "", false
+		}
+		start := i
+		ascii := true
+		for i < len(v) && v[i] != '"' {
+			c := v[i]
+			if c == '\\' || c < 0x20 {
+				return "", false
+			}
+			if c >= utf8.RuneSelf {
+				ascii = false
+			}
+			i++
+		}
+		if i == len(v) {
+			return "", false
+		}
+		s := v[start:i]
+		i++
+		if !ascii && !utf8.ValidString(s) {
+			return "", false
+		}
+		return s, true
+	}
+	if !next('[') {
+		return nil, false
+	}
+	rows = make([][5]string, 0, strings.Count(v, "]")) // an upper bound
+	if !next(']') {
+		for {
+			if !next('[') {
+				return nil, false
+			}
+			var row [5]string
+			for k := range row {
+				if k > 0 && !next(',') {
+					return nil, false
+				}
+				var ok bool
+				if row[k], ok = str(); !ok {
+					return nil, false
+				}
+			}
+			if !next(']') {
+				return nil, false
+			}
+			rows = append(rows, row)
+			if next(']') {
+				break
+			}
+			if !next(',') {
+				return nil, false
+			}
+		}
+	}
+	space()
+	return rows, i == len(v)
 }
 
 func refOf(apiVersion, kind, namespace, name string) (kube.Ref, error) {

@@ -3,12 +3,13 @@ package release
 import (
 	"encoding/json"
 	"fmt"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The objects annotation reads back as written, short (JSON) and long
@@ -98,4 +99,72 @@ func TestKeptRecordWritersReadAsDecoded(t *testing.T) {
 			t.Errorf("%s: payload %v objects %v, decoded %v %v", raw, p, o, payload, objects)
 		}
 	}
+}
+
+// plainRows reads what encoding/json reads, or leaves it to it: the
+// annotations convoy writes, with spaces, empty, and what it must not
+// take (escapes, invalid UTF-8, rows of other lengths, trailing bytes).
+func TestPlainRowsAsEncodingJSON(t *testing.T) {
+	written, err := json.Marshal([][5]string{
+		{"templates/deployment.yaml", "apps/v1", "Deployment", "ns", "web"},
+		{"templates/crd.yaml", "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "widgets.example.com"},
+		{"charts/sub/templates/é.yaml", "v1", "ConfigMap", "ns", "ünïcode"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		in    string
+		plain bool
+	}{
+		{string(written), true},
+		{"[]", true},
+		{" [ [ \"a\" , \"v1\",\"ConfigMap\",\"\",\"x\" ] ]\n", true},
+		{`[["a\"b","v1","ConfigMap","","x"]]`, false},
+		{`[["a\u00e9","v1","ConfigMap","","x"]]`, false},
+		{"[[\"\xff\",\"v1\",\"ConfigMap\",\"\",\"x\"]]", false},
+		{`[["a","v1","ConfigMap","x"]]`, false},
+		{`[["a","v1","ConfigMap","","x","y"]]`, false},
+		{`[["a","v1","ConfigMap","","x"]] x`, false},
+		{`[["a","v1","ConfigMap","","x"],]`, false},
+		{`null`, false},
+		{`[["a","v1","ConfigMap","",1]]`, false},
+		{`[["a","v1","ConfigMap","","x"`, false},
+	} {
+		rows, ok := plainRows(tc.in)
+		if ok != tc.plain {
+			t.Errorf("%q: plain %v, want %v", tc.in, ok, tc.plain)
+		}
+		if !ok {
+			continue
+		}
+		var want [][5]string
+		if err := json.Unmarshal([]byte(tc.in), &want); err != nil {
+			t.Fatalf("%q: read, where encoding/json fails: %v", tc.in, err)
+		}
+		if !reflect.DeepEqual(rows, want) {
+			t.Errorf("%q: %q, encoding/json %q", tc.in, rows, want)
+		}
+	}
+}
+
+// Whatever the annotation, plainRows does not panic, and what it reads
+// encoding/json reads the same.
+func FuzzPlainRows(f *testing.F) {
+	f.Add(`[["templates/a.yaml","apps/v1","Deployment","ns","web"]]`)
+	f.Add(`[]`)
+	f.Add(`[["a\"","v1","ConfigMap","","x"]]`)
+	f.Fuzz(func(t *testing.T, in string) {
+		rows, ok := plainRows(in)
+		if !ok {
+			return
+		}
+		var want [][5]string
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatalf("read %q, where encoding/json fails: %v", in, err)
+		}
+		if !reflect.DeepEqual(rows, want) {
+			t.Fatalf("%q: %q, encoding/json %q", in, rows, want)
+		}
+	})
 }
