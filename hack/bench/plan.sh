@@ -18,11 +18,14 @@
 #   Goals (issue 26): no change, 1,000 releases <= 0.7 s and <= 150 MiB,
 #   10,000 <= 5 s and <= 800 MiB; one changed in 10,000 <= 5.5 s.
 #
-#   Then the floor: what the lists a no-change plan makes cost when nothing
-#   but fetching them is done (one curl with the kubeconfig's token, 20 at
-#   a time): the records in full, the records as metadata
-#   (PartialObjectMetadataList, JSON and protobuf), and the live objects'
-#   metadata, one list per kind and namespace; wall time and bytes.
+#   The floor: what the lists a no-change plan makes cost when nothing but
+#   fetching them is done (one curl with the kubeconfig's token, 20 at a
+#   time): the records as metadata (PartialObjectMetadataList, JSON and
+#   protobuf), then the live objects' metadata, one list per kind and
+#   namespace; wall time and bytes. It is measured before each no-change
+#   plan (it moves between runs as much as the plan does), and the medians
+#   give the ratio of issue 56 (goal: no change <= 1.3x the floor, JSON).
+#   Last, the records in full, for comparison.
 #
 #   First (while the fake nodes have room for their pods), `convoy apply`
 #   of 20 independent releases that each wait on a Deployment whose pods
@@ -315,16 +318,11 @@ plans() {
   fi
 }
 
-# floor NAME N: what the lists of a no-change plan cost when nothing but
-# fetching them is done, 20 at a time, one request per list.
-floor() {
-  local name=$1 server token
-  # The devcluster's kubeconfig: one cluster, one user with a token.
-  server=$(awk '$1 == "server:" { print $2; exit }' "$KUBECONFIG")
-  token=$(awk '$1 == "token:" { print $2; exit }' "$KUBECONFIG")
-  awk '$1 == "certificate-authority-data:" { print $2; exit }' "$KUBECONFIG" | base64 -d > "$work/ca.crt"
-  local meta='application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1'
-  local metapb='application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1'
+# floor_urls NAME: the lists of a no-change plan of the fleet NAME, for
+# floor: the records' ($work/urls-records) and the live objects', one
+# list per kind and namespace ($work/urls-objects).
+floor_urls() {
+  local name=$1
   : > "$work/urls-records" ; : > "$work/urls-objects"
   for i in $(seq 0 $(( ns_count - 1 ))); do
     local ns=$name-$i
@@ -339,24 +337,48 @@ floor() {
       echo "/${path%/*}/namespaces/$ns/${path##*/}$query" >> "$work/urls-objects"
     done
   done
-  # fetch LABEL ACCEPT FILE: every URL of FILE, one request each (no
-  # pages: a floor), by one curl process, 20 at a time on reused
-  # connections.
-  fetch() {
-    local label=$1 accept=$2 file=$3 start end bytes
-    sed "s|.*|url = \"$server&\"\noutput = \"/dev/null\"|" "$file" > "$work/curl.cfg"
-    start=$(date +%s.%N)
-    bytes=$(curl -sS --no-progress-meter -Z --parallel-max 20 --cacert "$work/ca.crt" -H "Authorization: Bearer $token" \
-      -H "Accept: $accept" -K "$work/curl.cfg" -w '%{size_download}\n' | awk '{ s += $1 } END { print s }')
-    end=$(date +%s.%N)
-    awk -v l="$label" -v a="$start" -v b="$end" -v n="$bytes" -v k="$(wc -l < "$file")" \
-      'BEGIN { printf "%-40s %6.2f s  %d lists, %.2f MB\n", l, b - a, k, n / 1e6 }'
-  }
-  fetch "N=$2: floor, records in full (JSON)" application/json "$work/urls-records"
-  fetch "N=$2: floor, records' metadata (JSON)" "$meta" "$work/urls-records"
-  fetch "N=$2: floor, records' metadata (protobuf)" "$metapb" "$work/urls-records"
-  fetch "N=$2: floor, objects' metadata (JSON)" "$meta" "$work/urls-objects"
-  fetch "N=$2: floor, objects' metadata (protobuf)" "$metapb" "$work/urls-objects"
+}
+
+# fetch LABEL ACCEPT FILE: every URL of FILE, one request each (no pages:
+# a floor), by one curl process, 20 at a time on reused connections. The
+# wall time goes to $work/fetched.
+fetch() {
+  local label=$1 accept=$2 file=$3 start end bytes server token
+  # The devcluster's kubeconfig: one cluster, one user with a token.
+  server=$(awk '$1 == "server:" { print $2; exit }' "$KUBECONFIG")
+  token=$(awk '$1 == "token:" { print $2; exit }' "$KUBECONFIG")
+  awk '$1 == "certificate-authority-data:" { print $2; exit }' "$KUBECONFIG" | base64 -d > "$work/ca.crt"
+  sed "s|.*|url = \"$server&\"\noutput = \"/dev/null\"|" "$file" > "$work/curl.cfg"
+  start=$(date +%s.%N)
+  bytes=$(curl -sS --no-progress-meter -Z --parallel-max 20 --cacert "$work/ca.crt" -H "Authorization: Bearer $token" \
+    -H "Accept: $accept" -K "$work/curl.cfg" -w '%{size_download}\n' | awk '{ s += $1 } END { print s }')
+  end=$(date +%s.%N)
+  awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f\n", b - a }' > "$work/fetched"
+  awk -v l="$label" -v a="$start" -v b="$end" -v n="$bytes" -v k="$(wc -l < "$file")" \
+    'BEGIN { printf "%-40s %6.2f s  %d lists, %.2f MB\n", l, b - a, k, n / 1e6 }'
+}
+
+meta='application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1'
+metapb='application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1'
+
+# floor N: what the lists of a no-change plan cost when nothing but
+# fetching them is done (floor_urls): the records' metadata then the
+# objects' metadata, as JSON then as protobuf. Their sums go to
+# $work/floors-json and $work/floors-pb, one line per call: the floor is
+# measured before each no-change plan, as the machine is then.
+floor() {
+  local records objects
+  fetch "N=$1: floor, records' metadata (JSON)" "$meta" "$work/urls-records"; records=$(cat "$work/fetched")
+  fetch "N=$1: floor, objects' metadata (JSON)" "$meta" "$work/urls-objects"; objects=$(cat "$work/fetched")
+  awk -v a="$records" -v b="$objects" 'BEGIN { print a + b }' >> "$work/floors-json"
+  fetch "N=$1: floor, records' metadata (protobuf)" "$metapb" "$work/urls-records"; records=$(cat "$work/fetched")
+  fetch "N=$1: floor, objects' metadata (protobuf)" "$metapb" "$work/urls-objects"; objects=$(cat "$work/fetched")
+  awk -v a="$records" -v b="$objects" 'BEGIN { print a + b }' >> "$work/floors-pb"
+}
+
+# median FILE: the median of the numbers of FILE, one per line.
+median() {
+  sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 if [ "$full" = 1 ]; then
@@ -380,9 +402,18 @@ for n in "${sizes[@]}"; do
   # Let the controllers and the fake kubelet finish what the apply started
   # (ReplicaSets, pods, their status), as they have by the time people plan.
   sleep "$settle"
+  floor_urls "b$n"
+  : > "$work/floors-json"; : > "$work/floors-pb"; : > "$work/no-change"
   for i in 1 2 3; do
+    floor "$n"
     plans "N=$n: plan, no change ($i)" -C "$dir" --detailed-exitcode
+    [ -z "$before" ] && cat "$work/last" >> "$work/no-change"
   done
+  if [ -z "$before" ]; then
+    # The goal (issue 56): no change <= 1.3x the floor of the same run.
+    awk -v p="$(median "$work/no-change")" -v j="$(median "$work/floors-json")" -v b="$(median "$work/floors-pb")" -v n="$n" \
+      'BEGIN { printf "N=%d: no change, median %.2f s; floor, median (records + objects): JSON %.2f s, protobuf %.2f s; ratio %.2fx JSON, %.2fx protobuf\n", n, p, j, b, p / j, p / b }'
+  fi
   code=0; "$work/convoy" plan -C "$dir" --detailed-exitcode >/dev/null 2>&1 || code=$?
   [ "$code" -eq 0 ] || { echo "N=$n: the no-change plan found changes (exit $code)"; exit 1; }
   plans "N=$n: plan, 1 changed" -C "$dir" --var one=true --detailed-exitcode
@@ -398,5 +429,5 @@ for n in "${sizes[@]}"; do
     plans "N=$n: full refresh, 3 changed" -C "$dir" --var changed=1 --detailed-exitcode --refresh=full
     plans "N=$n: full refresh, 10% changed" -C "$dir" --var changed=$tenth --detailed-exitcode --refresh=full
   fi
-  floor "b$n" "$n"
+  fetch "N=$n: records in full (JSON)" application/json "$work/urls-records"
 done
