@@ -9,6 +9,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -89,6 +90,43 @@ func (c *Client) Served(gvk schema.GroupVersionKind) bool {
 
 // decodeDocument turns one YAML document into zero or more objects.
 func decodeDocument(doc []byte) ([]*unstructured.Unstructured, error) {
+	data, ok := documents.get(doc)
+	if !ok {
+		var err error
+		if data, err = documentJSON(doc); err != nil {
+			return nil, err
+		}
+		documents.put(doc, data)
+	}
+	if data == nil {
+		return nil, nil
+	}
+	decoded, err := runtime.Decode(unstructured.UnstructuredJSONScheme, data)
+	if err != nil {
+		return nil, err
+	}
+	var objs []*unstructured.Unstructured
+	switch o := decoded.(type) {
+	case *unstructured.Unstructured:
+		objs = append(objs, o)
+	case *unstructured.UnstructuredList:
+		for i := range o.Items {
+			objs = append(objs, &o.Items[i])
+		}
+	default:
+		return nil, fmt.Errorf("unexpected object type %T", decoded)
+	}
+	for _, u := range objs {
+		if u.GetName() == "" {
+			return nil, fmt.Errorf("%s %s: metadata.name is required (server-side apply cannot use generateName)", u.GetAPIVersion(), u.GetKind())
+		}
+	}
+	return objs, nil
+}
+
+// documentJSON is a YAML document as JSON, checked to be an object with an
+// apiVersion, a kind and string metadata; nil for an empty document.
+func documentJSON(doc []byte) ([]byte, error) {
 	data, err := yaml.YAMLToJSON(doc)
 	if err != nil {
 		return nil, err
@@ -113,27 +151,65 @@ func decodeDocument(doc []byte) ([]*unstructured.Unstructured, error) {
 	if err := metadataStrings(data, head.APIVersion.(string)+" "+head.Kind.(string)); err != nil {
 		return nil, err
 	}
-	decoded, err := runtime.Decode(unstructured.UnstructuredJSONScheme, data)
-	if err != nil {
-		return nil, err
-	}
-	var objs []*unstructured.Unstructured
-	switch o := decoded.(type) {
-	case *unstructured.Unstructured:
-		objs = append(objs, o)
-	case *unstructured.UnstructuredList:
-		for i := range o.Items {
-			objs = append(objs, &o.Items[i])
+	return data, nil
+}
+
+// documents keeps the JSON of the YAML documents parsed lately, by their
+// text: a plan parses a release's stored manifest, and its rendering, whose
+// documents are the same text when nothing changed; an apply parses again
+// the documents its plan parsed. Converting YAML is most of a parse's
+// cost. What it holds is bounded: past documentsMax bytes it starts over,
+// and a document over documentLargest (a large ConfigMap or CRD: the
+// memory of a large release counts) is not kept.
+var documents documentCache
+
+const (
+	documentsMax    = 32 << 20
+	documentLargest = 64 << 10
+)
+
+type documentCache struct {
+	mu   sync.Mutex
+	json map[string][]byte
+	size int
+}
+
+func (c *documentCache) get(doc []byte) ([]byte, bool) {
+	doc = withoutLeadingComments(doc)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	data, ok := c.json[string(doc)]
+	return data, ok
+}
+
+// withoutLeadingComments is doc from its first line that is not a comment
+// or blank: the same document to YAML. A stored manifest's documents begin
+// with helm's "# Source:" line, which the rendering's do not.
+func withoutLeadingComments(doc []byte) []byte {
+	for len(doc) > 0 {
+		line, rest, _ := bytes.Cut(doc, []byte("\n"))
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
+			break
 		}
-	default:
-		return nil, fmt.Errorf("unexpected object type %T", decoded)
+		doc = rest
 	}
-	for _, u := range objs {
-		if u.GetName() == "" {
-			return nil, fmt.Errorf("%s %s: metadata.name is required (server-side apply cannot use generateName)", u.GetAPIVersion(), u.GetKind())
-		}
+	return doc
+}
+
+func (c *documentCache) put(doc, data []byte) {
+	if len(doc) > documentLargest {
+		return
 	}
-	return objs, nil
+	doc = withoutLeadingComments(doc)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.json == nil || c.size+len(doc)+len(data) > documentsMax {
+		c.json, c.size = map[string][]byte{}, 0
+	}
+	if _, ok := c.json[string(doc)]; !ok {
+		c.json[string(doc)] = data
+		c.size += len(doc) + len(data)
+	}
 }
 
 // metadataStrings refuses metadata fields that must be strings and are
