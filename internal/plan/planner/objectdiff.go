@@ -239,6 +239,15 @@ func (c *computer) diffObject(ctx context.Context, rd *release.Renderer, obj, pr
 		return nil, nil, "", err
 	}
 	liveN := normalize(live)
+	// norm is normalize, with live's copy made once: with the dry run
+	// skipped, the object after apply is live itself. The copies are
+	// only read (compared, projected, or copied again to be masked).
+	norm := func(o *unstructured.Unstructured) map[string]any {
+		if o == live {
+			return liveN
+		}
+		return normalize(o)
+	}
 	ch := objectChange(ref, plan.ObjectUpdate)
 	if dr.immutable != nil {
 		ch.Action = plan.ObjectReplace
@@ -250,7 +259,7 @@ func (c *computer) diffObject(ctx context.Context, rd *release.Renderer, obj, pr
 		ch.Reason = red.Text(dr.immutable.Error())
 		ch.After = maskObject(normalize(obj), red, secret)
 	} else {
-		after := normalize(dr.after)
+		after := norm(dr.after)
 		ch.Diff = plan.Compare(liveN, after)
 		if ch.Diff.Empty() {
 			ch.Action = plan.ObjectNoOp
@@ -273,7 +282,7 @@ func (c *computer) diffObject(ctx context.Context, rd *release.Renderer, obj, pr
 		return ch, nil, warning, nil
 	}
 	owned := req.IgnoreChanges.Strip(prev).Object
-	d := plan.Compare(projectSet(normalize(applied.after), owned), projectSet(liveN, owned))
+	d := plan.Compare(projectSet(norm(applied.after), owned), projectSet(liveN, owned))
 	if d.Empty() {
 		return ch, nil, warning, nil
 	}
@@ -291,7 +300,7 @@ func (c *computer) diffObject(ctx context.Context, rd *release.Renderer, obj, pr
 	// through lookup, as a kept password).
 	var sets any
 	if dr.after != nil {
-		sets = projectSet(normalize(dr.after), req.IgnoreChanges.Strip(obj).Object)
+		sets = projectSet(norm(dr.after), req.IgnoreChanges.Strip(obj).Object)
 	}
 	var dropped, adopted bool
 	for _, c := range d.Changes {
