@@ -133,12 +133,39 @@ func TestSQLMigratesAnOlderSchema(t *testing.T) {
 	if err := (&release.Storage{Driver: db.Driver("ns")}).Create(context.Background(), sqlRec("api", 1, release.StatusDeployed)); err != nil {
 		t.Fatalf("a record with labels on the migrated schema: %v", err)
 	}
-	// A second open finds nothing to do.
-	again, err := release.OpenSQL(context.Background(), conn)
+	// A second open finds nothing to do: it neither migrates nor waits
+	// for the migration lock another run holds.
+	held, err := raw.Conn(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer held.Close()
+	if _, err := held.ExecContext(context.Background(), `SELECT pg_advisory_lock(hashtext('convoy:helm-sql-migrations'))`); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	again, err := release.OpenSQL(ctx, conn)
+	if err != nil {
+		t.Fatalf("open of a current database, the migration lock held elsewhere: %v", err)
+	}
 	again.Close()
+	// One that lacks convoy's table is migrated (under the lock).
+	if _, err := held.ExecContext(context.Background(), `SELECT pg_advisory_unlock(hashtext('convoy:helm-sql-migrations'))`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`DROP TABLE convoy_annotations_v1`); err != nil {
+		t.Fatal(err)
+	}
+	migrated, err := release.OpenSQL(context.Background(), conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	migrated.Close()
+	var table *string
+	if err := raw.QueryRow(`SELECT to_regclass('convoy_annotations_v1')::text`).Scan(&table); err != nil || table == nil {
+		t.Fatalf("convoy's table not made again: %v", err)
+	}
 }
 
 // TestSQLConnectionErrorsNameTheHostOnly: a wrong password and a database
