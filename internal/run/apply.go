@@ -131,6 +131,7 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 		if err != nil {
 			return p, err
 		}
+		p.DropObjectStates()
 		// As for a computed plan: an unchanged release keeps the labels a
 		// move (its address) or an incremental plan needs.
 		relabel(ctx, o, p, cl, st, runID)
@@ -151,6 +152,7 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 			return p, err
 		}
 	}
+	p.DropObjectStates()
 	relabel(ctx, o, p, cl, st, runID)
 	if !p.HasChanges() {
 		return nil, nil
