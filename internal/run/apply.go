@@ -73,9 +73,16 @@ func applyOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, fwd *forw
 	}
 	st = ls.Stack
 
+	if req.Saved != nil && largeRelease(req.Saved.Plan) {
+		// From its verification on, which reads its records.
+		defer release.TightHeap()()
+	}
 	p, err := applyPlan(ctx, o, ls, cl, req, lock.runID)
 	if err != nil || p == nil {
 		return &Applied{Plan: p}, err
+	}
+	if req.Saved == nil && largeRelease(p) {
+		defer release.TightHeap()()
 	}
 	if err := healInterrupted(ctx, o, p, cl.ByName(ctx, st), lock.runID); err != nil {
 		return &Applied{Plan: p}, err
@@ -108,6 +115,15 @@ func applyOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, fwd *forw
 		recordsNow(context.WithoutCancel(ctx), out, cl.ByName(ctx, st))
 	}
 	return &Applied{Plan: p, Releases: out}, nil
+}
+
+// largeRelease reports whether the plan deploys a large release
+// (release.LargeRendering): applying it reads its records, parses its
+// objects and writes its record, each about its size again.
+func largeRelease(p *plan.Plan) bool {
+	return slices.ContainsFunc(p.Releases, func(rc *plan.ReleaseChange) bool {
+		return rc.Saved != nil && release.LargeRendering(rc.Saved.Rendered)
+	})
 }
 
 // destroyRequest is req as Destroy runs it.

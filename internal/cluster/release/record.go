@@ -254,20 +254,10 @@ const streamedOver = 1 << 20
 // small reports whether r's largest parts (its manifests, its chart's
 // templates, files, schema and values file) are under streamedOver.
 func small(r *Release) bool {
-	n := len(r.Manifest)
+	n := len(r.Manifest) + chartSize(r.Chart)
 	for _, h := range r.Hooks {
 		if h != nil {
 			n += len(h.Manifest)
-		}
-	}
-	if c := r.Chart; c != nil {
-		n += len(c.Schema) + len(c.RawValues)
-		for _, fs := range [][]*chart.File{c.Templates, c.Files} {
-			for _, f := range fs {
-				if f != nil {
-					n += len(f.Data)
-				}
-			}
 		}
 	}
 	return n < streamedOver
