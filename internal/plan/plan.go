@@ -396,6 +396,23 @@ type SavedRelease struct {
 	Settings ReleaseSettings
 }
 
+// DropObjectStates lets go of what the plan holds of each object's
+// states (Before, After, Deployed and the Diff between them) once the
+// plan is verified or reviewed: apply deploys each release's rendering
+// (SavedRelease) and reads of an object only its identity and action,
+// and a large release's objects would otherwise be held again while it is
+// applied. The plan's views, policies and impact need them: they ran.
+func (p *Plan) DropObjectStates() {
+	for _, rc := range p.Releases {
+		if rc == nil {
+			continue
+		}
+		for _, o := range rc.Objects {
+			o.Before, o.After, o.Deployed, o.Diff = nil, nil, nil, nil
+		}
+	}
+}
+
 // HasChanges reports whether applying the plan would change anything: any
 // release that is not a no-op (a release whose objects drifted is an
 // upgrade).

@@ -73,9 +73,16 @@ func applyOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, fwd *forw
 	}
 	st = ls.Stack
 
+	if req.Saved != nil && largeRelease(req.Saved.Plan) {
+		// From its verification on, which reads its records.
+		defer release.TightHeap()()
+	}
 	p, err := applyPlan(ctx, o, ls, cl, req, lock.runID)
 	if err != nil || p == nil {
 		return &Applied{Plan: p}, err
+	}
+	if req.Saved == nil && largeRelease(p) {
+		defer release.TightHeap()()
 	}
 	if err := healInterrupted(ctx, o, p, cl.ByName(ctx, st), lock.runID); err != nil {
 		return &Applied{Plan: p}, err
@@ -110,6 +117,15 @@ func applyOn(ctx context.Context, o Options, ls *Loaded, cl *Clusters, fwd *forw
 	return &Applied{Plan: p, Releases: out}, nil
 }
 
+// largeRelease reports whether the plan deploys a large release
+// (release.LargeRendering): applying it reads its records, parses its
+// objects and writes its record, each about its size again.
+func largeRelease(p *plan.Plan) bool {
+	return slices.ContainsFunc(p.Releases, func(rc *plan.ReleaseChange) bool {
+		return rc.Saved != nil && release.LargeRendering(rc.Saved.Rendered)
+	})
+}
+
 // destroyRequest is req as Destroy runs it.
 func destroyRequest(req ApplyRequest) ApplyRequest {
 	req.Saved = nil
@@ -131,6 +147,7 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 		if err != nil {
 			return p, err
 		}
+		p.DropObjectStates()
 		// As for a computed plan: an unchanged release keeps the labels a
 		// move (its address) or an incremental plan needs.
 		relabel(ctx, o, p, cl, st, runID)
@@ -151,6 +168,7 @@ func applyPlan(ctx context.Context, o Options, ls *Loaded, cl *Clusters, req App
 			return p, err
 		}
 	}
+	p.DropObjectStates()
 	relabel(ctx, o, p, cl, st, runID)
 	if !p.HasChanges() {
 		return nil, nil

@@ -161,13 +161,36 @@ func (e *Engine) Prepare(ctx context.Context, req *Request) (*Prepared, error) {
 }
 
 // PrepareRendered is Prepare for output rendered earlier (a saved plan): the
-// records are observed anew, nothing is re-rendered.
+// records are observed anew, nothing is re-rendered. What is prepared is
+// for Execute, which reads of the previous revision's objects (Previous)
+// only their identity and annotations: they keep nothing else.
 func (e *Engine) PrepareRendered(ctx context.Context, req *Request, rendered *chart.Rendered) (*Prepared, error) {
 	history, err := e.Storage(req.Namespace).History(ctx, req.Name)
 	if err != nil {
 		return nil, err
 	}
-	return e.PrepareRenderedWithHistory(req, history, rendered)
+	p, err := e.PrepareRenderedWithHistory(req, history, rendered)
+	if p != nil {
+		p.Previous = identitiesOnly(p.Previous)
+	}
+	return p, err
+}
+
+// identitiesOnly are objs with their apiVersion, kind, name, namespace
+// and annotations only: a large release's previous objects are not held
+// whole while its next revision is applied.
+func identitiesOnly(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetAPIVersion(o.GetAPIVersion())
+		u.SetKind(o.GetKind())
+		u.SetName(o.GetName())
+		u.SetNamespace(o.GetNamespace())
+		u.SetAnnotations(o.GetAnnotations())
+		out[i] = u
+	}
+	return out
 }
 
 // build parses the rendered objects. Objects of kinds the chart's own crds/
@@ -355,7 +378,11 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 		return created, err
 	}
 	setAppliedState(e.kube, rel, results)
-	e.setRecordObjects(rel)
+	if r.src != nil {
+		e.setRecordObjectsBuilt(rel, r.objs, r.src)
+	} else {
+		e.setRecordObjects(rel)
+	}
 	deleteGone := func() error {
 		gone := removed(r.previous, r.objs)
 		if len(gone) > 0 {

@@ -155,3 +155,56 @@ func TestEncodeIsHelmsPayload(t *testing.T) {
 		t.Fatalf("jsonSize %d (%v), want %d", n, err, len(b))
 	}
 }
+
+// TestDecodeLargePayload: a payload of a MiB or more is decoded as a
+// stream (decodeStream) into the release json.Unmarshal makes of its JSON,
+// with or without gzip; a payload with data after the release, or that
+// does not inflate, is refused as json.Unmarshal and gzip refuse it.
+func TestDecodeLargePayload(t *testing.T) {
+	blob := make([]byte, 900<<10)
+	if _, err := rand.Read(blob); err != nil {
+		t.Fatal(err)
+	}
+	manifest := strings.Repeat("---\n# Source: big/templates/a.yaml\ndata:\n  x: \"<&>\u2028é\"\n  blob: "+base64.StdEncoding.EncodeToString(blob[:200<<10])+"\n", 4)
+	r := &Release{
+		Name: "big", Namespace: "shop", Version: 3, Manifest: manifest,
+		Info:   &Info{Status: StatusDeployed, Description: "Install complete"},
+		Chart:  &chart.Chart{Metadata: &chart.Metadata{Name: "big", Version: "0.1.0"}, Templates: []*chart.File{{Name: "templates/a.yaml", Data: blob}}, Values: map[string]any{"rev": 1.5, "list": []any{"a", nil, true}}},
+		Config: map[string]any{"rev": 2, "s": "<x>", "nested": map[string]any{"n": 1e300}},
+		Hooks:  []*Hook{{Name: "h", Kind: "Job", Manifest: "kind: Job", Events: []chart.HookEvent{chart.HookPreInstall}, LastRun: HookExecution{Phase: "Succeeded"}}},
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zipped, err := encodePayload(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := base64.StdEncoding.EncodeToString(b)
+	for name, payload := range map[string]string{"gzip": zipped, "plain JSON": plain} {
+		if len(payload) < streamedOver {
+			t.Fatalf("%s: a payload of %d bytes is not streamed: make it larger", name, len(payload))
+		}
+		var want Release
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := decode(payload)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(&want)
+		if !bytes.Equal(gb, wb) {
+			t.Fatalf("%s: the streamed decode differs from json.Unmarshal's", name)
+		}
+	}
+	trailing := base64.StdEncoding.EncodeToString(append(append([]byte{}, b...), []byte(` {"name":"x"}`)...))
+	if _, err := decode(trailing); err == nil {
+		t.Fatal("a payload with a second value after the release decodes")
+	}
+	if _, err := decode(zipped[:len(zipped)-8]); err == nil {
+		t.Fatal("a truncated gzip payload decodes")
+	}
+}

@@ -1,10 +1,13 @@
 package release
 
 import (
+	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -251,20 +254,10 @@ const streamedOver = 1 << 20
 // small reports whether r's largest parts (its manifests, its chart's
 // templates, files, schema and values file) are under streamedOver.
 func small(r *Release) bool {
-	n := len(r.Manifest)
+	n := len(r.Manifest) + chartSize(r.Chart)
 	for _, h := range r.Hooks {
 		if h != nil {
 			n += len(h.Manifest)
-		}
-	}
-	if c := r.Chart; c != nil {
-		n += len(c.Schema) + len(c.RawValues)
-		for _, fs := range [][]*chart.File{c.Templates, c.Files} {
-			for _, f := range fs {
-				if f != nil {
-					n += len(f.Data)
-				}
-			}
 		}
 	}
 	return n < streamedOver
@@ -357,7 +350,9 @@ func (p *pieces) Write(b []byte) (int, error) {
 }
 
 // base64 is the pieces' base64, written straight into the string's own
-// memory (a multiple of 3 bytes at a time until the last).
+// memory (a multiple of 3 bytes at a time until the last). It consumes
+// them: each piece is let go once encoded, so that a large record's
+// compressed bytes and its payload are not both held whole.
 func (p pieces) base64() string {
 	n := 0
 	for _, b := range p {
@@ -366,8 +361,9 @@ func (p pieces) base64() string {
 	var out strings.Builder
 	out.Grow(base64.StdEncoding.EncodedLen(n))
 	enc := base64.NewEncoder(base64.StdEncoding, &out)
-	for _, b := range p {
+	for i, b := range p {
 		_, _ = enc.Write(b) // a strings.Builder does not fail
+		p[i] = nil
 	}
 	_ = enc.Close()
 	return out.String()
@@ -423,7 +419,12 @@ func payloadJSON(data string) ([]byte, error) {
 }
 
 // decode reads a payload written by Helm or convoy (gzip optional, as Helm).
+// A payload of streamedOver or more is decoded as it is decompressed
+// (decodeStream).
 func decode(data string) (*Release, error) {
+	if len(data) >= streamedOver {
+		return decodeStream(data)
+	}
 	b, err := payloadJSON(data)
 	if err != nil {
 		return nil, err
@@ -436,4 +437,64 @@ func decode(data string) (*Release, error) {
 		r.Info = &Info{}
 	}
 	return &r, nil
+}
+
+// decodeStream is decode of a large payload, read through base64, gzip and
+// the JSON decoder a field or an element at a time (internal/jsonstream):
+// neither the compressed bytes nor the release JSON (each about the
+// record's size, and the JSON read into a doubling buffer) is held whole
+// while the release is built.
+func decodeStream(data string) (*Release, error) {
+	br := bufio.NewReader(base64.NewDecoder(base64.StdEncoding, strings.NewReader(data)))
+	var text io.Reader = br
+	if head, _ := br.Peek(len(gzipMagic) + 1); len(head) > len(gzipMagic) && bytes.Equal(head[:len(gzipMagic)], gzipMagic) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("decode release payload: %w", err)
+		}
+		defer zr.Close()
+		text = &inflated{r: zr, left: maxRecordSize}
+	}
+	dec := json.NewDecoder(text)
+	var r Release
+	err := jsonstream.Decode(dec, &r)
+	if err == nil {
+		// The end, as json.Unmarshal wants it (and gzip's checksum).
+		if _, end := dec.Token(); end != io.EOF {
+			err = cmp.Or(end, errors.New("data after the release"))
+		}
+	}
+	if err != nil {
+		if errors.Is(err, errInflatedTooLarge) {
+			return nil, fmt.Errorf("decode release payload: larger than %d bytes uncompressed", maxRecordSize)
+		}
+		return nil, fmt.Errorf("decode release payload: %w", err)
+	}
+	if r.Info == nil {
+		r.Info = &Info{}
+	}
+	return &r, nil
+}
+
+var errInflatedTooLarge = errors.New("too large")
+
+// inflated reads at most left bytes of r, and fails past them.
+type inflated struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *inflated) Read(p []byte) (int, error) {
+	if l.left < 0 {
+		return 0, errInflatedTooLarge
+	}
+	if int64(len(p)) > l.left+1 {
+		p = p[:l.left+1]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	if l.left < 0 {
+		return n, errInflatedTooLarge
+	}
+	return n, err
 }

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -49,6 +50,34 @@ func (e *Engine) setRecordObjects(rel *Release) {
 	for i, o := range objs {
 		list[i] = RecordObject{Ref: kube.RefOf(o), Template: paths[i]}
 	}
+	annotateRecordObjects(rel, list)
+}
+
+// setRecordObjectsBuilt is setRecordObjects of a revision whose objects
+// were built from its rendering (objs, in its manifest's order, src their
+// templates), without parsing its manifest again: a large release's
+// objects are not held twice while its record is written. A rendering
+// with two objects of one identity (src names one template for both)
+// is parsed as setRecordObjects does.
+func (e *Engine) setRecordObjectsBuilt(rel *Release, objs []*unstructured.Unstructured, src sources) {
+	list := make([]RecordObject, len(objs))
+	seen := make(map[identity]bool, len(objs))
+	for i, o := range objs {
+		ref := kube.RefOf(o)
+		path, ok := src[idOf(ref)]
+		if !ok || seen[idOf(ref)] {
+			e.setRecordObjects(rel)
+			return
+		}
+		seen[idOf(ref)] = true
+		list[i] = RecordObject{Ref: ref, Template: path}
+	}
+	annotateRecordObjects(rel, list)
+}
+
+// annotateRecordObjects sets rel's ObjectsAnnotation to list; one that
+// does not encode leaves rel without it.
+func annotateRecordObjects(rel *Release, list []RecordObject) {
 	v, err := encodeRecordObjects(list)
 	if err != nil {
 		return

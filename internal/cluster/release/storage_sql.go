@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/lib/pq"
 )
@@ -619,7 +620,7 @@ func (d *sqlDriver) Create(ctx context.Context, key string, r *Release) error {
 	var xmin string
 	err = tx.QueryRowContext(ctx, `INSERT INTO releases_v1 (key, type, body, name, namespace, version, status, owner, createdAt)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, 'helm', $8) ON CONFLICT (key, namespace) DO NOTHING RETURNING xmin::text`,
-		key, SecretType, body, r.Name, ns, r.Version, string(r.Info.Status), now).Scan(&xmin)
+		key, SecretType, textParam(body), r.Name, ns, r.Version, string(r.Info.Status), now).Scan(&xmin)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrReleaseExists
 	}
@@ -659,7 +660,7 @@ func (d *sqlDriver) Update(ctx context.Context, key string, r *Release) error {
 	var xmin string
 	err = tx.QueryRowContext(ctx, `UPDATE releases_v1 SET body = $1, name = $2, version = $3, status = $4, owner = 'helm', modifiedAt = $5
 		WHERE key = $6 AND namespace = $7 AND xmin::text = $8 RETURNING xmin::text`,
-		body, r.Name, r.Version, string(r.Info.Status), time.Now().Unix(), key, ns, r.resourceVersion).Scan(&xmin)
+		textParam(body), r.Name, r.Version, string(r.Info.Status), time.Now().Unix(), key, ns, r.resourceVersion).Scan(&xmin)
 	if errors.Is(err, sql.ErrNoRows) {
 		var now string
 		switch err := tx.QueryRowContext(ctx, `SELECT xmin::text FROM releases_v1 WHERE key = $1 AND namespace = $2`, key, ns).Scan(&now); {
@@ -745,4 +746,17 @@ func (d *sqlDriver) relabel(ctx context.Context, key, status string, labels map[
 		return d.wrap(key, err)
 	}
 	return nil
+}
+
+// textParam is s as the parameter of a text column, without a copy: lib/pq
+// copies a string parameter into a []byte before it copies that into the
+// message it sends, and a record's body may be tens of MiB (held three
+// times while written). A []byte parameter of a column that is not bytea
+// is sent as it is; the driver only reads it, so the string's own bytes
+// serve.
+func textParam(s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }

@@ -157,7 +157,7 @@ func (d *sqlDriver) createStored(ctx context.Context, rec *storedRecord) error {
 	var xmin string
 	err = tx.QueryRowContext(ctx, `INSERT INTO releases_v1 (key, type, body, name, namespace, version, status, owner, createdAt, modifiedAt)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, 'helm', $8, $9) ON CONFLICT (key, namespace) DO NOTHING RETURNING xmin::text`,
-		rec.key, SecretType, rec.payload, rec.labels["name"], d.namespace, version, rec.labels["status"], created, modified).Scan(&xmin)
+		rec.key, SecretType, textParam(rec.payload), rec.labels["name"], d.namespace, version, rec.labels["status"], created, modified).Scan(&xmin)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrReleaseExists
 	}

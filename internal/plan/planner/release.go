@@ -110,6 +110,11 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	red := sensitive.New(rc.Sensitive)
 	defer func() { err = red.Err(err) }()
 	req := c.in.Request(r)
+	if release.LargeChart(req.Chart) {
+		// Its records, rendering, live objects and dry runs are each
+		// about its size again.
+		defer release.TightHeap()()
+	}
 	req.Lookups = c.lookup(ctx, rd)
 	if !renamed && !c.explains(inst) {
 		if same, err := c.unchanged(ctx, rd, rc, req, last, deployed, red); err != nil || same {
