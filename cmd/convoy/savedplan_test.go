@@ -195,3 +195,35 @@ func TestShortSensitiveValueLeavesKeysReadable(t *testing.T) {
 		t.Fatalf("plan: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// A saved plan's apply, which renders nothing, settles the records it
+// writes as an apply of a fresh plan does: the next plan proves the
+// release unchanged by its fingerprint, reading no record whole, for a
+// chart that reads capabilities (kept whole at apply) and one that does
+// not (only its facts kept).
+func TestSavedPlanApplySettlesTheRecord(t *testing.T) {
+	ns := cluster.Namespace(t)
+	t.Setenv("KUBECONFIG", cluster.Kubeconfig())
+	dir := writeStack(t, `
+stack "`+ns+`" {
+  default_namespace = "`+ns+`"
+}
+release "api" {
+  chart = "`+appChart(t)+`"
+}
+release "caps" {
+  chart = "`+testChart(t, "incr-caps")+`"
+}
+`)
+	planFile := filepath.Join(t.TempDir(), "plan.cvp")
+	if code, out, errOut := runConvoy(t, "plan", "-C", dir, "--out", planFile); code != 0 {
+		t.Fatalf("plan --out: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := runConvoy(t, "apply", planFile); code != 0 {
+		t.Fatalf("apply of the saved plan: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut := runConvoy(t, "plan", "-C", dir, "--detailed-exitcode", "--stats")
+	if code != 0 || !strings.Contains(errOut, "releases-unchanged-by-fingerprint=2 releases-planned-in-full=0") || !strings.Contains(errOut, "record-reads=0") {
+		t.Fatalf("plan after the saved plan's apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+}

@@ -51,6 +51,8 @@ type Chart struct {
 	files        map[string][]byte
 	templates    *templateCache
 	facts        *facts
+	// factsOnly: the chart is Facts' (no files at hand).
+	factsOnly bool
 }
 
 // filesMap is .Files' content, built once at load.

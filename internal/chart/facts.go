@@ -20,6 +20,9 @@ type facts struct {
 // Digest hashes every file of the chart as loaded, and its dependencies'.
 // "" for a chart whose files are not at hand (decoded from a record).
 func (c *Chart) Digest() string {
+	if c.factsOnly {
+		return c.facts.digest
+	}
 	if len(c.Raw) == 0 {
 		return ""
 	}
@@ -47,6 +50,9 @@ func (c *Chart) computeDigest() string {
 // when the cluster starts serving another API. A mention in a comment
 // counts.
 func (c *Chart) UsesCapabilities() bool {
+	if c.factsOnly {
+		return c.facts.usesCaps
+	}
 	if c.facts == nil {
 		return c.computeUsesCapabilities()
 	}
@@ -66,4 +72,15 @@ func (c *Chart) computeUsesCapabilities() bool {
 		}
 	}
 	return false
+}
+
+// Facts is a chart that answers Digest and UsesCapabilities as c does,
+// with c's metadata, and holds nothing else of it: no files, templates or
+// values. It is for a caller that keeps a chart only to ask those (a saved
+// plan's apply settles the record it writes by the chart's fingerprint),
+// so that a large chart's files are not held meanwhile. It cannot be
+// rendered.
+func (c *Chart) Facts() *Chart {
+	return &Chart{Metadata: c.Metadata, factsOnly: true,
+		facts: &facts{digest: c.Digest(), usesCaps: c.UsesCapabilities()}}
 }

@@ -198,6 +198,9 @@ func Render(ch *Chart, opts RenderOptions) (*Rendered, error) {
 	if ch == nil || ch.Metadata == nil {
 		return nil, errors.New("no chart")
 	}
+	if ch.factsOnly {
+		return nil, fmt.Errorf("chart %s: only its facts are at hand, not its files", ch.Metadata.Name)
+	}
 	switch ch.Metadata.Type {
 	case "", "application":
 	default:

@@ -318,8 +318,15 @@ func newSteps(ctx context.Context, o Options, ls *Loaded, p *plan.Plan, cl *Clus
 						// Not rendered again: the chart lets the engine
 						// settle the deployed record (release.Engine.Settle),
 						// which it does only when the chart is the one
-						// planned (its fingerprint).
-						if ch, err := charts.Load(ls.Stack.Dir, inst); err == nil {
+						// planned (its fingerprint). It renders the chart
+						// again only for a rendering that looked objects
+						// up, or read capabilities that changed: else its
+						// facts serve, and its files are not held.
+						ch, err := charts.Facts(ls.Stack.Dir, inst)
+						if err == nil && (saved.Rendered.Impure || ch.UsesCapabilities()) {
+							ch, err = charts.Load(ls.Stack.Dir, inst)
+						}
+						if err == nil {
 							req.Chart = ch
 						}
 					}

@@ -92,6 +92,20 @@ func (c *Charts) Load(dir string, r *config.ReleaseInstance) (*chart.Chart, erro
 	return ch, nil
 }
 
+// Facts is Load's chart as chart.Chart.Facts (its digest and whether it
+// reads the cluster's capabilities, nothing else), loaded without being
+// kept: what applying a saved plan, which does not render, needs of a
+// release's chart, without holding a large chart's files while the
+// release is applied.
+func (c *Charts) Facts(dir string, r *config.ReleaseInstance) (*chart.Chart, error) {
+	once := &Charts{cacheDir: c.cacheDir, pinned: c.pinned}
+	ch, err := once.Load(dir, r)
+	if err != nil {
+		return nil, err
+	}
+	return ch.Facts(), nil
+}
+
 // manifestsChart builds the chart of a manifests release from its files,
 // read like file() reads (inside the stack directory, regular, bounded).
 func manifestsChart(dir string, r *config.ReleaseInstance) (*chart.Chart, error) {
