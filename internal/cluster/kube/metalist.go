@@ -123,9 +123,9 @@ func (m *metadataLists) list(ctx context.Context, gvr schema.GroupVersionResourc
 	return list, nil
 }
 
-// listApplied is one page of what fieldManager applied of each object of
-// a list (ListApplied), added to *into (made for the page when nil), the page's continue token and how
-// many objects it held. A
+// listApplied adds to *into (made for the page when nil) what
+// fieldManager applied of each object of one page of a list (ListApplied),
+// and returns the page's continue token and how many objects it held. A
 // protobuf response is read for the fields Applied keeps alone: an
 // object's labels, annotations and other managers' field sets (most of a
 // list's bytes) are skipped, not decoded. Anything else is decoded as
