@@ -311,3 +311,27 @@ func (d Dir) resolve(name string) (resolved, error) {
 	r.rel = rel
 	return r, nil
 }
+
+// LimitedReader reads at most N bytes of R and fails with ErrTooLarge past
+// them, N then negative: io.LimitedReader ends as if R had, which a
+// decompressed stream of unknown length must not (a plan file, a record's
+// payload).
+type LimitedReader struct {
+	R io.Reader
+	N int64
+}
+
+func (l *LimitedReader) Read(p []byte) (int, error) {
+	if l.N < 0 {
+		return 0, ErrTooLarge
+	}
+	if int64(len(p)) > l.N+1 {
+		p = p[:l.N+1]
+	}
+	n, err := l.R.Read(p)
+	l.N -= int64(n)
+	if l.N < 0 {
+		return n, ErrTooLarge
+	}
+	return n, err
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/chart"
 	"github.com/convoy-sh/convoy/internal/jsonstream"
+	"github.com/convoy-sh/convoy/internal/safefile"
 )
 
 // Status is a release record's state, with Helm's names.
@@ -453,7 +454,7 @@ func decodeStream(data string) (*Release, error) {
 			return nil, fmt.Errorf("decode release payload: %w", err)
 		}
 		defer zr.Close()
-		text = &inflated{r: zr, left: maxRecordSize}
+		text = &safefile.LimitedReader{R: zr, N: maxRecordSize}
 	}
 	dec := json.NewDecoder(text)
 	var r Release
@@ -465,7 +466,7 @@ func decodeStream(data string) (*Release, error) {
 		}
 	}
 	if err != nil {
-		if errors.Is(err, errInflatedTooLarge) {
+		if errors.Is(err, safefile.ErrTooLarge) {
 			return nil, fmt.Errorf("decode release payload: larger than %d bytes uncompressed", maxRecordSize)
 		}
 		return nil, fmt.Errorf("decode release payload: %w", err)
@@ -474,27 +475,4 @@ func decodeStream(data string) (*Release, error) {
 		r.Info = &Info{}
 	}
 	return &r, nil
-}
-
-var errInflatedTooLarge = errors.New("too large")
-
-// inflated reads at most left bytes of r, and fails past them.
-type inflated struct {
-	r    io.Reader
-	left int64
-}
-
-func (l *inflated) Read(p []byte) (int, error) {
-	if l.left < 0 {
-		return 0, errInflatedTooLarge
-	}
-	if int64(len(p)) > l.left+1 {
-		p = p[:l.left+1]
-	}
-	n, err := l.r.Read(p)
-	l.left -= int64(n)
-	if l.left < 0 {
-		return n, errInflatedTooLarge
-	}
-	return n, err
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/convoy-sh/convoy/internal/jsonstream"
 	"github.com/convoy-sh/convoy/internal/plan"
+	"github.com/convoy-sh/convoy/internal/safefile"
 	"github.com/convoy-sh/convoy/internal/stack/config"
 )
 
@@ -171,12 +172,12 @@ func DecodeFrom(r io.Reader, name string) (*File, error) {
 	}
 	// Decoded as it is decompressed, a field or an element at a time:
 	// neither the text nor a decoder's copy of it is held whole.
-	lr := &limitedReader{r: zr, n: MaxSize}
+	lr := &safefile.LimitedReader{R: zr, N: MaxSize}
 	dec := json.NewDecoder(lr)
 	dec.UseNumber()
 	var doc document
 	if err := jsonstream.Decode(dec, &doc); err != nil {
-		if lr.n < 0 {
+		if lr.N < 0 {
 			return nil, fmt.Errorf("%s is larger than %d bytes uncompressed: not a plan convoy wrote", name, MaxSize)
 		}
 		return nil, fmt.Errorf("%s is not a convoy plan file: %w", name, err)
@@ -201,30 +202,6 @@ func DecodeFrom(r io.Reader, name string) (*File, error) {
 		upgradeObservations(doc.Plan)
 	}
 	return &File{Plan: doc.Plan, Origin: doc.Origin, Stack: doc.Stack}, nil
-}
-
-// limitedReader reads at most n bytes of r and fails past them (n ends
-// negative).
-type limitedReader struct {
-	r io.Reader
-	n int64
-}
-
-var errTooLarge = errors.New("too large")
-
-func (l *limitedReader) Read(p []byte) (int, error) {
-	if l.n < 0 {
-		return 0, errTooLarge
-	}
-	if int64(len(p)) > l.n+1 {
-		p = p[:l.n+1]
-	}
-	k, err := l.r.Read(p)
-	l.n -= int64(k)
-	if l.n < 0 {
-		return k, errTooLarge
-	}
-	return k, err
 }
 
 // upgradeObservations types the observations of a plan file written
