@@ -1,6 +1,7 @@
 package release
 
 import (
+	"runtime"
 	"runtime/debug"
 	"sync"
 
@@ -45,6 +46,11 @@ func TightHeap() (done func()) {
 			defer tightHeap.Unlock()
 			tightHeap.holds--
 			if tightHeap.holds == 0 {
+				// The default target is a multiple of what the last
+				// collection found live, which was the large release:
+				// collected now, what follows (a plan saved, the next
+				// release) is not let grow to twice that.
+				runtime.GC()
 				debug.SetGCPercent(tightHeap.was)
 			}
 		})

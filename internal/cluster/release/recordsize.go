@@ -126,19 +126,19 @@ func (e *Renderer) CheckRecordSize(p *Prepared) error {
 	if err != nil {
 		return fmt.Errorf("encode release %s: %w", rel.Name, err)
 	}
-	return e.tooLarge(p, rel, RecordSize{Bytes: n, Limit: limit})
+	return e.tooLarge(p, RecordSize{Bytes: n, Limit: limit})
 }
 
 // CheckSize is CheckRecordSize of a size computed already (RecordSize).
 func (e *Renderer) CheckSize(p *Prepared, size RecordSize) error {
-	return e.tooLarge(p, p.finalRecord(), size)
+	return e.tooLarge(p, size)
 }
 
-func (e *Renderer) tooLarge(p *Prepared, rel *Release, size RecordSize) error {
+func (e *Renderer) tooLarge(p *Prepared, size RecordSize) error {
 	if size.Bytes <= size.Limit {
 		return nil
 	}
-	return &RecordTooLargeError{Namespace: rel.Namespace, Name: rel.Name, Revision: rel.Version, Size: size.Bytes, Limit: size.Limit,
+	return &RecordTooLargeError{Namespace: p.Request.Namespace, Name: p.Request.Name, Revision: p.Revision, Size: size.Bytes, Limit: size.Limit,
 		Driver: e.driver.String(), Heaviest: heaviestParts(p)}
 }
 

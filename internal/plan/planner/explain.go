@@ -37,7 +37,7 @@ func (c *computer) explains(inst *config.ReleaseInstance) bool {
 // computed from a value without printing it (a replica count doubled)
 // is missed by that filter.
 func (c *computer) explainFields(ctx context.Context, rd *release.Renderer, rc *plan.ReleaseChange, req *release.Request, prep *release.Prepared, red *sensitive.Redactor) error {
-	current := objectDocs(prep.Rendered)
+	current := objectDocs(prep.Rendered, nil)
 	texts := map[string]bool{}
 	for _, d := range current {
 		for _, l := range plan.Leaves("", d) {
@@ -88,7 +88,7 @@ func (c *computer) explainFields(ctx context.Context, rd *release.Renderer, rc *
 		if err != nil {
 			return nil, err
 		}
-		return objectDocs(r), nil
+		return objectDocs(r, nil), nil
 	}
 	var unstable map[string][]string
 	if prep.Rendered.Impure {

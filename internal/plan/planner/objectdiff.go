@@ -263,6 +263,10 @@ func (c *computer) diffObject(ctx context.Context, rd *release.Renderer, obj, pr
 		ch.Diff = plan.Compare(liveN, after)
 		if ch.Diff.Empty() {
 			ch.Action = plan.ObjectNoOp
+			// The dry run answered what is live: the plan keeps the
+			// live object's copy only (a large release's objects are
+			// each about its size again).
+			after = liveN
 		}
 		setManagers(ch.Diff, rd, live)
 		ch.After = maskObject(after, red, secret)

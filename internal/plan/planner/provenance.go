@@ -16,6 +16,8 @@ import (
 	"github.com/convoy-sh/convoy/internal/stack/config"
 	"github.com/convoy-sh/convoy/internal/stack/provenance"
 	"github.com/hashicorp/hcl/v2"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
 )
 
 // Attribution of changed fields (plan.Change.Provenance). A release that
@@ -109,6 +111,7 @@ func (c *computer) attribute(ctx context.Context, rd *release.Renderer, inst *co
 		rc.Attribution = fmt.Sprintf("too many changed inputs to attribute (%d; at most %d are)", len(inputs), maxAttributedInputs)
 		return nil
 	}
+	changed := changedDocs(rc)
 	action := chart.ActionUpgrade
 	opts := rd.RenderOptions(ctx, req, prep.Revision, action)
 	opts.Lookup = sharedLookup(opts.Lookup)
@@ -128,9 +131,9 @@ func (c *computer) attribute(ctx context.Context, rd *release.Renderer, inst *co
 		if err != nil {
 			return nil, err
 		}
-		return objectDocs(r), nil
+		return objectDocs(r, changed), nil
 	}
-	current := objectDocs(prep.Rendered)
+	current := objectDocs(prep.Rendered, changed)
 	// Fields a second render of the same inputs changes are not any
 	// input's doing.
 	var unstable map[string][]string
@@ -432,16 +435,37 @@ func driftOrigin(d *plan.ObjectDrift, c *plan.Change) plan.Origin {
 	return plan.Origin{Input: "drift", Kind: plan.OriginDrift}
 }
 
-// objectDocs are the rendered release objects, decoded, by docKey.
-func objectDocs(r *chart.Rendered) map[string]any {
+// objectDocs are the rendered release objects, decoded, by docKey (as
+// renderedDocs decodes them); only those keep reports true of, when keep is
+// not nil. Provenance looks at the objects that change: a large release's
+// others are not decoded again for each input it renders.
+func objectDocs(r *chart.Rendered, keep func(key string) bool) map[string]any {
 	out := map[string]any{}
-	for _, d := range renderedDocs(r) {
-		if d.kind == "" {
+	for _, m := range r.Manifests {
+		gv, _ := schema.ParseGroupVersion(m.APIVersion)
+		key := gv.Group + "/" + m.Kind + "/" + m.Name
+		if m.Kind == "" || keep != nil && !keep(key) {
 			continue
 		}
-		out[d.group+"/"+d.kind+"/"+d.name] = d.value
+		var v any
+		if err := yaml.Unmarshal([]byte(m.Document()), &v); err != nil {
+			v = m.Document()
+		}
+		out[key] = v
 	}
 	return out
+}
+
+// changedDocs reports whether an object of key has changes in rc (the
+// objects provenance attributes).
+func changedDocs(rc *plan.ReleaseChange) func(key string) bool {
+	keys := map[string]bool{}
+	for _, o := range rc.Objects {
+		if !o.Diff.Empty() {
+			keys[docKey(o.Ref)] = true
+		}
+	}
+	return func(key string) bool { return keys[key] }
 }
 
 // docKey pairs an object change with its rendered document: the

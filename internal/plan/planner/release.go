@@ -270,6 +270,10 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 			keepDeployed(rc.Objects, release.WithOwnership(prep.Previous, prep.PreviousOwner(), req.Namespace), red)
 		}
 	}
+	// Compared, the release needs its parsed objects no more, while its
+	// record is sized and provenance renders it again: a large release's
+	// are about its size again.
+	prep.Objects, prep.Previous = nil, nil
 	if rc.Action != plan.ActionNoOp {
 		rc.ValuesBefore = valuesBefore(deployed, red)
 	}
