@@ -25,11 +25,29 @@ import (
 // is served from its cache when it can be; the items then share their
 // labels and annotations with the cache, and are only read.
 func (e *Engine) ListRecordMeta(ctx context.Context, namespace string) ([]metav1.PartialObjectMetadata, error) {
+	return e.listRecordMeta(ctx, namespace, true)
+}
+
+// HistoriesNow are the histories of a namespace's releases as their
+// records' metadata says (HistoriesOfMeta), read from the API server (or
+// the database) now, never from the engine's cache: what a saved plan is
+// verified against.
+func (e *Engine) HistoriesNow(ctx context.Context, namespace string) (map[string][]*Release, error) {
+	items, err := e.listRecordMeta(ctx, namespace, false)
+	if err != nil {
+		return nil, err
+	}
+	return e.HistoriesOfMeta(ctx, namespace, items)
+}
+
+// listRecordMeta is ListRecordMeta, from the engine's cache only when
+// cached says it may.
+func (e *Engine) listRecordMeta(ctx context.Context, namespace string, cached bool) ([]metav1.PartialObjectMetadata, error) {
 	if e.sql != nil {
 		return e.sqlRecordMeta(ctx, namespace)
 	}
 	gvr, fieldSelector := e.recordResource()
-	if e.metadata != nil {
+	if e.metadata != nil && cached {
 		if items, ok := e.metadata.ListMetadata(ctx, gvr, namespace, metav1.ListOptions{LabelSelector: "owner=helm", FieldSelector: fieldSelector}); ok {
 			out := make([]metav1.PartialObjectMetadata, len(items))
 			for i, m := range items {

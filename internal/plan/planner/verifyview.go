@@ -26,8 +26,11 @@ const listMin = 3
 // that holds every object of the kind there is absent; one missing from
 // an incomplete page, or whose list failed (a client allowed to get but
 // not to list), is read by itself. Each object is read whole at most once.
+// Release records are read as metadata (Engine.HistoriesNow): verifying
+// reads their revisions and statuses, not the charts and manifests they
+// hold.
 func VerifyView(eng *release.Engine) ObservedView {
-	return newVerifyView(eng.Histories, eng.Kube())
+	return newVerifyView(eng.HistoriesNow, eng.Kube())
 }
 
 // objectReads are the reads of live objects a verifyView makes
