@@ -142,6 +142,23 @@ func (r *Rendered) Manifest(includeCRDs bool) string {
 	return b.String()
 }
 
+// JoinManifests is Manifest(false), after which each manifest's Content is
+// the part of the joined string it was written to: a large release's
+// manifests are not held twice, as rendered and as recorded. Not while
+// others read r.
+func (r *Rendered) JoinManifests() string {
+	s := r.Manifest(false)
+	const head = "---\n# Source: "
+	off := 0
+	for i := range r.Manifests {
+		m := &r.Manifests[i]
+		off += len(head) + len(m.Path) + 1
+		m.Content = s[off : off+len(m.Content)]
+		off += len(m.Content) + 1
+	}
+	return s
+}
+
 // TemplateOutput is exactly what `helm template` prints on stdout.
 func (r *Rendered) TemplateOutput(includeCRDs bool) string {
 	var b strings.Builder

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func TestRenderStructure(t *testing.T) {
@@ -200,5 +201,40 @@ func TestRenderBoundsNesting(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestJoinManifestsSharesTheJoinedString: JoinManifests returns
+// Manifest(false), and leaves each manifest as it was, now a part of the
+// joined string (one copy of a large release's manifests, not two).
+func TestJoinManifestsSharesTheJoinedString(t *testing.T) {
+	r := &Rendered{
+		CRDs: []*File{{Name: "crds/a.yaml", Data: []byte("kind: CustomResourceDefinition")}},
+		Manifests: []Manifest{
+			{Path: "web/templates/a.yaml", Content: "kind: ConfigMap\nmetadata:\n  name: a"},
+			{Path: "web/templates/é.yaml", Content: ""},
+			{Path: "web/templates/b.yaml", Content: "kind: Secret\n---\nnot a separator"},
+		},
+	}
+	want := r.Manifest(false)
+	contents := []string{}
+	for _, m := range r.Manifests {
+		contents = append(contents, m.Content)
+	}
+	got := r.JoinManifests()
+	if got != want {
+		t.Fatalf("JoinManifests:\n%s\nwant Manifest(false):\n%s", got, want)
+	}
+	start := uintptr(unsafe.Pointer(unsafe.StringData(got)))
+	for i, m := range r.Manifests {
+		if m.Content != contents[i] {
+			t.Fatalf("manifest %d is %q, was %q", i, m.Content, contents[i])
+		}
+		if p := uintptr(unsafe.Pointer(unsafe.StringData(m.Content))); m.Content != "" && (p < start || p >= start+uintptr(len(got))) {
+			t.Fatalf("manifest %d is not a part of the joined string", i)
+		}
+	}
+	if r.Manifest(false) != want {
+		t.Fatal("the manifest differs after JoinManifests")
 	}
 }

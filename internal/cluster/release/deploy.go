@@ -147,6 +147,9 @@ type Prepared struct {
 	// objects read as their successors' (in Previous too).
 	StoredAPIs []StoredAPI
 	sources    sources
+	// joined is the manifest of a large release's record, which its
+	// rendered manifests share (chart.Rendered.JoinManifests).
+	joined string
 }
 
 // Prepare observes the release's records, renders the next revision with
@@ -291,7 +294,16 @@ func (e *Engine) Execute(ctx context.Context, p *Prepared) (*Release, error) {
 		}
 	}
 
+	if LargeRendering(p.Rendered) {
+		p.joined = p.Rendered.JoinManifests()
+	}
 	rel := p.record(time.Now())
+	if p.Deployed != nil && !small(p.Deployed) {
+		// A large deployed record (its manifest and chart, decoded, are
+		// about its size again) is not held while the release is
+		// applied: it is read again to be superseded.
+		p.forgetRecords()
+	}
 	// Creating revision N fails if anyone created it since Prepare: the
 	// per-release lock.
 	if err := ctx.Err(); err != nil {
@@ -449,12 +461,23 @@ func (e *Engine) rollout(ctx context.Context, rel *Release, r rollout) ([]kube.R
 // pruned. The writes are retried and may outlive ctx by the engine's grace
 // period.
 func (e *Engine) finishDeployed(ctx context.Context, store *Storage, p *Prepared, rel *Release) error {
+	// Applied, the objects are the cluster's: a large release's parsed
+	// objects, about its size again, are not held while its records are
+	// written.
+	p.Objects, p.Previous = nil, nil
 	if previous := p.Deployed; previous != nil {
-		if err := e.writeFinal(ctx, store, previous, StatusSuperseded, previous.Info.Description); err != nil {
+		whole, err := e.reread(ctx, store, previous)
+		if err == nil {
+			err = e.writeFinal(ctx, store, whole, StatusSuperseded, previous.Info.Description)
+		}
+		if err != nil {
 			// The new revision stays pending: that is what needs fixing.
 			return &RecordError{Name: rel.Name, Namespace: rel.Namespace, Revision: rel.Version, Left: rel.Info.Status, Want: StatusDeployed,
 				RunID: rel.Labels[RunLabel], Err: fmt.Errorf("superseding revision %d: %w", previous.Version, errors.Unwrap(err))}
 		}
+		// Nor are the records read, once written: what is left to do
+		// reads their versions (Prunes).
+		p.forgetRecords()
 	}
 	description := "Upgrade complete"
 	if p.IsInstall {
@@ -587,6 +610,27 @@ func blockedMessage(objs []kube.ObjectStatus) string {
 		msg += fmt.Sprintf(" (and %d more)", len(objs)-1)
 	}
 	return msg
+}
+
+// forgetRecords keeps of the records p read (History, Last, Deployed)
+// what their metadata says (partial records), and their times.
+func (p *Prepared) forgetRecords() {
+	history := make([]*Release, len(p.History))
+	for i, r := range p.History {
+		h := &Release{Name: r.Name, Namespace: r.Namespace, Version: r.Version, Labels: r.Labels, Annotations: r.Annotations,
+			createdAt: r.createdAt, resourceVersion: r.resourceVersion, rewritten: r.rewritten, partial: true}
+		if r.Info != nil {
+			h.Info = &Info{Status: r.Info.Status, Description: r.Info.Description, FirstDeployed: r.Info.FirstDeployed, LastDeployed: r.Info.LastDeployed}
+		}
+		history[i] = h
+		if r == p.Last {
+			p.Last = h
+		}
+		if r == p.Deployed {
+			p.Deployed = h
+		}
+	}
+	p.History = history
 }
 
 // Prunes are the revisions p's deploy deletes once its revision is

@@ -98,6 +98,9 @@ type Release struct {
 	// payload, while one write of the record is retried, is its
 	// encoding, made once for every attempt (encodeOnce).
 	payload string
+	// raw is the payload the record was read as, when only its info was
+	// decoded (reread): it is encoded as raw with Info's.
+	raw string
 }
 
 // Info is the release's status block.
@@ -211,6 +214,9 @@ var gzipMagic = []byte{0x1f, 0x8b, 0x08}
 // cost a first apply's record of helm create's chart 29% more CPU and
 // three times the allocations, for memory only large records need.
 func encode(r *Release) (string, error) {
+	if r.raw != "" {
+		return withInfo(r.raw, r.Info)
+	}
 	if small(r) {
 		b, err := json.Marshal(r)
 		if err != nil {

@@ -287,6 +287,17 @@ func (m *Memory) Get(_ context.Context, key string) (*Release, error) {
 	return m.decode(rec)
 }
 
+// payload implements payloadReader.
+func (m *Memory) payload(_ context.Context, key string) (string, string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec, ok := m.records[key]
+	if !ok {
+		return "", "", ErrReleaseNotFound
+	}
+	return rec.payload, rec.version, nil
+}
+
 // List implements Driver.
 func (m *Memory) List(_ context.Context, selector map[string]string) ([]*Release, error) {
 	m.mu.Lock()

@@ -94,6 +94,19 @@ func (d *kubeDriver[T, L]) Get(ctx context.Context, key string) (*Release, error
 	return d.read(obj)
 }
 
+// payload implements payloadReader.
+func (d *kubeDriver[T, L]) payload(ctx context.Context, key string) (string, string, error) {
+	obj, err := d.client.Get(ctx, key, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", "", ErrReleaseNotFound
+	}
+	if err != nil {
+		return "", "", d.wrap(d.namespace, key, err)
+	}
+	payload, _ := d.records.payload(obj)
+	return payload, obj.GetResourceVersion(), nil
+}
+
 // List implements Driver.
 func (d *kubeDriver[T, L]) List(ctx context.Context, selector map[string]string) ([]*Release, error) {
 	list, err := d.client.List(ctx, metav1.ListOptions{

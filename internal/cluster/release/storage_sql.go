@@ -471,6 +471,20 @@ func (d *sqlDriver) Get(ctx context.Context, key string) (*Release, error) {
 	return r, nil
 }
 
+// payload implements payloadReader.
+func (d *sqlDriver) payload(ctx context.Context, key string) (string, string, error) {
+	var body, xmin string
+	d.s.queries.Add(1)
+	err := d.s.db.QueryRowContext(ctx, `SELECT body, xmin::text FROM releases_v1 WHERE key = $1 AND namespace = $2`, key, d.namespace).Scan(&body, &xmin)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", ErrReleaseNotFound
+	}
+	if err != nil {
+		return "", "", d.wrap(key, err)
+	}
+	return body, xmin, nil
+}
+
 // selectorWhere turns a label selector into conditions on r: system
 // labels are columns, others rows of custom_labels_v1. args are the
 // arguments so far; the returned ones follow them.

@@ -1,6 +1,7 @@
 package release
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"time"
@@ -26,7 +27,7 @@ func (p *Prepared) record(now time.Time) *Release {
 		Namespace: req.Namespace,
 		Chart:     p.Rendered.Chart,
 		Config:    req.Values,
-		Manifest:  p.Rendered.Manifest(false),
+		Manifest:  cmp.Or(p.joined, p.Rendered.Manifest(false)),
 		Hooks:     hooksFromChart(p.Rendered.Hooks),
 		Version:   p.Revision,
 		Info: &Info{
