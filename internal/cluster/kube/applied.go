@@ -6,9 +6,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"hash"
 	"slices"
+	"time"
 	"unsafe"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -53,17 +55,93 @@ type Applied struct {
 // AppliedOf is what fieldManager applied of o, as AppliedState reads it.
 func AppliedOf(fieldManager string, o metav1.Object) *Applied {
 	a := &Applied{UID: string(o.GetUID()), ResourceVersion: o.GetResourceVersion(), Generation: o.GetGeneration()}
-	_, decoded := o.(*unstructured.Unstructured)
+	u, decoded := o.(*unstructured.Unstructured)
+	if decoded {
+		if fields, ok := appliedFieldsOf(fieldManager, u); ok {
+			a.Fields = fields
+			return a
+		}
+	}
 	for _, mf := range o.GetManagedFields() {
 		if mf.Manager == fieldManager && mf.Operation == metav1.ManagedFieldsOperationApply && mf.Subresource == "" && mf.FieldsV1 != nil {
 			raw := mf.FieldsV1.Raw
-			if decoded {
+			if decoded && !inServerOrder(raw) {
 				raw = serverFieldsOrder(raw)
 			}
 			a.Fields += mf.APIVersion + "\x00" + string(raw)
 		}
 	}
 	return a
+}
+
+// appliedFieldsOf is AppliedOf's Fields of a decoded object, read from
+// its managedFields as they are: GetManagedFields converts every entry
+// (the controllers' too) through JSON, most of what AppliedOf cost in a
+// full refresh. The field sets are encoding/json's of the entries' maps,
+// as GetManagedFields makes them. Not ok, for GetManagedFields to judge,
+// when an entry is not as the API server writes it.
+func appliedFieldsOf(fieldManager string, u *unstructured.Unstructured) (string, bool) {
+	md, _ := u.Object["metadata"].(map[string]any)
+	v, found := md["managedFields"]
+	if !found {
+		return "", true
+	}
+	items, ok := v.([]any)
+	if !ok {
+		return "", false
+	}
+	var fields string
+	for _, item := range items {
+		m, ok := item.(map[string]any)
+		if !ok || !plainEntry(m) {
+			return "", false
+		}
+		fv := m["fieldsV1"]
+		if m["manager"] != fieldManager || m["operation"] != string(metav1.ManagedFieldsOperationApply) || (m["subresource"] != nil && m["subresource"] != "") || fv == nil {
+			continue
+		}
+		raw, err := json.Marshal(fv)
+		if err != nil {
+			return "", false
+		}
+		if !inServerOrder(raw) {
+			raw = serverFieldsOrder(raw)
+		}
+		apiVersion, _ := m["apiVersion"].(string)
+		fields += apiVersion + "\x00" + string(raw)
+	}
+	return fields, true
+}
+
+// plainEntry reports whether m, a managedFields entry, holds only what
+// metav1.ManagedFieldsEntry does, of the types the API server writes.
+func plainEntry(m map[string]any) bool {
+	for k, v := range m {
+		if v == nil {
+			continue
+		}
+		switch k {
+		case "manager", "operation", "apiVersion", "fieldsType", "subresource":
+			if _, ok := v.(string); !ok {
+				return false
+			}
+		case "time":
+			s, ok := v.(string)
+			if !ok {
+				return false
+			}
+			if _, err := time.Parse(time.RFC3339, s); err != nil {
+				return false
+			}
+		case "fieldsV1":
+			if _, ok := v.(map[string]any); !ok {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // serverFieldsOrder is a field set in the order the API server writes it.
