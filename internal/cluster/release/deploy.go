@@ -156,7 +156,7 @@ type Prepared struct {
 // the cluster's capabilities and live lookups, and builds its objects. It
 // changes nothing.
 func (e *Engine) Prepare(ctx context.Context, req *Request) (*Prepared, error) {
-	history, err := e.Storage(req.Namespace).History(ctx, req.Name)
+	history, err := e.history(ctx, req.Namespace, req.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func (e *Engine) Prepare(ctx context.Context, req *Request) (*Prepared, error) {
 // for Execute, which reads of the previous revision's objects (Previous)
 // only their identity and annotations: they keep nothing else.
 func (e *Engine) PrepareRendered(ctx context.Context, req *Request, rendered *chart.Rendered) (*Prepared, error) {
-	history, err := e.Storage(req.Namespace).History(ctx, req.Name)
+	history, err := e.history(ctx, req.Namespace, req.Name)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -710,5 +711,50 @@ func TestHistoryMaxPrunesOldRevisions(t *testing.T) {
 	}
 	if got, want := statuses(history(t, e, ns, "kept")), "2:superseded 3:deployed"; got != want {
 		t.Fatalf("history %s, want %s", got, want)
+	}
+}
+
+// TestUpgradesPrepareFromTheNewestRecords: preparing an upgrade decodes
+// the newest and the deployed record only (the others as their labels say:
+// a large release's revisions are not each decoded), and each revision
+// keeps the install's first-deployed time, as Helm's upgrades do.
+func TestUpgradesPrepareFromTheNewestRecords(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e, _ := newEngine(t)
+	ctx := context.Background()
+	for i, message := range []string{"one", "two", "three", "four"} {
+		req := appRequest(t, ns, "web", map[string]any{"message": message})
+		req.Wait = release.WaitNone
+		if i == 3 {
+			p, err := e.Prepare(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var decoded []int
+			for _, r := range p.History {
+				if r.Chart != nil {
+					decoded = append(decoded, r.Version)
+				}
+			}
+			if len(p.History) != 3 || fmt.Sprint(decoded) != "[3]" || p.Deployed == nil || p.Deployed.Manifest == "" {
+				t.Fatalf("prepared from %d records, decoded %v, want 3 and [3] (the newest, deployed)", len(p.History), decoded)
+			}
+		}
+		if _, err := e.Deploy(ctx, req); err != nil {
+			t.Fatalf("deploy %d: %v", i+1, err)
+		}
+	}
+	h := history(t, e, ns, "web")
+	if got := statuses(h); got != "1:superseded 2:superseded 3:superseded 4:deployed" {
+		t.Fatalf("history %s", got)
+	}
+	first := h[0].Info.FirstDeployed
+	for _, r := range h {
+		if !r.Info.FirstDeployed.Equal(first) {
+			t.Fatalf("revision %d was first deployed %s, revision 1 %s", r.Version, r.Info.FirstDeployed, first)
+		}
+		if r.Chart == nil || r.Manifest == "" {
+			t.Fatalf("revision %d lost its chart or manifest", r.Version)
+		}
 	}
 }

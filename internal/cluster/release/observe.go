@@ -25,6 +25,33 @@ func (e *Engine) Histories(ctx context.Context, namespace string) (map[string][]
 	if err != nil {
 		return nil, err
 	}
+	return historiesOf(recs)
+}
+
+// history is one release's records, oldest first, as Histories reads
+// them (the newest and the newest deployed decoded), read from the
+// engine's storage, never a cache: what a deploy prepares from. An upgrade
+// of a large release does not decode each of its history_max revisions
+// to replace the newest.
+func (e *Engine) history(ctx context.Context, namespace, name string) ([]*Release, error) {
+	l, ok := e.records(namespace).(lazyLister)
+	if !ok {
+		return e.Storage(namespace).History(ctx, name)
+	}
+	recs, err := l.listLazy(ctx, map[string]string{"owner": "helm", "name": name})
+	if err != nil {
+		return nil, err
+	}
+	hs, err := historiesOf(recs)
+	if err != nil {
+		return nil, err
+	}
+	return hs[name], nil
+}
+
+// historiesOf groups records by release name, oldest first, decoding the
+// newest and the newest deployed of each.
+func historiesOf(recs []lazyRecord) (map[string][]*Release, error) {
 	type entry struct {
 		rec     lazyRecord
 		version int
@@ -55,6 +82,7 @@ func (e *Engine) Histories(ctx context.Context, namespace string) (map[string][]
 		h := make([]*Release, len(es))
 		for i, e := range es {
 			if i == len(es)-1 || i == deployed {
+				var err error
 				if h[i], err = e.rec.decode(); err != nil {
 					return nil, err
 				}

@@ -45,8 +45,10 @@ func (p *Prepared) record(now time.Time) *Release {
 	}
 	if !p.IsInstall {
 		rel.Info.Status, rel.Info.Description = StatusPendingUpgrade, "Preparing upgrade"
-		if first := p.History[0]; !first.Info.FirstDeployed.IsZero() {
-			rel.Info.FirstDeployed = first.Info.FirstDeployed
+		// As Helm: the deployed revision's (else the newest's) first
+		// deploy, which each upgrade carries over.
+		if base := cmp.Or(p.Deployed, p.Last); base != nil && base.Info != nil && !base.Info.FirstDeployed.IsZero() {
+			rel.Info.FirstDeployed = base.Info.FirstDeployed
 		}
 	}
 	return rel
