@@ -65,7 +65,7 @@ func AppliedOf(fieldManager string, o metav1.Object) *Applied {
 	for _, mf := range o.GetManagedFields() {
 		if mf.Manager == fieldManager && mf.Operation == metav1.ManagedFieldsOperationApply && mf.Subresource == "" && mf.FieldsV1 != nil {
 			raw := mf.FieldsV1.Raw
-			if decoded && !inServerOrder(raw) {
+			if decoded {
 				raw = serverFieldsOrder(raw)
 			}
 			a.Fields += mf.APIVersion + "\x00" + string(raw)
@@ -104,11 +104,8 @@ func appliedFieldsOf(fieldManager string, u *unstructured.Unstructured) (string,
 		if err != nil {
 			return "", false
 		}
-		if !inServerOrder(raw) {
-			raw = serverFieldsOrder(raw)
-		}
 		apiVersion, _ := m["apiVersion"].(string)
-		fields += apiVersion + "\x00" + string(raw)
+		fields += apiVersion + "\x00" + string(serverFieldsOrder(raw))
 	}
 	return fields, true
 }
@@ -153,8 +150,18 @@ func plainEntry(m map[string]any) bool {
 // an apply records equals the state a plan reads from metadata (or
 // traefik's and ingress-nginx's Services and Deployments, whose ports are
 // 80 and 443, never prove unchanged), the set is parsed and written again
-// as the server writes it (structured-merge-diff, which the server uses).
+// as the server writes it (structured-merge-diff, which the server uses),
+// unless it is in that order already (inServerOrder: most are).
 func serverFieldsOrder(raw []byte) []byte {
+	if inServerOrder(raw) {
+		return raw
+	}
+	return rewriteFieldsOrder(raw)
+}
+
+// rewriteFieldsOrder is raw parsed and written again as the server writes
+// it (raw itself when it does not parse).
+func rewriteFieldsOrder(raw []byte) []byte {
 	var set fieldpath.Set
 	if err := set.FromJSON(bytes.NewReader(raw)); err != nil {
 		return raw

@@ -2,15 +2,13 @@ package kube
 
 import (
 	"bytes"
-	"strconv"
-	"strings"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // inServerOrder reports whether raw, a field set as encoding/json writes
 // it from a decoded map (each object's keys sorted as strings), is already
-// what serverFieldsOrder would write: in each object every key comes
+// what rewriteFieldsOrder would write: in each object every key comes
 // before the next in the server's order (".", fields by name, keys and
 // values by value, then indexes), and every key is written as the server
 // writes it. Most are (a ConfigMap's or a Secret's fields, a list of one
@@ -36,13 +34,17 @@ func (s *fieldsScanner) object(top bool) bool {
 	if s.eat('}') {
 		return true
 	}
-	var prev string
+	var prev serverKey
 	for n := 0; ; n++ {
 		key, ok := s.key()
-		if !ok || (key == "." && top) || !canonical(key) || (n > 0 && !serverBefore(prev, key)) {
+		if !ok || (key == "." && top) {
 			return false
 		}
-		prev = key
+		k, ok := parseKey(key)
+		if !ok || (n > 0 && !prev.before(k)) {
+			return false
+		}
+		prev = k
 		if !s.eat(':') || !s.object(false) {
 			return false
 		}
@@ -98,61 +100,55 @@ func (s *fieldsScanner) key() (string, bool) {
 	return "", false
 }
 
+// serverKey is a key of a field set as the server orders it: its kind
+// (".", fields, keys, values, indexes, in that order), then a field's name
+// or the element's value.
+type serverKey struct {
+	rank int
+	name string
+	elem fieldpath.PathElement
+}
+
 // serverRank orders the kinds of path elements as the server does.
 var serverRank = map[string]int{"f:": 1, "k:": 2, "v:": 3, "i:": 4}
 
-// serverBefore reports whether key a comes strictly before key b in the
-// server's order (fieldpath.PathElement.Compare); false when unsure.
-func serverBefore(a, b string) bool {
-	rank := func(k string) (int, bool) {
-		if k == "." {
-			return 0, true
-		}
-		if len(k) < 2 {
-			return 0, false
-		}
-		r, ok := serverRank[k[:2]]
-		return r, ok
+// parseKey is key as the server orders it; false when the server would
+// write it otherwise (a key or value not as it serializes them, an index
+// not a plain integer) or it is of no kind the server writes.
+func parseKey(key string) (serverKey, bool) {
+	if key == "." {
+		return serverKey{}, true
 	}
-	ra, okA := rank(a)
-	rb, okB := rank(b)
-	switch {
-	case !okA || !okB:
-		return false
-	case ra != rb:
-		return ra < rb
+	if len(key) < 2 {
+		return serverKey{}, false
 	}
-	switch a[:min(2, len(a))] {
-	case "f:":
-		return strings.Compare(a[2:], b[2:]) < 0
-	case "i:", "k:", "v:":
-		pa, errA := fieldpath.DeserializePathElement(a)
-		pb, errB := fieldpath.DeserializePathElement(b)
-		return errA == nil && errB == nil && pa.Compare(pb) < 0
+	rank, ok := serverRank[key[:2]]
+	if !ok {
+		return serverKey{}, false
 	}
-	return false
+	if rank == 1 {
+		return serverKey{rank: rank, name: key[2:]}, true
+	}
+	pe, err := fieldpath.DeserializePathElement(key)
+	if err != nil {
+		return serverKey{}, false
+	}
+	if s, err := fieldpath.SerializePathElement(pe); err != nil || s != key {
+		return serverKey{}, false
+	}
+	return serverKey{rank: rank, elem: pe}, true
 }
 
-// canonical reports whether key is written as the server writes its path
-// element (a key or value parsed and written again, an index as a plain
-// integer); fields and "." are.
-func canonical(key string) bool {
-	if len(key) < 2 {
-		return key == "."
+// before reports whether a comes strictly before b in the server's order
+// (fieldpath.PathElement.Compare).
+func (a serverKey) before(b serverKey) bool {
+	switch {
+	case a.rank != b.rank:
+		return a.rank < b.rank
+	case a.rank == 0:
+		return false // two "."
+	case a.rank == 1:
+		return a.name < b.name
 	}
-	switch key[:2] {
-	case "f:":
-		return true
-	case "i:":
-		n, err := strconv.Atoi(key[2:])
-		return err == nil && n >= 0 && strconv.Itoa(n) == key[2:]
-	case "k:", "v:":
-		pe, err := fieldpath.DeserializePathElement(key)
-		if err != nil {
-			return false
-		}
-		s, err := fieldpath.SerializePathElement(pe)
-		return err == nil && s == key
-	}
-	return false
+	return a.elem.Compare(b.elem) < 0
 }

@@ -49,9 +49,9 @@ func fpIndex(i int) fieldpath.PathElement { return fieldpath.PathElement{Index: 
 func fpPath(elems ...fieldpath.PathElement) fieldpath.Path { return fieldpath.Path(elems) }
 
 // TestInServerOrder: a decoded set whose order is the server's is taken
-// as it is, and then serverFieldsOrder gives it back unchanged; one whose
-// order is not (a Service's ports 80 and 443, sorted as strings) is
-// written again in the server's order.
+// as it is, and written again as the server writes it, it is unchanged;
+// one whose order is not (a Service's ports 80 and 443, sorted as strings)
+// is written again in the server's order.
 func TestInServerOrder(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -85,12 +85,15 @@ func TestInServerOrder(t *testing.T) {
 			if got := serverFieldsOrder(decoded); string(got) != string(server) {
 				t.Fatalf("serverFieldsOrder(%s) = %s, want the server's %s", decoded, got, server)
 			}
+			if got := rewriteFieldsOrder(decoded); string(got) != string(server) {
+				t.Fatalf("rewriteFieldsOrder(%s) = %s, want the server's %s", decoded, got, server)
+			}
 		})
 	}
 }
 
-// FuzzInServerOrder: what inServerOrder takes as it is, serverFieldsOrder
-// gives back unchanged.
+// FuzzInServerOrder: what inServerOrder takes as it is, written again as
+// the server writes it (rewriteFieldsOrder) is unchanged.
 func FuzzInServerOrder(f *testing.F) {
 	for _, paths := range [][]fieldpath.Path{
 		{fpPath(fpField("data"), fpField("a")), fpPath(fpField("data"), fpField("b"))},
@@ -104,7 +107,7 @@ func FuzzInServerOrder(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		if inServerOrder(raw) {
-			if got := serverFieldsOrder(raw); string(got) != string(raw) {
+			if got := rewriteFieldsOrder(raw); string(got) != string(raw) {
 				t.Fatalf("taken as in the server's order: %s\nthe server's: %s", raw, got)
 			}
 		}
@@ -117,7 +120,7 @@ func appliedViaManagedFields(fieldManager string, u *unstructured.Unstructured) 
 	var fields string
 	for _, mf := range u.GetManagedFields() {
 		if mf.Manager == fieldManager && mf.Operation == metav1.ManagedFieldsOperationApply && mf.Subresource == "" && mf.FieldsV1 != nil {
-			fields += mf.APIVersion + "\x00" + string(serverFieldsOrder(mf.FieldsV1.Raw))
+			fields += mf.APIVersion + "\x00" + string(rewriteFieldsOrder(mf.FieldsV1.Raw))
 		}
 	}
 	return fields

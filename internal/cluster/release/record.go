@@ -224,11 +224,7 @@ func encode(r *Release) (string, error) {
 		}
 		return encodePayload(b)
 	}
-	var gz pieces
-	if err := compressJSON(&gz, r); err != nil {
-		return "", err
-	}
-	return gz.base64(), nil
+	return compressed(func(zw io.Writer) error { return jsonstream.Encode(zw, r) })
 }
 
 // encoded is r's payload: the one encodeOnce made for the write in
@@ -306,30 +302,40 @@ var gzipWriters = sync.Pool{New: func() any {
 	return w
 }}
 
-// compressJSON writes gzip(JSON of v), at Helm's compression level, to w.
-func compressJSON(w io.Writer, v any) error {
+// compress writes gzip of what write writes, at Helm's compression level,
+// to w.
+func compress(w io.Writer, write func(zw io.Writer) error) error {
 	zw := gzipWriters.Get().(*gzip.Writer)
 	defer gzipWriters.Put(zw)
 	zw.Reset(w)
-	if err := jsonstream.Encode(zw, v); err != nil {
+	if err := write(zw); err != nil {
 		return err
 	}
 	return zw.Close()
 }
 
-// encodePayload is base64(gzip(b)), at Helm's compression level.
-func encodePayload(b []byte) (string, error) {
+// compressed is base64(gzip(what write writes)), at Helm's compression
+// level: the compressed bytes are kept in pieces until their base64 is
+// written into the string's own memory.
+func compressed(write func(zw io.Writer) error) (string, error) {
 	var gz pieces
-	zw := gzipWriters.Get().(*gzip.Writer)
-	defer gzipWriters.Put(zw)
-	zw.Reset(&gz)
-	if _, err := zw.Write(b); err != nil {
-		return "", err
-	}
-	if err := zw.Close(); err != nil {
+	if err := compress(&gz, write); err != nil {
 		return "", err
 	}
 	return gz.base64(), nil
+}
+
+// compressJSON writes gzip(JSON of v), at Helm's compression level, to w.
+func compressJSON(w io.Writer, v any) error {
+	return compress(w, func(zw io.Writer) error { return jsonstream.Encode(zw, v) })
+}
+
+// encodePayload is base64(gzip(b)), at Helm's compression level.
+func encodePayload(b []byte) (string, error) {
+	return compressed(func(zw io.Writer) error {
+		_, err := zw.Write(b)
+		return err
+	})
 }
 
 // pieces is a buffer that grows by pieces of at most 1 MiB instead of

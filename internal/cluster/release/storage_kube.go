@@ -82,26 +82,33 @@ func (d *kubeDriver[T, L]) read(obj T) (*Release, error) {
 	return r, nil
 }
 
-// Get implements Driver.
-func (d *kubeDriver[T, L]) Get(ctx context.Context, key string) (*Release, error) {
+// get reads the record object of key; ErrReleaseNotFound when there is
+// none.
+func (d *kubeDriver[T, L]) get(ctx context.Context, key string) (T, error) {
 	obj, err := d.client.Get(ctx, key, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, ErrReleaseNotFound
+		return obj, ErrReleaseNotFound
 	}
 	if err != nil {
-		return nil, d.wrap(d.namespace, key, err)
+		return obj, d.wrap(d.namespace, key, err)
+	}
+	return obj, nil
+}
+
+// Get implements Driver.
+func (d *kubeDriver[T, L]) Get(ctx context.Context, key string) (*Release, error) {
+	obj, err := d.get(ctx, key)
+	if err != nil {
+		return nil, err
 	}
 	return d.read(obj)
 }
 
 // payload implements payloadReader.
 func (d *kubeDriver[T, L]) payload(ctx context.Context, key string) (string, string, error) {
-	obj, err := d.client.Get(ctx, key, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return "", "", ErrReleaseNotFound
-	}
+	obj, err := d.get(ctx, key)
 	if err != nil {
-		return "", "", d.wrap(d.namespace, key, err)
+		return "", "", err
 	}
 	payload, _ := d.records.payload(obj)
 	return payload, obj.GetResourceVersion(), nil

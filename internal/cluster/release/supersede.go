@@ -141,24 +141,19 @@ func withInfo(payload string, info *Info) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var gz pieces
-	zw := gzipWriters.Get().(*gzip.Writer)
-	defer gzipWriters.Put(zw)
-	zw.Reset(&gz)
-	for _, b := range [][]byte{[]byte(`{"name":`), nameJSON, []byte(`,"info":`), infoJSON} {
-		if _, err := zw.Write(b); err != nil {
-			return "", err
+	return compressed(func(zw io.Writer) error {
+		for _, b := range [][]byte{[]byte(`{"name":`), nameJSON, []byte(`,"info":`), infoJSON} {
+			if _, err := zw.Write(b); err != nil {
+				return err
+			}
 		}
-	}
-	// Read to its end, which checks the gzip stream's checksum.
-	if _, err := io.Copy(zw, rest); err != nil {
-		if errors.Is(err, safefile.ErrTooLarge) {
-			return "", fmt.Errorf("decode release payload: larger than %d bytes uncompressed", maxRecordSize)
+		// Read to its end, which checks the gzip stream's checksum.
+		if _, err := io.Copy(zw, rest); err != nil {
+			if errors.Is(err, safefile.ErrTooLarge) {
+				return fmt.Errorf("decode release payload: larger than %d bytes uncompressed", maxRecordSize)
+			}
+			return fmt.Errorf("decode release payload: %w", err)
 		}
-		return "", fmt.Errorf("decode release payload: %w", err)
-	}
-	if err := zw.Close(); err != nil {
-		return "", err
-	}
-	return gz.base64(), nil
+		return nil
+	})
 }

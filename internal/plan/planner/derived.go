@@ -202,12 +202,7 @@ func renderedDocs(r *chart.Rendered) []renderedDoc {
 		k := prefix + path
 		n := seen[k]
 		seen[k]++
-		d := renderedDoc{key: fmt.Sprintf("%s#%d", k, n)}
-		var v any
-		if err := yaml.Unmarshal([]byte(content), &v); err != nil {
-			v = content
-		}
-		d.value = v
+		d := renderedDoc{key: fmt.Sprintf("%s#%d", k, n), value: decodeDoc(content)}
 		out = append(out, d)
 		return &out[len(out)-1]
 	}
@@ -220,6 +215,16 @@ func renderedDocs(r *chart.Rendered) []renderedDoc {
 		add("hook:", h.Path, h.Manifest)
 	}
 	return out
+}
+
+// decodeDoc is a rendered document decoded, or its text when it does not
+// decode.
+func decodeDoc(content string) any {
+	var v any
+	if err := yaml.Unmarshal([]byte(content), &v); err != nil {
+		return content
+	}
+	return v
 }
 
 func indexDocs(docs []renderedDoc) map[string]*renderedDoc {

@@ -17,7 +17,6 @@ import (
 	"github.com/convoy-sh/convoy/internal/stack/provenance"
 	"github.com/hashicorp/hcl/v2"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 )
 
 // Attribution of changed fields (plan.Change.Provenance). A release that
@@ -435,8 +434,7 @@ func driftOrigin(d *plan.ObjectDrift, c *plan.Change) plan.Origin {
 	return plan.Origin{Input: "drift", Kind: plan.OriginDrift}
 }
 
-// objectDocs are the rendered release objects, decoded, by docKey (as
-// renderedDocs decodes them); only those keep reports true of, when keep is
+// objectDocs are the rendered release objects, decoded, by docKey; only those keep reports true of, when keep is
 // not nil. Provenance looks at the objects that change: a large release's
 // others are not decoded again for each input it renders.
 func objectDocs(r *chart.Rendered, keep func(key string) bool) map[string]any {
@@ -447,11 +445,7 @@ func objectDocs(r *chart.Rendered, keep func(key string) bool) map[string]any {
 		if m.Kind == "" || keep != nil && !keep(key) {
 			continue
 		}
-		var v any
-		if err := yaml.Unmarshal([]byte(m.Document()), &v); err != nil {
-			v = m.Document()
-		}
-		out[key] = v
+		out[key] = decodeDoc(m.Document())
 	}
 	return out
 }
