@@ -322,11 +322,10 @@ func newSteps(ctx context.Context, o Options, ls *Loaded, p *plan.Plan, cl *Clus
 						// again only for a rendering that looked objects
 						// up, or read capabilities that changed: else its
 						// facts serve, and its files are not held.
-						ch, err := charts.Facts(ls.Stack.Dir, inst)
-						if err == nil && (saved.Rendered.Impure || ch.UsesCapabilities()) {
-							ch, err = charts.Load(ls.Stack.Dir, inst)
-						}
-						if err == nil {
+						if ch, err := charts.LoadUnkept(ls.Stack.Dir, inst); err == nil {
+							if !saved.Rendered.Impure && !ch.UsesCapabilities() {
+								ch = ch.Facts()
+							}
 							req.Chart = ch
 						}
 					}

@@ -92,18 +92,13 @@ func (c *Charts) Load(dir string, r *config.ReleaseInstance) (*chart.Chart, erro
 	return ch, nil
 }
 
-// Facts is Load's chart as chart.Chart.Facts (its digest and whether it
-// reads the cluster's capabilities, nothing else), loaded without being
-// kept: what applying a saved plan, which does not render, needs of a
-// release's chart, without holding a large chart's files while the
-// release is applied.
-func (c *Charts) Facts(dir string, r *config.ReleaseInstance) (*chart.Chart, error) {
+// LoadUnkept is Load without keeping the chart for the releases loaded
+// after: what applying a saved plan, which does not render, reads of a
+// release's chart (mostly its facts, chart.Chart.Facts), without holding a
+// large chart's files while the release is applied.
+func (c *Charts) LoadUnkept(dir string, r *config.ReleaseInstance) (*chart.Chart, error) {
 	once := &Charts{cacheDir: c.cacheDir, pinned: c.pinned}
-	ch, err := once.Load(dir, r)
-	if err != nil {
-		return nil, err
-	}
-	return ch.Facts(), nil
+	return once.Load(dir, r)
 }
 
 // manifestsChart builds the chart of a manifests release from its files,
