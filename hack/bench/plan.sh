@@ -32,6 +32,15 @@
 #   take 3 s to become ready, against the apply of one (goal: <= 2x the
 #   wall time): the waits must overlap.
 #
+#   APPLY_FLOOR=1: last, for each N, the floor line of the setup apply
+#   (hack/bench/applyfloor): the same releases' objects, as `convoy render`
+#   prints them, applied into namespaces of their own (floor-…) by one
+#   server-side apply each, -p $APPLY_P releases at once, nothing else
+#   done; its releases/s and what the API server served meanwhile, and the
+#   apply's rate as a share of it. The fake nodes are full by then (their
+#   250 pods each hold the apply's): the floor's pods stay pending, so the
+#   floor, if anything, is faster than a fresh cluster's.
+#
 #   CHART=tiny: the fleet is instead N releases of hack/bench/charts/tiny
 #   (one ConfigMap), no readers; var.changed and var.one change its values
 #   as above. Goal (issue 26): a no-change plan of 2,000 tiny releases
@@ -49,6 +58,7 @@
 #                     (for large N)
 #   SETTLE=30         seconds to let the controllers settle after the apply
 #   APPLY_P=20        the setup apply's -p
+#   APPLY_FLOOR=1     measure the setup apply's floor line (above)
 #   QUICK=1           plan only with no change and with one release changed
 #   KEEP=1            leave the cluster, the stacks and the binary (for
 #                     profiling: plan --cpuprofile); the script says where
@@ -69,7 +79,8 @@ sizes=("$@")
 charts=$root/hack/bench/charts
 scaffold=$root/internal/chart/testdata/charts/scaffold
 work=$(mktemp -d)
-(cd "$root" && CGO_ENABLED=0 go build -o "$work/convoy" ./cmd/convoy && go build -o "$work/devcluster" ./hack/devcluster)
+(cd "$root" && CGO_ENABLED=0 go build -o "$work/convoy" ./cmd/convoy && go build -o "$work/devcluster" ./hack/devcluster &&
+  go build -o "$work/applyfloor" ./hack/bench/applyfloor)
 "$work/devcluster" up --state "$work/dc" >/dev/null
 if [ -n "${KEEP:-}" ]; then
   trap 'echo "kept: $work (KUBECONFIG=$work/dc/kubeconfig; stacks in $work/fleet*)"' EXIT
@@ -399,6 +410,7 @@ for n in "${sizes[@]}"; do
   served=$(apiserver_requests)
   measure "N=$n: apply (setup, -p $apply_p)" "$work/convoy" apply -C "$dir" --auto-approve --no-progress -p "$apply_p" --stats
   apply_share "$n" "$served"
+  apply_secs=$(cat "$work/last")
   # Let the controllers and the fake kubelet finish what the apply started
   # (ReplicaSets, pods, their status), as they have by the time people plan.
   sleep "$settle"
@@ -430,4 +442,14 @@ for n in "${sizes[@]}"; do
     plans "N=$n: full refresh, 10% changed" -C "$dir" --var changed=$tenth --detailed-exitcode --refresh=full
   fi
   fetch "N=$n: records in full (JSON)" application/json "$work/urls-records"
+  if [ -n "${APPLY_FLOOR:-}" ]; then
+    "$work/convoy" render -C "$dir" > "$work/rendered"
+    served=$(apiserver_requests)
+    "$work/applyfloor" -p "$apply_p" -prefix "floor-" < "$work/rendered" | tee "$work/floor-apply"
+    all=$(( $(apiserver_requests) - served ))
+    awk -v n="$n" -v a="$all" -v c="$apply_secs" -v line="$(cat "$work/floor-apply")" 'BEGIN {
+      split(line, w, " "); s = w[9]
+      printf "N=%d: apply floor: %.1f releases/s; the API server served %d requests (%.0f/s, %.1f per release); the apply (%.1f releases/s) at %.2fx the floor rate\n",
+        n, n / s, a, a / s, a / n, n / c, (n / c) / (n / s) }'
+  fi
 done
