@@ -9,6 +9,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/convoy-sh/convoy/internal/chart/util"
+	"github.com/convoy-sh/convoy/internal/yamldoc"
 )
 
 // FuzzParseSet checks that --set parsing never panics, that a successful
@@ -164,4 +169,43 @@ func tgz(t testing.TB, files map[string]string) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// FuzzHeadOfAsHelm checks that the sorter reads a document's head as
+// Helm's yaml.Unmarshal into SimpleHead does, errors included, whether
+// the document's JSON was converted before (as a stored manifest's parse
+// leaves it, "# Source:" line and all) or not: the JSON path must never
+// answer otherwise.
+func FuzzHeadOfAsHelm(f *testing.F) {
+	for _, s := range []string{
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+		"apiVersion: v1\nkind: Job\nmetadata:\n  name: a\n  annotations:\n    helm.sh/hook: pre-install\n    helm.sh/hook-weight: \"-5\"\n",
+		"apiVersion: v1\nkind: Job\nmetadata:\n  name: 1\n  annotations:\n    helm.sh/hook-weight: 5\n",
+		"kind: A\nmetadata:\n  annotations:\n    a: |\n      x",
+		"kind: A\nmetadata:\n  annotations:\n    a: |+\n      x\n",
+		"kind: true\nmetadata: {name: yes, namespace: 3}\n",
+		"metadata: null\n",
+		"- a\n",
+		"a: [1\n",
+		"Kind: A\nkind: B\n",
+		"apiVersion: 1.50\nkind: 1e3\n",
+	} {
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, doc string, warm bool) {
+		var want util.SimpleHead
+		wantErr := yaml.Unmarshal([]byte(doc), &want)
+		if warm {
+			_, _ = yamldoc.JSON([]byte("---\n# Source: c/templates/t.yaml\n" + doc + "\n"))
+		}
+		for _, keep := range []bool{false, true, true} {
+			got, err := headOf(doc, keep)
+			if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+				t.Fatalf("%q: err %v, Helm's %v", doc, err, wantErr)
+			}
+			if err == nil && !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q: head %+v, Helm's %+v", doc, got, want)
+			}
+		}
+	})
 }

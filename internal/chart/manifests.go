@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -8,10 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/convoy-sh/convoy/internal/chart/util"
+	"github.com/convoy-sh/convoy/internal/yamldoc"
 )
 
 // HookEvent is a value of the helm.sh/hook annotation.
@@ -149,7 +152,7 @@ func lessByKind(a, b string) bool {
 // order: files by name, documents in file order, then a stable sort by kind.
 // Partials and empty files are skipped; documents with unknown hook events
 // are dropped, as Helm drops them.
-func sortManifests(files map[string]string) ([]*Hook, []Manifest, error) {
+func sortManifests(files map[string]string, keep bool) ([]*Hook, []Manifest, error) {
 	var hooks []*Hook
 	var manifests []Manifest
 	for _, p := range sortedKeys(files) {
@@ -158,8 +161,8 @@ func sortManifests(files map[string]string) ([]*Hook, []Manifest, error) {
 			continue
 		}
 		for _, doc := range splitDocuments(content) {
-			var h util.SimpleHead
-			if err := yaml.Unmarshal([]byte(doc), &h); err != nil {
+			h, err := headOf(doc, keep)
+			if err != nil {
 				return hooks, manifests, &ManifestError{Template: p, Err: err}
 			}
 			m := Manifest{Path: p, Content: doc, APIVersion: h.Version, Kind: h.Kind}
@@ -209,6 +212,58 @@ func sortManifests(files map[string]string) ([]*Hook, []Manifest, error) {
 	return hooks, manifests, nil
 }
 
+// headOf is the document's head as Helm's sorter reads it
+// (yaml.Unmarshal into util.SimpleHead). It is read from the document's
+// JSON as a manifest holds it (Manifest.Document: a line break after it),
+// the JSON a plan's parse of the rendering, or of the deployed revision's
+// manifest, reads too (yamldoc; kept for it when keep is set): the
+// document is converted once. Where
+// that could answer otherwise, the document is read as Helm reads it: when
+// the JSON does not decode into the head (a number or a boolean where the
+// head has a string, which yaml.Unmarshal turns into one; not a mapping),
+// when a value of the head ends in a line break (a block scalar ending the
+// document, whose value the line break after it changes), and when the
+// last line is a document marker ("..." without a line break after it is
+// an error), or the document is not UTF-8 (YAML reads UTF-16 too, whose
+// characters take two bytes).
+func headOf(doc string, keep bool) (util.SimpleHead, error) {
+	var h util.SimpleHead
+	last := doc[strings.LastIndexByte(doc, '\n')+1:]
+	if !strings.HasPrefix(last, "---") && !strings.HasPrefix(last, "...") && utf8.ValidString(doc) {
+		convert := yamldoc.Unkept
+		if keep {
+			convert = yamldoc.JSON
+		}
+		data, err := convert([]byte(doc + "\n"))
+		if err == nil && json.Unmarshal(data, &h) == nil && !endsInLineBreak(&h) {
+			return h, nil
+		}
+	}
+	h = util.SimpleHead{}
+	err := yaml.Unmarshal([]byte(doc), &h)
+	return h, err
+}
+
+// endsInLineBreak reports whether a string of h ends in a line break.
+func endsInLineBreak(h *util.SimpleHead) bool {
+	nl := func(s string) bool { return strings.HasSuffix(s, "\n") || strings.HasSuffix(s, "\r") }
+	if nl(h.Version) || nl(h.Kind) {
+		return true
+	}
+	if h.Metadata == nil {
+		return false
+	}
+	if ns, _ := h.Metadata.Namespace.(string); nl(h.Metadata.Name) || nl(ns) {
+		return true
+	}
+	for k, v := range h.Metadata.Annotations {
+		if nl(k) || nl(v) {
+			return true
+		}
+	}
+	return false
+}
+
 func annotationValues(ann map[string]string, key string) []string {
 	v, ok := ann[key]
 	if !ok {
@@ -250,7 +305,7 @@ func HooksFor(hooks []*Hook, event HookEvent) []*Hook {
 // into resources in Helm's kind order, each recorded as coming from path.
 // Documents that are hooks stay resources: post-rendering sees no hooks.
 func SplitManifests(path, stream string) ([]Manifest, error) {
-	hooks, manifests, err := sortManifests(map[string]string{path: stream})
+	hooks, manifests, err := sortManifests(map[string]string{path: stream}, false)
 	if err != nil {
 		return nil, err
 	}

@@ -50,6 +50,11 @@ type RenderOptions struct {
 	// DefaultRenderTimeout. A render over either limit fails with an
 	// error wrapping ErrRenderBudget that names the template.
 	Timeout time.Duration
+	// KeepDocuments keeps the JSON of the rendering's documents, which the
+	// sorter reads their heads from, for the parse into objects that
+	// follows in a plan or an apply (package yamldoc): each document is
+	// converted from YAML once. `convoy render` does not parse them.
+	KeepDocuments bool
 }
 
 // Rendered is the result of rendering one release.
@@ -276,7 +281,7 @@ func Render(ch *Chart, opts RenderOptions) (*Rendered, error) {
 			delete(files, name)
 		}
 	}
-	out.Hooks, out.Manifests, err = sortManifests(files)
+	out.Hooks, out.Manifests, err = sortManifests(files, opts.KeepDocuments)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
+	"github.com/convoy-sh/convoy/internal/yamldoc"
 )
 
 func TestRenderStructure(t *testing.T) {
@@ -236,5 +239,45 @@ func TestJoinManifestsSharesTheJoinedString(t *testing.T) {
 	}
 	if r.Manifest(false) != want {
 		t.Fatal("the manifest differs after JoinManifests")
+	}
+}
+
+// A rendering kept for its parse (a plan's or an apply's) is converted
+// from YAML once: parsing its manifest, as the release record stores it
+// and as rendered, converts nothing again. `convoy render`'s rendering
+// keeps nothing: a parse after it converts each document.
+func TestRenderKeepsDocumentsForTheParse(t *testing.T) {
+	ch, err := Load("testdata/charts/scaffold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, keep := range []bool{true, false} {
+		r, err := Render(ch, RenderOptions{ReleaseName: fmt.Sprintf("keep-%v", keep), Namespace: "ns", KeepDocuments: keep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Manifests) < 3 {
+			t.Fatalf("%d manifests rendered, want the scaffold's", len(r.Manifests))
+		}
+		before, _ := yamldoc.Stats()
+		objs, err := kube.ParseUnmapped(r.Manifest(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range r.Manifests {
+			if _, err := kube.ParseUnmapped(m.Document()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		after, _ := yamldoc.Stats()
+		if len(objs) != len(r.Manifests) {
+			t.Fatalf("parsed %d objects of %d manifests", len(objs), len(r.Manifests))
+		}
+		if keep && after != before {
+			t.Errorf("kept: the parse converted %d documents again", after-before)
+		}
+		if !keep && after != before+int64(len(r.Manifests)) {
+			t.Errorf("not kept: the parse converted %d documents, want each of the %d once", after-before, len(r.Manifests))
+		}
 	}
 }

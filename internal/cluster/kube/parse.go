@@ -2,20 +2,19 @@ package kube
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
+
+	"github.com/convoy-sh/convoy/internal/yamldoc"
 )
 
 // Parse splits a multi-document manifest into objects, in order. Empty
@@ -90,15 +89,11 @@ func (c *Client) Served(gvk schema.GroupVersionKind) bool {
 
 // decodeDocument turns one YAML document into zero or more objects.
 func decodeDocument(doc []byte) ([]*unstructured.Unstructured, error) {
-	data, ok := documents.get(doc)
-	if !ok {
-		var err error
-		if data, err = documentJSON(doc); err != nil {
-			return nil, err
-		}
-		documents.put(doc, data)
+	data, err := yamldoc.Checked(doc, checkDocument)
+	if err != nil {
+		return nil, err
 	}
-	if data == nil {
+	if isEmpty(data) {
 		return nil, nil
 	}
 	decoded, err := runtime.Decode(unstructured.UnstructuredJSONScheme, data)
@@ -124,92 +119,31 @@ func decodeDocument(doc []byte) ([]*unstructured.Unstructured, error) {
 	return objs, nil
 }
 
-// documentJSON is a YAML document as JSON, checked to be an object with an
-// apiVersion, a kind and string metadata; nil for an empty document.
-func documentJSON(doc []byte) ([]byte, error) {
-	data, err := yaml.YAMLToJSON(doc)
-	if err != nil {
-		return nil, err
-	}
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 || string(data) == "null" {
-		return nil, nil
+// isEmpty reports whether data, a document as JSON, is an empty document.
+func isEmpty(data []byte) bool {
+	return len(data) == 0 || string(data) == "null"
+}
+
+// checkDocument checks that data, a non-empty YAML document as JSON, is an
+// object with an apiVersion, a kind and string metadata.
+func checkDocument(data []byte) error {
+	if isEmpty(data) {
+		return nil
 	}
 	var head struct {
 		APIVersion any `json:"apiVersion"`
 		Kind       any `json:"kind"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, errors.New("not a Kubernetes object (expected a mapping)")
+		return errors.New("not a Kubernetes object (expected a mapping)")
 	}
 	if s, ok := head.APIVersion.(string); !ok || s == "" {
-		return nil, errors.New("apiVersion is missing or not a string")
+		return errors.New("apiVersion is missing or not a string")
 	}
 	if s, ok := head.Kind.(string); !ok || s == "" {
-		return nil, errors.New("kind is missing or not a string")
+		return errors.New("kind is missing or not a string")
 	}
-	if err := metadataStrings(data, head.APIVersion.(string)+" "+head.Kind.(string)); err != nil {
-		return nil, err
-	}
-	return data, nil
-}
-
-// documents keeps the JSON of the YAML documents parsed lately, by their
-// text: a plan parses a release's stored manifest, and its rendering, whose
-// documents are the same text when nothing changed; an apply parses again
-// the documents its plan parsed. Converting YAML is most of a parse's
-// cost. What it holds is bounded: past documentsMax bytes it starts over,
-// and a document over documentLargest (a large ConfigMap or CRD: the
-// memory of a large release counts) is not kept.
-var documents documentCache
-
-const (
-	documentsMax    = 32 << 20
-	documentLargest = 64 << 10
-)
-
-type documentCache struct {
-	mu   sync.Mutex
-	json map[string][]byte
-	size int
-}
-
-func (c *documentCache) get(doc []byte) ([]byte, bool) {
-	doc = withoutLeadingComments(doc)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	data, ok := c.json[string(doc)]
-	return data, ok
-}
-
-// withoutLeadingComments is doc from its first line that is not a comment
-// or blank: the same document to YAML. A stored manifest's documents begin
-// with helm's "# Source:" line, which the rendering's do not.
-func withoutLeadingComments(doc []byte) []byte {
-	for len(doc) > 0 {
-		line, rest, _ := bytes.Cut(doc, []byte("\n"))
-		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
-			break
-		}
-		doc = rest
-	}
-	return doc
-}
-
-func (c *documentCache) put(doc, data []byte) {
-	if len(doc) > documentLargest {
-		return
-	}
-	doc = withoutLeadingComments(doc)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.json == nil || c.size+len(doc)+len(data) > documentsMax {
-		c.json, c.size = map[string][]byte{}, 0
-	}
-	if _, ok := c.json[string(doc)]; !ok {
-		c.json[string(doc)] = data
-		c.size += len(doc) + len(data)
-	}
+	return metadataStrings(data, head.APIVersion.(string)+" "+head.Kind.(string))
 }
 
 // metadataStrings refuses metadata fields that must be strings and are

@@ -178,6 +178,8 @@ func (e *Renderer) RenderOptions(ctx context.Context, req *Request, revision int
 		Capabilities: e.caps,
 		UserValues:   req.Values,
 		Lookup:       lookup,
+		// A plan or an apply parses what it renders.
+		KeepDocuments: true,
 	}
 }
 
