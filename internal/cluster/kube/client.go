@@ -158,7 +158,7 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 		}
 	}
 
-	dyn, err := dynamic.NewForConfig(opts.Limited(cfg))
+	dyn, err := newDynamicForConfig(opts.Limited(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("kube: dynamic client: %w", err)
 	}

@@ -24,10 +24,7 @@ import (
 // the grown slices. Everything but List is client-go's, and both share
 // cfg's rate limiter (one bucket, as one client has).
 func NewMetadataForConfig(cfg *rest.Config) (metadata.Interface, error) {
-	cfg = rest.CopyConfig(cfg)
-	if cfg.RateLimiter == nil && cfg.QPS > 0 {
-		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
-	}
+	cfg = oneBucket(cfg)
 	md, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -41,6 +38,17 @@ func NewMetadataForConfig(cfg *rest.Config) (metadata.Interface, error) {
 		return nil, err
 	}
 	return &metadataLists{Interface: md, rest: lists}, nil
+}
+
+// oneBucket is a copy of cfg whose rate limiter is one bucket, for every
+// client built from it: cfg's own, else a token bucket at its QPS and
+// burst (each client would make one of its own).
+func oneBucket(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.RateLimiter == nil && cfg.QPS > 0 {
+		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
+	}
+	return cfg
 }
 
 type metadataLists struct {

@@ -138,6 +138,34 @@ func TestMetadataListsAsClientGo(t *testing.T) {
 		}
 	}
 
+	// Full lists (decoded once, kube's dynamic client) are client-go's:
+	// a built-in kind's items, which the server sends without kind, and
+	// custom resources.
+	for _, tc := range []struct {
+		apiVersion, kind string
+		gvr              schema.GroupVersionResource
+	}{{"v1", "ConfigMap", configMaps}, {group + "/v1", "Widget", widgets}} {
+		l, err := dyn.Resource(tc.gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.List(ctx, tc.apiVersion, tc.kind, ns, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(l.Items) || len(got) < 2 {
+			t.Fatalf("%s: %d objects listed, client-go %d", tc.kind, len(got), len(l.Items))
+		}
+		for i := range got {
+			if got[i].GetKind() != tc.kind {
+				t.Errorf("%s: item %d is of kind %q", tc.kind, i, got[i].GetKind())
+			}
+			if !reflect.DeepEqual(got[i], &l.Items[i]) {
+				t.Errorf("%s: item %d differs:\n%v\nclient-go's:\n%v", tc.kind, i, got[i].Object, l.Items[i].Object)
+			}
+		}
+	}
+
 	_, err = ours.Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gadgets"}).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if !apierrors.IsNotFound(err) {
 		t.Fatalf("a resource the server does not serve: %v, want NotFound", err)
