@@ -234,7 +234,7 @@ func headOf(doc string, keep bool) (util.SimpleHead, error) {
 		if keep {
 			convert = yamldoc.JSON
 		}
-		data, err := convert([]byte(doc + "\n"))
+		data, err := convert(append([]byte(doc), '\n'))
 		if err == nil && json.Unmarshal(data, &h) == nil && !endsInLineBreak(&h) {
 			return h, nil
 		}

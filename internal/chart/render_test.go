@@ -259,7 +259,7 @@ func TestRenderKeepsDocumentsForTheParse(t *testing.T) {
 		if len(r.Manifests) < 3 {
 			t.Fatalf("%d manifests rendered, want the scaffold's", len(r.Manifests))
 		}
-		before, _ := yamldoc.Stats()
+		before := yamldoc.Conversions()
 		objs, err := kube.ParseUnmapped(r.Manifest(false))
 		if err != nil {
 			t.Fatal(err)
@@ -269,7 +269,7 @@ func TestRenderKeepsDocumentsForTheParse(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		after, _ := yamldoc.Stats()
+		after := yamldoc.Conversions()
 		if len(objs) != len(r.Manifests) {
 			t.Fatalf("parsed %d objects of %d manifests", len(objs), len(r.Manifests))
 		}

@@ -63,8 +63,6 @@ func convert(doc []byte, check func(data []byte) error, keep bool) ([]byte, erro
 		if keep && len(doc) <= documentLargest {
 			e = documents.put(key, e)
 		}
-	} else {
-		reused.Add(1)
 	}
 	if check == nil || e.checked.Load() {
 		return e.data, nil
@@ -76,13 +74,11 @@ func convert(doc []byte, check func(data []byte) error, keep bool) ([]byte, erro
 	return e.data, nil
 }
 
-// Stats are the conversions made and the conversions saved (documents
-// found converted) so far in this process.
-func Stats() (conversions, reuses int64) {
-	return converted.Load(), reused.Load()
-}
+// Conversions counts the documents converted from YAML so far in this
+// process (not those found converted).
+func Conversions() int64 { return converted.Load() }
 
-var converted, reused atomic.Int64
+var converted atomic.Int64
 
 // withoutLeadingComments is doc from its first line that is not a comment,
 // blank or a bare document start ("---": a multi-document reader leaves it

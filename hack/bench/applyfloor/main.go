@@ -166,8 +166,8 @@ func run(parallel int, prefix string) error {
 	wg.Wait()
 	close(errs)
 	secs := time.Since(start).Seconds()
-	for err := range errs {
-		return err
+	if err, failed := <-errs; failed {
+		return err // the first; the others are alike
 	}
 	fmt.Printf("applied %d releases (%d objects, -p %d) in %.1f s: %.1f releases/s\n",
 		len(releases), objects.Load(), parallel, secs, float64(len(releases))/secs)
