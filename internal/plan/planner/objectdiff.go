@@ -230,24 +230,22 @@ func (c *computer) diffObject(ctx context.Context, rd *release.Renderer, obj, pr
 	if prev == nil && !ownedByRelease(live, req.Name, req.Namespace) && !req.TakeOwnership {
 		warning = fmt.Sprintf("%s exists and is not owned by release %s: apply refuses to adopt it unless take_ownership = true", ref, req.Name)
 	}
-	var dr dryRunResult
-	var err error
 	if skipDryRun(intact, obj, prev, req) {
+		// Applying obj is proven to leave live as it is, and obj is the
+		// object the deployed revision applied: there is neither a change
+		// nor drift to compare, only live to keep (as a dry run answering
+		// live would have it).
 		c.stats.add(&c.stats.DryRunsSkipped, 1)
-		dr.after = live
-	} else if dr, err = c.dryRun(ctx, rd, obj, live, req.IgnoreChanges); err != nil {
+		ch := objectChange(ref, plan.ObjectNoOp)
+		ch.After = maskObject(normalizedView(live), red, secret)
+		ch.Before = maskObject(liveView(live), red, secret)
+		return ch, nil, warning, nil
+	}
+	dr, err := c.dryRun(ctx, rd, obj, live, req.IgnoreChanges)
+	if err != nil {
 		return nil, nil, "", err
 	}
 	liveN := normalize(live)
-	// norm is normalize, with live's copy made once: with the dry run
-	// skipped, the object after apply is live itself. The copies are
-	// only read (compared, projected, or copied again to be masked).
-	norm := func(o *unstructured.Unstructured) map[string]any {
-		if o == live {
-			return liveN
-		}
-		return normalize(o)
-	}
 	ch := objectChange(ref, plan.ObjectUpdate)
 	if dr.immutable != nil {
 		ch.Action = plan.ObjectReplace
@@ -259,7 +257,7 @@ func (c *computer) diffObject(ctx context.Context, rd *release.Renderer, obj, pr
 		ch.Reason = red.Text(dr.immutable.Error())
 		ch.After = maskObject(normalize(obj), red, secret)
 	} else {
-		after := norm(dr.after)
+		after := normalize(dr.after)
 		ch.Diff = plan.Compare(liveN, after)
 		if ch.Diff.Empty() {
 			ch.Action = plan.ObjectNoOp
@@ -286,7 +284,7 @@ func (c *computer) diffObject(ctx context.Context, rd *release.Renderer, obj, pr
 		return ch, nil, warning, nil
 	}
 	owned := req.IgnoreChanges.Strip(prev).Object
-	d := plan.Compare(projectSet(norm(applied.after), owned), projectSet(liveN, owned))
+	d := plan.Compare(projectSet(normalize(applied.after), owned), projectSet(liveN, owned))
 	if d.Empty() {
 		return ch, nil, warning, nil
 	}
@@ -304,7 +302,7 @@ func (c *computer) diffObject(ctx context.Context, rd *release.Renderer, obj, pr
 	// through lookup, as a kept password).
 	var sets any
 	if dr.after != nil {
-		sets = projectSet(norm(dr.after), req.IgnoreChanges.Strip(obj).Object)
+		sets = projectSet(normalize(dr.after), req.IgnoreChanges.Strip(obj).Object)
 	}
 	var dropped, adopted bool
 	for _, c := range d.Changes {

@@ -9,16 +9,18 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// liveView is the live object as a plan keeps it: normalize's copy with
-// its status (a policy or the impact summary reads replicas, an HPA's
-// desired replicas, a PodDisruptionBudget's allowed disruptions).
+// liveView is the live object as a plan keeps it, normalized, with its
+// status (a policy or the impact summary reads replicas, an HPA's desired
+// replicas, a PodDisruptionBudget's allowed disruptions). Like
+// normalizedView it shares what lies below the maps it changes with live:
+// its callers keep only maskObject's copy of it.
 func liveView(live *unstructured.Unstructured) map[string]any {
 	if live == nil {
 		return nil
 	}
-	o := normalize(live)
+	o := normalizedView(live)
 	if st, ok := live.Object["status"]; ok {
-		o["status"] = copyJSON(st)
+		o["status"] = st
 	}
 	return o
 }
