@@ -110,7 +110,7 @@ func (c *computer) objects(ctx context.Context, rd *release.Renderer, rc *plan.R
 						res.conflict = &plan.ObjectConflict{Ref: plan.ObjectRef(ref), OwnerRelease: owner, OwnerNamespace: ns}
 					}
 				}
-				ch, drift, warn, err := c.diffObject(ctx, rd, obj, prev, live, req, red, intact)
+				ch, drift, warn, err := c.diffObject(ctx, rd, obj, prev, live, req, red, intact, unchanged)
 				if err != nil {
 					return inTemplate(prep.TemplateOf(ref), err)
 				}
@@ -211,8 +211,10 @@ func getLive(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.
 // only other managers set (a controller's annotations, defaults) are never
 // drift. Changed fields name the field manager that wrote the live value.
 // intact is appliedIntact of the release: dry runs proven no-ops are
-// skipped (dryrunskip.go).
-func (c *computer) diffObject(ctx context.Context, rd *release.Renderer, obj, prev, live *unstructured.Unstructured, req *release.Request, red *sensitive.Redactor, intact bool) (*plan.ObjectChange, *plan.ObjectDrift, string, error) {
+// skipped (dryrunskip.go). unchanged is objects': the release is planned
+// unchanged, its objects' Before and After dropped unless drift or what
+// failed revisions left makes it an upgrade, planned again.
+func (c *computer) diffObject(ctx context.Context, rd *release.Renderer, obj, prev, live *unstructured.Unstructured, req *release.Request, red *sensitive.Redactor, intact, unchanged bool) (*plan.ObjectChange, *plan.ObjectDrift, string, error) {
 	ref := kube.RefOf(obj)
 	secret := append(secretPaths(ref.Kind), red.FieldsOf(ref.Group, ref.Kind, ref.Namespace, ref.Name)...)
 	if live == nil {
@@ -234,11 +236,14 @@ func (c *computer) diffObject(ctx context.Context, rd *release.Renderer, obj, pr
 		// Applying obj is proven to leave live as it is, and obj is the
 		// object the deployed revision applied: there is neither a change
 		// nor drift to compare, only live to keep (as a dry run answering
-		// live would have it).
+		// live would have it), and not even that in a release planned
+		// unchanged, whose objects keep no Before or After (release).
 		c.stats.add(&c.stats.DryRunsSkipped, 1)
 		ch := objectChange(ref, plan.ObjectNoOp)
-		ch.After = maskObject(normalizedView(live), red, secret)
-		ch.Before = maskObject(liveView(live), red, secret)
+		if !unchanged {
+			ch.After = maskObject(normalizedView(live), red, secret)
+			ch.Before = maskObject(liveView(live), red, secret)
+		}
 		return ch, nil, warning, nil
 	}
 	dr, err := c.dryRun(ctx, rd, obj, live, req.IgnoreChanges)
