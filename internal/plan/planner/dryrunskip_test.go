@@ -3,9 +3,12 @@ package planner_test
 import (
 	"context"
 	"encoding/json"
+	"reflect"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/convoy-sh/convoy/internal/cluster/kube"
 	"github.com/convoy-sh/convoy/internal/cluster/release"
 	"github.com/convoy-sh/convoy/internal/plan"
 	"github.com/convoy-sh/convoy/internal/plan/planner"
@@ -13,6 +16,7 @@ import (
 	"github.com/convoy-sh/convoy/internal/stack/resolve"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // fullPlan is a --refresh=full plan of the stack, with its stats.
@@ -211,4 +215,72 @@ func planJSON(t *testing.T, p *plan.Plan) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// sharedLive is a ClusterView whose Live hands out one object per
+// identity, as the engine's view hands out the objects of its lists to
+// every release of a plan; what it handed out is kept as it was then.
+type sharedLive struct {
+	planner.ClusterView
+	mu      sync.Mutex
+	objs    map[kube.Ref]*unstructured.Unstructured
+	handout map[kube.Ref]*unstructured.Unstructured
+}
+
+func (v *sharedLive) Live(ctx context.Context, ref kube.Ref) (*unstructured.Unstructured, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if o, ok := v.objs[ref]; ok {
+		return o, nil
+	}
+	o, err := v.ClusterView.Live(ctx, ref)
+	if err != nil || o == nil {
+		return o, err
+	}
+	v.objs[ref], v.handout[ref] = o, o.DeepCopy()
+	return o, nil
+}
+
+// TestMemFullRefreshLeavesSharedLiveObjects: a full refresh reads the live
+// objects its view shares without changing them, whether their dry runs
+// are skipped, made for drift, or made for changed inputs.
+func TestMemFullRefreshLeavesSharedLiveObjects(t *testing.T) {
+	m := newMem(t, twoReleases(appChart(t), "shop", "v1"))
+	m.deploy()
+	var views []*sharedLive
+	m.in = func(in *planner.Input) {
+		in.Refresh = planner.RefreshFull
+		in.View = func(_ *release.Engine, r planner.Reads) planner.ClusterView {
+			v := &sharedLive{ClusterView: m.v.For(r), objs: map[kube.Ref]*unstructured.Unstructured{}, handout: map[kube.Ref]*unstructured.Unstructured{}}
+			views = append(views, v)
+			return v
+		}
+	}
+	check := func(what string, want string) {
+		t.Helper()
+		views = nil
+		p := m.mustPlan(&planner.Stats{}, planner.ObserveContent)
+		if got := actions(p); got != want {
+			t.Fatalf("%s: %s, want %s", what, got, want)
+		}
+		n := 0
+		for _, v := range views {
+			for ref, o := range v.objs {
+				n++
+				if !reflect.DeepEqual(o.Object, v.handout[ref].Object) {
+					t.Errorf("%s: the plan changed the shared live %s:\n%v\nwas\n%v", what, ref, o.Object, v.handout[ref].Object)
+				}
+			}
+		}
+		if n == 0 {
+			t.Fatalf("%s: no live object was read through the view", what)
+		}
+	}
+	check("unchanged", "release.db:no-op release.api:no-op")
+	if err := m.v.EditAs(context.Background(), "kubectl-scale", ref("apps", "v1", "Deployment", "shop", "api"), setReplicas(3)); err != nil {
+		t.Fatal(err)
+	}
+	check("drift", "release.db:no-op release.api:upgrade")
+	m.rewrite(twoReleases(appChart(t), "shop", "v2"))
+	check("values", "release.db:no-op release.api:upgrade")
 }

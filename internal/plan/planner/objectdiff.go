@@ -86,7 +86,9 @@ func (c *computer) objects(ctx context.Context, rd *release.Renderer, rc *plan.R
 				ref := kube.RefOf(obj)
 				res := &results[i]
 				res.ref = ref
-				live, err := c.live(ctx, rd, ref)
+				// The plan's own object, only read here: diffObject
+				// copies it for a dry run.
+				live, err := c.liveShared(ctx, rd, ref)
 				if err != nil {
 					return err
 				}
@@ -210,6 +212,7 @@ func getLive(ctx context.Context, kc *kube.Client, ref kube.Ref) (*unstructured.
 // ignore_changes leaves to others), applied again, against live. Fields
 // only other managers set (a controller's annotations, defaults) are never
 // drift. Changed fields name the field manager that wrote the live value.
+// live is the plan's object, shared (not modified here).
 // intact is appliedIntact of the release: dry runs proven no-ops are
 // skipped (dryrunskip.go). unchanged is objects': the release is planned
 // unchanged, its objects' Before and After dropped unless drift or what
@@ -246,6 +249,7 @@ func (c *computer) diffObject(ctx context.Context, rd *release.Renderer, obj, pr
 		}
 		return ch, nil, warning, nil
 	}
+	live = live.DeepCopy() // the plan's, shared: a dry run may keep it
 	dr, err := c.dryRun(ctx, rd, obj, live, req.IgnoreChanges)
 	if err != nil {
 		return nil, nil, "", err
