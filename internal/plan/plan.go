@@ -221,8 +221,9 @@ type ReleaseChange struct {
 	KubeKnown string `json:",omitempty"`
 	// ValueOrigins say where each leaf of the values the release renders
 	// with was set (internal/stack/provenance; paths as Leaves writes them),
-	// nil when it is not rendered at plan time. Not saved: a plan file
-	// does not carry them (they are as large as the values).
+	// nil when it is not rendered at plan time or planned unchanged (only
+	// provenance and explain read them). Not saved: a plan file does not
+	// carry them (they are as large as the values).
 	ValueOrigins map[string]Origin `json:"-"`
 }
 

@@ -124,7 +124,6 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	if err := readFull(); err != nil {
 		return nil, err
 	}
-	c.valueOrigins(rc, r)
 	var prep *release.Prepared
 	if err := c.do(ctx, func() error {
 		var err error
@@ -294,6 +293,10 @@ func (c *computer) release(ctx context.Context, inst *config.ReleaseInstance, rn
 	}
 	if derivedWarning != "" {
 		rc.Warnings = append(rc.Warnings, derivedWarning)
+	}
+	if rc.Action != plan.ActionNoOp || c.explains(inst) {
+		// Only what attributes changes or explains fields reads them.
+		c.valueOrigins(rc, r)
 	}
 	if rc.Action != plan.ActionNoOp {
 		if err := c.attribute(ctx, rd, inst, rn, rc, req, prep, base, red); err != nil {
