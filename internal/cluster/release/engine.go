@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
@@ -165,7 +166,7 @@ func NewEngine(ctx context.Context, cfg *rest.Config, opts EngineOptions) (*Engi
 	// The records' clients have the rate limits of kc's: their own
 	// buckets of the same QPS and burst; and kc's Reach.
 	cfg = opts.Kube.Config(cfg)
-	client, err := kubernetes.NewForConfig(opts.Kube.Limited(cfg))
+	client, err := kubernetes.NewForConfig(recordsConfig(opts.Kube.Limited(cfg)))
 	if err != nil {
 		return nil, err
 	}
@@ -440,3 +441,15 @@ func (t *Timings) since(d func(*Timings) *atomic.Int64, start time.Time) {
 
 func hooksTime(t *Timings) *atomic.Int64   { return &t.Hooks }
 func recordsTime(t *Timings) *atomic.Int64 { return &t.Records }
+
+// recordsConfig is cfg for the records' typed client: Secrets and
+// ConfigMaps, built-in kinds, read and written as protobuf. A record's
+// payload is then its bytes on the wire, where JSON carries it in base64
+// again (twice its size) and the API server and convoy encode and decode
+// it as text: most of what a list of records whole costs either side.
+func recordsConfig(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.ContentType = runtime.ContentTypeProtobuf
+	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	return cfg
+}
