@@ -77,7 +77,7 @@ func baseFuncs() template.FuncMap {
 }
 
 func toYAML(v any) string {
-	data, err := yaml.Marshal(v)
+	data, err := marshalYAML(v)
 	if err != nil {
 		return ""
 	}
@@ -85,7 +85,7 @@ func toYAML(v any) string {
 }
 
 func mustToYAML(v any) string {
-	data, err := yaml.Marshal(v)
+	data, err := marshalYAML(v)
 	if err != nil {
 		panic(err)
 	}
