@@ -18,18 +18,28 @@ type recordedExchange struct {
 	method, path, sent, got string
 }
 
-type exchangeRecorder struct {
-	next http.RoundTripper
+// exchangeLog keeps the exchanges of every client built from one config:
+// each client's transport is wrapped by a recorder of its own.
+type exchangeLog struct {
 	mu   sync.Mutex
 	seen []recordedExchange
+}
+
+func (l *exchangeLog) wrap(next http.RoundTripper) http.RoundTripper {
+	return &exchangeRecorder{next: next, log: l}
+}
+
+type exchangeRecorder struct {
+	next http.RoundTripper
+	log  *exchangeLog
 }
 
 func (r *exchangeRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := r.next.RoundTrip(req)
 	if err == nil && (strings.Contains(req.URL.Path, "/secrets") || strings.Contains(req.URL.Path, "/configmaps")) {
-		r.mu.Lock()
-		r.seen = append(r.seen, recordedExchange{req.Method, req.URL.Path, req.Header.Get("Content-Type"), resp.Header.Get("Content-Type")})
-		r.mu.Unlock()
+		r.log.mu.Lock()
+		r.log.seen = append(r.log.seen, recordedExchange{req.Method, req.URL.Path, req.Header.Get("Content-Type"), resp.Header.Get("Content-Type")})
+		r.log.mu.Unlock()
 	}
 	return resp, err
 }
@@ -46,9 +56,9 @@ func TestRecordsTravelAsProtobuf(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ns := cluster.Namespace(t)
 			ctx := context.Background()
-			rec := &exchangeRecorder{}
+			rec := &exchangeLog{}
 			cfg := rest.CopyConfig(cluster.RESTConfig())
-			cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { rec.next = rt; return rec }
+			cfg.WrapTransport = rec.wrap
 			eng, err := release.NewEngine(ctx, cfg, release.EngineOptions{Driver: tt.driver})
 			if err != nil {
 				t.Fatal(err)
